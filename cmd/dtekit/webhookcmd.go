@@ -1,0 +1,11 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+func runWebhook(ctx context.Context, env *cmdEnv, args []string) int {
+	fmt.Fprintln(env.stderr, "dtekit: not implemented yet")
+	return 2
+}

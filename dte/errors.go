@@ -1,0 +1,62 @@
+package dte
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FieldError is one problem with one field of a request. It maps 1:1 onto an
+// element of the contract's error envelope `details` (§7).
+type FieldError struct {
+	// Field is the dot path of the offending field, with indexes:
+	// "receptor.rut", "detalle[2].cantidad".
+	Field string `json:"field"`
+	// Code is a stable, documented detail code such as INVALID_RUT.
+	Code string `json:"code"`
+	// Message explains the problem to a person.
+	Message string `json:"message"`
+	// Action recommends what the client should do, when that helps.
+	Action string `json:"action,omitempty"`
+}
+
+func (e FieldError) Error() string { return fmt.Sprintf("%s: %s (%s)", e.Field, e.Message, e.Code) }
+
+// ValidationError holds every problem found in a request at once.
+type ValidationError struct {
+	Details []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Details) == 1 {
+		return "dte: invalid request: " + e.Details[0].Error()
+	}
+	parts := make([]string, len(e.Details))
+	for i, d := range e.Details {
+		parts[i] = d.Error()
+	}
+	return fmt.Sprintf("dte: invalid request (%d problems): %s", len(e.Details), strings.Join(parts, "; "))
+}
+
+// Top-level error codes of the contract's envelope (§7) used by dtekit.
+const (
+	CodeValidationError         = "VALIDATION_ERROR"
+	CodeIdempotencyBodyMismatch = "IDEMPOTENCY_BODY_MISMATCH"
+	CodeIdempotencyInProgress   = "IDEMPOTENCY_IN_PROGRESS"
+)
+
+// ErrorResponse is the contract's common error envelope (§7).
+type ErrorResponse struct {
+	Code     string         `json:"code"`
+	Message  string         `json:"message"`
+	Error    string         `json:"error,omitempty"`
+	Details  []FieldError   `json:"details,omitempty"`
+	Severity string         `json:"severity,omitempty"`
+	Context  map[string]any `json:"context,omitempty"`
+}
+
+// Envelope returns the contract's error envelope for e: code
+// VALIDATION_ERROR with one detail per problem.
+func (e *ValidationError) Envelope() ErrorResponse {
+	msg := fmt.Sprintf("the request has %d invalid field(s)", len(e.Details))
+	return ErrorResponse{Code: CodeValidationError, Message: msg, Error: msg, Details: e.Details, Severity: "error"}
+}

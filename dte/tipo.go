@@ -1,0 +1,127 @@
+package dte
+
+import "fmt"
+
+// TipoDTE is an SII electronic document type code (contract §2.1).
+type TipoDTE int
+
+// The twelve document types dtekit emits.
+const (
+	FacturaElectronica                TipoDTE = 33
+	FacturaNoAfectaOExenta            TipoDTE = 34
+	BoletaElectronica                 TipoDTE = 39
+	BoletaExentaElectronica           TipoDTE = 41
+	LiquidacionFacturaElectronica     TipoDTE = 43
+	FacturaCompraElectronica          TipoDTE = 46
+	GuiaDespachoElectronica           TipoDTE = 52
+	NotaDebitoElectronica             TipoDTE = 56
+	NotaCreditoElectronica            TipoDTE = 61
+	FacturaExportacionElectronica     TipoDTE = 110
+	NotaDebitoExportacionElectronica  TipoDTE = 111
+	NotaCreditoExportacionElectronica TipoDTE = 112
+)
+
+// Tipos lists the twelve supported types in ascending order.
+var Tipos = []TipoDTE{33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112}
+
+var tipoNames = map[TipoDTE]string{
+	33:  "FACTURA ELECTRÓNICA",
+	34:  "FACTURA NO AFECTA O EXENTA ELECTRÓNICA",
+	39:  "BOLETA ELECTRÓNICA",
+	41:  "BOLETA NO AFECTA O EXENTA ELECTRÓNICA",
+	43:  "LIQUIDACIÓN FACTURA ELECTRÓNICA",
+	46:  "FACTURA DE COMPRA ELECTRÓNICA",
+	52:  "GUÍA DE DESPACHO ELECTRÓNICA",
+	56:  "NOTA DE DÉBITO ELECTRÓNICA",
+	61:  "NOTA DE CRÉDITO ELECTRÓNICA",
+	110: "FACTURA DE EXPORTACIÓN ELECTRÓNICA",
+	111: "NOTA DE DÉBITO DE EXPORTACIÓN ELECTRÓNICA",
+	112: "NOTA DE CRÉDITO DE EXPORTACIÓN ELECTRÓNICA",
+}
+
+// Valid reports whether t is one of the twelve supported types.
+func (t TipoDTE) Valid() bool { _, ok := tipoNames[t]; return ok }
+
+// Name returns the SII's printed name of the type, such as
+// "FACTURA ELECTRÓNICA", or "TIPO n" for an unsupported code.
+func (t TipoDTE) Name() string {
+	if n, ok := tipoNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("TIPO %d", int(t))
+}
+
+// String returns the numeric code, as the SII writes it.
+func (t TipoDTE) String() string { return fmt.Sprint(int(t)) }
+
+// IsBoleta reports whether t is a boleta (39, 41), which follows the
+// EnvioBOLETA schema, prices gross of IVA and may omit the receptor.
+func (t TipoDTE) IsBoleta() bool { return t == 39 || t == 41 }
+
+// IsExempt reports whether t is exempt by nature: every line is exempt and
+// an omitted ind_exe_dr means 1 (34, 41 and the export types).
+func (t TipoDTE) IsExempt() bool { return t == 34 || t == 41 || t.IsExport() }
+
+// IsExport reports whether t is an export document (110, 111, 112).
+func (t TipoDTE) IsExport() bool { return t == 110 || t == 111 || t == 112 }
+
+// IsNote reports whether t is a debit or credit note (56, 61, 111, 112).
+func (t TipoDTE) IsNote() bool { return t == 56 || t == 61 || t == 111 || t == 112 }
+
+// NeedsReferences reports whether a document of type t must carry at least
+// one reference (the notes 56, 61, 111, 112).
+func (t TipoDTE) NeedsReferences() bool { return t.IsNote() }
+
+// HasCedible reports whether t has a transferable (cedible) printed copy
+// under Ley 19.983: 33, 34, 43, 46, and the guía 52 ("cedible con su factura").
+func (t TipoDTE) HasCedible() bool {
+	switch t {
+	case 33, 34, 43, 46, 52:
+		return true
+	}
+	return false
+}
+
+// CAFExpires reports whether a CAF for t is usable only for six months from
+// its authorization date (33, 43, 46, 56, 61).
+func (t TipoDTE) CAFExpires() bool {
+	switch t {
+	case 33, 43, 46, 56, 61:
+		return true
+	}
+	return false
+}
+
+// Estado is a DTE lifecycle state (contract §3).
+type Estado string
+
+// The eight states of contract §3, serialized exactly as written.
+const (
+	EstadoBorrador   Estado = "borrador"
+	EstadoGenerado   Estado = "generado"
+	EstadoFirmado    Estado = "firmado"
+	EstadoEnviando   Estado = "enviando"
+	EstadoProcesando Estado = "procesando"
+	EstadoAceptado   Estado = "aceptado"
+	EstadoRechazado  Estado = "rechazado"
+	EstadoConReparos Estado = "con_reparos"
+)
+
+// Estados lists the eight states.
+var Estados = []Estado{EstadoBorrador, EstadoGenerado, EstadoFirmado, EstadoEnviando,
+	EstadoProcesando, EstadoAceptado, EstadoRechazado, EstadoConReparos}
+
+// Valid reports whether e is one of the eight contract states.
+func (e Estado) Valid() bool {
+	for _, s := range Estados {
+		if s == e {
+			return true
+		}
+	}
+	return false
+}
+
+// Final reports whether e is a state the SII will not change any more.
+func (e Estado) Final() bool {
+	return e == EstadoAceptado || e == EstadoRechazado || e == EstadoConReparos
+}

@@ -1,0 +1,3 @@
+module github.com/dtekit/dtekit
+
+go 1.26
