@@ -1,0 +1,257 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// EventType is the kind of an event, the envelope's "type".
+type EventType string
+
+// The event kinds of the API contract (§6), the only values a webhook
+// registration may subscribe to.
+const (
+	// EventDTECreated: a DTE was emitted (estado "firmado"). Data: DTEData.
+	EventDTECreated EventType = "dte.created"
+	// EventDTEAccepted: the tax authority accepted the DTE (estado
+	// "aceptado"). Data: DTEData.
+	EventDTEAccepted EventType = "dte.accepted"
+	// EventDTERejected: the tax authority rejected the DTE (estado
+	// "rechazado"). Data: DTEData.
+	EventDTERejected EventType = "dte.rejected"
+	// EventDTERepaired: the tax authority accepted the DTE with
+	// observations (estado "con_reparos"). Data: DTEData.
+	EventDTERepaired EventType = "dte.repaired"
+	// EventCAFLowStock: a CAF is running out of folios. Data:
+	// CAFLowStockData.
+	EventCAFLowStock EventType = "caf.low_stock"
+	// EventCertificadoExpiring: the signing certificate is close to
+	// expiring. Data: CertificadoExpiringData.
+	EventCertificadoExpiring EventType = "certificado.expiring"
+)
+
+// EventTypes returns the six event kinds of the contract, in its order.
+func EventTypes() []EventType {
+	return []EventType{EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring}
+}
+
+// Known reports whether t is one of the kinds of [EventTypes].
+func (t EventType) Known() bool {
+	switch t {
+	case EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring:
+		return true
+	}
+	return false
+}
+
+// IsDTE reports whether t is one of the dte.* kinds, whose data is DTEData.
+func (t EventType) IsDTE() bool {
+	switch t {
+	case EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired:
+		return true
+	}
+	return false
+}
+
+// Event is the JSON body of every delivery:
+//
+//	{"type": "dte.accepted", "timestamp": "2026-03-02T14:05:09Z", "data": {...}}
+//
+// Verify the raw body first; parse it afterwards with [ParseEvent].
+type Event struct {
+	// Type is the event kind. Kinds not in EventTypes may appear in the
+	// future: acknowledge them with a 2xx and ignore them.
+	Type EventType `json:"type"`
+	// Timestamp is when the event happened (RFC 3339, UTC). It stays the
+	// same on every retry, unlike the webhook-timestamp header.
+	Timestamp time.Time `json:"timestamp"`
+	// Data is the event's payload, a JSON object whose fields depend on
+	// Type: DTEData, CAFLowStockData or CertificadoExpiringData.
+	Data json.RawMessage `json:"data"`
+}
+
+// DTEData is the data of the dte.* events: the state of one DTE when the
+// event fired. Field names and types follow the contract's DTE resource
+// (§2.2).
+type DTEData struct {
+	// ID is the DTE's id (uuid), as in GET /api/v1/billing/dte/{id}.
+	ID string `json:"id"`
+	// TipoDTE is the document type code: 33, 34, 39, 41, 43, 46, 52, 56,
+	// 61, 110, 111 or 112.
+	TipoDTE int `json:"tipo_dte"`
+	// Folio is the document number assigned from the CAF.
+	Folio int64 `json:"folio"`
+	// Estado is the DTE state after the event: "firmado" for dte.created,
+	// "aceptado", "rechazado" and "con_reparos" for dte.accepted,
+	// dte.rejected and dte.repaired.
+	Estado string `json:"estado"`
+	// RutReceptor is the receiver's RUT with check digit, e.g. "76192083-9".
+	RutReceptor string `json:"rut_receptor"`
+	// RazonSocialReceptor is the receiver's legal name.
+	RazonSocialReceptor string `json:"razon_social_receptor"`
+	// MontoTotal is the document total in CLP (integer pesos).
+	MontoTotal int64 `json:"monto_total"`
+	// FechaEmision is the issue date, "YYYY-MM-DD".
+	FechaEmision string `json:"fecha_emision"`
+	// TrackID is the tax authority's submission tracking number; null
+	// until the DTE has been submitted (so usually null in dte.created).
+	TrackID *string `json:"track_id"`
+	// CodigoSII is the tax authority's status code for the DTE when known
+	// (dte.accepted, dte.rejected, dte.repaired); omitted otherwise.
+	CodigoSII string `json:"codigo_sii,omitempty"`
+	// GlosaSII is the tax authority's description of that status, e.g. the
+	// rejection reason or the observations; omitted when unknown.
+	GlosaSII string `json:"glosa_sii,omitempty"`
+}
+
+// CAFLowStockData is the data of caf.low_stock: one CAF (folio range) has
+// Umbral folios or fewer left. Field names follow the contract's CAF
+// resource (§2.8).
+type CAFLowStockData struct {
+	// ID is the CAF's id (uuid), as in the CAF list.
+	ID string `json:"id"`
+	// TipoDTE is the document type the CAF authorizes.
+	TipoDTE int `json:"tipo_dte"`
+	// FolioDesde is the first folio of the range.
+	FolioDesde int64 `json:"folio_desde"`
+	// FolioHasta is the last folio of the range.
+	FolioHasta int64 `json:"folio_hasta"`
+	// FoliosDisponibles is the number of folios not yet assigned.
+	FoliosDisponibles int64 `json:"folios_disponibles"`
+	// Umbral is the threshold that fired the event: it fires when
+	// FoliosDisponibles falls to Umbral or below.
+	Umbral int64 `json:"umbral"`
+	// Ambiente is "certificacion" or "produccion".
+	Ambiente string `json:"ambiente"`
+}
+
+// CertificadoExpiringData is the data of certificado.expiring: the
+// company's signing certificate is close to expiring. Field names follow the
+// contract's certificate status (§2.7).
+type CertificadoExpiringData struct {
+	// RutFirmante is the RUT of the certificate holder, with check digit.
+	RutFirmante string `json:"rut_firmante"`
+	// FechaVencimiento is the certificate's expiry date, "YYYY-MM-DD".
+	FechaVencimiento string `json:"fecha_vencimiento"`
+	// DiasParaVencimiento is the number of whole days left until
+	// FechaVencimiento when the event fired (0 on the last day).
+	DiasParaVencimiento int `json:"dias_para_vencimiento"`
+}
+
+// ParseEvent decodes a verified delivery body into its envelope. It
+// requires a non-empty type, an RFC 3339 timestamp and a JSON object as
+// data; unknown envelope fields and unknown types are accepted, for forward
+// compatibility.
+func ParseEvent(body []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(body, &e); err != nil {
+		return Event{}, fmt.Errorf("webhook: parse event: %w", err)
+	}
+	if e.Type == "" {
+		return Event{}, errors.New(`webhook: parse event: missing "type"`)
+	}
+	if e.Timestamp.IsZero() {
+		return Event{}, fmt.Errorf(`webhook: parse event %s: missing "timestamp"`, e.Type)
+	}
+	if d := bytes.TrimLeft(e.Data, " \t\r\n"); len(d) == 0 || d[0] != '{' {
+		return Event{}, fmt.Errorf(`webhook: parse event %s: "data" is not a JSON object`, e.Type)
+	}
+	return e, nil
+}
+
+// DTE decodes the data of a dte.* event.
+func (e Event) DTE() (DTEData, error) {
+	var d DTEData
+	if !e.Type.IsDTE() {
+		return d, fmt.Errorf("webhook: event %q does not carry DTE data", e.Type)
+	}
+	return d, e.decode(&d)
+}
+
+// CAFLowStock decodes the data of a caf.low_stock event.
+func (e Event) CAFLowStock() (CAFLowStockData, error) {
+	var d CAFLowStockData
+	if e.Type != EventCAFLowStock {
+		return d, fmt.Errorf("webhook: event %q does not carry caf.low_stock data", e.Type)
+	}
+	return d, e.decode(&d)
+}
+
+// CertificadoExpiring decodes the data of a certificado.expiring event.
+func (e Event) CertificadoExpiring() (CertificadoExpiringData, error) {
+	var d CertificadoExpiringData
+	if e.Type != EventCertificadoExpiring {
+		return d, fmt.Errorf("webhook: event %q does not carry certificado.expiring data", e.Type)
+	}
+	return d, e.decode(&d)
+}
+
+// decode unmarshals e.Data into v.
+func (e Event) decode(v any) error {
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return fmt.Errorf("webhook: decode %s data: %w", e.Type, err)
+	}
+	return nil
+}
+
+// MarshalEvent builds the body of an event delivery. data must be the type
+// documented for typ (DTEData for dte.*, CAFLowStockData, or
+// CertificadoExpiringData; a pointer to it works too), and typ one of
+// [EventTypes]. The timestamp is written in UTC, RFC 3339.
+func MarshalEvent(typ EventType, ts time.Time, data any) ([]byte, error) {
+	ok := false
+	switch data.(type) {
+	case DTEData, *DTEData:
+		ok = typ.IsDTE()
+	case CAFLowStockData, *CAFLowStockData:
+		ok = typ == EventCAFLowStock
+	case CertificadoExpiringData, *CertificadoExpiringData:
+		ok = typ == EventCertificadoExpiring
+	}
+	if !typ.Known() {
+		return nil, fmt.Errorf("webhook: marshal event: unknown type %q (want one of %s)", typ, eventTypeList())
+	}
+	if !ok || isNilPointer(data) {
+		return nil, fmt.Errorf("webhook: marshal event %s: data of type %T does not fit", typ, data)
+	}
+	if ts.IsZero() {
+		return nil, fmt.Errorf("webhook: marshal event %s: zero timestamp", typ)
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: marshal event %s data: %w", typ, err)
+	}
+	return json.Marshal(Event{Type: typ, Timestamp: ts.UTC(), Data: raw})
+}
+
+// isNilPointer reports whether v is a nil pointer to one of the data types.
+func isNilPointer(v any) bool {
+	switch p := v.(type) {
+	case *DTEData:
+		return p == nil
+	case *CAFLowStockData:
+		return p == nil
+	case *CertificadoExpiringData:
+		return p == nil
+	}
+	return false
+}
+
+// String returns the type as written on the wire.
+func (t EventType) String() string { return string(t) }
+
+// eventTypeList is used in messages listing the allowed kinds.
+func eventTypeList() string {
+	var b strings.Builder
+	for i, t := range EventTypes() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(t))
+	}
+	return b.String()
+}
