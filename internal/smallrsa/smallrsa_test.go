@@ -248,14 +248,29 @@ func TestStrictEncoding(t *testing.T) {
 		t.Fatalf("well-formed block rejected: %v", err)
 	}
 	variants := map[string]func([]byte){
-		"block type 02":       func(em []byte) { em[1] = 2 },
-		"padding byte FE":     func(em []byte) { em[5] = 0xfe },
-		"no NULL parameters":  func(em []byte) { copy(em[2:], bytes.Repeat([]byte{0xff}, k-2-33-1)); em[k-34] = 0; copy(em[k-33:], append([]byte{0x30, 0x1f, 0x30, 0x07, 0x06, 0x05, 0x2b, 0x0e, 0x03, 0x02, 0x1a, 0x04, 0x14}, digest[:]...)) },
-		"garbage after hash":  func(em []byte) { copy(em[2:], bytes.Repeat([]byte{0xff}, 3)); em[5] = 0; copy(em[6:], sha1DigestInfo); copy(em[6+15:], digest[:]); em[k-1] ^= 0x55 },
-		"other digest":        func(em []byte) { em[k-1] ^= 1 },
-		"missing leading 00":  func(em []byte) { em[0] = 0x01; em[1] = 0xff },
-		"separator not zero":  func(em []byte) { em[k-36] = 0x01 },
-		"short padding (7 B)": func(em []byte) { copy(em[2:], make([]byte, k-2)); copy(em[2:], bytes.Repeat([]byte{0xff}, 7)); copy(em[10:], sha1DigestInfo); copy(em[25:], digest[:]) },
+		"block type 02":   func(em []byte) { em[1] = 2 },
+		"padding byte FE": func(em []byte) { em[5] = 0xfe },
+		"no NULL parameters": func(em []byte) {
+			copy(em[2:], bytes.Repeat([]byte{0xff}, k-2-33-1))
+			em[k-34] = 0
+			copy(em[k-33:], append([]byte{0x30, 0x1f, 0x30, 0x07, 0x06, 0x05, 0x2b, 0x0e, 0x03, 0x02, 0x1a, 0x04, 0x14}, digest[:]...))
+		},
+		"garbage after hash": func(em []byte) {
+			copy(em[2:], bytes.Repeat([]byte{0xff}, 3))
+			em[5] = 0
+			copy(em[6:], sha1DigestInfo)
+			copy(em[6+15:], digest[:])
+			em[k-1] ^= 0x55
+		},
+		"other digest":       func(em []byte) { em[k-1] ^= 1 },
+		"missing leading 00": func(em []byte) { em[0] = 0x01; em[1] = 0xff },
+		"separator not zero": func(em []byte) { em[k-36] = 0x01 },
+		"short padding (7 B)": func(em []byte) {
+			copy(em[2:], make([]byte, k-2))
+			copy(em[2:], bytes.Repeat([]byte{0xff}, 7))
+			copy(em[10:], sha1DigestInfo)
+			copy(em[25:], digest[:])
+		},
 	}
 	for name, mutate := range variants {
 		em := append([]byte(nil), good...)
