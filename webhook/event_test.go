@@ -1,0 +1,226 @@
+package webhook
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sampleEvents reads testdata/webhook/events.json, the hand-written
+// payload reference.
+func sampleEvents(t *testing.T) []json.RawMessage { return sampleEventsF(t) }
+
+// sampleEventsF is sampleEvents for any testing.TB, fuzz targets included.
+func sampleEventsF(t testing.TB) []json.RawMessage {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "webhook", "events.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Events
+}
+
+// jsonFields lists the JSON names of a struct type's fields.
+func jsonFields(typ reflect.Type) []string {
+	var names []string
+	for i := 0; i < typ.NumField(); i++ {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestSampleEventsMatchTypes(t *testing.T) {
+	samples := sampleEvents(t)
+	seen := map[EventType]bool{}
+	for _, raw := range samples {
+		e, err := ParseEvent(raw)
+		if err != nil {
+			t.Fatalf("ParseEvent(%s): %v", raw, err)
+		}
+		seen[e.Type] = true
+		var data any
+		switch {
+		case e.Type.IsDTE():
+			data, err = e.DTE()
+		case e.Type == EventCAFLowStock:
+			data, err = e.CAFLowStock()
+		case e.Type == EventCertificadoExpiring:
+			data, err = e.CertificadoExpiring()
+		default:
+			t.Fatalf("sample of unknown type %q", e.Type)
+		}
+		if err != nil {
+			t.Fatalf("%s data: %v", e.Type, err)
+		}
+		// Every field of the sample is documented in the Go type, and
+		// every documented field appears in the sample.
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(e.Data, &m); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		want := jsonFields(reflect.TypeOf(data))
+		if e.Type == EventDTECreated { // codigo_sii and glosa_sii are omitted before submission
+			want = without(want, "codigo_sii", "glosa_sii")
+		}
+		if !reflect.DeepEqual(keys, want) {
+			t.Errorf("%s: sample fields %v, Go type fields %v", e.Type, keys, want)
+		}
+		// Re-encoding the decoded data through MarshalEvent gives the
+		// sample back, field for field.
+		out, err := MarshalEvent(e.Type, e.Timestamp, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		json.Unmarshal(raw, &a)
+		json.Unmarshal(out, &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: MarshalEvent gives\n%s\nwant\n%s", e.Type, out, raw)
+		}
+	}
+	for _, typ := range EventTypes() {
+		if !seen[typ] {
+			t.Errorf("no sample for %s", typ)
+		}
+	}
+}
+
+func without(list []string, drop ...string) []string {
+	var out []string
+	for _, s := range list {
+		keep := true
+		for _, d := range drop {
+			keep = keep && s != d
+		}
+		if keep {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestSampleValues(t *testing.T) {
+	samples := sampleEvents(t)
+	e, err := ParseEvent(samples[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.DTE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Type != EventDTEAccepted || !e.Timestamp.Equal(time.Date(2026, 3, 2, 14, 21, 47, 0, time.UTC)) {
+		t.Errorf("envelope = %s %s", e.Type, e.Timestamp)
+	}
+	if d.TipoDTE != 33 || d.Folio != 1532 || d.Estado != "aceptado" || d.MontoTotal != 119000 || d.TrackID == nil || *d.TrackID != "0248117921" || d.RutReceptor != "76192083-9" {
+		t.Errorf("data = %+v", d)
+	}
+	e, _ = ParseEvent(samples[0])
+	if d, _ := e.DTE(); d.TrackID != nil {
+		t.Errorf("dte.created track_id = %v, want null", *d.TrackID)
+	}
+	e, _ = ParseEvent(samples[4])
+	if c, err := e.CAFLowStock(); err != nil || c.FoliosDisponibles != 50 || c.Umbral != 50 || c.FolioHasta != 1600 {
+		t.Errorf("caf.low_stock = %+v, %v", c, err)
+	}
+	e, _ = ParseEvent(samples[5])
+	if c, err := e.CertificadoExpiring(); err != nil || c.DiasParaVencimiento != 30 || c.FechaVencimiento != "2026-04-01" {
+		t.Errorf("certificado.expiring = %+v, %v", c, err)
+	}
+	if _, err := e.DTE(); err == nil {
+		t.Error("DTE() on a certificado.expiring event succeeded")
+	}
+	if _, err := e.CAFLowStock(); err == nil {
+		t.Error("CAFLowStock() on a certificado.expiring event succeeded")
+	}
+}
+
+func TestParseEventErrors(t *testing.T) {
+	for _, body := range []string{
+		``,
+		`null`,
+		`[]`,
+		`{"type":"dte.created","timestamp":"2026-03-02T14:05:09Z"}`,
+		`{"type":"dte.created","timestamp":"2026-03-02T14:05:09Z","data":null}`,
+		`{"type":"dte.created","timestamp":"2026-03-02T14:05:09Z","data":[1]}`,
+		`{"timestamp":"2026-03-02T14:05:09Z","data":{}}`,
+		`{"type":"dte.created","data":{}}`,
+		`{"type":"dte.created","timestamp":"yesterday","data":{}}`,
+		`{"type":"dte.created","timestamp":"2026-03-02T14:05:09Z","data":{}`,
+	} {
+		if e, err := ParseEvent([]byte(body)); err == nil {
+			t.Errorf("ParseEvent(%q) = %+v, want an error", body, e)
+		}
+	}
+	// Forward compatibility: unknown types and fields pass.
+	e, err := ParseEvent([]byte(`{"type":"dte.archived","timestamp":"2026-03-02T14:05:09-03:00","data":{"x":1},"extra":true}`))
+	if err != nil || e.Type.Known() || e.Type != "dte.archived" {
+		t.Errorf("unknown type: %+v, %v", e, err)
+	}
+}
+
+func TestMarshalEventErrors(t *testing.T) {
+	ts := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		typ  EventType
+		ts   time.Time
+		data any
+	}{
+		{EventDTECreated, ts, CAFLowStockData{}},
+		{EventCAFLowStock, ts, DTEData{}},
+		{EventCertificadoExpiring, ts, map[string]any{}},
+		{"dte.archived", ts, DTEData{}},
+		{EventDTECreated, time.Time{}, DTEData{}},
+		{EventDTECreated, ts, (*DTEData)(nil)},
+		{EventDTECreated, ts, nil},
+	}
+	for _, c := range cases {
+		if out, err := MarshalEvent(c.typ, c.ts, c.data); err == nil {
+			t.Errorf("MarshalEvent(%s, %T) = %s, want an error", c.typ, c.data, out)
+		}
+	}
+	out, err := MarshalEvent(EventCAFLowStock, time.Date(2026, 3, 2, 12, 0, 0, 0, time.FixedZone("CLT", -3*3600)), &CAFLowStockData{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"timestamp":"2026-03-02T15:00:00Z"`) {
+		t.Errorf("timestamp not written in UTC: %s", out)
+	}
+}
+
+func TestEventTypes(t *testing.T) {
+	want := []string{"dte.created", "dte.accepted", "dte.rejected", "dte.repaired", "caf.low_stock", "certificado.expiring"}
+	got := EventTypes()
+	if len(got) != len(want) {
+		t.Fatalf("EventTypes() = %v", got)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] || !got[i].Known() {
+			t.Errorf("EventTypes()[%d] = %q, want %q", i, got[i], want[i])
+		}
+		if got[i].IsDTE() != strings.HasPrefix(want[i], "dte.") {
+			t.Errorf("%s.IsDTE() = %v", got[i], got[i].IsDTE())
+		}
+	}
+	if EventType("DTE.CREATED").Known() {
+		t.Error("event types must match exactly")
+	}
+}
