@@ -69,4 +69,3 @@ func BenchmarkSign(b *testing.B) {
 		}
 	}
 }
-
