@@ -1,0 +1,794 @@
+package dte
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ComputeTotals computes every detail line's MontoItem, DescuentoMonto and
+// RecargoMonto, the amount of every global discount or surcharge, and the
+// document's Totales (plus OtraMoneda on exports) from a request, with the
+// SII's rules (domain notes §2). It is pure and deterministic, and works in
+// exact integer arithmetic with half-up rounding (half away from zero for
+// negative amounts); no money ever passes through a float.
+//
+// It expects a request that passed Validate, but it never panics: anything
+// it cannot compute is reported as a *ValidationError with one FieldError
+// naming the field, with one of Validate's detail codes (INVALID_FORMAT,
+// INVALID_DECIMALS, INVALID_VALUE, OUT_OF_RANGE, NOT_ALLOWED, REQUIRED,
+// DUPLICATE).
+//
+// The rules, including the choices made where the SII material is silent:
+//
+//   - Amounts are CLP integers, except on exports (110–112), whose line
+//     amounts and totals carry up to 4 decimals in the document's currency.
+//   - Line: gross = round(cantidad × precio) (cantidad defaults to 1 when only
+//     precio is given); DescuentoMonto = round(gross × descuento_pct / 100);
+//     RecargoMonto = round((gross − DescuentoMonto) × recargo_pct / 100); and
+//     MontoItem = gross − DescuentoMonto + RecargoMonto, i.e. MontoItem is net
+//     of the line's discount and surcharge, as DTE_v10.xsd documents it ("Monto
+//     por Linea de Detalle") and as the SII recomputes it. DescuentoMonto and
+//     RecargoMonto are whole numbers even on exports, because the schema types
+//     them as positive integers (MntImpType); a zero amount is omitted.
+//     An explicit monto_item is the final MontoItem, kept as given; combining
+//     it with a line discount or surcharge is rejected (NOT_ALLOWED). A line with
+//     neither precio nor monto_item (a text correction, an unvalued guía line)
+//     has MontoItem 0 and does not make its bucket appear in Totales.
+//   - Buckets: taxable (afecto); exempt (ind_exe 1, and every line of the
+//     exempt types 34, 41, 110, 111, 112 whatever ind_exe says); not billable
+//     (ind_exe 2 — beyond the contract, which allows only 1, but the SDK
+//     accepts it — and global movements with ind_exe_dr 2). The not-billable
+//     bucket goes to MontoNF and never into MntTotal; a % movement on an empty
+//     not-billable bucket is rejected, a $ one sets MontoNF on its own.
+//   - Global discounts/surcharges apply in request order, each % one to the
+//     bucket's running value; D subtracts, R adds. An omitted ind_exe_dr means
+//     the exempt bucket on exempt and export documents and the taxable bucket
+//     (the gross total on boleta 39) otherwise. A movement whose bucket has no
+//     valued line is rejected (INVALID_VALUE) rather than silently worth zero. A
+//     bucket may not go negative. The liquidación-factura 43 carries no
+//     discounts or surcharges at all (its schema has no place for them).
+//   - IVA = round(MntNeto × 19 / 100), once, on the total. Boleta 39 prices
+//     include IVA: MntNeto = round(gross_afecto / 1.19), IVA = gross_afecto −
+//     MntNeto. Boletas' Totales have no TasaIVA element, so it is left empty
+//     there; boleta 39 omits a zero IVA (positive integer in the schema).
+//   - Additional taxes and retentions (ImptoReten), on 33, 43, 46, 52, 56, 61
+//     only (the other schemas have no ImptoReten). Retentions, subtracted from
+//     MntTotal: 15, 16, 30–34, 36–41, 46–49, 53, 301, 321, 331, 341, 361, 371,
+//     481 (all IVA retentions except 53, a retained income tax). Additions,
+//     added to MntTotal: 14, 17–19, 23–28, 35, 44, 45, 50–52, 271. Codes 54 and
+//     55 are rejected (unclassified). The base of a code carried by lines
+//     (cod_imp_adic) is the sum of those lines' MontoItem, prorated by
+//     MntNeto / (sum of taxable lines) when global movements changed the
+//     taxable bucket; a code given only in impuestos_retenciones is based on
+//     MntNeto. monto_imp, when given, wins over the rate; otherwise the rate is
+//     tasa_imp or the legal default of 15 (19, i.e. the whole IVA), 17 and 18
+//     (5), 19 (12), 23 and 44 (15), 24 (31.5), 25 and 26 (20.5), 27 (10),
+//     45 (50), 271 (18); other codes need tasa_imp or monto_imp. A partial IVA
+//     retention leaves IVANoRet = IVA − retained; retaining more than the IVA
+//     is rejected. MntTotal = MntNeto + MntExe + IVA + additions − retentions,
+//     so the factura de compra 46 with code 15 totals MntNeto + MntExe.
+//   - Liquidación-factura 43: Totales/Comisiones always present, with the sums
+//     of ValComNeto, ValComExe and ValComIVA (each ValComIVA, when absent, is
+//     round(ValComNeto × 0.19)); tipo_movim C and O are summed with the sign
+//     their values carry. MntTotal = MntNeto + MntExe + IVA (± ImptoReten) −
+//     (ValComNeto + ValComExe + ValComIVA). Negative amounts are allowed only in
+//     43.
+//   - Exports 110–112: TpoMoneda from export_data.tpo_moneda (required), all
+//     lines exempt, MntExe and MntTotal with up to 4 decimals, MntTotal 0 when
+//     forma_pago_exp is 21 (sin pago). With export_data.tpo_cambio the
+//     OtraMoneda block is "PESO CL" with TpoCambio, MntExeOtrMnda and
+//     MntTotOtrMnda = round(amount × TpoCambio) as whole pesos; tpo_cambio on a
+//     PESO CL document is rejected (the other currency would be unknown).
+//   - Notes: a text correction (codigo_ref 2) whose lines carry no amounts
+//     comes to MntTotal 0 with no other amount; a voiding note (codigo_ref 1)
+//     must carry the referenced document's lines, since dtekit cannot read
+//     that document; the totals are computed from what the note carries.
+//   - Guía 52 is computed the same way whatever ind_traslado says: amounts of
+//     a transfer that is not a sale are informative, but the SII still checks
+//     that they add up.
+//   - Totales elements: MntNeto/TasaIVA/IVA appear when a taxable line carries
+//     an amount, MntExe when an exempt one does (always on exports), MontoNF
+//     when the not-billable bucket is used, MntTotal always.
+func ComputeTotals(r *EmitirDTERequest) (*Totals, error) {
+	if r == nil {
+		return nil, totErr("", "REQUIRED", "the request is missing (nil)")
+	}
+	if !r.TipoDTE.Valid() {
+		return nil, totErr("tipo_dte", "INVALID_VALUE", "document type %d is not one of the 12 supported types", int(r.TipoDTE))
+	}
+	c := &totCalc{r: r, tipo: r.TipoDTE}
+	if c.tipo.IsExport() {
+		c.places = 4
+	}
+	out := &Totals{Detalle: make([]LineTotals, len(r.Detalle))}
+	for i := range r.Detalle {
+		if err := c.line(i, &r.Detalle[i], &out.Detalle[i]); err != nil {
+			return nil, err
+		}
+	}
+	c.afectoLines = c.afecto
+	if len(r.DescuentosGlobales) > 0 {
+		if c.tipo == LiquidacionFacturaElectronica {
+			return nil, totErr("descuentos_globales", "NOT_ALLOWED", "a liquidación-factura (43) carries no global discounts or surcharges")
+		}
+		out.DscRcgGlobal = make([]GlobalTotals, len(r.DescuentosGlobales))
+		for i := range r.DescuentosGlobales {
+			if err := c.global(i, &r.DescuentosGlobales[i], &out.DscRcgGlobal[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := c.totales(&out.Totales); err != nil {
+		return nil, err
+	}
+	if c.tipo.IsExport() {
+		om, err := c.otraMoneda()
+		if err != nil {
+			return nil, err
+		}
+		out.OtraMoneda = om
+	}
+	return out, nil
+}
+
+// The buckets a line or a global movement falls in.
+const (
+	totAfecto = 0 // taxable
+	totExento = 1 // exempt (IndExe / IndExeDR 1)
+	totNoFact = 2 // not billable (IndExe / IndExeDR 2)
+)
+
+// totIVARate is TasaIVA, 19 %.
+const totIVARate = 19
+
+// totCalc carries the running state of one ComputeTotals call.
+type totCalc struct {
+	r      *EmitirDTERequest
+	tipo   TipoDTE
+	places int // decimals of the document's amounts: 0 (CLP) or 4 (exports)
+
+	afecto, exento, noFact   int64 // bucket values, in units of 10^-places
+	hasAfecto, hasExe, hasNF bool  // whether a valued line or movement used the bucket
+	afectoLines              int64 // the taxable bucket before global movements
+	codes                    []totCodeBase
+	neto, iva, adds, rets    int64
+	ivaRet                   int64
+	hasIVARet                bool
+	comNeto, comExe, comIVA  int64
+	firstIVARet              int // entry index, or −1−line for a line code
+	exportTotal              int64
+}
+
+// totCodeBase accumulates the lines carrying one additional-tax code.
+type totCodeBase struct {
+	code int
+	base int64
+	line int // first line carrying the code, for error messages
+}
+
+// totErr returns a one-detail *ValidationError.
+func totErr(field, code, format string, args ...any) error {
+	return &ValidationError{Details: []FieldError{{Field: field, Code: code, Message: fmt.Sprintf(format, args...)}}}
+}
+
+func totLineField(i int, name string) string {
+	return "detalle[" + strconv.Itoa(i) + "]." + name
+}
+
+// totNum parses a decimal field, reporting INVALID_FORMAT against field.
+func totNum(d Decimal, field string) (fxNum, error) {
+	n, ok := fxParse(d)
+	if !ok {
+		return fxNum{}, totErr(field, "INVALID_FORMAT", "%q is not a plain decimal number of at most 18 significant digits", string(d))
+	}
+	return n, nil
+}
+
+func (c *totCalc) allowNF() bool {
+	return !c.tipo.IsExport() && c.tipo != LiquidacionFacturaElectronica
+}
+
+func (c *totCalc) allowTaxes() bool {
+	switch c.tipo {
+	case 33, 43, 46, 52, 56, 61:
+		return true
+	}
+	return false
+}
+
+// rangeErr reports an amount beyond what the SII can carry.
+func (c *totCalc) rangeErr(field string) error {
+	return totErr(field, "OUT_OF_RANGE", "the amount exceeds the 18 digits the SII allows")
+}
+
+func (c *totCalc) inRange(v int64) bool { return v <= fxMaxAmount && v >= -fxMaxAmount }
+
+// line computes one detail line and adds it to its bucket.
+func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
+	out.NroLinDet = i + 1
+	bucket := totAfecto
+	if c.tipo.IsExempt() {
+		bucket = totExento
+	}
+	if l.IndExe != nil {
+		switch *l.IndExe {
+		case 1:
+			bucket = totExento
+		case 2:
+			if !c.allowNF() {
+				return totErr(totLineField(i, "ind_exe"), "NOT_ALLOWED", "a document of type %d has no not-billable amount (ind_exe 2)", int(c.tipo))
+			}
+			bucket = totNoFact
+		default:
+			return totErr(totLineField(i, "ind_exe"), "INVALID_VALUE", "ind_exe must be 1 (exempt), not %d", *l.IndExe)
+		}
+		out.IndExe = *l.IndExe
+	}
+
+	var gross int64
+	valued := false
+	amountField := "precio"
+	switch {
+	case l.MontoItem.IsSet():
+		amountField = "monto_item"
+		for _, f := range []struct {
+			d    Decimal
+			name string
+		}{{l.DescuentoPct, "descuento_pct"}, {l.RecargoPct, "recargo_pct"}} {
+			if f.d.IsSet() {
+				return totErr(totLineField(i, f.name), "NOT_ALLOWED", "monto_item is the line's final amount; give cantidad and precio to apply %s", f.name)
+			}
+		}
+		n, err := totNum(l.MontoItem, totLineField(i, "monto_item"))
+		if err != nil {
+			return err
+		}
+		v, ok := fxToPlaces(n, c.places)
+		if !ok {
+			return totErr(totLineField(i, "monto_item"), "INVALID_DECIMALS", "monto_item %s has more than %d decimals or is too large", string(l.MontoItem), c.places)
+		}
+		gross, valued = v, true
+	case l.Precio.IsSet():
+		price, err := totNum(l.Precio, totLineField(i, "precio"))
+		if err != nil {
+			return err
+		}
+		qty := fxNum{v: 1}
+		if l.Cantidad.IsSet() {
+			if qty, err = totNum(l.Cantidad, totLineField(i, "cantidad")); err != nil {
+				return err
+			}
+		}
+		v, ok := fxMulShift(qty.v, price.v, c.places-qty.scale-price.scale)
+		if !ok || !c.inRange(v) {
+			return c.rangeErr(totLineField(i, "precio"))
+		}
+		gross, valued = v, true
+	case l.Cantidad.IsSet():
+		if _, err := totNum(l.Cantidad, totLineField(i, "cantidad")); err != nil {
+			return err
+		}
+	}
+
+	// Line discount and surcharge: whole units (MntImpType), kept in the
+	// document's units for the sums.
+	var dsc, rcg int64
+	if l.DescuentoPct.IsSet() {
+		whole, units, err := c.linePct(i, "descuento_pct", l.DescuentoPct, gross)
+		if err != nil {
+			return err
+		}
+		dsc = units
+		if whole != 0 {
+			out.DescuentoMonto = fxFormat(whole, 0)
+		}
+	}
+	afterDsc, ok := fxSub(gross, dsc)
+	if !ok {
+		return c.rangeErr(totLineField(i, "descuento_pct"))
+	}
+	if l.RecargoPct.IsSet() {
+		whole, units, err := c.linePct(i, "recargo_pct", l.RecargoPct, afterDsc)
+		if err != nil {
+			return err
+		}
+		rcg = units
+		if whole != 0 {
+			out.RecargoMonto = fxFormat(whole, 0)
+		}
+	}
+	net, ok := fxAdd(afterDsc, rcg)
+	if !ok || !c.inRange(net) {
+		return c.rangeErr(totLineField(i, amountField))
+	}
+	if net < 0 && c.tipo != LiquidacionFacturaElectronica {
+		return totErr(totLineField(i, amountField), "OUT_OF_RANGE", "the line comes to %s; only a liquidación-factura (43) may carry negative amounts", fxFormat(net, c.places))
+	}
+	out.MontoItem = fxFormat(net, c.places)
+
+	if l.CodImpAdic != nil {
+		field := totLineField(i, "cod_imp_adic")
+		if !c.allowTaxes() {
+			return totErr(field, "NOT_ALLOWED", "a document of type %d carries no additional taxes or retentions", int(c.tipo))
+		}
+		if bucket != totAfecto {
+			return totErr(field, "NOT_ALLOWED", "an additional tax or retention applies only to a taxable line, not an exempt or not-billable one")
+		}
+		if _, ok := totTaxClass(*l.CodImpAdic); !ok {
+			return totErr(field, "INVALID_VALUE", "%d is not a known additional tax or retention code", *l.CodImpAdic)
+		}
+		found := false
+		for k := range c.codes {
+			if c.codes[k].code == *l.CodImpAdic {
+				if c.codes[k].base, ok = fxAdd(c.codes[k].base, net); !ok {
+					return c.rangeErr(field)
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			c.codes = append(c.codes, totCodeBase{code: *l.CodImpAdic, base: net, line: i})
+		}
+	}
+
+	var sum *int64
+	switch bucket {
+	case totAfecto:
+		sum = &c.afecto
+		c.hasAfecto = c.hasAfecto || valued
+	case totExento:
+		sum = &c.exento
+		c.hasExe = c.hasExe || valued
+	default:
+		sum = &c.noFact
+		c.hasNF = c.hasNF || valued
+	}
+	if *sum, ok = fxAdd(*sum, net); !ok || !c.inRange(*sum) {
+		return c.rangeErr(totLineField(i, amountField))
+	}
+	return nil
+}
+
+// linePct returns round(base × pct / 100) for a line's discount or
+// surcharge percentage, in whole units and in the document's units.
+func (c *totCalc) linePct(i int, name string, pct Decimal, base int64) (whole, units int64, err error) {
+	field := totLineField(i, name)
+	if c.tipo == LiquidacionFacturaElectronica {
+		return 0, 0, totErr(field, "NOT_ALLOWED", "a liquidación-factura (43) line carries no discount or surcharge")
+	}
+	p, err := totNum(pct, field)
+	if err != nil {
+		return 0, 0, err
+	}
+	if p.v < 0 {
+		return 0, 0, totErr(field, "INVALID_VALUE", "%s must not be negative", name)
+	}
+	whole, ok := fxMulShift(base, p.v, -(c.places + p.scale + 2))
+	if ok {
+		units, ok = fxMulShift(whole, 1, c.places)
+	}
+	if !ok || !c.inRange(units) {
+		return 0, 0, c.rangeErr(field)
+	}
+	return whole, units, nil
+}
+
+// global applies one global discount or surcharge to its bucket.
+func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
+	f := func(name string) string { return "descuentos_globales[" + strconv.Itoa(i) + "]." + name }
+	out.NroLinDR = i + 1
+	if g.NroLinDR != nil {
+		out.NroLinDR = *g.NroLinDR
+	}
+	out.TpoMov = g.TpoMov
+	if g.TpoMov != "D" && g.TpoMov != "R" {
+		return totErr(f("tpo_mov"), "INVALID_VALUE", "tpo_mov must be D (discount) or R (surcharge), not %q", g.TpoMov)
+	}
+	if g.TpoValor != "%" && g.TpoValor != "$" {
+		return totErr(f("tpo_valor"), "INVALID_VALUE", "tpo_valor must be %% or $, not %q", g.TpoValor)
+	}
+	bucket := totAfecto
+	if c.tipo.IsExempt() {
+		bucket = totExento
+	}
+	if g.IndExeDR != nil {
+		switch *g.IndExeDR {
+		case 1:
+			bucket = totExento
+		case 2:
+			if !c.allowNF() {
+				return totErr(f("ind_exe_dr"), "NOT_ALLOWED", "a document of type %d has no not-billable amount (ind_exe_dr 2)", int(c.tipo))
+			}
+			bucket = totNoFact
+		default:
+			return totErr(f("ind_exe_dr"), "INVALID_VALUE", "ind_exe_dr must be 1 (exempt) or 2 (not billable), not %d", *g.IndExeDR)
+		}
+	}
+	if bucket == totAfecto && c.tipo.IsExempt() {
+		return totErr(f("ind_exe_dr"), "INVALID_VALUE", "a document of type %d has no taxable amount", int(c.tipo))
+	}
+	out.IndExeDR = bucket
+
+	var sum *int64
+	var has *bool
+	name := ""
+	switch bucket {
+	case totAfecto:
+		sum, has, name = &c.afecto, &c.hasAfecto, "taxable amount"
+	case totExento:
+		sum, has, name = &c.exento, &c.hasExe, "exempt amount"
+	default:
+		sum, has, name = &c.noFact, &c.hasNF, "not-billable amount"
+	}
+	if !*has && !(bucket == totNoFact && g.TpoValor == "$") {
+		hint := ""
+		if bucket == totAfecto {
+			hint = "; set ind_exe_dr 1 to apply it to the exempt amount"
+		}
+		return totErr(f("ind_exe_dr"), "INVALID_VALUE", "the %s it applies to has no valued line%s", name, hint)
+	}
+	v, err := totNum(g.ValorDR, f("valor_dr"))
+	if err != nil {
+		return err
+	}
+	if v.v < 0 {
+		return totErr(f("valor_dr"), "INVALID_VALUE", "valor_dr must not be negative; use tpo_mov to choose discount or surcharge")
+	}
+	var amt int64
+	var ok bool
+	if g.TpoValor == "%" {
+		amt, ok = fxMulShift(*sum, v.v, -(v.scale + 2))
+		if !ok {
+			return c.rangeErr(f("valor_dr"))
+		}
+	} else if amt, ok = fxToPlaces(v, c.places); !ok {
+		return totErr(f("valor_dr"), "INVALID_DECIMALS", "a $ amount on this document may have at most %d decimals (got %s)", c.places, string(g.ValorDR))
+	}
+	if g.TpoMov == "D" {
+		*sum, ok = fxSub(*sum, amt)
+	} else {
+		*sum, ok = fxAdd(*sum, amt)
+	}
+	if !ok || !c.inRange(*sum) {
+		return c.rangeErr(f("valor_dr"))
+	}
+	if *sum < 0 && bucket != totNoFact {
+		return totErr(f("valor_dr"), "OUT_OF_RANGE", "the discount takes the %s below zero (%s)", name, fxFormat(*sum, c.places))
+	}
+	*has = true
+	out.Monto = fxFormat(amt, c.places)
+	return nil
+}
+
+// totTaxInfo classifies an additional tax or retention code.
+type totTaxInfo struct {
+	retention    bool  // subtracted from MntTotal
+	ivaRetention bool  // a retention of the IVA (counts toward IVANoRet)
+	rate         fxNum // legal default rate, when hasRate
+	hasRate      bool
+}
+
+// totTaxClass returns the classification of an SII ImptoReten code.
+func totTaxClass(code int) (totTaxInfo, bool) {
+	rate := func(v int64, scale int) totTaxInfo {
+		return totTaxInfo{rate: fxNum{v: v, scale: scale}, hasRate: true}
+	}
+	switch code {
+	case 15:
+		t := rate(totIVARate, 0)
+		t.retention, t.ivaRetention = true, true
+		return t, true
+	case 16, 30, 31, 32, 33, 34, 36, 37, 38, 39, 40, 41, 46, 47, 48, 49,
+		301, 321, 331, 341, 361, 371, 481:
+		return totTaxInfo{retention: true, ivaRetention: true}, true
+	case 53:
+		return totTaxInfo{retention: true}, true
+	case 17, 18:
+		return rate(5, 0), true
+	case 19:
+		return rate(12, 0), true
+	case 23, 44:
+		return rate(15, 0), true
+	case 24:
+		return rate(315, 1), true
+	case 25, 26:
+		return rate(205, 1), true
+	case 27:
+		return rate(10, 0), true
+	case 45:
+		return rate(50, 0), true
+	case 271:
+		return rate(18, 0), true
+	case 14, 28, 35, 50, 51, 52:
+		return totTaxInfo{}, true
+	}
+	return totTaxInfo{}, false
+}
+
+// taxes computes ImptoReten from impuestos_retenciones and the lines' codes.
+func (c *totCalc) taxes(t *Totales) error {
+	entries := c.r.ImpuestosRetenciones
+	if len(entries) == 0 && len(c.codes) == 0 {
+		return nil
+	}
+	if !c.allowTaxes() {
+		return totErr("impuestos_retenciones", "NOT_ALLOWED", "a document of type %d carries no additional taxes or retentions", int(c.tipo))
+	}
+	// Bases of line codes, prorated when global movements changed the
+	// taxable bucket.
+	for k := range c.codes {
+		if c.afectoLines > 0 && c.afectoLines != c.neto {
+			v, ok := fxMulDiv(c.codes[k].base, c.neto, uint64(c.afectoLines))
+			if !ok {
+				return c.rangeErr(totLineField(c.codes[k].line, "cod_imp_adic"))
+			}
+			c.codes[k].base = v
+		}
+	}
+	t.ImptoReten = make([]ImptoReten, 0, len(entries)+len(c.codes))
+	for i := range entries {
+		e := &entries[i]
+		f := func(name string) string { return "impuestos_retenciones[" + strconv.Itoa(i) + "]." + name }
+		info, ok := totTaxClass(e.TipoImp)
+		if !ok {
+			return totErr(f("tipo_imp"), "INVALID_VALUE", "%d is not a known additional tax or retention code", e.TipoImp)
+		}
+		for j := 0; j < i; j++ {
+			if entries[j].TipoImp == e.TipoImp {
+				return totErr(f("tipo_imp"), "DUPLICATE", "code %d is already given in impuestos_retenciones[%d]", e.TipoImp, j)
+			}
+		}
+		base := c.neto
+		for _, cb := range c.codes {
+			if cb.code == e.TipoImp {
+				base = cb.base
+			}
+		}
+		var rate fxNum
+		hasRate := false
+		if e.TasaImp.IsSet() {
+			r, err := totNum(e.TasaImp, f("tasa_imp"))
+			if err != nil {
+				return err
+			}
+			if r.v < 0 {
+				return totErr(f("tasa_imp"), "INVALID_VALUE", "tasa_imp must not be negative")
+			}
+			rate, hasRate = r, true
+		} else if info.hasRate {
+			rate, hasRate = info.rate, true
+		}
+		var amt int64
+		switch {
+		case e.MontoImp != nil:
+			amt = *e.MontoImp
+			if amt < 0 && c.tipo != LiquidacionFacturaElectronica {
+				return totErr(f("monto_imp"), "INVALID_VALUE", "monto_imp must not be negative")
+			}
+		case hasRate:
+			if amt, ok = fxMulShift(base, rate.v, -(rate.scale + 2)); !ok {
+				return c.rangeErr(f("tasa_imp"))
+			}
+		default:
+			return totErr(f("tasa_imp"), "REQUIRED", "code %d has no legal default rate here: give tasa_imp or monto_imp", e.TipoImp)
+		}
+		if !c.inRange(amt) {
+			return c.rangeErr(f("monto_imp"))
+		}
+		if err := c.addTax(t, e.TipoImp, info, rate, hasRate, amt, f("monto_imp")); err != nil {
+			return err
+		}
+		if info.ivaRetention && !c.hasIVARet {
+			c.firstIVARet = i
+		}
+		c.hasIVARet = c.hasIVARet || info.ivaRetention
+	}
+	for _, cb := range c.codes {
+		listed := false
+		for i := range entries {
+			listed = listed || entries[i].TipoImp == cb.code
+		}
+		if listed {
+			continue
+		}
+		field := totLineField(cb.line, "cod_imp_adic")
+		info, _ := totTaxClass(cb.code)
+		if !info.hasRate {
+			return totErr(field, "REQUIRED", "code %d has no legal default rate here: add it to impuestos_retenciones with tasa_imp or monto_imp", cb.code)
+		}
+		amt, ok := fxMulShift(cb.base, info.rate.v, -(info.rate.scale + 2))
+		if !ok || !c.inRange(amt) {
+			return c.rangeErr(field)
+		}
+		if err := c.addTax(t, cb.code, info, info.rate, true, amt, field); err != nil {
+			return err
+		}
+		if info.ivaRetention && !c.hasIVARet {
+			c.firstIVARet = -1 - cb.line
+		}
+		c.hasIVARet = c.hasIVARet || info.ivaRetention
+	}
+	return nil
+}
+
+// addTax appends one ImptoReten and adds it to the running sums.
+func (c *totCalc) addTax(t *Totales, code int, info totTaxInfo, rate fxNum, hasRate bool, amt int64, field string) error {
+	it := ImptoReten{TipoImp: code, MontoImp: fxFormat(amt, 0), Retencion: info.retention}
+	if hasRate {
+		it.TasaImp = rate.fxString()
+	}
+	t.ImptoReten = append(t.ImptoReten, it)
+	var ok bool
+	if info.retention {
+		c.rets, ok = fxAdd(c.rets, amt)
+		if ok && info.ivaRetention {
+			c.ivaRet, ok = fxAdd(c.ivaRet, amt)
+		}
+	} else {
+		c.adds, ok = fxAdd(c.adds, amt)
+	}
+	if !ok || !c.inRange(c.rets) || !c.inRange(c.adds) {
+		return c.rangeErr(field)
+	}
+	return nil
+}
+
+// comisiones sums a liquidación-factura's commissions.
+func (c *totCalc) comisiones(t *Totales) error {
+	if c.tipo != LiquidacionFacturaElectronica {
+		if len(c.r.Comisiones) > 0 {
+			return totErr("comisiones", "NOT_ALLOWED", "only a liquidación-factura (43) carries commissions")
+		}
+		return nil
+	}
+	for i := range c.r.Comisiones {
+		cm := &c.r.Comisiones[i]
+		field := "comisiones[" + strconv.Itoa(i) + "]"
+		iva, ok := int64(0), true
+		if cm.ValComIVA != nil {
+			iva = *cm.ValComIVA
+		} else if iva, ok = fxMulDiv(cm.ValComNeto, totIVARate, 100); !ok {
+			return c.rangeErr(field + ".val_com_neto")
+		}
+		var ok1, ok2, ok3 bool
+		c.comNeto, ok1 = fxAdd(c.comNeto, cm.ValComNeto)
+		c.comExe, ok2 = fxAdd(c.comExe, cm.ValComExe)
+		c.comIVA, ok3 = fxAdd(c.comIVA, iva)
+		if !ok1 || !ok2 || !ok3 || !c.inRange(c.comNeto) || !c.inRange(c.comExe) || !c.inRange(c.comIVA) {
+			return c.rangeErr(field)
+		}
+	}
+	t.Comisiones = &Comisiones{
+		ValComNeto: fxFormat(c.comNeto, 0),
+		ValComExe:  fxFormat(c.comExe, 0),
+		ValComIVA:  fxFormat(c.comIVA, 0),
+	}
+	return nil
+}
+
+// totales fills Totales from the buckets.
+func (c *totCalc) totales(t *Totales) error {
+	if c.tipo.IsExport() {
+		return c.totalesExport(t)
+	}
+	var ok bool
+	c.neto = c.afecto
+	if c.tipo == BoletaElectronica {
+		// Prices include IVA: neto by division, IVA by difference.
+		if c.neto, ok = fxMulDiv(c.afecto, 100, 100+totIVARate); !ok {
+			return c.rangeErr("detalle")
+		}
+		c.iva = c.afecto - c.neto
+	} else if c.iva, ok = fxMulDiv(c.neto, totIVARate, 100); !ok {
+		return c.rangeErr("detalle")
+	}
+	if err := c.taxes(t); err != nil {
+		return err
+	}
+	if c.hasIVARet {
+		field := "impuestos_retenciones"
+		if c.firstIVARet >= 0 && len(c.r.ImpuestosRetenciones) > 0 {
+			field = "impuestos_retenciones[" + strconv.Itoa(c.firstIVARet) + "].monto_imp"
+		} else if c.firstIVARet < 0 {
+			field = totLineField(-1-c.firstIVARet, "cod_imp_adic")
+		}
+		switch {
+		case c.iva >= 0 && c.ivaRet > c.iva:
+			return totErr(field, "INVALID_VALUE", "the IVA retained (%d) exceeds the document's IVA (%d)", c.ivaRet, c.iva)
+		case c.ivaRet < c.iva:
+			t.IVANoRet = fxFormat(c.iva-c.ivaRet, 0)
+		}
+	}
+	if err := c.comisiones(t); err != nil {
+		return err
+	}
+
+	total := c.neto
+	steps := []int64{c.exento, c.iva, c.adds, -c.rets, -c.comNeto, -c.comExe, -c.comIVA}
+	if c.tipo == BoletaElectronica {
+		total, steps = c.afecto, []int64{c.exento}
+	}
+	for _, s := range steps {
+		if total, ok = fxAdd(total, s); !ok || !c.inRange(total) {
+			return c.rangeErr("detalle")
+		}
+	}
+	if total < 0 && c.tipo != LiquidacionFacturaElectronica {
+		return totErr("impuestos_retenciones", "OUT_OF_RANGE", "the document's total comes to %d; only a liquidación-factura (43) may be negative", total)
+	}
+
+	if c.hasAfecto {
+		t.MntNeto = fxFormat(c.neto, 0)
+		if !c.tipo.IsBoleta() {
+			t.TasaIVA = Decimal(strconv.Itoa(totIVARate))
+		}
+		if c.tipo != BoletaElectronica || c.iva != 0 {
+			t.IVA = fxFormat(c.iva, 0)
+		}
+	}
+	if c.hasExe {
+		t.MntExe = fxFormat(c.exento, 0)
+	}
+	if c.hasNF {
+		t.MontoNF = fxFormat(c.noFact, 0)
+	}
+	t.MntTotal = fxFormat(total, 0)
+	return nil
+}
+
+// totalesExport fills the Totales of an export document.
+func (c *totCalc) totalesExport(t *Totales) error {
+	ed := c.r.ExportData
+	if ed == nil || strings.TrimSpace(ed.TpoMoneda) == "" {
+		return totErr("export_data.tpo_moneda", "REQUIRED", "an export document needs export_data.tpo_moneda (the SII currency name, e.g. \"DOLAR USA\")")
+	}
+	if len(c.r.ImpuestosRetenciones) > 0 {
+		return totErr("impuestos_retenciones", "NOT_ALLOWED", "an export document carries no additional taxes or retentions")
+	}
+	if len(c.r.Comisiones) > 0 {
+		return totErr("comisiones", "NOT_ALLOWED", "only a liquidación-factura (43) carries commissions")
+	}
+	t.TpoMoneda = ed.TpoMoneda
+	t.MntExe = fxFormat(c.exento, c.places)
+	total := c.exento
+	if ed.FormaPagoExp != nil && *ed.FormaPagoExp == 21 {
+		total = 0 // sin pago: nothing is owed
+	}
+	t.MntTotal = fxFormat(total, c.places)
+	c.exportTotal = total
+	return nil
+}
+
+// otraMoneda converts an export's totals to pesos with tpo_cambio.
+func (c *totCalc) otraMoneda() (*OtraMoneda, error) {
+	ed := c.r.ExportData
+	if ed == nil || !ed.TpoCambio.IsSet() {
+		return nil, nil
+	}
+	const field = "export_data.tpo_cambio"
+	if strings.EqualFold(strings.Join(strings.Fields(ed.TpoMoneda), " "), "PESO CL") {
+		return nil, totErr(field, "INVALID_VALUE", "the document is already in PESO CL; tpo_cambio converts a foreign currency to pesos")
+	}
+	tc, err := totNum(ed.TpoCambio, field)
+	if err != nil {
+		return nil, err
+	}
+	if tc.v <= 0 {
+		return nil, totErr(field, "INVALID_VALUE", "tpo_cambio must be greater than zero")
+	}
+	conv := func(v int64) (Decimal, bool) {
+		p, ok := fxMulShift(v, tc.v, -(c.places + tc.scale))
+		return fxFormat(p, 0), ok && c.inRange(p)
+	}
+	om := &OtraMoneda{TpoMoneda: "PESO CL", TpoCambio: tc.fxString()}
+	var ok bool
+	if om.MntExeOtrMnda, ok = conv(c.exento); !ok {
+		return nil, c.rangeErr(field)
+	}
+	if om.MntTotOtrMnda, ok = conv(c.exportTotal); !ok {
+		return nil, c.rangeErr(field)
+	}
+	return om, nil
+}
