@@ -1,0 +1,244 @@
+package signer
+
+import (
+	"bytes"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/asn1"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"software.sslmate.com/src/go-pkcs12"
+)
+
+// Errors returned by Load; test them with errors.Is.
+var (
+	// ErrWrongPassword means the PKCS#12 integrity check failed with the
+	// given password (the file itself looks well formed).
+	ErrWrongPassword = errors.New("signer: wrong password for the PKCS#12 file")
+	// ErrCorrupt means the input is not a PKCS#12 file this package can
+	// read: truncated, damaged, another format (PEM, DER certificate), or
+	// using a feature outside what certificates for the SII need.
+	ErrCorrupt = errors.New("signer: corrupt or unsupported PKCS#12 file")
+	// ErrNotRSA means the file holds a non-RSA key; the SII profile signs
+	// with RSA only.
+	ErrNotRSA = errors.New("signer: the certificate key is not RSA")
+)
+
+// maxKDFIterations bounds the key-derivation iteration counts Load accepts,
+// so that a crafted file can't keep the CPU busy for minutes. Real files use
+// 1 to a few hundred thousand (OpenSSL 2048, Windows 2000).
+const maxKDFIterations = 1 << 22
+
+// Load reads a .pfx/.p12 file protected by password: modern files (PBES2
+// with AES, as OpenSSL 3 and current Windows write them) and legacy ones
+// (RC2 and 3DES). The key must be RSA. When the file holds several
+// certificates, the one matching the private key becomes Leaf and the
+// others Chain.
+func Load(p12 []byte, password string) (*Certificate, error) {
+	switch {
+	case len(p12) == 0:
+		return nil, fmt.Errorf("%w: the input is empty", ErrCorrupt)
+	case bytes.Contains(p12[:min(len(p12), 1024)], []byte("-----BEGIN")):
+		return nil, fmt.Errorf("%w: the input is PEM text, not a binary PKCS#12 (.pfx/.p12) file", ErrCorrupt)
+	}
+	if err := checkKDFCost(p12); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	key, first, others, err := pkcs12.DecodeChain(p12, password)
+	if err != nil {
+		if errors.Is(err, pkcs12.ErrIncorrectPassword) {
+			return nil, ErrWrongPassword
+		}
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	rsaKey, ok := key.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("%w: found a %s key (subject %q)", ErrNotRSA, keyKind(key), first.Subject.String())
+	}
+	all := append([]*x509.Certificate{first}, others...)
+	c := &Certificate{Key: rsaKey}
+	for _, cert := range all {
+		if pub, ok := cert.PublicKey.(*rsa.PublicKey); ok && c.Leaf == nil && pub.Equal(&rsaKey.PublicKey) {
+			c.Leaf = cert
+			continue
+		}
+		c.Chain = append(c.Chain, cert)
+	}
+	if c.Leaf == nil {
+		return nil, fmt.Errorf("%w: none of its %d certificates matches the private key", ErrCorrupt, len(all))
+	}
+	c.keyInfo = buildKeyInfo(c.Leaf, &rsaKey.PublicKey)
+	return c, nil
+}
+
+func keyKind(key any) string {
+	switch key.(type) {
+	case *ecdsa.PrivateKey, *ecdh.PrivateKey:
+		return "elliptic-curve"
+	case ed25519.PrivateKey:
+		return "Ed25519"
+	}
+	return fmt.Sprintf("%T", key)
+}
+
+// Encryption selects how EncodePKCS12 protects the file.
+type Encryption int
+
+const (
+	// Modern is PBES2 with PBKDF2-HMAC-SHA-256 and AES-256-CBC and an
+	// HMAC-SHA-256 MAC: what OpenSSL 3 writes by default.
+	Modern Encryption = iota
+	// Legacy encrypts certificates with RC2-40 and the key with 3DES under
+	// an HMAC-SHA-1 MAC: what OpenSSL 1.x and older Windows wrote. OpenSSL 3
+	// reads it only with -legacy.
+	Legacy
+	// LegacyDES uses 3DES for both certificates and key (OpenSSL's
+	// -descert); OpenSSL 3 reads it without the legacy provider.
+	LegacyDES
+)
+
+// String names the encryption ("modern", "legacy", "legacy-des").
+func (e Encryption) String() string {
+	switch e {
+	case Modern:
+		return "modern"
+	case Legacy:
+		return "legacy"
+	case LegacyDES:
+		return "legacy-des"
+	}
+	return fmt.Sprintf("Encryption(%d)", int(e))
+}
+
+// EncodePKCS12 writes c (key, certificate and chain) as a PKCS#12 file
+// protected by password with the chosen encryption.
+func EncodePKCS12(c *Certificate, password string, enc Encryption) ([]byte, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	var encoder *pkcs12.Encoder
+	switch enc {
+	case Modern:
+		encoder = pkcs12.Modern2023
+	case Legacy:
+		encoder = pkcs12.LegacyRC2
+	case LegacyDES:
+		encoder = pkcs12.LegacyDES
+	default:
+		return nil, fmt.Errorf("signer: unknown PKCS#12 encryption %v", enc)
+	}
+	out, err := encoder.Encode(c.Key, c.Leaf, c.Chain, password)
+	if err != nil {
+		return nil, fmt.Errorf("signer: encoding PKCS#12 (%v) for %q: %w", enc, c.Subject(), err)
+	}
+	return out, nil
+}
+
+// Object identifiers of password-based schemes whose parameters carry an
+// iteration count.
+var (
+	oidPKCS12PBE = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 12, 1} // pbeWithSHAAnd... (arc)
+	oidPKCS5PBE  = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5}     // PBES1 schemes and PBKDF2
+	oidPBKDF2    = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5, 12}
+)
+
+// checkKDFCost rejects files whose MAC or encryption parameters ask for more
+// than maxKDFIterations iterations. It inspects everything readable without
+// the password: the MacData and every AlgorithmIdentifier in the clear
+// parts of the file. Parse errors are left to the PKCS#12 decoder.
+func checkKDFCost(der []byte) error {
+	var pfx struct {
+		Version  int
+		AuthSafe asn1.RawValue
+		MacData  struct {
+			Mac        asn1.RawValue
+			Salt       []byte
+			Iterations *big.Int `asn1:"optional"`
+		} `asn1:"optional"`
+	}
+	if _, err := asn1.Unmarshal(der, &pfx); err == nil && pfx.MacData.Iterations != nil {
+		if err := checkIterations(pfx.MacData.Iterations); err != nil {
+			return err
+		}
+	}
+	budget := 20000
+	return scanDER(der, 0, &budget)
+}
+
+func checkIterations(n *big.Int) error {
+	if n.Sign() < 0 || n.Cmp(big.NewInt(maxKDFIterations)) > 0 {
+		return fmt.Errorf("key-derivation iteration count %s is outside 0..%d", n, maxKDFIterations)
+	}
+	return nil
+}
+
+// scanDER walks a DER value tree (descending into OCTET STRINGs that hold
+// DER) and checks the iteration count of every PBE AlgorithmIdentifier.
+func scanDER(data []byte, depth int, budget *int) error {
+	if depth > 24 {
+		return nil
+	}
+	for len(data) > 0 {
+		if *budget--; *budget < 0 {
+			return nil
+		}
+		var v asn1.RawValue
+		rest, err := asn1.Unmarshal(data, &v)
+		if err != nil {
+			return nil
+		}
+		data = rest
+		switch {
+		case v.IsCompound:
+			if v.Class == asn1.ClassUniversal && v.Tag == asn1.TagSequence {
+				if err := checkAlgorithm(v.Bytes); err != nil {
+					return err
+				}
+			}
+			if err := scanDER(v.Bytes, depth+1, budget); err != nil {
+				return err
+			}
+		case v.Class == asn1.ClassUniversal && v.Tag == asn1.TagOctetString:
+			if err := scanDER(v.Bytes, depth+1, budget); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkAlgorithm inspects the content of a SEQUENCE that may be an
+// AlgorithmIdentifier of a password-based scheme.
+func checkAlgorithm(seq []byte) error {
+	var oid asn1.ObjectIdentifier
+	rest, err := asn1.Unmarshal(seq, &oid)
+	if err != nil {
+		return nil
+	}
+	isPBE := (len(oid) == len(oidPKCS12PBE)+1 && oid[:len(oidPKCS12PBE)].Equal(oidPKCS12PBE)) ||
+		(len(oid) == len(oidPKCS5PBE)+1 && oid[:len(oidPKCS5PBE)].Equal(oidPKCS5PBE) && !oid.Equal(oidPBKDF2) && oid[len(oid)-1] != 13 && oid[len(oid)-1] != 14)
+	if !isPBE && !oid.Equal(oidPBKDF2) {
+		return nil
+	}
+	// PBEParameter ::= SEQUENCE { salt OCTET STRING, iterationCount INTEGER }
+	// PBKDF2-params ::= SEQUENCE { salt CHOICE {...}, iterationCount INTEGER, ... }
+	var params asn1.RawValue
+	if _, err := asn1.Unmarshal(rest, &params); err != nil || !params.IsCompound {
+		return nil
+	}
+	var salt asn1.RawValue
+	after, err := asn1.Unmarshal(params.Bytes, &salt)
+	if err != nil {
+		return nil
+	}
+	var count *big.Int
+	if _, err := asn1.Unmarshal(after, &count); err != nil {
+		return nil
+	}
+	return checkIterations(count)
+}

@@ -1,0 +1,222 @@
+package signer
+
+import (
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha1"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Algorithm identifiers of the SII XML-DSig profile (xmldsignature_v10.xsd).
+const (
+	AlgC14N10     = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
+	AlgRSASHA1    = "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
+	AlgSHA1       = "http://www.w3.org/2000/09/xmldsig#sha1"
+	AlgEnveloped  = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
+	algC14N10Cmts = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315#WithComments"
+)
+
+// SignEnveloped signs the element of doc whose ID attribute equals id
+// (Documento, Liquidacion, Exportaciones, SetDTE...) in the SII profile and
+// returns doc with the Signature inserted right after that element's end
+// tag, as its next sibling. Every other byte of doc is kept as it was, so a
+// signed DTE can be pasted verbatim into an envelope.
+//
+// doc is a complete XML document, UTF-8 or ISO-8859-1 (declared). The
+// reference digest is SHA-1 over the inclusive C14N 1.0 form of the element
+// in its context (namespaces inherited from its ancestors included); the
+// Signature carries Reference URI="#id" with one C14N 1.0 Transform, as the
+// SII's own signed example does, and KeyInfo with KeyValue then X509Data.
+func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if !isNCName(id) {
+		return nil, fmt.Errorf("signer: %q is not a valid XML ID to sign", id)
+	}
+	d, err := parseXML(doc)
+	if err != nil {
+		return nil, fmt.Errorf("signer: signing %q: %w", id, err)
+	}
+	el, err := d.byID(id, nil)
+	if err != nil {
+		return nil, err
+	}
+	if el.parent == nil {
+		return nil, fmt.Errorf("signer: <%s ID=%q> is the document root; its Signature needs a parent element to go in", el.qname(), id)
+	}
+	if next := nextElement(el); next != nil && next.is(nsDSig, "Signature") {
+		return nil, fmt.Errorf("signer: <%s ID=%q> is already followed by a Signature", el.qname(), id)
+	}
+	digest := sha1.Sum(canonicalElement(el, nil, nil, el.end-el.start+512))
+	sig, err := c.signature(el.parent, "#"+id, AlgC14N10, digest[:])
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(doc)+len(sig))
+	out = append(out, doc[:el.end]...)
+	out = append(out, sig...)
+	return append(out, doc[el.end:]...), nil
+}
+
+// SignSeed builds the signed getToken request for a seed obtained from the
+// SII (getSeed): <getToken><item><Semilla>seed</Semilla></item><Signature>
+// </getToken>, signed over the whole document (Reference URI "" with the
+// enveloped-signature transform). The result is UTF-8 with an XML
+// declaration.
+func (c *Certificate) SignSeed(seed string) ([]byte, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if seed == "" {
+		return nil, fmt.Errorf("signer: empty seed")
+	}
+	const decl = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+	body := "<getToken><item><Semilla>" + string(appendEscapedText(nil, seed)) + "</Semilla></item></getToken>"
+	d, err := parseXML([]byte(body))
+	if err != nil {
+		return nil, fmt.Errorf("signer: seed %q: %w", seed, err)
+	}
+	digest := sha1.Sum(canonicalDocument(d, nil, nil, len(body)))
+	sig, err := c.signature(d.root, "", AlgEnveloped, digest[:])
+	if err != nil {
+		return nil, err
+	}
+	cut := len(body) - len("</getToken>")
+	return []byte(decl + body[:cut] + string(sig) + body[cut:]), nil
+}
+
+// Canonicalize returns the inclusive C14N 1.0 form (without comments) of
+// the element of doc whose ID attribute equals id, in its document context,
+// or of the whole document when id is "". It is what SignEnveloped digests.
+func Canonicalize(doc []byte, id string) ([]byte, error) {
+	d, err := parseXML(doc)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return canonicalDocument(d, nil, nil, len(doc)), nil
+	}
+	el, err := d.byID(id, nil)
+	if err != nil {
+		return nil, err
+	}
+	return canonicalElement(el, nil, nil, el.end-el.start), nil
+}
+
+// signature builds and signs a <Signature> element that will be placed as a
+// child of parent, with one Reference (uri, one Transform, SHA-1 digest).
+func (c *Certificate) signature(parent *element, uri, transform string, digest []byte) ([]byte, error) {
+	// SignedInfo as written in the document. It is already in canonical
+	// form (attributes in order, explicit end tags, no whitespace); only
+	// the namespace context differs, and that is rendered on its start tag
+	// for hashing.
+	var si []byte
+	si = append(si, `<SignedInfo><CanonicalizationMethod Algorithm="`+AlgC14N10+`"></CanonicalizationMethod>`...)
+	si = append(si, `<SignatureMethod Algorithm="`+AlgRSASHA1+`"></SignatureMethod>`...)
+	si = append(si, `<Reference URI="`...)
+	si = append(si, uri...)
+	si = append(si, `"><Transforms><Transform Algorithm="`...)
+	si = append(si, transform...)
+	si = append(si, `"></Transform></Transforms><DigestMethod Algorithm="`+AlgSHA1+`"></DigestMethod><DigestValue>`...)
+	si = base64.StdEncoding.AppendEncode(si, digest)
+	si = append(si, "</DigestValue></Reference></SignedInfo>"...)
+
+	h := sha1.New()
+	h.Write(signedInfoStartTag(parent))
+	h.Write(si[len("<SignedInfo>"):])
+	value, err := rsa.SignPKCS1v15(nil, c.Key, crypto.SHA1, h.Sum(nil))
+	if err != nil {
+		return nil, fmt.Errorf("signer: RSA signature for %q: %w", uri, err)
+	}
+
+	keyInfo := c.keyInfoXML()
+	out := make([]byte, 0, len(si)+len(keyInfo)+base64.StdEncoding.EncodedLen(len(value))+128)
+	out = append(out, `<Signature xmlns="`+nsDSig+`">`...)
+	out = append(out, si...)
+	out = append(out, "<SignatureValue>"...)
+	out = base64.StdEncoding.AppendEncode(out, value)
+	out = append(out, "</SignatureValue>"...)
+	out = append(out, keyInfo...)
+	return append(out, "</Signature>"...), nil
+}
+
+// signedInfoStartTag renders the canonical start tag of a SignedInfo inside
+// a Signature placed as a child of parent: the xmldsig default namespace
+// (declared on Signature), every prefixed namespace in scope at parent, and
+// the xml:* attributes in scope there.
+func signedInfoStartTag(parent *element) []byte {
+	b := []byte(`<SignedInfo xmlns="` + nsDSig + `"`)
+	for _, d := range scopeAt(parent, nil) {
+		if d.prefix == "" {
+			continue
+		}
+		b = append(b, " xmlns:"...)
+		b = append(b, d.prefix...)
+		b = append(b, `="`...)
+		b = appendEscapedAttr(b, d.uri)
+		b = append(b, '"')
+	}
+	// A SignedInfo has no attributes of its own; it inherits any xml:*
+	// attribute in scope (ordered by local name, all in one namespace).
+	probe := &element{parent: &element{parent: parent}}
+	for _, a := range sortedAttrs(inheritedXMLAttrs(probe, nil)) {
+		b = append(b, ' ')
+		b = appendQName(b, a.prefix, a.local)
+		b = append(b, `="`...)
+		b = appendEscapedAttr(b, a.value)
+		b = append(b, '"')
+	}
+	return append(b, '>')
+}
+
+func sortedAttrs(a []attribute) []attribute {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && compareAttrs(a[j-1], a[j]) > 0; j-- {
+			a[j-1], a[j] = a[j], a[j-1]
+		}
+	}
+	return a
+}
+
+// nextElement returns the element sibling that follows e, skipping
+// whitespace and processing instructions, or nil.
+func nextElement(e *element) *element {
+	sib := e.parent.children
+	for i, ch := range sib {
+		if ch.kind != kindElement || ch.el != e {
+			continue
+		}
+		for _, n := range sib[i+1:] {
+			switch {
+			case n.kind == kindElement:
+				return n.el
+			case n.kind == kindText && strings.TrimSpace(n.text) != "":
+				return nil
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// isNCName reports whether s is a non-colonized XML name (what an ID
+// attribute value must be).
+func isNCName(s string) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || unicode.IsLetter(r):
+		case i > 0 && (r == '-' || r == '.' || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)):
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,342 @@
+package signer
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash"
+	"math/big"
+	"strings"
+)
+
+// Errors that VerifiedSignature.Err and Verify wrap; test with errors.Is.
+var (
+	// ErrNoSignature means the document holds no xmldsig Signature element.
+	ErrNoSignature = errors.New("signer: no Signature element in the document")
+	// ErrDigestMismatch means the referenced content changed after signing.
+	ErrDigestMismatch = errors.New("signer: reference digest does not match the content")
+	// ErrBadSignature means SignatureValue is not a valid signature of
+	// SignedInfo under the KeyValue key.
+	ErrBadSignature = errors.New("signer: SignatureValue does not verify")
+	// ErrKeyMismatch means KeyValue and the X509Certificate carry different
+	// public keys.
+	ErrKeyMismatch = errors.New("signer: KeyValue does not match the certificate's public key")
+)
+
+// VerifiedSignature is the outcome of checking one Signature element.
+type VerifiedSignature struct {
+	// URI is the Reference URI as written ("#F60T33", or "" for the whole
+	// document); ID is the referenced ID without '#' ("" for the document).
+	URI, ID string
+	// Subject is the subject DN of the embedded certificate, and RUT the
+	// holder's RUT when the certificate carries one ("" otherwise).
+	Subject, RUT string
+	// Certificate is the embedded X509Certificate (nil when missing or
+	// unreadable).
+	Certificate *x509.Certificate
+	// Standalone is true when the signature verified only with its parent
+	// element taken as a document of its own. That is how a DTE signed on
+	// its own and then pasted into an envelope verifies: in the envelope its
+	// Documento inherits the envelope's namespace declarations (xmlns:xsi),
+	// which were not there when it was signed, and the SII checks it as it
+	// was signed.
+	Standalone bool
+	// Offset is the byte offset of the Signature element in the document.
+	Offset int
+	// Err is nil when the signature is valid; otherwise it says why not.
+	Err error
+}
+
+// Verify checks every xmldsig Signature element of doc, including those of
+// DTEs nested in an envelope, in document order. For each it resolves the
+// Reference ("#id" by the ID attribute, or "" for the whole document with
+// the enveloped-signature transform), recomputes the digest, verifies
+// SignatureValue over the canonical SignedInfo with the KeyValue key, and
+// checks that KeyValue matches the X509Certificate. The error is non-nil
+// when the document can't be parsed, has no Signature, or any signature
+// fails; the slice still reports each one.
+func Verify(doc []byte) ([]VerifiedSignature, error) {
+	d, err := parseXML(doc)
+	if err != nil {
+		return nil, fmt.Errorf("signer: verifying: %w", err)
+	}
+	var sigs []*element
+	walk(d.root, func(e *element) {
+		if e.is(nsDSig, "Signature") {
+			sigs = append(sigs, e)
+		}
+	})
+	if len(sigs) == 0 {
+		return nil, ErrNoSignature
+	}
+	results := make([]VerifiedSignature, len(sigs))
+	var errs []error
+	for i, s := range sigs {
+		results[i] = verifyOne(d, s)
+		if results[i].Err != nil {
+			errs = append(errs, fmt.Errorf("signature %d (Reference %q): %w", i+1, results[i].URI, results[i].Err))
+		}
+	}
+	return results, errors.Join(errs...)
+}
+
+// parsedSignature holds what verifyOne reads from a Signature element.
+type parsedSignature struct {
+	signedInfo *element
+	uri        string
+	enveloped  bool
+	digestHash func() hash.Hash
+	digest     []byte
+	sigHash    crypto.Hash
+	value      []byte
+	key        *rsa.PublicKey
+	certs      []*x509.Certificate
+}
+
+func verifyOne(d *document, sig *element) VerifiedSignature {
+	res := VerifiedSignature{Offset: sig.start}
+	ps, err := readSignature(sig)
+	if ps != nil {
+		res.URI = ps.uri
+		res.ID = strings.TrimPrefix(ps.uri, "#")
+		if len(ps.certs) > 0 {
+			res.Certificate = ps.certs[0]
+		}
+	}
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	// Prefer the certificate that matches KeyValue when several are given.
+	for _, c := range ps.certs {
+		if pub, ok := c.PublicKey.(*rsa.PublicKey); ok && pub.Equal(ps.key) {
+			res.Certificate = c
+			break
+		}
+	}
+	if res.Certificate != nil {
+		res.Subject = res.Certificate.Subject.String()
+		res.RUT, _ = certRUT(res.Certificate)
+	}
+
+	err = checkCrypto(d, sig, ps, nil)
+	if err != nil && sig.parent != nil && sig.parent != d.root {
+		if checkCrypto(d, sig, ps, sig.parent) == nil {
+			err = nil
+			res.Standalone = true
+		}
+	}
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	if res.Certificate == nil {
+		res.Err = fmt.Errorf("%w: no X509Certificate carries the KeyValue key", ErrKeyMismatch)
+	} else if pub, ok := res.Certificate.PublicKey.(*rsa.PublicKey); !ok || !pub.Equal(ps.key) {
+		res.Err = fmt.Errorf("%w (certificate %q)", ErrKeyMismatch, res.Subject)
+	}
+	return res
+}
+
+// checkCrypto recomputes the reference digest and verifies SignatureValue,
+// with namespace context bounded by top (nil: the whole document).
+func checkCrypto(d *document, sig *element, ps *parsedSignature, top *element) error {
+	var canon []byte
+	if ps.uri == "" {
+		exclude := (*element)(nil)
+		if ps.enveloped {
+			exclude = sig
+		}
+		canon = canonicalDocument(d, top, exclude, 0)
+	} else {
+		target, err := d.byID(ps.uri[1:], top)
+		if err != nil {
+			return fmt.Errorf("resolving Reference %q: %w", ps.uri, err)
+		}
+		exclude := (*element)(nil)
+		if ps.enveloped && within(sig, target) {
+			exclude = sig
+		}
+		canon = canonicalElement(target, top, exclude, target.end-target.start)
+	}
+	h := ps.digestHash()
+	h.Write(canon)
+	if !bytes.Equal(h.Sum(nil), ps.digest) {
+		return ErrDigestMismatch
+	}
+	sh := ps.sigHash.New()
+	sh.Write(canonicalElement(ps.signedInfo, top, nil, 0))
+	if err := rsa.VerifyPKCS1v15(ps.key, ps.sigHash, sh.Sum(nil), ps.value); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadSignature, err)
+	}
+	return nil
+}
+
+// readSignature extracts and checks the structure of a Signature element.
+// It returns a partially filled value with the error so callers can report
+// the reference.
+func readSignature(sig *element) (*parsedSignature, error) {
+	ps := &parsedSignature{}
+	si := dsigChild(sig, "SignedInfo")
+	if si == nil {
+		return ps, errors.New("Signature has no SignedInfo")
+	}
+	ps.signedInfo = si
+	refs := dsigChildren(si, "Reference")
+	if len(refs) != 1 {
+		return ps, fmt.Errorf("SignedInfo has %d Reference elements; the SII profile uses exactly one", len(refs))
+	}
+	ref := refs[0]
+	uri, ok := ref.attr("URI")
+	if !ok {
+		return ps, errors.New("Reference has no URI attribute")
+	}
+	ps.uri = uri
+	if uri != "" && (!strings.HasPrefix(uri, "#") || len(uri) == 1) {
+		return ps, fmt.Errorf("unsupported Reference URI %q (want \"#id\" or \"\")", uri)
+	}
+	switch alg := algorithm(dsigChild(si, "CanonicalizationMethod")); alg {
+	case AlgC14N10, algC14N10Cmts:
+		// Comments never occur in the parsed tree, and the SignedInfo of
+		// this profile holds none anyway.
+	default:
+		return ps, fmt.Errorf("unsupported CanonicalizationMethod %q", alg)
+	}
+	switch alg := algorithm(dsigChild(si, "SignatureMethod")); alg {
+	case AlgRSASHA1:
+		ps.sigHash = crypto.SHA1
+	case "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256":
+		ps.sigHash = crypto.SHA256
+	default:
+		return ps, fmt.Errorf("unsupported SignatureMethod %q", alg)
+	}
+	if tr := dsigChild(ref, "Transforms"); tr != nil {
+		for _, t := range dsigChildren(tr, "Transform") {
+			switch alg := algorithm(t); alg {
+			case AlgC14N10, algC14N10Cmts:
+			case AlgEnveloped:
+				ps.enveloped = true
+			default:
+				return ps, fmt.Errorf("unsupported Transform %q", alg)
+			}
+		}
+	}
+	if uri == "" && !ps.enveloped {
+		return ps, errors.New(`Reference URI "" without the enveloped-signature transform can't verify (the signature would cover itself)`)
+	}
+	switch alg := algorithm(dsigChild(ref, "DigestMethod")); alg {
+	case AlgSHA1:
+		ps.digestHash = sha1.New
+	case "http://www.w3.org/2001/04/xmlenc#sha256":
+		ps.digestHash = sha256.New
+	default:
+		return ps, fmt.Errorf("unsupported DigestMethod %q", alg)
+	}
+	var err error
+	if ps.digest, err = base64Text(dsigChild(ref, "DigestValue"), "DigestValue"); err != nil {
+		return ps, err
+	}
+	if ps.value, err = base64Text(dsigChild(sig, "SignatureValue"), "SignatureValue"); err != nil {
+		return ps, err
+	}
+	ki := dsigChild(sig, "KeyInfo")
+	if ki == nil {
+		return ps, errors.New("Signature has no KeyInfo")
+	}
+	if xd := dsigChild(ki, "X509Data"); xd != nil {
+		for _, xc := range dsigChildren(xd, "X509Certificate") {
+			der, err := base64Text(xc, "X509Certificate")
+			if err != nil {
+				return ps, err
+			}
+			cert, err := x509.ParseCertificate(der)
+			if err != nil {
+				return ps, fmt.Errorf("X509Certificate: %w", err)
+			}
+			ps.certs = append(ps.certs, cert)
+		}
+	}
+	kv := dsigChild(dsigChild(ki, "KeyValue"), "RSAKeyValue")
+	if kv == nil {
+		return ps, errors.New("KeyInfo has no KeyValue/RSAKeyValue")
+	}
+	mod, err := base64Text(dsigChild(kv, "Modulus"), "Modulus")
+	if err != nil {
+		return ps, err
+	}
+	exp, err := base64Text(dsigChild(kv, "Exponent"), "Exponent")
+	if err != nil {
+		return ps, err
+	}
+	e := new(big.Int).SetBytes(exp)
+	if len(mod) == 0 || !e.IsInt64() || e.Int64() < 3 || e.Int64() > 1<<31-1 {
+		return ps, errors.New("RSAKeyValue has an unusable modulus or exponent")
+	}
+	ps.key = &rsa.PublicKey{N: new(big.Int).SetBytes(mod), E: int(e.Int64())}
+	return ps, nil
+}
+
+// dsigChild returns the first child of e named {xmldsig}local, or nil.
+func dsigChild(e *element, local string) *element {
+	if e == nil {
+		return nil
+	}
+	for _, ch := range e.children {
+		if ch.kind == kindElement && ch.el.is(nsDSig, local) {
+			return ch.el
+		}
+	}
+	return nil
+}
+
+func dsigChildren(e *element, local string) []*element {
+	var out []*element
+	for _, ch := range e.children {
+		if ch.kind == kindElement && ch.el.is(nsDSig, local) {
+			out = append(out, ch.el)
+		}
+	}
+	return out
+}
+
+func algorithm(e *element) string {
+	if e == nil {
+		return ""
+	}
+	v, _ := e.attr("Algorithm")
+	return v
+}
+
+// base64Text decodes the base64 text content of e, ignoring whitespace.
+func base64Text(e *element, what string) ([]byte, error) {
+	if e == nil {
+		return nil, fmt.Errorf("missing %s", what)
+	}
+	var b strings.Builder
+	for _, ch := range e.children {
+		if ch.kind == kindElement {
+			return nil, fmt.Errorf("%s contains an element", what)
+		}
+		if ch.kind == kindText {
+			for _, r := range ch.text {
+				if r != ' ' && r != '\t' && r != '\n' && r != '\r' {
+					b.WriteRune(r)
+				}
+			}
+		}
+	}
+	out, err := base64.StdEncoding.DecodeString(b.String())
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid base64: %w", what, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s is empty", what)
+	}
+	return out, nil
+}
