@@ -1,6 +1,7 @@
 package pdf417
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -11,17 +12,25 @@ import (
 // legible at 200 dpi, with a quiet zone of at least 2 modules and rows at
 // least 3 modules high. A module (the X dimension) of two printer dots at
 // 200 dpi, 0.254 mm, is the usual floor for reliable reading; narrower
-// modules are printed as one or two dots at random and decode poorly.
+// modules come out as one or two dots at random and decode poorly.
 //
-// At EC level 5, row height 3 and X = 0.254 mm, a TED of B bytes takes
-// 2 + 5·⌊B/6⌋ + B mod 6 + 64 codewords. On letter paper (box 90 × 40 mm)
-// every TED up to about 900 bytes fits at 0.254 mm or more: 800 bytes choose
-// 16 columns × 46 rows, 87.6 × 36.1 mm. On 80 mm thermal paper the printable
-// width is about 72 mm, which allows at most 12 columns at 0.254 mm; an
-// 800-byte TED then needs 62 rows, 70.4 × 48.3 mm, and a 900-byte TED 68
-// rows, 52.8 mm high. Keeping the module at two dots matters more for a
-// thermal printer than keeping under 40 mm of height on continuous paper, so
-// the roll box allows up to 60 mm of height (RollMaxHeightMM).
+// At EC level 5 a TED of B bytes takes 2 + 5·⌊B/6⌋ + B mod 6 + 64
+// codewords. The layouts below keep rows 3 modules high and 2 modules of
+// quiet zone on every side, and choose the column count that gives the
+// largest module in the box. Capacity at a 0.254 mm module:
+//
+//	box 90 × 40 mm (letter)       up to 900 bytes; 800 bytes → 15 × 49, X = 0.265 mm
+//	box 72 × 40 mm (80 mm roll)   up to 655 bytes; 550 bytes → 11 × 48, X = 0.270 mm
+//	box 72 × 60 mm (80 mm roll)   up to 1,029 bytes; 800 bytes → 11 × 67, X = 0.277 mm
+//
+// Real TEDs are 550–900 bytes, so on 80 mm paper many do not fit 4 cm of
+// height at two dots per module. Keeping the module at two dots matters more
+// to a thermal printer than keeping under 4 cm on continuous paper, so
+// RollLayout lets the height grow to 60 mm (RollMaxHeightMM) when 40 mm is
+// not enough. LetterLayout prints the rare longer TEDs (901–1,034 bytes) in
+// 90 × 40 mm with a module down to LetterFallbackMinModuleMM (0.2 mm: letter
+// pages come from laser or ink-jet printers of 300 dpi or more, where that
+// is still over two dots).
 
 // Layout constants for the SII stamp.
 const (
@@ -37,10 +46,15 @@ const (
 	LetterMaxHeightMM = 40.0
 	// RollMaxWidthMM and RollMaxHeightMM bound the stamp, quiet zones
 	// included, on 80 mm thermal paper (about 72 mm printable). The height
-	// exceeds the SII's 4 cm so that TEDs of 700–1000 bytes still print with
+	// exceeds the SII's 4 cm so that TEDs of 656–1,029 bytes still print with
 	// 0.254 mm modules (see the notes at the top of layout.go).
 	RollMaxWidthMM  = 72.0
 	RollMaxHeightMM = 60.0
+	// RollPreferredHeightMM is the height RollLayout tries first.
+	RollPreferredHeightMM = 40.0
+	// LetterFallbackMinModuleMM is the smallest module LetterLayout accepts
+	// when a TED does not fit 90 × 40 mm at MinModuleMM.
+	LetterFallbackMinModuleMM = 0.2
 )
 
 // Layout is a printing plan for one symbol.
@@ -126,4 +140,26 @@ func ChooseLayout(dataLen int, maxWidthMM, maxHeightMM, minModuleMM float64) (co
 		return 0, 0, err
 	}
 	return l.Columns, l.ModuleMM, nil
+}
+
+// LetterLayout plans the stamp for letter paper: the largest module in
+// LetterMaxWidthMM × LetterMaxHeightMM at EC level 5, at least MinModuleMM,
+// or at least LetterFallbackMinModuleMM for TEDs too long for that.
+func LetterLayout(dataLen int) (Layout, error) {
+	l, err := PlanLayout(dataLen, Options{}, LetterMaxWidthMM, LetterMaxHeightMM, MinModuleMM)
+	if errors.Is(err, ErrDoesNotFit) {
+		return PlanLayout(dataLen, Options{}, LetterMaxWidthMM, LetterMaxHeightMM, LetterFallbackMinModuleMM)
+	}
+	return l, err
+}
+
+// RollLayout plans the stamp for 80 mm thermal paper: the largest module of
+// at least MinModuleMM in RollMaxWidthMM × RollPreferredHeightMM, or, when
+// the TED is too long for that, in RollMaxWidthMM × RollMaxHeightMM.
+func RollLayout(dataLen int) (Layout, error) {
+	l, err := PlanLayout(dataLen, Options{}, RollMaxWidthMM, RollPreferredHeightMM, MinModuleMM)
+	if errors.Is(err, ErrDoesNotFit) {
+		return PlanLayout(dataLen, Options{}, RollMaxWidthMM, RollMaxHeightMM, MinModuleMM)
+	}
+	return l, err
 }
