@@ -92,10 +92,10 @@ import (
 //     when the not-billable bucket is used, MntTotal always.
 func ComputeTotals(r *EmitirDTERequest) (*Totals, error) {
 	if r == nil {
-		return nil, totErr("", "REQUIRED", "the request is missing (nil)")
+		return nil, totErr(totTop(""), "REQUIRED", "the request is missing (nil)")
 	}
 	if !r.TipoDTE.Valid() {
-		return nil, totErr("tipo_dte", "INVALID_VALUE", "document type %d is not one of the 12 supported types", int(r.TipoDTE))
+		return nil, totErr(totTop("tipo_dte"), "INVALID_VALUE", "document type %d is not one of the 12 supported types", int(r.TipoDTE))
 	}
 	c := &totCalc{r: r, tipo: r.TipoDTE}
 	if c.tipo.IsExport() {
@@ -110,7 +110,7 @@ func ComputeTotals(r *EmitirDTERequest) (*Totals, error) {
 	c.afectoLines = c.afecto
 	if len(r.DescuentosGlobales) > 0 {
 		if c.tipo == LiquidacionFacturaElectronica {
-			return nil, totErr("descuentos_globales", "NOT_ALLOWED", "a liquidación-factura (43) carries no global discounts or surcharges")
+			return nil, totErr(totTop("descuentos_globales"), "NOT_ALLOWED", "a liquidación-factura (43) carries no global discounts or surcharges")
 		}
 		out.DscRcgGlobal = make([]GlobalTotals, len(r.DescuentosGlobales))
 		for i := range r.DescuentosGlobales {
@@ -167,17 +167,37 @@ type totCodeBase struct {
 	line int // first line carrying the code, for error messages
 }
 
-// totErr returns a one-detail *ValidationError.
-func totErr(field, code, format string, args ...any) error {
-	return &ValidationError{Details: []FieldError{{Field: field, Code: code, Message: fmt.Sprintf(format, args...)}}}
+// totField names a request field; its text is built only for an error.
+type totField struct {
+	list string // "detalle", "descuentos_globales", ... or "" for a plain name
+	i    int
+	name string
 }
 
-func totLineField(i int, name string) string {
-	return "detalle[" + strconv.Itoa(i) + "]." + name
+func (f totField) String() string {
+	if f.list == "" {
+		return f.name
+	}
+	s := f.list + "[" + strconv.Itoa(f.i) + "]"
+	if f.name != "" {
+		s += "." + f.name
+	}
+	return s
+}
+
+// totTop names a field outside any list.
+func totTop(name string) totField { return totField{name: name} }
+
+// totLF names a field of detail line i.
+func totLF(i int, name string) totField { return totField{list: "detalle", i: i, name: name} }
+
+// totErr returns a one-detail *ValidationError.
+func totErr(field totField, code, format string, args ...any) error {
+	return &ValidationError{Details: []FieldError{{Field: field.String(), Code: code, Message: fmt.Sprintf(format, args...)}}}
 }
 
 // totNum parses a decimal field, reporting INVALID_FORMAT against field.
-func totNum(d Decimal, field string) (fxNum, error) {
+func totNum(d Decimal, field totField) (fxNum, error) {
 	n, ok := fxParse(d)
 	if !ok {
 		return fxNum{}, totErr(field, "INVALID_FORMAT", "%q is not a plain decimal number of at most 18 significant digits", string(d))
@@ -198,7 +218,7 @@ func (c *totCalc) allowTaxes() bool {
 }
 
 // rangeErr reports an amount beyond what the SII can carry.
-func (c *totCalc) rangeErr(field string) error {
+func (c *totCalc) rangeErr(field totField) error {
 	return totErr(field, "OUT_OF_RANGE", "the amount exceeds the 18 digits the SII allows")
 }
 
@@ -217,11 +237,11 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 			bucket = totExento
 		case 2:
 			if !c.allowNF() {
-				return totErr(totLineField(i, "ind_exe"), "NOT_ALLOWED", "a document of type %d has no not-billable amount (ind_exe 2)", int(c.tipo))
+				return totErr(totLF(i, "ind_exe"), "NOT_ALLOWED", "a document of type %d has no not-billable amount (ind_exe 2)", int(c.tipo))
 			}
 			bucket = totNoFact
 		default:
-			return totErr(totLineField(i, "ind_exe"), "INVALID_VALUE", "ind_exe must be 1 (exempt), not %d", *l.IndExe)
+			return totErr(totLF(i, "ind_exe"), "INVALID_VALUE", "ind_exe must be 1 (exempt), not %d", *l.IndExe)
 		}
 		out.IndExe = *l.IndExe
 	}
@@ -237,36 +257,36 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 			name string
 		}{{l.DescuentoPct, "descuento_pct"}, {l.RecargoPct, "recargo_pct"}} {
 			if f.d.IsSet() {
-				return totErr(totLineField(i, f.name), "NOT_ALLOWED", "monto_item is the line's final amount; give cantidad and precio to apply %s", f.name)
+				return totErr(totLF(i, f.name), "NOT_ALLOWED", "monto_item is the line's final amount; give cantidad and precio to apply %s", f.name)
 			}
 		}
-		n, err := totNum(l.MontoItem, totLineField(i, "monto_item"))
+		n, err := totNum(l.MontoItem, totLF(i, "monto_item"))
 		if err != nil {
 			return err
 		}
 		v, ok := fxToPlaces(n, c.places)
 		if !ok {
-			return totErr(totLineField(i, "monto_item"), "INVALID_DECIMALS", "monto_item %s has more than %d decimals or is too large", string(l.MontoItem), c.places)
+			return totErr(totLF(i, "monto_item"), "INVALID_DECIMALS", "monto_item %s has more than %d decimals or is too large", string(l.MontoItem), c.places)
 		}
 		gross, valued = v, true
 	case l.Precio.IsSet():
-		price, err := totNum(l.Precio, totLineField(i, "precio"))
+		price, err := totNum(l.Precio, totLF(i, "precio"))
 		if err != nil {
 			return err
 		}
 		qty := fxNum{v: 1}
 		if l.Cantidad.IsSet() {
-			if qty, err = totNum(l.Cantidad, totLineField(i, "cantidad")); err != nil {
+			if qty, err = totNum(l.Cantidad, totLF(i, "cantidad")); err != nil {
 				return err
 			}
 		}
 		v, ok := fxMulShift(qty.v, price.v, c.places-qty.scale-price.scale)
 		if !ok || !c.inRange(v) {
-			return c.rangeErr(totLineField(i, "precio"))
+			return c.rangeErr(totLF(i, "precio"))
 		}
 		gross, valued = v, true
 	case l.Cantidad.IsSet():
-		if _, err := totNum(l.Cantidad, totLineField(i, "cantidad")); err != nil {
+		if _, err := totNum(l.Cantidad, totLF(i, "cantidad")); err != nil {
 			return err
 		}
 	}
@@ -286,7 +306,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 	}
 	afterDsc, ok := fxSub(gross, dsc)
 	if !ok {
-		return c.rangeErr(totLineField(i, "descuento_pct"))
+		return c.rangeErr(totLF(i, "descuento_pct"))
 	}
 	if l.RecargoPct.IsSet() {
 		whole, units, err := c.linePct(i, "recargo_pct", l.RecargoPct, afterDsc)
@@ -300,15 +320,15 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 	}
 	net, ok := fxAdd(afterDsc, rcg)
 	if !ok || !c.inRange(net) {
-		return c.rangeErr(totLineField(i, amountField))
+		return c.rangeErr(totLF(i, amountField))
 	}
 	if net < 0 && c.tipo != LiquidacionFacturaElectronica {
-		return totErr(totLineField(i, amountField), "OUT_OF_RANGE", "the line comes to %s; only a liquidación-factura (43) may carry negative amounts", fxFormat(net, c.places))
+		return totErr(totLF(i, amountField), "OUT_OF_RANGE", "the line comes to %s; only a liquidación-factura (43) may carry negative amounts", fxFormat(net, c.places))
 	}
 	out.MontoItem = fxFormat(net, c.places)
 
 	if l.CodImpAdic != nil {
-		field := totLineField(i, "cod_imp_adic")
+		field := totLF(i, "cod_imp_adic")
 		if !c.allowTaxes() {
 			return totErr(field, "NOT_ALLOWED", "a document of type %d carries no additional taxes or retentions", int(c.tipo))
 		}
@@ -346,7 +366,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 		c.hasNF = c.hasNF || valued
 	}
 	if *sum, ok = fxAdd(*sum, net); !ok || !c.inRange(*sum) {
-		return c.rangeErr(totLineField(i, amountField))
+		return c.rangeErr(totLF(i, amountField))
 	}
 	return nil
 }
@@ -354,7 +374,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 // linePct returns round(base × pct / 100) for a line's discount or
 // surcharge percentage, in whole units and in the document's units.
 func (c *totCalc) linePct(i int, name string, pct Decimal, base int64) (whole, units int64, err error) {
-	field := totLineField(i, name)
+	field := totLF(i, name)
 	if c.tipo == LiquidacionFacturaElectronica {
 		return 0, 0, totErr(field, "NOT_ALLOWED", "a liquidación-factura (43) line carries no discount or surcharge")
 	}
@@ -377,7 +397,7 @@ func (c *totCalc) linePct(i int, name string, pct Decimal, base int64) (whole, u
 
 // global applies one global discount or surcharge to its bucket.
 func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
-	f := func(name string) string { return "descuentos_globales[" + strconv.Itoa(i) + "]." + name }
+	f := func(name string) totField { return totField{list: "descuentos_globales", i: i, name: name} }
 	out.NroLinDR = i + 1
 	if g.NroLinDR != nil {
 		out.NroLinDR = *g.NroLinDR
@@ -514,7 +534,7 @@ func (c *totCalc) taxes(t *Totales) error {
 		return nil
 	}
 	if !c.allowTaxes() {
-		return totErr("impuestos_retenciones", "NOT_ALLOWED", "a document of type %d carries no additional taxes or retentions", int(c.tipo))
+		return totErr(totTop("impuestos_retenciones"), "NOT_ALLOWED", "a document of type %d carries no additional taxes or retentions", int(c.tipo))
 	}
 	// Bases of line codes, prorated when global movements changed the
 	// taxable bucket.
@@ -522,7 +542,7 @@ func (c *totCalc) taxes(t *Totales) error {
 		if c.afectoLines > 0 && c.afectoLines != c.neto {
 			v, ok := fxMulDiv(c.codes[k].base, c.neto, uint64(c.afectoLines))
 			if !ok {
-				return c.rangeErr(totLineField(c.codes[k].line, "cod_imp_adic"))
+				return c.rangeErr(totLF(c.codes[k].line, "cod_imp_adic"))
 			}
 			c.codes[k].base = v
 		}
@@ -530,7 +550,7 @@ func (c *totCalc) taxes(t *Totales) error {
 	t.ImptoReten = make([]ImptoReten, 0, len(entries)+len(c.codes))
 	for i := range entries {
 		e := &entries[i]
-		f := func(name string) string { return "impuestos_retenciones[" + strconv.Itoa(i) + "]." + name }
+		f := func(name string) totField { return totField{list: "impuestos_retenciones", i: i, name: name} }
 		info, ok := totTaxClass(e.TipoImp)
 		if !ok {
 			return totErr(f("tipo_imp"), "INVALID_VALUE", "%d is not a known additional tax or retention code", e.TipoImp)
@@ -593,7 +613,7 @@ func (c *totCalc) taxes(t *Totales) error {
 		if listed {
 			continue
 		}
-		field := totLineField(cb.line, "cod_imp_adic")
+		field := totLF(cb.line, "cod_imp_adic")
 		info, _ := totTaxClass(cb.code)
 		if !info.hasRate {
 			return totErr(field, "REQUIRED", "code %d has no legal default rate here: add it to impuestos_retenciones with tasa_imp or monto_imp", cb.code)
@@ -614,7 +634,7 @@ func (c *totCalc) taxes(t *Totales) error {
 }
 
 // addTax appends one ImptoReten and adds it to the running sums.
-func (c *totCalc) addTax(t *Totales, code int, info totTaxInfo, rate fxNum, hasRate bool, amt int64, field string) error {
+func (c *totCalc) addTax(t *Totales, code int, info totTaxInfo, rate fxNum, hasRate bool, amt int64, field totField) error {
 	it := ImptoReten{TipoImp: code, MontoImp: fxFormat(amt, 0), Retencion: info.retention}
 	if hasRate {
 		it.TasaImp = rate.fxString()
@@ -639,18 +659,18 @@ func (c *totCalc) addTax(t *Totales, code int, info totTaxInfo, rate fxNum, hasR
 func (c *totCalc) comisiones(t *Totales) error {
 	if c.tipo != LiquidacionFacturaElectronica {
 		if len(c.r.Comisiones) > 0 {
-			return totErr("comisiones", "NOT_ALLOWED", "only a liquidación-factura (43) carries commissions")
+			return totErr(totTop("comisiones"), "NOT_ALLOWED", "only a liquidación-factura (43) carries commissions")
 		}
 		return nil
 	}
 	for i := range c.r.Comisiones {
 		cm := &c.r.Comisiones[i]
-		field := "comisiones[" + strconv.Itoa(i) + "]"
+		field := totField{list: "comisiones", i: i}
 		iva, ok := int64(0), true
 		if cm.ValComIVA != nil {
 			iva = *cm.ValComIVA
 		} else if iva, ok = fxMulDiv(cm.ValComNeto, totIVARate, 100); !ok {
-			return c.rangeErr(field + ".val_com_neto")
+			return c.rangeErr(totField{list: "comisiones", i: i, name: "val_com_neto"})
 		}
 		var ok1, ok2, ok3 bool
 		c.comNeto, ok1 = fxAdd(c.comNeto, cm.ValComNeto)
@@ -678,21 +698,21 @@ func (c *totCalc) totales(t *Totales) error {
 	if c.tipo == BoletaElectronica {
 		// Prices include IVA: neto by division, IVA by difference.
 		if c.neto, ok = fxMulDiv(c.afecto, 100, 100+totIVARate); !ok {
-			return c.rangeErr("detalle")
+			return c.rangeErr(totTop("detalle"))
 		}
 		c.iva = c.afecto - c.neto
 	} else if c.iva, ok = fxMulDiv(c.neto, totIVARate, 100); !ok {
-		return c.rangeErr("detalle")
+		return c.rangeErr(totTop("detalle"))
 	}
 	if err := c.taxes(t); err != nil {
 		return err
 	}
 	if c.hasIVARet {
-		field := "impuestos_retenciones"
+		field := totTop("impuestos_retenciones")
 		if c.firstIVARet >= 0 && len(c.r.ImpuestosRetenciones) > 0 {
-			field = "impuestos_retenciones[" + strconv.Itoa(c.firstIVARet) + "].monto_imp"
+			field = totField{list: "impuestos_retenciones", i: c.firstIVARet, name: "monto_imp"}
 		} else if c.firstIVARet < 0 {
-			field = totLineField(-1-c.firstIVARet, "cod_imp_adic")
+			field = totLF(-1-c.firstIVARet, "cod_imp_adic")
 		}
 		switch {
 		case c.iva >= 0 && c.ivaRet > c.iva:
@@ -712,11 +732,11 @@ func (c *totCalc) totales(t *Totales) error {
 	}
 	for _, s := range steps {
 		if total, ok = fxAdd(total, s); !ok || !c.inRange(total) {
-			return c.rangeErr("detalle")
+			return c.rangeErr(totTop("detalle"))
 		}
 	}
 	if total < 0 && c.tipo != LiquidacionFacturaElectronica {
-		return totErr("impuestos_retenciones", "OUT_OF_RANGE", "the document's total comes to %d; only a liquidación-factura (43) may be negative", total)
+		return totErr(totTop("impuestos_retenciones"), "OUT_OF_RANGE", "the document's total comes to %d; only a liquidación-factura (43) may be negative", total)
 	}
 
 	if c.hasAfecto {
@@ -742,13 +762,13 @@ func (c *totCalc) totales(t *Totales) error {
 func (c *totCalc) totalesExport(t *Totales) error {
 	ed := c.r.ExportData
 	if ed == nil || strings.TrimSpace(ed.TpoMoneda) == "" {
-		return totErr("export_data.tpo_moneda", "REQUIRED", "an export document needs export_data.tpo_moneda (the SII currency name, e.g. \"DOLAR USA\")")
+		return totErr(totTop("export_data.tpo_moneda"), "REQUIRED", "an export document needs export_data.tpo_moneda (the SII currency name, e.g. \"DOLAR USA\")")
 	}
 	if len(c.r.ImpuestosRetenciones) > 0 {
-		return totErr("impuestos_retenciones", "NOT_ALLOWED", "an export document carries no additional taxes or retentions")
+		return totErr(totTop("impuestos_retenciones"), "NOT_ALLOWED", "an export document carries no additional taxes or retentions")
 	}
 	if len(c.r.Comisiones) > 0 {
-		return totErr("comisiones", "NOT_ALLOWED", "only a liquidación-factura (43) carries commissions")
+		return totErr(totTop("comisiones"), "NOT_ALLOWED", "only a liquidación-factura (43) carries commissions")
 	}
 	t.TpoMoneda = ed.TpoMoneda
 	t.MntExe = fxFormat(c.exento, c.places)
@@ -767,7 +787,7 @@ func (c *totCalc) otraMoneda() (*OtraMoneda, error) {
 	if ed == nil || !ed.TpoCambio.IsSet() {
 		return nil, nil
 	}
-	const field = "export_data.tpo_cambio"
+	field := totTop("export_data.tpo_cambio")
 	if strings.EqualFold(strings.Join(strings.Fields(ed.TpoMoneda), " "), "PESO CL") {
 		return nil, totErr(field, "INVALID_VALUE", "the document is already in PESO CL; tpo_cambio converts a foreign currency to pesos")
 	}

@@ -3,6 +3,7 @@ package dte
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -704,5 +705,43 @@ func TestFxFormatAndParse(t *testing.T) {
 		if ok != tc.ok || got != tc.want {
 			t.Errorf("fxMulDiv(%d, %d, %d) = %d, %v; want %d, %v", tc.a, tc.b, tc.d, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestChileClock(t *testing.T) {
+	for _, tc := range []struct {
+		utc  string
+		want string
+	}{
+		// January: Chile is on summer time, UTC−3.
+		{"2025-01-15T02:59:00Z", "2025-01-14"},
+		{"2025-01-15T03:00:00Z", "2025-01-15"},
+		// July: standard time, UTC−4.
+		{"2025-07-01T03:30:00Z", "2025-06-30"},
+		{"2025-07-01T04:00:00Z", "2025-07-01"},
+	} {
+		now, err := time.Parse(time.RFC3339, tc.utc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Today(now); got != tc.want {
+			t.Errorf("Today(%s) = %s, want %s", tc.utc, got, tc.want)
+		}
+		if got := FechaEmision(&EmitirDTERequest{}, now); got != tc.want {
+			t.Errorf("FechaEmision(empty, %s) = %s, want %s", tc.utc, got, tc.want)
+		}
+		if got := FechaEmision(nil, now); got != tc.want {
+			t.Errorf("FechaEmision(nil, %s) = %s, want %s", tc.utc, got, tc.want)
+		}
+	}
+	if got := FechaEmision(&EmitirDTERequest{FechaEmision: "2024-12-31"}, time.Now()); got != "2024-12-31" {
+		t.Errorf("FechaEmision kept %q, want the request's 2024-12-31", got)
+	}
+	if loc := SantiagoLocation(); loc.String() != "America/Santiago" {
+		t.Errorf("SantiagoLocation() = %s", loc)
+	}
+	// 2025-01-15 12:00 UTC is 09:00 in Santiago (UTC−3).
+	if h := ChileTime(time.Date(2025, 1, 15, 12, 0, 0, 0, time.UTC)).Hour(); h != 9 {
+		t.Errorf("ChileTime hour = %d, want 9", h)
 	}
 }
