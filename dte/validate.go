@@ -1,0 +1,1087 @@
+package dte
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // Chile's date must be right on machines without a zone database
+	"unicode/utf8"
+)
+
+// Validate checks the request against the contract (§2.3, §8) and the limits
+// of the SII's schemas, using today's date in Chile for the date rules. It
+// returns nil or a *ValidationError listing every problem at once; see
+// ValidateAt for the rules.
+func (r *EmitirDTERequest) Validate() error { return ValidateAt(r, time.Now()) }
+
+// ValidateAt is Validate with the current instant given: its calendar date in
+// America/Santiago is "today" for the date rules. A zero today turns the
+// "not in the future" checks off (dates are still checked for format and the
+// SII's 2000–2050 range).
+//
+// The result is nil or a *ValidationError whose Details hold one FieldError
+// per problem, in the order of the request's fields, with at most one detail
+// per field (the first rule it breaks). Field paths use the JSON names, dots
+// and indexes: "receptor.rut", "detalle[2].cantidad",
+// "export_data.tpo_moneda". Codes are the constants of codes.go. It never
+// panics, whatever the request holds.
+//
+// Beyond the contract's own rules (enumerations, lengths, quantity ≥ 0.000001,
+// percentages 0–100, references on notes, tipo_doc_liq on 43, ...), these
+// decisions apply where the contract is silent:
+//
+// Types and fields:
+//   - tipo_dte must be one of the 12 types; when it isn't, the type-dependent
+//     rules are skipped.
+//   - detalle needs at least one line; at most 60 (1000 on boletas 39/41).
+//   - comisiones: only on 43 (at most 20).
+//   - impuestos_retenciones: on 33, 43, 46, 52, 56, 61 (at most 20, tipo_imp
+//     unique, a code of the SII's ImpAdicDTEType); code 15 (IVA retained in
+//     full) only on 46 and its notes 56, 61; each entry needs tasa_imp or
+//     monto_imp except code 15, whose amount is the whole IVA.
+//   - detalle[].cod_imp_adic: the same types and codes, and not on an exempt
+//     line (ind_exe 1).
+//   - referencias: at most 40, at least one on 56, 61, 111, 112; codigo_ref
+//     (1–3) only on those notes.
+//   - ind_traslado (1–9): required on 52, not allowed elsewhere.
+//   - tipo_despacho (1–3): not on boletas 39/41 nor on 43 (their schemas
+//     have no such element).
+//   - ind_servicio: the values each schema accepts: 1–3 on 33, 34, 43, 46,
+//     52, 56, 61; 1–4 on boletas; 3–5 on 110–112.
+//   - descuentos_globales (at most 20) and the line's descuento_pct /
+//     recargo_pct: not on 43, whose schema has no such elements.
+//   - export_data: required on 110–112 and not allowed elsewhere;
+//     tipo_doc_id is never allowed (the contract forbids it on 110–112, the
+//     only types that carry export_data).
+//   - receptor: razon_social 100 characters, giro 40, direccion 70, comuna
+//     20, ciudad 20 (the schema's RznSocRecep, GiroRecep, DirRecep,
+//     CmnaRecep, CiudadRecep); giro, direccion and comuna are required on 43,
+//     as its schema demands. The anonymous RUT 66666666-6 is accepted only on
+//     boletas.
+//   - tipo_doc_liq: required on every line of 43, not allowed elsewhere.
+//
+// Lines and amounts:
+//   - cantidad and precio are required, except on the lines of a
+//     text-correction note (56, 61, 111, 112 with a reference of codigo_ref
+//     2) that carry neither and no monto_item other than 0.
+//   - cantidad: 0.000001 up to 12 integer digits and 6 decimals (QtyItem).
+//   - precio: ≥ 0 (0 for lines without value, such as internal transfers on
+//     52), up to 12 integer digits; an integer on CLP documents, up to 6
+//     decimals on exports (PrcItem).
+//   - monto_item: up to 18 digits; ≥ 0 except on 43, whose MontoItem may be
+//     negative; an integer except on exports (up to 4 decimals).
+//   - a line's cantidad × precio, and the sum of the lines, must fit the
+//     SII's 18-digit amounts.
+//   - descuento_pct, recargo_pct: 0–100 with up to 2 decimals.
+//   - nombre up to 200 characters (carried as LineaDetalle.ItemName
+//     explains); dsc_item up to 1000, also after ItemName joins a long nombre
+//     to it.
+//   - valor_dr > 0 with up to 2 decimals; at most 100 for %, an integer for $
+//     on CLP documents; nro_lin_dr 1–99 and unique; glosa_dr 45 characters.
+//   - comisiones: glosa 60 characters; tasa_comision over 0 and at most 100;
+//     amounts within 18 digits (they may be negative on 43).
+//   - references: folio_ref > 0 and at most 18 digits (0 is accepted for
+//     free-code references such as "SET"); a numeric tipo_doc_ref is 1–999, a
+//     text one at most 3 characters; razon_ref up to 200 characters (carried
+//     as Referencia.RazonRefXML explains).
+//
+// Dates: fecha_emision and fecha_ref are real YYYY-MM-DD dates between
+// 2000-01-01 and 2050-12-31 (the SII's FechaType); fecha_emision may not be
+// later than today in Chile, and fecha_ref not later than the issue date.
+// Whether an official exchange rate was published for the date of an export
+// with tpo_cambio cannot be checked offline and is not.
+//
+// Text: every text must be representable in ISO-8859-1 (NOT_LATIN1) and free
+// of control characters (INVALID_CHARACTER), except line feeds and tabs in
+// dsc_item. Lengths count characters, not bytes. metadata is not checked.
+//
+// Export data: tpo_moneda is one of the SII's currency names (TipMonType,
+// e.g. "DOLAR USA"); tpo_cambio > 0 with up to 4 decimals and 6 integer
+// digits; mnt_flete, mnt_seguro > 0 and mnt_export ≥ 0 with up to 4 decimals;
+// total_clausula > 0 with 2 decimals; peso_bruto, peso_neto ≥ 0 with 2
+// decimals and 8 integer digits; clausula_venta as ClausulaVentaCodigo reads
+// it; puerto_embarque, puerto_desembarque (4 digits), pais_recep, pais_dest
+// and tipo_bulto (3 digits) are the numeric codes of the customs tables the
+// schema's Aduana element carries; nacionalidad at most 3 characters, num_id
+// 20, marcas 255; the integer codes 1–99; tara 1–9999999; total_bultos ≥ 1.
+func ValidateAt(r *EmitirDTERequest, today time.Time) error {
+	if r == nil {
+		return &ValidationError{Details: []FieldError{{
+			Field: "request", Code: CodeRequired, Message: "the emission request is missing",
+		}}}
+	}
+	v := &validator{tipo: r.TipoDTE, tipoOK: r.TipoDTE.Valid()}
+	if !today.IsZero() {
+		v.today = chileDate(today)
+		v.hasToday = true
+	}
+	for _, ref := range r.Referencias {
+		if ref.CodigoRef != nil && *ref.CodigoRef == 2 && r.TipoDTE.IsNote() {
+			v.textCorrection = true
+		}
+	}
+
+	v.checkTipoDTE()
+	v.checkFechaEmision(r.FechaEmision)
+	v.checkReceptor(&r.Receptor)
+	v.checkDetalle(r.Detalle)
+	v.checkComisiones(r.Comisiones)
+	v.checkImpuestos(r.ImpuestosRetenciones)
+	v.checkReferencias(r.Referencias)
+	v.checkIndTraslado(r.IndTraslado)
+	v.checkTipoDespacho(r.TipoDespacho)
+	v.checkIndServicio(r.IndServicio)
+	v.checkDescuentos(r.DescuentosGlobales)
+	v.checkExportData(r.ExportData)
+
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return &ValidationError{Details: v.errs}
+}
+
+// AsValidationError returns the *ValidationError inside err, if any.
+func AsValidationError(err error) (*ValidationError, bool) {
+	var ve *ValidationError
+	ok := errors.As(err, &ve)
+	return ve, ok
+}
+
+// Schema limits the contract doesn't state (DTE_v10.xsd, EnvioBOLETA_v11.xsd).
+const (
+	maxLineas           = 60   // Detalle maxOccurs
+	maxLineasBoleta     = 1000 // boleta Detalle maxOccurs
+	maxReferencias      = 40   // Referencia maxOccurs
+	maxDscRcgGlobal     = 20   // DscRcgGlobal maxOccurs
+	maxComisiones       = 20   // Comisiones maxOccurs
+	maxImptoReten       = 20   // ImptoReten maxOccurs
+	maxRznSocRecep      = 100  // RznSocLargaType
+	maxGiroRecep        = 40   // GiroRecep
+	maxDirRecep         = 70   // DirRecep
+	maxCmnaRecep        = 20   // ComunaType
+	maxCiudadRecep      = 20   // CiudadType
+	maxGlosaComision    = 60   // Comisiones/Glosa
+	maxGlosaDR          = 45   // DscRcgGlobal/GlosaDR
+	maxTpoDocRef        = 3    // TpoDocRef, TpoDocLiq
+	maxUnmdItem         = 4    // UnmdItem
+	maxNacionalidad     = 3    // Extranjero/Nacionalidad
+	maxNumID            = 20   // Extranjero/NumId
+	maxMarcas           = 255  // Aduana/Marcas
+	maxNombreContrato   = 200  // contract §8: nombre
+	maxRazonRefContrato = 200  // contract §8: razon_ref
+	maxAmount18         = "999999999999999999"
+	maxExportAmount     = "99999999999999.9999"
+)
+
+// validator accumulates the problems of one request.
+type validator struct {
+	errs           []FieldError
+	tipo           TipoDTE
+	tipoOK         bool
+	today          civilDate
+	hasToday       bool
+	emision        civilDate // the effective issue date, when known
+	hasEmision     bool
+	textCorrection bool
+}
+
+func (v *validator) add(field, code, msg, action string) {
+	v.errs = append(v.errs, FieldError{Field: field, Code: code, Message: msg, Action: action})
+}
+
+// is reports whether the request's type is known and one of ts.
+func (v *validator) is(ts ...TipoDTE) bool {
+	if !v.tipoOK {
+		return false
+	}
+	for _, t := range ts {
+		if v.tipo == t {
+			return true
+		}
+	}
+	return false
+}
+
+// export reports whether amounts follow the export rules (decimals allowed).
+// An unknown type gets the lenient rules: its type error is reported once.
+func (v *validator) export() bool { return !v.tipoOK || v.tipo.IsExport() }
+
+// notAllowed reports a field that the request's type doesn't accept.
+func (v *validator) notAllowed(field, allowedOn string) {
+	v.add(field, CodeNotAllowed,
+		fmt.Sprintf("%s is not allowed on tipo_dte %d; it applies to %s", field, int(v.tipo), allowedOn),
+		"remove the field or change tipo_dte")
+}
+
+func (v *validator) checkTipoDTE() {
+	switch {
+	case v.tipo == 0:
+		v.add("tipo_dte", CodeRequired, "tipo_dte is required",
+			"send one of 33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112")
+	case !v.tipoOK:
+		v.add("tipo_dte", CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not a supported document type", int(v.tipo)),
+			"send one of 33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112")
+	}
+}
+
+func (v *validator) checkFechaEmision(s string) {
+	if s == "" {
+		if v.hasToday {
+			v.emision, v.hasEmision = v.today, true
+		}
+		return
+	}
+	d, ok := v.date("fecha_emision", s)
+	if !ok {
+		return
+	}
+	if v.hasToday && d.after(v.today) {
+		v.add("fecha_emision", CodeOutOfRange,
+			fmt.Sprintf("fecha_emision %s is later than today in Chile (%s)", d, v.today),
+			"use today's date or an earlier one, or omit the field to use today's")
+		return
+	}
+	v.emision, v.hasEmision = d, true
+}
+
+func (v *validator) checkReceptor(rc *Receptor) {
+	switch {
+	case strings.TrimSpace(rc.Rut) == "":
+		v.add("receptor.rut", CodeRequired, "receptor.rut is required",
+			"send the receptor's RUT with its check digit, e.g. 76086428-5")
+	default:
+		rut, err := ParseRUT(rc.Rut)
+		var re *RUTError
+		switch {
+		case errors.As(err, &re) && re.BadCheckDigit:
+			v.add("receptor.rut", CodeInvalidRUT, "receptor.rut: "+re.Reason,
+				"check the RUT's digits; the check digit is computed with módulo 11")
+		case err != nil:
+			v.add("receptor.rut", CodeInvalidFormat,
+				fmt.Sprintf("receptor.rut %s is not a RUT: %s", quote(rc.Rut), reasonOf(err)),
+				"write the RUT as digits, a hyphen and the check digit (0-9 or K), e.g. 76086428-5")
+		case rut == RUTSinReceptor && v.tipoOK && !v.tipo.IsBoleta():
+			v.add("receptor.rut", CodeNotAllowed,
+				"the anonymous RUT 66666666-6 is only allowed on boletas (39, 41)",
+				"send the receptor's real RUT")
+		}
+	}
+	v.text("receptor.razon_social", rc.RazonSocial, maxRznSocRecep, textRequired)
+	req43 := textOptional
+	if v.is(LiquidacionFacturaElectronica) {
+		req43 = textRequired
+	}
+	v.text("receptor.giro", rc.Giro, maxGiroRecep, req43)
+	v.text("receptor.direccion", rc.Direccion, maxDirRecep, req43)
+	v.text("receptor.comuna", rc.Comuna, maxCmnaRecep, req43)
+	v.text("receptor.ciudad", rc.Ciudad, maxCiudadRecep, textOptional)
+}
+
+// lineAmountLimit is the largest magnitude of a line amount or total.
+func (v *validator) amountLimit() *big.Rat {
+	if v.export() {
+		return ratOf(maxExportAmount)
+	}
+	return ratOf(maxAmount18)
+}
+
+func (v *validator) checkDetalle(lines []LineaDetalle) {
+	limit := maxLineas
+	if v.tipoOK && v.tipo.IsBoleta() {
+		limit = maxLineasBoleta
+	}
+	listOK := true
+	switch {
+	case len(lines) == 0:
+		v.add("detalle", CodeRequired, "detalle needs at least one line", "add the document's items")
+		listOK = false
+	case len(lines) > limit:
+		v.add("detalle", CodeTooMany,
+			fmt.Sprintf("detalle has %d lines; the SII accepts at most %d on tipo_dte %d", len(lines), limit, int(v.tipo)),
+			"split the items over several documents")
+		listOK = false
+	}
+	sum := new(big.Rat)
+	sumOK := true
+	for i := range lines {
+		amt, ok := v.checkLinea(fmt.Sprintf("detalle[%d]", i), &lines[i])
+		if !ok {
+			sumOK = false
+			continue
+		}
+		sum.Add(sum, new(big.Rat).Abs(amt))
+	}
+	if listOK && sumOK && sum.Cmp(v.amountLimit()) > 0 {
+		v.add("detalle", CodeOutOfRange,
+			"the lines add up to more than the SII's amounts can hold (18 digits)",
+			"split the items over several documents")
+	}
+}
+
+// checkLinea validates one line and returns its amount (monto_item, or
+// cantidad × precio rounded like the SII does) when it is known.
+func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
+	ok := true
+	fail := func(b bool) {
+		if !b {
+			ok = false
+		}
+	}
+	// tipo_doc_liq
+	switch {
+	case v.is(LiquidacionFacturaElectronica):
+		v.text(p+".tipo_doc_liq", l.TipoDocLiq, maxTpoDocRef, textRequired)
+	case l.TipoDocLiq != "" && v.tipoOK:
+		v.notAllowed(p+".tipo_doc_liq", "liquidación-factura 43")
+	default:
+		v.text(p+".tipo_doc_liq", l.TipoDocLiq, maxTpoDocRef, textOptional)
+	}
+	// ind_exe
+	if l.IndExe != nil && *l.IndExe != 1 {
+		v.add(p+".ind_exe", CodeInvalidValue, fmt.Sprintf("%s.ind_exe is %d; the only value is 1 (exempt line)", p, *l.IndExe),
+			"send 1 for an exempt line or omit the field")
+	}
+	// cod_imp_adic
+	if l.CodImpAdic != nil {
+		c := *l.CodImpAdic
+		switch {
+		case !impAdicValid(c):
+			v.add(p+".cod_imp_adic", CodeInvalidValue,
+				fmt.Sprintf("%s.cod_imp_adic %d is not an SII additional tax or retention code", p, c),
+				"use a code of the SII's table of additional taxes (e.g. 15, 17, 24, 27)")
+		case v.tipoOK && !v.allowsImpuestos():
+			v.notAllowed(p+".cod_imp_adic", "33, 43, 46, 52, 56 and 61")
+		case c == 15 && v.tipoOK && !v.is(FacturaCompraElectronica, NotaDebitoElectronica, NotaCreditoElectronica):
+			v.notAllowed(p+".cod_imp_adic", "factura de compra 46 and its notes 56, 61 (code 15, IVA retained in full)")
+		case l.IndExe != nil && *l.IndExe == 1:
+			v.add(p+".cod_imp_adic", CodeNotAllowed, p+".cod_imp_adic is not allowed on an exempt line (ind_exe 1)",
+				"remove cod_imp_adic or ind_exe")
+		}
+	}
+	// nombre, dsc_item
+	v.text(p+".nombre", l.Nombre, maxNombreContrato, textRequired)
+	if v.text(p+".dsc_item", l.DscItem, maxDscItem, textMultiline) && l.itemDscLen() > maxDscItem {
+		v.add(p+".dsc_item", CodeTooLong,
+			fmt.Sprintf("%s.nombre is longer than %d characters, so the XML's description (DscItem) carries the whole nombre followed by dsc_item; together they have %d characters and DscItem holds %d",
+				p, maxNmbItem, l.itemDscLen(), maxDscItem),
+			fmt.Sprintf("shorten nombre to %d characters or shorten dsc_item", maxNmbItem))
+	}
+
+	textOnly := v.textCorrection && !l.Cantidad.IsSet() && !l.Precio.IsSet() &&
+		(!l.MontoItem.IsSet() || (l.MontoItem.Valid() && l.MontoItem.Sign() == 0))
+	exp := v.export()
+
+	// cantidad
+	var qty, price *big.Rat
+	switch {
+	case l.Cantidad.IsSet():
+		q, good := v.number(p+".cantidad", l.Cantidad, numRule{places: 6, intDigits: 12, min: "0.000001"})
+		qty = q
+		fail(good)
+	case !textOnly:
+		v.add(p+".cantidad", CodeRequired, p+".cantidad is required",
+			"send the quantity; only text-correction notes (codigo_ref 2) may omit cantidad and precio")
+		ok = false
+	}
+	// unidad
+	v.text(p+".unidad", l.Unidad, maxUnmdItem, textOptional)
+	// precio
+	switch {
+	case l.Precio.IsSet():
+		rule := numRule{places: 0, intDigits: 12, min: "0", placesHint: "precio is an integer amount of CLP"}
+		if exp {
+			rule = numRule{places: 6, intDigits: 12, min: "0"}
+		}
+		pr, good := v.number(p+".precio", l.Precio, rule)
+		price = pr
+		fail(good)
+		if good && qty != nil && !l.MontoItem.IsSet() {
+			if a := lineAmount(qty, price, exp); a.Cmp(v.amountLimit()) > 0 {
+				v.add(p+".precio", CodeOutOfRange,
+					fmt.Sprintf("%s: cantidad × precio exceeds the SII's largest amount (18 digits)", p),
+					"check cantidad and precio")
+				ok = false
+			}
+		}
+	case !textOnly:
+		v.add(p+".precio", CodeRequired, p+".precio is required",
+			"send the unit price (0 for an item without value); only text-correction notes (codigo_ref 2) may omit it")
+		ok = false
+	}
+	// monto_item
+	var monto *big.Rat
+	if l.MontoItem.IsSet() {
+		rule := numRule{places: 0, intDigits: 18, min: "0", placesHint: "monto_item is an integer amount of CLP"}
+		if exp {
+			rule = numRule{places: 4, intDigits: 14, min: "0"}
+		}
+		if !v.tipoOK || v.is(LiquidacionFacturaElectronica) {
+			rule.min = "" // MontoItem of a liquidación may be negative
+		}
+		m, good := v.number(p+".monto_item", l.MontoItem, rule)
+		monto = m
+		fail(good)
+	}
+	// descuento_pct, recargo_pct
+	for _, f := range []struct {
+		name string
+		d    Decimal
+	}{{"descuento_pct", l.DescuentoPct}, {"recargo_pct", l.RecargoPct}} {
+		if !f.d.IsSet() {
+			continue
+		}
+		if v.is(LiquidacionFacturaElectronica) {
+			v.notAllowed(p+"."+f.name, "every type but liquidación-factura 43")
+			continue
+		}
+		_, good := v.number(p+"."+f.name, f.d, numRule{places: 2, intDigits: 3, min: "0", max: "100"})
+		fail(good)
+	}
+
+	if !ok {
+		return nil, false
+	}
+	switch {
+	case monto != nil:
+		return monto, true
+	case qty != nil && price != nil:
+		return lineAmount(qty, price, exp), true
+	}
+	return new(big.Rat), true
+}
+
+// lineAmount returns cantidad × precio rounded half up to whole pesos, or to
+// 4 decimals on exports.
+func lineAmount(qty, price *big.Rat, export bool) *big.Rat {
+	places := 0
+	if export {
+		places = 4
+	}
+	return DecimalFromRat(new(big.Rat).Mul(qty, price), places).Rat()
+}
+
+// allowsImpuestos reports whether the type carries ImptoReten and CodImpAdic.
+func (v *validator) allowsImpuestos() bool {
+	return v.is(FacturaElectronica, LiquidacionFacturaElectronica, FacturaCompraElectronica,
+		GuiaDespachoElectronica, NotaDebitoElectronica, NotaCreditoElectronica)
+}
+
+func (v *validator) checkComisiones(cs []ComisionDTE) {
+	if len(cs) == 0 {
+		return
+	}
+	if v.tipoOK && !v.is(LiquidacionFacturaElectronica) {
+		v.notAllowed("comisiones", "liquidación-factura 43")
+		return
+	}
+	if len(cs) > maxComisiones {
+		v.add("comisiones", CodeTooMany,
+			fmt.Sprintf("comisiones has %d entries; the SII accepts at most %d", len(cs), maxComisiones),
+			"merge commissions of the same kind")
+	}
+	for i, c := range cs {
+		p := fmt.Sprintf("comisiones[%d]", i)
+		switch c.TipoMovim {
+		case "":
+			v.add(p+".tipo_movim", CodeRequired, p+".tipo_movim is required", `send "C" (commission) or "O" (other movement)`)
+		case "C", "O":
+		default:
+			v.add(p+".tipo_movim", CodeInvalidValue, fmt.Sprintf("%s.tipo_movim %s is not C or O", p, quote(c.TipoMovim)),
+				`send "C" (commission) or "O" (other movement)`)
+		}
+		v.text(p+".glosa", c.Glosa, maxGlosaComision, textRequired)
+		if c.TasaComision.IsSet() {
+			v.number(p+".tasa_comision", c.TasaComision, numRule{places: 2, intDigits: 3, min: "0", minExclusive: true, max: "100"})
+		}
+		v.int64Range(p+".val_com_neto", c.ValComNeto, true)
+		v.int64Range(p+".val_com_exe", c.ValComExe, true)
+		if c.ValComIVA != nil {
+			v.int64Range(p+".val_com_iva", *c.ValComIVA, true)
+		}
+	}
+}
+
+// int64Range checks that an integer amount fits the SII's 18 digits (and is
+// not negative unless negative is allowed).
+func (v *validator) int64Range(field string, n int64, negative bool) {
+	const max = 999_999_999_999_999_999
+	switch {
+	case n < 0 && !negative:
+		v.add(field, CodeOutOfRange, fmt.Sprintf("%s must not be negative (got %d)", field, n), "send a positive amount")
+	case n > max || n < -max:
+		v.add(field, CodeOutOfRange, fmt.Sprintf("%s %d has more than the SII's 18 digits", field, n), "check the amount")
+	}
+}
+
+func (v *validator) checkImpuestos(is []ImpuestoRetencion) {
+	if len(is) == 0 {
+		return
+	}
+	if v.tipoOK && !v.allowsImpuestos() {
+		v.notAllowed("impuestos_retenciones", "33, 43, 46, 52, 56 and 61")
+		return
+	}
+	if len(is) > maxImptoReten {
+		v.add("impuestos_retenciones", CodeTooMany,
+			fmt.Sprintf("impuestos_retenciones has %d entries; the SII accepts at most %d", len(is), maxImptoReten),
+			"merge the entries of the same tax code")
+	}
+	seen := make(map[int]int)
+	for i, t := range is {
+		p := fmt.Sprintf("impuestos_retenciones[%d]", i)
+		switch {
+		case t.TipoImp == 0:
+			v.add(p+".tipo_imp", CodeRequired, p+".tipo_imp is required", "send the SII tax code, e.g. 15")
+		case !impAdicValid(t.TipoImp):
+			v.add(p+".tipo_imp", CodeInvalidValue,
+				fmt.Sprintf("%s.tipo_imp %d is not an SII additional tax or retention code", p, t.TipoImp),
+				"use a code of the SII's table of additional taxes (e.g. 15, 17, 24, 27)")
+		case t.TipoImp == 15 && v.tipoOK && !v.is(FacturaCompraElectronica, NotaDebitoElectronica, NotaCreditoElectronica):
+			v.notAllowed(p+".tipo_imp", "factura de compra 46 and its notes 56, 61 (code 15, IVA retained in full)")
+		default:
+			if j, dup := seen[t.TipoImp]; dup {
+				v.add(p+".tipo_imp", CodeDuplicate,
+					fmt.Sprintf("%s.tipo_imp %d repeats impuestos_retenciones[%d]", p, t.TipoImp, j),
+					"send each tax code once")
+			} else {
+				seen[t.TipoImp] = i
+			}
+		}
+		if t.TasaImp.IsSet() {
+			v.number(p+".tasa_imp", t.TasaImp, numRule{places: 2, intDigits: 3, min: "0", minExclusive: true, max: "100"})
+		}
+		if t.MontoImp != nil {
+			m := *t.MontoImp
+			if m <= 0 && !v.is(LiquidacionFacturaElectronica) && v.tipoOK {
+				v.add(p+".monto_imp", CodeOutOfRange,
+					fmt.Sprintf("%s.monto_imp must be greater than 0 (got %d)", p, m),
+					"omit monto_imp to compute it from tasa_imp")
+			} else {
+				v.int64Range(p+".monto_imp", m, true)
+			}
+		}
+		if !t.TasaImp.IsSet() && t.MontoImp == nil && t.TipoImp != 15 {
+			v.add(p+".tasa_imp", CodeRequired, p+" needs tasa_imp or monto_imp",
+				"send the tax rate in tasa_imp or the amount in monto_imp")
+		}
+	}
+}
+
+func (v *validator) checkReferencias(refs []Referencia) {
+	switch {
+	case len(refs) == 0 && v.tipoOK && v.tipo.NeedsReferences():
+		v.add("referencias", CodeRequired,
+			fmt.Sprintf("tipo_dte %d needs at least one reference to the document it modifies", int(v.tipo)),
+			"add a reference with tipo_doc_ref, folio_ref, fecha_ref, codigo_ref and razon_ref")
+	case len(refs) > maxReferencias:
+		v.add("referencias", CodeTooMany,
+			fmt.Sprintf("referencias has %d entries; the SII accepts at most %d", len(refs), maxReferencias),
+			"keep the references the document needs")
+	}
+	for i, ref := range refs {
+		p := fmt.Sprintf("referencias[%d]", i)
+		// tipo_doc_ref
+		switch {
+		case ref.TipoDocRef.IsZero():
+			v.add(p+".tipo_doc_ref", CodeRequired, p+".tipo_doc_ref is required",
+				`send the referenced document's type (e.g. 33) or a code such as "SET"`)
+		case ref.TipoDocRef.Codigo != "":
+			v.text(p+".tipo_doc_ref", ref.TipoDocRef.Codigo, maxTpoDocRef, textRequired)
+		case ref.TipoDocRef.Tipo < 1 || ref.TipoDocRef.Tipo > 999:
+			v.add(p+".tipo_doc_ref", CodeOutOfRange,
+				fmt.Sprintf("%s.tipo_doc_ref %d is not an SII document type code (1–999)", p, int(ref.TipoDocRef.Tipo)),
+				"send the referenced document's SII type code")
+		}
+		// folio_ref
+		free := ref.TipoDocRef.Codigo != ""
+		switch {
+		case ref.FolioRef == 0 && !free:
+			v.add(p+".folio_ref", CodeRequired, p+".folio_ref is required", "send the referenced document's folio")
+		case ref.FolioRef < 0:
+			v.add(p+".folio_ref", CodeOutOfRange, fmt.Sprintf("%s.folio_ref must be positive (got %d)", p, ref.FolioRef),
+				"send the referenced document's folio")
+		case ref.FolioRef > 999_999_999_999_999_999:
+			v.add(p+".folio_ref", CodeOutOfRange, fmt.Sprintf("%s.folio_ref has more than the SII's 18 digits", p),
+				"send the referenced document's folio")
+		}
+		// fecha_ref
+		if ref.FechaRef == "" {
+			v.add(p+".fecha_ref", CodeRequired, p+".fecha_ref is required", "send the referenced document's date as YYYY-MM-DD")
+		} else if d, ok := v.date(p+".fecha_ref", ref.FechaRef); ok && v.hasEmision && d.after(v.emision) {
+			v.add(p+".fecha_ref", CodeOutOfRange,
+				fmt.Sprintf("%s.fecha_ref %s is later than the document's issue date %s", p, d, v.emision),
+				"a document can only reference one issued on or before its own date")
+		}
+		// codigo_ref
+		if ref.CodigoRef != nil {
+			c := *ref.CodigoRef
+			switch {
+			case c < 1 || c > 3:
+				v.add(p+".codigo_ref", CodeInvalidValue,
+					fmt.Sprintf("%s.codigo_ref %d is not 1 (void), 2 (text correction) or 3 (amount correction)", p, c),
+					"send 1, 2 or 3")
+			case v.tipoOK && !v.tipo.IsNote():
+				v.notAllowed(p+".codigo_ref", "the notes 56, 61, 111, 112")
+			}
+		}
+		// razon_ref
+		v.text(p+".razon_ref", ref.RazonRef, maxRazonRefContrato, textRequired)
+	}
+}
+
+func (v *validator) checkIndTraslado(n *int) {
+	isGuia := v.is(GuiaDespachoElectronica)
+	switch {
+	case n == nil:
+		if isGuia {
+			v.add("ind_traslado", CodeRequired, "a guía de despacho (52) needs ind_traslado",
+				"send 1 (sale), 2 (sale to be made), 3 (consignment), 4 (free delivery), 5 (internal transfer), 6 (other non-sale transfer), 7 (return guide), 8 (transfer for export) or 9 (sale for export)")
+		}
+	case v.tipoOK && !isGuia:
+		v.notAllowed("ind_traslado", "guía de despacho 52")
+	case *n < 1 || *n > 9:
+		v.add("ind_traslado", CodeInvalidValue, fmt.Sprintf("ind_traslado %d is not 1–9", *n), "send a value from 1 to 9")
+	}
+}
+
+func (v *validator) checkTipoDespacho(n *int) {
+	switch {
+	case n == nil:
+	case v.is(BoletaElectronica, BoletaExentaElectronica, LiquidacionFacturaElectronica):
+		v.notAllowed("tipo_despacho", "33, 34, 46, 52, 56, 61, 110, 111, 112")
+	case *n < 1 || *n > 3:
+		v.add("tipo_despacho", CodeInvalidValue, fmt.Sprintf("tipo_despacho %d is not 1–3", *n),
+			"send 1 (by the buyer), 2 (by the issuer to the buyer's premises) or 3 (by the issuer to other premises)")
+	}
+}
+
+func (v *validator) checkIndServicio(n *int) {
+	if n == nil {
+		return
+	}
+	lo, hi := 1, 6
+	switch {
+	case !v.tipoOK:
+	case v.tipo.IsBoleta():
+		lo, hi = 1, 4
+	case v.tipo.IsExport():
+		lo, hi = 3, 5
+	default:
+		lo, hi = 1, 3
+	}
+	if *n < lo || *n > hi {
+		v.add("ind_servicio", CodeInvalidValue,
+			fmt.Sprintf("ind_servicio %d is not accepted on tipo_dte %d (the SII's schema allows %d–%d)", *n, int(v.tipo), lo, hi),
+			fmt.Sprintf("send a value from %d to %d or omit the field", lo, hi))
+	}
+}
+
+func (v *validator) checkDescuentos(ds []DscRcgGlobal) {
+	if len(ds) == 0 {
+		return
+	}
+	if v.is(LiquidacionFacturaElectronica) {
+		v.notAllowed("descuentos_globales", "every type but liquidación-factura 43")
+		return
+	}
+	if len(ds) > maxDscRcgGlobal {
+		v.add("descuentos_globales", CodeTooMany,
+			fmt.Sprintf("descuentos_globales has %d entries; the SII accepts at most %d", len(ds), maxDscRcgGlobal),
+			"merge discounts or surcharges")
+	}
+	seen := make(map[int]int)
+	for i, d := range ds {
+		p := fmt.Sprintf("descuentos_globales[%d]", i)
+		if d.NroLinDR != nil {
+			n := *d.NroLinDR
+			if n < 1 || n > 99 {
+				v.add(p+".nro_lin_dr", CodeOutOfRange, fmt.Sprintf("%s.nro_lin_dr %d is not 1–99", p, n),
+					"number the discounts from 1, or omit nro_lin_dr")
+			} else if j, dup := seen[n]; dup {
+				v.add(p+".nro_lin_dr", CodeDuplicate, fmt.Sprintf("%s.nro_lin_dr %d repeats descuentos_globales[%d]", p, n, j),
+					"give each discount its own number, or omit nro_lin_dr")
+			} else {
+				seen[n] = i
+			}
+		}
+		switch d.TpoMov {
+		case "":
+			v.add(p+".tpo_mov", CodeRequired, p+".tpo_mov is required", `send "D" (discount) or "R" (surcharge)`)
+		case "D", "R":
+		default:
+			v.add(p+".tpo_mov", CodeInvalidValue, fmt.Sprintf("%s.tpo_mov %s is not D or R", p, quote(d.TpoMov)),
+				`send "D" (discount) or "R" (surcharge)`)
+		}
+		validTpo := false
+		switch d.TpoValor {
+		case "":
+			v.add(p+".tpo_valor", CodeRequired, p+".tpo_valor is required", `send "%" (percentage) or "$" (amount)`)
+		case "%", "$":
+			validTpo = true
+		default:
+			v.add(p+".tpo_valor", CodeInvalidValue, fmt.Sprintf("%s.tpo_valor %s is not %% or $", p, quote(d.TpoValor)),
+				`send "%" (percentage) or "$" (amount)`)
+		}
+		if !d.ValorDR.IsSet() {
+			v.add(p+".valor_dr", CodeRequired, p+".valor_dr is required", "send the percentage or the amount")
+		} else {
+			rule := numRule{places: 2, intDigits: 16, min: "0", minExclusive: true}
+			switch {
+			case validTpo && d.TpoValor == "%":
+				rule.intDigits, rule.max = 3, "100"
+			case validTpo && !v.export():
+				rule.places, rule.placesHint = 0, "an amount ($) on a CLP document is an integer"
+			}
+			v.number(p+".valor_dr", d.ValorDR, rule)
+		}
+		v.text(p+".glosa_dr", d.GlosaDR, maxGlosaDR, textOptional)
+		if d.IndExeDR != nil && *d.IndExeDR != 1 && *d.IndExeDR != 2 {
+			v.add(p+".ind_exe_dr", CodeInvalidValue, fmt.Sprintf("%s.ind_exe_dr %d is not 1 or 2", p, *d.IndExeDR),
+				"send 1 (applies to exempt amounts), 2 (to non-billable amounts) or omit it (taxable amounts)")
+		}
+	}
+}
+
+func (v *validator) checkExportData(e *ExportData) {
+	isExport := v.tipoOK && v.tipo.IsExport()
+	switch {
+	case e == nil:
+		if isExport {
+			v.add("export_data", CodeRequired, fmt.Sprintf("tipo_dte %d needs export_data", int(v.tipo)),
+				`send export_data with at least tpo_moneda, e.g. "DOLAR USA"`)
+		}
+		return
+	case v.tipoOK && !isExport:
+		v.notAllowed("export_data", "the export documents 110, 111, 112")
+		return
+	}
+	const p = "export_data."
+	switch {
+	case e.TpoMoneda == "":
+		v.add(p+"tpo_moneda", CodeRequired, "export_data.tpo_moneda is required", `send the SII currency name, e.g. "DOLAR USA"`)
+	case !monedaValid(e.TpoMoneda):
+		v.add(p+"tpo_moneda", CodeInvalidValue,
+			fmt.Sprintf("export_data.tpo_moneda %s is not one of the SII's currency names", quote(e.TpoMoneda)),
+			`use the SII's name in capitals, e.g. "DOLAR USA", "EURO", "PESO CL"`)
+	}
+	if e.TpoCambio.IsSet() {
+		v.number(p+"tpo_cambio", e.TpoCambio, numRule{places: 4, intDigits: 6, min: "0", minExclusive: true})
+	}
+	if e.MntExport.IsSet() {
+		v.number(p+"mnt_export", e.MntExport, numRule{places: 4, intDigits: 14, min: "0"})
+	}
+	v.text(p+"nacionalidad", e.Nacionalidad, maxNacionalidad, textOptional)
+	v.text(p+"num_id", e.NumID, maxNumID, textOptional)
+	if e.TipoDocID != nil {
+		v.add(p+"tipo_doc_id", CodeNotAllowed, "export_data.tipo_doc_id must not be used on export documents (110, 111, 112)",
+			"remove tipo_doc_id")
+	}
+	v.smallCode(p+"forma_pago_exp", e.FormaPagoExp)
+	v.smallCode(p+"modalidad_venta", e.ModalidadVenta)
+	if e.ClausulaVenta != "" {
+		if _, ok := ClausulaVentaCodigo(e.ClausulaVenta); !ok {
+			v.add(p+"clausula_venta", CodeInvalidValue,
+				fmt.Sprintf("export_data.clausula_venta %s is not a sale clause code (1–99) nor a known label", quote(e.ClausulaVenta)),
+				"send the customs code or one of CIF, CFR, EXW, FAS, FOB, S/CL, DDP, FCA, CPT, CIP, DAT, DAP")
+		}
+	}
+	if e.TotalClausula.IsSet() {
+		v.number(p+"total_clausula", e.TotalClausula, numRule{places: 2, intDigits: 16, min: "0", minExclusive: true})
+	}
+	v.smallCode(p+"via_transporte", e.ViaTransporte)
+	v.numericCode(p+"puerto_embarque", e.PuertoEmbarque, 4)
+	v.numericCode(p+"puerto_desembarque", e.PuertoDesembarque, 4)
+	if e.Tara != nil && (*e.Tara < 1 || *e.Tara > 9_999_999) {
+		v.add(p+"tara", CodeOutOfRange, fmt.Sprintf("export_data.tara %d is not 1–9999999", *e.Tara), "send the tare as a whole number of units")
+	}
+	v.smallCode(p+"unidad_tara", e.UnidadTara)
+	if e.PesoBruto.IsSet() {
+		v.number(p+"peso_bruto", e.PesoBruto, numRule{places: 2, intDigits: 8, min: "0"})
+	}
+	v.smallCode(p+"unidad_peso_bruto", e.UnidadPesoBruto)
+	if e.PesoNeto.IsSet() {
+		v.number(p+"peso_neto", e.PesoNeto, numRule{places: 2, intDigits: 8, min: "0"})
+	}
+	v.smallCode(p+"unidad_peso_neto", e.UnidadPesoNeto)
+	v.numericCode(p+"tipo_bulto", e.TipoBulto, 3)
+	if e.TotalBultos != nil && (*e.TotalBultos < 1 || *e.TotalBultos > 999_999_999_999_999_999) {
+		v.add(p+"total_bultos", CodeOutOfRange, fmt.Sprintf("export_data.total_bultos %d must be at least 1", *e.TotalBultos),
+			"send the number of packages or omit the field")
+	}
+	v.text(p+"marcas", e.Marcas, maxMarcas, textOptional)
+	if e.MntFlete.IsSet() {
+		v.number(p+"mnt_flete", e.MntFlete, numRule{places: 4, intDigits: 14, min: "0", minExclusive: true})
+	}
+	if e.MntSeguro.IsSet() {
+		v.number(p+"mnt_seguro", e.MntSeguro, numRule{places: 4, intDigits: 14, min: "0", minExclusive: true})
+	}
+	v.numericCode(p+"pais_recep", e.PaisRecep, 3)
+	v.numericCode(p+"pais_dest", e.PaisDest, 3)
+}
+
+// smallCode checks an optional two-digit positive code of the customs tables.
+func (v *validator) smallCode(field string, n *int) {
+	if n != nil && (*n < 1 || *n > 99) {
+		v.add(field, CodeOutOfRange, fmt.Sprintf("%s %d is not a code from 1 to 99", field, *n),
+			"send the code of the customs table, or omit the field")
+	}
+}
+
+// numericCode checks an optional text that must be a positive numeric code of
+// at most digits digits (the schema's Aduana elements are integers).
+func (v *validator) numericCode(field, s string, digits int) {
+	if s == "" {
+		return
+	}
+	t := strings.TrimLeft(s, "0")
+	if !allDigits(s) || t == "" || len(t) > digits {
+		v.add(field, CodeInvalidFormat,
+			fmt.Sprintf("%s %s is not a numeric customs code of at most %d digits", field, quote(s), digits),
+			"send the numeric code of the customs (Aduana) table, e.g. 225 for the United States as a country")
+	}
+}
+
+// Text rules.
+type textMode int
+
+const (
+	textOptional  textMode = iota // may be empty
+	textRequired                  // must hold a non-blank value
+	textMultiline                 // optional; may hold line feeds and tabs
+)
+
+// text checks one text field: presence, ISO-8859-1, control characters and
+// length in characters. It reports whether the field passed.
+func (v *validator) text(field, s string, max int, mode textMode) bool {
+	if strings.TrimSpace(s) == "" {
+		if mode == textRequired {
+			v.add(field, CodeRequired, field+" is required", "send a non-blank value")
+			return false
+		}
+		if s == "" {
+			return true
+		}
+	}
+	n := 0
+	for i, r := range s {
+		n++
+		switch {
+		case r == utf8.RuneError && isBadUTF8(s[i:]):
+			v.add(field, CodeNotLatin1, fmt.Sprintf("%s holds bytes that are not valid UTF-8", field),
+				"send the text in UTF-8")
+			return false
+		case r > 0xFF:
+			v.add(field, CodeNotLatin1,
+				fmt.Sprintf("%s holds %q (U+%04X), which ISO-8859-1 (the SII's encoding) cannot represent", field, r, r),
+				"replace the character with one of ISO-8859-1 (Latin letters with accents, ñ, °, ... are fine)")
+			return false
+		case r == '\r':
+			v.add(field, CodeInvalidCharacter, fmt.Sprintf("%s holds a carriage return", field),
+				`use "\n" alone for line breaks (only in dsc_item)`)
+			return false
+		case (r == '\n' || r == '\t') && mode == textMultiline:
+		case r < 0x20 || (r >= 0x7F && r <= 0x9F):
+			v.add(field, CodeInvalidCharacter, fmt.Sprintf("%s holds the control character U+%04X", field, r),
+				"remove control characters (line feeds and tabs are allowed only in dsc_item)")
+			return false
+		}
+	}
+	if n > max {
+		v.add(field, CodeTooLong, fmt.Sprintf("%s has %d characters; at most %d fit", field, n, max),
+			fmt.Sprintf("shorten it to %d characters", max))
+		return false
+	}
+	return true
+}
+
+// isBadUTF8 reports whether s starts with an invalid UTF-8 sequence (as
+// opposed to a literal U+FFFD, which is valid UTF-8 but not Latin-1 either).
+func isBadUTF8(s string) bool {
+	_, size := utf8.DecodeRuneInString(s)
+	return size <= 1
+}
+
+// numRule bounds a decimal field.
+type numRule struct {
+	places       int    // most significant decimal places
+	intDigits    int    // most integer digits (leading zeros don't count)
+	min, max     string // bounds as decimal text; "" for none
+	minExclusive bool   // min itself is out of range
+	placesHint   string // explains an integer rule in messages
+}
+
+// number checks a set Decimal against rule and returns its value when valid.
+func (v *validator) number(field string, d Decimal, rule numRule) (*big.Rat, bool) {
+	intDigits, places, ok := decimalShape(d)
+	if !ok {
+		v.add(field, CodeInvalidFormat, fmt.Sprintf("%s %s is not a plain decimal number", field, quote(string(d))),
+			"write digits with an optional sign and a decimal point; no exponent, spaces or thousands separators")
+		return nil, false
+	}
+	if places > rule.places {
+		msg := fmt.Sprintf("%s %s has %d decimal places; at most %d are allowed", field, quote(string(d)), places, rule.places)
+		if rule.places == 0 {
+			msg = fmt.Sprintf("%s %s must be an integer", field, quote(string(d)))
+			if rule.placesHint != "" {
+				msg += " (" + rule.placesHint + ")"
+			}
+		}
+		action := fmt.Sprintf("round it to %d decimal places", rule.places)
+		if rule.places == 0 {
+			action = "round it to a whole number"
+		}
+		v.add(field, CodeInvalidDecimals, msg, action)
+		return nil, false
+	}
+	if intDigits > rule.intDigits {
+		v.add(field, CodeOutOfRange,
+			fmt.Sprintf("%s %s has more than %d integer digits", field, quote(string(d)), rule.intDigits),
+			"check the value")
+		return nil, false
+	}
+	x := d.Rat()
+	if x == nil {
+		v.add(field, CodeInvalidFormat, fmt.Sprintf("%s %s is not a plain decimal number", field, quote(string(d))),
+			"write digits with an optional sign and a decimal point")
+		return nil, false
+	}
+	if rule.min != "" {
+		c := x.Cmp(ratOf(rule.min))
+		if c < 0 || (c == 0 && rule.minExclusive) {
+			word := "at least"
+			if rule.minExclusive {
+				word = "greater than"
+			}
+			v.add(field, CodeOutOfRange, fmt.Sprintf("%s must be %s %s (got %s)", field, word, rule.min, quote(string(d))),
+				"check the value")
+			return nil, false
+		}
+	}
+	if rule.max != "" && x.Cmp(ratOf(rule.max)) > 0 {
+		v.add(field, CodeOutOfRange, fmt.Sprintf("%s must be at most %s (got %s)", field, rule.max, quote(string(d))),
+			"check the value")
+		return nil, false
+	}
+	return x, true
+}
+
+// decimalShape returns the significant integer digits and decimal places of
+// d (leading integer zeros and trailing fractional zeros don't count), and
+// false when d is not a plain decimal number.
+func decimalShape(d Decimal) (intDigits, places int, ok bool) {
+	if !d.valid() {
+		return 0, 0, false
+	}
+	s := strings.TrimLeft(string(d), "+-")
+	ip, fp, _ := strings.Cut(s, ".")
+	return len(strings.TrimLeft(ip, "0")), len(strings.TrimRight(fp, "0")), true
+}
+
+// ratOf parses a decimal constant of this file; it returns 0 for text that
+// isn't one (never the case for the constants used).
+func ratOf(s string) *big.Rat {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return new(big.Rat)
+	}
+	return r
+}
+
+// quote returns s quoted for a message, shortened when long.
+func quote(s string) string {
+	const max = 40
+	if utf8.RuneCountInString(s) > max {
+		s = firstRunes(s, max) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// reasonOf returns the reason of a RUT error without its prefix.
+func reasonOf(err error) string {
+	var re *RUTError
+	if errors.As(err, &re) {
+		return re.Reason
+	}
+	return err.Error()
+}
+
+// Additional tax and retention codes the SII accepts in a DTE (the schema's
+// ImpAdicDTEType).
+func impAdicValid(c int) bool {
+	switch {
+	case c >= 14 && c <= 19, c >= 23 && c <= 28, c >= 30 && c <= 41, c >= 44 && c <= 55:
+		return true
+	}
+	switch c {
+	case 271, 301, 321, 331, 341, 361, 371, 481:
+		return true
+	}
+	return false
+}
+
+// monedaValid reports whether s is a currency name of the SII's TipMonType.
+func monedaValid(s string) bool {
+	switch s {
+	case "BOLIVAR", "BOLIVIANO", "CHELIN", "CORONA DIN", "CORONA NOR", "CORONA SC",
+		"CRUZEIRO REAL", "DIRHAM", "DOLAR AUST", "DOLAR CAN", "DOLAR HK", "DOLAR NZ",
+		"DOLAR SIN", "DOLAR TAI", "DOLAR USA", "DRACMA", "ESCUDO", "EURO", "FLORIN",
+		"FRANCO BEL", "FRANCO FR", "FRANCO SZ", "GUARANI", "LIBRA EST", "LIRA",
+		"MARCO AL", "MARCO FIN", "NUEVO SOL", "OTRAS MONEDAS", "PESETA", "PESO",
+		"PESO CL", "PESO COL", "PESO MEX", "PESO URUG", "RAND", "RENMINBI", "RUPIA",
+		"SUCRE", "YEN":
+		return true
+	}
+	return false
+}
+
+// Dates.
+
+// civilDate is a calendar date.
+type civilDate struct{ y, m, d int }
+
+func (c civilDate) String() string { return fmt.Sprintf("%04d-%02d-%02d", c.y, c.m, c.d) }
+
+func (c civilDate) after(o civilDate) bool {
+	if c.y != o.y {
+		return c.y > o.y
+	}
+	if c.m != o.m {
+		return c.m > o.m
+	}
+	return c.d > o.d
+}
+
+var chileZone = sync.OnceValue(func() *time.Location {
+	loc, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		return time.FixedZone("-04", -4*60*60)
+	}
+	return loc
+})
+
+// chileDate returns the calendar date of t in America/Santiago.
+func chileDate(t time.Time) civilDate {
+	y, m, d := t.In(chileZone()).Date()
+	return civilDate{y, int(m), d}
+}
+
+// date checks a YYYY-MM-DD date within the SII's FechaType range.
+func (v *validator) date(field, s string) (civilDate, bool) {
+	t, err := time.Parse("2006-01-02", s)
+	if len(s) != 10 || err != nil {
+		v.add(field, CodeInvalidFormat, fmt.Sprintf("%s %s is not a real date written YYYY-MM-DD", field, quote(s)),
+			"write the date as YYYY-MM-DD, e.g. 2025-03-31")
+		return civilDate{}, false
+	}
+	c := civilDate{t.Year(), int(t.Month()), t.Day()}
+	if c.after(civilDate{2050, 12, 31}) || (civilDate{2000, 1, 1}).after(c) {
+		v.add(field, CodeOutOfRange, fmt.Sprintf("%s %s is outside the SII's range 2000-01-01 to 2050-12-31", field, s),
+			"check the year")
+		return civilDate{}, false
+	}
+	return c, true
+}
