@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -27,7 +28,22 @@ const generatedSecretBytes = 32
 // "whsec_…aSw" so it does not leak into logs; [Secret.Encode] returns the
 // complete whsec_ form, for the one place it must be shown.
 type Secret struct {
-	key []byte
+	// k is a pointer so that even reflection-based printing of a struct
+	// holding a Secret in an unexported field shows an address, never the
+	// key bytes.
+	k *secretKey
+}
+
+// secretKey holds the key bytes; it is never modified after creation.
+type secretKey struct{ b []byte }
+
+// key returns the key bytes (nil for the zero Secret). Callers must not
+// modify them.
+func (s Secret) key() []byte {
+	if s.k == nil {
+		return nil
+	}
+	return s.k.b
 }
 
 // ParseSecret parses a secret in its printed form, "whsec_" followed by
@@ -58,20 +74,20 @@ func NewSecret(key []byte) (Secret, error) {
 	if len(key) < MinSecretBytes || len(key) > MaxSecretBytes {
 		return Secret{}, fmt.Errorf("webhook: secret key is %d bytes, want %d to %d", len(key), MinSecretBytes, MaxSecretBytes)
 	}
-	return Secret{key: append([]byte(nil), key...)}, nil
+	return Secret{k: &secretKey{b: append([]byte(nil), key...)}}, nil
 }
 
 // GenerateSecret returns a new random 32-byte secret from crypto/rand.
 func GenerateSecret() Secret {
 	key := make([]byte, generatedSecretBytes)
 	rand.Read(key) // never fails on supported platforms (Go 1.24+).
-	return Secret{key: key}
+	return Secret{k: &secretKey{b: key}}
 }
 
 // Encode returns the complete secret in its printed form, "whsec_" followed
 // by standard base64. Treat the result as a password.
 func (s Secret) Encode() string {
-	return SecretPrefix + base64.StdEncoding.EncodeToString(s.key)
+	return SecretPrefix + base64.StdEncoding.EncodeToString(s.key())
 }
 
 // String returns a masked form, "whsec_…" and the last three base64
@@ -81,7 +97,7 @@ func (s Secret) String() string {
 	if !s.valid() {
 		return SecretPrefix + "(none)"
 	}
-	enc := base64.StdEncoding.EncodeToString(s.key)
+	enc := base64.StdEncoding.EncodeToString(s.key())
 	enc = strings.TrimRight(enc, "=")
 	return SecretPrefix + "…" + enc[len(enc)-3:]
 }
@@ -98,14 +114,15 @@ func (s Secret) Format(f fmt.State, verb rune) {
 	f.Write([]byte(s.String()))
 }
 
-// Equal reports whether two secrets hold the same key.
+// Equal reports whether two secrets hold the same key, in constant time
+// for keys of equal length.
 func (s Secret) Equal(o Secret) bool {
-	return string(s.key) == string(o.key)
+	return subtle.ConstantTimeCompare(s.key(), o.key()) == 1
 }
 
 // valid reports whether s holds a key of an accepted length.
 func (s Secret) valid() bool {
-	return len(s.key) >= MinSecretBytes && len(s.key) <= MaxSecretBytes
+	return len(s.key()) >= MinSecretBytes && len(s.key()) <= MaxSecretBytes
 }
 
 // isBase64Char reports whether c belongs to the standard base64 alphabet or

@@ -61,7 +61,7 @@ func Sign(secrets []Secret, id string, ts time.Time, body []byte) (http.Header, 
 		if !s.valid() {
 			return nil, fmt.Errorf("webhook: sign: secret %d is not initialized (use ParseSecret, NewSecret or GenerateSecret)", i)
 		}
-		m := hmac.New(sha256.New, s.key)
+		m := hmac.New(sha256.New, s.key())
 		writeSigned(m, id, tsText, body)
 		if i > 0 {
 			sig.WriteByte(' ')

@@ -78,7 +78,7 @@ func TestSecretVectors(t *testing.T) {
 			s, err := ParseSecret(c.Input)
 			if !c.Valid {
 				if err == nil {
-					t.Fatalf("ParseSecret(%q) accepted a %d-byte key, want an error", c.Input, len(s.key))
+					t.Fatalf("ParseSecret(%q) accepted a %d-byte key, want an error", c.Input, len(s.key()))
 				}
 				if key := strings.TrimPrefix(c.Input, SecretPrefix); len(key) >= 8 && strings.Contains(err.Error(), key) {
 					t.Errorf("error message repeats the secret: %v", err)
@@ -92,8 +92,8 @@ func TestSecretVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(s.key) != string(want) || len(s.key) != c.KeyBytes {
-				t.Fatalf("key = %x (%d bytes), want %x (%d bytes)", s.key, len(s.key), want, c.KeyBytes)
+			if string(s.key()) != string(want) || len(s.key()) != c.KeyBytes {
+				t.Fatalf("key = %x (%d bytes), want %x (%d bytes)", s.key(), len(s.key()), want, c.KeyBytes)
 			}
 			if enc := s.Encode(); enc != SecretPrefix+strings.TrimPrefix(c.Input, SecretPrefix) {
 				t.Errorf("Encode() = %q, want the whsec_ form of the input", enc)

@@ -93,7 +93,7 @@ func NewVerifier(secrets []Secret, opts ...Option) (*Verifier, error) {
 		if !s.valid() {
 			return nil, fmt.Errorf("webhook: verifier secret %d is not initialized (use ParseSecret, NewSecret or GenerateSecret)", i)
 		}
-		k := &verifierKey{key: append([]byte(nil), s.key...)}
+		k := &verifierKey{key: append([]byte(nil), s.key()...)}
 		k.pool.New = func() any { return &macState{h: hmac.New(sha256.New, k.key)} }
 		v.keys = append(v.keys, k)
 	}

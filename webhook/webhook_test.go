@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -36,13 +37,17 @@ func TestSecretNeverPrinted(t *testing.T) {
 	s := mustSecret(t, testSecret)
 	key := strings.TrimPrefix(testSecret, SecretPrefix)
 	type wrapper struct{ S Secret }
-	for _, format := range []string{"%v", "%s", "%q", "%x", "%X", "%d", "%#v", "%+v"} {
-		for _, arg := range []any{s, &s, wrapper{s}, []Secret{s}} {
+	type hidden struct{ s Secret } // unexported: fmt prints it by reflection
+	for _, format := range []string{"%v", "%s", "%q", "%x", "%X", "%d", "%#v", "%+v", "%p"} {
+		for _, arg := range []any{s, &s, wrapper{s}, hidden{s}, &hidden{s}, []Secret{s}, map[string]Secret{"k": s}} {
 			out := fmt.Sprintf(format, arg)
-			if strings.Contains(out, key[:12]) || strings.Contains(out, fmt.Sprintf("%x", s.key[:8])) || strings.Contains(out, fmt.Sprint(s.key[:4])) {
+			if strings.Contains(out, key[:12]) || strings.Contains(out, fmt.Sprintf("%x", s.key()[:8])) || strings.Contains(out, fmt.Sprint(s.key()[:4])) {
 				t.Errorf("fmt %s of %T leaks the key: %s", format, arg, out)
 			}
 		}
+	}
+	if out, _ := json.Marshal(wrapper{s}); strings.Contains(string(out), key[:12]) {
+		t.Errorf("json.Marshal leaks the key: %s", out)
 	}
 	if got := s.String(); got != "whsec_…aSw" {
 		t.Errorf("String() = %q, want the masked form whsec_…aSw", got)
@@ -60,8 +65,8 @@ func TestGenerateSecret(t *testing.T) {
 	if a.Equal(b) {
 		t.Fatal("two generated secrets are equal")
 	}
-	if len(a.key) != 32 {
-		t.Fatalf("generated key is %d bytes, want 32", len(a.key))
+	if len(a.key()) != 32 {
+		t.Fatalf("generated key is %d bytes, want 32", len(a.key()))
 	}
 	back, err := ParseSecret(a.Encode())
 	if err != nil || !back.Equal(a) {
@@ -81,7 +86,7 @@ func TestNewSecretCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	key[0] = 8
-	if s.key[0] != 7 {
+	if s.key()[0] != 7 {
 		t.Fatal("NewSecret keeps the caller's slice")
 	}
 	for _, n := range []int{0, 1, 23, 65, 1000} {
