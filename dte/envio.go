@@ -1,0 +1,229 @@
+package dte
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dtekit/dtekit/signer"
+)
+
+// Envelope limits of the SII's schemas.
+const (
+	// MaxEnvioDTE is the most documents one EnvioDTE may carry
+	// (EnvioDTE_v10.xsd).
+	MaxEnvioDTE = 2000
+	// MaxEnvioBoleta is the most documents one EnvioBOLETA may carry
+	// (EnvioBOLETA_v11.xsd).
+	MaxEnvioBoleta = 500
+	// DefaultSetID is the ID BuildEnvio gives SetDTE, the element the
+	// envelope's signature references.
+	DefaultSetID = "SetDoc"
+)
+
+// EnvioOptions configures BuildEnvio.
+type EnvioOptions struct {
+	// Emisor supplies RutEmisor, FchResol (fecha_resolucion) and NroResol
+	// (numero_resolucion, 0 in certification). Every DTE in the envelope
+	// must have been issued by this RUT.
+	Emisor Emisor
+	// RutEnvia is the RUT of the person sending the envelope; empty means
+	// the RUT in the signing certificate.
+	RutEnvia string
+	// RutReceptor is whom the envelope goes to: empty means the SII
+	// (60803000-K); use the customer's RUT for the exchange copy.
+	RutReceptor string
+	// At is the signing time written in TmstFirmaEnv (Chile local time);
+	// zero means time.Now().
+	At time.Time
+	// SetID is SetDTE's ID; empty means DefaultSetID ("SetDoc").
+	SetID string
+}
+
+// BuildEnvio packs signed DTEs into an envelope and signs it: an EnvioBOLETA
+// when the documents are boletas (39, 41), an EnvioDTE otherwise — mixing
+// both is refused, as the SII receives them through different services.
+//
+// Each DTE's bytes are pasted verbatim (only the XML declaration and the
+// whitespace around the root are left out), so its own signature stays
+// valid; the Carátula gets one SubTotDTE per type in ascending order, and
+// the whole SetDTE is then signed with cert. Every document must be a
+// signed DTE of opts.Emisor, written in ISO-8859-1 (or pure ASCII); a
+// (tipo, folio) pair may appear only once.
+func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]byte, error) {
+	if cert == nil {
+		return nil, errors.New("dte: envio: no signing certificate")
+	}
+	if len(dtes) == 0 {
+		return nil, errors.New("dte: envio: no documents to pack")
+	}
+	rutEm, err := ParseRUT(opts.Emisor.Rut)
+	if err != nil {
+		return nil, fmt.Errorf("dte: envio: emisor rut: %w", err)
+	}
+	rutEnvia := opts.RutEnvia
+	if rutEnvia == "" {
+		r, ok := cert.RUT()
+		if !ok {
+			return nil, errors.New("dte: envio: the certificate carries no RUT; set EnvioOptions.RutEnvia")
+		}
+		rutEnvia = r
+	}
+	envia, err := ParseRUT(rutEnvia)
+	if err != nil {
+		return nil, fmt.Errorf("dte: envio: RutEnvia: %w", err)
+	}
+	recep := RUTSII
+	if opts.RutReceptor != "" {
+		if recep, err = ParseRUT(opts.RutReceptor); err != nil {
+			return nil, fmt.Errorf("dte: envio: RutReceptor: %w", err)
+		}
+	}
+	if _, err := time.Parse(clockDateLayout, opts.Emisor.FechaResolucion); err != nil {
+		return nil, fmt.Errorf("dte: envio: emisor fecha_resolucion %q is not a YYYY-MM-DD date", opts.Emisor.FechaResolucion)
+	}
+	if opts.Emisor.NumeroResolucion < 0 || opts.Emisor.NumeroResolucion > 999999 {
+		return nil, fmt.Errorf("dte: envio: emisor numero_resolucion %d is out of range (0-999999)", opts.Emisor.NumeroResolucion)
+	}
+	setID := opts.SetID
+	if setID == "" {
+		setID = DefaultSetID
+	}
+	if !envValidID(setID) {
+		return nil, fmt.Errorf("dte: envio: SetID %q is not a valid XML ID", setID)
+	}
+	at := opts.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+
+	bodies := make([][]byte, len(dtes))
+	counts := map[TipoDTE]int{}
+	seen := map[string]int{}
+	boletas, size := 0, 0
+	for i, data := range dtes {
+		body, doc, err := envDocument(data)
+		if err != nil {
+			return nil, fmt.Errorf("dte: envio: document %d: %w", i+1, err)
+		}
+		r, err := ParseRUT(doc.Emisor.Rut)
+		if err != nil || r != rutEm {
+			return nil, fmt.Errorf("dte: envio: document %d (%s) was issued by %q, not by the envelope's emisor %s", i+1, doc.ID, doc.Emisor.Rut, rutEm)
+		}
+		key := DocumentID(doc.Tipo, doc.Folio)
+		if j, dup := seen[key]; dup {
+			return nil, fmt.Errorf("dte: envio: documents %d and %d are both tipo %d folio %d", j+1, i+1, doc.Tipo, doc.Folio)
+		}
+		seen[key] = i
+		if doc.Tipo.IsBoleta() {
+			boletas++
+		}
+		counts[doc.Tipo]++
+		bodies[i] = body
+		size += len(body) + 1
+	}
+	boleta := boletas > 0
+	if boleta && boletas != len(dtes) {
+		return nil, fmt.Errorf("dte: envio: %d boletas and %d other documents: boletas (39, 41) go in an EnvioBOLETA of their own", boletas, len(dtes)-boletas)
+	}
+	root, schema, max := "EnvioDTE", "EnvioDTE_v10.xsd", MaxEnvioDTE
+	if boleta {
+		root, schema, max = "EnvioBOLETA", "EnvioBOLETA_v11.xsd", MaxEnvioBoleta
+	}
+	if len(dtes) > max {
+		return nil, fmt.Errorf("dte: envio: %d documents; an %s carries at most %d", len(dtes), root, max)
+	}
+	tipos := make([]TipoDTE, 0, len(counts))
+	for t := range counts {
+		tipos = append(tipos, t)
+	}
+	sort.Slice(tipos, func(i, j int) bool { return tipos[i] < tipos[j] })
+
+	w := &xw{buf: make([]byte, 0, size+1024)}
+	w.raw(xmlDeclaration)
+	w.raw(`<` + root + ` xmlns="` + NamespaceSiiDte + `" xmlns:xsi="` + namespaceXSI +
+		`" xsi:schemaLocation="` + NamespaceSiiDte + ` ` + schema + `" version="1.0">`)
+	w.raw(`<SetDTE ID="` + setID + `">`)
+	w.raw(`<Caratula version="1.0">`)
+	w.plain("RutEmisor", rutEm.String())
+	w.plain("RutEnvia", envia.String())
+	w.plain("RutReceptor", recep.String())
+	w.plain("FchResol", opts.Emisor.FechaResolucion)
+	w.int("NroResol", int64(opts.Emisor.NumeroResolucion))
+	w.plain("TmstFirmaEnv", xwTimestamp(at))
+	for _, t := range tipos {
+		w.open("SubTotDTE")
+		w.int("TpoDTE", int64(t))
+		w.int("NroDTE", int64(counts[t]))
+		w.close("SubTotDTE")
+	}
+	w.close("Caratula")
+	for _, b := range bodies {
+		w.raw("\n")
+		w.buf = append(w.buf, b...)
+	}
+	w.raw("\n</SetDTE></" + root + ">\n")
+	signed, err := cert.SignEnveloped(w.buf, setID)
+	if err != nil {
+		return nil, fmt.Errorf("dte: envio: signing SetDTE: %w", err)
+	}
+	return signed, nil
+}
+
+// envDocument checks one signed DTE for an envelope and returns the bytes
+// of its <DTE> element with the parsed document.
+func envDocument(data []byte) ([]byte, *Document, error) {
+	enc := strings.ToUpper(pxDeclaredEncoding(data))
+	if enc != "ISO-8859-1" && enc != "ISO8859-1" && enc != "LATIN1" && !envASCII(data) {
+		return nil, nil, fmt.Errorf("it is not ISO-8859-1 (declared encoding %q) and not pure ASCII: pasting it would change its bytes", enc)
+	}
+	root, src, err := pxParse(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if root.name != "DTE" {
+		return nil, nil, fmt.Errorf("root element is <%s>, not <DTE>", root.name)
+	}
+	if root.child("Signature") == nil {
+		return nil, nil, errors.New("the DTE is not signed")
+	}
+	doc, err := pxDocument(root, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	body := src.slice(root)
+	if body == nil || !bytes.HasPrefix(body, []byte("<DTE")) {
+		return nil, nil, errors.New("the DTE root must be written <DTE …> without a prefix")
+	}
+	doc.Raw = data
+	return body, doc, nil
+}
+
+// envASCII reports whether b is pure ASCII.
+func envASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// envValidID reports whether s can be an XML ID written without escaping.
+func envValidID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z'):
+		case i > 0 && (r == '-' || r == '.' || (r >= '0' && r <= '9')):
+		default:
+			return false
+		}
+	}
+	return true
+}
