@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"unicode/utf8"
 
 	"software.sslmate.com/src/go-pkcs12"
 )
@@ -45,6 +46,12 @@ func Load(p12 []byte, password string) (*Certificate, error) {
 		return nil, fmt.Errorf("%w: the input is empty", ErrCorrupt)
 	case bytes.Contains(p12[:min(len(p12), 1024)], []byte("-----BEGIN")):
 		return nil, fmt.Errorf("%w: the input is PEM text, not a binary PKCS#12 (.pfx/.p12) file", ErrCorrupt)
+	}
+	for _, r := range password {
+		if r == utf8.RuneError || r > 0xFFFF {
+			// PKCS#12 passwords are BMP strings; this one can't be right.
+			return nil, fmt.Errorf("%w: the password has characters a PKCS#12 password can't hold", ErrWrongPassword)
+		}
 	}
 	if err := checkKDFCost(p12); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)

@@ -573,6 +573,12 @@ func (p *parser) text() (string, error) {
 				p.pos++
 			}
 			buf = append(buf, '\n')
+		case ']':
+			if p.has("]]>") {
+				return "", p.errorf("']]>' is not allowed in character data")
+			}
+			p.pos++
+			buf = append(buf, c)
 		default:
 			buf, err = p.appendChar(buf)
 		}
