@@ -27,7 +27,7 @@ func c14nCorpus(t testing.TB) map[string][]byte {
   </child>
 </r:root>`),
 		"utf8-bom-astral": append([]byte{0xEF, 0xBB, 0xBF}, []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?><a xml:lang=\"es\">€ 😀 &#x1F600; &#8364;<b xml:space=\"preserve\"> </b></a>")...),
-		"no-declaration": []byte(`<getToken><item><Semilla>000012345678</Semilla></item></getToken>`),
+		"no-declaration":  []byte(`<getToken><item><Semilla>000012345678</Semilla></item></getToken>`),
 	}
 }
 
