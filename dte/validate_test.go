@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/beevik/etree"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/encoding/charmap"
+
+	"github.com/dtekit/dtekit/internal/oracle"
 )
 
 // testToday is the fixed "now" of the validation tests: 2025-06-30 11:00 in
@@ -756,6 +762,144 @@ func checkAcceptedInvariants(t *testing.T, r *EmitirDTERequest) {
 		for _, d := range []Decimal{l.Cantidad, l.Precio, l.MontoItem, l.DescuentoPct, l.RecargoPct} {
 			if d.IsSet() && !d.Valid() {
 				t.Fatalf("accepted malformed number %q", d)
+			}
+		}
+	}
+}
+
+// readXSD parses one of the SII's schemas (ISO-8859-1) from the shared folder.
+func readXSD(t *testing.T, name string) *etree.Document {
+	t.Helper()
+	doc := etree.NewDocument()
+	doc.ReadSettings.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
+		return charmap.ISO8859_1.NewDecoder().Reader(in), nil
+	}
+	if err := doc.ReadFromFile(oracle.SharedFile(t, "sii", "schemas", name)); err != nil {
+		t.Fatalf("reading %s: %v", name, err)
+	}
+	return doc
+}
+
+// facets returns the value of the facet (maxLength, maxInclusive, ...) of
+// every element named name in doc that declares it, so a limit used in
+// several document kinds is checked in all of them.
+func facets(doc *etree.Document, name, facet string) []string {
+	var out []string
+	for _, e := range doc.FindElements("//xs:element[@name='" + name + "']") {
+		if f := e.FindElement(".//xs:" + facet); f != nil {
+			out = append(out, f.SelectAttrValue("value", ""))
+		}
+	}
+	return out
+}
+
+// TestLimitsMatchSchemas checks the limits Validate enforces against the
+// SII's own schemas (the independent oracle for numbers the contract doesn't
+// state).
+func TestLimitsMatchSchemas(t *testing.T) {
+	dte := readXSD(t, "DTE_v10.xsd")
+	types := readXSD(t, "SiiTypes_v10.xsd")
+	boleta := readXSD(t, "EnvioBOLETA_v11.xsd")
+	itoa := strconv.Itoa
+
+	lengths := map[string]int{
+		"NmbItem": maxNmbItem, "DscItem": maxDscItem, "RazonRef": maxRazonRef, "UnmdItem": maxUnmdItem,
+		"GiroRecep": maxGiroRecep, "DirRecep": maxDirRecep, "GlosaDR": maxGlosaDR, "Glosa": maxGlosaComision,
+		"TpoDocLiq": maxTpoDocRef, "TpoDocRef": maxTpoDocRef, "Nacionalidad": maxNacionalidad,
+		"NumId": maxNumID, "Marcas": maxMarcas,
+	}
+	for name, want := range lengths {
+		got := facets(dte, name, "maxLength")
+		if len(got) == 0 {
+			t.Errorf("DTE_v10.xsd: no maxLength for %s", name)
+		}
+		for _, g := range got {
+			if g != itoa(want) {
+				t.Errorf("DTE_v10.xsd: %s maxLength %s, validation uses %d", name, g, want)
+			}
+		}
+	}
+	// The boleta schema carries the same texts with the same lengths.
+	for name, want := range map[string]int{"NmbItem": maxNmbItem, "DscItem": maxDscItem, "RazonRef": maxRazonRef,
+		"RznSocRecep": maxRznSocRecep, "DirRecep": maxDirRecep, "CmnaRecep": maxCmnaRecep, "CiudadRecep": maxCiudadRecep,
+		"UnmdItem": maxUnmdItem, "GlosaDR": maxGlosaDR} {
+		for _, g := range facets(boleta, name, "maxLength") {
+			if g != itoa(want) {
+				t.Errorf("EnvioBOLETA_v11.xsd: %s maxLength %s, validation uses %d", name, g, want)
+			}
+		}
+	}
+	for name, want := range map[string]int{"RznSocLargaType": maxRznSocRecep, "ComunaType": maxCmnaRecep, "CiudadType": maxCiudadRecep} {
+		f := types.FindElement("//xs:simpleType[@name='" + name + "']//xs:maxLength")
+		if f == nil || f.SelectAttrValue("value", "") != itoa(want) {
+			t.Errorf("SiiTypes_v10.xsd: %s maxLength differs from %d", name, want)
+		}
+	}
+
+	occurs := map[string]int{"Detalle": maxLineas, "Referencia": maxReferencias, "DscRcgGlobal": maxDscRcgGlobal,
+		"Comisiones": maxComisiones, "ImptoReten": maxImptoReten}
+	for name, want := range occurs {
+		n := 0
+		for _, e := range dte.FindElements("//xs:element[@name='" + name + "']") {
+			if mo := e.SelectAttrValue("maxOccurs", ""); mo != "" {
+				n++
+				if mo != itoa(want) {
+					t.Errorf("DTE_v10.xsd: %s maxOccurs %s, validation uses %d", name, mo, want)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("DTE_v10.xsd: no maxOccurs for %s", name)
+		}
+	}
+	if e := boleta.FindElement("//xs:element[@name='Detalle']"); e == nil || e.SelectAttrValue("maxOccurs", "") != itoa(maxLineasBoleta) {
+		t.Errorf("EnvioBOLETA_v11.xsd: Detalle maxOccurs differs from %d", maxLineasBoleta)
+	}
+
+	// FechaType bounds the dates.
+	fecha := types.FindElement("//xs:simpleType[@name='FechaType']")
+	if fecha == nil || fecha.FindElement(".//xs:minInclusive").SelectAttrValue("value", "") != "2000-01-01" ||
+		fecha.FindElement(".//xs:maxInclusive").SelectAttrValue("value", "") != "2050-12-31" {
+		t.Error("SiiTypes_v10.xsd: FechaType is not 2000-01-01…2050-12-31")
+	}
+	// Quantities and prices: Dec12_6Type.
+	dec := types.FindElement("//xs:simpleType[@name='Dec12_6Type']")
+	if dec == nil || dec.FindElement(".//xs:fractionDigits").SelectAttrValue("value", "") != "6" ||
+		dec.FindElement(".//xs:minInclusive").SelectAttrValue("value", "") != "0.000001" ||
+		dec.FindElement(".//xs:maxInclusive").SelectAttrValue("value", "") != "999999999999.999999" {
+		t.Error("SiiTypes_v10.xsd: Dec12_6Type differs from the cantidad/precio rule")
+	}
+
+	// Additional tax codes: exactly the schema's ImpAdicDTEType.
+	want := map[int]bool{}
+	for _, e := range types.FindElements("//xs:simpleType[@name='ImpAdicDTEType']//xs:enumeration") {
+		n, err := strconv.Atoi(e.SelectAttrValue("value", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[n] = true
+	}
+	if len(want) < 40 {
+		t.Fatalf("ImpAdicDTEType has %d codes", len(want))
+	}
+	for c := -1; c <= 1000; c++ {
+		if impAdicValid(c) != want[c] {
+			t.Errorf("impAdicValid(%d) = %v, schema says %v", c, impAdicValid(c), want[c])
+		}
+	}
+	// Currencies: every TipMonType name is accepted; near misses are not.
+	monedas := types.FindElements("//xs:simpleType[@name='TipMonType']//xs:enumeration")
+	if len(monedas) < 40 {
+		t.Fatalf("TipMonType has %d names", len(monedas))
+	}
+	for _, e := range monedas {
+		m := e.SelectAttrValue("value", "")
+		if !monedaValid(m) {
+			t.Errorf("monedaValid(%q) = false; the schema lists it", m)
+		}
+		for _, miss := range []string{strings.ToLower(m), m + " ", m + "S"} {
+			if monedaValid(miss) {
+				t.Errorf("monedaValid(%q) = true", miss)
 			}
 		}
 	}
