@@ -82,8 +82,19 @@ func runTotals(ctx context.Context, env *cmdEnv, args []string) int {
 	return 0
 }
 
-// validateDecodedRequest runs the contract validation on a decoded request.
-func validateDecodedRequest(r *dte.EmitirDTERequest) *dte.ValidationError { return nil }
+// validateDecodedRequest runs the contract validation (dte.Validate, which
+// takes today's date in Chile for the fecha_emision checks).
+func validateDecodedRequest(r *dte.EmitirDTERequest) *dte.ValidationError {
+	err := r.Validate()
+	if err == nil {
+		return nil
+	}
+	var ve *dte.ValidationError
+	if errors.As(err, &ve) {
+		return ve
+	}
+	return reqOneDetail("", dte.CodeValidationError, err.Error())
+}
 
 // readRequestInput reads the request file, or standard input for "-",
 // refusing anything larger than maxRequestJSONBytes.

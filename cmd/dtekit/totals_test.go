@@ -167,6 +167,14 @@ func TestTotalsCLIInvalid(t *testing.T) {
 			},
 		},
 		{
+			// Validation runs before the totals: a wrong check digit (76086428-5 is right).
+			"validation error",
+			`{"tipo_dte": 33, "fecha_emision": "2025-05-14",
+			  "receptor": {"rut": "76086428-4", "razon_social": "Comercial Andes Ltda.", "giro": "Comercio", "direccion": "Av. Matta 100", "comuna": "Santiago", "ciudad": "Santiago"},
+			  "detalle": [{"nombre": "A", "cantidad": 1, "precio": 100}]}`,
+			[]detail{{"receptor.rut", "INVALID_RUT", ""}},
+		},
+		{
 			// 100 − $101 would take the taxable amount below zero.
 			"totals error",
 			`{"tipo_dte": 33, "fecha_emision": "2025-05-14", ` + cliReceptor + `,
@@ -229,5 +237,46 @@ func TestTotalsCLIUsage(t *testing.T) {
 	cancel()
 	if code := run(ctx, env, []string{"totals", missing}); code != 1 {
 		t.Errorf("cancelled context: exit %d", code)
+	}
+}
+
+// TestTotalsCLISampleRequests runs the repository's realistic requests (one
+// per type) through the command: each must be valid and total.
+func TestTotalsCLISampleRequests(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "requests", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Skip("no testdata/requests/*.json")
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			env := &cmdEnv{stdout: &out, stderr: &errb}
+			if code := run(context.Background(), env, []string{"totals", name}); code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
+			}
+			var got struct {
+				Detalle []map[string]any `json:"detalle"`
+				Totales map[string]any   `json:"totales"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Detalle) == 0 || got.Totales["MntTotal"] == nil {
+				t.Fatalf("output %s (%v)", out.String(), err)
+			}
+		})
+	}
+	// factura.json by hand: 12 × 6490 = 77880 − 10 % (7788) = 70092; 6 × 8990 = 53940;
+	// taxable 124032 − 5 % (6201.6 → 6202) = 117830; IVA 22387.7 → 22388; exempt 350000;
+	// total 490218.
+	var out bytes.Buffer
+	path := filepath.Join("..", "..", "testdata", "requests", "factura.json")
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	if code := run(context.Background(), &cmdEnv{stdout: &out, stderr: &out}, []string{"totals", path}); code != 0 {
+		t.Fatalf("factura.json: exit %d: %s", code, out.String())
+	}
+	want := `{"MntNeto": 117830, "MntExe": 350000, "TasaIVA": 19, "IVA": 22388, "MntTotal": 490218}`
+	got := decodeLoose(t, out.String()).(map[string]any)["totales"]
+	if diff := cmp.Diff(decodeLoose(t, want), got); diff != "" {
+		t.Errorf("factura.json totales (-want +got):\n%s", diff)
 	}
 }
