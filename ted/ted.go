@@ -105,11 +105,16 @@ type TED struct {
 	DD DD
 	// FRMT is the signature over SignedDD.
 	FRMT []byte
-	// SignedDD is the flattened DD, ISO-8859-1: the bytes FRMT signs.
+	// SignedDD is the flattened DD, ISO-8859-1: the bytes FRMT signs. It is
+	// the canonical form (text escaping only &, < and >), except when Verify
+	// found FRMT to sign the DD as written with other escaping.
 	SignedDD []byte
 	// XML is the flattened TED element in ISO-8859-1, in the form Build
-	// returns: the bytes to place in the DTE and to encode in the PDF417.
+	// returns (SignedDD then FRMT): the bytes to place in the DTE and to
+	// encode in the PDF417.
 	XML []byte
+
+	rawDD []byte // the DD as written minus whitespace between tags, when it differs
 }
 
 // UTF8 returns t.XML as UTF-8 text, for XML builders that work in UTF-8.
@@ -431,7 +436,9 @@ func Parse(tedXML []byte) (*TED, error) {
 	if dd.F, err = strconv.ParseInt(strings.TrimSpace(kid(2)), 10, 64); err != nil || dd.F <= 0 {
 		return nil, malformed("DD/F %q is not a folio", kid(2))
 	}
-	if dd.CAF, err = caf.Parse([]byte(ddNode.kids[8].flat())); err != nil {
+	// The CAF is handed over as written (minus whitespace between tags) so
+	// that caf can also try that form if the SII signed it that way.
+	if dd.CAF, err = caf.Parse([]byte(ddNode.kids[8].raw)); err != nil {
 		return nil, fmt.Errorf("%w: DD/CAF: %w", ErrMalformed, err)
 	}
 	loc, err := chile()
@@ -446,6 +453,9 @@ func Parse(tedXML []byte) (*TED, error) {
 		return nil, fmt.Errorf("%w: DD: %v", ErrNotLatin1, err)
 	}
 	t.XML = assemble(t.SignedDD, t.FRMT)
+	if raw, err := toLatin1(ddNode.raw); err == nil && string(raw) != string(t.SignedDD) {
+		t.rawDD = raw
+	}
 	return t, nil
 }
 
@@ -477,7 +487,13 @@ func Verify(tedXML []byte, keys caf.TrustedKeys) (*TED, error) {
 		return nil, fmt.Errorf("ted: CAF inside the TED: %w", err)
 	}
 	if err := smallrsa.VerifySHA1(c.PublicKey, t.SignedDD, t.FRMT); err != nil {
-		return nil, fmt.Errorf("%w: tipo %d folio %d with the key of %s: %v", ErrSignature, t.DD.TD, t.DD.F, c, err)
+		// A DD whose signer escaped text differently (for example &apos;)
+		// is tried as written, minus whitespace between tags.
+		if t.rawDD == nil || smallrsa.VerifySHA1(c.PublicKey, t.rawDD, t.FRMT) != nil {
+			return nil, fmt.Errorf("%w: tipo %d folio %d with the key of %s: %v", ErrSignature, t.DD.TD, t.DD.F, c, err)
+		}
+		t.SignedDD = t.rawDD
+		t.XML = assemble(t.SignedDD, t.FRMT)
 	}
 	re, err := checkRUT(strings.TrimSpace(t.DD.RE))
 	if err != nil || re != c.RutEmisor {

@@ -624,3 +624,37 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// TestVerifyOtherEscaping: an emitter that wrote and signed the DD with
+// &apos; and &quot; (not the canonical form) still gets its TED verified.
+func TestVerifyOtherEscaping(t *testing.T) {
+	f := newFixture(t, 33)
+	good, err := Build(f.dd(t, 33), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := resign(t, good, f.cafs[33].PrivateKey, `JOSÉ "PEPE" O'HIGGINS`, `JOSÉ &quot;PEPE&quot; O&apos;HIGGINS`)
+	v, err := Verify(odd, f.auth.Keys())
+	if err != nil {
+		t.Fatalf("DD signed with &apos;: %v", err)
+	}
+	if v.DD.RSR != f.dd(t, 33).RSR || !bytes.Contains(v.SignedDD, []byte("O&apos;HIGGINS")) {
+		t.Errorf("RSR %q, SignedDD %s", v.DD.RSR, v.SignedDD)
+	}
+	if _, err := Verify(v.XML, f.auth.Keys()); err != nil {
+		t.Errorf("re-verifying the returned XML: %v", err)
+	}
+	// The canonical form of that DD is not what was signed.
+	if _, err := Verify(assemble(mustCanonicalDD(t, odd), v.FRMT), f.auth.Keys()); !errors.Is(err, ErrSignature) {
+		t.Errorf("canonical DD with the other form's FRMT: %v", err)
+	}
+}
+
+func mustCanonicalDD(t *testing.T, tedXML []byte) []byte {
+	t.Helper()
+	p, err := Parse(tedXML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.SignedDD
+}
