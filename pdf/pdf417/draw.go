@@ -20,13 +20,15 @@ type Rect struct {
 // Filling every rectangle reproduces Module exactly; rectangles do not
 // overlap. They are ordered by top edge, then left edge.
 func (s *Symbol) Bars() []Rect {
+	type run struct{ x, w, rect int }
 	var out []Rect
-	// open maps a run (x, w) of the previous row to its index in out.
-	open := map[[2]int]int{}
-	next := map[[2]int]int{}
+	// prev and cur hold the runs of the previous and current row, left to
+	// right, with the index in out of the rectangle each belongs to.
+	var prev, cur []run
 	for r := range s.rows {
 		line := s.modules[r*s.width : (r+1)*s.width]
-		clear(next)
+		cur = cur[:0]
+		p := 0
 		for x := 0; x < len(line); {
 			if !line[x] {
 				x++
@@ -36,16 +38,19 @@ func (s *Symbol) Bars() []Rect {
 			for x < len(line) && line[x] {
 				x++
 			}
-			key := [2]int{start, x - start}
-			if i, ok := open[key]; ok {
-				out[i].H += s.rowHeight
-				next[key] = i
+			w := x - start
+			for p < len(prev) && prev[p].x < start {
+				p++
+			}
+			if p < len(prev) && prev[p].x == start && prev[p].w == w {
+				out[prev[p].rect].H += s.rowHeight
+				cur = append(cur, run{start, w, prev[p].rect})
 				continue
 			}
-			out = append(out, Rect{X: start, Y: r * s.rowHeight, W: x - start, H: s.rowHeight})
-			next[key] = len(out) - 1
+			out = append(out, Rect{X: start, Y: r * s.rowHeight, W: w, H: s.rowHeight})
+			cur = append(cur, run{start, w, len(out) - 1})
 		}
-		open, next = next, open
+		prev, cur = cur, prev
 	}
 	return out
 }

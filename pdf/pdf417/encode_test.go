@@ -128,6 +128,23 @@ func TestEncodeErrors(t *testing.T) {
 	if _, err := Encode(make([]byte, 1034), Options{}); err != nil {
 		t.Errorf("1034 bytes at level 5: %v", err)
 	}
+	// MaxDataBytes is exact at every level: one byte more does not fit.
+	for lvl := range 9 {
+		opt := Options{ECLevel: lvl}
+		if lvl == 0 {
+			opt.ECLevel = ECLevelZero
+		}
+		m := MaxDataBytes(lvl)
+		if _, err := Encode(make([]byte, m), opt); err != nil {
+			t.Errorf("level %d: MaxDataBytes = %d does not encode: %v", lvl, m, err)
+		}
+		if _, err := Encode(make([]byte, m+1), opt); !errors.Is(err, ErrTooMuchData) {
+			t.Errorf("level %d: %d bytes: err = %v, want ErrTooMuchData", lvl, m+1, err)
+		}
+	}
+	if MaxDataBytes(-1) != 0 || MaxDataBytes(9) != 0 {
+		t.Error("MaxDataBytes accepts a level outside 0–8")
+	}
 }
 
 // TestSymbolGeometry checks sizes, the length descriptor and padding on an
@@ -168,25 +185,30 @@ func TestSymbolGeometry(t *testing.T) {
 }
 
 // checkBars verifies that Bars paints exactly the dark modules, without
-// overlaps.
+// overlaps. Rectangles must cover whole rows, so the check works per row.
 func checkBars(t testing.TB, s *Symbol) {
 	t.Helper()
-	paint := make([]int, s.Width()*s.Height())
+	h := s.RowHeight()
+	paint := make([]int, s.Width()*s.Rows())
 	for _, b := range s.Bars() {
-		if b.W <= 0 || b.H <= 0 || b.X < 0 || b.Y < 0 || b.X+b.W > s.Width() || b.Y+b.H > s.Height() {
-			t.Fatalf("Bars: rectangle %+v outside %d×%d", b, s.Width(), s.Height())
+		if b.W <= 0 || b.H <= 0 || b.X < 0 || b.Y < 0 || b.X+b.W > s.Width() || b.Y+b.H > s.Height() ||
+			b.Y%h != 0 || b.H%h != 0 {
+			t.Fatalf("Bars: rectangle %+v outside %d×%d or not on row boundaries", b, s.Width(), s.Height())
 		}
-		for y := b.Y; y < b.Y+b.H; y++ {
+		for r := b.Y / h; r < (b.Y+b.H)/h; r++ {
 			for x := b.X; x < b.X+b.W; x++ {
-				paint[y*s.Width()+x]++
+				paint[r*s.Width()+x]++
 			}
 		}
 	}
-	for y := range s.Height() {
+	for r := range s.Rows() {
 		for x := range s.Width() {
-			n := paint[y*s.Width()+x]
-			if n > 1 || (n == 1) != s.Module(x, y) {
-				t.Fatalf("Bars: module (%d,%d) painted %d times, dark = %v", x, y, n, s.Module(x, y))
+			n := paint[r*s.Width()+x]
+			// Every line of the row must agree with the painted value.
+			for _, y := range []int{r * h, r*h + h - 1} {
+				if n > 1 || (n == 1) != s.Module(x, y) {
+					t.Fatalf("Bars: module (%d,%d) painted %d times, dark = %v", x, y, n, s.Module(x, y))
+				}
 			}
 		}
 	}

@@ -46,14 +46,20 @@ func generatorPoly(k int) []int {
 // so that data followed by the result is a multiple of the generator.
 func ecCodewords(data []int, k int) []int {
 	g := generatorPoly(k)
+	// neg[j] = −g[k−1−j], so the update below is one multiply-add and one
+	// reduction per coefficient.
+	neg := make([]int, k)
+	for j := range neg {
+		neg[j] = (gfPrime - g[k-1-j]) % gfPrime
+	}
 	// r[j] is the coefficient of x^(k−1−j) in data·x^k mod g.
 	r := make([]int, k)
 	for _, d := range data {
 		f := (d + r[0]) % gfPrime
 		for j := 0; j < k-1; j++ {
-			r[j] = (r[j+1] + gfPrime - f*g[k-1-j]%gfPrime) % gfPrime
+			r[j] = (r[j+1] + f*neg[j]) % gfPrime
 		}
-		r[k-1] = (gfPrime - f*g[0]%gfPrime) % gfPrime
+		r[k-1] = f * neg[k-1] % gfPrime
 	}
 	for j := range r {
 		r[j] = (gfPrime - r[j]) % gfPrime

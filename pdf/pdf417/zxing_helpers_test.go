@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
@@ -30,7 +29,8 @@ func writePNG(t testing.TB, dir, name string, img image.Image) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
+	enc := png.Encoder{CompressionLevel: png.NoCompression}
+	if err := enc.Encode(&buf, img); err != nil {
 		t.Fatalf("png.Encode %s: %v", name, err)
 	}
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
@@ -155,23 +155,30 @@ func tedLike(n int, seed int) []byte {
 	return b.Bytes()[:n]
 }
 
-// padded adds a white margin of q pixels around an image (boombuler's
-// images have no quiet zone).
-type padded struct {
-	image.Image
-	q int
-}
-
-func (p padded) Bounds() image.Rectangle {
-	b := p.Image.Bounds()
-	return image.Rect(0, 0, b.Dx()+2*p.q, b.Dy()+2*p.q)
-}
-
-func (p padded) At(x, y int) color.Color {
-	b := p.Image.Bounds()
-	x, y = x-p.q+b.Min.X, y-p.q+b.Min.Y
-	if !(image.Point{x, y}.In(b)) {
-		return color.White
+// renderModules draws a grid of cols × rows modules (dark(x, row) tells
+// which are dark) with pxPerModule pixels per module, rows 3 modules high and
+// a quiet zone of quiet modules.
+func renderModules(cols, rows, quiet int, dark func(x, row int) bool) *image.Gray {
+	const rowModules = 3
+	w := (cols + 2*quiet) * pxPerModule
+	h := (rows*rowModules + 2*quiet) * pxPerModule
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = 0xff
 	}
-	return p.Image.At(x, y)
+	for row := range rows {
+		for x := range cols {
+			if !dark(x, row) {
+				continue
+			}
+			x0 := (x + quiet) * pxPerModule
+			y0 := (row*rowModules + quiet) * pxPerModule
+			for y := y0; y < y0+rowModules*pxPerModule; y++ {
+				for px := x0; px < x0+pxPerModule; px++ {
+					img.Pix[y*img.Stride+px] = 0
+				}
+			}
+		}
+	}
+	return img
 }

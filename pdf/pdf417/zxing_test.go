@@ -54,6 +54,7 @@ func checkDecodes(t *testing.T, cases []decodeCase) {
 // at EC level 5), encoded with the default options, decode byte for byte
 // with EC level 5.
 func TestZXingDecodesStampSizes(t *testing.T) {
+	t.Parallel()
 	var cases []decodeCase
 	for n := 50; n <= 1000; n += 50 {
 		cases = append(cases, decodeCase{name: fmt.Sprintf("%d bytes", n), data: tedLike(n, n), level: "5"})
@@ -69,6 +70,7 @@ func TestZXingDecodesStampSizes(t *testing.T) {
 // and the same payloads decode at level 2, the highest level that holds
 // 1100 bytes.
 func TestBeyondLevel5Capacity(t *testing.T) {
+	t.Parallel()
 	if got := pdf417.MaxDataBytes(5); got != 1034 {
 		// 1034 = 6·172 + 2: 1 descriptor + 1 latch + 5·172 + 2 + 64 checks = 928.
 		t.Errorf("MaxDataBytes(5) = %d, want 1034", got)
@@ -91,6 +93,7 @@ func TestBeyondLevel5Capacity(t *testing.T) {
 // orders and with every length remainder mod 6 (latch 924 or 901, zero to
 // five trailing bytes), decode byte for byte.
 func TestZXingAllByteValues(t *testing.T) {
+	t.Parallel()
 	var cases []decodeCase
 	for extra := range 6 {
 		for _, order := range []string{"ascending", "descending", "stride-37"} {
@@ -125,6 +128,7 @@ func TestZXingAllByteValues(t *testing.T) {
 // TestZXingColumnsAndLevels: every column count that holds a 200-byte TED
 // at level 5, every EC level for a 300-byte payload, and taller rows.
 func TestZXingColumnsAndLevels(t *testing.T) {
+	t.Parallel()
 	var cases []decodeCase
 	data := tedLike(200, 7)
 	for c := pdf417.MinColumns; c <= pdf417.MaxColumns; c++ {
@@ -156,6 +160,7 @@ func TestZXingColumnsAndLevels(t *testing.T) {
 // and the QuietZone wrapper, the path a renderer using the barcode.Barcode
 // interface takes.
 func TestZXingThroughBarcodeScale(t *testing.T) {
+	t.Parallel()
 	data := tedLike(650, 3)
 	s, err := pdf417.Encode(data, pdf417.Options{})
 	if err != nil {
@@ -185,6 +190,7 @@ func TestZXingThroughBarcodeScale(t *testing.T) {
 // the same bytes. Values are placed through byte compaction: a six-byte group
 // whose base-900 digits are (0, a, b, c, d) carries a, b, c, d.
 func TestZXingEveryDataCodewordPattern(t *testing.T) {
+	t.Parallel()
 	const (
 		cols   = 28
 		groups = 184 // 1 + 1 + 5·184 + 2 = 924 = 28 × 33, no padding
