@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/testcreds"
+)
+
+const demoUsage = `usage: dtekit demo [--out DIR]
+
+Generates test credentials (a test "SII" authority, CAFs for the twelve types,
+a signing certificate as PKCS#12 in modern and legacy encryption), emits one
+document of each type, packs an EnvioDTE and an EnvioBOLETA, verifies every
+file as "dtekit verify" does, and writes everything to DIR (default
+./dtekit-demo). Nothing is sent anywhere.
+`
+
+// runDemo implements "dtekit demo".
+func runDemo(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() { fmt.Fprint(env.stderr, demoUsage) }
+	out := fs.String("out", "dtekit-demo", "output directory")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprint(env.stderr, demoUsage)
+		return 2
+	}
+	if err := demo(ctx, env, *out, time.Now()); err != nil {
+		fmt.Fprintf(env.stderr, "dtekit demo: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// demo does the work of runDemo at the instant now.
+func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	creds, err := testcreds.NewWith(testcreds.Options{Now: now})
+	if err != nil {
+		return err
+	}
+	write := func(name string, data []byte) (string, error) {
+		p := filepath.Join(dir, name)
+		return p, writeFileAtomic(p, data)
+	}
+	emisorJSON, _ := json.MarshalIndent(creds.Emisor, "", "  ")
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"emisor.json", append(emisorJSON, '\n')},
+		{"cert.p12", creds.P12},
+		{"cert-legacy.p12", creds.P12Legacy},
+		{"test-sii-authority.pub.pem", creds.AuthorityPEM},
+	}
+	for _, t := range dte.Tipos {
+		files = append(files, struct {
+			name string
+			data []byte
+		}{fmt.Sprintf("CAF-%d.xml", t), creds.CAFFiles[t]})
+	}
+	for _, f := range files {
+		if _, err := write(f.name, f.data); err != nil {
+			return err
+		}
+	}
+
+	em, err := creds.Emitter(func() time.Time { return now })
+	if err != nil {
+		return err
+	}
+	refDate := dte.ChileTime(now).AddDate(0, 0, -3).Format("2006-01-02")
+	var boletas, others [][]byte
+	fmt.Fprintf(env.stdout, "dtekit demo: writing to %s\n", dir)
+	for _, req := range demoRequests(refDate) {
+		reqJSON, _ := json.MarshalIndent(req, "", "  ")
+		if _, err := write(fmt.Sprintf("request-%d.json", req.TipoDTE), append(reqJSON, '\n')); err != nil {
+			return err
+		}
+		res, err := em.Emit(ctx, req)
+		if err != nil {
+			return fmt.Errorf("emitting tipo %d: %w", req.TipoDTE, err)
+		}
+		p, err := write(fmt.Sprintf("DTE-%d-%d.xml", res.Tipo, res.Folio), res.XML)
+		if err != nil {
+			return err
+		}
+		if err := demoVerify(env, p, res.XML, creds); err != nil {
+			return err
+		}
+		if res.Tipo.IsBoleta() {
+			boletas = append(boletas, res.XML)
+		} else {
+			others = append(others, res.XML)
+		}
+	}
+	for _, e := range []struct {
+		name string
+		docs [][]byte
+	}{{"EnvioDTE.xml", others}, {"EnvioBOLETA.xml", boletas}} {
+		xml, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: creds.Emisor, At: now}, creds.Cert, e.docs...)
+		if err != nil {
+			return fmt.Errorf("building %s: %w", e.name, err)
+		}
+		p, err := write(e.name, xml)
+		if err != nil {
+			return err
+		}
+		if err := demoVerify(env, p, xml, creds); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(env.stdout, "dtekit demo: 12 documents and 2 envelopes written and verified in %s\n", dir)
+	fmt.Fprintf(env.stdout, "  verify again:  dtekit verify --trust %s %s\n",
+		filepath.Join(dir, "test-sii-authority.pub.pem"), filepath.Join(dir, "*.xml"))
+	fmt.Fprintf(env.stdout, "  emit your own: dtekit emit --emisor %s --caf %s --cert %s --cert-password %s --trust %s --folio 100 REQUEST.json\n",
+		filepath.Join(dir, "emisor.json"), filepath.Join(dir, "CAF-33.xml"), filepath.Join(dir, "cert.p12"),
+		creds.Password, filepath.Join(dir, "test-sii-authority.pub.pem"))
+	return nil
+}
+
+// demoVerify verifies one written file and prints its report.
+func demoVerify(env *cmdEnv, path string, data []byte, creds *testcreds.Creds) error {
+	rep, err := dte.Verify(data, creds.Keys)
+	if rep != nil {
+		printReport(env.stdout, path, rep)
+	}
+	if err != nil {
+		return fmt.Errorf("%s does not verify: %w", path, err)
+	}
+	return nil
+}
