@@ -131,9 +131,9 @@ func PlanLayout(dataLen int, opts Options, maxWidthMM, maxHeightMM, minModuleMM 
 
 // ChooseLayout is PlanLayout with the SII settings (EC level 5, rows 3
 // modules high, quiet zone of 2 modules): it returns the column count to pass
-// in Options.Columns and the module width in millimetres. Typical calls are
-// ChooseLayout(n, LetterMaxWidthMM, LetterMaxHeightMM, MinModuleMM) and
-// ChooseLayout(n, RollMaxWidthMM, RollMaxHeightMM, MinModuleMM).
+// in Options.Columns and the module width in millimetres, e.g.
+// ChooseLayout(n, LetterMaxWidthMM, LetterMaxHeightMM, MinModuleMM).
+// LetterLayout and RollLayout apply the package's policy for the two papers.
 func ChooseLayout(dataLen int, maxWidthMM, maxHeightMM, minModuleMM float64) (columns int, moduleMM float64, err error) {
 	l, err := PlanLayout(dataLen, Options{}, maxWidthMM, maxHeightMM, minModuleMM)
 	if err != nil {

@@ -35,11 +35,14 @@ import (
 // of rule 3: '0' = group unused, 'n' = the n-th candidate of the group when
 // the group's candidates are ordered by increasing e2 (the first space).
 //
-// Provenance: the selection digits were transcribed from the standard's
-// published symbol character table (ISO/IEC 15438, as reproduced in public
-// references), reduced to one digit per group by the rules above. The tests
-// check the result structurally (929 distinct patterns per cluster, every
-// pattern in its cluster) and, independently, by decoding symbols with ZXing.
+// Provenance: the selection digits are a transcription of the standard's
+// published symbol character table (ISO/IEC 15438), taken from the copy of
+// that table in github.com/boombuler/barcode v1.1.0 (MIT licence, already a
+// dependency of this module) and reduced to one digit per group by the rules
+// above; no code was taken from it. The tests check the result structurally
+// (929 distinct patterns per cluster, every pattern in its cluster, the
+// ordering rule) and, independently, by decoding with ZXing symbols that
+// carry every value 0–899 in every cluster.
 const (
 	selection0 = "" +
 		"1111111101001101001111111101000000111111110000111100010111111111" +
