@@ -219,7 +219,7 @@ func (c *totCalc) allowTaxes() bool {
 
 // rangeErr reports an amount beyond what the SII can carry.
 func (c *totCalc) rangeErr(field totField) error {
-	return totErr(field, "OUT_OF_RANGE", "the amount exceeds the 18 digits the SII allows")
+	return totErr(field, "OUT_OF_RANGE", "the amount is out of range: it exceeds the 18 digits the SII allows, or its inputs carry more decimals than can be computed exactly")
 }
 
 func (c *totCalc) inRange(v int64) bool { return v <= fxMaxAmount && v >= -fxMaxAmount }
