@@ -372,7 +372,7 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
 	}
 
 	textOnly := v.textCorrection && !l.Cantidad.IsSet() && !l.Precio.IsSet() &&
-		(!l.MontoItem.IsSet() || (l.MontoItem.Valid() && l.MontoItem.Sign() == 0))
+		(!l.MontoItem.IsSet() || isZero(l.MontoItem))
 	exp := v.export()
 
 	// cantidad
@@ -979,6 +979,12 @@ func decimalShape(d Decimal) (intDigits, places int, ok bool) {
 	s := strings.TrimLeft(string(d), "+-")
 	ip, fp, _ := strings.Cut(s, ".")
 	return len(strings.TrimLeft(ip, "0")), len(strings.TrimRight(fp, "0")), true
+}
+
+// isZero reports whether d is a well-formed zero ("0", "-0.00"), without
+// converting it (a huge text would be slow to convert).
+func isZero(d Decimal) bool {
+	return d.valid() && strings.Trim(string(d), "+-0.") == ""
 }
 
 // ratOf parses a decimal constant of this file; it returns 0 for text that

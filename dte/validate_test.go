@@ -904,3 +904,43 @@ func TestLimitsMatchSchemas(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateHugeInput(t *testing.T) {
+	// A number of a million digits is rejected by its digit count, quickly.
+	r := loadRequest(t, "nota_credito.json")
+	r.Referencias[0].CodigoRef = ip(2)
+	huge := Decimal(strings.Repeat("9", 1_000_000))
+	zeros := Decimal(strings.Repeat("0", 1_000_000))
+	r.Detalle = []LineaDetalle{
+		{Nombre: "text correction", MontoItem: zeros},
+		{Nombre: "y", Cantidad: huge, Precio: huge},
+		{Nombre: "z", Cantidad: "1", Precio: "1", MontoItem: huge},
+	}
+	start := time.Now()
+	err := ValidateAt(r, testToday)
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("validating huge numbers took %v", time.Since(start))
+	}
+	ve, ok := AsValidationError(err)
+	if !ok || len(ve.Details) != 3 {
+		t.Fatalf("got %v", err)
+	}
+	for _, d := range ve.Details {
+		if d.Code != CodeOutOfRange || len(d.Message) > 300 {
+			t.Errorf("detail %s %s (%d-byte message)", d.Field, d.Code, len(d.Message))
+		}
+	}
+	if !isZero("-0.000") || !isZero("0") || isZero("0.01") || isZero("") || isZero("-") {
+		t.Error("isZero")
+	}
+}
+
+func BenchmarkValidate(b *testing.B) {
+	r := loadRequest(b, "factura.json")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ValidateAt(r, testToday); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
