@@ -10,6 +10,7 @@ import (
 
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/signer"
+	"github.com/dtekit/dtekit/ted"
 )
 
 // FolioSource hands out folios. The caller implements it over its own
@@ -192,6 +193,16 @@ func (e *Emitter) checkCAF(c *caf.CAF, prep *docPrepared, folio int64, now time.
 		}
 	}
 	return nil
+}
+
+// pipeTED stamps the document with the CAF's key: the flattened
+// ISO-8859-1 <TED> element that goes into the DTE and its PDF417.
+func pipeTED(p *docPrepared, folio int64, c *caf.CAF, now time.Time) ([]byte, error) {
+	return ted.Build(ted.DD{
+		RE: p.rutEmisor, TD: int(p.tipo), F: folio, FE: p.fecha,
+		RR: p.rr, RSR: p.rsr, MNT: string(p.mnt), IT1: p.it1,
+		CAF: c, TSTED: now,
+	}, c.PrivateKey)
 }
 
 // Errors of MemoryFolios.

@@ -3,6 +3,9 @@ package dte_test
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha1"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -47,7 +50,7 @@ var (
 	emitErr  error
 )
 
-func emitAll(t *testing.T) (map[dte.TipoDTE]*dte.Emitted, map[dte.TipoDTE]*dte.EmitirDTERequest) {
+func emitAll(t testing.TB) (map[dte.TipoDTE]*dte.Emitted, map[dte.TipoDTE]*dte.EmitirDTERequest) {
 	t.Helper()
 	c := creds(t)
 	emitOnce.Do(func() {
@@ -129,28 +132,43 @@ func TestOracleEmitAllTypes(t *testing.T) {
 	if err := os.WriteFile(certPEM, c.Cert.CertificatePEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Schema validation, one xmllint run per schema for all its files.
+	files := map[dte.TipoDTE]string{}
+	batches := map[string][]string{}
+	for _, tipo := range dte.Tipos {
+		file := filepath.Join(dir, docs[tipo].ID+".xml")
+		if err := os.WriteFile(file, docs[tipo].XML, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files[tipo] = file
+		schema := "DTE_v10.xsd"
+		if tipo.IsBoleta() {
+			schema = "BoletaDTE_wrapper.xsd"
+		}
+		batches[schema] = append(batches[schema], file)
+	}
+	for schema, fs := range batches {
+		msg, ok := runIn(t, schemas, "xmllint", append([]string{"--noout", "--schema", schema}, fs...)...)
+		for _, f := range fs {
+			if !strings.Contains(msg, f+" validates") {
+				t.Errorf("xmllint %s: %s does not validate", schema, filepath.Base(f))
+			}
+		}
+		if !ok {
+			t.Errorf("xmllint %s: %s", schema, msg)
+		}
+	}
 	for _, tipo := range dte.Tipos {
 		out, req := docs[tipo], reqs[tipo]
 		t.Run(tipo.String(), func(t *testing.T) {
-			file := filepath.Join(dir, out.ID+".xml")
-			if err := os.WriteFile(file, out.XML, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			file := files[tipo]
 			if !bytes.HasPrefix(out.XML, []byte(`<?xml version="1.0" encoding="ISO-8859-1"?>`)) {
 				t.Errorf("missing ISO-8859-1 declaration: %.60q", out.XML)
 			}
 			// The names travel as single ISO-8859-1 bytes, escaped.
-			wantName := latin1(t, escapeText(reqs[tipo].Receptor.RazonSocial))
+			wantName := latin1(t, escapeText(req.Receptor.RazonSocial))
 			if !bytes.Contains(out.XML, wantName) {
 				t.Errorf("the receptor's name is not in the file as %q", wantName)
-			}
-
-			schema := "DTE_v10.xsd"
-			if tipo.IsBoleta() {
-				schema = "BoletaDTE_wrapper.xsd"
-			}
-			if msg, ok := runIn(t, schemas, "xmllint", "--noout", "--schema", schema, file); !ok {
-				t.Errorf("xmllint %s: %s", schema, msg)
 			}
 			if msg, ok := xmlsecVerify(t, file, "", keyValueArgs()...); !ok {
 				t.Errorf("xmlsec1 (KeyValue): %s", msg)
@@ -528,4 +546,144 @@ func latin1(t *testing.T, s string) []byte {
 		out = append(out, byte(r))
 	}
 	return out
+}
+
+// benchRequest is a 10-line factura.
+func benchRequest() *dte.EmitirDTERequest {
+	req := &dte.EmitirDTERequest{TipoDTE: 33, Receptor: dte.Receptor{Rut: "77777777-7",
+		RazonSocial: "Pérez & Hijos Ltda.", Giro: "Comercio", Direccion: "Av. Providencia 1234", Comuna: "Providencia", Ciudad: "Santiago"}}
+	for i := 0; i < 10; i++ {
+		req.Detalle = append(req.Detalle, dte.LineaDetalle{Nombre: fmt.Sprintf("Artículo Ñandú n° %d", i+1),
+			Cantidad: dte.Decimal(fmt.Sprint(i + 1)), Unidad: "UN", Precio: "1990", DescuentoPct: "5"})
+	}
+	return req
+}
+
+// cycleFolios hands out the CAF's folios over and over, so a benchmark can
+// run any number of iterations (uniqueness doesn't matter here).
+type cycleFolios struct {
+	c *caf.CAF
+	n int64
+}
+
+func (f *cycleFolios) NextFolio(ctx context.Context, tipo dte.TipoDTE) (int64, *caf.CAF, error) {
+	f.n++
+	return f.c.Desde + (f.n-1)%(f.c.Hasta-f.c.Desde+1), f.c, nil
+}
+
+// BenchmarkEmit measures one 10-line factura end to end (validate, totals,
+// XML, TED, XML-DSig signature). Compare with BenchmarkRSA2048Sign, the bare
+// RSA-2048 PKCS#1 v1.5 signature with the same key, run in the same process.
+func BenchmarkEmit(b *testing.B) {
+	c := creds(b)
+	em := &dte.Emitter{Emisor: c.Emisor, Cert: c.Cert, Folios: &cycleFolios{c: c.CAFs[33]}}
+	req := benchRequest()
+	ctx := context.Background()
+	if _, err := em.Emit(ctx, req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := em.Emit(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRSA2048Sign is the baseline: rsa.SignPKCS1v15 with SHA-1 over a
+// 20-byte digest, with the signing certificate's 2048-bit key.
+func BenchmarkRSA2048Sign(b *testing.B) {
+	c := creds(b)
+	digest := sha1.Sum([]byte("dtekit benchmark baseline"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key, crypto.SHA1, digest[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestMemoryFolios(t *testing.T) {
+	c := creds(t)
+	issue := func(desde, hasta int64) *caf.CAF {
+		file, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+			Tipo: 61, Desde: desde, Hasta: hasta, FechaAutorizacion: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := caf.Parse(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parsed
+	}
+	second, first := issue(11, 12), issue(1, 2)
+	m, err := dte.NewMemoryFolios(second, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var got []int64
+	for {
+		f, cf, err := m.NextFolio(ctx, 61)
+		if errors.Is(err, dte.ErrFoliosExhausted) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cf.Contains(f) {
+			t.Errorf("folio %d returned with %s", f, cf)
+		}
+		got = append(got, f)
+	}
+	if fmt.Sprint(got) != "[1 2 11 12]" {
+		t.Errorf("folios %v, want [1 2 11 12]", got)
+	}
+	if _, _, err := m.NextFolio(ctx, 33); !errors.Is(err, dte.ErrNoFolios) {
+		t.Errorf("type without CAF: %v", err)
+	}
+	if err := m.SetNext(61, 12); err != nil || m.Next(61) != 12 {
+		t.Errorf("SetNext(12): %v, Next = %d", err, m.Next(61))
+	}
+	if err := m.SetNext(61, 5); !errors.Is(err, caf.ErrFolioOutOfRange) {
+		t.Errorf("SetNext(5) outside the CAFs: %v", err)
+	}
+	if _, err := dte.NewMemoryFolios(issue(1, 10), issue(5, 20)); err == nil {
+		t.Error("overlapping CAFs were accepted")
+	}
+
+	// Concurrent callers never get the same folio.
+	m2, err := dte.NewMemoryFolios(issue(1, 200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[int64]bool{}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				f, _, err := m2.NextFolio(ctx, 61)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if seen[f] {
+					t.Errorf("folio %d handed out twice", f)
+				}
+				seen[f] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 200 {
+		t.Errorf("%d distinct folios, want 200", len(seen))
+	}
 }

@@ -122,11 +122,9 @@ func prepareDoc(in *docInput) (*docPrepared, error) {
 		return nil, w.err
 	}
 	p := &docPrepared{tipo: t, fecha: in.fecha, mid: w.buf, rutEmisor: rutEm.String(), rr: rutRecep, mnt: tot.Totales.MntTotal}
+	// RSR and IT1 are cut to the DD's 40 characters; a boleta may leave
+	// RSR empty.
 	p.rsr = xwClip(req.Receptor.RazonSocial, 40)
-	if p.rsr == "" {
-		// A boleta may omit the receptor; RSR still needs a name.
-		p.rsr = "Sin receptor"
-	}
 	nmb, _ := docItemName(req.Detalle[0])
 	p.it1 = xwClip(nmb, 40)
 	return p, nil

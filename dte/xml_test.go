@@ -18,8 +18,8 @@ func iptr(n int) *int       { return &n }
 func i64ptr(n int64) *int64 { return &n }
 
 // OracleRequests returns one emission request per supported type, each with
-// names carrying ñ, accents, '&', '<', '\” and '"'. It is exported only to
-// this package's external tests.
+// names carrying ñ, accents, an ampersand, a '<', an apostrophe and a double
+// quote. It is exported only to this package's external tests.
 func OracleRequests() map[TipoDTE]*EmitirDTERequest { return oracleRequests() }
 
 func oracleRequests() map[TipoDTE]*EmitirDTERequest {
