@@ -32,8 +32,9 @@ var (
 
 // maxKDFIterations bounds the key-derivation iteration counts Load accepts,
 // so that a crafted file can't keep the CPU busy for minutes. Real files use
-// 1 to a few hundred thousand (OpenSSL 2048, Windows 2000).
-const maxKDFIterations = 1 << 22
+// 1 to tens of thousands (OpenSSL 2048, Windows 2000, Java 10000); the bound
+// is the one .NET applies to PKCS#12 imports (KB5025823).
+const maxKDFIterations = 600000
 
 // Load reads a .pfx/.p12 file protected by password: modern files (PBES2
 // with AES, as OpenSSL 3 and current Windows write them) and legacy ones
