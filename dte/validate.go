@@ -81,7 +81,8 @@ func (r *EmitirDTERequest) Validate() error { return ValidateAt(r, time.Now()) }
 //     explains); dsc_item up to 1000, also after ItemName joins a long nombre
 //     to it.
 //   - valor_dr > 0 with up to 2 decimals; at most 100 for %, an integer for $
-//     on CLP documents; nro_lin_dr 1–99 and unique; glosa_dr 45 characters.
+//     on CLP documents; nro_lin_dr 1–99 and unique (an omitted one counts as
+//     the entry's 1-based position); glosa_dr 45 characters.
 //   - comisiones: glosa 60 characters; tasa_comision over 0 and at most 100;
 //     amounts within 18 digits (they may be negative on 43).
 //   - references: folio_ref > 0 and at most 18 digits (0 is accepted for
@@ -696,17 +697,24 @@ func (v *validator) checkDescuentos(ds []DscRcgGlobal) {
 	seen := make(map[int]int)
 	for i, d := range ds {
 		p := fmt.Sprintf("descuentos_globales[%d]", i)
-		if d.NroLinDR != nil {
-			n := *d.NroLinDR
-			if n < 1 || n > 99 {
-				v.add(p+".nro_lin_dr", CodeOutOfRange, fmt.Sprintf("%s.nro_lin_dr %d is not 1–99", p, n),
-					"number the discounts from 1, or omit nro_lin_dr")
-			} else if j, dup := seen[n]; dup {
-				v.add(p+".nro_lin_dr", CodeDuplicate, fmt.Sprintf("%s.nro_lin_dr %d repeats descuentos_globales[%d]", p, n, j),
-					"give each discount its own number, or omit nro_lin_dr")
-			} else {
-				seen[n] = i
+		// An omitted nro_lin_dr is the entry's position (1-based), as the
+		// XML writes it; explicit and implicit numbers must not collide.
+		n, implicit := i+1, d.NroLinDR == nil
+		if !implicit {
+			n = *d.NroLinDR
+		}
+		if !implicit && (n < 1 || n > 99) {
+			v.add(p+".nro_lin_dr", CodeOutOfRange, fmt.Sprintf("%s.nro_lin_dr %d is not 1–99", p, n),
+				"number the discounts from 1, or omit nro_lin_dr")
+		} else if j, dup := seen[n]; dup {
+			what := fmt.Sprintf("%s.nro_lin_dr %d", p, n)
+			if implicit {
+				what = fmt.Sprintf("%s, numbered %d by its position,", p, n)
 			}
+			v.add(p+".nro_lin_dr", CodeDuplicate, fmt.Sprintf("%s repeats the number of descuentos_globales[%d]", what, j),
+				"give each discount its own number, or omit nro_lin_dr in all of them")
+		} else {
+			seen[n] = i
 		}
 		switch d.TpoMov {
 		case "":

@@ -387,6 +387,10 @@ var validationCases = []vcase{
 		r.DescuentosGlobales[0].NroLinDR = ip(1)
 		r.DescuentosGlobales = append(r.DescuentosGlobales, DscRcgGlobal{NroLinDR: ip(1), TpoMov: "R", TpoValor: "$", ValorDR: "1000"})
 	}, "descuentos_globales[1].nro_lin_dr", CodeDuplicate},
+	{"implicit nro_lin_dr collides", "factura.json", func(r *EmitirDTERequest) {
+		r.DescuentosGlobales[0].NroLinDR = ip(2)
+		r.DescuentosGlobales = append(r.DescuentosGlobales, DscRcgGlobal{TpoMov: "R", TpoValor: "$", ValorDR: "1000"})
+	}, "descuentos_globales[1].nro_lin_dr", CodeDuplicate},
 	{"tipo_imp repeated", "factura_compra.json", func(r *EmitirDTERequest) {
 		r.ImpuestosRetenciones = append(r.ImpuestosRetenciones, ImpuestoRetencion{TipoImp: 15, MontoImp: i64p(1000)})
 	}, "impuestos_retenciones[1].tipo_imp", CodeDuplicate},
