@@ -21,7 +21,9 @@ type Rect struct {
 // overlap. They are ordered by top edge, then left edge.
 func (s *Symbol) Bars() []Rect {
 	type run struct{ x, w, rect int }
-	var out []Rect
+	// At most 4 bars per symbol character, 4 in the start and 5 in the stop
+	// pattern per row; merging only lowers the count.
+	out := make([]Rect, 0, s.rows*(4*(s.cols+2)+9))
 	// prev and cur hold the runs of the previous and current row, left to
 	// right, with the index in out of the rectangle each belongs to.
 	var prev, cur []run

@@ -82,10 +82,12 @@ func checkInvariants(t *testing.T, s *Symbol, data []byte, inv [3]map[uint32]int
 	if !ok || string(got) != string(data) {
 		t.Fatalf("byte compaction does not give the data back")
 	}
+	// The codeword polynomial vanishes at 3^i, i = 1..k (sampled for speed;
+	// TestECCodewordsVanishAtRoots checks every root).
 	root := 1
 	for i := 1; i <= k; i++ {
 		root = root * gfPrimitive % gfPrime
-		if evalPoly(cw, root) != 0 {
+		if (i <= 4 || i == k || i%17 == 0) && evalPoly(cw, root) != 0 {
 			t.Fatalf("codeword polynomial is not zero at 3^%d", i)
 		}
 	}

@@ -10,6 +10,11 @@ package pdf417
 //
 // 3 being a primitive element of GF(929).
 
+import (
+	"math/bits"
+	"sync"
+)
+
 const (
 	gfPrime     = 929
 	gfPrimitive = 3
@@ -42,15 +47,36 @@ func generatorPoly(k int) []int {
 	return p[:k]
 }
 
-// ecCodewords returns the k check codewords for data, highest power first,
-// so that data followed by the result is a multiple of the generator.
-func ecCodewords(data []int, k int) []int {
+// negGenerator returns the generator coefficients of degree k negated and
+// highest power first: neg[j] = −g[k−1−j], so the division below is one
+// multiply-add and one reduction per coefficient.
+func negGenerator(k int) []int {
 	g := generatorPoly(k)
-	// neg[j] = −g[k−1−j], so the update below is one multiply-add and one
-	// reduction per coefficient.
 	neg := make([]int, k)
 	for j := range neg {
 		neg[j] = (gfPrime - g[k-1-j]) % gfPrime
+	}
+	return neg
+}
+
+// negGenerators holds negGenerator for the nine levels, computed once and
+// read-only afterwards.
+var negGenerators = sync.OnceValue(func() [9][]int {
+	var t [9][]int
+	for level := range t {
+		t[level] = negGenerator(ecCount(level))
+	}
+	return t
+})
+
+// ecCodewords returns the k check codewords for data, highest power first,
+// so that data followed by the result is a multiple of the generator.
+func ecCodewords(data []int, k int) []int {
+	var neg []int
+	if level := bits.TrailingZeros(uint(k)) - 1; level >= 0 && level <= 8 && ecCount(level) == k {
+		neg = negGenerators()[level]
+	} else {
+		neg = negGenerator(k)
 	}
 	// r[j] is the coefficient of x^(k−1−j) in data·x^k mod g.
 	r := make([]int, k)
