@@ -175,6 +175,9 @@ func rowsFor(total, cols int) int {
 	return rows
 }
 
+// A *Symbol is a barcode.Barcode.
+var _ barcode.Barcode = (*Symbol)(nil)
+
 // Symbol is an encoded PDF417 symbol: a grid of modules, dark or light, of
 // Width() × Height() modules, without quiet zone. It implements
 // barcode.Barcode (one image pixel per module, no quiet zone); QuietZone and
