@@ -924,7 +924,7 @@ type numRule struct {
 
 // number checks a set Decimal against rule and returns its value when valid.
 func (v *validator) number(field string, d Decimal, rule numRule) (*big.Rat, bool) {
-	intDigits, places, ok := decimalShape(d)
+	intDigits, places, canon, ok := decimalShape(d)
 	if !ok {
 		v.add(field, CodeInvalidFormat, fmt.Sprintf("%s %s is not a plain decimal number", field, quote(string(d))),
 			"write digits with an optional sign and a decimal point; no exponent, spaces or thousands separators")
@@ -951,8 +951,8 @@ func (v *validator) number(field string, d Decimal, rule numRule) (*big.Rat, boo
 			"check the value")
 		return nil, false
 	}
-	x := d.Rat()
-	if x == nil {
+	x, good := new(big.Rat).SetString(canon) // short: the digit limits passed
+	if !good {
 		v.add(field, CodeInvalidFormat, fmt.Sprintf("%s %s is not a plain decimal number", field, quote(string(d))),
 			"write digits with an optional sign and a decimal point")
 		return nil, false
@@ -978,15 +978,27 @@ func (v *validator) number(field string, d Decimal, rule numRule) (*big.Rat, boo
 }
 
 // decimalShape returns the significant integer digits and decimal places of
-// d (leading integer zeros and trailing fractional zeros don't count), and
-// false when d is not a plain decimal number.
-func decimalShape(d Decimal) (intDigits, places int, ok bool) {
+// d (leading integer zeros and trailing fractional zeros don't count), the
+// number without those zeros, and false when d is not a plain decimal number.
+func decimalShape(d Decimal) (intDigits, places int, canon string, ok bool) {
 	if !d.valid() {
-		return 0, 0, false
+		return 0, 0, "", false
 	}
-	s := strings.TrimLeft(string(d), "+-")
-	ip, fp, _ := strings.Cut(s, ".")
-	return len(strings.TrimLeft(ip, "0")), len(strings.TrimRight(fp, "0")), true
+	s := string(d)
+	neg := strings.HasPrefix(s, "-")
+	ip, fp, _ := strings.Cut(strings.TrimLeft(s, "+-"), ".")
+	ip, fp = strings.TrimLeft(ip, "0"), strings.TrimRight(fp, "0")
+	canon = ip
+	if canon == "" {
+		canon = "0"
+	}
+	if fp != "" {
+		canon += "." + fp
+	}
+	if neg {
+		canon = "-" + canon
+	}
+	return len(ip), len(fp), canon, true
 }
 
 // isZero reports whether d is a well-formed zero ("0", "-0.00"), without

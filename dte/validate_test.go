@@ -948,3 +948,27 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	}
 }
+
+func TestDecimalShape(t *testing.T) {
+	cases := []struct {
+		in           Decimal
+		ints, places int
+		canon        string
+		ok           bool
+	}{
+		{"0006490", 4, 0, "6490", true},
+		{"6490.00", 4, 0, "6490", true},
+		{"-0.0500", 0, 2, "-0.05", true},
+		{"+12.5", 2, 1, "12.5", true},
+		{"0", 0, 0, "0", true},
+		{"1e3", 0, 0, "", false},
+		{"", 0, 0, "", false},
+	}
+	for _, c := range cases {
+		ints, places, canon, ok := decimalShape(c.in)
+		if ints != c.ints || places != c.places || canon != c.canon || ok != c.ok {
+			t.Errorf("decimalShape(%q) = %d, %d, %q, %v; want %d, %d, %q, %v",
+				c.in, ints, places, canon, ok, c.ints, c.places, c.canon, c.ok)
+		}
+	}
+}
