@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The special characters every oracle request carries in its names: an
@@ -156,4 +157,34 @@ func TestExportCodes(t *testing.T) {
 	if !errors.As(w.err, &ve) || ve.Details[0].Field != "export_data.pais_recep" {
 		t.Fatalf("a country name must be refused naming the field, got %v", w.err)
 	}
+}
+
+// SeedDocuments returns one unsigned document per type, written from the
+// oracle requests with a stand-in TED and Signature (structurally complete,
+// cryptographically meaningless): fuzz seeds that need no credentials. It
+// is exported only to this package's external tests.
+func SeedDocuments() [][]byte {
+	em := &Emisor{Rut: "76192083-9", RazonSocial: "Comercializadora Ñuñoa & Cía. Ltda.", Giro: "Comercio",
+		Direccion: "Irarrázaval 2401", Comuna: "Ñuñoa", Ciudad: "Santiago", Acteco: []int{465100}}
+	var out [][]byte
+	for _, tipo := range Tipos {
+		req := oracleRequests()[tipo]
+		tot, err := ComputeTotals(req)
+		if err != nil {
+			continue
+		}
+		p, err := prepareDoc(&docInput{req: req, tot: tot, em: em, fecha: "2026-01-15"})
+		if err != nil {
+			continue
+		}
+		ted := `<TED version="1.0"><DD><RE>76192083-9</RE><TD>` + tipo.String() + `</TD><F>7</F><FE>2026-01-15</FE><RR>` +
+			p.rr + `</RR><RSR>` + "P\xe9rez" + `</RSR><MNT>1</MNT><IT1>x</IT1><CAF version="1.0"><DA><RE>76192083-9</RE></DA>` +
+			`<FRMA algoritmo="SHA1withRSA">AA==</FRMA></CAF><TSTED>2026-01-15T10:00:00</TSTED></DD><FRMT algoritmo="SHA1withRSA">AA==</FRMT></TED>`
+		doc := p.assemble(7, []byte(ted), time.Date(2026, 1, 15, 10, 0, 0, 0, SantiagoLocation()))
+		sig := `<Signature xmlns="http://www.w3.org/2000/09/xmldsig#"><SignedInfo><Reference URI="#` + DocumentID(tipo, 7) +
+			`"><DigestValue>AA==</DigestValue></Reference></SignedInfo><SignatureValue>AA==</SignatureValue></Signature>`
+		i := len(doc) - len("</DTE>")
+		out = append(out, append(append(doc[:i:i], sig...), "</DTE>"...))
+	}
+	return out
 }
