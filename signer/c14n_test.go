@@ -16,7 +16,7 @@ func c14nCorpus(t testing.TB) map[string][]byte {
 			"<DTE xmlns=\"http://www.sii.cl/SiiDte\" version='1.0'>\r\n"+
 			"<Documento ID=\"T33F1\" b=\"tab\there\" a=\"line\r\nbreak\" c=\"ref&#9;&#10;&#13;x\" d='q\"uo&apos;te &lt; &gt; &amp;'>\r\n"+
 			"\t<RznSoc>Compañía Ñandú &amp; Cía. &lt;Ltda&gt; 'x' \"y\" &#233; &#xF1;</RznSoc>\r\n"+
-			"\t<Cr>a&#13;b\rc\r\nd</Cr><Empty/><Empty2 ></Empty2 >\r\n"+
+			"\t<Cr>a&#13;b\rc\r\nd &#x000000000000000000041;</Cr><Empty/><Empty2 ></Empty2 >\r\n"+
 			"\t<Cdata><![CDATA[ <b> & ]]> ]></Cdata>\r\n"+
 			"\t<?in-doc  x?><?bare?>\r\n"+
 			"</Documento></DTE>\r\n<?post-root?>\r\n"),

@@ -56,17 +56,29 @@ func (c *Certificate) RUT() (string, bool) {
 	return certRUT(c.Leaf)
 }
 
-// NotBefore returns the start of the certificate's validity period.
-func (c *Certificate) NotBefore() time.Time { return c.Leaf.NotBefore }
+// NotBefore returns the start of the certificate's validity period (zero
+// when there is no certificate).
+func (c *Certificate) NotBefore() time.Time {
+	if c == nil || c.Leaf == nil {
+		return time.Time{}
+	}
+	return c.Leaf.NotBefore
+}
 
-// NotAfter returns the end of the certificate's validity period.
-func (c *Certificate) NotAfter() time.Time { return c.Leaf.NotAfter }
+// NotAfter returns the end of the certificate's validity period (zero when
+// there is no certificate).
+func (c *Certificate) NotAfter() time.Time {
+	if c == nil || c.Leaf == nil {
+		return time.Time{}
+	}
+	return c.Leaf.NotAfter
+}
 
 // DaysToExpiry returns the whole days left before NotAfter, counted from
 // now and rounded down: 0 means it expires within 24 hours, and a negative
 // value means it has already expired.
 func (c *Certificate) DaysToExpiry(now time.Time) int {
-	d := c.Leaf.NotAfter.Sub(now)
+	d := c.NotAfter().Sub(now)
 	days := int(d / (24 * time.Hour))
 	if d < 0 && d%(24*time.Hour) != 0 {
 		days--
@@ -74,8 +86,12 @@ func (c *Certificate) DaysToExpiry(now time.Time) int {
 	return days
 }
 
-// CertificatePEM returns the signer's certificate PEM-encoded.
+// CertificatePEM returns the signer's certificate PEM-encoded (nil when
+// there is no certificate).
 func (c *Certificate) CertificatePEM() []byte {
+	if c == nil || c.Leaf == nil {
+		return nil
+	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Leaf.Raw})
 }
 

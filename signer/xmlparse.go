@@ -376,10 +376,39 @@ func (p *parser) name() (string, error) {
 	if p.eof() || !isNameStart(p.src[p.pos]) {
 		return "", p.errorf("expected a name")
 	}
+	ascii := true
 	for p.pos < len(p.src) && isNameByte(p.src[p.pos]) {
+		ascii = ascii && p.src[p.pos] < 0x80
 		p.pos++
 	}
+	if ascii {
+		return string(p.src[start:p.pos]), nil
+	}
 	return p.decodeRaw(start, p.pos)
+}
+
+// endTagName reads the name of an end tag and checks it against the open
+// element's qualified name, without allocating in the common ASCII case.
+func (p *parser) endTagName(open string) error {
+	start := p.pos
+	for p.pos < len(p.src) && isNameByte(p.src[p.pos]) && p.src[p.pos] < 0x80 {
+		p.pos++
+	}
+	if p.pos < len(p.src) && p.src[p.pos] < 0x80 {
+		if string(p.src[start:p.pos]) != open {
+			return p.errorf("end tag </%s> does not match <%s>", p.src[start:p.pos], open)
+		}
+		return nil
+	}
+	p.pos = start
+	name, err := p.name()
+	if err != nil {
+		return err
+	}
+	if name != open {
+		return p.errorf("end tag </%s> does not match <%s>", name, open)
+	}
+	return nil
 }
 
 // splitQName splits a qualified name into prefix and local part.
@@ -456,7 +485,9 @@ func (p *parser) decodeRaw(start, end int) (string, error) {
 // reference reads an entity or character reference at p.pos ('&') and
 // appends the character it stands for.
 func (p *parser) reference(dst []byte) ([]byte, error) {
-	end := bytes.IndexByte(p.src[p.pos:min(len(p.src), p.pos+16)], ';')
+	// Character references may carry any number of leading zeros; 256
+	// bytes is far beyond anything real and keeps the scan bounded.
+	end := bytes.IndexByte(p.src[p.pos:min(len(p.src), p.pos+256)], ';')
 	if end < 0 {
 		return dst, p.errorf("malformed reference")
 	}
@@ -637,16 +668,12 @@ func (p *parser) content() error {
 				return p.errorf("end tag without a start tag")
 			}
 			p.pos += 2
-			name, err := p.name()
-			if err != nil {
+			if err := p.endTagName(cur.qname()); err != nil {
 				return err
-			}
-			if name != cur.qname() {
-				return p.errorf("end tag </%s> does not match <%s>", name, cur.qname())
 			}
 			p.skipSpace()
 			if !p.has(">") {
-				return p.errorf("malformed end tag </%s>", name)
+				return p.errorf("malformed end tag </%s>", cur.qname())
 			}
 			p.pos++
 			cur.end = p.pos
