@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -44,13 +45,14 @@ func newRenderer(doc *dte.Document, opts Options) (*renderer, error) {
 	}
 	st, err := planStamp(doc.TED, opts.Format)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", docLabel(doc), err)
 	}
 	f := fpdf.NewCustom(&fpdf.InitType{UnitStr: "mm", Size: fpdf.SizeType{Wd: 215.9, Ht: 279.4}})
 	f.SetAutoPageBreak(false, 0)
 	f.SetMargins(0, 0, 0)
 	f.SetCellMargin(0)
 	f.SetCompression(true)
+	f.SetCatalogSort(true) // fonts in a fixed order: deterministic output
 	f.SetCreator("dtekit", false)
 	f.SetProducer("dtekit", false)
 	f.SetTitle(doc.Tipo.Name()+" N° "+fmtIntPlain(doc.Folio), true)

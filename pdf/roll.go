@@ -126,11 +126,10 @@ func (r *renderer) rollBody(y float64) float64 {
 	if rows := globalRows(d, r.cur); len(rows) > 0 {
 		r.setFont("", 7.5)
 		for _, g := range rows {
-			label := g[0]
+			label := g[0] + " " + g[2]
 			if g[1] != "" {
-				label += " " + g[1]
+				label = g[1] + " (" + strings.ToLower(g[0]) + " " + g[2] + ")"
 			}
-			label += " (" + g[2] + ")"
 			vw := r.width(encode(g[3])) + 2
 			y2 := r.para(x, y, w-vw, encode(label), alignLeft)
 			r.drawText(x, y, w, encode(g[3]), alignRight)

@@ -84,10 +84,12 @@ func (r *renderer) drawStamp(x, y float64) {
 	m := st.module
 	k := ptPerMM
 	hPt := r.pageH * k
+	bars := st.sym.Bars()
 	b := r.raw[:0]
-	num := func(v float64) {
-		b = strconv.AppendFloat(b, math.Round(v*100)/100, 'f', -1, 64)
+	if need := 64 + 36*len(bars); cap(b) < need {
+		b = make([]byte, 0, need)
 	}
+	num := func(v float64) { b = appendCenti(b, int64(math.Round(v*100))) }
 	// Quiet zone and background.
 	b = append(b, "q 1 g "...)
 	num(x * k)
@@ -99,7 +101,7 @@ func (r *renderer) drawStamp(x, y float64) {
 	num(st.h * k)
 	b = append(b, " re f 0 g\n"...)
 	q := float64(pdf417.QuietZoneModules)
-	for _, bar := range st.sym.Bars() {
+	for _, bar := range bars {
 		x0 := (x + (q+float64(bar.X))*m) * k
 		y0 := hPt - (y+(q+float64(bar.Y+bar.H))*m)*k
 		num(x0)
@@ -141,4 +143,22 @@ func (r *renderer) drawStampBlock(x, y float64) float64 {
 // stampBlockH is the height drawStampBlock takes.
 func (r *renderer) stampBlockH() float64 {
 	return r.stamp.h + 0.8 + 3*8*ptToMM*1.22
+}
+
+// appendCenti writes v/100 with at most two decimals and no trailing
+// zeros: 7200 → "72", 1234 → "12.34", 50 → "0.5", -5 → "-0.05".
+func appendCenti(b []byte, v int64) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	b = strconv.AppendInt(b, v/100, 10)
+	switch f := v % 100; {
+	case f == 0:
+	case f%10 == 0:
+		b = append(b, '.', byte('0'+f/10))
+	default:
+		b = append(b, '.', byte('0'+f/10), byte('0'+f%10))
+	}
+	return b
 }
