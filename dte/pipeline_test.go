@@ -687,3 +687,61 @@ func TestMemoryFolios(t *testing.T) {
 		t.Errorf("%d distinct folios, want 200", len(seen))
 	}
 }
+
+// TestOracleEdgeCases emits documents off the beaten path and checks them
+// with xmllint and xmlsec1: a text-correction credit note whose line has no
+// amounts, and a factura whose item name exceeds NmbItem's 80 characters.
+func TestOracleEdgeCases(t *testing.T) {
+	schemas := oracle.Schemas(t)
+	oracle.Tool(t, "xmllint")
+	oracle.Tool(t, "xmlsec1")
+	c := creds(t)
+	em, err := c.Emitter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat(`Ñandú&<é"'`, 12) // 120 characters, no spaces
+	recep := dte.OracleRequests()[33].Receptor
+	cases := map[string]*dte.EmitirDTERequest{
+		"text-correction": {TipoDTE: 61, Receptor: recep,
+			Detalle: []dte.LineaDetalle{{Nombre: "Corrige giro del receptor", DscItem: `Donde dice "Comercio" debe decir "Comercio & <Servicios>"`}},
+			Referencias: []dte.Referencia{{TipoDocRef: dte.RefTipo(33), FolioRef: 1001, FechaRef: "2026-01-15",
+				CodigoRef: func() *int { n := 2; return &n }(), RazonRef: "Corrige texto"}}},
+		"long-name": {TipoDTE: 33, Receptor: recep,
+			Detalle: []dte.LineaDetalle{{Nombre: long, Cantidad: "1", Precio: "1000"}}},
+	}
+	dir := t.TempDir()
+	for name, req := range cases {
+		out, err := em.Emit(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		file := filepath.Join(dir, name+".xml")
+		if err := os.WriteFile(file, out.XML, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if msg, ok := runIn(t, schemas, "xmllint", "--noout", "--schema", "DTE_v10.xsd", file); !ok {
+			t.Errorf("%s: xmllint: %s", name, msg)
+		}
+		if msg, ok := xmlsecVerify(t, file, "", keyValueArgs()...); !ok {
+			t.Errorf("%s: xmlsec1: %s", name, msg)
+		}
+		doc, err := dte.ParseDTE(out.XML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch name {
+		case "text-correction":
+			l := doc.Detalle[0]
+			if doc.Totales.MntTotal != "0" || l.Cantidad != "" || l.Precio != "" || l.MontoItem != "0" || !bytes.Contains(out.TED, []byte("<MNT>0</MNT>")) {
+				t.Errorf("text correction: total %s, line %+v", doc.Totales.MntTotal, l)
+			}
+		case "long-name":
+			// NmbItem holds the first 80 characters, DscItem the whole name.
+			l := doc.Detalle[0]
+			if l.Nombre != string([]rune(long)[:80]) || l.Descripcion != long {
+				t.Errorf("long name: NmbItem %q, DscItem %q", l.Nombre, l.Descripcion)
+			}
+		}
+	}
+}
