@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -161,10 +162,10 @@ func signedInfoStartTag(parent *element) []byte {
 		b = appendEscapedAttr(b, d.uri)
 		b = append(b, '"')
 	}
-	// A SignedInfo has no attributes of its own; it inherits any xml:*
-	// attribute in scope (ordered by local name, all in one namespace).
-	probe := &element{parent: &element{parent: parent}}
-	for _, a := range sortedAttrs(inheritedXMLAttrs(probe, nil)) {
+	// A SignedInfo has no attributes of its own; it inherits every xml:*
+	// attribute in scope at parent (all in one namespace, so ordered by
+	// local name).
+	for _, a := range xmlAttrsInScope(parent) {
 		b = append(b, ' ')
 		b = appendQName(b, a.prefix, a.local)
 		b = append(b, `="`...)
@@ -174,13 +175,19 @@ func signedInfoStartTag(parent *element) []byte {
 	return append(b, '>')
 }
 
-func sortedAttrs(a []attribute) []attribute {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && compareAttrs(a[j-1], a[j]) > 0; j-- {
-			a[j-1], a[j] = a[j], a[j-1]
+// xmlAttrsInScope returns the xml:* attributes in force at e (set on e or
+// inherited from an ancestor, the nearest winning), ordered by local name.
+func xmlAttrsInScope(e *element) []attribute {
+	var out []attribute
+	for ; e != nil; e = e.parent {
+		for _, a := range e.attrs {
+			if a.uri == nsXML && !slices.ContainsFunc(out, func(o attribute) bool { return o.local == a.local }) {
+				out = append(out, a)
+			}
 		}
 	}
-	return a
+	slices.SortFunc(out, compareAttrs)
+	return out
 }
 
 // nextElement returns the element sibling that follows e, skipping

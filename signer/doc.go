@@ -1,0 +1,16 @@
+// Package signer holds the signing credentials and the XML signature of
+// dtekit: it loads .pfx/.p12 certificates (modern AES/PBES2 and legacy
+// RC2/3DES files), reports their holder, RUT and validity, and signs and
+// verifies XML in the restricted XML-DSig profile of the Chilean SII
+// (xmldsignature_v10.xsd): inclusive C14N 1.0, RSA-SHA1, one Reference, and
+// KeyInfo with KeyValue followed by X509Data.
+//
+// Signing works on bytes. SignEnveloped inserts the Signature after the
+// signed element and leaves every other byte of the input untouched, so a
+// signed DTE can be pasted verbatim into an EnvioDTE whose SetDTE is then
+// signed the same way; SignSeed builds the signed getToken request. The
+// canonicalizer reads UTF-8 and ISO-8859-1 directly and digests UTF-8
+// canonical XML, as the SII does.
+//
+// The package imports no other dtekit package.
+package signer
