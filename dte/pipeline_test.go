@@ -745,3 +745,33 @@ func TestOracleEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// TestFileFormIsCanonical checks the writer's design rule: apart from the
+// namespace declarations C14N moves onto it, the signed element's bytes as
+// written (read as ISO-8859-1) are already its canonical form — compact,
+// explicit end tags, only &, < and > escaped.
+func TestFileFormIsCanonical(t *testing.T) {
+	docs, _ := emitAll(t)
+	for _, tipo := range dte.Tipos {
+		out := docs[tipo]
+		c14n, err := signer.Canonicalize(out.XML, out.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		el := "Documento"
+		switch {
+		case tipo == 43:
+			el = "Liquidacion"
+		case tipo.IsExport():
+			el = "Exportaciones"
+		}
+		start := bytes.Index(out.XML, []byte("<"+el+" "))
+		end := bytes.Index(out.XML, []byte("</"+el+">")) + len("</"+el+">")
+		body := out.XML[start:end]
+		body = body[bytes.IndexByte(body, '>')+1:]
+		want := `<` + el + ` xmlns="http://www.sii.cl/SiiDte" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" ID="` + out.ID + `">` + latin1ToUTF8(body)
+		if string(c14n) != want {
+			t.Errorf("%d: canonical form differs from the file form", tipo)
+		}
+	}
+}
