@@ -54,10 +54,16 @@ func (r *renderer) carta() {
 		}, rows)
 	}
 	if rows := refRows(r.doc); len(rows) > 0 {
-		y = r.cartaTable(y, "Referencias", []col{
-			{"Documento", 52, alignLeft}, {"Folio", 24, alignRight}, {"Fecha", 22, alignCenter},
-			{"Motivo", 28, alignLeft}, {"Razón", 0, alignLeft},
-		}, rows)
+		cols := []col{{"Documento", 52, alignLeft}, {"Folio", 24, alignRight}, {"Fecha", 22, alignCenter},
+			{"Motivo", 28, alignLeft}, {"Razón", 0, alignLeft}}
+		if !hasCodRef(r.doc) {
+			// No reference says why: leave the "Motivo" column out.
+			cols = append(cols[:3], cols[4])
+			for i, row := range rows {
+				rows[i] = append(row[:3], row[4])
+			}
+		}
+		y = r.cartaTable(y, "Referencias", cols, rows)
 	}
 	if kvs := exportLines(r.doc, r.cur); len(kvs) > 0 {
 		y = r.cartaExport(y, kvs)
@@ -460,4 +466,14 @@ func (r *renderer) acuseBox(x, y, w float64, wide bool) float64 {
 	r.rect(x, y, w, yy-y, "D")
 	r.color(0, 0, 0)
 	return yy
+}
+
+// hasCodRef reports whether any reference carries a CodRef.
+func hasCodRef(d *dte.Document) bool {
+	for _, ref := range d.Referencias {
+		if ref.CodigoRef != nil {
+			return true
+		}
+	}
+	return false
 }

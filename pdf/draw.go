@@ -131,14 +131,21 @@ func (r *renderer) drawText(x, y, w float64, t text, align int) {
 
 // fit cuts t to fit w, ending it with "..." when something was cut.
 func (r *renderer) fit(t text, w float64) text {
-	ell := r.width("...")
-	for n := len(t) - 1; n > 0; n-- {
-		c := t[:n]
-		if r.width(c)+ell <= w {
-			return text(strings.TrimRight(string(c), " ")) + "..."
+	n := r.prefixFitting(string(t), w-r.width("..."))
+	return text(strings.TrimRight(string(t[:n]), " ")) + "..."
+}
+
+// prefixFitting returns the length of the longest prefix of s (one byte
+// per character in Windows-1252) no wider than w, in linear time.
+func (r *renderer) prefixFitting(s string, w float64) int {
+	total := 0.0
+	for i := 0; i < len(s); i++ {
+		total += r.width(text(s[i : i+1]))
+		if total > w+1e-9 {
+			return i
 		}
 	}
-	return ""
+	return len(s)
 }
 
 // wrap splits t into lines no wider than w in the current font: at line
@@ -155,16 +162,17 @@ func (r *renderer) wrap(t text, w float64) []text {
 		}
 		line := ""
 		for _, word := range words {
-			for r.width(text(word)) > w && len(word) > 1 {
+			for len(word) > 1 {
 				// Break an over-long word: flush the line, then cut.
+				n := r.prefixFitting(word, w)
+				if n == len(word) {
+					break
+				}
 				if line != "" {
 					out = append(out, text(line))
 					line = ""
 				}
-				n := len(word) - 1
-				for n > 1 && r.width(text(word[:n])) > w {
-					n--
-				}
+				n = max(n, 1)
 				out = append(out, text(word[:n]))
 				word = word[n:]
 			}

@@ -2,6 +2,7 @@ package pdf
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dtekit/dtekit/dte"
@@ -166,5 +167,37 @@ func TestAppendCenti(t *testing.T) {
 		if got := string(appendCenti(nil, v)); got != want {
 			t.Errorf("appendCenti(%d) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// TestWrapLinear wraps and fits texts of 200,000 characters without
+// spaces: both must stay linear (a quadratic cut would take minutes).
+func TestWrapLinear(t *testing.T) {
+	r, err := newRenderer(&dte.Document{Tipo: 33, Folio: 1, TED: []byte("x")}, Options{Resolucion: Resolucion{Fecha: "2020"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.setFont("", 8)
+	long := text(strings.Repeat("W", 200000))
+	lines := r.wrap(long+" fin", 50)
+	if len(lines) < 1000 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, l := range lines {
+		if r.width(l) > 50+1e-9 {
+			t.Fatalf("line %d is %.1f mm wide", i, r.width(l))
+		}
+	}
+	if got := strings.Join(func() []string {
+		s := make([]string, len(lines))
+		for i, l := range lines {
+			s[i] = string(l)
+		}
+		return s
+	}(), ""); strings.ReplaceAll(got, " ", "") != string(long)+"fin" {
+		t.Error("wrapping lost characters")
+	}
+	if f := r.fit(long, 30); r.width(f) > 30+1e-9 || !strings.HasSuffix(string(f), "...") {
+		t.Errorf("fit: %q", f)
 	}
 }
