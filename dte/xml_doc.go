@@ -103,7 +103,7 @@ func prepareDoc(in *docInput) (*docPrepared, error) {
 	if _, err := time.Parse(clockDateLayout, in.fecha); err != nil {
 		return nil, &ValidationError{Details: []FieldError{{Field: "fecha_emision", Code: CodeInvalidFormat, Message: "fecha_emision must be a YYYY-MM-DD date"}}}
 	}
-	w := &xw{buf: make([]byte, 0, 1536+320*len(req.Detalle))}
+	w := &xw{buf: make([]byte, 0, 2048+480*len(req.Detalle))}
 	docIdDoc(w, in)
 	docEmisor(w, in, rutEm.String())
 	docReceptor(w, in, rutRecep)
@@ -134,7 +134,7 @@ func prepareDoc(in *docInput) (*docPrepared, error) {
 // its flattened TED and the signing time.
 func (p *docPrepared) assemble(folio int64, ted []byte, at time.Time) []byte {
 	el := docElement(p.tipo)
-	w := &xw{buf: make([]byte, 0, len(p.mid)+len(ted)+320)}
+	w := &xw{buf: make([]byte, 0, len(p.mid)+len(ted)+512)}
 	w.raw(xmlDeclaration)
 	w.raw(`<DTE` + xmlnsDTE + ` version="1.0"><` + el + ` ID="`)
 	w.raw(DocumentID(p.tipo, folio))
