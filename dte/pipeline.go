@@ -86,6 +86,7 @@ type EmitError struct {
 	Err   error
 }
 
+// Error says which step failed, for which type and folio, and why.
 func (e *EmitError) Error() string {
 	if e.Folio != 0 {
 		return fmt.Sprintf("dte: emit tipo %d folio %d: %s: %v", e.Tipo, e.Folio, e.Step, e.Err)
