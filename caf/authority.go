@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/internal/smallrsa"
+	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
 // Authority stands in for the SII in tests and demos: it holds an RSA key
@@ -127,7 +128,7 @@ func (a *Authority) Issue(req IssueRequest) ([]byte, error) {
 	if strings.TrimSpace(rs) == "" {
 		return nil, errors.New("caf: issue: RazonSocial is empty")
 	}
-	if _, err := toLatin1(rs); err != nil {
+	if _, err := xmlflat.ToLatin1(rs); err != nil {
 		return nil, fmt.Errorf("caf: issue: RazonSocial %q: %v", rs, err)
 	}
 	for _, r := range rs {
@@ -151,7 +152,7 @@ func (a *Authority) Issue(req IssueRequest) ([]byte, error) {
 		return nil, fmt.Errorf("caf: issue: generating the CAF key: %w", err)
 	}
 	var esc strings.Builder
-	escapeText(&esc, rs)
+	xmlflat.EscapeText(&esc, rs)
 	// One DA child per line, as in the SII's files; the signature covers
 	// the same elements without the line breaks.
 	daLines := []string{
@@ -166,7 +167,7 @@ func (a *Authority) Issue(req IssueRequest) ([]byte, error) {
 		fmt.Sprintf("<IDK>%d</IDK>", a.idk),
 		"</DA>",
 	}
-	signed, err := toLatin1(strings.Join(daLines, ""))
+	signed, err := xmlflat.ToLatin1(strings.Join(daLines, ""))
 	if err != nil {
 		return nil, fmt.Errorf("caf: issue: %v", err)
 	}
@@ -188,7 +189,7 @@ func (a *Authority) Issue(req IssueRequest) ([]byte, error) {
 	b.WriteString("\n<FRMA algoritmo=\"SHA1withRSA\">" + base64.StdEncoding.EncodeToString(frma) + "</FRMA>\n</CAF>\n")
 	b.WriteString("<RSASK>" + string(privPEM) + "</RSASK>\n")
 	b.WriteString("<RSAPUBK>" + string(pubPEM) + "</RSAPUBK>\n</AUTORIZACION>\n")
-	out, err := toLatin1(b.String())
+	out, err := xmlflat.ToLatin1(b.String())
 	if err != nil {
 		return nil, fmt.Errorf("caf: issue: %v", err)
 	}

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/internal/smallrsa"
+	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
 // Sentinel errors. Every error returned by this package wraps exactly one of
@@ -123,17 +124,13 @@ func Parse(data []byte) (*CAF, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := decodeDocument(xmlData)
-	if err != nil {
-		return nil, malformed("%v", err)
-	}
-	root, err := parseTree(doc)
+	root, err := xmlflat.ParseDocument(xmlData)
 	if err != nil {
 		return nil, malformed("%v", err)
 	}
 	c := &CAF{}
-	var cafNode *node
-	switch root.name {
+	var cafNode *xmlflat.Node
+	switch root.Name {
 	case "AUTORIZACION":
 		if cafNode, err = one(root, "CAF", "AUTORIZACION"); err != nil {
 			return nil, err
@@ -144,7 +141,7 @@ func Parse(data []byte) (*CAF, error) {
 	case "CAF":
 		cafNode = root
 	default:
-		return nil, malformed("root element is <%s>, expected <AUTORIZACION> or <CAF>", root.qname)
+		return nil, malformed("root element is <%s>, expected <AUTORIZACION> or <CAF>", root.QName)
 	}
 	if err := c.readCAF(cafNode); err != nil {
 		return nil, err
@@ -186,20 +183,20 @@ func looksLikeXML(b []byte) bool {
 	return strings.HasPrefix(s, "<")
 }
 
-func (c *CAF) readKeys(root *node) error {
-	if ks := root.children("RSASK"); len(ks) > 1 {
+func (c *CAF) readKeys(root *xmlflat.Node) error {
+	if ks := root.Children("RSASK"); len(ks) > 1 {
 		return malformed("AUTORIZACION has %d RSASK elements", len(ks))
 	} else if len(ks) == 1 {
-		k, err := smallrsa.ParsePrivateKeyPEM([]byte(strings.TrimSpace(ks[0].text)))
+		k, err := smallrsa.ParsePrivateKeyPEM([]byte(strings.TrimSpace(ks[0].Text)))
 		if err != nil {
 			return malformed("RSASK: %v", err)
 		}
 		c.PrivateKey = k
 	}
-	if ks := root.children("RSAPUBK"); len(ks) > 1 {
+	if ks := root.Children("RSAPUBK"); len(ks) > 1 {
 		return malformed("AUTORIZACION has %d RSAPUBK elements", len(ks))
 	} else if len(ks) == 1 {
-		k, err := smallrsa.ParsePublicKeyPEM([]byte(strings.TrimSpace(ks[0].text)))
+		k, err := smallrsa.ParsePublicKeyPEM([]byte(strings.TrimSpace(ks[0].Text)))
 		if err != nil {
 			return malformed("RSAPUBK: %v", err)
 		}
@@ -208,8 +205,8 @@ func (c *CAF) readKeys(root *node) error {
 	return nil
 }
 
-func (c *CAF) readCAF(n *node) error {
-	if v, ok := n.attr("version"); ok && v != "1.0" {
+func (c *CAF) readCAF(n *xmlflat.Node) error {
+	if v, ok := n.Attr("version"); ok && v != "1.0" {
 		return malformed("CAF version %q, expected 1.0", v)
 	}
 	da, err := one(n, "DA", "CAF")
@@ -220,28 +217,28 @@ func (c *CAF) readCAF(n *node) error {
 	if err != nil {
 		return err
 	}
-	if len(n.kids) != 2 || n.kids[0] != da {
+	if len(n.Kids) != 2 || n.Kids[0] != da {
 		return malformed("CAF must hold exactly DA then FRMA")
 	}
-	if alg, _ := frma.attr("algoritmo"); alg != "SHA1withRSA" {
+	if alg, _ := frma.Attr("algoritmo"); alg != "SHA1withRSA" {
 		return malformed("FRMA algoritmo %q, expected SHA1withRSA", alg)
 	}
-	if c.FRMA, err = decodeBase64(frma.text); err != nil {
+	if c.FRMA, err = xmlflat.DecodeBase64(frma.Text); err != nil {
 		return malformed("FRMA: %v", err)
 	}
 	if len(c.FRMA) == 0 {
 		return malformed("FRMA is empty")
 	}
 
-	text := func(parent *node, path, name string) (string, error) {
+	text := func(parent *xmlflat.Node, path, name string) (string, error) {
 		e, err := one(parent, name, path)
 		if err != nil {
 			return "", err
 		}
-		if len(e.kids) > 0 {
+		if len(e.Kids) > 0 {
 			return "", malformed("%s/%s must hold text, not elements", path, name)
 		}
-		return e.text, nil
+		return e.Text, nil
 	}
 	re, err := text(da, "DA", "RE")
 	if err != nil {
@@ -294,7 +291,7 @@ func (c *CAF) readCAF(n *node) error {
 	if c.FechaAutorizacion, err = parseDate(c.FA); err != nil {
 		return malformed("DA/FA: %v", err)
 	}
-	if len(da.children("DSAPK")) > 0 {
+	if len(da.Children("DSAPK")) > 0 {
 		return malformed("DA/DSAPK: DSA CAFs are not supported, only RSA (RSAPK)")
 	}
 	rsapk, err := one(da, "RSAPK", "DA")
@@ -322,10 +319,10 @@ func (c *CAF) readCAF(n *node) error {
 	}
 	c.IDK = int(idkValue)
 
-	c.element = n.flat()
-	c.da = da.flat()
-	c.rawDA = da.raw
-	if _, err := toLatin1(c.element); err != nil {
+	c.element = n.Flat()
+	c.da = da.Flat()
+	c.rawDA = da.Raw
+	if _, err := xmlflat.ToLatin1(c.element); err != nil {
 		return malformed("CAF text must be ISO-8859-1: %v", err)
 	}
 	return nil
@@ -333,8 +330,8 @@ func (c *CAF) readCAF(n *node) error {
 
 // one returns the single child element name of parent (path names parent
 // in errors).
-func one(parent *node, name, path string) (*node, error) {
-	found := parent.children(name)
+func one(parent *xmlflat.Node, name, path string) (*xmlflat.Node, error) {
+	found := parent.Children(name)
 	switch len(found) {
 	case 1:
 		return found[0], nil
@@ -370,29 +367,14 @@ func parseInt(s string, maxDigits int) (int64, error) {
 	return v, nil
 }
 
-func decodeBase64(s string) ([]byte, error) {
-	compact := strings.Map(func(r rune) rune {
-		switch r {
-		case ' ', '\t', '\r', '\n':
-			return -1
-		}
-		return r
-	}, s)
-	b, err := base64.StdEncoding.DecodeString(compact)
-	if err != nil {
-		return nil, fmt.Errorf("invalid base64: %v", err)
-	}
-	return b, nil
-}
-
 // publicKey builds an RSA key from the base64 modulus and exponent of an
 // RSAPK element.
 func publicKey(m, e string) (*rsa.PublicKey, error) {
-	mb, err := decodeBase64(m)
+	mb, err := xmlflat.DecodeBase64(m)
 	if err != nil {
 		return nil, fmt.Errorf("M: %v", err)
 	}
-	eb, err := decodeBase64(e)
+	eb, err := xmlflat.DecodeBase64(e)
 	if err != nil {
 		return nil, fmt.Errorf("E: %v", err)
 	}
@@ -497,7 +479,7 @@ func (c *CAF) Verify(keys TrustedKeys) error {
 	}
 	var lastErr error
 	for _, form := range forms {
-		signed, err := toLatin1(form)
+		signed, err := xmlflat.ToLatin1(form)
 		if err != nil {
 			lastErr = err
 			continue

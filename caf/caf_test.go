@@ -16,6 +16,7 @@ import (
 
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/smallrsa"
+	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
 // The 12 document types the SII authorizes electronically.
@@ -322,7 +323,7 @@ func TestEncodings(t *testing.T) {
 	decl := []byte(`<?xml version="1.0" encoding="ISO-8859-1"?>`)
 	noDecl := bytes.Replace(latin1, decl, nil, 1)
 	plainDecl := bytes.Replace(latin1, decl, []byte(`<?xml version="1.0"?>`), 1)
-	utf8Doc := []byte(strings.Replace(latin1ToString(latin1), "ISO-8859-1", "UTF-8", 1))
+	utf8Doc := []byte(strings.Replace(xmlflat.Latin1ToString(latin1), "ISO-8859-1", "UTF-8", 1))
 	utf8NoDecl := bytes.Replace(utf8Doc, []byte(`<?xml version="1.0" encoding="UTF-8"?>`), nil, 1)
 	crlf := bytes.ReplaceAll(noDecl, []byte("\n"), []byte("\r\n"))
 	lowerDecl := bytes.Replace(latin1, []byte("ISO-8859-1"), []byte("iso-8859-1"), 1)
@@ -558,8 +559,8 @@ func TestAuthority(t *testing.T) {
 // must fail with the expected sentinel error.
 func TestParseErrors(t *testing.T) {
 	a := newAuthority(t)
-	good := latin1ToString(issue(t, a, sampleRequest()))
-	other := latin1ToString(issue(t, a, sampleRequest()))
+	good := xmlflat.Latin1ToString(issue(t, a, sampleRequest()))
+	other := xmlflat.Latin1ToString(issue(t, a, sampleRequest()))
 	between := func(s, from, to string) string {
 		return s[strings.Index(s, from) : strings.Index(s, to)+len(to)]
 	}
@@ -634,11 +635,11 @@ func TestParseErrors(t *testing.T) {
 		if strings.Contains(tc.name, "UTF-8") || strings.Contains(tc.name, "Latin-1") || tc.name == "UTF-16" {
 			data = []byte(edited)
 			if tc.name == "UTF-8 declared, Latin-1 bytes" {
-				data, _ = toLatin1(edited)
+				data, _ = xmlflat.ToLatin1(edited)
 			}
 		} else {
 			var err error
-			if data, err = toLatin1(edited); err != nil {
+			if data, err = xmlflat.ToLatin1(edited); err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
 		}
@@ -676,7 +677,7 @@ func TestParseErrors(t *testing.T) {
 		{"Validate reports the expiry", func(s string) string { return s }, func(c *CAF) error { return c.Validate(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), a.Keys()) }, ErrExpired},
 	}
 	for _, tc := range checkCases {
-		data, err := toLatin1(tc.edit(good))
+		data, err := xmlflat.ToLatin1(tc.edit(good))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/internal/smallrsa"
+	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
 // Sentinel errors of this package, wrapped with detail. Failures of the
@@ -118,7 +119,7 @@ type TED struct {
 }
 
 // UTF8 returns t.XML as UTF-8 text, for XML builders that work in UTF-8.
-func (t *TED) UTF8() string { return latin1ToString(t.XML) }
+func (t *TED) UTF8() string { return xmlflat.Latin1ToString(t.XML) }
 
 // Build signs dd and returns the flattened TED element in ISO-8859-1 (see
 // Sign).
@@ -186,7 +187,7 @@ func (dd DD) Marshal() ([]byte, error) {
 	b.WriteString("<DD>")
 	field := func(name, value string) {
 		b.WriteString("<" + name + ">")
-		escapeText(&b, value)
+		xmlflat.EscapeText(&b, value)
 		b.WriteString("</" + name + ">")
 	}
 	field("RE", n.RE)
@@ -200,7 +201,7 @@ func (dd DD) Marshal() ([]byte, error) {
 	b.WriteString(n.CAF.ElementXML())
 	field("TSTED", n.TSTED.In(loc).Format(tstedLayout))
 	b.WriteString("</DD>")
-	out, err := toLatin1(b.String())
+	out, err := xmlflat.ToLatin1(b.String())
 	if err != nil {
 		// normalize checked every field and caf.Parse the CAF element.
 		return nil, fmt.Errorf("%w: DD: %v", ErrNotLatin1, err)
@@ -387,46 +388,42 @@ func Parse(tedXML []byte) (*TED, error) {
 	if len(tedXML) > maxInput {
 		return nil, malformed("input is %d bytes, more than the %d accepted", len(tedXML), maxInput)
 	}
-	doc, err := decodeDocument(tedXML)
+	root, err := xmlflat.ParseDocument(tedXML)
 	if err != nil {
 		return nil, malformed("%v", err)
 	}
-	root, err := parseTree(doc)
-	if err != nil {
-		return nil, malformed("%v", err)
-	}
-	var found []*node
+	var found []*xmlflat.Node
 	findAll(root, "TED", &found)
 	if len(found) != 1 {
 		return nil, malformed("found %d TED elements, expected exactly one", len(found))
 	}
 	tedNode := found[0]
-	if v, ok := tedNode.attr("version"); ok && v != "1.0" {
+	if v, ok := tedNode.Attr("version"); ok && v != "1.0" {
 		return nil, malformed("TED version %q, expected 1.0", v)
 	}
-	if len(tedNode.kids) != 2 || tedNode.kids[0].name != "DD" || tedNode.kids[1].name != "FRMT" {
+	if len(tedNode.Kids) != 2 || tedNode.Kids[0].Name != "DD" || tedNode.Kids[1].Name != "FRMT" {
 		return nil, malformed("TED must hold exactly DD then FRMT")
 	}
-	ddNode, frmtNode := tedNode.kids[0], tedNode.kids[1]
-	if alg, _ := frmtNode.attr("algoritmo"); alg != "SHA1withRSA" {
+	ddNode, frmtNode := tedNode.Kids[0], tedNode.Kids[1]
+	if alg, _ := frmtNode.Attr("algoritmo"); alg != "SHA1withRSA" {
 		return nil, malformed("FRMT algoritmo %q is not supported (only SHA1withRSA)", alg)
 	}
 	t := &TED{}
-	if t.FRMT, err = decodeBase64(frmtNode.text); err != nil {
+	if t.FRMT, err = decodeBase64(frmtNode.Text); err != nil {
 		return nil, malformed("FRMT: %v", err)
 	}
-	if len(ddNode.kids) != len(ddOrder) {
-		return nil, malformed("DD has %d children, expected %s", len(ddNode.kids), strings.Join(ddOrder[:], ", "))
+	if len(ddNode.Kids) != len(ddOrder) {
+		return nil, malformed("DD has %d children, expected %s", len(ddNode.Kids), strings.Join(ddOrder[:], ", "))
 	}
-	for i, k := range ddNode.kids {
-		if k.name != ddOrder[i] {
-			return nil, malformed("DD child %d is <%s>, expected <%s>", i+1, k.qname, ddOrder[i])
+	for i, k := range ddNode.Kids {
+		if k.Name != ddOrder[i] {
+			return nil, malformed("DD child %d is <%s>, expected <%s>", i+1, k.QName, ddOrder[i])
 		}
-		if k.name != "CAF" && len(k.kids) > 0 {
-			return nil, malformed("DD/%s must hold text, not elements", k.name)
+		if k.Name != "CAF" && len(k.Kids) > 0 {
+			return nil, malformed("DD/%s must hold text, not elements", k.Name)
 		}
 	}
-	kid := func(i int) string { return ddNode.kids[i].text }
+	kid := func(i int) string { return ddNode.Kids[i].Text }
 	dd := DD{RE: kid(0), FE: kid(3), RR: kid(4), RSR: kid(5), MNT: kid(6), IT1: kid(7)}
 	td, err := strconv.Atoi(strings.TrimSpace(kid(1)))
 	if err != nil || td <= 0 {
@@ -438,7 +435,7 @@ func Parse(tedXML []byte) (*TED, error) {
 	}
 	// The CAF is handed over as written (minus whitespace between tags) so
 	// that caf can also try that form if the SII signed it that way.
-	if dd.CAF, err = caf.Parse([]byte(ddNode.kids[8].raw)); err != nil {
+	if dd.CAF, err = caf.Parse([]byte(ddNode.Kids[8].Raw)); err != nil {
 		return nil, fmt.Errorf("%w: DD/CAF: %w", ErrMalformed, err)
 	}
 	loc, err := chile()
@@ -449,11 +446,11 @@ func Parse(tedXML []byte) (*TED, error) {
 		return nil, malformed("DD/TSTED %q is not a time like 2006-01-02T15:04:05", kid(9))
 	}
 	t.DD = dd
-	if t.SignedDD, err = toLatin1(ddNode.flat()); err != nil {
+	if t.SignedDD, err = xmlflat.ToLatin1(ddNode.Flat()); err != nil {
 		return nil, fmt.Errorf("%w: DD: %v", ErrNotLatin1, err)
 	}
 	t.XML = assemble(t.SignedDD, t.FRMT)
-	if raw, err := toLatin1(ddNode.raw); err == nil && string(raw) != string(t.SignedDD) {
+	if raw, err := xmlflat.ToLatin1(ddNode.Raw); err == nil && string(raw) != string(t.SignedDD) {
 		t.rawDD = raw
 	}
 	return t, nil
@@ -461,12 +458,12 @@ func Parse(tedXML []byte) (*TED, error) {
 
 // findAll collects the elements named name in document order, not looking
 // inside a match.
-func findAll(n *node, name string, out *[]*node) {
-	if n.name == name {
+func findAll(n *xmlflat.Node, name string, out *[]*xmlflat.Node) {
+	if n.Name == name {
 		*out = append(*out, n)
 		return
 	}
-	for _, k := range n.kids {
+	for _, k := range n.Kids {
 		findAll(k, name, out)
 	}
 }
@@ -512,17 +509,12 @@ func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
 
+// decodeBase64 decodes FRMT's text (see xmlflat.DecodeBase64), which must
+// not be empty.
 func decodeBase64(s string) ([]byte, error) {
-	compact := strings.Map(func(r rune) rune {
-		switch r {
-		case ' ', '\t', '\r', '\n':
-			return -1
-		}
-		return r
-	}, s)
-	b, err := base64.StdEncoding.DecodeString(compact)
+	b, err := xmlflat.DecodeBase64(s)
 	if err != nil {
-		return nil, fmt.Errorf("invalid base64: %v", err)
+		return nil, err
 	}
 	if len(b) == 0 {
 		return nil, errors.New("empty")

@@ -18,6 +18,7 @@ import (
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/smallrsa"
+	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
 var allTipos = []int{33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112}
@@ -329,8 +330,8 @@ func TestCanonicalForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	c14n := oracle.Run(t, "xmllint", "--c14n", p)
-	if string(c14n) != latin1ToString(tedXML) {
-		t.Fatalf("C14N differs\nc14n %s\nours %s", c14n, latin1ToString(tedXML))
+	if string(c14n) != xmlflat.Latin1ToString(tedXML) {
+		t.Fatalf("C14N differs\nc14n %s\nours %s", c14n, xmlflat.Latin1ToString(tedXML))
 	}
 }
 
@@ -466,9 +467,9 @@ func TestBuildErrors(t *testing.T) {
 // the CAF key, producing a TED whose FRMT is valid but whose content is not.
 func resign(t *testing.T, tedXML []byte, key *rsa.PrivateKey, old, repl string) []byte {
 	t.Helper()
-	s := strings.Replace(latin1ToString(tedXML), old, repl, 1)
+	s := strings.Replace(xmlflat.Latin1ToString(tedXML), old, repl, 1)
 	dd := s[strings.Index(s, "<DD>") : strings.Index(s, "</DD>")+5]
-	ddBytes, err := toLatin1(dd)
+	ddBytes, err := xmlflat.ToLatin1(dd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,9 +487,9 @@ func TestVerifyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := latin1ToString(good)
+	gs := xmlflat.Latin1ToString(good)
 	edit := func(old, repl string) []byte {
-		b, err := toLatin1(strings.Replace(gs, old, repl, 1))
+		b, err := xmlflat.ToLatin1(strings.Replace(gs, old, repl, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -574,7 +575,7 @@ func FuzzVerify(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(b)
-		f.Add([]byte(strings.ReplaceAll(latin1ToString(b), "><", ">\n  <")))
+		f.Add([]byte(strings.ReplaceAll(xmlflat.Latin1ToString(b), "><", ">\n  <")))
 	}
 	if doc, err := os.ReadFile("../../shared/sii/samples/F60T33-ejemplo-oficial-SII.xml"); err == nil {
 		i, j := bytes.Index(doc, []byte("<TED ")), bytes.Index(doc, []byte("</TED>"))
