@@ -83,8 +83,10 @@ func firstRunes(s string, n int) string {
 // export_data.clausula_venta, which the contract lets a client send either as
 // the code itself ("5") or as a label ("FOB", any case, surrounding spaces
 // ignored). Numeric codes 1–99 are taken as given;
-// known labels are CIF 1, CFR 2, EXW 3, FAS 4, FOB 5, S/CL 6, DDP 7, FCA 8,
-// CPT 9, CIP 10, DAT 17 and DAP 18. It reports false for anything else.
+// known labels follow the customs table of sale clauses: CIF 1, CFR 2, EXW 3,
+// FAS 4, FOB 5, S/CL 6, OTROS 8, DDP 9, FCA 10, CPT 11, CIP 12, DAT 17 and
+// DAP 18 (cross-checked against two independent public emitters' copies of
+// that table). It reports false for anything else.
 func ClausulaVentaCodigo(s string) (int, bool) {
 	s = strings.ToUpper(strings.TrimSpace(s))
 	if s != "" && len(s) <= 2 && allDigits(s) {
@@ -104,14 +106,16 @@ func ClausulaVentaCodigo(s string) (int, bool) {
 		return 5, true
 	case "S/CL": // sin cláusula
 		return 6, true
-	case "DDP":
-		return 7, true
-	case "FCA":
+	case "OTROS":
 		return 8, true
-	case "CPT":
+	case "DDP":
 		return 9, true
-	case "CIP":
+	case "FCA":
 		return 10, true
+	case "CPT":
+		return 11, true
+	case "CIP":
+		return 12, true
 	case "DAT":
 		return 17, true
 	case "DAP":

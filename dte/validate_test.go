@@ -682,6 +682,11 @@ func TestClausulaVentaCodigo(t *testing.T) {
 		{"fob", 5, true},
 		{" CIF ", 1, true},
 		{"S/CL", 6, true},
+		// The rest of the customs table, as two independent public
+		// emitters publish it.
+		{"CFR", 2, true}, {"EXW", 3, true}, {"FAS", 4, true}, {"OTROS", 8, true},
+		{"DDP", 9, true}, {"FCA", 10, true}, {"CPT", 11, true}, {"CIP", 12, true},
+		{"DAT", 17, true}, {"DAP", 18, true},
 		{"5", 5, true},
 		{"05", 5, true},
 		{"99", 99, true},
