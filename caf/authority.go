@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/smallrsa"
 	"github.com/dtekit/dtekit/internal/xmlflat"
 )
@@ -117,7 +118,7 @@ type IssueRequest struct {
 // in FRMA), a new 512-bit e=3 key pair in RSASK (PKCS#1 PEM) and RSAPUBK
 // (PKIX PEM), one element per line.
 func (a *Authority) Issue(req IssueRequest) ([]byte, error) {
-	rut, err := checkRUT(strings.TrimSpace(req.RutEmisor))
+	rut, err := chile.CheckRUT(strings.TrimSpace(req.RutEmisor))
 	if err != nil {
 		return nil, fmt.Errorf("caf: issue: RutEmisor: %v", err)
 	}

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/smallrsa"
 	"github.com/dtekit/dtekit/internal/xmlflat"
 )
@@ -244,7 +245,7 @@ func (c *CAF) readCAF(n *xmlflat.Node) error {
 	if err != nil {
 		return err
 	}
-	if c.RutEmisor, err = checkRUT(strings.TrimSpace(re)); err != nil {
+	if c.RutEmisor, err = chile.CheckRUT(strings.TrimSpace(re)); err != nil {
 		return malformed("DA/RE: %v", err)
 	}
 	if c.RazonSocial, err = text(da, "DA", "RS"); err != nil {
@@ -389,49 +390,6 @@ func publicKey(m, e string) (*rsa.PublicKey, error) {
 	return pub, nil
 }
 
-// checkRUT validates a RUT written as digits, '-', check digit, and returns
-// it with an upper-case K.
-func checkRUT(s string) (string, error) {
-	body, dv, ok := strings.Cut(s, "-")
-	if !ok || len(body) == 0 || len(body) > 8 || len(dv) != 1 {
-		return "", fmt.Errorf("%q is not a RUT like 12345678-5", s)
-	}
-	n := 0
-	for _, r := range body {
-		if r < '0' || r > '9' {
-			return "", fmt.Errorf("%q is not a RUT like 12345678-5", s)
-		}
-		n = n*10 + int(r-'0')
-	}
-	if n == 0 {
-		return "", fmt.Errorf("RUT %q has a zero body", s)
-	}
-	got := strings.ToUpper(dv)[0]
-	if want := checkDigit(n); got != want {
-		return "", fmt.Errorf("RUT %q: check digit %c does not match (expected %c)", s, got, want)
-	}
-	return body + "-" + string(got), nil
-}
-
-// checkDigit computes a RUT's módulo-11 check digit.
-func checkDigit(n int) byte {
-	sum, mul := 0, 2
-	for ; n > 0; n /= 10 {
-		sum += (n % 10) * mul
-		if mul++; mul > 7 {
-			mul = 2
-		}
-	}
-	switch r := 11 - sum%11; r {
-	case 11:
-		return '0'
-	case 10:
-		return 'K'
-	default:
-		return byte('0' + r)
-	}
-}
-
 // ElementXML returns the CAF element (<CAF version="1.0"><DA>…</DA><FRMA
 // …>…</FRMA></CAF>) flattened exactly as it must be copied into a TED's DD:
 // no whitespace between tags, no namespace declaration, text escaping only
@@ -571,7 +529,7 @@ func (c *CAF) ExpiresAt() (time.Time, bool) {
 // authorization date (ErrNotYetValid) and, for types 33, 43, 46, 56 and 61,
 // before the six months from FA have passed (ErrExpired).
 func (c *CAF) CheckUsable(at time.Time) error {
-	loc, err := chile()
+	loc, err := location()
 	if err != nil {
 		return err
 	}

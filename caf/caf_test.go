@@ -413,7 +413,7 @@ func TestRawFallback(t *testing.T) {
 
 func TestUsability(t *testing.T) {
 	a := newAuthority(t)
-	chileTZ, err := chile()
+	chileTZ, err := location()
 	if err != nil {
 		t.Fatal(err)
 	}

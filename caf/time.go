@@ -2,21 +2,16 @@ package caf
 
 import (
 	"fmt"
-	"sync"
 	"time"
-	_ "time/tzdata" // America/Santiago must load on machines without a zone database
+
+	"github.com/dtekit/dtekit/internal/chile"
 )
 
-// chileLocation loads America/Santiago once; the result never changes.
-var chileLocation = sync.OnceValues(func() (*time.Location, error) {
-	return time.LoadLocation("America/Santiago")
-})
-
-// chile returns the America/Santiago location.
-func chile() (*time.Location, error) {
-	loc, err := chileLocation()
+// location returns the America/Santiago location.
+func location() (*time.Location, error) {
+	loc, err := chile.Location()
 	if err != nil {
-		return nil, fmt.Errorf("caf: loading time zone America/Santiago: %w", err)
+		return nil, fmt.Errorf("caf: %w", err)
 	}
 	return loc, nil
 }
@@ -36,7 +31,7 @@ func parseDate(s string) (time.Time, error) {
 // instant of it when a daylight-saving change skips midnight). It falls back
 // to UTC if the zone database cannot be loaded.
 func startOfDay(y int, m time.Month, d int) time.Time {
-	loc, err := chile()
+	loc, err := location()
 	if err != nil {
 		loc = time.UTC
 	}

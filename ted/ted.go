@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/smallrsa"
 	"github.com/dtekit/dtekit/internal/xmlflat"
 )
@@ -179,7 +180,7 @@ func (dd DD) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc, err := chile()
+	loc, err := location()
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +217,7 @@ func normalize(dd DD) (DD, error) {
 	if dd.CAF == nil {
 		return dd, fmt.Errorf("%w: CAF is required", ErrInvalidDD)
 	}
-	re, err := checkRUT(strings.TrimSpace(dd.RE))
+	re, err := chile.CheckRUT(strings.TrimSpace(dd.RE))
 	if err != nil {
 		return dd, fmt.Errorf("%w: RE: %v", ErrInvalidDD, err)
 	}
@@ -246,7 +247,7 @@ func normalize(dd DD) (DD, error) {
 	if dd.RR = rr; rr == "" {
 		return dd, fmt.Errorf("%w: RR is required on type %d", ErrInvalidDD, dd.TD)
 	}
-	if dd.RR, err = checkRUT(rr); err != nil {
+	if dd.RR, err = chile.CheckRUT(rr); err != nil {
 		return dd, fmt.Errorf("%w: RR: %v", ErrInvalidDD, err)
 	}
 	if dd.RSR, err = checkText("RSR", dd.RSR, isBoleta(dd.TD)); err != nil {
@@ -335,49 +336,6 @@ func digits(s string) bool {
 	return s != ""
 }
 
-// checkRUT validates a RUT written as digits, '-', check digit, and returns
-// it with an upper-case K.
-func checkRUT(s string) (string, error) {
-	body, dv, ok := strings.Cut(s, "-")
-	if !ok || len(body) == 0 || len(body) > 8 || len(dv) != 1 {
-		return "", fmt.Errorf("%q is not a RUT like 12345678-5", s)
-	}
-	n := 0
-	for _, r := range body {
-		if r < '0' || r > '9' {
-			return "", fmt.Errorf("%q is not a RUT like 12345678-5", s)
-		}
-		n = n*10 + int(r-'0')
-	}
-	if n == 0 {
-		return "", fmt.Errorf("RUT %q has a zero body", s)
-	}
-	got := strings.ToUpper(dv)[0]
-	if want := checkDigit(n); got != want {
-		return "", fmt.Errorf("RUT %q: check digit %c does not match (expected %c)", s, got, want)
-	}
-	return body + "-" + string(got), nil
-}
-
-// checkDigit computes a RUT's módulo-11 check digit.
-func checkDigit(n int) byte {
-	sum, mul := 0, 2
-	for ; n > 0; n /= 10 {
-		sum += (n % 10) * mul
-		if mul++; mul > 7 {
-			mul = 2
-		}
-	}
-	switch r := 11 - sum%11; r {
-	case 11:
-		return '0'
-	case 10:
-		return 'K'
-	default:
-		return byte('0' + r)
-	}
-}
-
 // ddOrder is the sequence of DD's children fixed by the schema.
 var ddOrder = [...]string{"RE", "TD", "F", "FE", "RR", "RSR", "MNT", "IT1", "CAF", "TSTED"}
 
@@ -438,7 +396,7 @@ func Parse(tedXML []byte) (*TED, error) {
 	if dd.CAF, err = caf.Parse([]byte(ddNode.Kids[8].Raw)); err != nil {
 		return nil, fmt.Errorf("%w: DD/CAF: %w", ErrMalformed, err)
 	}
-	loc, err := chile()
+	loc, err := location()
 	if err != nil {
 		return nil, err
 	}
@@ -492,7 +450,7 @@ func Verify(tedXML []byte, keys caf.TrustedKeys) (*TED, error) {
 		t.SignedDD = t.rawDD
 		t.XML = assemble(t.SignedDD, t.FRMT)
 	}
-	re, err := checkRUT(strings.TrimSpace(t.DD.RE))
+	re, err := chile.CheckRUT(strings.TrimSpace(t.DD.RE))
 	if err != nil || re != c.RutEmisor {
 		return nil, fmt.Errorf("%w: DD/RE %q, CAF RE %s", ErrMismatch, t.DD.RE, c.RutEmisor)
 	}

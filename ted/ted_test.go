@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/smallrsa"
 	"github.com/dtekit/dtekit/internal/xmlflat"
@@ -59,7 +60,7 @@ func newFixture(t testing.TB, tipos ...int) *fixture {
 
 func santiago(t testing.TB) *time.Location {
 	t.Helper()
-	loc, err := chile()
+	loc, err := location()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestBoletaSinReceptor(t *testing.T) {
 		}
 	}
 	// 66666666-6 is a valid RUT by the módulo-11 rule.
-	if checkDigit(66666666) != '6' {
+	if chile.CheckDigit(66666666) != '6' {
 		t.Error("check digit of 66666666")
 	}
 }

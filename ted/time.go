@@ -2,21 +2,17 @@ package ted
 
 import (
 	"fmt"
-	"sync"
 	"time"
-	_ "time/tzdata" // America/Santiago must load on machines without a zone database
+
+	"github.com/dtekit/dtekit/internal/chile"
 )
 
-// chileLocation loads America/Santiago once; the result never changes.
-var chileLocation = sync.OnceValues(func() (*time.Location, error) {
-	return time.LoadLocation("America/Santiago")
-})
-
-// chile returns the America/Santiago location.
-func chile() (*time.Location, error) {
-	loc, err := chileLocation()
+// location returns the America/Santiago location, in which TSTED is
+// written.
+func location() (*time.Location, error) {
+	loc, err := chile.Location()
 	if err != nil {
-		return nil, fmt.Errorf("ted: loading time zone America/Santiago: %w", err)
+		return nil, fmt.Errorf("ted: %w", err)
 	}
 	return loc, nil
 }
