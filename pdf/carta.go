@@ -279,8 +279,13 @@ func (r *renderer) detailRow(y float64, cols []col, l dte.DocLine) float64 {
 				r.color(0, 0, 0)
 			}
 		} else {
+			// Numbers print on one line each, shrunk if need be, never
+			// wrapped.
 			r.setFont("", 8)
-			yy = r.para(x+1, yy, c.w-2, encodeML(cells[i]), c.align)
+			for _, l := range strings.Split(cells[i], "\n") {
+				r.drawText(x+1, yy, c.w-2, encode(l), c.align)
+				yy += r.lineH()
+			}
 		}
 		bottom = math.Max(bottom, yy)
 		x += c.w
@@ -316,8 +321,13 @@ func (r *renderer) cartaTable(y float64, title string, cols []col, rows [][]stri
 		bottom := y
 		x := cartaLeft
 		for i, c := range cols {
-			if i < len(cells) {
+			switch {
+			case i >= len(cells):
+			case c.align == alignLeft:
 				bottom = math.Max(bottom, r.para(x+1, y+0.8, c.w-2, encode(cells[i]), c.align))
+			default: // numbers and dates: one line, shrunk if need be
+				r.drawText(x+1, y+0.8, c.w-2, encode(cells[i]), c.align)
+				bottom = math.Max(bottom, y+0.8+r.lineH())
 			}
 			x += c.w
 		}

@@ -114,19 +114,32 @@ func (r *renderer) drawText(x, y, w float64, t text, align int) {
 	if t == "" || !r.draw {
 		return
 	}
+	base := y + r.lineH()/2 + r.size*ptToMM*0.35
 	tw := r.width(t)
-	if tw > w+0.01 {
+	if tw > w+0.01 && w > 0 {
+		// Shrink the type down to half before cutting anything: amounts
+		// must print whole.
+		if small := r.size * w / tw; small >= r.size*0.5 {
+			r.f.SetFontSize(small)
+			r.f.Text(alignX(x, w, r.width(t), align), base, string(t))
+			r.f.SetFontSize(r.size)
+			return
+		}
 		t = r.fit(t, w)
 		tw = r.width(t)
 	}
+	r.f.Text(alignX(x, w, tw, align), base, string(t))
+}
+
+// alignX returns where text of width tw starts in the box [x, x+w].
+func alignX(x, w, tw float64, align int) float64 {
 	switch align {
 	case alignRight:
-		x += w - tw
+		return x + w - tw
 	case alignCenter:
-		x += (w - tw) / 2
+		return x + (w-tw)/2
 	}
-	base := y + r.lineH()/2 + r.size*ptToMM*0.35
-	r.f.Text(x, base, string(t))
+	return x
 }
 
 // fit cuts t to fit w, ending it with "..." when something was cut.

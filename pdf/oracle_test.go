@@ -312,3 +312,42 @@ func readFile(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestOracleLongTED prints TEDs longer than any real one (the longest that
+// fit each format: 1,034 bytes on letter, where the module drops below
+// 0.254 mm, and 1,029 on 80 mm paper) with bytes ≥ 0x80, and reads them
+// back with ZXingReader at the required resolutions.
+func TestOracleLongTED(t *testing.T) {
+	oracle.Tool(t, "pdftoppm")
+	oracle.Tool(t, "ZXingReader")
+	base := samples(t)[dte.FacturaElectronica]
+	dir := t.TempDir()
+	var files, pngs []string
+	var teds [][]byte
+	for i, c := range []struct {
+		n   int
+		f   pdf.Format
+		dpi int
+	}{{1034, pdf.Carta, letterDPI}, {1029, pdf.Termica80, rollDPI}} {
+		ted := bytes.Repeat(xmlTED(t, base.xml), 2)[:c.n]
+		for j := 40; j < len(ted); j += 97 {
+			ted[j] = byte(0xc0 + j%60) // ISO-8859-1 letters
+		}
+		doc := copyDoc(base.doc)
+		doc.TED = ted
+		b, err := pdf.RenderBytes(doc, pdf.Options{Format: c.f, Resolucion: testResolucion})
+		if err != nil {
+			t.Fatalf("%d bytes on %s: %v", c.n, c.f, err)
+		}
+		file := writeTemp(t, dir, fmt.Sprintf("long-%d.pdf", i), b)
+		files = append(files, file)
+		pngs = append(pngs, rasterize(t, file, pageCount(t, file), c.dpi))
+		teds = append(teds, ted)
+	}
+	zx := zxingScan(t, pngs...)
+	for i, p := range pngs {
+		if r := zx[p]; r.symbols != 1 || !bytes.Equal(r.bytes, teds[i]) {
+			t.Errorf("%s: %d symbols, bytes equal = %v", files[i], r.symbols, bytes.Equal(r.bytes, teds[i]))
+		}
+	}
+}

@@ -204,3 +204,28 @@ func TestExtremeContent(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeAmountsPrintWhole gives a line and the total 18-digit amounts
+// (the schema's maximum): pdftotext must show them whole, not cut.
+func TestHugeAmountsPrintWhole(t *testing.T) {
+	oracle.Tool(t, "pdftotext")
+	doc := copyDoc(samples(t)[dte.FacturaElectronica].doc)
+	doc.Detalle = append([]dte.DocLine(nil), doc.Detalle...)
+	doc.Detalle[0].MontoItem = "999999999999999999"
+	doc.Detalle[0].Precio = "999999999999999999"
+	doc.Totales.MntTotal = "999999999999999999"
+	for _, f := range []pdf.Format{pdf.Carta, pdf.Termica80} {
+		b, err := pdf.RenderBytes(doc, pdf.Options{Format: f, Resolucion: testResolucion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := writeTemp(t, t.TempDir(), "huge.pdf", b)
+		flat := squash(pdfText(t, file, false, 0, 0))
+		if n := strings.Count(flat, "999.999.999.999.999.999"); n < 3 {
+			t.Errorf("%s: the 18-digit amount appears %d times whole, want 3:\n%s", f, n, flat)
+		}
+		if !strings.Contains(flat, "$ 999.999.999.999.999.999") {
+			t.Errorf("%s: the total is not printed whole", f)
+		}
+	}
+}

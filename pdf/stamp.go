@@ -86,7 +86,7 @@ func (r *renderer) drawStamp(x, y float64) {
 	hPt := r.pageH * k
 	bars := st.sym.Bars()
 	b := r.raw[:0]
-	if need := 64 + 36*len(bars); cap(b) < need {
+	if need := 128 + 16*len(bars); cap(b) < need {
 		b = make([]byte, 0, need)
 	}
 	num := func(v float64) { b = appendCenti(b, int64(math.Round(v*100))) }
@@ -100,17 +100,27 @@ func (r *renderer) drawStamp(x, y float64) {
 	b = append(b, ' ')
 	num(st.h * k)
 	b = append(b, " re f 0 g\n"...)
+	// The bars are written in module units under a matrix that scales
+	// by the module, flips y and moves the origin to the symbol's top-left
+	// corner: small integers, a short stream.
 	q := float64(pdf417.QuietZoneModules)
+	mk := m * k
+	b = strconv.AppendFloat(b, mk, 'f', 5, 64)
+	b = append(b, " 0 0 "...)
+	b = strconv.AppendFloat(b, -mk, 'f', 5, 64)
+	b = append(b, ' ')
+	num((x + q*m) * k)
+	b = append(b, ' ')
+	num(hPt - (y+q*m)*k)
+	b = append(b, " cm\n"...)
 	for _, bar := range bars {
-		x0 := (x + (q+float64(bar.X))*m) * k
-		y0 := hPt - (y+(q+float64(bar.Y+bar.H))*m)*k
-		num(x0)
+		b = strconv.AppendInt(b, int64(bar.X), 10)
 		b = append(b, ' ')
-		num(y0)
+		b = strconv.AppendInt(b, int64(bar.Y), 10)
 		b = append(b, ' ')
-		num(float64(bar.W) * m * k)
+		b = strconv.AppendInt(b, int64(bar.W), 10)
 		b = append(b, ' ')
-		num(float64(bar.H) * m * k)
+		b = strconv.AppendInt(b, int64(bar.H), 10)
 		b = append(b, " re\n"...)
 	}
 	b = append(b, "f Q"...)

@@ -92,6 +92,7 @@ func runPDF(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 
 	opts := pdf.Options{Format: f, Cedible: *cedible, OficinaSII: *oficina}
+	guessed := false
 	switch {
 	case *resol >= 0:
 		opts.Resolucion = pdf.Resolucion{Numero: *resol, Fecha: *fechaResol}
@@ -115,14 +116,17 @@ func runPDF(ctx context.Context, env *cmdEnv, args []string) int {
 		if _, err := opts.Resolucion.Year(); err != nil {
 			opts.Resolucion.Fecha = "2000"
 		}
-		y, _ := opts.Resolucion.Year()
-		fmt.Fprintf(env.stderr, "dtekit pdf: warning: no --emisor or --resolucion given; printing the certification value \"Res. N° 0 de %d\"\n", y)
+		guessed = true
 	}
 
 	b, err := pdf.RenderBytes(doc, opts)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dtekit pdf: %s: %v\n", input, err)
 		return 1
+	}
+	if guessed {
+		line, _ := opts.Resolucion.Text()
+		fmt.Fprintf(env.stderr, "dtekit pdf: warning: no --emisor or --resolucion given; printing the certification value %q\n", line)
 	}
 	if err := ctx.Err(); err != nil {
 		fmt.Fprintf(env.stderr, "dtekit pdf: %v\n", err)

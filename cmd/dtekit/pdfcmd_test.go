@@ -124,6 +124,7 @@ func TestPDFCommandRefusals(t *testing.T) {
 		{"not a DTE", []string{emisor}, 1, ""},
 		{"CAF is not a DTE", []string{filepath.Join(demo, "CAF-33.xml"), "--emisor", emisor}, 1, "not a DTE"},
 		{"envelope index", []string{filepath.Join(demo, "EnvioBOLETA.xml"), "--doc", "3"}, 1, "holds 2 documents"},
+		{"boleta cedible without resolution", []string{filepath.Join(demo, "DTE-41-1.xml"), "--cedible"}, 1, "no cedible copy"},
 		{"no file", nil, 2, "usage"},
 		{"two files", []string{"a.xml", "b.xml"}, 2, "usage"},
 		{"bad format", []string{"a.xml", "--format", "a4"}, 2, "want carta or 80mm"},
@@ -141,6 +142,9 @@ func TestPDFCommandRefusals(t *testing.T) {
 			}
 			if !strings.Contains(stderr, c.msg) {
 				t.Errorf("stderr %q lacks %q", stderr, c.msg)
+			}
+			if strings.Contains(stderr, "warning") {
+				t.Errorf("a refused document also got a warning: %q", stderr)
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("%s was written", out)
