@@ -67,6 +67,16 @@ const maxInput = 4 << 20
 // tstedLayout is the format of TSTED: Chile local time, no offset.
 const tstedLayout = "2006-01-02T15:04:05"
 
+// location returns the America/Santiago location, in which TSTED is
+// written.
+func location() (*time.Location, error) {
+	loc, err := chile.Location()
+	if err != nil {
+		return nil, fmt.Errorf("ted: %w", err)
+	}
+	return loc, nil
+}
+
 // DD is the stamp's signed data, field for field (SII names).
 type DD struct {
 	// RE is the issuer's RUT, "97975000-5"; it must equal the CAF's.

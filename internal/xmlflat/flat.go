@@ -42,42 +42,45 @@ func (n *Node) writeFlat(b *strings.Builder) {
 
 // EscapeText writes s to b as canonical XML character data: &, <, > and CR
 // become references, everything else is written as is.
-func EscapeText(b *strings.Builder, s string) {
-	for _, r := range s {
-		switch r {
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '\r':
-			b.WriteString("&#xD;")
-		default:
-			b.WriteRune(r)
-		}
-	}
-}
+func EscapeText(b *strings.Builder, s string) { escape(b, s, false) }
 
 // EscapeAttr writes s to b as a canonical XML attribute value (to go between
 // double quotes): &, <, ", tab, LF and CR become references.
-func EscapeAttr(b *strings.Builder, s string) {
+func EscapeAttr(b *strings.Builder, s string) { escape(b, s, true) }
+
+// escape writes s with the references canonical XML requires in character
+// data (attr false) or in a double-quoted attribute value (attr true).
+func escape(b *strings.Builder, s string, attr bool) {
 	for _, r := range s {
+		var ref string
 		switch r {
 		case '&':
-			b.WriteString("&amp;")
+			ref = "&amp;"
 		case '<':
-			b.WriteString("&lt;")
-		case '"':
-			b.WriteString("&quot;")
-		case '\t':
-			b.WriteString("&#x9;")
-		case '\n':
-			b.WriteString("&#xA;")
+			ref = "&lt;"
 		case '\r':
-			b.WriteString("&#xD;")
-		default:
+			ref = "&#xD;"
+		case '>':
+			if !attr {
+				ref = "&gt;"
+			}
+		case '"':
+			if attr {
+				ref = "&quot;"
+			}
+		case '\t':
+			if attr {
+				ref = "&#x9;"
+			}
+		case '\n':
+			if attr {
+				ref = "&#xA;"
+			}
+		}
+		if ref == "" {
 			b.WriteRune(r)
+		} else {
+			b.WriteString(ref)
 		}
 	}
 }

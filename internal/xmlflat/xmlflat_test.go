@@ -228,6 +228,11 @@ func TestFlatEscaping(t *testing.T) {
 		t.Errorf("EscapeText = %q, want %q", got, want)
 	}
 	b.Reset()
+	EscapeText(&b, "a\xffb")
+	if got, want := b.String(), "a\ufffdb"; got != want {
+		t.Errorf("EscapeText of invalid UTF-8 = %q, want %q", got, want)
+	}
+	b.Reset()
 	EscapeAttr(&b, "<&>\"'\r\n\t")
 	if got, want := b.String(), "&lt;&amp;>&quot;'&#xD;&#xA;&#x9;"; got != want {
 		t.Errorf("EscapeAttr = %q, want %q", got, want)
