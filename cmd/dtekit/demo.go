@@ -11,14 +11,16 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/pdf"
 )
 
 const demoUsage = `usage: dtekit demo [--out DIR]
 
 Generates test credentials (a test "SII" authority, CAFs for the twelve types,
 a signing certificate as PKCS#12 in modern and legacy encryption), emits one
-document of each type, packs an EnvioDTE and an EnvioBOLETA, verifies every
-file as "dtekit verify" does, and writes everything to DIR (default
+document of each type, prints each one as a letter PDF (and the boletas and
+facturas also on 80 mm paper), packs an EnvioDTE and an EnvioBOLETA, verifies
+every XML file as "dtekit verify" does, and writes everything to DIR (default
 ./dtekit-demo). Nothing is sent anywhere.
 `
 
@@ -100,6 +102,9 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 		if err := demoVerify(env, p, res.XML, creds); err != nil {
 			return err
 		}
+		if err := demoPDFs(dir, res.XML, creds.Emisor); err != nil {
+			return fmt.Errorf("printing tipo %d: %w", res.Tipo, err)
+		}
 		if res.Tipo.IsBoleta() {
 			boletas = append(boletas, res.XML)
 		} else {
@@ -122,7 +127,7 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 			return err
 		}
 	}
-	fmt.Fprintf(env.stdout, "dtekit demo: 12 documents and 2 envelopes written and verified in %s\n", dir)
+	fmt.Fprintf(env.stdout, "dtekit demo: 12 documents and 2 envelopes written and verified in %s (with their PDFs)\n", dir)
 	fmt.Fprintf(env.stdout, "  verify again:  dtekit verify --trust %s %s\n",
 		filepath.Join(dir, "test-sii-authority.pub.pem"), filepath.Join(dir, "*.xml"))
 	fmt.Fprintf(env.stdout, "  emit your own: dtekit emit --emisor %s --caf %s --cert %s --cert-password %s --trust %s --folio 100 REQUEST.json\n",
@@ -139,6 +144,31 @@ func demoVerify(env *cmdEnv, path string, data []byte, creds *testcreds.Creds) e
 	}
 	if err != nil {
 		return fmt.Errorf("%s does not verify: %w", path, err)
+	}
+	return nil
+}
+
+// demoPDFs renders a signed document as PDF: letter paper for every type,
+// 80 mm paper where that format applies.
+func demoPDFs(dir string, signed []byte, emisor dte.Emisor) error {
+	doc, err := dte.ParseDTE(signed)
+	if err != nil {
+		return err
+	}
+	opts := pdf.OptionsFor(emisor)
+	for _, f := range []pdf.Format{pdf.Carta, pdf.Termica80} {
+		if !f.Applies(doc.Tipo) {
+			continue
+		}
+		opts.Format = f
+		b, err := pdf.RenderBytes(doc, opts)
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("DTE-%d-%d-%s.pdf", doc.Tipo, doc.Folio, f)
+		if err := writeFileAtomic(filepath.Join(dir, name), b); err != nil {
+			return err
+		}
 	}
 	return nil
 }
