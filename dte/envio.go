@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/dtekit/dtekit/internal/xmlflat"
 	"sort"
 	"strings"
 	"time"
@@ -176,7 +177,7 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 // envDocument checks one signed DTE for an envelope and returns the bytes
 // of its <DTE> element with the parsed document.
 func envDocument(data []byte) ([]byte, *Document, error) {
-	enc := strings.ToUpper(pxDeclaredEncoding(data))
+	enc := strings.ToUpper(xmlflat.DeclaredEncoding(data))
 	if enc != "ISO-8859-1" && enc != "ISO8859-1" && enc != "LATIN1" && !envASCII(data) {
 		return nil, nil, fmt.Errorf("it is not ISO-8859-1 (declared encoding %q) and not pure ASCII: pasting it would change its bytes", enc)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/dtekit/dtekit/internal/xmlflat"
 	"io"
 	"sort"
 	"strconv"
@@ -309,7 +310,7 @@ func pxDecoder(data []byte) (*xml.Decoder, *pxSource, error) {
 	if bytes.HasPrefix(in, []byte("\xEF\xBB\xBF")) {
 		in, src.base = in[3:], 3
 	}
-	enc := strings.ToUpper(pxDeclaredEncoding(in))
+	enc := strings.ToUpper(xmlflat.DeclaredEncoding(in))
 	switch enc {
 	case "", "UTF-8", "UTF8", "US-ASCII", "ASCII":
 		if !utf8.Valid(in) {
@@ -346,36 +347,6 @@ func pxDecoder(data []byte) (*xml.Decoder, *pxSource, error) {
 	// The bytes are UTF-8 by now, whatever the declaration says.
 	dec.CharsetReader = func(label string, r io.Reader) (io.Reader, error) { return r, nil }
 	return dec, src, nil
-}
-
-// pxDeclaredEncoding returns the encoding named in an XML declaration, or "".
-func pxDeclaredEncoding(b []byte) string {
-	if !bytes.HasPrefix(b, []byte("<?xml")) {
-		return ""
-	}
-	end := bytes.Index(b, []byte("?>"))
-	if end < 0 {
-		return ""
-	}
-	decl := string(b[:end])
-	i := strings.Index(decl, "encoding")
-	if i < 0 {
-		return ""
-	}
-	rest := strings.TrimLeft(decl[i+len("encoding"):], " \t\r\n")
-	if !strings.HasPrefix(rest, "=") {
-		return ""
-	}
-	rest = strings.TrimLeft(rest[1:], " \t\r\n")
-	if rest == "" || (rest[0] != '"' && rest[0] != '\'') {
-		return ""
-	}
-	q := rest[0]
-	j := strings.IndexByte(rest[1:], q)
-	if j < 0 {
-		return ""
-	}
-	return rest[1 : 1+j]
 }
 
 // pxParse builds the light tree of data and checks the root is in the SII

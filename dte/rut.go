@@ -2,6 +2,7 @@ package dte
 
 import (
 	"fmt"
+	"github.com/dtekit/dtekit/internal/chile"
 	"strconv"
 	"strings"
 )
@@ -75,24 +76,9 @@ func MustParseRUT(s string) RUT {
 	return r
 }
 
-// CheckDigit returns the módulo-11 check digit of a RUT body.
-func CheckDigit(n int) byte {
-	sum, mul := 0, 2
-	for ; n > 0; n /= 10 {
-		sum += (n % 10) * mul
-		if mul++; mul > 7 {
-			mul = 2
-		}
-	}
-	switch v := 11 - sum%11; v {
-	case 11:
-		return '0'
-	case 10:
-		return 'K'
-	default:
-		return byte('0' + v)
-	}
-}
+// CheckDigit returns the módulo-11 check digit of a RUT body: '0' to '9'
+// or 'K'.
+func CheckDigit(n int) byte { return chile.CheckDigit(n) }
 
 // String returns the canonical form used in XML and the API: "12345678-5".
 func (r RUT) String() string { return fmt.Sprintf("%d-%c", r.Number, r.DV) }
