@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -157,32 +154,7 @@ func runPDF(ctx context.Context, env *cmdEnv, args []string) int {
 
 // readPDFInput reads the XML file, or standard input for "-".
 func readPDFInput(ctx context.Context, env *cmdEnv, path string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var r io.Reader
-	name := path
-	if path == "-" {
-		if env.stdin == nil {
-			return nil, errors.New("no standard input")
-		}
-		r, name = env.stdin, "standard input"
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, maxPDFInputBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if len(data) > maxPDFInputBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, maxPDFInputBytes)
-	}
-	return data, nil
+	return readInput(ctx, env, path, maxPDFInputBytes)
 }
 
 // pdfDocument reads a DTE, or the n-th document of an envelope together

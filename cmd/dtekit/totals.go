@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -99,32 +98,7 @@ func validateDecodedRequest(r *dte.EmitirDTERequest) *dte.ValidationError {
 // readRequestInput reads the request file, or standard input for "-",
 // refusing anything larger than maxRequestJSONBytes.
 func readRequestInput(ctx context.Context, env *cmdEnv, path string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var r io.Reader
-	name := path
-	if path == "-" {
-		if env.stdin == nil {
-			return nil, errors.New("no standard input")
-		}
-		r, name = env.stdin, "standard input"
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, maxRequestJSONBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if len(data) > maxRequestJSONBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, maxRequestJSONBytes)
-	}
-	return data, nil
+	return readInput(ctx, env, path, maxRequestJSONBytes)
 }
 
 // totalsWriteJSON writes v as indented JSON without HTML escaping.

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// readInput reads a file, or standard input for "-", refusing anything
+// larger than limit bytes.
+func readInput(ctx context.Context, env *cmdEnv, path string, limit int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var r io.Reader
+	name := path
+	if path == "-" {
+		if env.stdin == nil {
+			return nil, errors.New("no standard input")
+		}
+		r, name = env.stdin, "standard input"
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(data) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, limit)
+	}
+	return data, nil
+}
