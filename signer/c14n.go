@@ -108,17 +108,46 @@ func inheritedXMLAttrs(e, top *element) []attribute {
 }
 
 func (c *canonicalizer) apex(e *element) {
+	decls, attrs := c.apexContext(e)
+	c.element(e, decls, attrs)
+}
+
+// apexContext returns what the start tag of e renders as the apex of a
+// document subset: every namespace in scope, and its attributes with the
+// xml:* ones it inherits, in canonical order.
+func (c *canonicalizer) apexContext(e *element) ([]nsDecl, []attribute) {
 	attrs := e.attrs
 	if extra := inheritedXMLAttrs(e, c.top); len(extra) > 0 {
 		attrs = append(slices.Clone(e.attrs), extra...)
 		slices.SortFunc(attrs, compareAttrs)
 	}
-	c.element(e, scopeAt(e, c.top), attrs)
+	return scopeAt(e, c.top), attrs
 }
 
 // element renders e with the given namespace declarations and attributes,
 // then its content.
 func (c *canonicalizer) element(e *element, decls []nsDecl, attrs []attribute) {
+	c.startTag(e, decls, attrs)
+	for _, ch := range e.children {
+		switch ch.kind {
+		case kindText:
+			c.out = appendEscapedText(c.out, ch.text)
+		case kindPI:
+			c.out = append(c.out, ch.text...)
+		case kindElement:
+			if ch.el != c.exclude {
+				c.element(ch.el, c.changedDecls(ch.el), ch.el.attrs)
+			}
+		}
+	}
+	c.out = append(c.out, "</"...)
+	c.out = appendQName(c.out, e.prefix, e.local)
+	c.out = append(c.out, '>')
+}
+
+// startTag renders the start tag of e with the given namespace
+// declarations and attributes.
+func (c *canonicalizer) startTag(e *element, decls []nsDecl, attrs []attribute) {
 	c.out = append(c.out, '<')
 	c.out = appendQName(c.out, e.prefix, e.local)
 	for _, d := range decls {
@@ -138,21 +167,6 @@ func (c *canonicalizer) element(e *element, decls []nsDecl, attrs []attribute) {
 		c.out = appendEscapedAttr(c.out, a.value)
 		c.out = append(c.out, '"')
 	}
-	c.out = append(c.out, '>')
-	for _, ch := range e.children {
-		switch ch.kind {
-		case kindText:
-			c.out = appendEscapedText(c.out, ch.text)
-		case kindPI:
-			c.out = append(c.out, ch.text...)
-		case kindElement:
-			if ch.el != c.exclude {
-				c.element(ch.el, c.changedDecls(ch.el), ch.el.attrs)
-			}
-		}
-	}
-	c.out = append(c.out, "</"...)
-	c.out = appendQName(c.out, e.prefix, e.local)
 	c.out = append(c.out, '>')
 }
 

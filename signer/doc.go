@@ -10,7 +10,10 @@
 // signed DTE can be pasted verbatim into an EnvioDTE whose SetDTE is then
 // signed the same way; SignSeed builds the signed getToken request. The
 // canonicalizer reads UTF-8 and ISO-8859-1 directly and digests UTF-8
-// canonical XML, as the SII does.
+// canonical XML, as the SII does. When the element to sign is already
+// written in canonical form (as dtekit's DTE writer produces it), its
+// digest is taken from its bytes without building its tree; any other
+// input goes through the full parse, with the same result.
 //
 // The package imports no other dtekit package.
 package signer

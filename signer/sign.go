@@ -39,21 +39,10 @@ func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
 	if !isNCName(id) {
 		return nil, fmt.Errorf("signer: %q is not a valid XML ID to sign", id)
 	}
-	d, err := parseXML(doc)
-	if err != nil {
-		return nil, fmt.Errorf("signer: signing %q: %w", id, err)
-	}
-	el, err := d.byID(id, nil)
+	el, digest, err := digestSignedElement(doc, id)
 	if err != nil {
 		return nil, err
 	}
-	if el.parent == nil {
-		return nil, fmt.Errorf("signer: <%s ID=%q> is the document root; its Signature needs a parent element to go in", el.qname(), id)
-	}
-	if next := nextElement(el); next != nil && next.is(nsDSig, "Signature") {
-		return nil, fmt.Errorf("signer: <%s ID=%q> is already followed by a Signature", el.qname(), id)
-	}
-	digest := sha1.Sum(canonicalElement(el, nil, nil, el.end-el.start+512))
 	sig, err := c.signature(el.parent, "#"+id, AlgC14N10, digest[:])
 	if err != nil {
 		return nil, err
@@ -62,6 +51,43 @@ func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
 	out = append(out, doc[:el.end]...)
 	out = append(out, sig...)
 	return append(out, doc[el.end:]...), nil
+}
+
+// digestSignedElement finds the element of doc whose ID attribute equals
+// id, checks that it can take an enveloped Signature, and returns it with
+// the SHA-1 digest of its canonical form. It takes the fast path of
+// sign_fast.go when the element is written in canonical form, and parses
+// and canonicalizes the whole document otherwise.
+func digestSignedElement(doc []byte, id string) (*element, [sha1.Size]byte, error) {
+	if el, digest, ok := fastDigest(doc, id); ok {
+		return el, digest, nil
+	}
+	el, canon, err := fullCanonical(doc, id)
+	if err != nil {
+		return nil, [sha1.Size]byte{}, err
+	}
+	return el, sha1.Sum(canon), nil
+}
+
+// fullCanonical is the ordinary path: it parses the whole document, finds
+// the element to sign, checks that it can take an enveloped Signature and
+// returns its canonical form.
+func fullCanonical(doc []byte, id string) (*element, []byte, error) {
+	d, err := parseXML(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("signer: signing %q: %w", id, err)
+	}
+	el, err := d.byID(id, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if el.parent == nil {
+		return nil, nil, fmt.Errorf("signer: <%s ID=%q> is the document root; its Signature needs a parent element to go in", el.qname(), id)
+	}
+	if next := nextElement(el); next != nil && next.is(nsDSig, "Signature") {
+		return nil, nil, fmt.Errorf("signer: <%s ID=%q> is already followed by a Signature", el.qname(), id)
+	}
+	return el, canonicalElement(el, nil, nil, el.end-el.start+512), nil
 }
 
 // SignSeed builds the signed getToken request for a seed obtained from the

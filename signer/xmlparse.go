@@ -171,6 +171,10 @@ type parser struct {
 	ascii   bool
 	doc     *document
 	buf     []byte
+	// fast, when set, makes content() hand the subtree of the element
+	// whose ID is fast.id to the canonical-form scanner of sign_fast.go
+	// instead of building it.
+	fast *fastTarget
 }
 
 // parseXML parses src into a document.
@@ -727,6 +731,14 @@ func (p *parser) content() error {
 				p.doc.root = el
 			} else {
 				cur.children = append(cur.children, node{kind: kindElement, el: el})
+				if p.fast != nil && p.fast.apex == nil && p.fast.isTarget(el) {
+					// The element to sign: its subtree is checked and
+					// digested in place, never built.
+					if err := p.scanCanonicalSubtree(el, empty, depth); err != nil {
+						return err
+					}
+					continue
+				}
 			}
 			if empty {
 				if cur == nil {
