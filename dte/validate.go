@@ -1,9 +1,11 @@
 package dte
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -282,12 +284,13 @@ func (v *validator) checkReceptor(rc *Receptor) {
 	v.text("receptor.ciudad", rc.Ciudad, maxCiudadRecep, textOptional)
 }
 
-// lineAmountLimit is the largest magnitude of a line amount or total.
-func (v *validator) amountLimit() *big.Rat {
+// amountLimit is the largest magnitude of a line amount or total:
+// maxExportAmount on exports, maxAmount18 otherwise.
+func (v *validator) amountLimit() num {
 	if v.export() {
-		return ratOf(maxExportAmount)
+		return num{fx: fxNum{v: fxMaxAmount, scale: 4}}
 	}
-	return ratOf(maxAmount18)
+	return num{fx: fxNum{v: fxMaxAmount}}
 }
 
 func (v *validator) checkDetalle(lines []LineaDetalle) {
@@ -306,17 +309,17 @@ func (v *validator) checkDetalle(lines []LineaDetalle) {
 			"split the items over several documents")
 		listOK = false
 	}
-	sum := new(big.Rat)
+	var sum num
 	sumOK := true
 	for i := range lines {
-		amt, ok := v.checkLinea(fmt.Sprintf("detalle[%d]", i), &lines[i])
+		amt, ok := v.checkLinea("detalle["+strconv.Itoa(i)+"]", &lines[i])
 		if !ok {
 			sumOK = false
 			continue
 		}
-		sum.Add(sum, new(big.Rat).Abs(amt))
+		sum = numAddAbs(sum, amt)
 	}
-	if listOK && sumOK && sum.Cmp(v.amountLimit()) > 0 {
+	if listOK && sumOK && numCmp(sum, v.amountLimit()) > 0 {
 		v.add("detalle", CodeOutOfRange,
 			"the lines add up to more than the SII's amounts can hold (18 digits)",
 			"split the items over several documents")
@@ -325,7 +328,7 @@ func (v *validator) checkDetalle(lines []LineaDetalle) {
 
 // checkLinea validates one line and returns its amount (monto_item, or
 // cantidad × precio rounded like the SII does) when it is known.
-func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
+func (v *validator) checkLinea(p string, l *LineaDetalle) (num, bool) {
 	ok := true
 	fail := func(b bool) {
 		if !b {
@@ -339,7 +342,7 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
 	case l.TipoDocLiq != "" && v.tipoOK:
 		v.notAllowed(p+".tipo_doc_liq", "liquidación-factura 43")
 	default:
-		v.text(p+".tipo_doc_liq", l.TipoDocLiq, maxTpoDocRef, textOptional)
+		v.textAt(p, ".tipo_doc_liq", l.TipoDocLiq, maxTpoDocRef, textOptional)
 	}
 	// ind_exe
 	if l.IndExe != nil && *l.IndExe != 1 {
@@ -364,8 +367,8 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
 		}
 	}
 	// nombre, dsc_item
-	v.text(p+".nombre", l.Nombre, maxNombreContrato, textRequired)
-	if v.text(p+".dsc_item", l.DscItem, maxDscItem, textMultiline) && l.itemDscLen() > maxDscItem {
+	v.textAt(p, ".nombre", l.Nombre, maxNombreContrato, textRequired)
+	if v.textAt(p, ".dsc_item", l.DscItem, maxDscItem, textMultiline) && l.itemDscLen() > maxDscItem {
 		v.add(p+".dsc_item", CodeTooLong,
 			fmt.Sprintf("%s.nombre is longer than %d characters, so the XML's description (DscItem) carries the whole nombre followed by dsc_item; together they have %d characters and DscItem holds %d",
 				p, maxNmbItem, l.itemDscLen(), maxDscItem),
@@ -377,11 +380,12 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
 	exp := v.export()
 
 	// cantidad
-	var qty, price *big.Rat
+	var qty, price num
+	hasQty, hasPrice := false, false
 	switch {
 	case l.Cantidad.IsSet():
-		q, good := v.number(p+".cantidad", l.Cantidad, numRule{places: 6, intDigits: 12, min: "0.000001"})
-		qty = q
+		q, good := v.numberAt(p, ".cantidad", l.Cantidad, numRule{places: 6, intDigits: 12, min: "0.000001"})
+		qty, hasQty = q, good
 		fail(good)
 	case !textOnly:
 		v.add(p+".cantidad", CodeRequired, p+".cantidad is required",
@@ -389,7 +393,7 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
 		ok = false
 	}
 	// unidad
-	v.text(p+".unidad", l.Unidad, maxUnmdItem, textOptional)
+	v.textAt(p, ".unidad", l.Unidad, maxUnmdItem, textOptional)
 	// precio
 	switch {
 	case l.Precio.IsSet():
@@ -397,11 +401,11 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
 		if exp {
 			rule = numRule{places: 6, intDigits: 12, min: "0"}
 		}
-		pr, good := v.number(p+".precio", l.Precio, rule)
-		price = pr
+		pr, good := v.numberAt(p, ".precio", l.Precio, rule)
+		price, hasPrice = pr, good
 		fail(good)
-		if good && qty != nil && !l.MontoItem.IsSet() {
-			if a := lineAmount(qty, price, exp); a.Cmp(v.amountLimit()) > 0 {
+		if good && hasQty && !l.MontoItem.IsSet() {
+			if a := lineAmount(qty, price, exp); numCmp(a, v.amountLimit()) > 0 {
 				v.add(p+".precio", CodeOutOfRange,
 					fmt.Sprintf("%s: cantidad × precio exceeds the SII's largest amount (18 digits)", p),
 					"check cantidad and precio")
@@ -414,7 +418,8 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
 		ok = false
 	}
 	// monto_item
-	var monto *big.Rat
+	var monto num
+	hasMonto := false
 	if l.MontoItem.IsSet() {
 		rule := numRule{places: 0, intDigits: 18, min: "0", placesHint: "monto_item is an integer amount of CLP"}
 		if exp {
@@ -423,46 +428,51 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (*big.Rat, bool) {
 		if !v.tipoOK || v.is(LiquidacionFacturaElectronica) {
 			rule.min = "" // MontoItem of a liquidación may be negative
 		}
-		m, good := v.number(p+".monto_item", l.MontoItem, rule)
-		monto = m
+		m, good := v.numberAt(p, ".monto_item", l.MontoItem, rule)
+		monto, hasMonto = m, good
 		fail(good)
 	}
 	// descuento_pct, recargo_pct
 	for _, f := range []struct {
-		name string
-		d    Decimal
-	}{{"descuento_pct", l.DescuentoPct}, {"recargo_pct", l.RecargoPct}} {
+		suffix string // ".descuento_pct"
+		d      Decimal
+	}{{".descuento_pct", l.DescuentoPct}, {".recargo_pct", l.RecargoPct}} {
 		if !f.d.IsSet() {
 			continue
 		}
 		if v.is(LiquidacionFacturaElectronica) {
-			v.notAllowed(p+"."+f.name, "every type but liquidación-factura 43")
+			v.notAllowed(p+f.suffix, "every type but liquidación-factura 43")
 			continue
 		}
-		_, good := v.number(p+"."+f.name, f.d, numRule{places: 2, intDigits: 3, min: "0", max: "100"})
+		_, good := v.numberAt(p, f.suffix, f.d, numRule{places: 2, intDigits: 3, min: "0", max: "100"})
 		fail(good)
 	}
 
 	if !ok {
-		return nil, false
+		return num{}, false
 	}
 	switch {
-	case monto != nil:
+	case hasMonto:
 		return monto, true
-	case qty != nil && price != nil:
+	case hasQty && hasPrice:
 		return lineAmount(qty, price, exp), true
 	}
-	return new(big.Rat), true
+	return num{}, true
 }
 
 // lineAmount returns cantidad × precio rounded half up to whole pesos, or to
 // 4 decimals on exports.
-func lineAmount(qty, price *big.Rat, export bool) *big.Rat {
+func lineAmount(qty, price num, export bool) num {
 	places := 0
 	if export {
 		places = 4
 	}
-	return DecimalFromRat(new(big.Rat).Mul(qty, price), places).Rat()
+	if qty.big == nil && price.big == nil {
+		if v, ok := fxMulShift(qty.fx.v, price.fx.v, places-qty.fx.scale-price.fx.scale); ok {
+			return num{fx: fxNum{v: v, scale: places}}
+		}
+	}
+	return num{big: DecimalFromRat(new(big.Rat).Mul(qty.rat(), price.rat()), places).Rat()}
 }
 
 // allowsImpuestos reports whether the type carries ImptoReten and CodImpAdic.
@@ -906,6 +916,49 @@ func (v *validator) text(field, s string, max int, mode textMode) bool {
 	return true
 }
 
+// textAt is text for the field p+suffix; the name is only built when
+// there is a problem to report.
+func (v *validator) textAt(p, suffix, s string, max int, mode textMode) bool {
+	if plainTextOK(s, max, mode) {
+		return true
+	}
+	return v.text(p+suffix, s, max, mode)
+}
+
+// plainTextOK reports, without allocating, that text would accept s
+// silently: s is empty and optional, or holds at most max characters, all
+// printable Latin-1 (line feeds and tabs too in multiline mode), at least
+// one of them not a space. A false answer only means "let text decide".
+func plainTextOK(s string, max int, mode textMode) bool {
+	n, blank := 0, true
+	for i := 0; i < len(s); n++ {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c > ' ' && c < 0x7F:
+				blank = false
+			case c == ' ', (c == '\n' || c == '\t') && mode == textMultiline:
+			default:
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r > 0xA0 && r <= 0xFF:
+			blank = false
+		case r != 0xA0: // U+00A0 is a space; invalid UTF-8 decodes to U+FFFD
+			return false
+		}
+		i += size
+	}
+	if blank {
+		return s == "" && mode != textRequired
+	}
+	return n <= max
+}
+
 // isBadUTF8 reports whether s starts with an invalid UTF-8 sequence (as
 // opposed to a literal U+FFFD, which is valid UTF-8 but not Latin-1 either).
 func isBadUTF8(s string) bool {
@@ -923,14 +976,23 @@ type numRule struct {
 }
 
 // number checks a set Decimal against rule and returns its value when valid.
-func (v *validator) number(field string, d Decimal, rule numRule) (*big.Rat, bool) {
-	intDigits, places, canon, ok := decimalShape(d)
+func (v *validator) number(field string, d Decimal, rule numRule) (num, bool) {
+	return v.numberAt(field, "", d, rule)
+}
+
+// numberAt is number for the field p+suffix; the name is only built when
+// there is a problem to report.
+func (v *validator) numberAt(p, suffix string, d Decimal, rule numRule) (num, bool) {
+	neg, ip, fp, ok := decimalParts(d)
+	intDigits, places := len(ip), len(fp)
 	if !ok {
+		field := p + suffix
 		v.add(field, CodeInvalidFormat, fmt.Sprintf("%s %s is not a plain decimal number", field, quote(string(d))),
 			"write digits with an optional sign and a decimal point; no exponent, spaces or thousands separators")
-		return nil, false
+		return num{}, false
 	}
 	if places > rule.places {
+		field := p + suffix
 		msg := fmt.Sprintf("%s %s has %d decimal places; at most %d are allowed", field, quote(string(d)), places, rule.places)
 		if rule.places == 0 {
 			msg = fmt.Sprintf("%s %s must be an integer", field, quote(string(d)))
@@ -943,36 +1005,34 @@ func (v *validator) number(field string, d Decimal, rule numRule) (*big.Rat, boo
 			action = "round it to a whole number"
 		}
 		v.add(field, CodeInvalidDecimals, msg, action)
-		return nil, false
+		return num{}, false
 	}
 	if intDigits > rule.intDigits {
+		field := p + suffix
 		v.add(field, CodeOutOfRange,
 			fmt.Sprintf("%s %s has more than %d integer digits", field, quote(string(d)), rule.intDigits),
 			"check the value")
-		return nil, false
+		return num{}, false
 	}
-	x, good := new(big.Rat).SetString(canon) // short: the digit limits passed
-	if !good {
-		v.add(field, CodeInvalidFormat, fmt.Sprintf("%s %s is not a plain decimal number", field, quote(string(d))),
-			"write digits with an optional sign and a decimal point")
-		return nil, false
-	}
+	x := numFromParts(neg, ip, fp) // short: the digit limits passed
 	if rule.min != "" {
-		c := x.Cmp(ratOf(rule.min))
+		c := numCmp(x, numOf(rule.min))
 		if c < 0 || (c == 0 && rule.minExclusive) {
+			field := p + suffix
 			word := "at least"
 			if rule.minExclusive {
 				word = "greater than"
 			}
 			v.add(field, CodeOutOfRange, fmt.Sprintf("%s must be %s %s (got %s)", field, word, rule.min, quote(string(d))),
 				"check the value")
-			return nil, false
+			return num{}, false
 		}
 	}
-	if rule.max != "" && x.Cmp(ratOf(rule.max)) > 0 {
+	if rule.max != "" && numCmp(x, numOf(rule.max)) > 0 {
+		field := p + suffix
 		v.add(field, CodeOutOfRange, fmt.Sprintf("%s must be at most %s (got %s)", field, rule.max, quote(string(d))),
 			"check the value")
-		return nil, false
+		return num{}, false
 	}
 	return x, true
 }
@@ -981,13 +1041,10 @@ func (v *validator) number(field string, d Decimal, rule numRule) (*big.Rat, boo
 // d (leading integer zeros and trailing fractional zeros don't count), the
 // number without those zeros, and false when d is not a plain decimal number.
 func decimalShape(d Decimal) (intDigits, places int, canon string, ok bool) {
-	if !d.valid() {
+	neg, ip, fp, ok := decimalParts(d)
+	if !ok {
 		return 0, 0, "", false
 	}
-	s := string(d)
-	neg := strings.HasPrefix(s, "-")
-	ip, fp, _ := strings.Cut(strings.TrimLeft(s, "+-"), ".")
-	ip, fp = strings.TrimLeft(ip, "0"), strings.TrimRight(fp, "0")
 	canon = ip
 	if canon == "" {
 		canon = "0"
@@ -1007,14 +1064,134 @@ func isZero(d Decimal) bool {
 	return d.valid() && strings.Trim(string(d), "+-0.") == ""
 }
 
-// ratOf parses a decimal constant of this file; it returns 0 for text that
-// isn't one (never the case for the constants used).
-func ratOf(s string) *big.Rat {
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return new(big.Rat)
+// decimalParts splits a well-formed decimal into its sign, its integer
+// digits without leading zeros and its fractional digits without trailing
+// zeros; ok is false when d is not a plain decimal number.
+func decimalParts(d Decimal) (neg bool, ip, fp string, ok bool) {
+	if !d.valid() {
+		return false, "", "", false
 	}
-	return r
+	s := string(d)
+	neg = strings.HasPrefix(s, "-")
+	ip, fp, _ = strings.Cut(strings.TrimLeft(s, "+-"), ".")
+	return neg, strings.TrimLeft(ip, "0"), strings.TrimRight(fp, "0"), true
+}
+
+// num is an exact decimal value of the validator. Every limit of the
+// contract and the SII's schemas keeps a number within 18 significant
+// digits, so values live in fx (fixed point, no allocation); big holds
+// instead the rare value that does not fit, such as a sum of many lines.
+type num struct {
+	fx  fxNum
+	big *big.Rat // when set, the value (fx is unused)
+}
+
+// numFromParts builds the value of decimalParts' output.
+func numFromParts(neg bool, ip, fp string) num {
+	if len(ip)+len(fp) > fxMaxDigits {
+		canon := ip
+		if canon == "" {
+			canon = "0"
+		}
+		if fp != "" {
+			canon += "." + fp
+		}
+		if neg {
+			canon = "-" + canon
+		}
+		r, _ := new(big.Rat).SetString(canon) // digits only: always parses
+		return num{big: r}
+	}
+	var v int64
+	for i := 0; i < len(ip); i++ {
+		v = v*10 + int64(ip[i]-'0')
+	}
+	for i := 0; i < len(fp); i++ {
+		v = v*10 + int64(fp[i]-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return num{fx: fxNum{v: v, scale: len(fp)}}
+}
+
+// numOf parses a decimal constant of this file; it returns 0 for text that
+// isn't one (never the case for the constants used).
+func numOf(s string) num {
+	neg, ip, fp, ok := decimalParts(Decimal(s))
+	if !ok {
+		return num{}
+	}
+	return numFromParts(neg, ip, fp)
+}
+
+// rat returns n as a big.Rat.
+func (n num) rat() *big.Rat {
+	if n.big != nil {
+		return n.big
+	}
+	den := new(big.Int)
+	if n.fx.scale < len(fxPow10) {
+		den.SetUint64(fxPow10[n.fx.scale])
+	} else {
+		den.Exp(big.NewInt(10), big.NewInt(int64(n.fx.scale)), nil)
+	}
+	return new(big.Rat).SetFrac(big.NewInt(n.fx.v), den)
+}
+
+// numCmp compares a and b exactly: -1, 0 or +1.
+func numCmp(a, b num) int {
+	if a.big == nil && b.big == nil {
+		if c, ok := fxCmp(a.fx, b.fx); ok {
+			return c
+		}
+	}
+	return a.rat().Cmp(b.rat())
+}
+
+// fxCmp compares two fixed-point numbers exactly in 128 bits; ok is false
+// when their scales are too far apart for that.
+func fxCmp(a, b fxNum) (c int, ok bool) {
+	flip := 1
+	if a.scale > b.scale {
+		a, b, flip = b, a, -1
+	}
+	d := b.scale - a.scale
+	if d >= len(fxPow10) {
+		return 0, false
+	}
+	sa, sb := cmp.Compare(a.v, 0), cmp.Compare(b.v, 0)
+	if sa != sb || sa == 0 {
+		return flip * cmp.Compare(sa, sb), true
+	}
+	// Same sign, both non-zero: compare |a| × 10^d with |b|.
+	hi, lo := bits.Mul64(fxAbs(a.v), fxPow10[d])
+	mb := fxAbs(b.v)
+	switch {
+	case hi > 0 || lo > mb:
+		c = 1
+	case lo < mb:
+		c = -1
+	}
+	return flip * sa * c, true
+}
+
+// numAddAbs returns sum + |a|.
+func numAddAbs(sum, a num) num {
+	if sum.big == nil && a.big == nil {
+		s := max(sum.fx.scale, a.fx.scale)
+		x, okX := fxMulShift(sum.fx.v, 1, s-sum.fx.scale)
+		y, okY := fxMulShift(a.fx.v, 1, s-a.fx.scale)
+		if y < 0 {
+			y = -y
+		}
+		if okX && okY {
+			if t, ok := fxAdd(x, y); ok {
+				return num{fx: fxNum{v: t, scale: s}}
+			}
+		}
+	}
+	return num{big: new(big.Rat).Add(sum.rat(), new(big.Rat).Abs(a.rat()))}
 }
 
 // quote returns s quoted for a message, shortened when long.
