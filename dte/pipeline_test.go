@@ -797,3 +797,31 @@ func TestFileFormIsCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestSignatureDigestIsCanonical cross-checks the signer's fast path, which
+// digests the signed element straight from the bytes the writer produced:
+// every emitted DigestValue must be the SHA-1 of the element's canonical
+// form as signer.Canonicalize (the full parse) renders it from the document
+// without its Signature. xmlsec1 checks the same signatures in
+// TestOracleEmitAllTypes.
+func TestSignatureDigestIsCanonical(t *testing.T) {
+	docs, _ := emitAll(t)
+	for _, tipo := range dte.Tipos {
+		out := docs[tipo]
+		s := bytes.Index(out.XML, []byte("<Signature "))
+		e := bytes.Index(out.XML, []byte("</Signature>"))
+		if s < 0 || e < s {
+			t.Fatalf("%d: no Signature", tipo)
+		}
+		unsigned := append(append([]byte{}, out.XML[:s]...), out.XML[e+len("</Signature>"):]...)
+		c14n, err := signer.Canonicalize(unsigned, out.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha1.Sum(c14n)
+		want := "<DigestValue>" + base64.StdEncoding.EncodeToString(sum[:]) + "</DigestValue>"
+		if !bytes.Contains(out.XML[s:e], []byte(want)) {
+			t.Errorf("%d: the DigestValue is not the SHA-1 of the canonical form (want %s)", tipo, want)
+		}
+	}
+}
