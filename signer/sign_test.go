@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtekit/dtekit/internal/oracle"
 )
@@ -334,5 +336,31 @@ func TestVerifyNoSignature(t *testing.T) {
 	}
 	if _, err := Verify([]byte("<a>")); !errors.Is(err, ErrInvalidXML) {
 		t.Fatalf("err = %v, want ErrInvalidXML", err)
+	}
+}
+
+// TestVerifyRejectsHugeModulus checks that a KeyValue modulus above
+// maxVerifyModulusBits is refused before any RSA work: a 262144-bit modulus
+// with exponent 2^31-1 takes several seconds in crypto/rsa (measured on Go
+// 1.26), so an unbounded key would let a small document stall Verify.
+func TestVerifyRejectsHugeModulus(t *testing.T) {
+	signed, err := testCert(t).SignEnveloped(dteDoc(t, "T33F1", "1"), "T33F1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := make([]byte, 32768)
+	huge[0], huge[len(huge)-1] = 0x80, 1
+	re := regexp.MustCompile(`(?s)<Modulus>.*?</Modulus>`)
+	bad := re.ReplaceAll(signed, []byte("<Modulus>"+base64.StdEncoding.EncodeToString(huge)+"</Modulus>"))
+	if bytes.Equal(bad, signed) {
+		t.Fatal("test document has no Modulus to replace")
+	}
+	start := time.Now()
+	res, err := Verify(bad)
+	if err == nil || len(res) != 1 || res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "262144 bits, at most 8192") {
+		t.Fatalf("Verify = %+v, %v; want the 262144-bit modulus refused", res, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("refusing the modulus took %v", d)
 	}
 }

@@ -29,6 +29,13 @@ var (
 	ErrKeyMismatch = errors.New("signer: KeyValue does not match the certificate's public key")
 )
 
+// maxVerifyModulusBits bounds the RSAKeyValue modulus Verify accepts. The
+// key comes from the document itself, and crypto/rsa sets no upper limit:
+// a 256-kbit modulus costs seconds per verification, so without a bound a
+// small crafted document could keep a CPU busy for minutes. Certificates
+// for the SII are 2048-bit; 8192 is the bound crypto/tls applies.
+const maxVerifyModulusBits = 8192
+
 // VerifiedSignature is the outcome of checking one Signature element.
 type VerifiedSignature struct {
 	// URI is the Reference URI as written ("#F60T33", or "" for the whole
@@ -277,6 +284,9 @@ func readSignature(sig *element) (*parsedSignature, error) {
 	e := new(big.Int).SetBytes(exp)
 	if len(mod) == 0 || !e.IsInt64() || e.Int64() < 3 || e.Int64() > 1<<31-1 {
 		return ps, errors.New("RSAKeyValue has an unusable modulus or exponent")
+	}
+	if bits := new(big.Int).SetBytes(mod).BitLen(); bits > maxVerifyModulusBits {
+		return ps, fmt.Errorf("RSAKeyValue modulus is %d bits, at most %d accepted", bits, maxVerifyModulusBits)
 	}
 	ps.key = &rsa.PublicKey{N: new(big.Int).SetBytes(mod), E: int(e.Int64())}
 	return ps, nil
