@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/webhook"
 )
 
@@ -238,10 +239,7 @@ func TestBinarySIGINT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary; skipped with -short")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go tool not on PATH")
-	}
+	goTool := oracle.Tool(t, "go") // fails instead of skipping under DTEKIT_REQUIRE_ORACLES=1
 	bin := filepath.Join(t.TempDir(), "webhook-receiver")
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
