@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	_ "time/tzdata" // Chile's date must be right on machines without a zone database
 	"unicode/utf8"
@@ -1258,17 +1257,9 @@ func (c civilDate) after(o civilDate) bool {
 	return c.d > o.d
 }
 
-var chileZone = sync.OnceValue(func() *time.Location {
-	loc, err := time.LoadLocation("America/Santiago")
-	if err != nil {
-		return time.FixedZone("-04", -4*60*60)
-	}
-	return loc
-})
-
 // chileDate returns the calendar date of t in America/Santiago.
 func chileDate(t time.Time) civilDate {
-	y, m, d := t.In(chileZone()).Date()
+	y, m, d := t.In(santiago()).Date()
 	return civilDate{y, int(m), d}
 }
 
