@@ -92,10 +92,10 @@ import (
 //     when the not-billable bucket is used, MntTotal always.
 func ComputeTotals(r *EmitirDTERequest) (*Totals, error) {
 	if r == nil {
-		return nil, totErr(totTop(""), "REQUIRED", "the request is missing (nil)")
+		return nil, totErr(totTop(""), CodeRequired, "the request is missing (nil)")
 	}
 	if !r.TipoDTE.Valid() {
-		return nil, totErr(totTop("tipo_dte"), "INVALID_VALUE", "document type %d is not one of the 12 supported types", int(r.TipoDTE))
+		return nil, totErr(totTop("tipo_dte"), CodeInvalidValue, "document type %d is not one of the 12 supported types", int(r.TipoDTE))
 	}
 	c := &totCalc{r: r, tipo: r.TipoDTE}
 	if c.tipo.IsExport() {
@@ -110,7 +110,7 @@ func ComputeTotals(r *EmitirDTERequest) (*Totals, error) {
 	c.afectoLines = c.afecto
 	if len(r.DescuentosGlobales) > 0 {
 		if c.tipo == LiquidacionFacturaElectronica {
-			return nil, totErr(totTop("descuentos_globales"), "NOT_ALLOWED", "a liquidación-factura (43) carries no global discounts or surcharges")
+			return nil, totErr(totTop("descuentos_globales"), CodeNotAllowed, "a liquidación-factura (43) carries no global discounts or surcharges")
 		}
 		out.DscRcgGlobal = make([]GlobalTotals, len(r.DescuentosGlobales))
 		for i := range r.DescuentosGlobales {
@@ -200,7 +200,7 @@ func totErr(field totField, code, format string, args ...any) error {
 func totNum(d Decimal, field totField) (fxNum, error) {
 	n, ok := fxParse(d)
 	if !ok {
-		return fxNum{}, totErr(field, "INVALID_FORMAT", "%q is not a plain decimal number of at most 18 significant digits", string(d))
+		return fxNum{}, totErr(field, CodeInvalidFormat, "%q is not a plain decimal number of at most 18 significant digits", string(d))
 	}
 	return n, nil
 }
@@ -219,7 +219,7 @@ func (c *totCalc) allowTaxes() bool {
 
 // rangeErr reports an amount beyond what the SII can carry.
 func (c *totCalc) rangeErr(field totField) error {
-	return totErr(field, "OUT_OF_RANGE", "the amount is out of range: it exceeds the 18 digits the SII allows, or its inputs carry more decimals than can be computed exactly")
+	return totErr(field, CodeOutOfRange, "the amount is out of range: it exceeds the 18 digits the SII allows, or its inputs carry more decimals than can be computed exactly")
 }
 
 func (c *totCalc) inRange(v int64) bool { return v <= fxMaxAmount && v >= -fxMaxAmount }
@@ -237,11 +237,11 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 			bucket = totExento
 		case 2:
 			if !c.allowNF() {
-				return totErr(totLF(i, "ind_exe"), "NOT_ALLOWED", "a document of type %d has no not-billable amount (ind_exe 2)", int(c.tipo))
+				return totErr(totLF(i, "ind_exe"), CodeNotAllowed, "a document of type %d has no not-billable amount (ind_exe 2)", int(c.tipo))
 			}
 			bucket = totNoFact
 		default:
-			return totErr(totLF(i, "ind_exe"), "INVALID_VALUE", "ind_exe must be 1 (exempt), not %d", *l.IndExe)
+			return totErr(totLF(i, "ind_exe"), CodeInvalidValue, "ind_exe must be 1 (exempt), not %d", *l.IndExe)
 		}
 		out.IndExe = *l.IndExe
 	}
@@ -257,7 +257,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 			name string
 		}{{l.DescuentoPct, "descuento_pct"}, {l.RecargoPct, "recargo_pct"}} {
 			if f.d.IsSet() {
-				return totErr(totLF(i, f.name), "NOT_ALLOWED", "monto_item is the line's final amount; give cantidad and precio to apply %s", f.name)
+				return totErr(totLF(i, f.name), CodeNotAllowed, "monto_item is the line's final amount; give cantidad and precio to apply %s", f.name)
 			}
 		}
 		n, err := totNum(l.MontoItem, totLF(i, "monto_item"))
@@ -266,7 +266,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 		}
 		v, ok := fxToPlaces(n, c.places)
 		if !ok {
-			return totErr(totLF(i, "monto_item"), "INVALID_DECIMALS", "monto_item %s has more than %d decimals or is too large", string(l.MontoItem), c.places)
+			return totErr(totLF(i, "monto_item"), CodeInvalidDecimals, "monto_item %s has more than %d decimals or is too large", string(l.MontoItem), c.places)
 		}
 		gross, valued = v, true
 	case l.Precio.IsSet():
@@ -323,20 +323,20 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 		return c.rangeErr(totLF(i, amountField))
 	}
 	if net < 0 && c.tipo != LiquidacionFacturaElectronica {
-		return totErr(totLF(i, amountField), "OUT_OF_RANGE", "the line comes to %s; only a liquidación-factura (43) may carry negative amounts", fxFormat(net, c.places))
+		return totErr(totLF(i, amountField), CodeOutOfRange, "the line comes to %s; only a liquidación-factura (43) may carry negative amounts", fxFormat(net, c.places))
 	}
 	out.MontoItem = fxFormat(net, c.places)
 
 	if l.CodImpAdic != nil {
 		field := totLF(i, "cod_imp_adic")
 		if !c.allowTaxes() {
-			return totErr(field, "NOT_ALLOWED", "a document of type %d carries no additional taxes or retentions", int(c.tipo))
+			return totErr(field, CodeNotAllowed, "a document of type %d carries no additional taxes or retentions", int(c.tipo))
 		}
 		if bucket != totAfecto {
-			return totErr(field, "NOT_ALLOWED", "an additional tax or retention applies only to a taxable line, not an exempt or not-billable one")
+			return totErr(field, CodeNotAllowed, "an additional tax or retention applies only to a taxable line, not an exempt or not-billable one")
 		}
 		if _, ok := totTaxClass(*l.CodImpAdic); !ok {
-			return totErr(field, "INVALID_VALUE", "%d is not a known additional tax or retention code", *l.CodImpAdic)
+			return totErr(field, CodeInvalidValue, "%d is not a known additional tax or retention code", *l.CodImpAdic)
 		}
 		found := false
 		for k := range c.codes {
@@ -376,14 +376,14 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 func (c *totCalc) linePct(i int, name string, pct Decimal, base int64) (whole, units int64, err error) {
 	field := totLF(i, name)
 	if c.tipo == LiquidacionFacturaElectronica {
-		return 0, 0, totErr(field, "NOT_ALLOWED", "a liquidación-factura (43) line carries no discount or surcharge")
+		return 0, 0, totErr(field, CodeNotAllowed, "a liquidación-factura (43) line carries no discount or surcharge")
 	}
 	p, err := totNum(pct, field)
 	if err != nil {
 		return 0, 0, err
 	}
 	if p.v < 0 {
-		return 0, 0, totErr(field, "INVALID_VALUE", "%s must not be negative", name)
+		return 0, 0, totErr(field, CodeInvalidValue, "%s must not be negative", name)
 	}
 	whole, ok := fxMulShift(base, p.v, -(c.places + p.scale + 2))
 	if ok {
@@ -404,10 +404,10 @@ func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 	}
 	out.TpoMov = g.TpoMov
 	if g.TpoMov != "D" && g.TpoMov != "R" {
-		return totErr(f("tpo_mov"), "INVALID_VALUE", "tpo_mov must be D (discount) or R (surcharge), not %q", g.TpoMov)
+		return totErr(f("tpo_mov"), CodeInvalidValue, "tpo_mov must be D (discount) or R (surcharge), not %q", g.TpoMov)
 	}
 	if g.TpoValor != "%" && g.TpoValor != "$" {
-		return totErr(f("tpo_valor"), "INVALID_VALUE", "tpo_valor must be %% or $, not %q", g.TpoValor)
+		return totErr(f("tpo_valor"), CodeInvalidValue, "tpo_valor must be %% or $, not %q", g.TpoValor)
 	}
 	bucket := totAfecto
 	if c.tipo.IsExempt() {
@@ -419,15 +419,15 @@ func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 			bucket = totExento
 		case 2:
 			if !c.allowNF() {
-				return totErr(f("ind_exe_dr"), "NOT_ALLOWED", "a document of type %d has no not-billable amount (ind_exe_dr 2)", int(c.tipo))
+				return totErr(f("ind_exe_dr"), CodeNotAllowed, "a document of type %d has no not-billable amount (ind_exe_dr 2)", int(c.tipo))
 			}
 			bucket = totNoFact
 		default:
-			return totErr(f("ind_exe_dr"), "INVALID_VALUE", "ind_exe_dr must be 1 (exempt) or 2 (not billable), not %d", *g.IndExeDR)
+			return totErr(f("ind_exe_dr"), CodeInvalidValue, "ind_exe_dr must be 1 (exempt) or 2 (not billable), not %d", *g.IndExeDR)
 		}
 	}
 	if bucket == totAfecto && c.tipo.IsExempt() {
-		return totErr(f("ind_exe_dr"), "INVALID_VALUE", "a document of type %d has no taxable amount", int(c.tipo))
+		return totErr(f("ind_exe_dr"), CodeInvalidValue, "a document of type %d has no taxable amount", int(c.tipo))
 	}
 	out.IndExeDR = bucket
 
@@ -447,14 +447,14 @@ func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 		if bucket == totAfecto {
 			hint = "; set ind_exe_dr 1 to apply it to the exempt amount"
 		}
-		return totErr(f("ind_exe_dr"), "INVALID_VALUE", "the %s it applies to has no valued line%s", name, hint)
+		return totErr(f("ind_exe_dr"), CodeInvalidValue, "the %s it applies to has no valued line%s", name, hint)
 	}
 	v, err := totNum(g.ValorDR, f("valor_dr"))
 	if err != nil {
 		return err
 	}
 	if v.v < 0 {
-		return totErr(f("valor_dr"), "INVALID_VALUE", "valor_dr must not be negative; use tpo_mov to choose discount or surcharge")
+		return totErr(f("valor_dr"), CodeInvalidValue, "valor_dr must not be negative; use tpo_mov to choose discount or surcharge")
 	}
 	var amt int64
 	var ok bool
@@ -464,7 +464,7 @@ func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 			return c.rangeErr(f("valor_dr"))
 		}
 	} else if amt, ok = fxToPlaces(v, c.places); !ok {
-		return totErr(f("valor_dr"), "INVALID_DECIMALS", "a $ amount on this document may have at most %d decimals (got %s)", c.places, string(g.ValorDR))
+		return totErr(f("valor_dr"), CodeInvalidDecimals, "a $ amount on this document may have at most %d decimals (got %s)", c.places, string(g.ValorDR))
 	}
 	if g.TpoMov == "D" {
 		*sum, ok = fxSub(*sum, amt)
@@ -475,7 +475,7 @@ func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 		return c.rangeErr(f("valor_dr"))
 	}
 	if *sum < 0 && bucket != totNoFact {
-		return totErr(f("valor_dr"), "OUT_OF_RANGE", "the discount takes the %s below zero (%s)", name, fxFormat(*sum, c.places))
+		return totErr(f("valor_dr"), CodeOutOfRange, "the discount takes the %s below zero (%s)", name, fxFormat(*sum, c.places))
 	}
 	*has = true
 	out.Monto = fxFormat(amt, c.places)
@@ -534,7 +534,7 @@ func (c *totCalc) taxes(t *Totales) error {
 		return nil
 	}
 	if !c.allowTaxes() {
-		return totErr(totTop("impuestos_retenciones"), "NOT_ALLOWED", "a document of type %d carries no additional taxes or retentions", int(c.tipo))
+		return totErr(totTop("impuestos_retenciones"), CodeNotAllowed, "a document of type %d carries no additional taxes or retentions", int(c.tipo))
 	}
 	// Bases of line codes, prorated when global movements changed the
 	// taxable bucket.
@@ -553,11 +553,11 @@ func (c *totCalc) taxes(t *Totales) error {
 		f := func(name string) totField { return totField{list: "impuestos_retenciones", i: i, name: name} }
 		info, ok := totTaxClass(e.TipoImp)
 		if !ok {
-			return totErr(f("tipo_imp"), "INVALID_VALUE", "%d is not a known additional tax or retention code", e.TipoImp)
+			return totErr(f("tipo_imp"), CodeInvalidValue, "%d is not a known additional tax or retention code", e.TipoImp)
 		}
 		for j := 0; j < i; j++ {
 			if entries[j].TipoImp == e.TipoImp {
-				return totErr(f("tipo_imp"), "DUPLICATE", "code %d is already given in impuestos_retenciones[%d]", e.TipoImp, j)
+				return totErr(f("tipo_imp"), CodeDuplicate, "code %d is already given in impuestos_retenciones[%d]", e.TipoImp, j)
 			}
 		}
 		base := c.neto
@@ -574,7 +574,7 @@ func (c *totCalc) taxes(t *Totales) error {
 				return err
 			}
 			if r.v < 0 {
-				return totErr(f("tasa_imp"), "INVALID_VALUE", "tasa_imp must not be negative")
+				return totErr(f("tasa_imp"), CodeInvalidValue, "tasa_imp must not be negative")
 			}
 			rate, hasRate = r, true
 		} else if info.hasRate {
@@ -585,14 +585,14 @@ func (c *totCalc) taxes(t *Totales) error {
 		case e.MontoImp != nil:
 			amt = *e.MontoImp
 			if amt < 0 && c.tipo != LiquidacionFacturaElectronica {
-				return totErr(f("monto_imp"), "INVALID_VALUE", "monto_imp must not be negative")
+				return totErr(f("monto_imp"), CodeInvalidValue, "monto_imp must not be negative")
 			}
 		case hasRate:
 			if amt, ok = fxMulShift(base, rate.v, -(rate.scale + 2)); !ok {
 				return c.rangeErr(f("tasa_imp"))
 			}
 		default:
-			return totErr(f("tasa_imp"), "REQUIRED", "code %d has no legal default rate here: give tasa_imp or monto_imp", e.TipoImp)
+			return totErr(f("tasa_imp"), CodeRequired, "code %d has no legal default rate here: give tasa_imp or monto_imp", e.TipoImp)
 		}
 		if !c.inRange(amt) {
 			return c.rangeErr(f("monto_imp"))
@@ -616,7 +616,7 @@ func (c *totCalc) taxes(t *Totales) error {
 		field := totLF(cb.line, "cod_imp_adic")
 		info, _ := totTaxClass(cb.code)
 		if !info.hasRate {
-			return totErr(field, "REQUIRED", "code %d has no legal default rate here: add it to impuestos_retenciones with tasa_imp or monto_imp", cb.code)
+			return totErr(field, CodeRequired, "code %d has no legal default rate here: add it to impuestos_retenciones with tasa_imp or monto_imp", cb.code)
 		}
 		amt, ok := fxMulShift(cb.base, info.rate.v, -(info.rate.scale + 2))
 		if !ok || !c.inRange(amt) {
@@ -659,7 +659,7 @@ func (c *totCalc) addTax(t *Totales, code int, info totTaxInfo, rate fxNum, hasR
 func (c *totCalc) comisiones(t *Totales) error {
 	if c.tipo != LiquidacionFacturaElectronica {
 		if len(c.r.Comisiones) > 0 {
-			return totErr(totTop("comisiones"), "NOT_ALLOWED", "only a liquidación-factura (43) carries commissions")
+			return totErr(totTop("comisiones"), CodeNotAllowed, "only a liquidación-factura (43) carries commissions")
 		}
 		return nil
 	}
@@ -716,7 +716,7 @@ func (c *totCalc) totales(t *Totales) error {
 		}
 		switch {
 		case c.iva >= 0 && c.ivaRet > c.iva:
-			return totErr(field, "INVALID_VALUE", "the IVA retained (%d) exceeds the document's IVA (%d)", c.ivaRet, c.iva)
+			return totErr(field, CodeInvalidValue, "the IVA retained (%d) exceeds the document's IVA (%d)", c.ivaRet, c.iva)
 		case c.ivaRet < c.iva:
 			t.IVANoRet = fxFormat(c.iva-c.ivaRet, 0)
 		}
@@ -736,7 +736,7 @@ func (c *totCalc) totales(t *Totales) error {
 		}
 	}
 	if total < 0 && c.tipo != LiquidacionFacturaElectronica {
-		return totErr(totTop("impuestos_retenciones"), "OUT_OF_RANGE", "the document's total comes to %d; only a liquidación-factura (43) may be negative", total)
+		return totErr(totTop("impuestos_retenciones"), CodeOutOfRange, "the document's total comes to %d; only a liquidación-factura (43) may be negative", total)
 	}
 
 	if c.hasAfecto {
@@ -762,13 +762,13 @@ func (c *totCalc) totales(t *Totales) error {
 func (c *totCalc) totalesExport(t *Totales) error {
 	ed := c.r.ExportData
 	if ed == nil || strings.TrimSpace(ed.TpoMoneda) == "" {
-		return totErr(totTop("export_data.tpo_moneda"), "REQUIRED", "an export document needs export_data.tpo_moneda (the SII currency name, e.g. \"DOLAR USA\")")
+		return totErr(totTop("export_data.tpo_moneda"), CodeRequired, "an export document needs export_data.tpo_moneda (the SII currency name, e.g. \"DOLAR USA\")")
 	}
 	if len(c.r.ImpuestosRetenciones) > 0 {
-		return totErr(totTop("impuestos_retenciones"), "NOT_ALLOWED", "an export document carries no additional taxes or retentions")
+		return totErr(totTop("impuestos_retenciones"), CodeNotAllowed, "an export document carries no additional taxes or retentions")
 	}
 	if len(c.r.Comisiones) > 0 {
-		return totErr(totTop("comisiones"), "NOT_ALLOWED", "only a liquidación-factura (43) carries commissions")
+		return totErr(totTop("comisiones"), CodeNotAllowed, "only a liquidación-factura (43) carries commissions")
 	}
 	t.TpoMoneda = ed.TpoMoneda
 	t.MntExe = fxFormat(c.exento, c.places)
@@ -789,14 +789,14 @@ func (c *totCalc) otraMoneda() (*OtraMoneda, error) {
 	}
 	field := totTop("export_data.tpo_cambio")
 	if strings.EqualFold(strings.Join(strings.Fields(ed.TpoMoneda), " "), "PESO CL") {
-		return nil, totErr(field, "INVALID_VALUE", "the document is already in PESO CL; tpo_cambio converts a foreign currency to pesos")
+		return nil, totErr(field, CodeInvalidValue, "the document is already in PESO CL; tpo_cambio converts a foreign currency to pesos")
 	}
 	tc, err := totNum(ed.TpoCambio, field)
 	if err != nil {
 		return nil, err
 	}
 	if tc.v <= 0 {
-		return nil, totErr(field, "INVALID_VALUE", "tpo_cambio must be greater than zero")
+		return nil, totErr(field, CodeInvalidValue, "tpo_cambio must be greater than zero")
 	}
 	conv := func(v int64) (Decimal, bool) {
 		p, ok := fxMulShift(v, tc.v, -(c.places + tc.scale))
