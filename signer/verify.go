@@ -60,14 +60,26 @@ type VerifiedSignature struct {
 	Err error
 }
 
+// MaxSignatures bounds the Signature elements Verify checks in one document:
+// an EnvioDTE holds at most 2000 signed DTEs plus its own signature. Each
+// check costs an RSA operation (two when a nested DTE is re-checked on its
+// own), so the bound keeps a crafted document from stalling a verifier.
+const MaxSignatures = 2001
+
 // Verify checks every xmldsig Signature element of doc, including those of
 // DTEs nested in an envelope, in document order. For each it resolves the
 // Reference ("#id" by the ID attribute, or "" for the whole document with
 // the enveloped-signature transform), recomputes the digest, verifies
 // SignatureValue over the canonical SignedInfo with the KeyValue key, and
 // checks that KeyValue matches the X509Certificate. The error is non-nil
-// when the document can't be parsed, has no Signature, or any signature
-// fails; the slice still reports each one.
+// when the document can't be parsed, has no Signature, has more than
+// MaxSignatures, or any signature fails; the slice still reports each one.
+//
+// Verify proves that each signed element is intact and was signed by the key
+// of the certificate embedded beside it. It does not decide whether that
+// certificate is to be trusted: a self-signed certificate passes. Callers
+// check VerifiedSignature.Certificate (or RUT) against their own policy, for
+// example that the signer's RUT is the one they expect.
 func Verify(doc []byte) ([]VerifiedSignature, error) {
 	d, err := parseXML(doc)
 	if err != nil {
@@ -81,6 +93,9 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 	})
 	if len(sigs) == 0 {
 		return nil, ErrNoSignature
+	}
+	if len(sigs) > MaxSignatures {
+		return nil, fmt.Errorf("signer: verifying: the document has %d Signature elements, more than the %d an envelope can hold", len(sigs), MaxSignatures)
 	}
 	results := make([]VerifiedSignature, len(sigs))
 	var errs []error

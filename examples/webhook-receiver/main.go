@@ -49,7 +49,10 @@ func main() {
 // secretList collects repeated -secret flags.
 type secretList []string
 
-func (s *secretList) String() string     { return fmt.Sprintf("%d secret(s)", len(*s)) }
+// String reports how many secrets were given, never the secrets themselves.
+func (s *secretList) String() string { return fmt.Sprintf("%d secret(s)", len(*s)) }
+
+// Set adds one -secret value.
 func (s *secretList) Set(v string) error { *s = append(*s, v); return nil }
 
 // run parses args, listens, and serves until ctx is done, then shuts down
