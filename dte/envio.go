@@ -77,7 +77,7 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 	if err != nil {
 		return nil, fmt.Errorf("dte: envio: RutEnvia: %w", err)
 	}
-	recep := RUTSII
+	recep := RUTSII()
 	if opts.RutReceptor != "" {
 		if recep, err = ParseRUT(opts.RutReceptor); err != nil {
 			return nil, fmt.Errorf("dte: envio: RutReceptor: %w", err)

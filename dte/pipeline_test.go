@@ -61,7 +61,7 @@ func emitAll(t testing.TB) (map[dte.TipoDTE]*dte.Emitted, map[dte.TipoDTE]*dte.E
 		}
 		emitReqs = dte.OracleRequests()
 		emitDocs = map[dte.TipoDTE]*dte.Emitted{}
-		for _, tipo := range dte.Tipos {
+		for _, tipo := range dte.Tipos() {
 			out, err := em.Emit(context.Background(), emitReqs[tipo])
 			if err != nil {
 				emitErr = fmt.Errorf("tipo %d: %w", tipo, err)
@@ -135,7 +135,7 @@ func TestOracleEmitAllTypes(t *testing.T) {
 	// Schema validation, one xmllint run per schema for all its files.
 	files := map[dte.TipoDTE]string{}
 	batches := map[string][]string{}
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		file := filepath.Join(dir, docs[tipo].ID+".xml")
 		if err := os.WriteFile(file, docs[tipo].XML, 0o600); err != nil {
 			t.Fatal(err)
@@ -158,7 +158,7 @@ func TestOracleEmitAllTypes(t *testing.T) {
 			t.Errorf("xmllint %s: %s", schema, msg)
 		}
 	}
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		out, req := docs[tipo], reqs[tipo]
 		t.Run(tipo.String(), func(t *testing.T) {
 			file := files[tipo]
@@ -260,7 +260,7 @@ func TestGoldenTotals(t *testing.T) {
 
 func TestEmitParseBack(t *testing.T) {
 	docs, reqs := emitAll(t)
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		out, req := docs[tipo], reqs[tipo]
 		doc, err := dte.ParseDTE(out.XML)
 		if err != nil {
@@ -317,7 +317,7 @@ func TestOracleEnvelopes(t *testing.T) {
 	docs, _ := emitAll(t)
 	c := creds(t)
 	var facturas, boletas [][]byte
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		if tipo.IsBoleta() {
 			boletas = append(boletas, docs[tipo].XML)
 		} else {
@@ -774,7 +774,7 @@ func TestOracleEdgeCases(t *testing.T) {
 // explicit end tags, only &, < and > escaped.
 func TestFileFormIsCanonical(t *testing.T) {
 	docs, _ := emitAll(t)
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		out := docs[tipo]
 		c14n, err := signer.Canonicalize(out.XML, out.ID)
 		if err != nil {
@@ -806,7 +806,7 @@ func TestFileFormIsCanonical(t *testing.T) {
 // TestOracleEmitAllTypes.
 func TestSignatureDigestIsCanonical(t *testing.T) {
 	docs, _ := emitAll(t)
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		out := docs[tipo]
 		s := bytes.Index(out.XML, []byte("<Signature "))
 		e := bytes.Index(out.XML, []byte("</Signature>"))

@@ -14,12 +14,12 @@ type RUT struct {
 	DV     byte
 }
 
-// RUTSinReceptor is the RUT the SII asks for when a boleta has no identified
+// RUTSinReceptor returns the RUT the SII asks for when a boleta has no identified
 // receptor.
-var RUTSinReceptor = RUT{Number: 66666666, DV: '6'}
+func RUTSinReceptor() RUT { return RUT{Number: 66666666, DV: '6'} }
 
-// RUTSII is the SII's own RUT, the RutReceptor of envelopes sent to it.
-var RUTSII = RUT{Number: 60803000, DV: 'K'}
+// RUTSII returns the SII's own RUT, the RutReceptor of envelopes sent to it.
+func RUTSII() RUT { return RUT{Number: 60803000, DV: 'K'} }
 
 // RUTError describes why a text is not a valid RUT.
 type RUTError struct {

@@ -35,8 +35,8 @@ func TestParseRUTKnown(t *testing.T) {
 			t.Errorf("CheckDigit(%d) = %c, want %c", k.want.Number, got, k.want.DV)
 		}
 	}
-	if RUTSII != (RUT{60803000, 'K'}) || RUTSinReceptor != (RUT{66666666, '6'}) {
-		t.Errorf("RUTSII %v, RUTSinReceptor %v", RUTSII, RUTSinReceptor)
+	if RUTSII() != (RUT{60803000, 'K'}) || RUTSinReceptor() != (RUT{66666666, '6'}) {
+		t.Errorf("RUTSII() %v, RUTSinReceptor() %v", RUTSII(), RUTSinReceptor())
 	}
 }
 
@@ -129,13 +129,13 @@ func TestRUTStringFormat(t *testing.T) {
 			}
 		}
 	}
-	if !(RUT{}).IsZero() || RUTSII.IsZero() {
+	if !(RUT{}).IsZero() || RUTSII().IsZero() {
 		t.Error("IsZero")
 	}
 }
 
 func TestMustParseRUT(t *testing.T) {
-	if got := MustParseRUT("60.803.000-k"); got != RUTSII {
+	if got := MustParseRUT("60.803.000-k"); got != RUTSII() {
 		t.Errorf("MustParseRUT = %v", got)
 	}
 	defer func() {

@@ -21,8 +21,9 @@ const (
 	NotaCreditoExportacionElectronica TipoDTE = 112
 )
 
-// Tipos lists the twelve supported types in ascending order.
-var Tipos = []TipoDTE{33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112}
+// Tipos returns the twelve supported types in ascending order (a new slice
+// on each call, so callers may keep or change it).
+func Tipos() []TipoDTE { return []TipoDTE{33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112} }
 
 var tipoNames = map[TipoDTE]string{
 	33:  "FACTURA ELECTRÓNICA",
@@ -107,16 +108,19 @@ const (
 	EstadoConReparos Estado = "con_reparos"
 )
 
-// Estados lists the eight states.
-var Estados = []Estado{EstadoBorrador, EstadoGenerado, EstadoFirmado, EstadoEnviando,
-	EstadoProcesando, EstadoAceptado, EstadoRechazado, EstadoConReparos}
+// Estados returns the eight states in lifecycle order (a new slice on each
+// call).
+func Estados() []Estado {
+	return []Estado{EstadoBorrador, EstadoGenerado, EstadoFirmado, EstadoEnviando,
+		EstadoProcesando, EstadoAceptado, EstadoRechazado, EstadoConReparos}
+}
 
 // Valid reports whether e is one of the eight contract states.
 func (e Estado) Valid() bool {
-	for _, s := range Estados {
-		if s == e {
-			return true
-		}
+	switch e {
+	case EstadoBorrador, EstadoGenerado, EstadoFirmado, EstadoEnviando,
+		EstadoProcesando, EstadoAceptado, EstadoRechazado, EstadoConReparos:
+		return true
 	}
 	return false
 }

@@ -584,7 +584,7 @@ func TestComputeTotals(t *testing.T) {
 			}
 		})
 	}
-	for _, tipo := range Tipos {
+	for _, tipo := range Tipos() {
 		if !seen[tipo] {
 			t.Errorf("no totals case for type %d", tipo)
 		}

@@ -266,7 +266,7 @@ func (v *validator) checkReceptor(rc *Receptor) {
 			v.add("receptor.rut", CodeInvalidFormat,
 				fmt.Sprintf("receptor.rut %s is not a RUT: %s", quote(rc.Rut), reasonOf(err)),
 				"write the RUT as digits, a hyphen and the check digit (0-9 or K), e.g. 76086428-5")
-		case rut == RUTSinReceptor && v.tipoOK && !v.tipo.IsBoleta():
+		case rut == RUTSinReceptor() && v.tipoOK && !v.tipo.IsBoleta():
 			v.add("receptor.rut", CodeNotAllowed,
 				"the anonymous RUT 66666666-6 is only allowed on boletas (39, 41)",
 				"send the receptor's real RUT")

@@ -67,7 +67,7 @@ type docPrepared struct {
 // receptor in canonical form, or 66666666-6 for a boleta without one.
 func docReceptorRUT(req *EmitirDTERequest) (string, error) {
 	if req.TipoDTE.IsBoleta() && req.Receptor.Rut == "" {
-		return RUTSinReceptor.String(), nil
+		return RUTSinReceptor().String(), nil
 	}
 	r, err := ParseRUT(req.Receptor.Rut)
 	if err != nil {

@@ -167,7 +167,7 @@ func SeedDocuments() [][]byte {
 	em := &Emisor{Rut: "76192083-9", RazonSocial: "Comercializadora Ñuñoa & Cía. Ltda.", Giro: "Comercio",
 		Direccion: "Irarrázaval 2401", Comuna: "Ñuñoa", Ciudad: "Santiago", Acteco: []int{465100}}
 	var out [][]byte
-	for _, tipo := range Tipos {
+	for _, tipo := range Tipos() {
 		req := oracleRequests()[tipo]
 		tot, err := ComputeTotals(req)
 		if err != nil {

@@ -150,7 +150,7 @@ func samples(tb testing.TB) map[dte.TipoDTE]*sample {
 			}
 			samplesVal[s.doc.Tipo] = s
 		}
-		for _, t := range dte.Tipos {
+		for _, t := range dte.Tipos() {
 			if samplesVal[t] == nil {
 				samplesErr = fmt.Errorf("testdata/requests has no request of type %d", t)
 			}

@@ -60,7 +60,7 @@ func TestOracleAllTypes(t *testing.T) {
 	oracle.Tool(t, "ZXingReader")
 	dir := t.TempDir()
 	var all []*rendering
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		s := samples(t)[tipo]
 		for _, f := range []pdf.Format{pdf.Carta, pdf.Termica80} {
 			if f == pdf.Termica80 && !(tipo == 33 || tipo == 34 || tipo == 39 || tipo == 41) {
@@ -186,7 +186,7 @@ func TestOracleCedible(t *testing.T) {
 	ley := "El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4°, " +
 		"y la letra c) del Art. 5° de la Ley 19.983, acredita que la entrega de mercaderías o servicio(s) prestado(s) ha(n) sido recibido(s)."
 	fields := []string{"ACUSE DE RECIBO", "Nombre:", "R.U.T.:", "Fecha:", "Recinto:", "Firma:"}
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		s := samples(t)[tipo]
 		for _, f := range []pdf.Format{pdf.Carta, pdf.Termica80} {
 			if !f.Applies(tipo) {

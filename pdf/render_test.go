@@ -119,7 +119,7 @@ func TestParseFormat(t *testing.T) {
 	if pdf.Carta.String() != "carta" || pdf.Termica80.String() != "80mm" {
 		t.Errorf("String: %s %s", pdf.Carta, pdf.Termica80)
 	}
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		want := tipo == 33 || tipo == 34 || tipo == 39 || tipo == 41
 		if got := pdf.Termica80.Applies(tipo); got != want {
 			t.Errorf("Termica80.Applies(%d) = %v", tipo, got)

@@ -67,7 +67,7 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 		{"cert-legacy.p12", creds.P12Legacy},
 		{"test-sii-authority.pub.pem", creds.AuthorityPEM},
 	}
-	for _, t := range dte.Tipos {
+	for _, t := range dte.Tipos() {
 		files = append(files, struct {
 			name string
 			data []byte

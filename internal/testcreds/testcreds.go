@@ -115,11 +115,11 @@ func NewWith(o Options) (*Creds, error) {
 		AuthorityPEM: pub,
 		Keys:         auth.Keys(),
 		Emisor:       DemoEmisor(),
-		CAFFiles:     make(map[dte.TipoDTE][]byte, len(dte.Tipos)),
-		CAFs:         make(map[dte.TipoDTE]*caf.CAF, len(dte.Tipos)),
+		CAFFiles:     make(map[dte.TipoDTE][]byte, len(dte.Tipos())),
+		CAFs:         make(map[dte.TipoDTE]*caf.CAF, len(dte.Tipos())),
 		Password:     Password,
 	}
-	for _, t := range dte.Tipos {
+	for _, t := range dte.Tipos() {
 		file, err := auth.Issue(caf.IssueRequest{
 			RutEmisor: EmisorRUT, RazonSocial: EmisorRazonSocial, Tipo: int(t),
 			Desde: o.Desde, Hasta: o.Hasta, FechaAutorizacion: o.FechaAutorizacion,
@@ -171,7 +171,7 @@ func DemoEmisor() dte.Emisor {
 // each CAF's first folio.
 func (c *Creds) Folios() (*dte.MemoryFolios, error) {
 	cafs := make([]*caf.CAF, 0, len(c.CAFs))
-	for _, t := range dte.Tipos {
+	for _, t := range dte.Tipos() {
 		cafs = append(cafs, c.CAFs[t])
 	}
 	return dte.NewMemoryFolios(cafs...)

@@ -20,10 +20,10 @@ func TestNew(t *testing.T) {
 			t.Errorf("%s: %v", rut, err)
 		}
 	}
-	if len(c.CAFs) != len(dte.Tipos) {
-		t.Fatalf("%d CAFs, want %d", len(c.CAFs), len(dte.Tipos))
+	if len(c.CAFs) != len(dte.Tipos()) {
+		t.Fatalf("%d CAFs, want %d", len(c.CAFs), len(dte.Tipos()))
 	}
-	for _, tipo := range dte.Tipos {
+	for _, tipo := range dte.Tipos() {
 		cf := c.CAFs[tipo]
 		if cf.Tipo != int(tipo) || cf.RutEmisor != testcreds.EmisorRUT || cf.IDK != 100 || cf.Desde != 1 || cf.Hasta != 1000 {
 			t.Errorf("tipo %d: %s", tipo, cf)
