@@ -246,10 +246,43 @@ func verifyTotals(d *Document) error {
 			bad = append(bad, fmt.Sprintf("Totales/%s %s, recomputed %s", f.name, orZero(f.have), orZero(f.want)))
 		}
 	}
+	bad = append(bad, compareExtras(d, got)...)
 	if len(bad) > 0 {
 		return errors.New(strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// compareExtras compares the additional taxes, the commission sums and the
+// second-currency totals of a document with the recomputed ones.
+func compareExtras(d *Document, got *Totals) []string {
+	var bad []string
+	have, want := d.Totales.ImptoReten, got.Totales.ImptoReten
+	if len(have) != len(want) {
+		bad = append(bad, fmt.Sprintf("%d ImptoReten lines, recomputed %d", len(have), len(want)))
+	} else {
+		for i := range have {
+			if have[i].TipoImp != want[i].TipoImp || !sameDecimal(have[i].MontoImp, want[i].MontoImp) {
+				bad = append(bad, fmt.Sprintf("ImptoReten[%d] %d/%s, recomputed %d/%s", i+1,
+					have[i].TipoImp, orZero(have[i].MontoImp), want[i].TipoImp, orZero(want[i].MontoImp)))
+			}
+		}
+	}
+	if hc, wc := d.Totales.Comisiones, got.Totales.Comisiones; (hc == nil) != (wc == nil) {
+		bad = append(bad, "Totales/Comisiones present in only one of the document and the recomputation")
+	} else if hc != nil && (!sameDecimal(hc.ValComNeto, wc.ValComNeto) || !sameDecimal(hc.ValComExe, wc.ValComExe) || !sameDecimal(hc.ValComIVA, wc.ValComIVA)) {
+		bad = append(bad, fmt.Sprintf("Totales/Comisiones %s/%s/%s, recomputed %s/%s/%s",
+			orZero(hc.ValComNeto), orZero(hc.ValComExe), orZero(hc.ValComIVA), orZero(wc.ValComNeto), orZero(wc.ValComExe), orZero(wc.ValComIVA)))
+	}
+	if ho, wo := d.OtraMoneda, got.OtraMoneda; ho != nil && wo != nil {
+		if !sameDecimal(ho.MntExeOtrMnda, wo.MntExeOtrMnda) || !sameDecimal(ho.MntTotOtrMnda, wo.MntTotOtrMnda) {
+			bad = append(bad, fmt.Sprintf("OtraMoneda %s/%s, recomputed %s/%s",
+				orZero(ho.MntExeOtrMnda), orZero(ho.MntTotOtrMnda), orZero(wo.MntExeOtrMnda), orZero(wo.MntTotOtrMnda)))
+		}
+	} else if (ho == nil) != (wo == nil) {
+		bad = append(bad, "OtraMoneda present in only one of the document and the recomputation")
+	}
+	return bad
 }
 
 func orZero(d Decimal) Decimal {
@@ -298,8 +331,14 @@ func (d *Document) Request() *EmitirDTERequest {
 			v := l.CodImpAdic[0]
 			ld.CodImpAdic = &v
 		}
-		if !l.Cantidad.IsSet() || !l.Precio.IsSet() {
+		// A line without quantity and price, or whose discount or
+		// surcharge is stated only as an amount (the schema allows it, the
+		// request model does not), keeps its written MontoItem.
+		if !l.Cantidad.IsSet() || !l.Precio.IsSet() ||
+			(l.DescuentoMonto.IsSet() && !l.DescuentoPct.IsSet()) ||
+			(l.RecargoMonto.IsSet() && !l.RecargoPct.IsSet()) {
 			ld.MontoItem = l.MontoItem
+			ld.DescuentoPct, ld.RecargoPct = "", ""
 		}
 		r.Detalle = append(r.Detalle, ld)
 	}
