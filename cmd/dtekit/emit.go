@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,11 +70,11 @@ func envelopeFail(env *cmdEnv, cmd, field, code string, err error) int {
 // plus acteco and sucursal_sii).
 func loadEmisor(path string) (dte.Emisor, error) {
 	var e dte.Emisor
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxSmallFile)
 	if err != nil {
 		return e, err
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		return e, fmt.Errorf("%s: %v", path, err)
@@ -109,19 +110,24 @@ func loadEmisor(path string) (dte.Emisor, error) {
 
 // loadCert reads a PKCS#12 file.
 func loadCert(path, password string) (*signer.Certificate, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxSmallFile)
 	if err != nil {
 		return nil, err
 	}
-	return signer.Load(data, password)
+	c, err := signer.Load(data, password)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
 }
 
-// trustedKeys returns the SII's CAF keys plus each --trust PEM public key,
-// trusted for CAFs of either environment (IDK 100 and 300).
+// trustedKeys returns the SII's CAF keys plus each --trust PEM public key.
+// A --trust key is trusted for certification CAFs only (IDK 100): a test
+// authority must never make a CAF pass as a production one.
 func trustedKeys(paths []string) (caf.TrustedKeys, error) {
 	keys := caf.SIIKeys()
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := readFile(p, maxSmallFile)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +135,7 @@ func trustedKeys(paths []string) (caf.TrustedKeys, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", p, err)
 		}
-		keys = keys.With(caf.IDKCertificacion, pub).With(caf.IDKProduccion, pub)
+		keys = keys.With(caf.IDKCertificacion, pub)
 	}
 	return keys, nil
 }
@@ -228,7 +234,7 @@ func runEmit(ctx context.Context, env *cmdEnv, args []string) int {
 	if err != nil {
 		return envelopeFail(env, "emit", "trust", codeInvalidFlag, err)
 	}
-	cafData, err := os.ReadFile(*cafPath)
+	cafData, err := readFile(*cafPath, maxSmallFile)
 	if err != nil {
 		return envelopeFail(env, "emit", "caf", codeInvalidCAF, err)
 	}
@@ -330,7 +336,7 @@ func runEnvio(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	docs := make([][]byte, 0, len(pos))
 	for _, p := range pos {
-		b, err := os.ReadFile(p)
+		b, err := readFile(p, maxXMLFile)
 		if err != nil {
 			return envelopeFail(env, "envio", p, codeInvalidDTE, err)
 		}
@@ -379,7 +385,7 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	code := 0
 	for _, p := range pos {
-		data, err := os.ReadFile(p)
+		data, err := readFile(p, maxXMLFile)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "dtekit verify: %v\n", err)
 			code = 1
@@ -464,7 +470,7 @@ func runCAF(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "dtekit caf inspect: --trust: %v\n", err)
 		return 2
 	}
-	data, err := os.ReadFile(pos[0])
+	data, err := readFile(pos[0], maxSmallFile)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dtekit caf inspect: %v\n", err)
 		return 1

@@ -29,6 +29,12 @@ func readInput(ctx context.Context, env *cmdEnv, path string, limit int) ([]byte
 		defer f.Close()
 		r = f
 	}
+	return readLimited(r, name, limit)
+}
+
+// readLimited reads r whole, refusing more than limit bytes; name says what
+// is read in errors.
+func readLimited(r io.Reader, name string, limit int) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
@@ -37,4 +43,20 @@ func readInput(ctx context.Context, env *cmdEnv, path string, limit int) ([]byte
 		return nil, fmt.Errorf("%s is larger than %d bytes", name, limit)
 	}
 	return data, nil
+}
+
+// Size limits of the files the commands read.
+const (
+	maxSmallFile = 1 << 20  // emisor JSON, CAF, certificate, trusted key
+	maxXMLFile   = 64 << 20 // a DTE or an envelope
+)
+
+// readFile reads a named file, refusing more than limit bytes.
+func readFile(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, path, limit)
 }
