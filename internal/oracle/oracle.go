@@ -10,10 +10,12 @@
 package oracle
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Required reports whether missing oracles must fail tests rather than skip
@@ -91,11 +93,18 @@ func Tool(t testing.TB, name string) string {
 	return p
 }
 
+// RunTimeout bounds one oracle run, so a stuck tool fails its test instead
+// of hanging the whole test binary.
+const RunTimeout = 5 * time.Minute
+
 // Run executes an oracle program and returns its combined output; the test
-// fails with that output when the program exits non-zero.
+// fails with that output when the program exits non-zero or runs longer
+// than RunTimeout.
 func Run(t testing.TB, name string, args ...string) []byte {
 	t.Helper()
-	out, err := exec.Command(Tool(t, name), args...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, Tool(t, name), args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 	}
