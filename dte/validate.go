@@ -195,6 +195,11 @@ func (v *validator) add(field, code, msg, action string) {
 	v.errs = append(v.errs, FieldError{Field: field, Code: code, Message: msg, Action: action})
 }
 
+// tooMany reports a list with more than max entries, the SII's limit.
+func (v *validator) tooMany(field string, n, max int, action string) {
+	v.add(field, CodeTooMany, fmt.Sprintf("%s has %d entries; the SII accepts at most %d", field, n, max), action)
+}
+
 // is reports whether the request's type is known and one of ts.
 func (v *validator) is(ts ...TipoDTE) bool {
 	if !v.tipoOK {
@@ -489,9 +494,7 @@ func (v *validator) checkComisiones(cs []ComisionDTE) {
 		return
 	}
 	if len(cs) > maxComisiones {
-		v.add("comisiones", CodeTooMany,
-			fmt.Sprintf("comisiones has %d entries; the SII accepts at most %d", len(cs), maxComisiones),
-			"merge commissions of the same kind")
+		v.tooMany("comisiones", len(cs), maxComisiones, "merge commissions of the same kind")
 	}
 	for i, c := range cs {
 		p := fmt.Sprintf("comisiones[%d]", i)
@@ -536,9 +539,7 @@ func (v *validator) checkImpuestos(is []ImpuestoRetencion) {
 		return
 	}
 	if len(is) > maxImptoReten {
-		v.add("impuestos_retenciones", CodeTooMany,
-			fmt.Sprintf("impuestos_retenciones has %d entries; the SII accepts at most %d", len(is), maxImptoReten),
-			"merge the entries of the same tax code")
+		v.tooMany("impuestos_retenciones", len(is), maxImptoReten, "merge the entries of the same tax code")
 	}
 	seen := make(map[int]int)
 	for i, t := range is {
@@ -588,9 +589,7 @@ func (v *validator) checkReferencias(refs []Referencia) {
 			fmt.Sprintf("tipo_dte %d needs at least one reference to the document it modifies", int(v.tipo)),
 			"add a reference with tipo_doc_ref, folio_ref, fecha_ref, codigo_ref and razon_ref")
 	case len(refs) > maxReferencias:
-		v.add("referencias", CodeTooMany,
-			fmt.Sprintf("referencias has %d entries; the SII accepts at most %d", len(refs), maxReferencias),
-			"keep the references the document needs")
+		v.tooMany("referencias", len(refs), maxReferencias, "keep the references the document needs")
 	}
 	for i, ref := range refs {
 		p := fmt.Sprintf("referencias[%d]", i)
@@ -699,9 +698,7 @@ func (v *validator) checkDescuentos(ds []DscRcgGlobal) {
 		return
 	}
 	if len(ds) > maxDscRcgGlobal {
-		v.add("descuentos_globales", CodeTooMany,
-			fmt.Sprintf("descuentos_globales has %d entries; the SII accepts at most %d", len(ds), maxDscRcgGlobal),
-			"merge discounts or surcharges")
+		v.tooMany("descuentos_globales", len(ds), maxDscRcgGlobal, "merge discounts or surcharges")
 	}
 	seen := make(map[int]int)
 	for i, d := range ds {
