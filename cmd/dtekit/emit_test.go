@@ -57,6 +57,15 @@ func TestDemoProducesVerifiedDocuments(t *testing.T) {
 	if !strings.Contains(demoOut, "12 documents and 2 envelopes written and verified") {
 		t.Errorf("demo output lacks its summary:\n%s", demoOut)
 	}
+	// Independent checks of the demo's envelopes: the official schemas and
+	// xmlsec1 on the SetDTE signature, trusting only the KeyValue.
+	schemas := oracle.Schemas(t)
+	for env, xsd := range map[string]string{"EnvioDTE.xml": "EnvioDTE_v10.xsd", "EnvioBOLETA.xml": "EnvioBOLETA_v11.xsd"} {
+		p := filepath.Join(dir, env)
+		oracle.Run(t, "xmllint", "--noout", "--schema", filepath.Join(schemas, xsd), p)
+		oracle.Run(t, "xmlsec1", "--verify", "--id-attr:ID", "SetDTE", "--enabled-key-data", "key-value",
+			"--enabled-key-data", "rsa", "--node-xpath", "/*/*[local-name()='Signature']", p)
+	}
 	// The verification is repeated by the verify command, with the demo's
 	// test authority trusted...
 	files, _ := filepath.Glob(filepath.Join(dir, "*.xml"))
