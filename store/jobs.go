@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// JobArgs is the payload of a background job. It is stored as JSON
+// (encoding/json) and Kind names the worker that runs it; kinds are short
+// stable identifiers such as "dte.recover".
+type JobArgs interface {
+	Kind() string
+}
+
+// JobArgsWithOpts is implemented by job arguments that carry default
+// options for their kind (retry attempts, uniqueness, queue). Options given
+// to Enqueue override them field by field (non-zero fields win).
+type JobArgsWithOpts interface {
+	JobArgs
+	JobOpts() JobOpts
+}
+
+// JobOpts adjusts how one job is inserted. The zero value means: default
+// queue, priority 1, 25 attempts, available at once, not unique.
+type JobOpts struct {
+	Queue       string    // "" means the default queue
+	Priority    int       // 1 (first) to 4; 0 means 1
+	MaxAttempts int       // 0 means 25
+	ScheduledAt time.Time // zero means now
+
+	// UniqueByArgs makes the job unique among jobs of its kind with the
+	// same JSON arguments that are not yet finished (available, scheduled,
+	// running, retryable or pending): inserting a duplicate returns the
+	// existing job with JobResult.Duplicate set.
+	UniqueByArgs bool
+	// UniqueByPeriod, when positive, narrows uniqueness to jobs inserted
+	// within the same period window (of this length) — alone it makes a
+	// kind unique per window regardless of arguments.
+	UniqueByPeriod time.Duration
+}
+
+// merge returns o with its zero fields taken from d.
+func (o JobOpts) merge(d JobOpts) JobOpts {
+	if o.Queue == "" {
+		o.Queue = d.Queue
+	}
+	if o.Priority == 0 {
+		o.Priority = d.Priority
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = d.MaxAttempts
+	}
+	if o.ScheduledAt.IsZero() {
+		o.ScheduledAt = d.ScheduledAt
+	}
+	if !o.UniqueByArgs {
+		o.UniqueByArgs = d.UniqueByArgs
+	}
+	if o.UniqueByPeriod == 0 {
+		o.UniqueByPeriod = d.UniqueByPeriod
+	}
+	return o
+}
+
+// EffectiveJobOpts combines the options passed to Enqueue with the kind's
+// defaults (JobArgsWithOpts). Backends use it; callers rarely need it.
+func EffectiveJobOpts(args JobArgs, opts *JobOpts) JobOpts {
+	var o JobOpts
+	if opts != nil {
+		o = *opts
+	}
+	if d, ok := args.(JobArgsWithOpts); ok {
+		o = o.merge(d.JobOpts())
+	}
+	return o
+}
+
+// JobResult reports an inserted job. Duplicate is true when a unique job
+// already existed and no new job was inserted (ID is then the existing
+// job's id).
+type JobResult struct {
+	ID        int64
+	Duplicate bool
+}
+
+// Job is one run of a job handed to a worker.
+type Job struct {
+	ID          int64
+	Kind        string
+	Args        json.RawMessage // the arguments as stored
+	Attempt     int             // 1 on the first run
+	MaxAttempts int
+	CreatedAt   time.Time
+}
+
+// DecodeArgs decodes a job's arguments into a value of type T.
+func DecodeArgs[T any](job *Job) (T, error) {
+	var v T
+	if err := json.Unmarshal(job.Args, &v); err != nil {
+		return v, fmt.Errorf("store: job %d (%s): decoding args: %w", job.ID, job.Kind, err)
+	}
+	return v, nil
+}
+
+// Worker runs jobs of one kind. Work returning nil completes the job; an
+// error schedules a retry (per Retry) until MaxAttempts runs have failed,
+// after which the job is discarded. A worker whose process dies while
+// running a job leaves it running; the runner rescues it (schedules it
+// again) after the store's rescue delay.
+type Worker struct {
+	Kind string
+	Work func(ctx context.Context, job *Job) error
+	// Retry is the delay before each retry: Retry[0] after the first
+	// failure, Retry[1] after the second, …, the last entry repeating.
+	// Nil means the runner's default (exponential, attempt⁴ seconds).
+	Retry []time.Duration
+	// Timeout bounds one run (its context is cancelled); 0 means one
+	// minute, negative means no timeout.
+	Timeout time.Duration
+}
+
+// RetryDelay returns the delay Retry gives after the attempt-th failed
+// run (attempt ≥ 1), and false when Retry is empty.
+func (w *Worker) RetryDelay(attempt int) (time.Duration, bool) {
+	if len(w.Retry) == 0 {
+		return 0, false
+	}
+	i := attempt - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(w.Retry) {
+		i = len(w.Retry) - 1
+	}
+	return w.Retry[i], true
+}
+
+// PeriodicJob enqueues a job at a fixed interval. With several processes
+// on one database, only the elected leader enqueues periodic jobs.
+type PeriodicJob struct {
+	Interval   time.Duration
+	Args       func() JobArgs // builds the job at each tick
+	Opts       *JobOpts
+	RunOnStart bool // also enqueue once as soon as the runner starts
+}
+
+// Job states reported by JobInfo.
+const (
+	JobAvailable = "available"
+	JobScheduled = "scheduled"
+	JobRunning   = "running"
+	JobRetryable = "retryable"
+	JobCompleted = "completed"
+	JobDiscarded = "discarded"
+	JobCancelled = "cancelled"
+	JobPending   = "pending"
+)
+
+// JobInfo is the current state of a job, for inspection and tests.
+type JobInfo struct {
+	ID          int64
+	Kind        string
+	State       string
+	Attempt     int
+	MaxAttempts int
+	Args        json.RawMessage
+	Errors      []string // one per failed attempt, oldest first
+	ScheduledAt time.Time
+}
+
+// JobsConfig tunes the runner; the zero value is fine for production.
+type JobsConfig struct {
+	// Workers is how many jobs run at once (default 10).
+	Workers int
+	// PollInterval is how often an idle runner looks for new jobs
+	// (default 1 s; lower it in tests).
+	PollInterval time.Duration
+	// RescueAfter is how long a job may stay running before it is
+	// considered abandoned by a dead worker and scheduled again (default
+	// one hour; it must exceed the longest worker Timeout).
+	RescueAfter time.Duration
+}
+
+// Jobs is the background job runner of a store. Register workers and
+// periodic jobs before Start; Enqueue works whether or not the runner is
+// started (in this process or in any other on the same database).
+type Jobs interface {
+	// Register adds a worker; it fails after Start or when the kind is
+	// already registered.
+	Register(w Worker) error
+	// AddPeriodic adds a periodic job; it fails after Start.
+	AddPeriodic(p PeriodicJob) error
+	// Start begins working jobs until Stop or until ctx is cancelled.
+	Start(ctx context.Context) error
+	// Stop waits for running jobs to finish (up to ctx's deadline, then
+	// cancels them) and stops the runner.
+	Stop(ctx context.Context) error
+	// Enqueue inserts a job in its own transaction.
+	Enqueue(ctx context.Context, args JobArgs, opts *JobOpts) (*JobResult, error)
+	// Job reports a job's current state.
+	Job(ctx context.Context, id int64) (*JobInfo, error)
+}

@@ -1,0 +1,320 @@
+// Package store holds the records of the dtekit service and the interfaces
+// through which the service reads and writes them durably.
+//
+// The package has no database code. Two implementations exist, proven by
+// the same conformance suite (store/storetest):
+//
+//   - store/sqlite: an embedded SQLite file (modernc.org/sqlite, pure Go)
+//     in WAL mode with synchronous=FULL, one writer connection and
+//     immediate transactions; the default, for one process.
+//   - store/postgres: PostgreSQL through pgx/v5, for several processes.
+//
+// # Tenancy
+//
+// Every record belongs to one company (Empresa) and every method that
+// reads or changes a record takes the company's id and is scoped by it: a
+// record of another company is reported as ErrNotFound, never read or
+// changed. The only exceptions, named as such in their documentation, are
+// the administrative and maintenance methods that by nature cross
+// companies (FindAPIKey, which finds the company of a credential, and the
+// Purge methods run by periodic jobs).
+//
+// # Transactions
+//
+// Reads run outside transactions through the Reader methods of Store. All
+// writes run inside Store.Write, which runs a function in one transaction
+// and commits it when the function returns nil (and rolls it back
+// otherwise). Background jobs enqueued through Tx.Enqueue commit or roll
+// back with the same transaction as the data they follow.
+//
+// Keep the function passed to Write short: on SQLite it holds the single
+// write lock of the database for its whole duration, so nothing slow
+// (signing, network calls) may run inside it.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrNotFound reports that no record matched the given id within the given
+// company.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrNoFolios reports that TakeFolio found no active CAF with folios left
+// for the requested document type.
+var ErrNoFolios = errors.New("store: no folios left")
+
+// ErrInvalidCursor reports a page cursor that this store did not produce
+// (or that belongs to another listing).
+var ErrInvalidCursor = errors.New("store: invalid cursor")
+
+// Constraint names reported by ConflictError.
+const (
+	ConstraintEmpresaID      = "empresa_id"      // an Empresa with this id exists
+	ConstraintEmpresaRut     = "empresa_rut"     // an Empresa with this RUT exists
+	ConstraintCAFRange       = "caf_range"       // the folio range overlaps a registered CAF of the type
+	ConstraintDTEFolio       = "dte_folio"       // a DTE with this tipo and folio exists
+	ConstraintClienteRut     = "cliente_rut"     // a cliente with this rut exists
+	ConstraintProductoCodigo = "producto_codigo" // a producto with this codigo exists
+	ConstraintIdempotency    = "idempotency_key" // the Idempotency-Key was already recorded
+	ConstraintAPIKeyHash     = "api_key_hash"    // an API key with this hash exists
+	ConstraintPrimaryKey     = "primary_key"     // a record with this id exists
+	ConstraintDelivery       = "delivery_event"  // this event already has a delivery to this webhook
+	ConstraintCertificado    = "certificado"     // reserved
+)
+
+// ErrConflict is matched (errors.Is) by every ConflictError.
+var ErrConflict = errors.New("store: conflict")
+
+// ConflictError reports a write refused by a uniqueness rule. Constraint
+// names the rule (one of the Constraint constants).
+type ConflictError struct {
+	Constraint string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("store: conflict on %s", e.Constraint)
+}
+
+// Is makes errors.Is(err, ErrConflict) true for every ConflictError.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// ConflictOn returns the constraint name of a ConflictError in err's chain,
+// or "" when err is not a conflict.
+func ConflictOn(err error) string {
+	var ce *ConflictError
+	if errors.As(err, &ce) {
+		return ce.Constraint
+	}
+	return ""
+}
+
+// Page is one page of a keyset-paginated listing. NextCursor is empty on
+// the last page. TotalCount is the number of records matching the filter
+// (all pages), counted in the same snapshot as Items where the backend
+// allows it.
+type Page[T any] struct {
+	Items      []T
+	NextCursor string
+	TotalCount int64
+}
+
+// Page size bounds applied by every listing: a Limit of 0 means
+// DefaultLimit, and a Limit above MaxLimit is reduced to MaxLimit.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+)
+
+// DTEFilter selects documents for ListDTEs. Zero fields do not filter.
+// Pages run from the most recently created document to the oldest;
+// cursors are stable under concurrent inserts (a document created after
+// the first page was read never appears on a later page, and no document
+// is repeated or skipped).
+type DTEFilter struct {
+	TipoDTE     int
+	Estado      string
+	FechaDesde  string // YYYY-MM-DD, inclusive
+	FechaHasta  string // YYYY-MM-DD, inclusive
+	RutReceptor string
+	Cursor      string
+	Limit       int
+}
+
+// CatalogFilter selects clientes or productos. Query, when not empty,
+// matches case-insensitively any part of the name (razon_social / nombre)
+// or of the rut / codigo. Deleted records never appear. Pages run from the
+// oldest record to the newest.
+type CatalogFilter struct {
+	Query  string
+	Cursor string
+	Limit  int
+}
+
+// ListFilter is a plain cursor page request, newest first.
+type ListFilter struct {
+	Cursor string
+	Limit  int
+}
+
+// Store is a durable store of the service's records.
+type Store interface {
+	Reader
+
+	// Write runs fn in one write transaction and commits it when fn
+	// returns nil; it rolls back and returns fn's error otherwise. On
+	// SQLite the transaction holds the database's write lock from its
+	// start (BEGIN IMMEDIATE), so concurrent Writes run one after the
+	// other. Write may retry fn when the backend reports a serialization
+	// failure, so fn must not have effects outside tx.
+	Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+
+	// Jobs returns the background job runner bound to this store.
+	Jobs() Jobs
+
+	// Close stops the job runner if running and releases the database.
+	Close() error
+}
+
+// Reader holds the read methods, available both outside a transaction
+// (on Store) and inside one (on Tx, where they see the transaction's own
+// writes).
+type Reader interface {
+	// GetEmpresa returns the company with this id.
+	GetEmpresa(ctx context.Context, empresaID string) (*Empresa, error)
+	// ListEmpresas returns every company, oldest first (administration;
+	// crosses companies by nature).
+	ListEmpresas(ctx context.Context, f ListFilter) (*Page[Empresa], error)
+
+	// GetCertificado returns the company's certificate, or ErrNotFound
+	// when none was uploaded.
+	GetCertificado(ctx context.Context, empresaID string) (*Certificado, error)
+
+	GetCAF(ctx context.Context, empresaID, id string) (*CAF, error)
+	// ListCAFs returns the company's CAFs of one type (or of every type
+	// when tipoDTE is 0), ordered by type then FolioDesde.
+	ListCAFs(ctx context.Context, empresaID string, tipoDTE int) ([]CAF, error)
+
+	// GetDTE returns the document with every field, XML included.
+	GetDTE(ctx context.Context, empresaID, id string) (*DTE, error)
+	GetDTEByFolio(ctx context.Context, empresaID string, tipoDTE int, folio int64) (*DTE, error)
+	// ListDTEs returns a page of documents, newest first, without XML.
+	ListDTEs(ctx context.Context, empresaID string, f DTEFilter) (*Page[DTE], error)
+
+	// GetCliente returns a cliente that is not deleted.
+	GetCliente(ctx context.Context, empresaID, id string) (*Cliente, error)
+	GetClienteByRut(ctx context.Context, empresaID, rut string) (*Cliente, error)
+	ListClientes(ctx context.Context, empresaID string, f CatalogFilter) (*Page[Cliente], error)
+
+	// GetProducto returns a producto that is not deleted.
+	GetProducto(ctx context.Context, empresaID, id string) (*Producto, error)
+	ListProductos(ctx context.Context, empresaID string, f CatalogFilter) (*Page[Producto], error)
+
+	// GetWebhook returns a webhook that is not deleted.
+	GetWebhook(ctx context.Context, empresaID, id string) (*Webhook, error)
+	// ListWebhooks returns the company's webhooks that are not deleted,
+	// oldest first.
+	ListWebhooks(ctx context.Context, empresaID string) ([]Webhook, error)
+
+	// FindAPIKey returns the API key with this hash, revoked or not. It
+	// crosses companies by nature: it is how a credential finds its
+	// company.
+	FindAPIKey(ctx context.Context, hash []byte) (*APIKey, error)
+	ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, error)
+
+	GetIdempotency(ctx context.Context, empresaID, key string) (*Idempotency, error)
+
+	GetEvent(ctx context.Context, empresaID, id string) (*Event, error)
+	// ListEvents returns the company's events, newest first.
+	ListEvents(ctx context.Context, empresaID string, f ListFilter) (*Page[Event], error)
+
+	GetDelivery(ctx context.Context, empresaID, id string) (*Delivery, error)
+	// ListDeliveries returns the deliveries of one webhook, newest first.
+	ListDeliveries(ctx context.Context, empresaID, webhookID string, f ListFilter) (*Page[Delivery], error)
+
+	GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error)
+}
+
+// Tx is one write transaction. Its read methods see its own writes.
+// Methods that create a record fill an empty ID with a new UUID and zero
+// CreatedAt/UpdatedAt with the current time, and write them back into the
+// record given. Methods that update a record match it by EmpresaID and ID
+// and return ErrNotFound when no record of that company has that id.
+type Tx interface {
+	Reader
+
+	InsertEmpresa(ctx context.Context, e *Empresa) error
+	// UpdateEmpresa replaces every field but ID and CreatedAt.
+	UpdateEmpresa(ctx context.Context, e *Empresa) error
+
+	// PutCertificado stores the company's certificate, replacing the
+	// previous one.
+	PutCertificado(ctx context.Context, c *Certificado) error
+
+	// InsertCAF registers a folio range; a range that overlaps one of the
+	// company's CAFs of the same type is refused with a ConflictError on
+	// ConstraintCAFRange. A zero NextFolio is set to FolioDesde.
+	InsertCAF(ctx context.Context, c *CAF) error
+	// SetCAFActive changes IsActive of one CAF.
+	SetCAFActive(ctx context.Context, empresaID, id string, active bool) error
+	// TakeFolio hands out the next folio of the company's active CAF of
+	// this type: the active CAF with folios left and the lowest
+	// FolioDesde. Each folio is handed out once, even across concurrent
+	// transactions and processes; the caller must record the folio in the
+	// same transaction (a rolled-back transaction gives the folio back).
+	// It returns ErrNoFolios when no active CAF has folios left.
+	TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (caf *CAF, folio int64, err error)
+
+	// InsertDTE records a document; a second document with the same type
+	// and folio in the company is refused on ConstraintDTEFolio.
+	InsertDTE(ctx context.Context, d *DTE) error
+	// UpdateDTE replaces Estado, MontoTotal, XML, Totals, Tracking,
+	// SIIStatus, Metadata and UpdatedAt (set to now when zero).
+	UpdateDTE(ctx context.Context, d *DTE) error
+	// GetDTEForUpdate reads a document and locks it until the transaction
+	// ends (PostgreSQL: SELECT … FOR UPDATE; SQLite: already serialized).
+	GetDTEForUpdate(ctx context.Context, empresaID, id string) (*DTE, error)
+
+	// InsertCliente refuses a rut already used by a cliente of the company
+	// that is not deleted (ConstraintClienteRut).
+	InsertCliente(ctx context.Context, c *Cliente) error
+	// UpdateCliente replaces every field but ID, Rut and CreatedAt.
+	UpdateCliente(ctx context.Context, c *Cliente) error
+	// DeleteCliente marks a cliente deleted (soft delete).
+	DeleteCliente(ctx context.Context, empresaID, id string) error
+
+	// InsertProducto refuses a non-empty codigo already used by a producto
+	// of the company that is not deleted (ConstraintProductoCodigo).
+	InsertProducto(ctx context.Context, p *Producto) error
+	// UpdateProducto replaces every field but ID and CreatedAt (codigo
+	// included, with the same uniqueness rule as InsertProducto).
+	UpdateProducto(ctx context.Context, p *Producto) error
+	// DeleteProducto marks a producto deleted (soft delete).
+	DeleteProducto(ctx context.Context, empresaID, id string) error
+
+	InsertWebhook(ctx context.Context, w *Webhook) error
+	// UpdateWebhook replaces URL, Events, Secret, IsActive and UpdatedAt.
+	UpdateWebhook(ctx context.Context, w *Webhook) error
+	// DeleteWebhook marks a webhook deleted; it disappears from reads at
+	// once, while its deliveries stay readable.
+	DeleteWebhook(ctx context.Context, empresaID, id string) error
+
+	// InsertAPIKey refuses a hash already stored (ConstraintAPIKeyHash).
+	InsertAPIKey(ctx context.Context, k *APIKey) error
+	// RevokeAPIKey sets RevokedAt (now when at is zero).
+	RevokeAPIKey(ctx context.Context, empresaID, id string, at time.Time) error
+
+	// InsertIdempotency records a key; a key the company already recorded
+	// is refused with a ConflictError on ConstraintIdempotency, without
+	// aborting the transaction, so the caller can read the existing record
+	// in the same transaction.
+	InsertIdempotency(ctx context.Context, r *Idempotency) error
+	// UpdateIdempotency replaces State, DTEID, ResponseStatus,
+	// ResponseBody and UpdatedAt.
+	UpdateIdempotency(ctx context.Context, r *Idempotency) error
+	// PurgeIdempotency deletes every key (of every company) created
+	// before the given time and reports how many it deleted.
+	PurgeIdempotency(ctx context.Context, before time.Time) (int64, error)
+
+	// InsertEvent records an outbox event.
+	InsertEvent(ctx context.Context, e *Event) error
+
+	// InsertDelivery refuses a second delivery of the same event to the
+	// same webhook (ConstraintDelivery).
+	InsertDelivery(ctx context.Context, d *Delivery) error
+	// UpdateDelivery replaces State, Attempts, LastStatusCode, LastError,
+	// NextAttemptAt and UpdatedAt.
+	UpdateDelivery(ctx context.Context, d *Delivery) error
+
+	InsertEnvio(ctx context.Context, e *Envio) error
+	// UpdateEnvio replaces TrackID, Estado, Attempts, XML, Response and
+	// UpdatedAt.
+	UpdateEnvio(ctx context.Context, e *Envio) error
+
+	// Enqueue inserts a background job in this transaction: it becomes
+	// visible to workers only if the transaction commits.
+	Enqueue(ctx context.Context, args JobArgs, opts *JobOpts) (*JobResult, error)
+}
