@@ -113,25 +113,17 @@ func (e *EmitError) Unwrap() error { return e.Err }
 // Problems with the request come back as *ValidationError (from Validate,
 // ComputeTotals or the XML writer); later failures as *EmitError.
 func (e *Emitter) Emit(ctx context.Context, req *EmitirDTERequest) (*Emitted, error) {
-	if req == nil {
-		return nil, &ValidationError{Details: []FieldError{{Field: "request", Code: CodeRequired, Message: "the emission request is missing"}}}
-	}
 	if e.Cert == nil || e.Folios == nil {
+		if req == nil {
+			return nil, nilRequest()
+		}
 		return nil, errors.New("dte: Emitter needs a Cert and a FolioSource")
 	}
 	now := time.Now()
 	if e.Now != nil {
 		now = e.Now()
 	}
-	if err := ValidateAt(req, now); err != nil {
-		return nil, err
-	}
-	tot, err := ComputeTotals(req)
-	if err != nil {
-		return nil, err
-	}
-	fecha := FechaEmision(req, now)
-	prep, err := prepareDoc(&docInput{req: req, tot: tot, em: &e.Emisor, fecha: fecha})
+	p, err := e.Prepare(req, now)
 	if err != nil {
 		return nil, err
 	}
@@ -143,24 +135,87 @@ func (e *Emitter) Emit(ctx context.Context, req *EmitirDTERequest) (*Emitted, er
 	if err != nil {
 		return nil, &EmitError{Step: StepFolio, Tipo: tipo, Err: err}
 	}
+	return e.Stamp(p, folio, c)
+}
+
+func nilRequest() error {
+	return &ValidationError{Details: []FieldError{{Field: "request", Code: CodeRequired, Message: "the emission request is missing"}}}
+}
+
+// Prepared is a request validated, totalled and written as XML except for
+// its folio, at a fixed instant: the part of Emit before a folio is taken.
+// A service that takes folios from its own store (in a transaction, with
+// the signature outside it) calls Prepare, takes the folio, then Stamp.
+// Prepare and Stamp are deterministic: the same request, Emisor, instant,
+// folio, CAF and certificate give the same bytes, so an emission
+// interrupted after its folio was taken can be finished later identically.
+type Prepared struct {
+	// Tipo is the document type.
+	Tipo TipoDTE
+	// FechaEmision is the document date (the request's, or the Chilean
+	// business date at At).
+	FechaEmision string
+	// At is the emission instant, written in TSTED and TmstFirma.
+	At time.Time
+	// Totals holds every computed amount.
+	Totals *Totals
+
+	prep *docPrepared
+}
+
+// Prepare validates req at the instant at, computes its totals and writes
+// its XML for the Emitter's Emisor, leaving out the folio, the TED and the
+// signature. Problems with the request come back as *ValidationError.
+// Prepare needs neither Cert nor Folios.
+func (e *Emitter) Prepare(req *EmitirDTERequest, at time.Time) (*Prepared, error) {
+	if req == nil {
+		return nil, nilRequest()
+	}
+	if err := ValidateAt(req, at); err != nil {
+		return nil, err
+	}
+	tot, err := ComputeTotals(req)
+	if err != nil {
+		return nil, err
+	}
+	fecha := FechaEmision(req, at)
+	prep, err := prepareDoc(&docInput{req: req, tot: tot, em: &e.Emisor, fecha: fecha})
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Tipo: req.TipoDTE, FechaEmision: fecha, At: at, Totals: tot, prep: prep}, nil
+}
+
+// Stamp finishes a prepared document with a folio already taken and the
+// CAF that covers it: CAF checks (as in Emit, at p.At), TED, signature.
+// Failures are *EmitError naming the step and the folio.
+func (e *Emitter) Stamp(p *Prepared, folio int64, c *caf.CAF) (*Emitted, error) {
+	if p == nil || p.prep == nil {
+		return nil, errors.New("dte: Stamp needs a document from Prepare")
+	}
+	tipo := p.Tipo
+	if e.Cert == nil {
+		return nil, &EmitError{Step: StepSign, Tipo: tipo, Folio: folio, Err: errors.New("the Emitter has no Cert")}
+	}
 	if c == nil {
 		return nil, &EmitError{Step: StepFolio, Tipo: tipo, Folio: folio, Err: errors.New("the folio source returned no CAF")}
 	}
-	if err := e.checkCAF(c, prep, folio, now); err != nil {
+	now := p.At
+	if err := e.checkCAF(c, p.prep, folio, now); err != nil {
 		return nil, &EmitError{Step: StepCAF, Tipo: tipo, Folio: folio, Err: err}
 	}
-	ted, err := pipeTED(prep, folio, c, now)
+	ted, err := pipeTED(p.prep, folio, c, now)
 	if err != nil {
 		return nil, &EmitError{Step: StepTED, Tipo: tipo, Folio: folio, Err: err}
 	}
 	id := DocumentID(tipo, folio)
-	signed, err := e.Cert.SignEnveloped(prep.assemble(folio, ted, now), id)
+	signed, err := e.Cert.SignEnveloped(p.prep.assemble(folio, ted, now), id)
 	if err != nil {
 		return nil, &EmitError{Step: StepSign, Tipo: tipo, Folio: folio, Err: err}
 	}
 	return &Emitted{
-		XML: signed, ID: id, Tipo: tipo, Folio: folio, FechaEmision: fecha,
-		MontoTotal: tot.Totales.MntTotal, Totals: tot, TED: ted, SignedAt: now,
+		XML: signed, ID: id, Tipo: tipo, Folio: folio, FechaEmision: p.FechaEmision,
+		MontoTotal: p.Totals.Totales.MntTotal, Totals: p.Totals, TED: ted, SignedAt: now,
 	}, nil
 }
 

@@ -825,3 +825,42 @@ func TestSignatureDigestIsCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareStampDeterministic checks what a crash-recovering service relies
+// on: the same request, instant, folio and CAF give the same signed bytes,
+// and those are the bytes Emit gives for that folio at that instant.
+func TestPrepareStampDeterministic(t *testing.T) {
+	c := creds(t)
+	at := c.CAFs[33].FechaAutorizacion.Add(50*time.Hour + 4*time.Minute + 5*time.Second)
+	cf := c.CAFs[33]
+	em := &dte.Emitter{Emisor: c.Emisor, Cert: c.Cert, Folios: &cycleFolios{c: cf}, Now: func() time.Time { return at }}
+	req := benchRequest()
+	want, err := em.Emit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		p, err := em.Prepare(req, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := em.Stamp(p, want.Folio, cf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.XML, want.XML) {
+			t.Fatalf("run %d: Prepare+Stamp gave different bytes from Emit for folio %d", i, want.Folio)
+		}
+	}
+	p, err := em.Prepare(req, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ee *dte.EmitError
+	if _, err := em.Stamp(p, cf.Hasta+1, cf); !errors.As(err, &ee) || ee.Step != dte.StepCAF || ee.Folio != cf.Hasta+1 {
+		t.Errorf("Stamp with a folio outside the CAF: %v, want an EmitError at step caf", err)
+	}
+	if _, err := em.Prepare(&dte.EmitirDTERequest{TipoDTE: 33}, at); err == nil {
+		t.Error("Prepare accepted a request without receptor and detalle")
+	}
+}
