@@ -1,0 +1,30 @@
+// Package billing is dtekit's application service: every rule of the REST
+// API without HTTP. A Service emits DTEs for a company with the folio
+// protocol (a folio, once taken, ends in exactly one signed document, even
+// across crashes), keeps idempotency keys, registers CAFs and the signing
+// certificate, keeps the clientes and productos catalogs, lists and renders
+// documents, and authenticates API keys.
+//
+// Every method takes a context and then the id of the company (tenant) the
+// caller's credential belongs to; everything it reads or writes is scoped
+// by that company, and another company's id yields a not-found Error.
+//
+// Errors are *Error values carrying a Kind (what happened, for the HTTP
+// status), a stable Code and per-field Details. Response types carry the
+// contract's JSON names, so an HTTP layer encodes them as they are.
+//
+// Emission runs in two short transactions around the signature:
+//
+//  1. record the Idempotency-Key, take the next folio of the company's
+//     active CAF for the type, insert the DTE row in the borrador state
+//     with the request, the issuer's data and the emission instant;
+//  2. after signing outside any transaction, store the signed XML and
+//     totals, set firmado, store the idempotency response and the
+//     dte.created event.
+//
+// A process that dies between the two leaves a borrador row; the recovery
+// job finishes it with the same folio and instant, and since Prepare and
+// Stamp are deterministic the signed bytes are those the first attempt
+// would have stored. The RSA signature is never computed while the database
+// write lock is held.
+package billing

@@ -1,0 +1,251 @@
+package billing
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/testcreds"
+)
+
+var (
+	credsOnce sync.Once
+	credsVal  *testcreds.Creds
+	credsErr  error
+)
+
+// creds returns the package's shared test credentials (one RSA-2048 key).
+func creds(tb testing.TB) *testcreds.Creds {
+	tb.Helper()
+	credsOnce.Do(func() { credsVal, credsErr = testcreds.New(nil) })
+	if credsErr != nil {
+		tb.Fatalf("testcreds: %v", credsErr)
+	}
+	return credsVal
+}
+
+func testKeyring(t testing.TB) *Keyring {
+	t.Helper()
+	k, err := NewKeyring(bytes.Repeat([]byte{7}, KEKSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestKeyringSealOpen(t *testing.T) {
+	k := testKeyring(t)
+	secret := []byte("-----BEGIN PRIVATE KEY----- not really")
+	aad := secretAAD("certificado", "emp-1", "cert-1")
+	a, err := k.Seal(secret, aad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := k.Seal(secret, aad)
+	if bytes.Equal(a, b) {
+		t.Error("two seals of the same secret are equal: the nonce is not random")
+	}
+	if bytes.Contains(a, secret[:16]) {
+		t.Error("the sealed blob holds the plaintext")
+	}
+	if len(a) != 1+12+len(secret)+16 {
+		t.Errorf("sealed length %d, want version+nonce+plaintext+tag = %d", len(a), 1+12+len(secret)+16)
+	}
+	got, err := k.Open(a, aad)
+	if err != nil || !bytes.Equal(got, secret) {
+		t.Fatalf("Open = %q, %v", got, err)
+	}
+	if _, err := k.Open(a, secretAAD("certificado", "emp-2", "cert-1")); !errors.Is(err, ErrSealed) {
+		t.Errorf("Open under another company's AAD: %v, want ErrSealed", err)
+	}
+	bad := bytes.Clone(a)
+	bad[len(bad)-1] ^= 1
+	if _, err := k.Open(bad, aad); !errors.Is(err, ErrSealed) {
+		t.Errorf("Open of a damaged blob: %v, want ErrSealed", err)
+	}
+	other, _ := NewKeyring(bytes.Repeat([]byte{8}, KEKSize))
+	if _, err := other.Open(a, aad); !errors.Is(err, ErrSealed) {
+		t.Errorf("Open under another KEK: %v, want ErrSealed", err)
+	}
+	if _, err := NewKeyring(make([]byte, 16)); err == nil {
+		t.Error("NewKeyring accepted a 16-byte key")
+	}
+}
+
+func TestParseKEK(t *testing.T) {
+	hex := "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	b64 := "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+	for _, s := range []string{hex, b64, " " + hex + "\n"} {
+		k, err := ParseKEK(s)
+		if err != nil || k[0] != 0 || k[31] != 31 {
+			t.Errorf("ParseKEK(%q) = %x, %v", s, k, err)
+		}
+	}
+	for _, s := range []string{"", "abc", hex[:62], "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHg=="} {
+		if _, err := ParseKEK(s); err == nil {
+			t.Errorf("ParseKEK(%q) accepted", s)
+		}
+	}
+}
+
+func TestLoadKeyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kek")
+	k1, err := LoadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode %v, %v; want 0600", st.Mode().Perm(), err)
+	}
+	sealed, _ := k1.Seal([]byte("x"), nil)
+	k2, err := LoadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k2.Open(sealed, nil); err != nil {
+		t.Errorf("the reloaded key does not open what the first sealed: %v", err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadKeyFile(path); err == nil {
+		t.Error("LoadKeyFile accepted a world-readable key file")
+	}
+}
+
+func TestCheckCertificate(t *testing.T) {
+	c := creds(t)
+	now := time.Now()
+	cert, e := checkCertificate(c.P12, c.Password, testcreds.SignerRUT, now)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if _, e := checkCertificate(c.P12Legacy, c.Password, "13.567.890-2", now); e != nil {
+		t.Errorf("legacy PKCS#12 with a dotted RUT: %v", e)
+	}
+	pem, err := encodeCredential(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeCredential(pem)
+	if err != nil || !back.Key.Equal(c.Cert.Key) || !bytes.Equal(back.Leaf.Raw, c.Cert.Leaf.Raw) {
+		t.Fatalf("decodeCredential: %v", err)
+	}
+	for _, tc := range []struct {
+		name        string
+		p12         []byte
+		pass, rut   string
+		field, code string
+	}{
+		{"empty file", nil, c.Password, testcreds.SignerRUT, "file", dte.CodeRequired},
+		{"too large", make([]byte, MaxCertificateSize+1), c.Password, testcreds.SignerRUT, "file", DetailCertTooLarge},
+		{"garbage", []byte("not a pfx"), c.Password, testcreds.SignerRUT, "file", DetailCertInvalid},
+		{"wrong password", c.P12, "nope", testcreds.SignerRUT, "password", DetailCertPassword},
+		{"no password", c.P12, "", testcreds.SignerRUT, "password", dte.CodeRequired},
+		{"bad rut", c.P12, c.Password, "13567890-3", "rut_firmante", dte.CodeInvalidRUT},
+		{"other rut", c.P12, c.Password, testcreds.EmisorRUT, "rut_firmante", DetailRutMismatch},
+	} {
+		_, e := checkCertificate(tc.p12, tc.pass, tc.rut, now)
+		if e == nil || e.Kind != KindValidation || len(e.Details) != 1 || e.Details[0].Field != tc.field || e.Details[0].Code != tc.code {
+			t.Errorf("%s: got %v, want validation on %s (%s)", tc.name, e, tc.field, tc.code)
+		}
+	}
+	if _, e := checkCertificate(c.P12, c.Password, testcreds.SignerRUT, now.AddDate(3, 0, 0)); e == nil || e.Details[0].Code != DetailCertExpired {
+		t.Errorf("expired certificate: %v", e)
+	}
+}
+
+func TestCheckCAF(t *testing.T) {
+	c := creds(t)
+	now := time.Now()
+	emp := &Empresa{Rut: testcreds.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
+	in := CAFInput{TipoDTE: 33, CAFXML: string(c.CAFFiles[33])}
+	got, e := checkCAF(in, emp, c.Keys, now)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if got.Desde != 1 || got.Hasta != 1000 || got.Tipo != 33 {
+		t.Errorf("parsed %s", got)
+	}
+	other, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: "11111111-1", RazonSocial: "Otra", Tipo: 33,
+		Desde: 1, Hasta: 10, FechaAutorizacion: now.AddDate(0, 0, -1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: "X", Tipo: 33,
+		Desde: 1, Hasta: 10, FechaAutorizacion: now.AddDate(-1, 0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod := &Empresa{Rut: testcreds.EmisorRUT, Ambiente: dte.AmbienteProduccion}
+	for _, tc := range []struct {
+		name        string
+		in          CAFInput
+		emp         *Empresa
+		keys        caf.TrustedKeys
+		field, code string
+	}{
+		{"missing", CAFInput{TipoDTE: 33}, emp, c.Keys, "caf_xml", dte.CodeRequired},
+		{"garbage", CAFInput{TipoDTE: 33, CAFXML: "<AUTORIZACION/>"}, emp, c.Keys, "caf_xml", DetailInvalidCAF},
+		{"bad tipo", CAFInput{TipoDTE: 35, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", dte.CodeInvalidValue},
+		{"other tipo", CAFInput{TipoDTE: 34, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", DetailTipoMismatch},
+		{"untrusted", in, emp, caf.SIIKeys(), "caf_xml", DetailCAFSignature},
+		{"production company", in, prod, c.Keys, "caf_xml", DetailAmbienteMismatch},
+		{"other rut", CAFInput{TipoDTE: 33, CAFXML: string(other)}, emp, c.Keys, "caf_xml", DetailRutMismatch},
+		{"expired", CAFInput{TipoDTE: 33, CAFXML: string(old)}, emp, c.Keys, "caf_xml", DetailCAFExpired},
+	} {
+		_, e := checkCAF(tc.in, tc.emp, tc.keys, now)
+		if e == nil || e.Kind != KindValidation || e.Details[0].Field != tc.field || e.Details[0].Code != tc.code {
+			t.Errorf("%s: got %v, want validation on %s (%s)", tc.name, e, tc.field, tc.code)
+		}
+	}
+}
+
+func TestDecodeAndHash(t *testing.T) {
+	a := []byte(`{"tipo_dte":33,"receptor":{"rut":"77777777-7","razon_social":"X"},"detalle":[{"nombre":"a","cantidad":1,"precio":100}],"metadata":{"b":1,"a":2}}`)
+	b := []byte(`{ "metadata":{"a":2,"b":1}, "detalle":[{"precio":100,"cantidad":1,"nombre":"a"}],"receptor":{"razon_social":"X","rut":"77777777-7"},"tipo_dte":33 }`)
+	c := []byte(`{"tipo_dte":33,"receptor":{"rut":"77777777-7","razon_social":"X"},"detalle":[{"nombre":"a","cantidad":2,"precio":100}]}`)
+	hash := func(body []byte) string {
+		t.Helper()
+		req, e := decodeEmitRequest(body)
+		if e != nil {
+			t.Fatal(e)
+		}
+		_, h, err := requestHash(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if hash(a) != hash(b) {
+		t.Error("the same request written differently hashes differently")
+	}
+	if hash(a) == hash(c) {
+		t.Error("different requests hash alike")
+	}
+	for body, field := range map[string]string{
+		`{"tipo_dte":33,"bogus":1}`: "bogus",
+		`{"tipo_dte":"33"}`:         "tipo_dte",
+		`{"tipo_dte":33} {}`:        "body",
+		``:                          "body",
+		`[1]`:                       "body",
+	} {
+		_, e := decodeEmitRequest([]byte(body))
+		if e == nil || e.Details[0].Field != field {
+			t.Errorf("decode %q: %v, want an error on %s", body, e, field)
+		}
+	}
+	if e := checkIdempotencyKey("not-a-uuid"); e == nil {
+		t.Error("accepted a non-UUID idempotency key")
+	}
+	if e := checkIdempotencyKey("0b6f3c1e-5d7a-4c8e-9f10-2a3b4c5d6e7f"); e != nil {
+		t.Error(e)
+	}
+}

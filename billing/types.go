@@ -1,0 +1,276 @@
+package billing
+
+import (
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+)
+
+// The response types below carry the JSON names of the API contract (§2),
+// so the HTTP server encodes them as they are. DTE, EmitirDTEResponse,
+// TrackingInfo and SIIStatusInfo are dte's own types.
+
+// Empresa is the issuing company (contract §2.6), plus the SII header
+// fields every document needs (activity codes, branch, office).
+type Empresa struct {
+	ID               string `json:"id"`
+	Rut              string `json:"rut"`
+	RazonSocial      string `json:"razon_social"`
+	Giro             string `json:"giro"`
+	Direccion        string `json:"direccion"`
+	Comuna           string `json:"comuna"`
+	Ciudad           string `json:"ciudad"`
+	Ambiente         string `json:"ambiente"`
+	FechaResolucion  string `json:"fecha_resolucion"`
+	NumeroResolucion int    `json:"numero_resolucion"`
+	InboundEmail     string `json:"inbound_email,omitempty"`
+	InboundStatus    string `json:"inbound_status,omitempty"`
+	Acteco           []int  `json:"acteco,omitempty"`
+	SucursalSII      *int   `json:"sucursal_sii,omitempty"`
+	OficinaSII       string `json:"oficina_sii,omitempty"`
+}
+
+// Emisor returns the company as the document header's issuer.
+func (e *Empresa) Emisor() dte.Emisor {
+	return dte.Emisor{
+		ID: e.ID, Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro,
+		Direccion: e.Direccion, Comuna: e.Comuna, Ciudad: e.Ciudad, Ambiente: e.Ambiente,
+		FechaResolucion: e.FechaResolucion, NumeroResolucion: e.NumeroResolucion,
+		InboundEmail: e.InboundEmail, InboundStatus: e.InboundStatus,
+		Acteco: e.Acteco, SucursalSII: e.SucursalSII, OficinaSII: e.OficinaSII,
+	}
+}
+
+// EmpresaInput creates a company (an operator's admin operation).
+type EmpresaInput struct {
+	Rut              string `json:"rut"`
+	RazonSocial      string `json:"razon_social"`
+	Giro             string `json:"giro"`
+	Direccion        string `json:"direccion"`
+	Comuna           string `json:"comuna"`
+	Ciudad           string `json:"ciudad"`
+	Ambiente         string `json:"ambiente"`
+	FechaResolucion  string `json:"fecha_resolucion"`
+	NumeroResolucion int    `json:"numero_resolucion"`
+	Acteco           []int  `json:"acteco,omitempty"`
+	SucursalSII      *int   `json:"sucursal_sii,omitempty"`
+	OficinaSII       string `json:"oficina_sii,omitempty"`
+}
+
+// EmpresaUpdate changes a company's tax and contact data (contract §4.3);
+// nil fields stay as they are.
+type EmpresaUpdate struct {
+	RazonSocial *string `json:"razon_social,omitempty"`
+	Giro        *string `json:"giro,omitempty"`
+	Direccion   *string `json:"direccion,omitempty"`
+	Comuna      *string `json:"comuna,omitempty"`
+	Ciudad      *string `json:"ciudad,omitempty"`
+}
+
+// CertificadoStatus describes the company's signing certificate (§2.7).
+type CertificadoStatus struct {
+	HasCertificado      bool       `json:"has_certificado"`
+	RutFirmante         *string    `json:"rut_firmante"`
+	FechaVencimiento    *string    `json:"fecha_vencimiento"`
+	DiasParaVencimiento *int       `json:"dias_para_vencimiento"`
+	IsActive            bool       `json:"is_active"`
+	UploadedAt          *time.Time `json:"uploaded_at"`
+}
+
+// CAF is a registered folio range (contract §2.8).
+type CAF struct {
+	ID                string      `json:"id"`
+	TipoDTE           dte.TipoDTE `json:"tipo_dte"`
+	FolioDesde        int64       `json:"folio_desde"`
+	FolioHasta        int64       `json:"folio_hasta"`
+	FoliosDisponibles int64       `json:"folios_disponibles"`
+	Ambiente          string      `json:"ambiente"`
+	FechaAutorizacion string      `json:"fecha_autorizacion"`
+	IsActive          bool        `json:"is_active"`
+	CreatedAt         time.Time   `json:"created_at"`
+}
+
+// CAFInput registers a CAF (contract §4.2): the CAF file as raw XML or
+// base64.
+type CAFInput struct {
+	TipoDTE dte.TipoDTE `json:"tipo_dte"`
+	CAFXML  string      `json:"caf_xml"`
+}
+
+// Cliente is a customer of the company (contract §2.9).
+type Cliente struct {
+	ID          string    `json:"id"`
+	Rut         string    `json:"rut"`
+	RazonSocial string    `json:"razon_social"`
+	Giro        string    `json:"giro,omitempty"`
+	Direccion   string    `json:"direccion,omitempty"`
+	Comuna      string    `json:"comuna,omitempty"`
+	Ciudad      string    `json:"ciudad,omitempty"`
+	Email       string    `json:"email,omitempty"`
+	Telefono    string    `json:"telefono,omitempty"`
+	Contacto    string    `json:"contacto,omitempty"`
+	Notas       string    `json:"notas,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// ClienteInput creates a customer: a valid rut and a non-empty razon_social
+// are required.
+type ClienteInput struct {
+	Rut         string `json:"rut"`
+	RazonSocial string `json:"razon_social"`
+	Giro        string `json:"giro,omitempty"`
+	Direccion   string `json:"direccion,omitempty"`
+	Comuna      string `json:"comuna,omitempty"`
+	Ciudad      string `json:"ciudad,omitempty"`
+	Email       string `json:"email,omitempty"`
+	Telefono    string `json:"telefono,omitempty"`
+	Contacto    string `json:"contacto,omitempty"`
+	Notas       string `json:"notas,omitempty"`
+}
+
+// ClienteUpdate changes a customer; nil fields stay, the rut never changes.
+type ClienteUpdate struct {
+	RazonSocial *string `json:"razon_social,omitempty"`
+	Giro        *string `json:"giro,omitempty"`
+	Direccion   *string `json:"direccion,omitempty"`
+	Comuna      *string `json:"comuna,omitempty"`
+	Ciudad      *string `json:"ciudad,omitempty"`
+	Email       *string `json:"email,omitempty"`
+	Telefono    *string `json:"telefono,omitempty"`
+	Contacto    *string `json:"contacto,omitempty"`
+	Notas       *string `json:"notas,omitempty"`
+}
+
+// Producto is a product of the company's catalog (contract §2.10).
+type Producto struct {
+	ID             string    `json:"id"`
+	Codigo         string    `json:"codigo,omitempty"`
+	Nombre         string    `json:"nombre"`
+	Descripcion    string    `json:"descripcion,omitempty"`
+	PrecioUnitario int64     `json:"precio_unitario"`
+	Unidad         string    `json:"unidad,omitempty"`
+	EsExento       bool      `json:"es_exento"`
+	Categoria      string    `json:"categoria,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// ProductoInput creates a product: a non-empty nombre and a non-negative
+// precio_unitario are required; codigo, when given, is unique.
+type ProductoInput struct {
+	Codigo         string `json:"codigo,omitempty"`
+	Nombre         string `json:"nombre"`
+	Descripcion    string `json:"descripcion,omitempty"`
+	PrecioUnitario int64  `json:"precio_unitario"`
+	Unidad         string `json:"unidad,omitempty"`
+	EsExento       bool   `json:"es_exento,omitempty"`
+	Categoria      string `json:"categoria,omitempty"`
+}
+
+// ProductoUpdate changes a product; nil fields stay.
+type ProductoUpdate struct {
+	Codigo         *string `json:"codigo,omitempty"`
+	Nombre         *string `json:"nombre,omitempty"`
+	Descripcion    *string `json:"descripcion,omitempty"`
+	PrecioUnitario *int64  `json:"precio_unitario,omitempty"`
+	Unidad         *string `json:"unidad,omitempty"`
+	EsExento       *bool   `json:"es_exento,omitempty"`
+	Categoria      *string `json:"categoria,omitempty"`
+}
+
+// DTEPage is a page of the DTE list (contract §4.1).
+type DTEPage struct {
+	Items      []dte.DTE `json:"items"`
+	NextCursor *string   `json:"next_cursor"`
+	TotalCount int64     `json:"total_count"`
+}
+
+// ClientePage is a page of the customer list (contract §4.5).
+type ClientePage struct {
+	Data       []Cliente `json:"data"`
+	NextCursor *string   `json:"next_cursor"`
+	TotalCount int64     `json:"total_count"`
+}
+
+// ProductoPage is a page of the product list.
+type ProductoPage struct {
+	Data       []Producto `json:"data"`
+	NextCursor *string    `json:"next_cursor"`
+	TotalCount int64      `json:"total_count"`
+}
+
+// DTEFilter selects documents for ListDTE (contract §4.1). Zero fields do
+// not filter.
+type DTEFilter struct {
+	TipoDTE     dte.TipoDTE
+	Estado      dte.Estado
+	FechaDesde  string // YYYY-MM-DD, inclusive
+	FechaHasta  string // YYYY-MM-DD, inclusive
+	RutReceptor string
+	Cursor      string // next_cursor of the previous page
+	Limit       int    // 0 means 20; 1 to 100
+}
+
+// ListParams pages and searches a catalog. Q, when set, matches the name,
+// the rut (clientes) or the codigo (productos).
+type ListParams struct {
+	Q      string
+	Cursor string
+	Limit  int // 0 means 20; 1 to 100
+}
+
+// Page-size bounds (contract §8).
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+)
+
+// EmitResult is the outcome of EmitDTE: the status and exact bytes of the
+// first response for this Idempotency-Key (201 and the EmitirDTEResponse
+// JSON), and whether this call was a replay.
+type EmitResult struct {
+	Status int
+	Body   []byte
+	Replay bool
+	// ID is the emitted DTE's id.
+	ID string
+}
+
+// PDFOptions chooses the printed form: the cedible copy and the paper
+// format ("carta", the default, or "80mm").
+type PDFOptions struct {
+	Cedible bool
+	Formato string
+}
+
+// Principal is the authenticated caller: the company it acts for and
+// whether it may write.
+type Principal struct {
+	EmpresaID string
+	KeyID     string
+	Write     bool
+}
+
+// APIKey is a created API key. Key, the plaintext, is returned once by
+// CreateAPIKey and never stored (only its hash is).
+type APIKey struct {
+	ID        string     `json:"id"`
+	EmpresaID string     `json:"empresa_id"`
+	Key       string     `json:"key,omitempty"`
+	Prefix    string     `json:"prefix"`
+	Write     bool       `json:"write"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// Webhook is a registered webhook endpoint (contract §2.5). Secret is
+// complete only in the answer to its creation, masked afterwards.
+type Webhook struct {
+	ID        string    `json:"id"`
+	URL       string    `json:"url"`
+	Events    []string  `json:"events"`
+	Secret    string    `json:"secret,omitempty"`
+	IsActive  bool      `json:"is_active"`
+	CreatedAt time.Time `json:"created_at"`
+}
