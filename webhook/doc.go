@@ -17,9 +17,11 @@
 // An integrator needs three calls: [ParseSecret] for the secret shown once
 // when the webhook was registered, [NewVerifier], and either
 // [Verifier.Verify] on the raw request body or [Verifier.Middleware] around
-// an http.Handler. The middleware reads the body with a size cap (413 beyond
-// it), verifies it before anything parses it, answers 401 with a generic body
-// when it cannot, and hands the verified bytes on unchanged in r.Body and in
+// an http.Handler. The middleware checks the headers and the timestamp before
+// reading any of the body, then reads the body with a size cap (413 beyond
+// it) into a buffer that grows only as bytes arrive, verifies it before
+// anything parses it, answers 401 with a generic body when it cannot, and
+// hands the verified bytes on unchanged in r.Body and in
 // [DeliveryFromContext]. With a [Deduper] (for example [MemoryDeduper]) it
 // answers a repeated webhook-id with 200 without calling the handler again.
 //

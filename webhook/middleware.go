@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -67,11 +68,15 @@ func DeliveryFromContext(ctx context.Context) (*Delivery, bool) {
 }
 
 // Middleware wraps next so it only sees verified deliveries. For each
-// request it reads the raw body (413 above the cap, 400 if reading fails),
-// verifies it against the headers (401 with a generic body on any failure,
-// so a prober learns nothing), optionally deduplicates by webhook-id, then
-// calls next with r.Body replaced by the same verified bytes and the
-// [Delivery] in the context.
+// request it first checks the headers (presence, form, limits) and the
+// timestamp against the tolerance, answering 401 with a generic body
+// before reading any of the body, so a prober learns nothing and a flood of
+// unsigned or stale requests costs no body buffer. It then refuses a
+// declared Content-Length above the cap (413), reads the body into a buffer
+// that grows only as bytes arrive (413 above the cap, 400 if reading fails),
+// checks the signature over it (401), optionally deduplicates by
+// webhook-id, and calls next with r.Body replaced by the same verified
+// bytes and the [Delivery] in the context.
 func (v *Verifier) Middleware(next http.Handler, opts MiddlewareOptions) http.Handler {
 	maxBody := opts.MaxBodyBytes
 	if maxBody <= 0 {
@@ -87,6 +92,18 @@ func (v *Verifier) Middleware(next http.Handler, opts MiddlewareOptions) http.Ha
 
 // serve does the work of Middleware and reports the outcome.
 func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handler, maxBody int64, dedup Deduper) Outcome {
+	unauthorized := func(err error) Outcome {
+		http.Error(w, "webhook verification failed", http.StatusUnauthorized)
+		return Outcome{Status: http.StatusUnauthorized, Err: err}
+	}
+	var c checkedHeaders
+	id, ts, sig, err := lookupHeaders(r.Header)
+	if err == nil {
+		err = v.checkHeaders(id, ts, sig, &c)
+	}
+	if err != nil {
+		return unauthorized(err)
+	}
 	body, err := readBody(w, r, maxBody)
 	if err != nil {
 		if errors.Is(err, ErrBodyTooLarge) {
@@ -96,13 +113,8 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		http.Error(w, "cannot read request body", http.StatusBadRequest)
 		return Outcome{Status: http.StatusBadRequest, Err: err}
 	}
-	id, ts, sig, err := lookupHeaders(r.Header)
-	if err == nil {
-		err = v.VerifyValues(id, ts, sig, body)
-	}
-	if err != nil {
-		http.Error(w, "webhook verification failed", http.StatusUnauthorized)
-		return Outcome{Status: http.StatusUnauthorized, Err: err}
+	if err := v.checkMAC(&c, body); err != nil {
+		return unauthorized(err)
 	}
 	sec, _ := parseTimestamp(ts)
 	d := &Delivery{ID: id, Timestamp: time.Unix(sec, 0), Body: body}
@@ -136,8 +148,15 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	return Outcome{Status: rec.status(), Delivery: d}
 }
 
-// readBody reads at most maxBody bytes of the request body into a buffer
-// sized from Content-Length when it is known.
+// initialBodyBuffer is the most readBody allocates before any byte of the
+// body has arrived, whatever Content-Length announces.
+const initialBodyBuffer = 4 << 10
+
+// readBody reads at most maxBody bytes of the request body. The buffer
+// starts at no more than initialBodyBuffer bytes and doubles only when the
+// bytes already received fill it, so memory follows what the client
+// actually sent (at most twice that), never the Content-Length it
+// announced.
 func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) ([]byte, error) {
 	if r.ContentLength > maxBody {
 		return nil, fmt.Errorf("%w: Content-Length %d exceeds %d bytes", ErrBodyTooLarge, r.ContentLength, maxBody)
@@ -145,15 +164,15 @@ func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) ([]byte, er
 	if r.Body == nil || r.Body == http.NoBody {
 		return []byte{}, nil
 	}
-	size := 512
-	if r.ContentLength >= 0 {
-		size = int(r.ContentLength) + 1 // +1 so EOF is seen without growing
+	size := int64(initialBodyBuffer)
+	if r.ContentLength >= 0 && r.ContentLength < size {
+		size = r.ContentLength + 1 // +1 so EOF is seen without growing
 	}
 	buf := make([]byte, 0, size)
 	lr := http.MaxBytesReader(w, r.Body, maxBody)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = slices.Grow(buf, cap(buf)) // double, from bytes received
 		}
 		n, err := lr.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

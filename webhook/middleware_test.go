@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -317,9 +318,125 @@ func TestMiddlewareReadError(t *testing.T) {
 	var got Outcome
 	h := v.Middleware(http.NotFoundHandler(), MiddlewareOptions{Observer: func(_ *http.Request, o Outcome) { got = o }})
 	req := httptest.NewRequest(http.MethodPost, "/", errReader{})
+	// Headers of the right form and age, so the body is read.
+	req.Header = must(Sign([]Secret{GenerateSecret()}, "msg_r", time.Now(), nil))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != 400 || got.Status != 400 || got.Err == nil {
 		t.Errorf("read error: %d, outcome %+v", rec.Code, got)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// watchedBody records whether anything read it, and then yields n bytes
+// followed by an error (a client that stalls and goes away) or io.EOF.
+type watchedBody struct {
+	read atomic.Bool
+	n    int
+	eof  bool // end with io.EOF instead of an error
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	b.read.Store(true)
+	if b.n == 0 {
+		if b.eof {
+			return 0, io.EOF
+		}
+		return 0, errors.New("client went away")
+	}
+	k := min(len(p), b.n)
+	for i := range p[:k] {
+		p[i] = 'x'
+	}
+	b.n -= k
+	return k, nil
+}
+
+// TestMiddlewareHeadersBeforeBody: a request whose headers or timestamp
+// fail is answered 401 without a single read of its body.
+func TestMiddlewareHeadersBeforeBody(t *testing.T) {
+	secret := GenerateSecret()
+	now := time.Unix(1_800_000_000, 0)
+	v, err := NewVerifier([]Secret{secret}, WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := v.Middleware(http.NotFoundHandler(), MiddlewareOptions{})
+	good := must(Sign([]Secret{secret}, "msg_h", now, []byte("{}")))
+	cases := map[string]func(http.Header){
+		"no headers":         func(h http.Header) { clear(h) },
+		"no signature":       func(h http.Header) { h.Del(HeaderSignature) },
+		"stale timestamp":    func(h http.Header) { h.Set(HeaderTimestamp, "1799999000") },
+		"future timestamp":   func(h http.Header) { h.Set(HeaderTimestamp, "1800001000") },
+		"timestamp not int":  func(h http.Header) { h.Set(HeaderTimestamp, "1.8e9") },
+		"id with dot":        func(h http.Header) { h.Set(HeaderID, "msg.h") },
+		"no v1 entry":        func(h http.Header) { h.Set(HeaderSignature, "v2,abc") },
+		"signature too long": func(h http.Header) { h.Set(HeaderSignature, strings.Repeat("v1,x ", 1000)) },
+	}
+	for name, edit := range cases {
+		body := &watchedBody{n: 1 << 20}
+		req := httptest.NewRequest(http.MethodPost, "/", body)
+		req.ContentLength = 1 << 20
+		req.Header = good.Clone()
+		edit(req.Header)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s: %d, want 401", name, rec.Code)
+		}
+		if body.read.Load() {
+			t.Errorf("%s: the body was read before the headers were refused", name)
+		}
+	}
+	// Control: with the good headers the body is read (and the signature,
+	// over other bytes, then fails).
+	body := &watchedBody{n: 10, eof: true}
+	req := httptest.NewRequest(http.MethodPost, "/", body)
+	req.Header = good.Clone()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if !body.read.Load() || rec.Code != http.StatusUnauthorized {
+		t.Errorf("good headers: body read %v, status %d; want read, 401", body.read.Load(), rec.Code)
+	}
+}
+
+// TestMiddlewareBufferFollowsBytes: a request announcing a 1 MiB body that
+// sends 100 bytes costs the middleware a few KiB, not the announced size.
+func TestMiddlewareBufferFollowsBytes(t *testing.T) {
+	secret := GenerateSecret()
+	v, err := NewVerifier([]Secret{secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := v.Middleware(http.NotFoundHandler(), MiddlewareOptions{})
+	hdr := must(Sign([]Secret{secret}, "msg_b", time.Now(), nil))
+	serve := func() int {
+		req := httptest.NewRequest(http.MethodPost, "/", &watchedBody{n: 100})
+		req.ContentLength = 1 << 20
+		req.Header = hdr
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if code := serve(); code != http.StatusBadRequest {
+		t.Fatalf("truncated body: %d, want 400", code)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const n = 20
+	for range n {
+		serve()
+	}
+	runtime.ReadMemStats(&after)
+	// The announced 1 MiB per request would be 20 MiB; the bound leaves
+	// room for the recorder, the request and the error text.
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 32<<10 {
+		t.Errorf("%d bytes allocated per request announcing 1 MiB and sending 100 bytes, want at most 32 KiB", per)
 	}
 }

@@ -132,6 +132,24 @@ func (v *Verifier) Verify(header http.Header, body []byte) error {
 // HMAC computed, and only for well-formed "v1," entries; other versions and
 // malformed entries are ignored. Tags are compared in constant time.
 func (v *Verifier) VerifyValues(id, timestamp, signature string, body []byte) error {
+	var c checkedHeaders
+	if err := v.checkHeaders(id, timestamp, signature, &c); err != nil {
+		return err
+	}
+	return v.checkMAC(&c, body)
+}
+
+// checkedHeaders holds the header values of a delivery that passed
+// checkHeaders, with the decoded candidate tags, ready for checkMAC.
+type checkedHeaders struct {
+	id, timestamp string
+	cands         [MaxSignatures][macLen]byte
+	n             int
+}
+
+// checkHeaders does every check of VerifyValues that does not need the
+// body, so a receiver can refuse a delivery before reading it, and fills c.
+func (v *Verifier) checkHeaders(id, timestamp, signature string, c *checkedHeaders) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("%w %s", ErrMissingHeader, HeaderID)
@@ -161,8 +179,7 @@ func (v *Verifier) VerifyValues(id, timestamp, signature string, body []byte) er
 	}
 
 	// Decode the candidate tags before computing anything.
-	var cands [MaxSignatures][macLen]byte
-	n := 0
+	c.id, c.timestamp, c.n = id, timestamp, 0
 	strict := base64.StdEncoding.Strict()
 	for rest := signature; rest != ""; {
 		var tok string
@@ -177,27 +194,33 @@ func (v *Verifier) VerifyValues(id, timestamp, signature string, body []byte) er
 		if err != nil || m != macLen {
 			continue
 		}
-		copy(cands[n][:], dst[:macLen])
-		n++
+		copy(c.cands[c.n][:], dst[:macLen])
+		c.n++
 	}
-	if n == 0 {
+	if c.n == 0 {
 		return fmt.Errorf("%w: %s has no well-formed v1 entry", ErrNoMatchingSignature, HeaderSignature)
 	}
+	return nil
+}
+
+// checkMAC compares the tags of headers checked by checkHeaders with the
+// HMAC of the body under every secret.
+func (v *Verifier) checkMAC(c *checkedHeaders, body []byte) error {
 	for _, k := range v.keys {
 		st := k.pool.Get().(*macState)
 		st.h.Reset()
-		p := copy(st.prefix[:], id)
+		p := copy(st.prefix[:], c.id)
 		st.prefix[p] = '.'
 		p++
-		p += copy(st.prefix[p:], timestamp)
+		p += copy(st.prefix[p:], c.timestamp)
 		st.prefix[p] = '.'
 		p++
 		st.h.Write(st.prefix[:p])
 		st.h.Write(body)
 		sum := st.h.Sum(st.sum[:0])
 		match := false
-		for i := 0; i < n; i++ {
-			if hmac.Equal(sum, cands[i][:]) {
+		for i := 0; i < c.n; i++ {
+			if hmac.Equal(sum, c.cands[i][:]) {
 				match = true
 			}
 		}
@@ -206,7 +229,7 @@ func (v *Verifier) VerifyValues(id, timestamp, signature string, body []byte) er
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: none of %d v1 entries matches the %d secret(s)", ErrNoMatchingSignature, n, len(v.keys))
+	return fmt.Errorf("%w: none of %d v1 entries matches the %d secret(s)", ErrNoMatchingSignature, c.n, len(v.keys))
 }
 
 // checkTime compares the timestamp with the clock.

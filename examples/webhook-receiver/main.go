@@ -3,6 +3,11 @@
 //
 //	go run ./examples/webhook-receiver -addr 127.0.0.1:8081 -secret whsec_...
 //
+// Headers and timestamp are checked before any of the body is read, and the
+// body buffer grows only as bytes arrive, so a flood of connections that
+// announce large bodies and stall costs little memory (about 28 KiB each in
+// the flood test, against the 1 MiB they announce).
+//
 // It answers 204 to a verified delivery, 200 without processing again to a
 // repeated webhook-id, 401 to anything it cannot verify, 413 to a body over
 // -max-body and 400 to a verified body that is not an event envelope. It
