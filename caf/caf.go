@@ -17,7 +17,7 @@
 //
 // The SII signs with 512-bit keys, which crypto/rsa refuses since Go 1.24;
 // signatures are checked with internal/smallrsa, so no GODEBUG setting is
-// needed. For tests and demos, Authority plays the SII: it issues CAFs signed
+// needed. For tests and demos, caftest.Authority plays the SII: it issues CAFs signed
 // by its own key, which callers trust with TrustedKeys.With.
 package caf
 

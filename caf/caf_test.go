@@ -1,4 +1,4 @@
-package caf
+package caf_test
 
 import (
 	"bytes"
@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/caf/caftest"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/smallrsa"
 	"github.com/dtekit/dtekit/internal/xmlflat"
@@ -22,16 +25,16 @@ import (
 // The 12 document types the SII authorizes electronically.
 var allTipos = []int{33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112}
 
-func newAuthority(t testing.TB) *Authority {
+func newAuthority(t testing.TB) *caftest.Authority {
 	t.Helper()
-	a, err := NewAuthority(nil, IDKCertificacion)
+	a, err := caftest.NewAuthority(nil, caf.IDKCertificacion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
-func issue(t testing.TB, a *Authority, req IssueRequest) []byte {
+func issue(t testing.TB, a *caftest.Authority, req caftest.IssueRequest) []byte {
 	t.Helper()
 	b, err := a.Issue(req)
 	if err != nil {
@@ -40,8 +43,8 @@ func issue(t testing.TB, a *Authority, req IssueRequest) []byte {
 	return b
 }
 
-func sampleRequest() IssueRequest {
-	return IssueRequest{
+func sampleRequest() caftest.IssueRequest {
+	return caftest.IssueRequest{
 		RutEmisor:         "76192083-9",
 		RazonSocial:       "COMERCIAL ÑANDÚ & CÍA LTDA",
 		Tipo:              33,
@@ -51,9 +54,9 @@ func sampleRequest() IssueRequest {
 	}
 }
 
-func mustParse(t testing.TB, data []byte) *CAF {
+func mustParse(t testing.TB, data []byte) *caf.CAF {
 	t.Helper()
-	c, err := Parse(data)
+	c, err := caf.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +98,7 @@ func vectorBlocks(t testing.TB) []string {
 }
 
 func TestSIIKeysMatchShared(t *testing.T) {
-	keys := SIIKeys()
+	keys := caf.SIIKeys()
 	for idk, file := range map[int]string{100: "sii-idk100-certificacion.pub.pem", 300: "sii-idk300-produccion.pub.pem"} {
 		data, err := os.ReadFile(oracle.SharedFile(t, "sii", "keys", file))
 		if err != nil {
@@ -114,7 +117,7 @@ func TestSIIKeysMatchShared(t *testing.T) {
 	}
 	// Each call returns a fresh map: changing one must not change another.
 	keys[100] = nil
-	if len(SIIKeys()[100]) != 1 {
+	if len(caf.SIIKeys()[100]) != 1 {
 		t.Error("SIIKeys shares state between calls")
 	}
 }
@@ -125,13 +128,13 @@ func TestOfficialSampleCAF(t *testing.T) {
 		c.Desde != 1 || c.Hasta != 200 || c.FA != "2003-09-04" || c.IDK != 100 {
 		t.Errorf("fields: %+v", c)
 	}
-	if c.Ambiente() != AmbienteCertificacion {
+	if c.Ambiente() != caf.AmbienteCertificacion {
 		t.Errorf("Ambiente() = %q", c.Ambiente())
 	}
 	if c.PublicKey.N.BitLen() != 512 || c.PublicKey.E != 3 {
 		t.Errorf("RSAPK: %d bits, e=%d", c.PublicKey.N.BitLen(), c.PublicKey.E)
 	}
-	if err := c.Verify(SIIKeys()); err != nil {
+	if err := c.Verify(caf.SIIKeys()); err != nil {
 		t.Fatalf("FRMA of the SII's sample with the IDK 100 key: %v", err)
 	}
 	// The flattened element must be exactly the copy inside the SII manual's
@@ -144,23 +147,23 @@ func TestOfficialSampleCAF(t *testing.T) {
 	if !strings.HasPrefix(want, "<CAF version=\"1.0\">"+c.DAXML()) {
 		t.Errorf("DAXML %s is not the DA of the manual's copy", c.DAXML())
 	}
-	if err := c.CheckKeyPair(); !errors.Is(err, ErrNoPrivateKey) {
+	if err := c.CheckKeyPair(); !errors.Is(err, caf.ErrNoPrivateKey) {
 		t.Errorf("CheckKeyPair on a bare CAF element: %v, want ErrNoPrivateKey", err)
 	}
 	// Wrong key for IDK 100 and no key for IDK 100.
-	wrong := TrustedKeys{100: SIIKeys()[300]}
-	if err := c.Verify(wrong); !errors.Is(err, ErrSignature) {
+	wrong := caf.TrustedKeys{100: caf.SIIKeys()[300]}
+	if err := c.Verify(wrong); !errors.Is(err, caf.ErrSignature) {
 		t.Errorf("with the IDK 300 key filed under 100: %v, want ErrSignature", err)
 	}
-	if err := c.Verify(TrustedKeys{300: SIIKeys()[300]}); !errors.Is(err, ErrUntrustedIDK) {
+	if err := c.Verify(caf.TrustedKeys{300: caf.SIIKeys()[300]}); !errors.Is(err, caf.ErrUntrustedIDK) {
 		t.Errorf("without an IDK 100 key: %v, want ErrUntrustedIDK", err)
 	}
-	if err := c.Verify(nil); !errors.Is(err, ErrUntrustedIDK) {
+	if err := c.Verify(nil); !errors.Is(err, caf.ErrUntrustedIDK) {
 		t.Errorf("nil keys: %v, want ErrUntrustedIDK", err)
 	}
 	// Parsing the flattened copy gives the same CAF.
 	again := mustParse(t, []byte(c.ElementXML()))
-	if again.ElementXML() != c.ElementXML() || again.Verify(SIIKeys()) != nil {
+	if again.ElementXML() != c.ElementXML() || again.Verify(caf.SIIKeys()) != nil {
 		t.Error("re-parsing the flattened element changed it")
 	}
 }
@@ -169,16 +172,16 @@ func TestOfficialSampleCAF(t *testing.T) {
 // AUTORIZACION file, as the SII delivers it, without a declaration.
 func TestManualCAFWithKey(t *testing.T) {
 	blocks := vectorBlocks(t)
-	caf := sampleCAFElement(t)
-	file := "<AUTORIZACION>\r\n" + string(caf) + "\r\n<RSASK>" + blocks[1] + "\r\n</RSASK>\r\n</AUTORIZACION>\r\n"
+	elem := sampleCAFElement(t)
+	file := "<AUTORIZACION>\r\n" + string(elem) + "\r\n<RSASK>" + blocks[1] + "\r\n</RSASK>\r\n</AUTORIZACION>\r\n"
 	c := mustParse(t, []byte(file))
 	if c.PrivateKey == nil {
 		t.Fatal("RSASK not read")
 	}
-	if err := c.Validate(time.Date(2003, 10, 13, 9, 33, 20, 0, time.UTC), SIIKeys()); err != nil {
+	if err := c.Validate(time.Date(2003, 10, 13, 9, 33, 20, 0, time.UTC), caf.SIIKeys()); err != nil {
 		t.Fatalf("Validate on the manual's CAF: %v", err)
 	}
-	if err := c.Validate(time.Date(2004, 3, 4, 12, 0, 0, 0, time.UTC), SIIKeys()); !errors.Is(err, ErrExpired) {
+	if err := c.Validate(time.Date(2004, 3, 4, 12, 0, 0, 0, time.UTC), caf.SIIKeys()); !errors.Is(err, caf.ErrExpired) {
 		t.Fatalf("six months after 2003-09-04: %v, want ErrExpired", err)
 	}
 	// Someone else's key.
@@ -188,7 +191,7 @@ func TestManualCAFWithKey(t *testing.T) {
 	}
 	otherPEM, _ := smallrsa.MarshalPrivateKeyPEM(other)
 	bad := strings.Replace(file, blocks[1], string(otherPEM), 1)
-	if err := mustParse(t, []byte(bad)).CheckKeyPair(); !errors.Is(err, ErrKeyMismatch) {
+	if err := mustParse(t, []byte(bad)).CheckKeyPair(); !errors.Is(err, caf.ErrKeyMismatch) {
 		t.Fatalf("foreign RSASK: %v, want ErrKeyMismatch", err)
 	}
 }
@@ -211,7 +214,7 @@ func TestIssueAllTypes(t *testing.T) {
 			t.Errorf("tipo %d: CAF key %d bits e=%d, want 512 e=3", tipo, c.PrivateKey.N.BitLen(), c.PrivateKey.E)
 		}
 		// Real SII keys do not accept a test authority's CAF.
-		if err := c.Verify(SIIKeys()); !errors.Is(err, ErrSignature) {
+		if err := c.Verify(caf.SIIKeys()); !errors.Is(err, caf.ErrSignature) {
 			t.Errorf("tipo %d: verified with the real SII keys: %v", tipo, err)
 		}
 	}
@@ -346,7 +349,7 @@ func TestEncodings(t *testing.T) {
 	forms["base64 without padding"] = []byte(base64.RawStdEncoding.EncodeToString(noDecl))
 	var first string
 	for name, doc := range forms {
-		c, err := Parse(doc)
+		c, err := caf.Parse(doc)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -387,14 +390,25 @@ func wrap76(s string) []byte {
 // canonical form (&apos;) still verifies, while the copy for TEDs is
 // canonical.
 func TestRawFallback(t *testing.T) {
-	a := newAuthority(t)
+	authKey, err := smallrsa.GenerateKey(nil, 512, 65537)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authPEM, err := smallrsa.MarshalPrivateKeyPEM(authKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := caftest.LoadAuthority(nil, authPEM, caf.IDKCertificacion)
+	if err != nil {
+		t.Fatal(err)
+	}
 	key, err := smallrsa.GenerateKey(nil, 512, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := base64.StdEncoding.EncodeToString(key.N.Bytes())
 	da := "<DA><RE>76192083-9</RE><RS>O&apos;HIGGINS SPA</RS><TD>39</TD><RNG><D>1</D><H>9</H></RNG><FA>2024-01-15</FA><RSAPK><M>" + m + "</M><E>Aw==</E></RSAPK><IDK>100</IDK></DA>"
-	sig, err := smallrsa.SignSHA1(a.key, []byte(da))
+	sig, err := smallrsa.SignSHA1(authKey, []byte(da))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,42 +427,42 @@ func TestRawFallback(t *testing.T) {
 
 func TestUsability(t *testing.T) {
 	a := newAuthority(t)
-	chileTZ, err := location()
+	chileTZ, err := chile.Location()
 	if err != nil {
 		t.Fatal(err)
 	}
-	caf := func(tipo int, fa time.Time) *CAF {
+	mkCAF := func(tipo int, fa time.Time) *caf.CAF {
 		req := sampleRequest()
 		req.Tipo, req.FechaAutorizacion = tipo, fa
 		return mustParse(t, issue(t, a, req))
 	}
 	jan15 := time.Date(2024, 1, 15, 0, 0, 0, 0, time.UTC)
-	c33 := caf(33, jan15)
+	c33 := mkCAF(33, jan15)
 	if exp, ok := c33.ExpiresAt(); !ok || exp.Format(time.DateOnly) != "2024-07-15" {
 		t.Errorf("ExpiresAt = %v, %v; want 2024-07-15", exp, ok)
 	}
 	cases := []struct {
 		name string
-		c    *CAF
+		c    *caf.CAF
 		at   time.Time
 		want error
 	}{
 		{"FA day", c33, time.Date(2024, 1, 15, 0, 0, 0, 0, chileTZ), nil},
-		{"day before FA", c33, time.Date(2024, 1, 14, 23, 59, 59, 0, chileTZ), ErrNotYetValid},
+		{"day before FA", c33, time.Date(2024, 1, 14, 23, 59, 59, 0, chileTZ), caf.ErrNotYetValid},
 		{"last usable day", c33, time.Date(2024, 7, 14, 23, 59, 59, 0, chileTZ), nil},
-		{"six months later", c33, time.Date(2024, 7, 15, 0, 0, 0, 0, chileTZ), ErrExpired},
+		{"six months later", c33, time.Date(2024, 7, 15, 0, 0, 0, 0, chileTZ), caf.ErrExpired},
 		// 03:30 UTC on 15 July is 23:30 on 14 July in Chile (UTC-4 in winter).
 		{"UTC instant still the 14th in Chile", c33, time.Date(2024, 7, 15, 3, 30, 0, 0, time.UTC), nil},
-		{"UTC instant already the 15th in Chile", c33, time.Date(2024, 7, 15, 4, 30, 0, 0, time.UTC), ErrExpired},
-		{"boleta 39 never expires", caf(39, jan15), time.Date(2030, 1, 1, 0, 0, 0, 0, chileTZ), nil},
-		{"guía 52 never expires", caf(52, jan15), time.Date(2030, 1, 1, 0, 0, 0, 0, chileTZ), nil},
-		{"NC 61 expires", caf(61, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), ErrExpired},
-		{"ND 56 expires", caf(56, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), ErrExpired},
-		{"43 expires", caf(43, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), ErrExpired},
-		{"46 expires", caf(46, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), ErrExpired},
-		{"34 does not", caf(34, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), nil},
-		{"Aug 31 + 6 months: Feb 27 usable", caf(33, time.Date(2024, 8, 31, 0, 0, 0, 0, time.UTC)), time.Date(2025, 2, 27, 12, 0, 0, 0, chileTZ), nil},
-		{"Aug 31 + 6 months: Feb 28 expired", caf(33, time.Date(2024, 8, 31, 0, 0, 0, 0, time.UTC)), time.Date(2025, 2, 28, 12, 0, 0, 0, chileTZ), ErrExpired},
+		{"UTC instant already the 15th in Chile", c33, time.Date(2024, 7, 15, 4, 30, 0, 0, time.UTC), caf.ErrExpired},
+		{"boleta 39 never expires", mkCAF(39, jan15), time.Date(2030, 1, 1, 0, 0, 0, 0, chileTZ), nil},
+		{"guía 52 never expires", mkCAF(52, jan15), time.Date(2030, 1, 1, 0, 0, 0, 0, chileTZ), nil},
+		{"NC 61 expires", mkCAF(61, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), caf.ErrExpired},
+		{"ND 56 expires", mkCAF(56, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), caf.ErrExpired},
+		{"43 expires", mkCAF(43, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), caf.ErrExpired},
+		{"46 expires", mkCAF(46, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), caf.ErrExpired},
+		{"34 does not", mkCAF(34, jan15), time.Date(2024, 8, 1, 0, 0, 0, 0, chileTZ), nil},
+		{"Aug 31 + 6 months: Feb 27 usable", mkCAF(33, time.Date(2024, 8, 31, 0, 0, 0, 0, time.UTC)), time.Date(2025, 2, 27, 12, 0, 0, 0, chileTZ), nil},
+		{"Aug 31 + 6 months: Feb 28 expired", mkCAF(33, time.Date(2024, 8, 31, 0, 0, 0, 0, time.UTC)), time.Date(2025, 2, 28, 12, 0, 0, 0, chileTZ), caf.ErrExpired},
 	}
 	for _, tc := range cases {
 		err := tc.c.CheckUsable(tc.at)
@@ -456,7 +470,7 @@ func TestUsability(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	if _, ok := caf(39, jan15).ExpiresAt(); ok {
+	if _, ok := mkCAF(39, jan15).ExpiresAt(); ok {
 		t.Error("a boleta CAF has an expiry")
 	}
 }
@@ -471,7 +485,7 @@ func TestFolios(t *testing.T) {
 			t.Errorf("Contains(%d) = %v", folio, !want)
 		}
 		err := c.CheckFolio(folio)
-		if want && err != nil || !want && !errors.Is(err, ErrFolioOutOfRange) {
+		if want && err != nil || !want && !errors.Is(err, caf.ErrFolioOutOfRange) {
 			t.Errorf("CheckFolio(%d) = %v", folio, err)
 		}
 	}
@@ -486,22 +500,22 @@ func TestAuthority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := LoadAuthority(nil, pemKey, 300)
+	b, err := caftest.LoadAuthority(nil, pemKey, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := mustParse(t, issue(t, b, sampleRequest()))
-	if c.IDK != 300 || c.Ambiente() != AmbienteProduccion {
+	if c.IDK != 300 || c.Ambiente() != caf.AmbienteProduccion {
 		t.Errorf("IDK %d, ambiente %q", c.IDK, c.Ambiente())
 	}
 	// Same key, other IDK: a's trust list (IDK 100) does not cover it.
-	if err := c.Verify(a.Keys()); !errors.Is(err, ErrSignature) {
+	if err := c.Verify(a.Keys()); !errors.Is(err, caf.ErrSignature) {
 		t.Errorf("IDK 300 CAF against a's keys: %v, want ErrSignature (SII IDK 300 key only)", err)
 	}
 	if err := c.Verify(b.Keys()); err != nil {
 		t.Error(err)
 	}
-	odd, err := NewAuthority(nil, 777)
+	odd, err := caftest.NewAuthority(nil, 777)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,37 +523,37 @@ func TestAuthority(t *testing.T) {
 	if oc.Ambiente() != "" {
 		t.Errorf("IDK 777 ambiente %q", oc.Ambiente())
 	}
-	if err := oc.Verify(SIIKeys()); !errors.Is(err, ErrUntrustedIDK) {
+	if err := oc.Verify(caf.SIIKeys()); !errors.Is(err, caf.ErrUntrustedIDK) {
 		t.Errorf("IDK 777 with SII keys: %v, want ErrUntrustedIDK", err)
 	}
-	if _, err := NewAuthority(nil, 0); err == nil {
+	if _, err := caftest.NewAuthority(nil, 0); err == nil {
 		t.Error("IDK 0 accepted")
 	}
-	if _, err := LoadAuthority(nil, []byte("junk"), 100); err == nil {
+	if _, err := caftest.LoadAuthority(nil, []byte("junk"), 100); err == nil {
 		t.Error("junk key accepted")
 	}
-	if k := SIIKeys().With(100, nil); len(k[100]) != 1 {
+	if k := caf.SIIKeys().With(100, nil); len(k[100]) != 1 {
 		t.Error("With(nil) added a key")
 	}
-	var none TrustedKeys
+	var none caf.TrustedKeys
 	if k := none.With(5, a.PublicKey()); len(k[5]) != 1 {
 		t.Error("With on a nil TrustedKeys")
 	}
 
 	bad := []struct {
 		name string
-		edit func(*IssueRequest)
+		edit func(*caftest.IssueRequest)
 	}{
-		{"bad check digit", func(r *IssueRequest) { r.RutEmisor = "76192083-8" }},
-		{"no dash", func(r *IssueRequest) { r.RutEmisor = "761920839" }},
-		{"empty name", func(r *IssueRequest) { r.RazonSocial = "  " }},
-		{"name outside Latin-1", func(r *IssueRequest) { r.RazonSocial = "EURO € SPA" }},
-		{"control character", func(r *IssueRequest) { r.RazonSocial = "A\x01B" }},
-		{"tipo 0", func(r *IssueRequest) { r.Tipo = 0 }},
-		{"desde 0", func(r *IssueRequest) { r.Desde = 0 }},
-		{"hasta < desde", func(r *IssueRequest) { r.Desde, r.Hasta = 10, 9 }},
-		{"11 digits", func(r *IssueRequest) { r.Hasta = 10000000000 }},
-		{"no date", func(r *IssueRequest) { r.FechaAutorizacion = time.Time{} }},
+		{"bad check digit", func(r *caftest.IssueRequest) { r.RutEmisor = "76192083-8" }},
+		{"no dash", func(r *caftest.IssueRequest) { r.RutEmisor = "761920839" }},
+		{"empty name", func(r *caftest.IssueRequest) { r.RazonSocial = "  " }},
+		{"name outside Latin-1", func(r *caftest.IssueRequest) { r.RazonSocial = "EURO € SPA" }},
+		{"control character", func(r *caftest.IssueRequest) { r.RazonSocial = "A\x01B" }},
+		{"tipo 0", func(r *caftest.IssueRequest) { r.Tipo = 0 }},
+		{"desde 0", func(r *caftest.IssueRequest) { r.Desde = 0 }},
+		{"hasta < desde", func(r *caftest.IssueRequest) { r.Desde, r.Hasta = 10, 9 }},
+		{"11 digits", func(r *caftest.IssueRequest) { r.Hasta = 10000000000 }},
+		{"no date", func(r *caftest.IssueRequest) { r.FechaAutorizacion = time.Time{} }},
 	}
 	for _, tc := range bad {
 		req := sampleRequest()
@@ -622,7 +636,7 @@ func TestParseErrors(t *testing.T) {
 		{"char outside Latin-1", func(s string) string {
 			return strings.Replace(strings.Replace(s, "ISO-8859-1", "UTF-8", 1), "CÍA", "C€A", 1)
 		}},
-		{"too large", func(s string) string { return s + strings.Repeat(" ", maxInput) }},
+		{"too large", func(s string) string { return s + strings.Repeat(" ", 1<<20) }}, // Parse accepts at most 1 MiB
 		{"too deep", func(s string) string {
 			return strings.Replace(s, "<IDK>", strings.Repeat("<x>", 40)+strings.Repeat("</x>", 40)+"<IDK>", 1)
 		}},
@@ -646,8 +660,8 @@ func TestParseErrors(t *testing.T) {
 		if string(data) == good {
 			t.Fatalf("%s: edit changed nothing", tc.name)
 		}
-		_, err := Parse(data)
-		if !errors.Is(err, ErrMalformed) {
+		_, err := caf.Parse(data)
+		if !errors.Is(err, caf.ErrMalformed) {
 			t.Errorf("%s: got %v, want ErrMalformed", tc.name, err)
 		}
 	}
@@ -656,32 +670,32 @@ func TestParseErrors(t *testing.T) {
 	checkCases := []struct {
 		name  string
 		edit  func(string) string
-		check func(*CAF) error
+		check func(*caf.CAF) error
 		want  error
 	}{
-		{"RS changed after signing", re(`ÑANDÚ`, "NANDU"), func(c *CAF) error { return c.Verify(a.Keys()) }, ErrSignature},
-		{"range widened", re(`<H>100</H>`, "<H>1000</H>"), func(c *CAF) error { return c.Verify(a.Keys()) }, ErrSignature},
+		{"RS changed after signing", re(`ÑANDÚ`, "NANDU"), func(c *caf.CAF) error { return c.Verify(a.Keys()) }, caf.ErrSignature},
+		{"range widened", re(`<H>100</H>`, "<H>1000</H>"), func(c *caf.CAF) error { return c.Verify(a.Keys()) }, caf.ErrSignature},
 		{"FRMA from another CAF", func(s string) string {
 			return strings.Replace(s, between(s, "<FRMA", "</FRMA>"), between(other, "<FRMA", "</FRMA>"), 1)
-		}, func(c *CAF) error { return c.Verify(a.Keys()) }, ErrSignature},
+		}, func(c *caf.CAF) error { return c.Verify(a.Keys()) }, caf.ErrSignature},
 		{"RSASK from another CAF", func(s string) string {
 			return strings.Replace(s, between(s, "<RSASK>", "</RSASK>"), between(other, "<RSASK>", "</RSASK>"), 1)
-		}, (*CAF).CheckKeyPair, ErrKeyMismatch},
+		}, (*caf.CAF).CheckKeyPair, caf.ErrKeyMismatch},
 		{"RSAPUBK from another CAF", func(s string) string {
 			return strings.Replace(s, between(s, "<RSAPUBK>", "</RSAPUBK>"), between(other, "<RSAPUBK>", "</RSAPUBK>"), 1)
-		}, (*CAF).CheckKeyPair, ErrKeyMismatch},
-		{"no RSASK", re(`(?s)<RSASK>.*</RSASK>`, ""), (*CAF).CheckKeyPair, ErrNoPrivateKey},
-		{"IDK not trusted", re(`<IDK>100</IDK>`, "<IDK>200</IDK>"), func(c *CAF) error { return c.Verify(a.Keys()) }, ErrUntrustedIDK},
-		{"Validate reports the signature first", re(`ÑANDÚ`, "NANDU"), func(c *CAF) error { return c.Validate(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), a.Keys()) }, ErrSignature},
-		{"Validate reports the key pair", re(`(?s)<RSASK>.*</RSASK>`, ""), func(c *CAF) error { return c.Validate(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), a.Keys()) }, ErrNoPrivateKey},
-		{"Validate reports the expiry", func(s string) string { return s }, func(c *CAF) error { return c.Validate(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), a.Keys()) }, ErrExpired},
+		}, (*caf.CAF).CheckKeyPair, caf.ErrKeyMismatch},
+		{"no RSASK", re(`(?s)<RSASK>.*</RSASK>`, ""), (*caf.CAF).CheckKeyPair, caf.ErrNoPrivateKey},
+		{"IDK not trusted", re(`<IDK>100</IDK>`, "<IDK>200</IDK>"), func(c *caf.CAF) error { return c.Verify(a.Keys()) }, caf.ErrUntrustedIDK},
+		{"Validate reports the signature first", re(`ÑANDÚ`, "NANDU"), func(c *caf.CAF) error { return c.Validate(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), a.Keys()) }, caf.ErrSignature},
+		{"Validate reports the key pair", re(`(?s)<RSASK>.*</RSASK>`, ""), func(c *caf.CAF) error { return c.Validate(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), a.Keys()) }, caf.ErrNoPrivateKey},
+		{"Validate reports the expiry", func(s string) string { return s }, func(c *caf.CAF) error { return c.Validate(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), a.Keys()) }, caf.ErrExpired},
 	}
 	for _, tc := range checkCases {
 		data, err := xmlflat.ToLatin1(tc.edit(good))
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := Parse(data)
+		c, err := caf.Parse(data)
 		if err != nil {
 			t.Errorf("%s: Parse: %v", tc.name, err)
 			continue
@@ -698,7 +712,7 @@ func TestKeyPairCorrupted(t *testing.T) {
 	c := mustParse(t, issue(t, newAuthority(t), sampleRequest()))
 	c.PrivateKey.D = new(big.Int).Add(c.PrivateKey.D, big.NewInt(2))
 	c.PrivateKey.Precomputed.Dp = nil
-	if err := c.CheckKeyPair(); !errors.Is(err, ErrKeyMismatch) {
+	if err := c.CheckKeyPair(); !errors.Is(err, caf.ErrKeyMismatch) {
 		t.Fatalf("corrupted D: %v, want ErrKeyMismatch", err)
 	}
 }
@@ -711,14 +725,14 @@ func TestErrorMessagesNameTheInput(t *testing.T) {
 			t.Errorf("%q lacks %q", err, part)
 		}
 	}
-	_, err = Parse([]byte("<AUTORIZACION><CAF version=\"1.0\"><DA></DA><FRMA algoritmo=\"SHA1withRSA\">AA==</FRMA></CAF></AUTORIZACION>"))
+	_, err = caf.Parse([]byte("<AUTORIZACION><CAF version=\"1.0\"><DA></DA><FRMA algoritmo=\"SHA1withRSA\">AA==</FRMA></CAF></AUTORIZACION>"))
 	if err == nil || !strings.Contains(err.Error(), "DA/RE is missing") {
 		t.Errorf("missing RE: %v", err)
 	}
 }
 
 func FuzzParse(f *testing.F) {
-	a, err := NewAuthority(nil, IDKCertificacion)
+	a, err := caftest.NewAuthority(nil, caf.IDKCertificacion)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -743,9 +757,9 @@ func FuzzParse(f *testing.F) {
 	keys := a.Keys()
 	at := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := Parse(data)
+		c, err := caf.Parse(data)
 		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
+			if !errors.Is(err, caf.ErrMalformed) {
 				t.Fatalf("Parse error without ErrMalformed: %v", err)
 			}
 			return
@@ -757,7 +771,7 @@ func FuzzParse(f *testing.F) {
 		_ = c.Ambiente()
 		_ = c.String()
 		// The flattened element is a fixed point of Parse.
-		again, err := Parse([]byte(c.ElementXML()))
+		again, err := caf.Parse([]byte(c.ElementXML()))
 		if err != nil {
 			t.Fatalf("re-parsing ElementXML %q: %v", c.ElementXML(), err)
 		}
@@ -775,7 +789,7 @@ func BenchmarkParse(b *testing.B) {
 	data := issue(b, a, sampleRequest())
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse(data); err != nil {
+		if _, err := caf.Parse(data); err != nil {
 			b.Fatal(err)
 		}
 	}

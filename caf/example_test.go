@@ -28,29 +28,3 @@ func Example() {
 	}
 	fmt.Println(c.RazonSocial, c.Tipo, c.Desde, c.Hasta, c.Ambiente())
 }
-
-// Tests and demos issue their own CAFs from a test authority and trust it
-// beside the SII's keys.
-func ExampleAuthority_Issue() {
-	auth, err := caf.NewAuthority(nil, caf.IDKCertificacion)
-	if err != nil {
-		log.Fatal(err)
-	}
-	file, err := auth.Issue(caf.IssueRequest{
-		RutEmisor:         "76192083-9",
-		RazonSocial:       "FERRETERÍA ÑUÑOA LTDA",
-		Tipo:              33,
-		Desde:             1,
-		Hasta:             100,
-		FechaAutorizacion: time.Date(2024, 1, 15, 0, 0, 0, 0, time.UTC),
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	c, err := caf.Parse(file)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(c.Verify(auth.Keys()) == nil, c.Verify(caf.SIIKeys()) == nil)
-	// Output: true false
-}

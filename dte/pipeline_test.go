@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/testcreds"
@@ -463,7 +464,7 @@ func TestEmitErrors(t *testing.T) {
 	}
 
 	// A CAF for another company is refused at the CAF step.
-	stranger, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: "96790240-3", RazonSocial: "Otra Empresa S.A.", Tipo: 33,
+	stranger, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: "96790240-3", RazonSocial: "Otra Empresa S.A.", Tipo: 33,
 		Desde: 1, Hasta: 5, FechaAutorizacion: time.Now().AddDate(0, 0, -1)})
 	if err != nil {
 		t.Fatal(err)
@@ -479,7 +480,7 @@ func TestEmitErrors(t *testing.T) {
 	}
 
 	// The six-month rule: a factura CAF authorized seven months ago.
-	old, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+	old, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
 		Tipo: 33, Desde: 1, Hasta: 5, FechaAutorizacion: time.Now().AddDate(0, -7, 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -492,7 +493,7 @@ func TestEmitErrors(t *testing.T) {
 		t.Fatalf("expired CAF: got %v", err)
 	}
 	// ... which does not apply to a boleta.
-	oldBoleta, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+	oldBoleta, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
 		Tipo: 39, Desde: 1, Hasta: 1, FechaAutorizacion: time.Now().AddDate(0, -7, 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -630,7 +631,7 @@ func BenchmarkRSA2048Sign(b *testing.B) {
 func TestMemoryFolios(t *testing.T) {
 	c := creds(t)
 	issue := func(desde, hasta int64) *caf.CAF {
-		file, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+		file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
 			Tipo: 61, Desde: desde, Hasta: hasta, FechaAutorizacion: time.Now()})
 		if err != nil {
 			t.Fatal(err)

@@ -1,10 +1,12 @@
 package dte
 
 import (
+	"errors"
 	"fmt"
-	"github.com/dtekit/dtekit/internal/chile"
 	"strconv"
 	"strings"
+
+	"github.com/dtekit/dtekit/internal/chile"
 )
 
 // RUT is a Chilean tax identifier: a body number and its módulo-11 check
@@ -16,10 +18,10 @@ type RUT struct {
 
 // RUTSinReceptor returns the RUT the SII asks for when a boleta has no identified
 // receptor.
-func RUTSinReceptor() RUT { return RUT{Number: 66666666, DV: '6'} }
+func RUTSinReceptor() RUT { return MustParseRUT(chile.RUTSinReceptor) }
 
 // RUTSII returns the SII's own RUT, the RutReceptor of envelopes sent to it.
-func RUTSII() RUT { return RUT{Number: 60803000, DV: 'K'} }
+func RUTSII() RUT { return MustParseRUT(chile.RUTSII) }
 
 // RUTError describes why a text is not a valid RUT.
 type RUTError struct {
@@ -33,38 +35,18 @@ type RUTError struct {
 func (e *RUTError) Error() string { return fmt.Sprintf("dte: RUT %q: %s", e.Input, e.Reason) }
 
 // ParseRUT reads a RUT written as "12345678-5", "12.345.678-5", "12 345 678-5",
-// "123456785" or with a lowercase k, and checks its check digit.
+// "123456785" or with a lowercase k, and checks its check digit. The body
+// has at most 8 significant digits (the SII's RUTType).
 func ParseRUT(s string) (RUT, error) {
-	clean := strings.Map(func(r rune) rune {
-		switch r {
-		case '.', ' ', '\t':
-			return -1
+	n, dv, err := chile.ParseRUT(s)
+	if err != nil {
+		var re *chile.RUTError
+		if errors.As(err, &re) {
+			return RUT{}, &RUTError{Input: s, Reason: re.Reason, BadCheckDigit: re.BadCheckDigit}
 		}
-		return r
-	}, strings.TrimSpace(s))
-	clean = strings.ToUpper(clean)
-	body, dv, ok := strings.Cut(clean, "-")
-	if !ok {
-		if len(clean) < 2 {
-			return RUT{}, &RUTError{Input: s, Reason: "too short"}
-		}
-		body, dv = clean[:len(clean)-1], clean[len(clean)-1:]
+		return RUT{}, &RUTError{Input: s, Reason: err.Error()}
 	}
-	if len(dv) != 1 || !(dv[0] == 'K' || dv[0] >= '0' && dv[0] <= '9') {
-		return RUT{}, &RUTError{Input: s, Reason: "check digit must be 0-9 or K"}
-	}
-	if body == "" || len(body) > 8 || !allDigits(body) {
-		return RUT{}, &RUTError{Input: s, Reason: "body must be 1 to 8 digits"}
-	}
-	n, _ := strconv.Atoi(body)
-	if n == 0 {
-		return RUT{}, &RUTError{Input: s, Reason: "body must not be zero"}
-	}
-	r := RUT{Number: n, DV: dv[0]}
-	if want := CheckDigit(n); want != r.DV {
-		return RUT{}, &RUTError{Input: s, Reason: fmt.Sprintf("check digit %c does not match (expected %c)", r.DV, want), BadCheckDigit: true}
-	}
-	return r, nil
+	return RUT{Number: n, DV: dv}, nil
 }
 
 // MustParseRUT is ParseRUT for constants known to be valid; it panics on error.

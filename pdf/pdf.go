@@ -22,8 +22,8 @@
 // discounts and surcharges are shown as amounts with their percentage
 // ("-7.788 (10%)").
 //
-// The stamp is the TED's bytes in PDF417 (EC level 5, columns chosen by
-// pdf417.LetterLayout or pdf417.RollLayout), drawn as filled rectangles in
+// The stamp is the TED's bytes in PDF417 (EC level 5, columns chosen for
+// the SII's 9 × 4 cm box on letter paper, 7.2 cm wide on 80 mm), drawn as filled rectangles in
 // one path, with a white quiet zone, the module rounded down to whole
 // printer dots (1/300 inch on letter, 1/200 inch on 80 mm). On letter it
 // sits at the bottom left, 2.03 cm from the paper's edge, beside the totals;

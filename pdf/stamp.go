@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -8,17 +9,81 @@ import (
 	"github.com/dtekit/dtekit/pdf/pdf417"
 )
 
-// The stamp's geometry.
+// Printing the TED stamp.
 //
-// The symbol's columns come from pdf417.LetterLayout (90 × 40 mm box) or
-// pdf417.RollLayout (72 × 40 mm, up to 60 mm for long TEDs). The module it
-// proposes is then rounded down to a whole number of printer dots — 1/300
-// inch on letter paper, 1/200 inch on 80 mm paper — as long as that keeps
-// it at or above pdf417.MinModuleMM, and the stamp's corner is put on a
-// 0.01-inch grid. Every bar edge then falls on a dot boundary of a 300 dpi
-// (letter) or 200 dpi (thermal) device, so bars print and rasterize without
-// half-covered dots. The quiet zone of pdf417.QuietZoneModules is painted
-// white.
+// The SII asks for a stamp of at least about 2 × 5 cm and at most 4 × 9 cm,
+// legible at 200 dpi, with a quiet zone of at least 2 modules and rows at
+// least 3 modules high. A module (the X dimension) of two printer dots at
+// 200 dpi, 0.254 mm, is the usual floor for reliable reading; narrower
+// modules come out as one or two dots at random and decode poorly.
+//
+// At EC level 5 a TED of B bytes takes 2 + 5·⌊B/6⌋ + B mod 6 + 64
+// codewords. The layouts below keep rows 3 modules high and 2 modules of
+// quiet zone on every side, and choose the column count that gives the
+// largest module in the box. Capacity at a 0.254 mm module:
+//
+//	box 90 × 40 mm (letter)       up to 900 bytes; 800 bytes → 15 × 49, X = 0.265 mm
+//	box 72 × 40 mm (80 mm roll)   up to 655 bytes; 550 bytes → 11 × 48, X = 0.270 mm
+//	box 72 × 60 mm (80 mm roll)   up to 1,029 bytes; 800 bytes → 11 × 67, X = 0.277 mm
+//
+// Real TEDs are 550–900 bytes, so on 80 mm paper many do not fit 4 cm of
+// height at two dots per module. Keeping the module at two dots matters more
+// to a thermal printer than keeping under 4 cm on continuous paper, so
+// rollLayout lets the height grow to 60 mm when 40 mm is not enough.
+// letterLayout prints the rare longer TEDs (901–1,034 bytes) in 90 × 40 mm
+// with a module down to 0.2 mm (letter pages come from laser or ink-jet
+// printers of 300 dpi or more, where that is still over two dots).
+//
+// The module the layout proposes is then rounded down to a whole number of
+// printer dots — 1/300 inch on letter paper, 1/200 inch on 80 mm paper — as
+// long as that keeps it at or above stampMinModuleMM, and the stamp's corner
+// is put on a 0.01-inch grid. Every bar edge then falls on a dot boundary of
+// a 300 dpi (letter) or 200 dpi (thermal) device, so bars print and
+// rasterize without half-covered dots. The quiet zone is painted white.
+
+// The SII's stamp boxes.
+const (
+	// stampQuietZone is the quiet zone on each side, in modules.
+	stampQuietZone = 2
+	// stampMinModuleMM is two dots of a 200 dpi printer.
+	stampMinModuleMM = 0.254
+	// letterFallbackMinModuleMM is the smallest module accepted on letter
+	// paper for TEDs too long for stampMinModuleMM.
+	letterFallbackMinModuleMM = 0.2
+)
+
+var (
+	// letterBox is the SII's 4 × 9 cm maximum.
+	letterBox = pdf417.Box{WidthMM: 90, HeightMM: 40, MinModuleMM: stampMinModuleMM, QuietZone: stampQuietZone}
+	// rollBox is 80 mm thermal paper (about 72 mm printable) at the SII's
+	// 4 cm height; rollTallBox lets long TEDs grow to 6 cm.
+	rollBox     = pdf417.Box{WidthMM: 72, HeightMM: 40, MinModuleMM: stampMinModuleMM, QuietZone: stampQuietZone}
+	rollTallBox = pdf417.Box{WidthMM: 72, HeightMM: 60, MinModuleMM: stampMinModuleMM, QuietZone: stampQuietZone}
+)
+
+// letterLayout plans the stamp for letter paper: the largest module in
+// letterBox, at least stampMinModuleMM, or at least
+// letterFallbackMinModuleMM for TEDs too long for that.
+func letterLayout(dataLen int) (pdf417.Layout, error) {
+	l, err := pdf417.PlanLayout(dataLen, pdf417.Options{}, letterBox)
+	if errors.Is(err, pdf417.ErrDoesNotFit) {
+		fallback := letterBox
+		fallback.MinModuleMM = letterFallbackMinModuleMM
+		return pdf417.PlanLayout(dataLen, pdf417.Options{}, fallback)
+	}
+	return l, err
+}
+
+// rollLayout plans the stamp for 80 mm thermal paper: the largest module of
+// at least stampMinModuleMM in rollBox or, when the TED is too long for
+// that, in rollTallBox.
+func rollLayout(dataLen int) (pdf417.Layout, error) {
+	l, err := pdf417.PlanLayout(dataLen, pdf417.Options{}, rollBox)
+	if errors.Is(err, pdf417.ErrDoesNotFit) {
+		return pdf417.PlanLayout(dataLen, pdf417.Options{}, rollTallBox)
+	}
+	return l, err
+}
 
 // Dot sizes in millimetres.
 const (
@@ -44,10 +109,10 @@ func planStamp(docTED []byte, f Format) (*stamp, error) {
 		dot float64
 	)
 	if f == Termica80 {
-		lay, err = pdf417.RollLayout(len(docTED))
+		lay, err = rollLayout(len(docTED))
 		dot = dot200
 	} else {
-		lay, err = pdf417.LetterLayout(len(docTED))
+		lay, err = letterLayout(len(docTED))
 		dot = dot300
 	}
 	if err != nil {
@@ -58,10 +123,10 @@ func planStamp(docTED []byte, f Format) (*stamp, error) {
 		return nil, fmt.Errorf("%w: encoding the TED of %d bytes as PDF417: %v", ErrDocument, len(docTED), err)
 	}
 	m := lay.ModuleMM
-	if s := math.Floor(m/dot+1e-9) * dot; s >= pdf417.MinModuleMM-1e-9 {
+	if s := math.Floor(m/dot+1e-9) * dot; s >= stampMinModuleMM-1e-9 {
 		m = s
 	}
-	q := float64(2 * pdf417.QuietZoneModules)
+	q := float64(2 * stampQuietZone)
 	return &stamp{
 		sym:    sym,
 		module: m,
@@ -103,7 +168,7 @@ func (r *renderer) drawStamp(x, y float64) {
 	// The bars are written in module units under a matrix that scales
 	// by the module, flips y and moves the origin to the symbol's top-left
 	// corner: small integers, a short stream.
-	q := float64(pdf417.QuietZoneModules)
+	q := float64(stampQuietZone)
 	mk := m * k
 	b = strconv.AppendFloat(b, mk, 'f', 5, 64)
 	b = append(b, " 0 0 "...)

@@ -11,11 +11,13 @@ import (
 	"math/big"
 	"strings"
 	"time"
+
+	"github.com/dtekit/dtekit/internal/chile"
 )
 
 // Certificate is a signing credential: an X.509 certificate with its RSA
 // private key, and any CA certificates that came with it. Build one with
-// Load or NewTestCertificate; a Certificate is read-only afterwards and safe
+// Load (signertest.NewCertificate makes test ones); a Certificate is read-only afterwards and safe
 // for concurrent use.
 type Certificate struct {
 	// Leaf is the signer's certificate (its public key matches Key).
@@ -25,8 +27,8 @@ type Certificate struct {
 	// Chain holds the other certificates found in the PKCS#12 file, if any.
 	Chain []*x509.Certificate
 
-	// keyInfo caches the serialized <KeyInfo> element (built once by Load
-	// and NewTestCertificate; rebuilt per call for hand-made values).
+	// keyInfo caches the serialized <KeyInfo> element (built once by Load;
+	// rebuilt per call for hand-made values).
 	keyInfo string
 }
 
@@ -179,60 +181,12 @@ func sanRUT(der []byte) (string, bool) {
 	return "", false
 }
 
-// rutOtherNameSAN builds a subjectAltName extension value holding the RUT
-// otherName, encoded as the Chilean CAs do (IA5String).
-func rutOtherNameSAN(rut string) ([]byte, error) {
-	ia5, err := asn1.MarshalWithParams(rut, "ia5")
-	if err != nil {
-		return nil, err
-	}
-	value, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: ia5})
-	if err != nil {
-		return nil, err
-	}
-	oid, err := asn1.Marshal(oidRUTOtherName)
-	if err != nil {
-		return nil, err
-	}
-	other, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: append(oid, value...)})
-	if err != nil {
-		return nil, err
-	}
-	return asn1.Marshal(asn1.RawValue{Class: asn1.ClassUniversal, Tag: asn1.TagSequence, IsCompound: true, Bytes: other})
-}
-
 // normalizeRUT turns "07.880.442-4", "7880442-4" or "78804424" into
 // "7880442-4" and checks the modulo-11 verifier digit.
 func normalizeRUT(s string) (string, bool) {
-	s = strings.ToUpper(strings.NewReplacer(".", "", " ", "", "-", "").Replace(strings.TrimSpace(s)))
-	if len(s) < 2 {
+	n, dv, err := chile.ParseRUT(s)
+	if err != nil {
 		return "", false
 	}
-	body, dv := strings.TrimLeft(s[:len(s)-1], "0"), s[len(s)-1]
-	if body == "" || len(body) > 9 {
-		return "", false
-	}
-	sum, factor := 0, 2
-	for i := len(body) - 1; i >= 0; i-- {
-		if body[i] < '0' || body[i] > '9' {
-			return "", false
-		}
-		sum += int(body[i]-'0') * factor
-		if factor++; factor > 7 {
-			factor = 2
-		}
-	}
-	var want byte
-	switch r := 11 - sum%11; r {
-	case 11:
-		want = '0'
-	case 10:
-		want = 'K'
-	default:
-		want = byte('0' + r)
-	}
-	if dv != want {
-		return "", false
-	}
-	return body + "-" + string(dv), true
+	return chile.FormatRUT(n, dv), true
 }

@@ -3,6 +3,7 @@ package signer
 import (
 	"bytes"
 	"crypto/rand"
+	"github.com/dtekit/dtekit/internal/testpki"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ func TestNewTestCertificateSeenByOpenSSL(t *testing.T) {
 func TestNewTestCertificateOptions(t *testing.T) {
 	nb := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	na := time.Date(2024, 12, 31, 0, 0, 0, 0, time.UTC)
-	c, err := NewTestCertificate(rand.Reader, TestCertOptions{CommonName: "Corto", RUT: "6-k", NotBefore: nb, NotAfter: na, Bits: 1024})
+	c, err := newTestCertificate(rand.Reader, testpki.CertOptions{CommonName: "Corto", RUT: "6-k", NotBefore: nb, NotAfter: na, Bits: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +97,12 @@ func TestNewTestCertificateOptions(t *testing.T) {
 	if rut, _ := c.RUT(); rut != "6-K" {
 		t.Fatalf("RUT = %q", rut)
 	}
-	for name, o := range map[string]TestCertOptions{
+	for name, o := range map[string]testpki.CertOptions{
 		"bad-rut":   {RUT: "7880442-5"},
 		"small-key": {Bits: 512},
 		"inverted":  {NotBefore: na, NotAfter: nb},
 	} {
-		if _, err := NewTestCertificate(nil, o); err == nil {
+		if _, err := newTestCertificate(nil, o); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

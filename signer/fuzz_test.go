@@ -3,6 +3,7 @@ package signer
 import (
 	"bytes"
 	"errors"
+	"github.com/dtekit/dtekit/internal/testpki"
 	"testing"
 )
 
@@ -10,12 +11,12 @@ import (
 // must never panic, and must either return usable credentials or one of the
 // documented errors.
 func FuzzLoad(f *testing.F) {
-	c, err := NewTestCertificate(nil, TestCertOptions{Bits: 1024})
+	c, err := newTestCertificate(nil, testpki.CertOptions{Bits: 1024})
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, enc := range []Encryption{Modern, Legacy, LegacyDES} {
-		p12, err := EncodePKCS12(c, "pw", enc)
+	for _, enc := range []testpki.Encryption{testpki.Modern, testpki.Legacy, testpki.LegacyDES} {
+		p12, err := encodePKCS12(c, "pw", enc)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package signer
 
 import (
 	"bytes"
+	"github.com/dtekit/dtekit/internal/testpki"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +18,10 @@ import (
 // dominates the package's test time otherwise.
 var (
 	testCertOnce = sync.OnceValues(func() (*Certificate, error) {
-		return NewTestCertificate(nil, TestCertOptions{CommonName: "Signer Prueba", RUT: "7.880.442-4"})
+		return newTestCertificate(nil, testpki.CertOptions{CommonName: "Signer Prueba", RUT: "7.880.442-4"})
 	})
 	otherCertOnce = sync.OnceValues(func() (*Certificate, error) {
-		return NewTestCertificate(nil, TestCertOptions{CommonName: "Otro Firmante", RUT: "11111111-1"})
+		return newTestCertificate(nil, testpki.CertOptions{CommonName: "Otro Firmante", RUT: "11111111-1"})
 	})
 )
 

@@ -94,59 +94,6 @@ func keyKind(key any) string {
 	return fmt.Sprintf("%T", key)
 }
 
-// Encryption selects how EncodePKCS12 protects the file.
-type Encryption int
-
-const (
-	// Modern is PBES2 with PBKDF2-HMAC-SHA-256 and AES-256-CBC and an
-	// HMAC-SHA-256 MAC: what OpenSSL 3 writes by default.
-	Modern Encryption = iota
-	// Legacy encrypts certificates with RC2-40 and the key with 3DES under
-	// an HMAC-SHA-1 MAC: what OpenSSL 1.x and older Windows wrote. OpenSSL 3
-	// reads it only with -legacy.
-	Legacy
-	// LegacyDES uses 3DES for both certificates and key (OpenSSL's
-	// -descert); OpenSSL 3 reads it without the legacy provider.
-	LegacyDES
-)
-
-// String names the encryption ("modern", "legacy", "legacy-des").
-func (e Encryption) String() string {
-	switch e {
-	case Modern:
-		return "modern"
-	case Legacy:
-		return "legacy"
-	case LegacyDES:
-		return "legacy-des"
-	}
-	return fmt.Sprintf("Encryption(%d)", int(e))
-}
-
-// EncodePKCS12 writes c (key, certificate and chain) as a PKCS#12 file
-// protected by password with the chosen encryption.
-func EncodePKCS12(c *Certificate, password string, enc Encryption) ([]byte, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	var encoder *pkcs12.Encoder
-	switch enc {
-	case Modern:
-		encoder = pkcs12.Modern2023
-	case Legacy:
-		encoder = pkcs12.LegacyRC2
-	case LegacyDES:
-		encoder = pkcs12.LegacyDES
-	default:
-		return nil, fmt.Errorf("signer: unknown PKCS#12 encryption %v", enc)
-	}
-	out, err := encoder.Encode(c.Key, c.Leaf, c.Chain, password)
-	if err != nil {
-		return nil, fmt.Errorf("signer: encoding PKCS#12 (%v) for %q: %w", enc, c.Subject(), err)
-	}
-	return out, nil
-}
-
 // Object identifiers of password-based schemes whose parameters carry an
 // iteration count.
 var (

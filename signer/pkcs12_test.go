@@ -7,6 +7,7 @@ import (
 	"encoding/asn1"
 	"encoding/pem"
 	"errors"
+	"github.com/dtekit/dtekit/internal/testpki"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -38,18 +39,18 @@ func TestEncodePKCS12ReadByOpenSSL(t *testing.T) {
 	c := testCert(t)
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		enc        Encryption
+		enc        testpki.Encryption
 		extra      []string // OpenSSL 3 needs the legacy provider for RC2
 		certAlg    string
 		keyAlg     string
 		macAlgName string
 	}{
-		{Modern, nil, "PBES2, PBKDF2, AES-256-CBC", "PBES2, PBKDF2, AES-256-CBC", "MAC: sha256"},
-		{Legacy, []string{"-legacy"}, "pbeWithSHA1And40BitRC2-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"},
-		{LegacyDES, nil, "pbeWithSHA1And3-KeyTripleDES-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"},
+		{testpki.Modern, nil, "PBES2, PBKDF2, AES-256-CBC", "PBES2, PBKDF2, AES-256-CBC", "MAC: sha256"},
+		{testpki.Legacy, []string{"-legacy"}, "pbeWithSHA1And40BitRC2-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"},
+		{testpki.LegacyDES, nil, "pbeWithSHA1And3-KeyTripleDES-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"},
 	} {
 		t.Run(tc.enc.String(), func(t *testing.T) {
-			p12, err := EncodePKCS12(c, testPassword, tc.enc)
+			p12, err := encodePKCS12(c, testPassword, tc.enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +202,7 @@ func TestLoadOpenSSLFiles(t *testing.T) {
 
 func TestLoadCorrupt(t *testing.T) {
 	c := testCert(t)
-	p12, err := EncodePKCS12(c, testPassword, Modern)
+	p12, err := encodePKCS12(c, testPassword, testpki.Modern)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestLoadCorrupt(t *testing.T) {
 // A file asking for an absurd number of key-derivation iterations is refused
 // before any derivation runs.
 func TestLoadRefusesExcessiveIterations(t *testing.T) {
-	p12, err := EncodePKCS12(testCert(t), testPassword, Modern)
+	p12, err := encodePKCS12(testCert(t), testPassword, testpki.Modern)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/ted"
 )
 
 // Stamp a document with a CAF and check the stamp as a receiver would.
 func Example() {
-	auth, err := caf.NewAuthority(nil, caf.IDKCertificacion)
+	auth, err := caftest.NewAuthority(nil, caf.IDKCertificacion)
 	if err != nil {
 		log.Fatal(err)
 	}
-	file, err := auth.Issue(caf.IssueRequest{
+	file, err := auth.Issue(caftest.IssueRequest{
 		RutEmisor: "76192083-9", RazonSocial: "FERRETERÍA ÑUÑOA LTDA", Tipo: 39,
 		Desde: 1, Hasta: 100, FechaAutorizacion: time.Date(2024, 1, 15, 0, 0, 0, 0, time.UTC),
 	})

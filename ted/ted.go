@@ -55,7 +55,7 @@ var (
 
 // RutSinReceptor is the RR the SII asks for on a boleta (39, 41) without an
 // identified receptor; Build uses it when RR is empty on those types.
-const RutSinReceptor = "66666666-6"
+const RutSinReceptor = chile.RUTSinReceptor
 
 // MaxTextLen is the length, in characters, to which Build cuts RSR and IT1.
 const MaxTextLen = 40

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/smallrsa"
@@ -28,7 +29,7 @@ const rutEmisor = "76192083-9"
 
 // fixture is a test authority and CAFs it issued, one per type.
 type fixture struct {
-	auth *caf.Authority
+	auth *caftest.Authority
 	cafs map[int]*caf.CAF
 	// files holds the issued CAF files (ISO-8859-1).
 	files map[int][]byte
@@ -36,13 +37,13 @@ type fixture struct {
 
 func newFixture(t testing.TB, tipos ...int) *fixture {
 	t.Helper()
-	a, err := caf.NewAuthority(nil, caf.IDKCertificacion)
+	a, err := caftest.NewAuthority(nil, caf.IDKCertificacion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{auth: a, cafs: map[int]*caf.CAF{}, files: map[int][]byte{}}
 	for _, tipo := range tipos {
-		file, err := a.Issue(caf.IssueRequest{
+		file, err := a.Issue(caftest.IssueRequest{
 			RutEmisor: rutEmisor, RazonSocial: "FERRETERÍA ÑUÑOA & HIJOS LTDA", Tipo: tipo,
 			Desde: 1, Hasta: 500, FechaAutorizacion: time.Date(2024, 1, 15, 0, 0, 0, 0, time.UTC),
 		})

@@ -5,6 +5,7 @@ package chile
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,31 +27,102 @@ func Location() (*time.Location, error) {
 	return loc, nil
 }
 
-// CheckRUT validates a RUT written as 1 to 8 digits, '-', check digit (no
-// dots, no spaces), and returns it with an upper-case K. It fails, quoting
-// s, when the form is wrong, the body is zero or the check digit does not
-// match.
+// RUTError says why a text is not a RUT.
+type RUTError struct {
+	// Input is the text as given.
+	Input string
+	// Reason says what is wrong, e.g. "body must be 1 to 8 digits".
+	Reason string
+	// BadCheckDigit is true when the text is well formed but its check
+	// digit does not match the body.
+	BadCheckDigit bool
+}
+
+func (e *RUTError) Error() string { return fmt.Sprintf("RUT %q: %s", e.Input, e.Reason) }
+
+// MaxRUTDigits is the longest RUT body, in digits, after leading zeros are
+// removed: the SII's RUTType allows 1 to 8.
+const MaxRUTDigits = 8
+
+// ParseRUT reads a RUT as people and certificates write it: "12345678-5",
+// "12.345.678-5", "12 345 678-5", "123456785", "07.880.442-4" or with a
+// lower-case k. It returns the body and the upper-case check digit, or a
+// *RUTError when the form is wrong, the body is zero or longer than
+// MaxRUTDigits significant digits, or the check digit does not match.
+func ParseRUT(s string) (number int, dv byte, err error) {
+	clean := strings.ToUpper(strings.Map(func(r rune) rune {
+		switch r {
+		case '.', ' ', '\t':
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s)))
+	body, d, ok := strings.Cut(clean, "-")
+	if !ok {
+		if len(clean) < 2 {
+			return 0, 0, &RUTError{Input: s, Reason: "too short"}
+		}
+		body, d = clean[:len(clean)-1], clean[len(clean)-1:]
+	}
+	return checkParts(s, body, d)
+}
+
+// CheckRUT validates a RUT in the strict form of the SII's XML (RUTType):
+// 1 to 8 digits, '-', check digit, no dots or spaces. It returns the text
+// as written but with an upper-case K (leading zeros are kept: signed XML
+// must not change). Errors are *RUTError values quoting s.
 func CheckRUT(s string) (string, error) {
-	body, dv, ok := strings.Cut(s, "-")
-	if !ok || len(body) == 0 || len(body) > 8 || len(dv) != 1 {
-		return "", fmt.Errorf("%q is not a RUT like 12345678-5", s)
+	body, d, ok := strings.Cut(s, "-")
+	if !ok || len(body) == 0 || len(body) > MaxRUTDigits || len(d) != 1 {
+		return "", &RUTError{Input: s, Reason: "is not a RUT like 12345678-5"}
+	}
+	if _, _, err := checkParts(s, body, d); err != nil {
+		return "", err
+	}
+	return body + "-" + strings.ToUpper(d), nil
+}
+
+// checkParts checks a RUT split into body and check digit; input is the
+// original text for errors.
+func checkParts(input, body, d string) (int, byte, error) {
+	if len(d) != 1 || !(d[0] == 'K' || d[0] == 'k' || d[0] >= '0' && d[0] <= '9') {
+		return 0, 0, &RUTError{Input: input, Reason: "check digit must be 0-9 or K"}
 	}
 	n := 0
 	for _, r := range body {
 		if r < '0' || r > '9' {
-			return "", fmt.Errorf("%q is not a RUT like 12345678-5", s)
+			return 0, 0, &RUTError{Input: input, Reason: "body must be 1 to 8 digits"}
 		}
 		n = n*10 + int(r-'0')
+		if n >= 100_000_000 {
+			return 0, 0, &RUTError{Input: input, Reason: "body must be 1 to 8 digits"}
+		}
+	}
+	if body == "" {
+		return 0, 0, &RUTError{Input: input, Reason: "body must be 1 to 8 digits"}
 	}
 	if n == 0 {
-		return "", fmt.Errorf("RUT %q has a zero body", s)
+		return 0, 0, &RUTError{Input: input, Reason: "body must not be zero"}
 	}
-	got := strings.ToUpper(dv)[0]
+	got := d[0]
+	if got == 'k' {
+		got = 'K'
+	}
 	if want := CheckDigit(n); got != want {
-		return "", fmt.Errorf("RUT %q: check digit %c does not match (expected %c)", s, got, want)
+		return 0, 0, &RUTError{Input: input, Reason: fmt.Sprintf("check digit %c does not match (expected %c)", got, want), BadCheckDigit: true}
 	}
-	return body + "-" + string(got), nil
+	return n, got, nil
 }
+
+// FormatRUT writes a RUT in its canonical form, "12345678-5".
+func FormatRUT(number int, dv byte) string { return strconv.Itoa(number) + "-" + string(dv) }
+
+// RUTSinReceptor is the RUT a boleta carries when its buyer is not
+// identified (the SII's "consumidor final", 66666666-6).
+const RUTSinReceptor = "66666666-6"
+
+// RUTSII is the SII's own RUT, the receiver of envelopes sent to it.
+const RUTSII = "60803000-K"
 
 // CheckDigit computes the módulo-11 check digit of a RUT body: '0' to '9'
 // or 'K'. A body of zero or less yields '0'.

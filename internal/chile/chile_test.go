@@ -1,6 +1,7 @@
 package chile
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -72,8 +73,8 @@ func TestCheckRUT(t *testing.T) {
 	for _, tc := range []struct{ in, wantErr string }{
 		{"97975000-6", `RUT "97975000-6": check digit 6 does not match (expected 5)`},
 		{"60803000-0", "expected K"},
-		{"0-0", `RUT "0-0" has a zero body`},
-		{"00000000-0", "zero body"},
+		{"0-0", `RUT "0-0": body must not be zero`},
+		{"00000000-0", "must not be zero"},
 		{"97.975.000-5", "is not a RUT like 12345678-5"},
 		{"979750005", "is not a RUT like 12345678-5"},
 		{"123456789-2", "is not a RUT like 12345678-5"},
@@ -81,7 +82,7 @@ func TestCheckRUT(t *testing.T) {
 		{"97975000-", "is not a RUT like 12345678-5"},
 		{"-5", "is not a RUT like 12345678-5"},
 		{" 97975000-5", "is not a RUT like 12345678-5"},
-		{"9797500a-5", "is not a RUT like 12345678-5"},
+		{"9797500a-5", "body must be 1 to 8 digits"},
 		{"", "is not a RUT like 12345678-5"},
 		{"97975000-Ñ", "is not a RUT like 12345678-5"}, // two bytes
 	} {
@@ -89,5 +90,73 @@ func TestCheckRUT(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("CheckRUT(%q) = %q, %v; want error containing %q", tc.in, got, err, tc.wantErr)
 		}
+	}
+}
+
+func TestParseRUT(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		number int
+		dv     byte
+	}{
+		{"7880442-4", 7880442, '4'},  // 2·2+4·3+4·4+0·5+8·6+8·7+7·2 = 150; 11-150%11 = 4
+		{"07880442-4", 7880442, '4'}, // as the SII sample's certificate writes it
+		{"007.880.442-4", 7880442, '4'},
+		{"7.880.442-4", 7880442, '4'},
+		{"78804424", 7880442, '4'},
+		{"76.354.771-k", 76354771, 'K'},
+		{"76 354 771 - K", 76354771, 'K'},
+		{"  76354771K\t", 76354771, 'K'},
+		{"6-k", 6, 'K'},               // 6·2 = 12; 11-1 = 10 → K
+		{"10000004-0", 10000004, '0'}, // 4·2+1·3 = 11; 11-0 = 11 → 0
+		{"99999999-9", 99999999, '9'}, // 9·27 = 243; 243%11 = 1; 11-1 = 10? no: see CheckDigit
+	} {
+		n, dv, err := ParseRUT(tc.in)
+		if err != nil || n != tc.number || dv != tc.dv {
+			t.Errorf("ParseRUT(%q) = %d, %c, %v; want %d, %c", tc.in, n, dv, err, tc.number, tc.dv)
+		}
+		if got := FormatRUT(n, dv); err == nil && got != FormatRUT(tc.number, tc.dv) {
+			t.Errorf("FormatRUT = %q", got)
+		}
+	}
+	for _, tc := range []struct {
+		in       string
+		badDigit bool
+	}{
+		{"", false}, {"-", false}, {"5", false}, {"abc", false}, {"12345678-", false},
+		{"-5", false}, {"0-0", false}, {"00000000-0", false}, {"12345678-55", false},
+		{"12.345.678-Z", false}, {"12345678-5-5", false}, {"1234567a-5", false},
+		{"123456789-2", false}, // nine significant digits: longer than RUTType allows
+		{"1234567890-1", false},
+		{"7880442-5", true},
+		{"12345678-4", true},
+	} {
+		_, _, err := ParseRUT(tc.in)
+		var re *RUTError
+		if !errors.As(err, &re) || re.BadCheckDigit != tc.badDigit || re.Input != tc.in {
+			t.Errorf("ParseRUT(%q) err = %#v, want *RUTError with BadCheckDigit %v", tc.in, err, tc.badDigit)
+		}
+	}
+}
+
+// TestStrictAndLenientAgree: every RUT CheckRUT accepts, ParseRUT accepts
+// with the same body and digit, and the 8-digit limit is the same in both.
+func TestStrictAndLenientAgree(t *testing.T) {
+	for n := 1; n < 100_000_000; n = n*7 + 3 {
+		s := FormatRUT(n, CheckDigit(n))
+		strict, err := CheckRUT(s)
+		if err != nil || strict != s {
+			t.Fatalf("CheckRUT(%q) = %q, %v", s, strict, err)
+		}
+		if pn, pdv, err := ParseRUT(s); err != nil || pn != n || pdv != CheckDigit(n) {
+			t.Fatalf("ParseRUT(%q) = %d, %c, %v", s, pn, pdv, err)
+		}
+	}
+	long := "100000000-" + string(CheckDigit(100000000))
+	if _, err := CheckRUT(long); err == nil {
+		t.Errorf("CheckRUT accepted the nine-digit %q", long)
+	}
+	if _, _, err := ParseRUT(long); err == nil {
+		t.Errorf("ParseRUT accepted the nine-digit %q", long)
 	}
 }

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/signer"
+	"github.com/dtekit/dtekit/signer/signertest"
 )
 
 // Demo identities. The emisor's RUT has a valid módulo-11 check digit and
@@ -59,7 +61,7 @@ type Options struct {
 // Creds is one generated set.
 type Creds struct {
 	// Authority signs the CAFs.
-	Authority *caf.Authority
+	Authority *caftest.Authority
 	// AuthorityPEM is the authority's public key, PEM-encoded, for a
 	// verifier's trust option (e.g. dtekit verify --trust).
 	AuthorityPEM []byte
@@ -102,7 +104,7 @@ func NewWith(o Options) (*Creds, error) {
 	if o.Hasta == 0 {
 		o.Hasta = o.Desde + 999
 	}
-	auth, err := caf.NewAuthority(o.Random, IDK)
+	auth, err := caftest.NewAuthority(o.Random, IDK)
 	if err != nil {
 		return nil, fmt.Errorf("testcreds: %w", err)
 	}
@@ -120,7 +122,7 @@ func NewWith(o Options) (*Creds, error) {
 		Password:     Password,
 	}
 	for _, t := range dte.Tipos() {
-		file, err := auth.Issue(caf.IssueRequest{
+		file, err := auth.Issue(caftest.IssueRequest{
 			RutEmisor: EmisorRUT, RazonSocial: EmisorRazonSocial, Tipo: int(t),
 			Desde: o.Desde, Hasta: o.Hasta, FechaAutorizacion: o.FechaAutorizacion,
 		})
@@ -133,17 +135,17 @@ func NewWith(o Options) (*Creds, error) {
 		}
 		c.CAFFiles[t], c.CAFs[t] = file, parsed
 	}
-	c.Cert, err = signer.NewTestCertificate(o.Random, signer.TestCertOptions{
+	c.Cert, err = signertest.NewCertificate(o.Random, signertest.CertOptions{
 		CommonName: SignerName, RUT: SignerRUT,
 		NotBefore: o.Now.Add(-24 * time.Hour), NotAfter: o.Now.AddDate(2, 0, 0),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("testcreds: %w", err)
 	}
-	if c.P12, err = signer.EncodePKCS12(c.Cert, Password, signer.Modern); err != nil {
+	if c.P12, err = signertest.EncodePKCS12(c.Cert, Password, signertest.Modern); err != nil {
 		return nil, fmt.Errorf("testcreds: %w", err)
 	}
-	if c.P12Legacy, err = signer.EncodePKCS12(c.Cert, Password, signer.Legacy); err != nil {
+	if c.P12Legacy, err = signertest.EncodePKCS12(c.Cert, Password, signertest.Legacy); err != nil {
 		return nil, fmt.Errorf("testcreds: %w", err)
 	}
 	return c, nil

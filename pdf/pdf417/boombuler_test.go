@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	bpdf417 "github.com/boombuler/barcode/pdf417"
-
-	"github.com/dtekit/dtekit/pdf/pdf417"
 )
 
 // TestBoombulerV110Evidence documents why this package exists. It encodes
@@ -61,8 +59,8 @@ func TestBoombulerV110Evidence(t *testing.T) {
 			failed++
 		}
 		if s.n == 800 {
-			if mm := pdf417.LetterMaxWidthMM / float64(s.width+2*pdf417.QuietZoneModules); mm >= pdf417.MinModuleMM {
-				t.Errorf("boombuler 800 bytes: %d modules wide fit 90 mm at %.3f mm, expected less than %.3f", s.width, mm, pdf417.MinModuleMM)
+			if mm := 90.0 / float64(s.width+2*2); mm >= 0.254 {
+				t.Errorf("boombuler 800 bytes: %d modules wide fit 90 mm at %.3f mm, expected less than %.3f", s.width, mm, 0.254)
 			}
 		}
 	}

@@ -1,7 +1,7 @@
-// Package pdf417 encodes PDF417 symbols (ISO/IEC 15438) the way the SII
-// wants the Timbre Electrónico printed: the whole payload in byte compaction,
-// a chosen error-correction level (5 by default), and a column count chosen so
-// the printed stamp fits the box the SII allows.
+// Package pdf417 encodes PDF417 symbols (ISO/IEC 15438): the whole payload
+// in byte compaction, a chosen error-correction level (5 by default, the
+// level the SII requires for the Timbre Electrónico), and a column count
+// given or chosen by PlanLayout so the printed symbol fits a box.
 //
 // The package exists because github.com/boombuler/barcode v1.1.0 writes a
 // wrong left row indicator for cluster-0 rows ((rows−3)/3 instead of the
@@ -75,15 +75,17 @@ var (
 	ErrDoesNotFit = errors.New("pdf417: symbol does not fit the box")
 )
 
-// Options controls Encode. The zero value gives the SII defaults.
+// Options controls Encode. The zero value gives EC level 5, rows 3 modules
+// high and an automatic column count.
 type Options struct {
 	// ECLevel is the error-correction level: 1–8 select that level, 0 selects
 	// DefaultECLevel (5) and ECLevelZero selects level 0. Level s adds
 	// 2^(s+1) check codewords.
 	ECLevel int
 	// Columns is the number of data columns, 1–30; 0 chooses the count that
-	// gives the largest module when the symbol (with quiet zones) is fitted
-	// into the SII's box on letter paper, LetterMaxWidthMM × LetterMaxHeightMM.
+	// gives the largest module when the symbol, with a quiet zone of 2
+	// modules, is fitted into a landscape box of aspect 9:4 (PlanLayout
+	// chooses for a real box).
 	Columns int
 	// RowHeight is the height of a row in modules, 3–100; 0 means 3.
 	RowHeight int
@@ -219,7 +221,7 @@ func Encode(data []byte, opts Options) (*Symbol, error) {
 	}
 	cols := opts.Columns
 	if cols == 0 {
-		cols, _ = bestColumns(total, rowHeight, LetterMaxWidthMM, LetterMaxHeightMM)
+		cols, _ = bestColumns(total, rowHeight, 2, 9, 4)
 	}
 	if cols < MinColumns || cols > MaxColumns {
 		return nil, fmt.Errorf("%w: Columns %d is not %d–%d", ErrBadOptions, cols, MinColumns, MaxColumns)

@@ -13,6 +13,10 @@ import (
 // pxPerModule is the rendering scale for ZXing: 3 pixels per module.
 const pxPerModule = 3
 
+// quietZone is the light margin, in modules, around the test images: the
+// 2 modules the SII asks for around the stamp.
+const quietZone = 2
+
 // decodeCase is one symbol to decode with ZXing.
 type decodeCase struct {
 	name  string
@@ -33,7 +37,7 @@ func checkDecodes(t *testing.T, cases []decodeCase) {
 		if err != nil {
 			t.Fatalf("%s: Encode(%d bytes, %+v): %v", c.name, len(c.data), c.opts, err)
 		}
-		files[i] = writePNG(t, dir, fmt.Sprintf("%03d.png", i), s.Image(pxPerModule, pdf417.QuietZoneModules))
+		files[i] = writePNG(t, dir, fmt.Sprintf("%03d.png", i), s.Image(pxPerModule, quietZone))
 	}
 	res := zxingDecode(t, files...)
 	for i, c := range cases {
@@ -166,7 +170,7 @@ func TestZXingThroughBarcodeScale(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Encode: %v", err)
 	}
-	q := s.QuietZone(pdf417.QuietZoneModules)
+	q := s.QuietZone(quietZone)
 	b := q.Bounds()
 	sc, err := barcode.Scale(q, b.Dx()*4, b.Dy()*4)
 	if err != nil {

@@ -1,4 +1,9 @@
-package caf
+// Package caftest stands in for the SII in tests and demos: an Authority
+// holds an RSA key and an IDK and issues CAF files in the SII's format,
+// signed with that key. Its CAFs verify only against the TrustedKeys its
+// Keys method returns, never against caf.SIIKeys alone, so they cannot pass
+// for real authorizations.
+package caftest
 
 import (
 	"crypto/rand"
@@ -12,15 +17,16 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/smallrsa"
 	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
-// Authority stands in for the SII in tests and demos: it holds an RSA key
+// Authority stands in for the SII: it holds an RSA key
 // and an IDK and issues CAF files signed with that key, in the SII's format.
 // Its CAFs verify only against keys that trust it (see Keys), never against
-// SIIKeys alone, so they cannot pass for real authorizations.
+// caf.SIIKeys alone, so they cannot pass for real authorizations.
 type Authority struct {
 	idk    int
 	key    *rsa.PrivateKey
@@ -42,14 +48,14 @@ const (
 // reproducible fixtures.
 func NewAuthority(random io.Reader, idk int) (*Authority, error) {
 	if idk <= 0 {
-		return nil, fmt.Errorf("caf: authority IDK must be positive, got %d", idk)
+		return nil, fmt.Errorf("caftest: authority IDK must be positive, got %d", idk)
 	}
 	if random == nil {
 		random = rand.Reader
 	}
 	key, err := smallrsa.GenerateKey(random, authorityBits, authorityExponent)
 	if err != nil {
-		return nil, fmt.Errorf("caf: generating the authority key: %w", err)
+		return nil, fmt.Errorf("caftest: generating the authority key: %w", err)
 	}
 	return &Authority{idk: idk, key: key, random: random}, nil
 }
@@ -59,14 +65,14 @@ func NewAuthority(random io.Reader, idk int) (*Authority, error) {
 // Issue generates; nil means crypto/rand.Reader.
 func LoadAuthority(random io.Reader, keyPEM []byte, idk int) (*Authority, error) {
 	if idk <= 0 {
-		return nil, fmt.Errorf("caf: authority IDK must be positive, got %d", idk)
+		return nil, fmt.Errorf("caftest: authority IDK must be positive, got %d", idk)
 	}
 	key, err := smallrsa.ParsePrivateKeyPEM(keyPEM)
 	if err != nil {
-		return nil, fmt.Errorf("caf: authority key: %w", err)
+		return nil, fmt.Errorf("caftest: authority key: %w", err)
 	}
 	if err := smallrsa.CheckPublicKey(&key.PublicKey); err != nil {
-		return nil, fmt.Errorf("caf: authority key: %w", err)
+		return nil, fmt.Errorf("caftest: authority key: %w", err)
 	}
 	if random == nil {
 		random = rand.Reader
@@ -93,7 +99,7 @@ func (a *Authority) PrivateKeyPEM() ([]byte, error) { return smallrsa.MarshalPri
 
 // Keys returns the SII's keys plus this authority's key under its IDK: the
 // TrustedKeys that accept both real CAFs and this authority's.
-func (a *Authority) Keys() TrustedKeys { return SIIKeys().With(a.idk, a.PublicKey()) }
+func (a *Authority) Keys() caf.TrustedKeys { return caf.SIIKeys().With(a.idk, a.PublicKey()) }
 
 // IssueRequest describes the CAF an Authority issues.
 type IssueRequest struct {
@@ -120,37 +126,37 @@ type IssueRequest struct {
 func (a *Authority) Issue(req IssueRequest) ([]byte, error) {
 	rut, err := chile.CheckRUT(strings.TrimSpace(req.RutEmisor))
 	if err != nil {
-		return nil, fmt.Errorf("caf: issue: RutEmisor: %v", err)
+		return nil, fmt.Errorf("caftest: issue: RutEmisor: %v", err)
 	}
 	rs := req.RazonSocial
 	if utf8.RuneCountInString(rs) > 40 {
 		rs = string([]rune(rs)[:40])
 	}
 	if strings.TrimSpace(rs) == "" {
-		return nil, errors.New("caf: issue: RazonSocial is empty")
+		return nil, errors.New("caftest: issue: RazonSocial is empty")
 	}
 	if _, err := xmlflat.ToLatin1(rs); err != nil {
-		return nil, fmt.Errorf("caf: issue: RazonSocial %q: %v", rs, err)
+		return nil, fmt.Errorf("caftest: issue: RazonSocial %q: %v", rs, err)
 	}
 	for _, r := range rs {
 		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
-			return nil, fmt.Errorf("caf: issue: RazonSocial %q holds the control character U+%04X", rs, r)
+			return nil, fmt.Errorf("caftest: issue: RazonSocial %q holds the control character U+%04X", rs, r)
 		}
 	}
 	if req.Tipo < 1 || req.Tipo > 999 {
-		return nil, fmt.Errorf("caf: issue: Tipo %d is not a document type", req.Tipo)
+		return nil, fmt.Errorf("caftest: issue: Tipo %d is not a document type", req.Tipo)
 	}
 	if req.Desde < 1 || req.Hasta < req.Desde || req.Hasta > 9999999999 {
-		return nil, fmt.Errorf("caf: issue: folio range %d-%d is invalid (need 1 ≤ Desde ≤ Hasta ≤ 9999999999)", req.Desde, req.Hasta)
+		return nil, fmt.Errorf("caftest: issue: folio range %d-%d is invalid (need 1 ≤ Desde ≤ Hasta ≤ 9999999999)", req.Desde, req.Hasta)
 	}
 	if req.FechaAutorizacion.IsZero() {
-		return nil, errors.New("caf: issue: FechaAutorizacion is required")
+		return nil, errors.New("caftest: issue: FechaAutorizacion is required")
 	}
 	fa := req.FechaAutorizacion.Format(time.DateOnly)
 
 	cafKey, err := smallrsa.GenerateKey(a.random, cafKeyBits, cafKeyExponent)
 	if err != nil {
-		return nil, fmt.Errorf("caf: issue: generating the CAF key: %w", err)
+		return nil, fmt.Errorf("caftest: issue: generating the CAF key: %w", err)
 	}
 	var esc strings.Builder
 	xmlflat.EscapeText(&esc, rs)
@@ -170,19 +176,19 @@ func (a *Authority) Issue(req IssueRequest) ([]byte, error) {
 	}
 	signed, err := xmlflat.ToLatin1(strings.Join(daLines, ""))
 	if err != nil {
-		return nil, fmt.Errorf("caf: issue: %v", err)
+		return nil, fmt.Errorf("caftest: issue: %v", err)
 	}
 	frma, err := smallrsa.SignSHA1(a.key, signed)
 	if err != nil {
-		return nil, fmt.Errorf("caf: issue: signing DA: %w", err)
+		return nil, fmt.Errorf("caftest: issue: signing DA: %w", err)
 	}
 	privPEM, err := smallrsa.MarshalPrivateKeyPEM(cafKey)
 	if err != nil {
-		return nil, fmt.Errorf("caf: issue: %w", err)
+		return nil, fmt.Errorf("caftest: issue: %w", err)
 	}
 	pubPEM, err := smallrsa.MarshalPublicKeyPEM(&cafKey.PublicKey)
 	if err != nil {
-		return nil, fmt.Errorf("caf: issue: %w", err)
+		return nil, fmt.Errorf("caftest: issue: %w", err)
 	}
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<AUTORIZACION>\n<CAF version=\"1.0\">\n")
@@ -192,7 +198,7 @@ func (a *Authority) Issue(req IssueRequest) ([]byte, error) {
 	b.WriteString("<RSAPUBK>" + string(pubPEM) + "</RSAPUBK>\n</AUTORIZACION>\n")
 	out, err := xmlflat.ToLatin1(b.String())
 	if err != nil {
-		return nil, fmt.Errorf("caf: issue: %v", err)
+		return nil, fmt.Errorf("caftest: issue: %v", err)
 	}
 	return out, nil
 }
