@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
 )
@@ -174,12 +175,12 @@ func TestCheckCAF(t *testing.T) {
 	if got.Desde != 1 || got.Hasta != 1000 || got.Tipo != 33 {
 		t.Errorf("parsed %s", got)
 	}
-	other, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: "11111111-1", RazonSocial: "Otra", Tipo: 33,
+	other, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: "11111111-1", RazonSocial: "Otra", Tipo: 33,
 		Desde: 1, Hasta: 10, FechaAutorizacion: now.AddDate(0, 0, -1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := c.Authority.Issue(caf.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: "X", Tipo: 33,
+	old, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: "X", Tipo: 33,
 		Desde: 1, Hasta: 10, FechaAutorizacion: now.AddDate(-1, 0, 0)})
 	if err != nil {
 		t.Fatal(err)
