@@ -12,7 +12,7 @@ type FieldError struct {
 	// "receptor.rut", "detalle[2].cantidad".
 	Field string `json:"field"`
 	// Code is a stable, documented detail code such as INVALID_RUT.
-	Code string `json:"code"`
+	Code DetailCode `json:"code"`
 	// Message explains the problem to a person.
 	Message string `json:"message"`
 	// Action recommends what the client should do, when that helps.

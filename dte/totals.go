@@ -192,7 +192,7 @@ func totTop(name string) totField { return totField{name: name} }
 func totLF(i int, name string) totField { return totField{list: "detalle", i: i, name: name} }
 
 // totErr returns a one-detail *ValidationError.
-func totErr(field totField, code, format string, args ...any) error {
+func totErr(field totField, code DetailCode, format string, args ...any) error {
 	return &ValidationError{Details: []FieldError{{Field: field.String(), Code: code, Message: fmt.Sprintf(format, args...)}}}
 }
 

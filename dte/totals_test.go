@@ -643,7 +643,7 @@ func TestComputeTotalsErrors(t *testing.T) {
 			if !errors.As(err, &ve) || len(ve.Details) != 1 {
 				t.Fatalf("error %v is not a one-detail *ValidationError", err)
 			}
-			if d := ve.Details[0]; d.Field != tc.field || d.Code != tc.cod || d.Message == "" {
+			if d := ve.Details[0]; d.Field != tc.field || string(d.Code) != tc.cod || d.Message == "" {
 				t.Errorf("detail = %+v, want field %q code %q", d, tc.field, tc.cod)
 			}
 		})

@@ -191,7 +191,7 @@ type validator struct {
 	textCorrection bool
 }
 
-func (v *validator) add(field, code, msg, action string) {
+func (v *validator) add(field string, code DetailCode, msg, action string) {
 	v.errs = append(v.errs, FieldError{Field: field, Code: code, Message: msg, Action: action})
 }
 

@@ -51,13 +51,11 @@ func loadRequest(t testing.TB, name string) *EmitirDTERequest {
 	if err != nil {
 		t.Fatalf("reading %s: %v", name, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var r EmitirDTERequest
-	if err := dec.Decode(&r); err != nil {
+	r, err := DecodeRequest(bytes.NewReader(b))
+	if err != nil {
 		t.Fatalf("decoding %s: %v", name, err)
 	}
-	return &r
+	return r
 }
 
 func ip(n int) *int       { return &n }
@@ -134,7 +132,7 @@ type vcase struct {
 	base  string
 	mut   func(r *EmitirDTERequest)
 	field string
-	code  string
+	code  DetailCode
 }
 
 func repeatLines(r *EmitirDTERequest, n int) {
@@ -469,12 +467,12 @@ func TestValidationCases(t *testing.T) {
 			}
 			got := make([][2]string, len(ve.Details))
 			for i, d := range ve.Details {
-				got[i] = [2]string{d.Field, d.Code}
+				got[i] = [2]string{d.Field, string(d.Code)}
 				if d.Message == "" {
 					t.Errorf("detail %d has no message", i)
 				}
 			}
-			if want := [][2]string{{c.field, c.code}}; !cmp.Equal(got, want) {
+			if want := [][2]string{{c.field, string(c.code)}}; !cmp.Equal(got, want) {
 				t.Fatalf("details = %v, want %v\n%v", got, want, err)
 			}
 		})
@@ -484,20 +482,23 @@ func TestValidationCases(t *testing.T) {
 // TestEveryDetailCodeHasCases fails when a code constant has no case, so a
 // new code can't be added without a test.
 func TestEveryDetailCodeHasCases(t *testing.T) {
-	count := map[string]int{}
+	count := map[DetailCode]int{}
 	for _, c := range validationCases {
 		count[c.code]++
 	}
-	seen := map[string]bool{}
+	for _, c := range decodeCases {
+		count[c.code]++
+	}
+	seen := map[DetailCode]bool{}
 	for _, code := range DetailCodes() {
 		if seen[code] {
 			t.Errorf("DetailCodes lists %s twice", code)
 		}
 		seen[code] = true
 		if count[code] == 0 {
-			t.Errorf("detail code %s has no validation case", code)
+			t.Errorf("detail code %s has no validation or decoding case", code)
 		}
-		if code != strings.ToUpper(code) || strings.ContainsAny(code, " -") {
+		if s := string(code); s != strings.ToUpper(s) || strings.ContainsAny(s, " -") {
 			t.Errorf("detail code %q is not UPPER_SNAKE", code)
 		}
 	}
@@ -533,7 +534,7 @@ func TestValidateReportsEverythingInOrder(t *testing.T) {
 	}
 	var got []string
 	for _, d := range ve.Details {
-		got = append(got, d.Field+" "+d.Code)
+		got = append(got, d.Field+" "+string(d.Code))
 	}
 	want := []string{
 		"fecha_emision INVALID_FORMAT",
@@ -738,7 +739,7 @@ func FuzzValidate(f *testing.F) {
 		if !ok || len(ve.Details) == 0 {
 			t.Fatalf("error is not a non-empty *ValidationError: %v", err)
 		}
-		codes := map[string]bool{}
+		codes := map[DetailCode]bool{}
 		for _, c := range DetailCodes() {
 			codes[c] = true
 		}

@@ -94,7 +94,10 @@ func TestXWEscapeLatin1(t *testing.T) {
 }
 
 func TestXWRejectsNonLatin1(t *testing.T) {
-	for _, tc := range []struct{ in, code string }{
+	for _, tc := range []struct {
+		in   string
+		code DetailCode
+	}{
 		{"precio en €", CodeNotLatin1},
 		{"emoji 😀", CodeNotLatin1},
 		{"curly “quotes”", CodeNotLatin1},

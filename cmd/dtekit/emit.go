@@ -59,7 +59,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // standard output (and a one-line reason on standard error) and returns 1.
 func envelopeFail(env *cmdEnv, cmd, field, code string, err error) int {
 	fmt.Fprintf(env.stderr, "dtekit %s: %s: %v\n", cmd, field, err)
-	ve := &dte.ValidationError{Details: []dte.FieldError{{Field: field, Code: code, Message: err.Error()}}}
+	ve := &dte.ValidationError{Details: []dte.FieldError{{Field: field, Code: dte.DetailCode(code), Message: err.Error()}}}
 	if werr := totalsWriteJSON(env.stdout, ve.Envelope()); werr != nil {
 		fmt.Fprintf(env.stderr, "dtekit %s: %v\n", cmd, werr)
 	}
@@ -248,9 +248,9 @@ func runEmit(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	data, err := readRequestInput(ctx, env, pos[0])
 	if err != nil {
-		return envelopeFail(env, "emit", "request", codeInvalidJSON, err)
+		return envelopeFail(env, "emit", "request", string(dte.CodeInvalidJSON), err)
 	}
-	req, verr := decodeRequestJSON(data)
+	req, verr := decodeRequest(data)
 	if verr != nil {
 		return printValidation(env, "emit", pos[0], verr)
 	}
