@@ -44,7 +44,7 @@ func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (
 		return nil, errValidation("caf_xml", DetailInvalidCAF, err.Error())
 	}
 	if err := c.CheckUsable(now); err != nil {
-		code := DetailInvalidCAF
+		code := dte.DetailCode(DetailInvalidCAF)
 		if errors.Is(err, caf.ErrExpired) {
 			code = DetailCAFExpired
 		}

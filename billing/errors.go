@@ -128,7 +128,7 @@ func AsError(err error) *Error {
 // KindOf returns the Kind of err (KindInternal for a non-billing error).
 func KindOf(err error) Kind { return AsError(err).Kind }
 
-func errValidation(field, code, msg string) *Error {
+func errValidation(field string, code dte.DetailCode, msg string) *Error {
 	return &Error{Kind: KindValidation, Code: CodeValidation, Message: msg,
 		Details: []dte.FieldError{{Field: field, Code: code, Message: msg}}}
 }

@@ -140,10 +140,11 @@ func TestCheckCertificate(t *testing.T) {
 		t.Fatalf("decodeCredential: %v", err)
 	}
 	for _, tc := range []struct {
-		name        string
-		p12         []byte
-		pass, rut   string
-		field, code string
+		name      string
+		p12       []byte
+		pass, rut string
+		field     string
+		code      dte.DetailCode
 	}{
 		{"empty file", nil, c.Password, testcreds.SignerRUT, "file", dte.CodeRequired},
 		{"too large", make([]byte, MaxCertificateSize+1), c.Password, testcreds.SignerRUT, "file", DetailCertTooLarge},
@@ -187,11 +188,12 @@ func TestCheckCAF(t *testing.T) {
 	}
 	prod := &Empresa{Rut: testcreds.EmisorRUT, Ambiente: dte.AmbienteProduccion}
 	for _, tc := range []struct {
-		name        string
-		in          CAFInput
-		emp         *Empresa
-		keys        caf.TrustedKeys
-		field, code string
+		name  string
+		in    CAFInput
+		emp   *Empresa
+		keys  caf.TrustedKeys
+		field string
+		code  dte.DetailCode
 	}{
 		{"missing", CAFInput{TipoDTE: 33}, emp, c.Keys, "caf_xml", dte.CodeRequired},
 		{"garbage", CAFInput{TipoDTE: 33, CAFXML: "<AUTORIZACION/>"}, emp, c.Keys, "caf_xml", DetailInvalidCAF},
