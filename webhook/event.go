@@ -34,6 +34,12 @@ const (
 	EventCertificadoExpiring EventType = "certificado.expiring"
 )
 
+// EventPing is the kind of the test delivery an integrator requests for
+// one webhook (the ping operation). It is not one of [EventTypes]: it
+// cannot be subscribed to and reaches only the webhook it was asked for.
+// Data: PingData. Answer it with a 2xx like any other delivery.
+const EventPing EventType = "webhook.ping"
+
 // EventTypes returns the six event kinds of the contract, in its order.
 func EventTypes() []EventType {
 	return []EventType{EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring}
@@ -142,6 +148,12 @@ type CertificadoExpiringData struct {
 	DiasParaVencimiento int `json:"dias_para_vencimiento"`
 }
 
+// PingData is the data of webhook.ping, the test delivery.
+type PingData struct {
+	// WebhookID is the id (uuid) of the webhook the ping was sent to.
+	WebhookID string `json:"webhook_id"`
+}
+
 // ParseEvent decodes a verified delivery body into its envelope. It
 // requires a non-empty type, an RFC 3339 timestamp and a JSON object as
 // data; unknown envelope fields and unknown types are accepted, for forward
@@ -190,6 +202,15 @@ func (e Event) CertificadoExpiring() (CertificadoExpiringData, error) {
 	return d, e.decode(&d)
 }
 
+// Ping decodes the data of a webhook.ping event.
+func (e Event) Ping() (PingData, error) {
+	var d PingData
+	if e.Type != EventPing {
+		return d, fmt.Errorf("webhook: event %q does not carry webhook.ping data", e.Type)
+	}
+	return d, e.decode(&d)
+}
+
 // decode unmarshals e.Data into v.
 func (e Event) decode(v any) error {
 	if err := json.Unmarshal(e.Data, v); err != nil {
@@ -199,9 +220,9 @@ func (e Event) decode(v any) error {
 }
 
 // MarshalEvent builds the body of an event delivery. data must be the type
-// documented for typ (DTEData for dte.*, CAFLowStockData, or
-// CertificadoExpiringData; a pointer to it works too), and typ one of
-// [EventTypes]. The timestamp is written in UTC, RFC 3339.
+// documented for typ (DTEData for dte.*, CAFLowStockData,
+// CertificadoExpiringData, or PingData; a pointer to it works too), and typ
+// one of [EventTypes] or [EventPing]. The timestamp is written in UTC, RFC 3339.
 func MarshalEvent(typ EventType, ts time.Time, data any) ([]byte, error) {
 	ok := false
 	switch data.(type) {
@@ -211,8 +232,10 @@ func MarshalEvent(typ EventType, ts time.Time, data any) ([]byte, error) {
 		ok = typ == EventCAFLowStock
 	case CertificadoExpiringData, *CertificadoExpiringData:
 		ok = typ == EventCertificadoExpiring
+	case PingData, *PingData:
+		ok = typ == EventPing
 	}
-	if !typ.Known() {
+	if !typ.Known() && typ != EventPing {
 		return nil, fmt.Errorf("webhook: marshal event: unknown type %q (want one of %s)", typ, eventTypeList())
 	}
 	if !ok || isNilPointer(data) {
@@ -236,6 +259,8 @@ func isNilPointer(v any) bool {
 	case *CAFLowStockData:
 		return p == nil
 	case *CertificadoExpiringData:
+		return p == nil
+	case *PingData:
 		return p == nil
 	}
 	return false

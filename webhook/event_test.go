@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -222,5 +223,33 @@ func TestEventTypes(t *testing.T) {
 	}
 	if EventType("DTE.CREATED").Known() {
 		t.Error("event types must match exactly")
+	}
+}
+
+func TestPingEvent(t *testing.T) {
+	ts := time.Date(2026, 3, 2, 14, 5, 9, 0, time.UTC)
+	b, err := MarshalEvent(EventPing, ts, PingData{WebhookID: "0b9c6f1e-8d2a-4e57-9a61-3f0c2d7b5e48"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"webhook.ping","timestamp":"2026-03-02T14:05:09Z","data":{"webhook_id":"0b9c6f1e-8d2a-4e57-9a61-3f0c2d7b5e48"}}`
+	if string(b) != want {
+		t.Errorf("ping body\n%s\nwant\n%s", b, want)
+	}
+	e, err := ParseEvent(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := e.Ping(); err != nil || p.WebhookID != "0b9c6f1e-8d2a-4e57-9a61-3f0c2d7b5e48" {
+		t.Errorf("Ping() = %+v, %v", p, err)
+	}
+	if EventPing.Known() || slices.Contains(EventTypes(), EventPing) {
+		t.Error("webhook.ping is subscribable")
+	}
+	if _, err := MarshalEvent(EventDTECreated, ts, PingData{}); err == nil {
+		t.Error("ping data accepted for dte.created")
+	}
+	if _, err := e.DTE(); err == nil {
+		t.Error("DTE data read from a ping")
 	}
 }

@@ -252,6 +252,12 @@ func processEvent(_ context.Context, ev webhook.Event) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("certificate of %s expires %s (%d days)", c.RutFirmante, c.FechaVencimiento, c.DiasParaVencimiento), nil
+	case ev.Type == webhook.EventPing:
+		p, err := ev.Ping()
+		if err != nil {
+			return "", err
+		}
+		return "ping for webhook " + p.WebhookID, nil
 	default:
 		return "ignored: unknown event type", nil
 	}
