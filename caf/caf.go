@@ -495,13 +495,7 @@ func (c *CAF) CheckFolio(folio int64) error {
 // SixMonthRule reports whether CAFs of document type tipo expire six months
 // after their authorization: facturas (33), liquidaciones-factura (43),
 // facturas de compra (46), notas de débito (56) and notas de crédito (61).
-func SixMonthRule(tipo int) bool {
-	switch tipo {
-	case 33, 43, 46, 56, 61:
-		return true
-	}
-	return false
-}
+func SixMonthRule(tipo int) bool { return chile.CAFExpires(tipo) }
 
 // ExpiresAt returns the first day (at its start, Chile time) on which the
 // CAF can no longer be used, and true, when the six-month rule applies to
@@ -512,16 +506,7 @@ func (c *CAF) ExpiresAt() (time.Time, bool) {
 	if !SixMonthRule(c.Tipo) {
 		return time.Time{}, false
 	}
-	y, m, d := civil(c.FA)
-	m += 6
-	if m > 12 {
-		m -= 12
-		y++
-	}
-	if last := daysIn(y, m); d > last {
-		d = last
-	}
-	return startOfDay(y, m, d), true
+	return startOfDay(chile.CAFExpiry(civil(c.FA))), true
 }
 
 // CheckUsable checks that a document dated at (its emission date; only the
@@ -529,11 +514,7 @@ func (c *CAF) ExpiresAt() (time.Time, bool) {
 // authorization date (ErrNotYetValid) and, for types 33, 43, 46, 56 and 61,
 // before the six months from FA have passed (ErrExpired).
 func (c *CAF) CheckUsable(at time.Time) error {
-	loc, err := location()
-	if err != nil {
-		return err
-	}
-	day := at.In(loc)
+	day := at.In(chile.Location())
 	dy, dm, dd := day.Date()
 	date := time.Date(dy, dm, dd, 0, 0, 0, 0, time.UTC)
 	fy, fm, fd := civil(c.FA)
@@ -569,8 +550,4 @@ func civil(s string) (int, time.Month, int) {
 		return 1, 1, 1
 	}
 	return t.Date()
-}
-
-func daysIn(y int, m time.Month) int {
-	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }

@@ -427,10 +427,7 @@ func TestRawFallback(t *testing.T) {
 
 func TestUsability(t *testing.T) {
 	a := newAuthority(t)
-	chileTZ, err := chile.Location()
-	if err != nil {
-		t.Fatal(err)
-	}
+	chileTZ := chile.Location()
 	mkCAF := func(tipo int, fa time.Time) *caf.CAF {
 		req := sampleRequest()
 		req.Tipo, req.FechaAutorizacion = tipo, fa

@@ -7,15 +7,6 @@ import (
 	"github.com/dtekit/dtekit/internal/chile"
 )
 
-// location returns the America/Santiago location.
-func location() (*time.Location, error) {
-	loc, err := chile.Location()
-	if err != nil {
-		return nil, fmt.Errorf("caf: %w", err)
-	}
-	return loc, nil
-}
-
 // parseDate reads a "YYYY-MM-DD" date and returns the start of that day in
 // Chile.
 func parseDate(s string) (time.Time, error) {
@@ -28,12 +19,7 @@ func parseDate(s string) (time.Time, error) {
 }
 
 // startOfDay returns midnight of a Chilean calendar day (or the first
-// instant of it when a daylight-saving change skips midnight). It falls back
-// to UTC if the zone database cannot be loaded.
+// instant of it when a daylight-saving change skips midnight).
 func startOfDay(y int, m time.Month, d int) time.Time {
-	loc, err := location()
-	if err != nil {
-		loc = time.UTC
-	}
-	return time.Date(y, m, d, 0, 0, 0, 0, loc)
+	return time.Date(y, m, d, 0, 0, 0, 0, chile.Location())
 }

@@ -1,31 +1,20 @@
 package dte
 
 import (
-	"sync"
 	"time"
-	_ "time/tzdata" // embed the zone database: Chile's rules must work on minimal machines
-)
 
-// clockZone is the IANA name of the zone the SII's dates and timestamps are
-// written in (FchEmis, TSTED, TmstFirma), with no offset.
-const clockZone = "America/Santiago"
+	"github.com/dtekit/dtekit/internal/chile"
+)
 
 // clockDateLayout is the layout of the SII's and the contract's dates.
 const clockDateLayout = "2006-01-02"
 
-// santiago loads America/Santiago once. With time/tzdata embedded the load
-// cannot fail; should it ever, Chile's standard offset (UTC−4) stands in
-// rather than panicking.
-var santiago = sync.OnceValue(func() *time.Location {
-	loc, err := time.LoadLocation(clockZone)
-	if err != nil {
-		return time.FixedZone("-04", -4*60*60)
-	}
-	return loc
-})
+// santiago is the America/Santiago location, the zone of FchEmis, TSTED
+// and TmstFirma.
+func santiago() *time.Location { return chile.Location() }
 
 // SantiagoLocation returns the America/Santiago time zone, loaded once from
-// the embedded zone database.
+// the zone database embedded in the binary.
 func SantiagoLocation() *time.Location { return santiago() }
 
 // ChileTime returns t as wall-clock time in America/Santiago, the time the

@@ -1,6 +1,10 @@
 package dte
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dtekit/dtekit/internal/chile"
+)
 
 // TipoDTE is an SII electronic document type code (contract §2.1).
 type TipoDTE int
@@ -85,13 +89,7 @@ func (t TipoDTE) HasCedible() bool {
 
 // CAFExpires reports whether a CAF for t is usable only for six months from
 // its authorization date (33, 43, 46, 56, 61).
-func (t TipoDTE) CAFExpires() bool {
-	switch t {
-	case 33, 43, 46, 56, 61:
-		return true
-	}
-	return false
-}
+func (t TipoDTE) CAFExpires() bool { return chile.CAFExpires(int(t)) }
 
 // Estado is a DTE lifecycle state (contract §3).
 type Estado string

@@ -67,16 +67,6 @@ const maxInput = 4 << 20
 // tstedLayout is the format of TSTED: Chile local time, no offset.
 const tstedLayout = "2006-01-02T15:04:05"
 
-// location returns the America/Santiago location, in which TSTED is
-// written.
-func location() (*time.Location, error) {
-	loc, err := chile.Location()
-	if err != nil {
-		return nil, fmt.Errorf("ted: %w", err)
-	}
-	return loc, nil
-}
-
 // DD is the stamp's signed data, field for field (SII names).
 type DD struct {
 	// RE is the issuer's RUT, "97975000-5"; it must equal the CAF's.
@@ -190,10 +180,7 @@ func (dd DD) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc, err := location()
-	if err != nil {
-		return nil, err
-	}
+	loc := chile.Location()
 	var b strings.Builder
 	b.WriteString("<DD>")
 	field := func(name, value string) {
@@ -406,11 +393,7 @@ func Parse(tedXML []byte) (*TED, error) {
 	if dd.CAF, err = caf.Parse([]byte(ddNode.Kids[8].Raw)); err != nil {
 		return nil, fmt.Errorf("%w: DD/CAF: %w", ErrMalformed, err)
 	}
-	loc, err := location()
-	if err != nil {
-		return nil, err
-	}
-	if dd.TSTED, err = time.ParseInLocation(tstedLayout, strings.TrimSpace(kid(9)), loc); err != nil {
+	if dd.TSTED, err = time.ParseInLocation(tstedLayout, strings.TrimSpace(kid(9)), chile.Location()); err != nil {
 		return nil, malformed("DD/TSTED %q is not a time like 2006-01-02T15:04:05", kid(9))
 	}
 	t.DD = dd

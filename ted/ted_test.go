@@ -61,11 +61,7 @@ func newFixture(t testing.TB, tipos ...int) *fixture {
 
 func santiago(t testing.TB) *time.Location {
 	t.Helper()
-	loc, err := location()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loc
+	return chile.Location()
 }
 
 func (f *fixture) dd(t testing.TB, tipo int) DD {

@@ -1,6 +1,7 @@
 // Package chile holds the small Chilean facts that several dtekit packages
 // need and none may export: the America/Santiago time zone (with its data
-// compiled in) and the RUT's módulo-11 check digit.
+// compiled in), the RUT's spelling and módulo-11 check digit, the RUTs the
+// SII reserves, and the six-month validity of CAFs.
 package chile
 
 import (
@@ -12,20 +13,28 @@ import (
 	_ "time/tzdata" // America/Santiago must load on machines without a zone database
 )
 
-// santiago loads America/Santiago once; the result never changes.
-var santiago = sync.OnceValues(func() (*time.Location, error) {
-	return time.LoadLocation("America/Santiago")
+// Zone is the IANA name of the zone in which the SII's dates and times
+// (FchEmis, FA, TSTED, TmstFirma) are written, without an offset.
+const Zone = "America/Santiago"
+
+// santiago loads the zone once from the database compiled into the binary.
+var santiago = sync.OnceValue(func() *time.Location {
+	loc, err := time.LoadLocation(Zone)
+	if err != nil {
+		// time/tzdata is linked in, so this is a broken build, not bad
+		// input. Substituting UTC or a fixed UTC−4 would silently shift
+		// dates by a day around midnight and across daylight saving, so
+		// refuse to run instead.
+		panic(fmt.Sprintf("dtekit: the embedded time zone database cannot load %s: %v", Zone, err))
+	}
+	return loc
 })
 
-// Location returns the America/Santiago location. It fails only if the
-// embedded zone data cannot be read; the error names the zone.
-func Location() (*time.Location, error) {
-	loc, err := santiago()
-	if err != nil {
-		return nil, fmt.Errorf("loading time zone America/Santiago: %w", err)
-	}
-	return loc, nil
-}
+// Location returns the America/Santiago location, loaded once from the
+// zone database embedded in the binary (time/tzdata), so it is the same on
+// every machine. It is the only loader of the zone in dtekit: no package
+// falls back to UTC or to a fixed offset.
+func Location() *time.Location { return santiago() }
 
 // RUTError says why a text is not a RUT.
 type RUTError struct {
@@ -142,4 +151,29 @@ func CheckDigit(n int) byte {
 	default:
 		return byte('0' + r)
 	}
+}
+
+// CAFValidMonths is how long a CAF for a type that expires stays usable,
+// counted in calendar months from its authorization date (FA).
+const CAFValidMonths = 6
+
+// CAFExpires reports whether CAFs for document type tipo are usable only
+// for CAFValidMonths months from their authorization: facturas (33),
+// liquidaciones-factura (43), facturas de compra (46), notas de débito (56)
+// and notas de crédito (61). Other types' CAFs do not expire.
+func CAFExpires(tipo int) bool {
+	switch tipo {
+	case 33, 43, 46, 56, 61:
+		return true
+	}
+	return false
+}
+
+// CAFExpiry returns the first calendar day on which a CAF authorized on the
+// day y-m-d can no longer be used: CAFValidMonths later, and when the target
+// month lacks that day, its last day (FA 2024-08-31 expires on 2025-02-28).
+func CAFExpiry(y int, m time.Month, d int) (int, time.Month, int) {
+	t := time.Date(y, m+CAFValidMonths, 1, 0, 0, 0, 0, time.UTC)
+	last := time.Date(t.Year(), t.Month()+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	return t.Year(), t.Month(), min(d, last)
 }

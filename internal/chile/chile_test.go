@@ -8,16 +8,12 @@ import (
 )
 
 func TestLocation(t *testing.T) {
-	loc, err := Location()
-	if err != nil {
-		t.Fatal(err)
-	}
+	loc := Location()
 	if loc.String() != "America/Santiago" {
 		t.Fatalf("Location() = %s", loc)
 	}
-	again, err := Location()
-	if err != nil || again != loc {
-		t.Fatalf("second Location() = %p, %v; want the same %p", again, err, loc)
+	if again := Location(); again != loc {
+		t.Fatalf("second Location() = %p; want the same %p", again, loc)
 	}
 	// Chile keeps UTC-3 in the southern summer and UTC-4 in winter.
 	for _, tc := range []struct {
@@ -158,5 +154,28 @@ func TestStrictAndLenientAgree(t *testing.T) {
 	}
 	if _, _, err := ParseRUT(long); err == nil {
 		t.Errorf("ParseRUT accepted the nine-digit %q", long)
+	}
+}
+
+func TestCAFExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		fa, want string
+	}{
+		{"2024-01-15", "2024-07-15"},
+		{"2024-08-31", "2025-02-28"}, // February lacks the 31st
+		{"2023-08-31", "2024-02-29"}, // leap year
+		{"2024-07-01", "2025-01-01"}, // across the year
+		{"2024-12-31", "2025-06-30"},
+	} {
+		fa, _ := time.Parse(time.DateOnly, tc.fa)
+		y, m, d := CAFExpiry(fa.Date())
+		if got := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Format(time.DateOnly); got != tc.want {
+			t.Errorf("CAFExpiry(%s) = %s, want %s", tc.fa, got, tc.want)
+		}
+	}
+	for tipo, want := range map[int]bool{33: true, 43: true, 46: true, 56: true, 61: true, 34: false, 39: false, 41: false, 52: false, 110: false, 111: false, 112: false} {
+		if CAFExpires(tipo) != want {
+			t.Errorf("CAFExpires(%d) = %v", tipo, !want)
+		}
 	}
 }
