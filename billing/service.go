@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
-	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/store"
 )
 
 // Config builds a Service.
 type Config struct {
+	// Store keeps every record and runs the background jobs (required).
+	Store store.Store
 	// Keyring seals certificate keys and webhook secrets at rest
 	// (required).
 	Keyring *Keyring
@@ -40,22 +43,30 @@ const (
 // Service is the billing application. Build it with New; it is safe for
 // concurrent use.
 type Service struct {
-	cfg    Config
-	keys   *Keyring
-	trust  caf.TrustedKeys
-	now    func() time.Time
-	log    *slog.Logger
-	certs  certCache
-	ttl    time.Duration
-	recAge time.Duration
+	cfg  Config
+	st   store.Store
+	cafs sync.Map // CAF id → *caf.CAF, parsed once
+	// onSigned runs inside transaction 2 of every emission, after the
+	// document is firmado (e.g. to enqueue its submission to the SII).
+	onSigned []func(ctx context.Context, tx store.Tx, d *store.DTE) error
+	keys     *Keyring
+	trust    caf.TrustedKeys
+	now      func() time.Time
+	log      *slog.Logger
+	certs    certCache
+	ttl      time.Duration
+	recAge   time.Duration
 }
 
 // New builds a Service from cfg.
 func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("billing: Config.Store is required")
+	}
 	if cfg.Keyring == nil {
 		return nil, errors.New("billing: Config.Keyring is required")
 	}
-	s := &Service{cfg: cfg, keys: cfg.Keyring, trust: cfg.TrustedKeys, now: cfg.Now, log: cfg.Logger,
+	s := &Service{cfg: cfg, st: cfg.Store, keys: cfg.Keyring, trust: cfg.TrustedKeys, now: cfg.Now, log: cfg.Logger,
 		ttl: cfg.IdempotencyTTL, recAge: cfg.RecoveryAfter}
 	if s.trust == nil {
 		s.trust = caf.SIIKeys()
@@ -72,161 +83,10 @@ func New(cfg Config) (*Service, error) {
 	if s.recAge <= 0 {
 		s.recAge = DefaultRecoveryAfter
 	}
+	if err := s.registerJobs(); err != nil {
+		return nil, err
+	}
 	return s, nil
-}
-
-// EmitDTE emits a document for the company from the raw JSON body of an
-// emission request (contract §2.3), under an Idempotency-Key.
-//
-// The first call with a key answers Status 201 and the EmitirDTEResponse
-// JSON in Body; a later call with the same key and the same request
-// (compared after decoding, so formatting does not matter) answers the
-// same bytes with Replay set. The same key with another request fails with
-// KindIdempotencyMismatch, and while the first call is still running with
-// KindIdempotencyInProgress.
-func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string, body []byte) (*EmitResult, error) {
-	return nil, errNotImplemented("EmitDTE")
-}
-
-// GetDTE returns a document; includeXML adds the signed XML
-// (xml_documento).
-func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML bool) (*dte.DTE, error) {
-	return nil, errNotImplemented("GetDTE")
-}
-
-// ListDTE lists the company's documents, newest first, with keyset
-// cursors that stay stable under concurrent inserts.
-func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*DTEPage, error) {
-	return nil, errNotImplemented("ListDTE")
-}
-
-// DTEXML returns a document's signed XML (ISO-8859-1 bytes).
-func (s *Service) DTEXML(ctx context.Context, empresaID, id string) ([]byte, error) {
-	return nil, errNotImplemented("DTEXML")
-}
-
-// DTEPDF renders a document's printed form.
-func (s *Service) DTEPDF(ctx context.Context, empresaID, id string, opts PDFOptions) ([]byte, error) {
-	return nil, errNotImplemented("DTEPDF")
-}
-
-// RegisterCAF registers a CAF file for the company: it must parse, carry
-// the SII's valid signature (certification keys for a certification
-// company), be issued to the company's RUT, match the company's
-// environment and the declared type, and not overlap a registered range
-// of the same type (KindConflict, CAF_RANGE_CONFLICT).
-func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput) (*CAF, error) {
-	return nil, errNotImplemented("RegisterCAF")
-}
-
-// ListCAF lists the company's CAFs; tipo 0 lists every type.
-func (s *Service) ListCAF(ctx context.Context, empresaID string, tipo dte.TipoDTE) ([]CAF, error) {
-	return nil, errNotImplemented("ListCAF")
-}
-
-// GetCAF returns one CAF.
-func (s *Service) GetCAF(ctx context.Context, empresaID, id string) (*CAF, error) {
-	return nil, errNotImplemented("GetCAF")
-}
-
-// GetEmpresa returns the company.
-func (s *Service) GetEmpresa(ctx context.Context, empresaID string) (*Empresa, error) {
-	return nil, errNotImplemented("GetEmpresa")
-}
-
-// UpdateEmpresa changes the company's tax and contact data.
-func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in EmpresaUpdate) (*Empresa, error) {
-	return nil, errNotImplemented("UpdateEmpresa")
-}
-
-// UploadCertificate installs the company's signing certificate from a
-// .pfx/.p12 file of at most MaxCertificateSize bytes, opened with password;
-// the certificate's RUT must be rutFirmante. The key is stored sealed by
-// the Keyring.
-func (s *Service) UploadCertificate(ctx context.Context, empresaID string, p12 []byte, password, rutFirmante string) (*CertificadoStatus, error) {
-	return nil, errNotImplemented("UploadCertificate")
-}
-
-// CertificateStatus describes the company's certificate.
-func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*CertificadoStatus, error) {
-	return nil, errNotImplemented("CertificateStatus")
-}
-
-// CreateCliente adds a customer; its rut is unique within the company
-// (KindConflict, CLIENTE_RUT_CONFLICT).
-func (s *Service) CreateCliente(ctx context.Context, empresaID string, in ClienteInput) (*Cliente, error) {
-	return nil, errNotImplemented("CreateCliente")
-}
-
-// GetCliente returns a customer that was not deleted.
-func (s *Service) GetCliente(ctx context.Context, empresaID, id string) (*Cliente, error) {
-	return nil, errNotImplemented("GetCliente")
-}
-
-// UpdateCliente changes a customer (never its rut).
-func (s *Service) UpdateCliente(ctx context.Context, empresaID, id string, in ClienteUpdate) (*Cliente, error) {
-	return nil, errNotImplemented("UpdateCliente")
-}
-
-// DeleteCliente soft-deletes a customer: it disappears from reads and its
-// rut may be used again.
-func (s *Service) DeleteCliente(ctx context.Context, empresaID, id string) error {
-	return errNotImplemented("DeleteCliente")
-}
-
-// ListClientes pages through the customers; p.Q searches by razon_social
-// or rut.
-func (s *Service) ListClientes(ctx context.Context, empresaID string, p ListParams) (*ClientePage, error) {
-	return nil, errNotImplemented("ListClientes")
-}
-
-// CreateProducto adds a product; a codigo, when given, is unique within
-// the company (KindConflict, PRODUCTO_CODIGO_CONFLICT).
-func (s *Service) CreateProducto(ctx context.Context, empresaID string, in ProductoInput) (*Producto, error) {
-	return nil, errNotImplemented("CreateProducto")
-}
-
-// GetProducto returns a product that was not deleted.
-func (s *Service) GetProducto(ctx context.Context, empresaID, id string) (*Producto, error) {
-	return nil, errNotImplemented("GetProducto")
-}
-
-// UpdateProducto changes a product.
-func (s *Service) UpdateProducto(ctx context.Context, empresaID, id string, in ProductoUpdate) (*Producto, error) {
-	return nil, errNotImplemented("UpdateProducto")
-}
-
-// DeleteProducto soft-deletes a product.
-func (s *Service) DeleteProducto(ctx context.Context, empresaID, id string) error {
-	return errNotImplemented("DeleteProducto")
-}
-
-// ListProductos pages through the products; p.Q searches by nombre or
-// codigo.
-func (s *Service) ListProductos(ctx context.Context, empresaID string, p ListParams) (*ProductoPage, error) {
-	return nil, errNotImplemented("ListProductos")
-}
-
-// AuthenticateAPIKey resolves an API key to its company and write flag;
-// an unknown or revoked key fails with KindUnauthorized.
-func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principal, error) {
-	return nil, errNotImplemented("AuthenticateAPIKey")
-}
-
-// CreateEmpresa registers a company (operator operation, no tenant).
-func (s *Service) CreateEmpresa(ctx context.Context, in EmpresaInput) (*Empresa, error) {
-	return nil, errNotImplemented("CreateEmpresa")
-}
-
-// CreateAPIKey issues an API key for the company; the plaintext is in the
-// result's Key and is never shown again (only its hash is stored).
-func (s *Service) CreateAPIKey(ctx context.Context, empresaID string, write bool) (*APIKey, error) {
-	return nil, errNotImplemented("CreateAPIKey")
-}
-
-// RevokeAPIKey revokes one of the company's API keys.
-func (s *Service) RevokeAPIKey(ctx context.Context, empresaID, keyID string) error {
-	return errNotImplemented("RevokeAPIKey")
 }
 
 // ListWebhooks lists the company's webhooks, secrets masked.

@@ -10,8 +10,8 @@ import (
 // so the HTTP server encodes them as they are. DTE, EmitirDTEResponse,
 // TrackingInfo and SIIStatusInfo are dte's own types.
 
-// Empresa is the issuing company (contract §2.6), plus the SII header
-// fields every document needs (activity codes, branch, office).
+// Empresa is the issuing company (contract §2.6), plus the SII economic
+// activity codes every document header needs.
 type Empresa struct {
 	ID               string `json:"id"`
 	Rut              string `json:"rut"`
@@ -26,8 +26,6 @@ type Empresa struct {
 	InboundEmail     string `json:"inbound_email,omitempty"`
 	InboundStatus    string `json:"inbound_status,omitempty"`
 	Acteco           []int  `json:"acteco,omitempty"`
-	SucursalSII      *int   `json:"sucursal_sii,omitempty"`
-	OficinaSII       string `json:"oficina_sii,omitempty"`
 }
 
 // Emisor returns the company as the document header's issuer.
@@ -37,7 +35,7 @@ func (e *Empresa) Emisor() dte.Emisor {
 		Direccion: e.Direccion, Comuna: e.Comuna, Ciudad: e.Ciudad, Ambiente: e.Ambiente,
 		FechaResolucion: e.FechaResolucion, NumeroResolucion: e.NumeroResolucion,
 		InboundEmail: e.InboundEmail, InboundStatus: e.InboundStatus,
-		Acteco: e.Acteco, SucursalSII: e.SucursalSII, OficinaSII: e.OficinaSII,
+		Acteco: e.Acteco,
 	}
 }
 
@@ -52,9 +50,7 @@ type EmpresaInput struct {
 	Ambiente         string `json:"ambiente"`
 	FechaResolucion  string `json:"fecha_resolucion"`
 	NumeroResolucion int    `json:"numero_resolucion"`
-	Acteco           []int  `json:"acteco,omitempty"`
-	SucursalSII      *int   `json:"sucursal_sii,omitempty"`
-	OficinaSII       string `json:"oficina_sii,omitempty"`
+	Acteco           []int  `json:"acteco"`
 }
 
 // EmpresaUpdate changes a company's tax and contact data (contract §4.3);

@@ -201,8 +201,8 @@ func (e *Emitter) Stamp(p *Prepared, folio int64, c *caf.CAF) (*Emitted, error) 
 		return nil, &EmitError{Step: StepFolio, Tipo: tipo, Folio: folio, Err: errors.New("the folio source returned no CAF")}
 	}
 	now := p.At
-	if err := e.checkCAF(c, p.prep, folio, now); err != nil {
-		return nil, &EmitError{Step: StepCAF, Tipo: tipo, Folio: folio, Err: err}
+	if err := e.CheckCAF(p, folio, c); err != nil {
+		return nil, err
 	}
 	ted, err := pipeTED(p.prep, folio, c, now)
 	if err != nil {
@@ -217,6 +217,20 @@ func (e *Emitter) Stamp(p *Prepared, folio int64, c *caf.CAF) (*Emitted, error) 
 		XML: signed, ID: id, Tipo: tipo, Folio: folio, FechaEmision: p.FechaEmision,
 		MontoTotal: p.Totals.Totales.MntTotal, Totals: p.Totals, TED: ted, SignedAt: now,
 	}, nil
+}
+
+// CheckCAF runs the CAF checks Stamp runs for this document, folio and CAF,
+// without stamping or signing: a caller that takes folios in a transaction
+// can check, before committing, that Stamp will accept them. Failures are
+// *EmitError at StepCAF.
+func (e *Emitter) CheckCAF(p *Prepared, folio int64, c *caf.CAF) error {
+	if p == nil || p.prep == nil || c == nil {
+		return errors.New("dte: CheckCAF needs a document from Prepare and a CAF")
+	}
+	if err := e.checkCAF(c, p.prep, folio, p.At); err != nil {
+		return &EmitError{Step: StepCAF, Tipo: p.Tipo, Folio: folio, Err: err}
+	}
+	return nil
 }
 
 // checkCAF checks that c may stamp this document.

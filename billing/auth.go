@@ -1,0 +1,105 @@
+package billing
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// APIKeyPrefix starts every API key dtekit issues, so leaked keys are
+// easy to recognize (secret scanners, logs).
+const APIKeyPrefix = "dtk_"
+
+// apiKeyBytes is the random part of a key: 256 bits.
+const apiKeyBytes = 32
+
+// maxAPIKey bounds the length of a presented key.
+const maxAPIKey = 200
+
+// hashAPIKey is what the store keeps of a key: SHA-256 of its text. Keys
+// are 256 random bits, so a fast hash is enough (no password stretching
+// needed) and lets the store find a key by its hash.
+func hashAPIKey(key string) []byte {
+	sum := sha256.Sum256([]byte(key))
+	return sum[:]
+}
+
+func errUnauthorized() *Error {
+	return &Error{Kind: KindUnauthorized, Code: CodeUnauthorized, Message: "the API key is missing, unknown or revoked"}
+}
+
+// AuthenticateAPIKey resolves an API key to its company and write flag;
+// an unknown or revoked key fails with KindUnauthorized.
+func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principal, error) {
+	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > maxAPIKey {
+		return nil, errUnauthorized()
+	}
+	k, err := s.st.FindAPIKey(ctx, hashAPIKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errUnauthorized()
+	}
+	if err != nil {
+		return nil, &Error{Kind: KindUnavailable, Code: CodeUnavailable, Message: "the credential store is unavailable; retry", Err: err}
+	}
+	if !k.RevokedAt.IsZero() {
+		return nil, errUnauthorized()
+	}
+	return &Principal{EmpresaID: k.EmpresaID, KeyID: k.ID, Write: k.Write}, nil
+}
+
+// CreateAPIKey issues an API key for the company; the plaintext is in the
+// result's Key and is never shown again (only its hash is stored).
+func (s *Service) CreateAPIKey(ctx context.Context, empresaID string, write bool) (*APIKey, error) {
+	raw := make([]byte, apiKeyBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, errInternal("generating an API key", err)
+	}
+	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
+	rec := &store.APIKey{ID: newID(), EmpresaID: empresaID, Hash: hashAPIKey(key), Write: write, Label: key[:len(APIKeyPrefix)+6]}
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
+			return err
+		}
+		return tx.InsertAPIKey(ctx, rec)
+	})
+	if err != nil {
+		return nil, storeErr(err, "creating the API key", "empresa", empresaID)
+	}
+	s.log.Info("billing: API key created", "empresa_id", empresaID, "key_id", rec.ID, "write", write)
+	return &APIKey{ID: rec.ID, EmpresaID: empresaID, Key: key, Prefix: rec.Label, Write: write, CreatedAt: rec.CreatedAt.UTC()}, nil
+}
+
+// ListAPIKeys lists the company's API keys (never their plaintext).
+func (s *Service) ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, error) {
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	recs, err := s.st.ListAPIKeys(ctx, empresaID)
+	if err != nil {
+		return nil, storeErr(err, "listing API keys", "empresa", empresaID)
+	}
+	out := make([]APIKey, len(recs))
+	for i, k := range recs {
+		out[i] = APIKey{ID: k.ID, EmpresaID: k.EmpresaID, Prefix: k.Label, Write: k.Write, CreatedAt: k.CreatedAt.UTC()}
+		if !k.RevokedAt.IsZero() {
+			t := k.RevokedAt.UTC()
+			out[i].RevokedAt = &t
+		}
+	}
+	return out, nil
+}
+
+// RevokeAPIKey revokes one of the company's API keys; it stops
+// authenticating at once.
+func (s *Service) RevokeAPIKey(ctx context.Context, empresaID, keyID string) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.RevokeAPIKey(ctx, empresaID, keyID, s.now().UTC().Truncate(time.Microsecond))
+	})
+	return storeErr(err, "revoking the API key", "api_key", keyID)
+}

@@ -1,0 +1,282 @@
+package billing
+
+import (
+	"context"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/store"
+)
+
+// Field length limits of the catalogs (the SII's limits where the field
+// ends up in a document).
+const (
+	maxRazonSocial = 100
+	maxGiro        = 80
+	maxDireccion   = 70
+	maxComuna      = 20
+	maxCiudad      = 20
+	maxShortText   = 200
+	maxNotas       = 2000
+	maxNombre      = 200
+	maxDescripcion = 1000
+	maxCodigo      = 35
+	maxUnidad      = 4
+)
+
+type textField struct {
+	name     string
+	v        *string
+	required bool
+	max      int
+}
+
+func checkFields(fs []textField) []dte.FieldError {
+	var d []dte.FieldError
+	for _, f := range fs {
+		if f.v != nil {
+			*f.v = strings.TrimSpace(*f.v)
+			d = checkText(d, f.name, *f.v, f.required, f.max)
+		}
+	}
+	return d
+}
+
+func checkEmail(d []dte.FieldError, v string) []dte.FieldError {
+	if v == "" {
+		return d
+	}
+	if a, err := mail.ParseAddress(v); err != nil || a.Address != v {
+		return append(d, dte.FieldError{Field: "email", Code: dte.CodeInvalidFormat, Message: "email is not an e-mail address"})
+	}
+	return d
+}
+
+func clienteFields(razon, giro, dir, comuna, ciudad, email, tel, contacto, notas *string, create bool) []textField {
+	return []textField{{"razon_social", razon, true, maxRazonSocial}, {"giro", giro, false, maxGiro},
+		{"direccion", dir, false, maxDireccion}, {"comuna", comuna, false, maxComuna}, {"ciudad", ciudad, false, maxCiudad},
+		{"email", email, false, maxShortText}, {"telefono", tel, false, maxShortText}, {"contacto", contacto, false, maxShortText},
+		{"notas", notas, false, maxNotas}}
+}
+
+// CreateCliente adds a customer; its rut is unique within the company
+// (KindConflict, CLIENTE_RUT_CONFLICT).
+func (s *Service) CreateCliente(ctx context.Context, empresaID string, in ClienteInput) (*Cliente, error) {
+	var d []dte.FieldError
+	rut, err := dte.ParseRUT(in.Rut)
+	if err != nil {
+		code := dte.CodeInvalidRUT
+		if strings.TrimSpace(in.Rut) == "" {
+			code = dte.CodeRequired
+		}
+		d = append(d, dte.FieldError{Field: "rut", Code: code, Message: err.Error()})
+	}
+	d = append(d, checkFields(clienteFields(&in.RazonSocial, &in.Giro, &in.Direccion, &in.Comuna, &in.Ciudad,
+		&in.Email, &in.Telefono, &in.Contacto, &in.Notas, true))...)
+	d = checkEmail(d, in.Email)
+	if e := invalid(d); e != nil {
+		return nil, e
+	}
+	rec := &store.Cliente{ID: newID(), EmpresaID: empresaID, Rut: rut.String(), RazonSocial: in.RazonSocial, Giro: in.Giro,
+		Direccion: in.Direccion, Comuna: in.Comuna, Ciudad: in.Ciudad, Email: in.Email, Telefono: in.Telefono,
+		Contacto: in.Contacto, Notas: in.Notas}
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
+			return err
+		}
+		return tx.InsertCliente(ctx, rec)
+	})
+	if err != nil {
+		return nil, storeErr(err, "creating the cliente", "empresa", empresaID)
+	}
+	return clienteFromStore(rec), nil
+}
+
+// GetCliente returns a customer that was not deleted.
+func (s *Service) GetCliente(ctx context.Context, empresaID, id string) (*Cliente, error) {
+	c, err := s.st.GetCliente(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the cliente", "cliente", id)
+	}
+	return clienteFromStore(c), nil
+}
+
+// UpdateCliente changes a customer (never its rut).
+func (s *Service) UpdateCliente(ctx context.Context, empresaID, id string, in ClienteUpdate) (*Cliente, error) {
+	d := checkFields(clienteFields(in.RazonSocial, in.Giro, in.Direccion, in.Comuna, in.Ciudad, in.Email, in.Telefono, in.Contacto, in.Notas, false))
+	if in.Email != nil {
+		d = checkEmail(d, *in.Email)
+	}
+	if e := invalid(d); e != nil {
+		return nil, e
+	}
+	var out *store.Cliente
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		c, err := tx.GetCliente(ctx, empresaID, id)
+		if err != nil {
+			return err
+		}
+		for _, f := range []struct{ dst, v *string }{{&c.RazonSocial, in.RazonSocial}, {&c.Giro, in.Giro}, {&c.Direccion, in.Direccion},
+			{&c.Comuna, in.Comuna}, {&c.Ciudad, in.Ciudad}, {&c.Email, in.Email}, {&c.Telefono, in.Telefono},
+			{&c.Contacto, in.Contacto}, {&c.Notas, in.Notas}} {
+			if f.v != nil {
+				*f.dst = *f.v
+			}
+		}
+		c.UpdatedAt = time.Time{}
+		out = c
+		return tx.UpdateCliente(ctx, c)
+	})
+	if err != nil {
+		return nil, storeErr(err, "updating the cliente", "cliente", id)
+	}
+	return clienteFromStore(out), nil
+}
+
+// DeleteCliente soft-deletes a customer: it disappears from reads and its
+// rut may be used again.
+func (s *Service) DeleteCliente(ctx context.Context, empresaID, id string) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.DeleteCliente(ctx, empresaID, id) })
+	return storeErr(err, "deleting the cliente", "cliente", id)
+}
+
+// ListClientes pages through the customers, oldest first; p.Q searches by
+// razon_social or rut.
+func (s *Service) ListClientes(ctx context.Context, empresaID string, p ListParams) (*ClientePage, error) {
+	limit, e := pageLimit(p.Limit)
+	if e != nil {
+		return nil, e
+	}
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	page, err := s.st.ListClientes(ctx, empresaID, store.CatalogFilter{Query: searchQuery(p.Q), Cursor: p.Cursor, Limit: limit})
+	if err != nil {
+		return nil, storeErr(err, "listing clientes", "empresa", empresaID)
+	}
+	out := &ClientePage{Data: make([]Cliente, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		out.Data = append(out.Data, *clienteFromStore(&page.Items[i]))
+	}
+	return out, nil
+}
+
+// searchQuery normalizes a search text: a RUT written with dots is
+// searched in its canonical form.
+func searchQuery(q string) string {
+	q = strings.TrimSpace(q)
+	if r, err := dte.ParseRUT(q); err == nil && strings.ContainsAny(q, ".-") {
+		return r.String()
+	}
+	return q
+}
+
+func productoFields(codigo, nombre, desc, unidad, cat *string) []textField {
+	return []textField{{"codigo", codigo, false, maxCodigo}, {"nombre", nombre, true, maxNombre},
+		{"descripcion", desc, false, maxDescripcion}, {"unidad", unidad, false, maxUnidad}, {"categoria", cat, false, maxShortText}}
+}
+
+func checkPrecio(d []dte.FieldError, p int64) []dte.FieldError {
+	if p < 0 {
+		return append(d, dte.FieldError{Field: "precio_unitario", Code: dte.CodeOutOfRange, Message: "precio_unitario must not be negative"})
+	}
+	return d
+}
+
+// CreateProducto adds a product; a codigo, when given, is unique within
+// the company (KindConflict, PRODUCTO_CODIGO_CONFLICT).
+func (s *Service) CreateProducto(ctx context.Context, empresaID string, in ProductoInput) (*Producto, error) {
+	d := checkFields(productoFields(&in.Codigo, &in.Nombre, &in.Descripcion, &in.Unidad, &in.Categoria))
+	d = checkPrecio(d, in.PrecioUnitario)
+	if e := invalid(d); e != nil {
+		return nil, e
+	}
+	rec := &store.Producto{ID: newID(), EmpresaID: empresaID, Codigo: in.Codigo, Nombre: in.Nombre, Descripcion: in.Descripcion,
+		PrecioUnitario: in.PrecioUnitario, Unidad: in.Unidad, EsExento: in.EsExento, Categoria: in.Categoria}
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
+			return err
+		}
+		return tx.InsertProducto(ctx, rec)
+	})
+	if err != nil {
+		return nil, storeErr(err, "creating the producto", "empresa", empresaID)
+	}
+	return productoFromStore(rec), nil
+}
+
+// GetProducto returns a product that was not deleted.
+func (s *Service) GetProducto(ctx context.Context, empresaID, id string) (*Producto, error) {
+	p, err := s.st.GetProducto(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the producto", "producto", id)
+	}
+	return productoFromStore(p), nil
+}
+
+// UpdateProducto changes a product; a new codigo follows the same
+// uniqueness rule as creation.
+func (s *Service) UpdateProducto(ctx context.Context, empresaID, id string, in ProductoUpdate) (*Producto, error) {
+	d := checkFields(productoFields(in.Codigo, in.Nombre, in.Descripcion, in.Unidad, in.Categoria))
+	if in.PrecioUnitario != nil {
+		d = checkPrecio(d, *in.PrecioUnitario)
+	}
+	if e := invalid(d); e != nil {
+		return nil, e
+	}
+	var out *store.Producto
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		p, err := tx.GetProducto(ctx, empresaID, id)
+		if err != nil {
+			return err
+		}
+		for _, f := range []struct{ dst, v *string }{{&p.Codigo, in.Codigo}, {&p.Nombre, in.Nombre}, {&p.Descripcion, in.Descripcion},
+			{&p.Unidad, in.Unidad}, {&p.Categoria, in.Categoria}} {
+			if f.v != nil {
+				*f.dst = *f.v
+			}
+		}
+		if in.PrecioUnitario != nil {
+			p.PrecioUnitario = *in.PrecioUnitario
+		}
+		if in.EsExento != nil {
+			p.EsExento = *in.EsExento
+		}
+		p.UpdatedAt = time.Time{}
+		out = p
+		return tx.UpdateProducto(ctx, p)
+	})
+	if err != nil {
+		return nil, storeErr(err, "updating the producto", "producto", id)
+	}
+	return productoFromStore(out), nil
+}
+
+// DeleteProducto soft-deletes a product.
+func (s *Service) DeleteProducto(ctx context.Context, empresaID, id string) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.DeleteProducto(ctx, empresaID, id) })
+	return storeErr(err, "deleting the producto", "producto", id)
+}
+
+// ListProductos pages through the products, oldest first; p.Q searches by
+// nombre or codigo.
+func (s *Service) ListProductos(ctx context.Context, empresaID string, p ListParams) (*ProductoPage, error) {
+	limit, e := pageLimit(p.Limit)
+	if e != nil {
+		return nil, e
+	}
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	page, err := s.st.ListProductos(ctx, empresaID, store.CatalogFilter{Query: strings.TrimSpace(p.Q), Cursor: p.Cursor, Limit: limit})
+	if err != nil {
+		return nil, storeErr(err, "listing productos", "empresa", empresaID)
+	}
+	out := &ProductoPage{Data: make([]Producto, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		out.Data = append(out.Data, *productoFromStore(&page.Items[i]))
+	}
+	return out, nil
+}

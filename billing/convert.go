@@ -1,0 +1,90 @@
+package billing
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// storeErr turns a store error into an *Error: not found, conflict (by
+// constraint), invalid cursor, or internal.
+func storeErr(err error, op, what, id string) error {
+	if err == nil {
+		return nil
+	}
+	var be *Error
+	if errors.As(err, &be) {
+		return be
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errNotFound(what, id)
+	case errors.Is(err, store.ErrInvalidCursor):
+		return errValidation("cursor", "INVALID_CURSOR", "the cursor is not one this listing produced")
+	}
+	switch store.ConflictOn(err) {
+	case store.ConstraintCAFRange:
+		return errConflict(CodeCAFRangeConflict, "the CAF's folio range overlaps a CAF already registered for this type")
+	case store.ConstraintClienteRut:
+		return errConflict(CodeClienteRUTConflict, "a cliente with this rut already exists")
+	case store.ConstraintProductoCodigo:
+		return errConflict(CodeProductoCodigoConflict, "a producto with this codigo already exists")
+	case store.ConstraintDTEFolio:
+		return errConflict(CodeDuplicateFolio, "a DTE with this type and folio already exists")
+	case store.ConstraintEmpresaRut:
+		return errConflict("EMPRESA_RUT_CONFLICT", "a company with this rut already exists")
+	case "":
+	default:
+		return errConflict("CONFLICT", fmt.Sprintf("the write conflicts with existing data (%s)", store.ConflictOn(err)))
+	}
+	return errInternal(op, err)
+}
+
+func empresaFromStore(e *store.Empresa) *Empresa {
+	out := &Empresa{
+		ID: e.ID, Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro, Direccion: e.Direccion,
+		Comuna: e.Comuna, Ciudad: e.Ciudad, Ambiente: e.Ambiente, FechaResolucion: e.FechaResolucion,
+		NumeroResolucion: int(e.NumeroResolucion), InboundEmail: e.InboundEmail, InboundStatus: e.InboundStatus,
+	}
+	for _, a := range e.Acteco {
+		out.Acteco = append(out.Acteco, int(a))
+	}
+	return out
+}
+
+func cafFromStore(c *store.CAF) CAF {
+	return CAF{ID: c.ID, TipoDTE: dteTipo(c.TipoDTE), FolioDesde: c.FolioDesde, FolioHasta: c.FolioHasta,
+		FoliosDisponibles: c.FoliosDisponibles(), Ambiente: c.Ambiente, FechaAutorizacion: c.FechaAutorizacion,
+		IsActive: c.IsActive, CreatedAt: c.CreatedAt.UTC()}
+}
+
+func clienteFromStore(c *store.Cliente) *Cliente {
+	return &Cliente{ID: c.ID, Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: c.Giro, Direccion: c.Direccion,
+		Comuna: c.Comuna, Ciudad: c.Ciudad, Email: c.Email, Telefono: c.Telefono, Contacto: c.Contacto,
+		Notas: c.Notas, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+}
+
+func productoFromStore(p *store.Producto) *Producto {
+	return &Producto{ID: p.ID, Codigo: p.Codigo, Nombre: p.Nombre, Descripcion: p.Descripcion,
+		PrecioUnitario: p.PrecioUnitario, Unidad: p.Unidad, EsExento: p.EsExento, Categoria: p.Categoria,
+		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
+}
+
+func cursorPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// pageLimit checks a page size: 0 means DefaultLimit, else 1 to MaxLimit.
+func pageLimit(n int) (int, *Error) {
+	switch {
+	case n == 0:
+		return DefaultLimit, nil
+	case n < 1 || n > MaxLimit:
+		return 0, errValidation("limit", "OUT_OF_RANGE", fmt.Sprintf("limit must be between 1 and %d", MaxLimit))
+	}
+	return n, nil
+}

@@ -1,0 +1,204 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/pdf"
+	"github.com/dtekit/dtekit/store"
+)
+
+// apiEstado is the contract state of a stored state: a pendiente row (folio
+// taken, not yet signed) is shown as borrador.
+func apiEstado(s string) dte.Estado {
+	if s == store.EstadoPendiente {
+		return dte.EstadoBorrador
+	}
+	return dte.Estado(s)
+}
+
+// dteFromStore builds the contract's DTE from a stored row.
+func dteFromStore(d *store.DTE, includeXML bool) (*dte.DTE, error) {
+	out := &dte.DTE{ID: d.ID, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
+		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
+		MontoTotal: d.MontoTotal, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
+	var req dte.EmitirDTERequest
+	if len(d.Request) > 0 {
+		if err := json.Unmarshal(d.Request, &req); err != nil {
+			return nil, fmt.Errorf("billing: DTE %s: stored request: %w", d.ID, err)
+		}
+		if req.Detalle != nil {
+			out.Detalle = req.Detalle
+		}
+		out.Referencias = req.Referencias
+	}
+	if len(d.Totals) > 0 {
+		var t storedTotals
+		if err := json.Unmarshal(d.Totals, &t); err != nil {
+			return nil, fmt.Errorf("billing: DTE %s: stored totals: %w", d.ID, err)
+		}
+		out.MontoNeto, out.MontoExento, out.TasaIVA, out.IVA = t.MontoNeto, t.MontoExento, t.TasaIVA, t.IVA
+	}
+	if len(d.Tracking) > 0 {
+		out.Tracking = new(dte.TrackingInfo)
+		if err := json.Unmarshal(d.Tracking, out.Tracking); err != nil {
+			return nil, fmt.Errorf("billing: DTE %s: stored tracking: %w", d.ID, err)
+		}
+	}
+	if len(d.SIIStatus) > 0 {
+		out.SIIStatus = new(dte.SIIStatusInfo)
+		if err := json.Unmarshal(d.SIIStatus, out.SIIStatus); err != nil {
+			return nil, fmt.Errorf("billing: DTE %s: stored SII status: %w", d.ID, err)
+		}
+	}
+	if len(d.Metadata) > 0 {
+		if err := json.Unmarshal(d.Metadata, &out.Metadata); err != nil {
+			return nil, fmt.Errorf("billing: DTE %s: stored metadata: %w", d.ID, err)
+		}
+	}
+	if includeXML && len(d.XML) > 0 {
+		out.XMLDocumento = string(latin1ToUTF8(d.XML))
+	}
+	return out, nil
+}
+
+// latin1ToUTF8 converts the ISO-8859-1 bytes of a signed DTE to UTF-8
+// text for a JSON string (the signed bytes themselves are served by DTEXML).
+func latin1ToUTF8(b []byte) []byte {
+	out := make([]byte, 0, len(b)+len(b)/8)
+	for _, c := range b {
+		if c < 0x80 {
+			out = append(out, c)
+		} else {
+			out = append(out, 0xC0|c>>6, 0x80|c&0x3F)
+		}
+	}
+	return out
+}
+
+// GetDTE returns a document; includeXML adds the signed XML
+// (xml_documento, as text).
+func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML bool) (*dte.DTE, error) {
+	d, err := s.st.GetDTE(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the DTE", "dte", id)
+	}
+	out, err := dteFromStore(d, includeXML)
+	if err != nil {
+		return nil, errInternal("reading the DTE", err)
+	}
+	return out, nil
+}
+
+// ListDTE lists the company's documents, newest first, with keyset
+// cursors that stay stable under concurrent inserts, and the total count
+// of documents matching the filter.
+func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*DTEPage, error) {
+	limit, e := pageLimit(f.Limit)
+	if e != nil {
+		return nil, e
+	}
+	var d []dte.FieldError
+	if f.TipoDTE != 0 && !f.TipoDTE.Valid() {
+		d = append(d, dte.FieldError{Field: "tipo_dte", Code: dte.CodeInvalidValue, Message: fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", f.TipoDTE)})
+	}
+	if f.Estado != "" && !f.Estado.Valid() {
+		d = append(d, dte.FieldError{Field: "estado", Code: dte.CodeInvalidValue, Message: fmt.Sprintf("estado %q is not a DTE state", f.Estado)})
+	}
+	for _, df := range []struct{ name, v string }{{"fecha_desde", f.FechaDesde}, {"fecha_hasta", f.FechaHasta}} {
+		if df.v != "" {
+			if _, err := time.Parse(time.DateOnly, df.v); err != nil {
+				d = append(d, dte.FieldError{Field: df.name, Code: dte.CodeInvalidFormat, Message: df.name + " must be a date YYYY-MM-DD"})
+			}
+		}
+	}
+	rut := f.RutReceptor
+	if rut != "" {
+		r, err := dte.ParseRUT(rut)
+		if err != nil {
+			d = append(d, dte.FieldError{Field: "rut_receptor", Code: dte.CodeInvalidRUT, Message: err.Error()})
+		}
+		rut = r.String()
+	}
+	if e := invalid(d); e != nil {
+		return nil, e
+	}
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	page, err := s.st.ListDTEs(ctx, empresaID, store.DTEFilter{TipoDTE: int(f.TipoDTE), Estado: string(f.Estado),
+		FechaDesde: f.FechaDesde, FechaHasta: f.FechaHasta, RutReceptor: rut, Cursor: f.Cursor, Limit: limit})
+	if err != nil {
+		return nil, storeErr(err, "listing DTEs", "empresa", empresaID)
+	}
+	out := &DTEPage{Items: make([]dte.DTE, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		item, err := dteFromStore(&page.Items[i], false)
+		if err != nil {
+			return nil, errInternal("listing DTEs", err)
+		}
+		out.Items = append(out.Items, *item)
+	}
+	return out, nil
+}
+
+// signedXML returns a signed document's XML, or a not-found error while it
+// is not signed yet.
+func (s *Service) signedXML(ctx context.Context, empresaID, id string) ([]byte, error) {
+	d, err := s.st.GetDTE(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the DTE", "dte", id)
+	}
+	if len(d.XML) == 0 {
+		return nil, &Error{Kind: KindNotFound, Code: CodeNotFound, Message: fmt.Sprintf("DTE %q is not signed yet", id)}
+	}
+	return d.XML, nil
+}
+
+// DTEXML returns a document's signed XML (ISO-8859-1 bytes, as sent to
+// the SII).
+func (s *Service) DTEXML(ctx context.Context, empresaID, id string) ([]byte, error) {
+	return s.signedXML(ctx, empresaID, id)
+}
+
+// DTEPDF renders a document's printed form: letter ("carta", the default)
+// or 80 mm paper ("80mm", for 33, 34, 39 and 41), optionally the cedible
+// copy (33, 34, 43, 46 and 52).
+func (s *Service) DTEPDF(ctx context.Context, empresaID, id string, opts PDFOptions) ([]byte, error) {
+	format := pdf.Carta
+	if opts.Formato != "" {
+		f, err := pdf.ParseFormat(opts.Formato)
+		if err != nil {
+			return nil, errValidation("formato", dte.CodeInvalidValue, err.Error())
+		}
+		format = f
+	}
+	xml, err := s.signedXML(ctx, empresaID, id)
+	if err != nil {
+		return nil, err
+	}
+	emp, err := s.st.GetEmpresa(ctx, empresaID)
+	if err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	doc, err := dte.ParseDTE(xml)
+	if err != nil {
+		return nil, errInternal("reading the signed DTE "+id, err)
+	}
+	o := pdf.OptionsFor(empresaFromStore(emp).Emisor())
+	o.Format, o.Cedible = format, opts.Cedible
+	out, err := pdf.RenderBytes(doc, o)
+	switch {
+	case errors.Is(err, pdf.ErrNoCedible):
+		return nil, errValidation("cedible", dte.CodeNotAllowed, fmt.Sprintf("tipo %d has no cedible copy", doc.Tipo))
+	case errors.Is(err, pdf.ErrFormat):
+		return nil, errValidation("formato", dte.CodeNotAllowed, fmt.Sprintf("the %s format does not print tipo %d", format, doc.Tipo))
+	case err != nil:
+		return nil, errInternal("rendering the PDF of "+id, err)
+	}
+	return out, nil
+}

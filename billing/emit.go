@@ -1,0 +1,415 @@
+package billing
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// storedTotals is what a DTE row keeps of its computed totals: the amounts
+// of contract §2.2.
+type storedTotals struct {
+	MontoNeto   *int64      `json:"monto_neto"`
+	MontoExento *int64      `json:"monto_exento"`
+	TasaIVA     dte.Decimal `json:"tasa_iva,omitempty"`
+	IVA         *int64      `json:"iva"`
+	MontoTotal  int64       `json:"monto_total"`
+}
+
+func totalsOf(t *dte.Totals) storedTotals {
+	tt := t.Totales
+	return storedTotals{MontoNeto: optInt(tt.MntNeto), MontoExento: optInt(tt.MntExe), TasaIVA: tt.TasaIVA,
+		IVA: optInt(tt.IVA), MontoTotal: montoCLP(t)}
+}
+
+// optInt returns d rounded to a whole number, nil when absent.
+func optInt(d dte.Decimal) *int64 {
+	if d == "" {
+		return nil
+	}
+	n := roundInt(d)
+	return &n
+}
+
+// roundInt rounds a decimal amount half away from zero to an integer.
+func roundInt(d dte.Decimal) int64 {
+	if n, ok := d.Int64(); ok {
+		return n
+	}
+	r := d.Rat()
+	if r == nil {
+		return 0
+	}
+	n, _ := dte.DecimalFromRat(r, 0).Int64()
+	return n
+}
+
+// montoCLP is the document total in pesos: MntTotal, or for an export
+// document in another currency its total converted to pesos when the
+// document carries the conversion (OtraMoneda in PESO CL), else MntTotal
+// rounded.
+func montoCLP(t *dte.Totals) int64 {
+	if n, ok := t.Totales.MntTotal.Int64(); ok && t.OtraMoneda == nil {
+		return n
+	}
+	if om := t.OtraMoneda; om != nil && om.TpoMoneda == "PESO CL" {
+		return roundInt(om.MntTotOtrMnda)
+	}
+	return roundInt(t.Totales.MntTotal)
+}
+
+// emission is what transaction 1 keeps in a DTE row's issuer snapshot
+// (store.DTE.Emisor): the company as it was at emission and the
+// Idempotency-Key, which the recovery job needs to finish the key too.
+type emission struct {
+	Empresa        Empresa `json:"empresa"`
+	IdempotencyKey string  `json:"idempotency_key,omitempty"`
+}
+
+// recoverArgs is the recovery job of one emission: it finishes the DTE if
+// it is still pendiente when the job runs.
+type recoverArgs struct {
+	EmpresaID string `json:"empresa_id"`
+	DTEID     string `json:"dte_id"`
+}
+
+// Kind names the recovery job.
+func (recoverArgs) Kind() string { return "dte.recover" }
+
+// EmitDTE emits a document for the company from the raw JSON body of an
+// emission request (contract §2.3), under an Idempotency-Key.
+//
+// The first call with a key answers Status 201 and the EmitirDTEResponse
+// JSON in Body; a later call with the same key and the same request
+// (compared after decoding, so formatting does not matter) answers the
+// same bytes with Replay set. The same key with another request fails with
+// KindIdempotencyMismatch, and while the first call is still running with
+// KindIdempotencyInProgress.
+func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string, body []byte) (*EmitResult, error) {
+	if e := checkIdempotencyKey(idempotencyKey); e != nil {
+		return nil, e
+	}
+	req, e := decodeEmitRequest(body)
+	if e != nil {
+		return nil, e
+	}
+	canon, hashHex, err := requestHash(req)
+	if err != nil {
+		return nil, errInternal("hashing the request", err)
+	}
+	hash, _ := hex.DecodeString(hashHex)
+	// A key seen before answers without any write.
+	if rec, err := s.st.GetIdempotency(ctx, empresaID, idempotencyKey); err == nil {
+		return idempotentAnswer(rec, hash)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, errInternal("reading the idempotency key", err)
+	}
+	emp, err := s.st.GetEmpresa(ctx, empresaID)
+	if err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	company := empresaFromStore(emp)
+	cert, err := s.signingCert(ctx, empresaID)
+	if err != nil {
+		return nil, err
+	}
+	at := s.now().UTC().Truncate(time.Microsecond)
+	em := &dte.Emitter{Emisor: company.Emisor(), Cert: cert}
+	prep, err := em.Prepare(req, at)
+	if err != nil {
+		var ve *dte.ValidationError
+		if errors.As(err, &ve) {
+			return nil, fromValidation(ve)
+		}
+		return nil, errInternal("preparing the document", err)
+	}
+	emisorJSON, err := json.Marshal(emission{Empresa: *company, IdempotencyKey: idempotencyKey})
+	if err != nil {
+		return nil, errInternal("encoding the issuer", err)
+	}
+	var metadata []byte
+	if req.Metadata != nil {
+		if metadata, err = json.Marshal(req.Metadata); err != nil {
+			return nil, errInternal("encoding metadata", err)
+		}
+	}
+	rr := req.Receptor.Rut
+	if r, err := dte.ParseRUT(rr); err == nil {
+		rr = r.String()
+	}
+	row := &store.DTE{
+		ID: newID(), EmpresaID: empresaID, TipoDTE: int(req.TipoDTE), Estado: store.EstadoPendiente,
+		RutReceptor: rr, RazonSocialReceptor: req.Receptor.RazonSocial, FechaEmision: prep.FechaEmision,
+		MontoTotal: montoCLP(prep.Totals), AutoSend: req.AutoSend == nil || *req.AutoSend,
+		Request: canon, Emisor: emisorJSON, EmittedAt: at, Metadata: metadata, CreatedAt: at, UpdatedAt: at,
+	}
+	var replay *EmitResult
+	var cafRec *store.CAF
+	// Transaction 1: the key, the folio, the pending row, the recovery job.
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		replay, cafRec = nil, nil
+		idem := &store.Idempotency{EmpresaID: empresaID, Key: idempotencyKey, BodyHash: hash,
+			State: store.IdempotencyInProgress, DTEID: row.ID, CreatedAt: at, UpdatedAt: at}
+		if err := tx.InsertIdempotency(ctx, idem); err != nil {
+			if store.ConflictOn(err) != store.ConstraintIdempotency {
+				return err
+			}
+			rec, err := tx.GetIdempotency(ctx, empresaID, idempotencyKey)
+			if err != nil {
+				return err
+			}
+			replay, err = idempotentAnswer(rec, hash)
+			return err
+		}
+		c, folio, err := s.takeFolio(ctx, tx, em, prep)
+		if err != nil {
+			return err
+		}
+		cafRec = c
+		row.Folio, row.CAFID = folio, c.ID
+		if err := tx.InsertDTE(ctx, row); err != nil {
+			return err
+		}
+		_, err = tx.Enqueue(ctx, recoverArgs{EmpresaID: empresaID, DTEID: row.ID},
+			&store.JobOpts{ScheduledAt: at.Add(s.recAge), MaxAttempts: 50})
+		return err
+	})
+	if err != nil {
+		return nil, storeErr(err, "taking a folio", "empresa", empresaID)
+	}
+	if replay != nil {
+		return replay, nil
+	}
+	// Outside any transaction: TED and signature.
+	c, err := s.parsedCAF(cafRec)
+	if err != nil {
+		return nil, err
+	}
+	out, err := em.Stamp(prep, row.Folio, c)
+	if err != nil {
+		// The folio stays pending; the recovery job retries it.
+		return nil, errInternal(fmt.Sprintf("stamping folio %d", row.Folio), err)
+	}
+	res, err := s.finish(ctx, row, idempotencyKey, out)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// maxExpiredCAFs bounds how many expired CAFs one emission retires before
+// giving up.
+const maxExpiredCAFs = 16
+
+// takeFolio takes the next folio of the company's active CAF for the
+// document's type inside transaction 1, and checks, before the folio is
+// committed, that Stamp will accept it: a CAF found expired is retired
+// (is_active false) and the next one tried; any other CAF problem (a
+// document dated before the CAF's authorization) refuses the request, and
+// the rollback gives the folio back. So a committed folio always signs.
+func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, prep *dte.Prepared) (*store.CAF, int64, error) {
+	for range maxExpiredCAFs {
+		rec, folio, err := tx.TakeFolio(ctx, em.Emisor.ID, int(prep.Tipo))
+		if errors.Is(err, store.ErrNoFolios) {
+			return nil, 0, &Error{Kind: KindConflict, Code: CodeNoFolios,
+				Message: fmt.Sprintf("no registered CAF of tipo %d has folios left", prep.Tipo),
+				Details: []dte.FieldError{{Field: "tipo_dte", Code: CodeNoFolios, Message: "register a CAF for this document type", Action: "POST /api/v1/billing/caf"}}}
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		c, err := s.parsedCAF(rec)
+		if err != nil {
+			return nil, 0, err
+		}
+		if c.CheckUsable(prep.At) != nil && c.CheckFolio(folio) == nil {
+			if err := tx.SetCAFActive(ctx, rec.EmpresaID, rec.ID, false); err != nil {
+				return nil, 0, err
+			}
+			s.log.Warn("billing: retired an expired CAF", "empresa_id", rec.EmpresaID, "caf_id", rec.ID, "tipo", rec.TipoDTE)
+			continue
+		}
+		if err := em.CheckCAF(prep, folio, c); err != nil {
+			return nil, 0, &Error{Kind: KindValidation, Code: CodeValidation, Message: "the active CAF cannot stamp this document",
+				Details: []dte.FieldError{{Field: "fecha_emision", Code: "CAF_NOT_USABLE", Message: err.Error()}}, Err: err}
+		}
+		return rec, folio, nil
+	}
+	return nil, 0, errConflict(CodeNoFolios, fmt.Sprintf("every CAF of tipo %d tried has expired", prep.Tipo))
+}
+
+// idempotentAnswer answers a request whose key is already recorded.
+func idempotentAnswer(rec *store.Idempotency, hash []byte) (*EmitResult, error) {
+	if !bytes.Equal(rec.BodyHash, hash) {
+		return nil, &Error{Kind: KindIdempotencyMismatch, Code: CodeIdempotencyMismatch,
+			Message: "this Idempotency-Key was used with a different request body"}
+	}
+	if rec.State != store.IdempotencyDone {
+		return nil, &Error{Kind: KindIdempotencyInProgress, Code: CodeIdempotencyInProgress,
+			Message: "the first request with this Idempotency-Key is still being processed; retry later"}
+	}
+	return &EmitResult{Status: rec.ResponseStatus, Body: rec.ResponseBody, Replay: true, ID: rec.DTEID}, nil
+}
+
+// finish runs transaction 2 for a signed document: XML, totals, firmado,
+// the idempotency response, the dte.created event and, through the hooks,
+// submission. When the row is no longer pending (another process finished
+// it), it answers what that process stored.
+func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *dte.Emitted) (*EmitResult, error) {
+	tot, err := json.Marshal(totalsOf(out.Totals))
+	if err != nil {
+		return nil, errInternal("encoding totals", err)
+	}
+	resp, err := json.Marshal(dte.EmitirDTEResponse{ID: row.ID, Folio: row.Folio, TipoDTE: dte.TipoDTE(row.TipoDTE),
+		Estado: dte.EstadoFirmado, MontoTotal: row.MontoTotal, CreatedAt: row.CreatedAt.UTC()})
+	if err != nil {
+		return nil, errInternal("encoding the response", err)
+	}
+	var res *EmitResult
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		res = nil
+		d, err := tx.GetDTEForUpdate(ctx, row.EmpresaID, row.ID)
+		if err != nil {
+			return err
+		}
+		idem, err := idempotencyRecord(ctx, tx, d.EmpresaID, key)
+		if err != nil {
+			return err
+		}
+		if d.Estado != store.EstadoPendiente {
+			if idem != nil && idem.State == store.IdempotencyDone {
+				res = &EmitResult{Status: idem.ResponseStatus, Body: idem.ResponseBody, ID: d.ID}
+			} else {
+				res = &EmitResult{Status: http.StatusCreated, Body: resp, ID: d.ID}
+			}
+			return nil
+		}
+		d.Estado = store.EstadoFirmado
+		d.XML = out.XML
+		d.Totals = tot
+		d.UpdatedAt = time.Time{}
+		if err := tx.UpdateDTE(ctx, d); err != nil {
+			return err
+		}
+		if idem != nil {
+			idem.State, idem.DTEID, idem.ResponseStatus, idem.ResponseBody = store.IdempotencyDone, d.ID, http.StatusCreated, resp
+			idem.UpdatedAt = time.Time{}
+			if err := tx.UpdateIdempotency(ctx, idem); err != nil {
+				return err
+			}
+		}
+		if err := s.recordEvent(ctx, tx, d, webhook.EventDTECreated); err != nil {
+			return err
+		}
+		for _, h := range s.onSigned {
+			if err := h(ctx, tx, d); err != nil {
+				return err
+			}
+		}
+		res = &EmitResult{Status: http.StatusCreated, Body: resp, ID: d.ID}
+		return nil
+	})
+	if err != nil {
+		return nil, storeErr(err, "storing the signed document", "dte", row.ID)
+	}
+	return res, nil
+}
+
+// idempotencyRecord reads the record of key, nil when there is no key or
+// it was purged.
+func idempotencyRecord(ctx context.Context, tx store.Tx, empresaID, key string) (*store.Idempotency, error) {
+	if key == "" {
+		return nil, nil
+	}
+	rec, err := tx.GetIdempotency(ctx, empresaID, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil // purged
+	}
+	return rec, err
+}
+
+// recordEvent stores an outbox event for d with its payload frozen now.
+func (s *Service) recordEvent(ctx context.Context, tx store.Tx, d *store.DTE, typ webhook.EventType) error {
+	data := webhook.DTEData{ID: d.ID, TipoDTE: d.TipoDTE, Folio: d.Folio, Estado: d.Estado,
+		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, MontoTotal: d.MontoTotal,
+		FechaEmision: d.FechaEmision}
+	payload, err := webhook.MarshalEvent(typ, s.now().UTC().Truncate(time.Second), data)
+	if err != nil {
+		return fmt.Errorf("billing: encoding event %s for DTE %s: %w", typ, d.ID, err)
+	}
+	return tx.InsertEvent(ctx, &store.Event{EmpresaID: d.EmpresaID, Type: string(typ), Payload: payload})
+}
+
+// parsedCAF returns the parsed CAF of a stored record, from the cache.
+func (s *Service) parsedCAF(rec *store.CAF) (*caf.CAF, error) {
+	if v, ok := s.cafs.Load(rec.ID); ok {
+		return v.(*caf.CAF), nil
+	}
+	raw := rec.XML
+	c, err := caf.Parse(raw)
+	if err != nil {
+		return nil, errInternal("reading stored CAF "+rec.ID, err)
+	}
+	s.cafs.Store(rec.ID, c)
+	return c, nil
+}
+
+// recoverDTE finishes an emission left pendiente by a process that died
+// between its two transactions: same folio, same CAF, same instant, so the
+// same document.
+func (s *Service) recoverDTE(ctx context.Context, empresaID, id string) error {
+	d, err := s.st.GetDTE(ctx, empresaID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // rolled back: transaction 1 never committed
+	}
+	if err != nil {
+		return err
+	}
+	if d.Estado != store.EstadoPendiente {
+		return nil
+	}
+	var snap emission
+	if err := json.Unmarshal(d.Emisor, &snap); err != nil {
+		return fmt.Errorf("billing: recover DTE %s: issuer snapshot: %w", id, err)
+	}
+	var req dte.EmitirDTERequest
+	if err := json.Unmarshal(d.Request, &req); err != nil {
+		return fmt.Errorf("billing: recover DTE %s: request: %w", id, err)
+	}
+	cert, err := s.signingCert(ctx, empresaID)
+	if err != nil {
+		return fmt.Errorf("billing: recover DTE %s: %w", id, err)
+	}
+	cafRec, err := s.st.GetCAF(ctx, empresaID, d.CAFID)
+	if err != nil {
+		return fmt.Errorf("billing: recover DTE %s: CAF %s: %w", id, d.CAFID, err)
+	}
+	c, err := s.parsedCAF(cafRec)
+	if err != nil {
+		return err
+	}
+	em := &dte.Emitter{Emisor: snap.Empresa.Emisor(), Cert: cert}
+	prep, err := em.Prepare(&req, d.EmittedAt.UTC())
+	if err != nil {
+		return fmt.Errorf("billing: recover DTE %s: %w", id, err)
+	}
+	out, err := em.Stamp(prep, d.Folio, c)
+	if err != nil {
+		return fmt.Errorf("billing: recover DTE %s: %w", id, err)
+	}
+	if _, err := s.finish(ctx, d, snap.IdempotencyKey, out); err != nil {
+		return err
+	}
+	s.log.Info("billing: recovered a pending emission", "empresa_id", empresaID, "dte_id", id, "tipo", d.TipoDTE, "folio", d.Folio)
+	return nil
+}

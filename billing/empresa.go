@@ -1,0 +1,218 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/signer"
+	"github.com/dtekit/dtekit/store"
+)
+
+// GetEmpresa returns the company.
+func (s *Service) GetEmpresa(ctx context.Context, empresaID string) (*Empresa, error) {
+	e, err := s.st.GetEmpresa(ctx, empresaID)
+	if err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	return empresaFromStore(e), nil
+}
+
+// checkText appends a problem when a required text is blank or too long.
+func checkText(details []dte.FieldError, field, v string, required bool, maxLen int) []dte.FieldError {
+	switch {
+	case required && strings.TrimSpace(v) == "":
+		return append(details, dte.FieldError{Field: field, Code: dte.CodeRequired, Message: field + " is required"})
+	case utf8.RuneCountInString(v) > maxLen:
+		return append(details, dte.FieldError{Field: field, Code: dte.CodeTooLong, Message: fmt.Sprintf("%s is longer than %d characters", field, maxLen)})
+	}
+	return details
+}
+
+func invalid(details []dte.FieldError) *Error {
+	if len(details) == 0 {
+		return nil
+	}
+	return fromValidation(&dte.ValidationError{Details: details})
+}
+
+// UpdateEmpresa changes the company's tax and contact data.
+func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in EmpresaUpdate) (*Empresa, error) {
+	var d []dte.FieldError
+	for _, f := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"razon_social", in.RazonSocial, 100}, {"giro", in.Giro, 80}, {"direccion", in.Direccion, 70}, {"comuna", in.Comuna, 20}, {"ciudad", in.Ciudad, 20}} {
+		if f.v != nil {
+			d = checkText(d, f.name, *f.v, true, f.max)
+		}
+	}
+	if e := invalid(d); e != nil {
+		return nil, e
+	}
+	var out *store.Empresa
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		e, err := tx.GetEmpresa(ctx, empresaID)
+		if err != nil {
+			return err
+		}
+		set := func(dst *string, v *string) {
+			if v != nil {
+				*dst = strings.TrimSpace(*v)
+			}
+		}
+		set(&e.RazonSocial, in.RazonSocial)
+		set(&e.Giro, in.Giro)
+		set(&e.Direccion, in.Direccion)
+		set(&e.Comuna, in.Comuna)
+		set(&e.Ciudad, in.Ciudad)
+		e.UpdatedAt = time.Time{}
+		out = e
+		return tx.UpdateEmpresa(ctx, e)
+	})
+	if err != nil {
+		return nil, storeErr(err, "updating the company", "empresa", empresaID)
+	}
+	return empresaFromStore(out), nil
+}
+
+// CreateEmpresa registers a company (operator operation, no tenant).
+func (s *Service) CreateEmpresa(ctx context.Context, in EmpresaInput) (*Empresa, error) {
+	var d []dte.FieldError
+	rut, err := dte.ParseRUT(in.Rut)
+	if err != nil {
+		d = append(d, dte.FieldError{Field: "rut", Code: dte.CodeInvalidRUT, Message: err.Error()})
+	}
+	d = checkText(d, "razon_social", in.RazonSocial, true, 100)
+	d = checkText(d, "giro", in.Giro, true, 80)
+	d = checkText(d, "direccion", in.Direccion, true, 70)
+	d = checkText(d, "comuna", in.Comuna, true, 20)
+	d = checkText(d, "ciudad", in.Ciudad, true, 20)
+	if in.Ambiente != dte.AmbienteCertificacion && in.Ambiente != dte.AmbienteProduccion {
+		d = append(d, dte.FieldError{Field: "ambiente", Code: dte.CodeInvalidValue, Message: `ambiente must be "certificacion" or "produccion"`})
+	}
+	if _, err := time.Parse(time.DateOnly, in.FechaResolucion); err != nil {
+		d = append(d, dte.FieldError{Field: "fecha_resolucion", Code: dte.CodeInvalidFormat, Message: "fecha_resolucion must be a date YYYY-MM-DD"})
+	}
+	if in.NumeroResolucion < 0 {
+		d = append(d, dte.FieldError{Field: "numero_resolucion", Code: dte.CodeOutOfRange, Message: "numero_resolucion must not be negative"})
+	}
+	if len(in.Acteco) == 0 || len(in.Acteco) > 4 {
+		d = append(d, dte.FieldError{Field: "acteco", Code: dte.CodeRequired, Message: "give one to four SII economic activity codes"})
+	}
+	for i, a := range in.Acteco {
+		if a <= 0 || a > 999999 {
+			d = append(d, dte.FieldError{Field: fmt.Sprintf("acteco[%d]", i), Code: dte.CodeOutOfRange, Message: "an activity code has at most 6 digits"})
+		}
+	}
+	if e := invalid(d); e != nil {
+		return nil, e
+	}
+	rec := &store.Empresa{ID: newID(), Rut: rut.String(), RazonSocial: strings.TrimSpace(in.RazonSocial), Giro: strings.TrimSpace(in.Giro),
+		Direccion: strings.TrimSpace(in.Direccion), Comuna: strings.TrimSpace(in.Comuna), Ciudad: strings.TrimSpace(in.Ciudad),
+		Ambiente: in.Ambiente, FechaResolucion: in.FechaResolucion, NumeroResolucion: int64(in.NumeroResolucion)}
+	for _, a := range in.Acteco {
+		rec.Acteco = append(rec.Acteco, int64(a))
+	}
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, rec) })
+	if err != nil {
+		return nil, storeErr(err, "creating the company", "empresa", rec.ID)
+	}
+	return empresaFromStore(rec), nil
+}
+
+// UploadCertificate installs the company's signing certificate from a
+// .pfx/.p12 file of at most MaxCertificateSize bytes, opened with password;
+// the certificate's RUT must be rutFirmante. The key is stored sealed by
+// the Keyring; the password is not kept.
+func (s *Service) UploadCertificate(ctx context.Context, empresaID string, p12 []byte, password, rutFirmante string) (*CertificadoStatus, error) {
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	now := s.now()
+	cert, e := checkCertificate(p12, password, rutFirmante, now)
+	if e != nil {
+		return nil, e
+	}
+	plain, err := encodeCredential(cert)
+	if err != nil {
+		return nil, errInternal("encoding the certificate", err)
+	}
+	uploaded := now.UTC().Truncate(time.Microsecond)
+	sealed, err := s.keys.Seal(plain, certAAD(empresaID))
+	if err != nil {
+		return nil, errInternal("sealing the certificate", err)
+	}
+	rut, _ := cert.RUT()
+	rec := &store.Certificado{EmpresaID: empresaID, RutFirmante: rut, Subject: cert.Subject(),
+		FechaVencimiento: cert.NotAfter(), Sealed: sealed, IsActive: true, UploadedAt: uploaded}
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.PutCertificado(ctx, rec) })
+	if err != nil {
+		return nil, storeErr(err, "storing the certificate", "empresa", empresaID)
+	}
+	s.certs.put(empresaID, certKey(rec), cert)
+	s.log.Info("billing: certificate installed", "empresa_id", empresaID, "rut_firmante", rut)
+	return certStatus(cert, uploaded, now), nil
+}
+
+// certAAD binds a sealed certificate to its company.
+func certAAD(empresaID string) []byte { return secretAAD("certificado", empresaID, "") }
+
+// certKey identifies one stored certificate of a company (a new upload
+// replaces it and changes the key).
+func certKey(c *store.Certificado) string { return c.UploadedAt.UTC().Format(time.RFC3339Nano) }
+
+// CertificateStatus describes the company's certificate.
+func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*CertificadoStatus, error) {
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	cert, rec, err := s.loadCert(ctx, empresaID)
+	if err != nil {
+		var be *Error
+		if errors.As(err, &be) && be.Code == CodeNoCertificate {
+			return &CertificadoStatus{}, nil
+		}
+		return nil, err
+	}
+	st := certStatus(cert, rec.UploadedAt, s.now())
+	st.IsActive = st.IsActive && rec.IsActive
+	return st, nil
+}
+
+// signingCert returns the company's opened certificate (cached).
+func (s *Service) signingCert(ctx context.Context, empresaID string) (*signer.Certificate, error) {
+	c, _, err := s.loadCert(ctx, empresaID)
+	return c, err
+}
+
+func (s *Service) loadCert(ctx context.Context, empresaID string) (*signer.Certificate, *store.Certificado, error) {
+	rec, err := s.st.GetCertificado(ctx, empresaID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, &Error{Kind: KindValidation, Code: CodeNoCertificate,
+			Message: "the company has no signing certificate; upload one first",
+			Details: []dte.FieldError{{Field: "certificado", Code: CodeNoCertificate, Message: "no certificate uploaded",
+				Action: "POST /api/v1/billing/empresa/certificado/pfx"}}}
+	}
+	if err != nil {
+		return nil, nil, errInternal("reading the certificate", err)
+	}
+	if c := s.certs.get(empresaID, certKey(rec)); c != nil {
+		return c, rec, nil
+	}
+	plain, err := s.keys.Open(rec.Sealed, certAAD(empresaID))
+	if err != nil {
+		return nil, nil, errInternal("opening the stored certificate", err)
+	}
+	c, err := decodeCredential(plain)
+	if err != nil {
+		return nil, nil, errInternal("reading the stored certificate", err)
+	}
+	s.certs.put(empresaID, certKey(rec), c)
+	return c, rec, nil
+}

@@ -1,0 +1,162 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// Job kinds and schedules of the service's own background work.
+const (
+	// PurgeInterval is how often expired Idempotency-Keys are deleted.
+	PurgeInterval = time.Hour
+	// SweepInterval is how often pendiente emissions are looked for, in
+	// case a recovery job was lost (a backstop: each emission enqueues its
+	// own recovery job in transaction 1).
+	SweepInterval = 5 * time.Minute
+)
+
+// purgeArgs is the periodic job that deletes Idempotency-Keys older than
+// the retention.
+type purgeArgs struct{}
+
+// Kind names the purge job.
+func (purgeArgs) Kind() string { return "idempotency.purge" }
+
+// sweepArgs is the periodic job that finishes every pendiente emission
+// older than RecoveryAfter.
+type sweepArgs struct{}
+
+// Kind names the sweep job.
+func (sweepArgs) Kind() string { return "dte.sweep" }
+
+// registerJobs registers every worker and periodic job of the service on
+// the store's runner. Each feature adds its own registration function to
+// the list (submission to the SII and webhook delivery live in their own
+// files and add theirs here).
+func (s *Service) registerJobs() error {
+	for _, reg := range []func() error{
+		s.registerRecovery,
+		s.registerIdempotencyPurge,
+	} {
+		if err := reg(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) registerRecovery() error {
+	j := s.st.Jobs()
+	if err := j.Register(store.Worker{
+		Kind: recoverArgs{}.Kind(),
+		Work: func(ctx context.Context, job *store.Job) error {
+			a, err := store.DecodeArgs[recoverArgs](job)
+			if err != nil {
+				return err
+			}
+			return s.recoverDTE(ctx, a.EmpresaID, a.DTEID)
+		},
+		Retry: []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute},
+	}); err != nil {
+		return fmt.Errorf("billing: registering %s: %w", recoverArgs{}.Kind(), err)
+	}
+	if err := j.Register(store.Worker{
+		Kind: sweepArgs{}.Kind(),
+		Work: func(ctx context.Context, job *store.Job) error {
+			_, err := s.RecoverPending(ctx)
+			return err
+		},
+		Timeout: 10 * time.Minute,
+	}); err != nil {
+		return fmt.Errorf("billing: registering %s: %w", sweepArgs{}.Kind(), err)
+	}
+	return j.AddPeriodic(store.PeriodicJob{Interval: SweepInterval, RunOnStart: true,
+		Args: func() store.JobArgs { return sweepArgs{} }, Opts: &store.JobOpts{UniqueByPeriod: SweepInterval}})
+}
+
+func (s *Service) registerIdempotencyPurge() error {
+	j := s.st.Jobs()
+	if err := j.Register(store.Worker{
+		Kind: purgeArgs{}.Kind(),
+		Work: func(ctx context.Context, job *store.Job) error {
+			_, err := s.PurgeIdempotency(ctx)
+			return err
+		},
+	}); err != nil {
+		return fmt.Errorf("billing: registering %s: %w", purgeArgs{}.Kind(), err)
+	}
+	return j.AddPeriodic(store.PeriodicJob{Interval: PurgeInterval, RunOnStart: true,
+		Args: func() store.JobArgs { return purgeArgs{} }, Opts: &store.JobOpts{UniqueByPeriod: PurgeInterval}})
+}
+
+// Start starts the store's job runner with the service's workers
+// (recovery of interrupted emissions, idempotency purge and whatever other
+// features registered). Stop stops it.
+func (s *Service) Start(ctx context.Context) error { return s.st.Jobs().Start(ctx) }
+
+// Stop stops the job runner, waiting for running jobs up to ctx's deadline.
+func (s *Service) Stop(ctx context.Context) error { return s.st.Jobs().Stop(ctx) }
+
+// PurgeIdempotency deletes the Idempotency-Keys older than the retention
+// (24 hours by default) and reports how many it deleted. The periodic
+// purge job calls it.
+func (s *Service) PurgeIdempotency(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		n, err = tx.PurgeIdempotency(ctx, s.now().Add(-s.ttl))
+		return err
+	})
+	if err != nil {
+		return 0, errInternal("purging idempotency keys", err)
+	}
+	return n, nil
+}
+
+// RecoverPending finishes every emission of every company left pendiente
+// for longer than RecoveryAfter (a process died between its two
+// transactions) and reports how many it finished. The sweep job calls it;
+// a process may also call it once at start.
+func (s *Service) RecoverPending(ctx context.Context) (int, error) {
+	return s.recoverPendingOlder(ctx, s.now().Add(-s.recAge))
+}
+
+func (s *Service) recoverPendingOlder(ctx context.Context, before time.Time) (int, error) {
+	done := 0
+	cursor := ""
+	for {
+		emps, err := s.st.ListEmpresas(ctx, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			return done, errInternal("listing companies", err)
+		}
+		for _, e := range emps.Items {
+			dcur := ""
+			for {
+				page, err := s.st.ListDTEs(ctx, e.ID, store.DTEFilter{Estado: store.EstadoPendiente, Cursor: dcur, Limit: store.MaxLimit})
+				if err != nil {
+					return done, errInternal("listing pending documents", err)
+				}
+				for _, d := range page.Items {
+					if d.CreatedAt.After(before) {
+						continue
+					}
+					if err := s.recoverDTE(ctx, e.ID, d.ID); err != nil {
+						return done, err
+					}
+					done++
+				}
+				if page.NextCursor == "" {
+					break
+				}
+				dcur = page.NextCursor
+			}
+		}
+		if emps.NextCursor == "" {
+			return done, nil
+		}
+		cursor = emps.NextCursor
+	}
+}
