@@ -1,0 +1,204 @@
+package sii
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dtekit/dtekit/internal/xmlflat"
+)
+
+// soapParam is one part of an RPC-style SOAP call.
+type soapParam struct{ name, value string }
+
+// soapEnvelope builds the RPC/encoded request the SII's Axis services
+// expect: the operation element in a namespace, one xsd:string child per
+// WSDL part, values escaped.
+func soapEnvelope(op string, params ...soapParam) []byte {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	b.WriteString(`<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"` +
+		` xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">`)
+	b.WriteString(`<soapenv:Body><ns1:` + op + ` xmlns:ns1="http://DefaultNamespace"` +
+		` soapenv:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/">`)
+	for _, p := range params {
+		b.WriteString(`<` + p.name + ` xsi:type="xsd:string">`)
+		xmlflat.EscapeText(&b, p.value)
+		b.WriteString(`</` + p.name + `>`)
+	}
+	b.WriteString(`</ns1:` + op + `></soapenv:Body></soapenv:Envelope>`)
+	return []byte(b.String())
+}
+
+// callSOAP posts one SOAP call to base+path and returns the parsed inner
+// SII:RESPUESTA document of its <op>Return.
+func (c *Client) callSOAP(ctx context.Context, base, path, op string, params ...soapParam) (*respuesta, error) {
+	url := base + path
+	body := soapEnvelope(op, params...)
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("sii: %s: %w", op, err)
+	}
+	req.Header.Set("Content-Type", "text/xml; charset=utf-8")
+	req.Header.Set("SOAPAction", `""`)
+	res, err := c.do(ctx, op, req)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := parseSOAPReturn(op, res.status, res.header, res.body)
+	if err != nil {
+		if te, ok := err.(*TransportError); ok {
+			te.URL = url
+		}
+		return nil, err
+	}
+	r, err := parseRespuesta([]byte(inner))
+	if err != nil {
+		return nil, &TransportError{Op: op, URL: url, Kind: KindMalformed, StatusCode: res.status, Detail: err.Error()}
+	}
+	return r, nil
+}
+
+// lenientText turns a response body into UTF-8 text: a UTF-8 byte order
+// mark is dropped, valid UTF-8 is kept, and anything else is read as
+// ISO-8859-1 (the SII declares UTF-8 and sometimes sends Latin-1 bytes).
+func lenientText(b []byte) string {
+	b = bytes.TrimPrefix(b, []byte{0xef, 0xbb, 0xbf})
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return xmlflat.Latin1ToString(b)
+}
+
+// parseXMLLenient reads a body as XML whatever its declared encoding.
+func parseXMLLenient(b []byte) (*xmlflat.Node, error) {
+	return xmlflat.Parse(strings.TrimSpace(lenientText(b)))
+}
+
+// parseSOAPReturn extracts the text of the <op>Return element from a SOAP
+// response body: the inner XML document the SII escapes (or wraps in
+// CDATA), unescaped. Elements are matched by local name, whatever their
+// prefix. An empty body, "Error 500", an HTML page, a SOAP Fault or a body
+// without the return element is a *TransportError; a fault whose text says
+// the token is invalid also satisfies isTokenFault.
+func parseSOAPReturn(op string, status int, header http.Header, body []byte) (string, error) {
+	if err := classify(op, "", &response{status: status, header: header, body: body}); err != nil {
+		return "", err
+	}
+	root, err := parseXMLLenient(body)
+	if err != nil {
+		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: "unreadable SOAP response: " + err.Error()}
+	}
+	if root.Name != "Envelope" {
+		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: fmt.Sprintf("root element is <%s>, not a SOAP Envelope", root.QName)}
+	}
+	var bodyEl *xmlflat.Node
+	for _, k := range root.Kids {
+		if k.Name == "Body" {
+			bodyEl = k
+		}
+	}
+	if bodyEl == nil {
+		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: "SOAP Envelope without a Body"}
+	}
+	if f := find(bodyEl, "Fault"); f != nil {
+		detail := "SOAP Fault"
+		if fs := find(f, "faultstring"); fs != nil {
+			detail = fs.Text
+		}
+		return "", &TransportError{Op: op, Kind: KindFault, StatusCode: status, Detail: detail}
+	}
+	ret := find(bodyEl, op+"Return")
+	if ret == nil {
+		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: fmt.Sprintf("SOAP Body without <%sReturn>", op)}
+	}
+	if status != http.StatusOK {
+		return "", &TransportError{Op: op, Kind: KindHTTP, StatusCode: status, Detail: "a SOAP answer with an error status"}
+	}
+	return ret.Text, nil
+}
+
+// isTokenFault reports whether err is a SOAP fault saying the token is not
+// valid ("Error de Autenticacion: TOKEN invalido"), one of the signals to
+// get a new token.
+func isTokenFault(err error) bool {
+	te, ok := err.(*TransportError)
+	if !ok || te.Kind != KindFault {
+		return false
+	}
+	d := strings.ToLower(te.Detail)
+	return strings.Contains(d, "token") && (strings.Contains(d, "invalid") || strings.Contains(d, "autentica"))
+}
+
+// find returns the first element named local in n's subtree (n included),
+// depth first.
+func find(n *xmlflat.Node, local string) *xmlflat.Node {
+	if n.Name == local {
+		return n
+	}
+	for _, k := range n.Kids {
+		if f := find(k, local); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// respuesta is a parsed SII:RESPUESTA document: the header fields and the
+// body, in whatever order they came.
+type respuesta struct {
+	// Hdr maps each RESP_HDR child's local name to its text (the first
+	// occurrence).
+	Hdr map[string]string
+	// Body holds RESP_BODY's children in document order (nil without a
+	// body).
+	Body []*xmlflat.Node
+	// raw is the document as received.
+	raw []byte
+}
+
+// parseRespuesta reads an SII:RESPUESTA document (the inner payload of a
+// SOAP return, or a REST seed/token answer). RESP_BODY may come before
+// RESP_HDR; prefixes are ignored; the text may be ISO-8859-1 whatever it
+// declares.
+func parseRespuesta(doc []byte) (*respuesta, error) {
+	root, err := parseXMLLenient(doc)
+	if err != nil {
+		return nil, fmt.Errorf("sii: unreadable RESPUESTA: %w", err)
+	}
+	if root.Name != "RESPUESTA" {
+		return nil, fmt.Errorf("sii: root element is <%s>, not RESPUESTA", root.QName)
+	}
+	r := &respuesta{Hdr: map[string]string{}, raw: doc}
+	hasHdr := false
+	for _, k := range root.Kids {
+		switch k.Name {
+		case "RESP_HDR":
+			hasHdr = true
+			for _, h := range k.Kids {
+				if _, seen := r.Hdr[h.Name]; !seen {
+					r.Hdr[h.Name] = strings.TrimSpace(h.Text)
+				}
+			}
+		case "RESP_BODY":
+			r.Body = append(r.Body, k.Kids...)
+		}
+	}
+	if !hasHdr {
+		return nil, fmt.Errorf("sii: RESPUESTA without RESP_HDR")
+	}
+	return r, nil
+}
+
+// bodyText returns the text of the first RESP_BODY child named local.
+func (r *respuesta) bodyText(local string) string {
+	for _, k := range r.Body {
+		if k.Name == local {
+			return strings.TrimSpace(k.Text)
+		}
+	}
+	return ""
+}
