@@ -222,8 +222,13 @@ func classify(op, url string, r *response) error {
 	return nil
 }
 
-// looksHTML reports whether a body is an HTML page.
+// looksHTML reports whether a body is an HTML page. A body that starts
+// with an XML declaration is XML whatever its Content-Type says (DTEUpload
+// labels its RECEPCIONDTE answer text/html).
 func looksHTML(b []byte, h http.Header) bool {
+	if bytes.HasPrefix(b, []byte("<?xml")) {
+		return false
+	}
 	if strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/html") {
 		return true
 	}

@@ -189,6 +189,12 @@ func (c *Client) uploadDTE(ctx context.Context, token string, body []byte, ctype
 	}
 	r, err := parseRecepcion(res.body)
 	if err != nil {
+		if _, ferr := parseSOAPReturn("upload", res.status, res.header, res.body); ferr != nil {
+			if te, ok := ferr.(*TransportError); ok && te.Kind == KindFault {
+				te.URL = url
+				return nil, false, te
+			}
+		}
 		kind := KindMalformed
 		if res.status != http.StatusOK {
 			kind = KindHTTP

@@ -1,0 +1,387 @@
+package siitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/xmlflat"
+	"github.com/dtekit/dtekit/signer"
+)
+
+// uploadFields are the multipart fields the SII requires, in order.
+var uploadFields = []string{"rutSender", "dvSender", "rutCompany", "dvCompany", "archivo"}
+
+// upload is a parsed multipart upload.
+type upload struct {
+	fields   []string
+	values   map[string]string
+	archivo  []byte
+	filename string
+	tooBig   bool
+	err      error
+}
+
+// readUpload reads the multipart body in order, bounding the file.
+func (f *Fake) readUpload(r *http.Request) *upload {
+	u := &upload{values: map[string]string{}}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		u.err = err
+		return u
+	}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			u.err = err
+			return u
+		}
+		name := p.FormName()
+		u.fields = append(u.fields, name)
+		if name == "archivo" {
+			u.filename = p.FileName()
+			u.archivo, err = io.ReadAll(io.LimitReader(p, f.opts.MaxUpload+1))
+			if int64(len(u.archivo)) > f.opts.MaxUpload {
+				u.tooBig = true
+				io.Copy(io.Discard, io.LimitReader(p, 1<<30))
+			}
+		} else {
+			var v []byte
+			v, err = io.ReadAll(io.LimitReader(p, 64))
+			u.values[name] = strings.TrimSpace(string(v))
+		}
+		if err != nil {
+			u.err = err
+			return u
+		}
+	}
+	return u
+}
+
+// browserLike reports whether a User-Agent passes the fake's check.
+func (f *Fake) browserLike(ua string) bool {
+	return f.opts.AnyUserAgent || strings.HasPrefix(ua, "Mozilla/")
+}
+
+// recepcion writes a RECEPCIONDTE answer.
+func recepcion(w http.ResponseWriter, sender, company, file, ts string, status int, track string, errs []string) {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<RECEPCIONDTE>\n")
+	add := func(name, v string) {
+		b.WriteString("<" + name + ">")
+		xmlflat.EscapeText(&b, v)
+		b.WriteString("</" + name + ">\n")
+	}
+	add("RUTSENDER", sender)
+	add("RUTCOMPANY", company)
+	add("FILE", file)
+	add("TIMESTAMP", ts)
+	add("STATUS", strconv.Itoa(status))
+	if track != "" {
+		add("TRACKID", track)
+	}
+	if len(errs) > 0 {
+		b.WriteString("<DETAIL>\n")
+		for _, e := range errs {
+			add("ERROR", e)
+		}
+		b.WriteString("</DETAIL>\n")
+	}
+	b.WriteString("</RECEPCIONDTE>\n")
+	w.Header().Set("Content-Type", "text/html") // as the SII labels it
+	io.WriteString(w, b.String())
+}
+
+// serveUpload is DTEUpload.
+func (f *Fake) serveUpload(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, f.opts.MaxUpload+1<<20)
+	u := f.readUpload(r)
+	token := cookieToken(r)
+	idx, fault, done := f.begin(Upload, w, r, u.fields, token)
+	if done {
+		return
+	}
+	ts := f.now().Format("2006-01-02 15:04:05")
+	answer := func(sender, company string, status int, track string, errs []string) {
+		f.result(idx, "STATUS %d%s", status, map[bool]string{true: " TRACKID " + track, false: ""}[track != ""])
+		if fault.Kind == FaultAcceptThenHang {
+			hang(r.Context())
+			reset(w)
+			return
+		}
+		recepcion(w, sender, company, u.filename, ts, status, track, errs)
+	}
+	rut, code := f.checkToken(token, false)
+	if code != "" || !f.browserLike(r.UserAgent()) {
+		ts = "0 0"
+		answer("0-0", "0-0", 5, "", nil)
+		return
+	}
+	sender := u.values["rutSender"] + "-" + u.values["dvSender"]
+	company := u.values["rutCompany"] + "-" + u.values["dvCompany"]
+	if fault.Kind == FaultStatus {
+		n, _ := strconv.Atoi(fault.Code)
+		answer(sender, company, n, "", nil)
+		return
+	}
+	if r.ContentLength < 0 || len(r.TransferEncoding) > 0 {
+		if !f.opts.AllowChunked {
+			answer(sender, company, 3, "", []string{"Content-Length ausente"})
+			return
+		}
+	}
+	if u.err != nil || !slices.Equal(u.fields, uploadFields) {
+		answer(sender, company, 3, "", []string{fmt.Sprintf("campos %v, se esperaba %v", u.fields, uploadFields)})
+		return
+	}
+	status, errs := f.permission(rut, sender, company)
+	if status != 0 {
+		answer(sender, company, status, "", errs)
+		return
+	}
+	if u.tooBig || len(u.archivo) < 100 {
+		answer(sender, company, 2, "", nil)
+		return
+	}
+	env, status, errs := f.receive(u.archivo, rut, company, false)
+	if status != 0 {
+		answer(sender, company, status, "", errs)
+		return
+	}
+	answer(sender, company, 0, env.TrackID, nil)
+}
+
+// permission checks that the token's holder is the sender and may send for
+// company (else STATUS 1), and that company is an authorised issuer (else
+// 6).
+func (f *Fake) permission(tokenRUT, sender, company string) (int, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !strings.EqualFold(tokenRUT, sender) || !f.signers[tokenRUT][strings.ToUpper(company)] {
+		return 1, []string{fmt.Sprintf("el usuario %s no tiene permiso para enviar por %s", sender, company)}
+	}
+	if !f.issuers[strings.ToUpper(company)] {
+		return 6, []string{fmt.Sprintf("la empresa %s no esta autorizada a emitir DTE", company)}
+	}
+	return 0, nil
+}
+
+// receive checks an envelope and files it under a new track id. It returns
+// the upload STATUS (7 schema, 8 signature) unless rejections are
+// deferred; carátula problems are always found later (RCT).
+func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Envelope, int, []string) {
+	defer_ := f.opts.DeferRejections || boleta
+	final, steps := "", []string(nil)
+	reject := func(status int, state string, errs []string) (int, []string) {
+		if !defer_ {
+			return status, errs
+		}
+		if final == "" {
+			final = state
+		}
+		return 0, nil
+	}
+	root, _ := dte.RootName(data)
+	want := "EnvioDTE"
+	if boleta {
+		want = "EnvioBOLETA"
+	}
+	if root != want {
+		if s, errs := reject(7, "RSC", []string{fmt.Sprintf("se esperaba %s, no <%s>", want, root)}); s != 0 {
+			return nil, s, errs
+		}
+	}
+	if f.opts.Schema != nil && final == "" {
+		if errs := f.opts.Schema(root, data); len(errs) > 0 {
+			if s, errs := reject(7, "RSC", errs); s != 0 {
+				return nil, s, errs
+			}
+		}
+	}
+	env, perr := dte.ParseEnvio(data)
+	if perr != nil && final == "" {
+		if s, errs := reject(7, "RSC", []string{perr.Error()}); s != 0 {
+			return nil, s, errs
+		}
+	}
+	if final == "" {
+		if _, err := signer.Verify(data); err != nil {
+			if s, errs := reject(8, "RFR", []string{err.Error()}); s != 0 {
+				return nil, s, errs
+			}
+		}
+	}
+	e := &Envelope{Company: company, Sender: tokenRUT, Boleta: boleta, Received: f.now(), Raw: bytes.Clone(data)}
+	if env != nil {
+		if final == "" && !caratulaOK(env, tokenRUT, company, boleta) {
+			final = "RCT"
+		}
+		for _, d := range env.Documentos {
+			monto, _ := d.Totales.MntTotal.Int64()
+			e.Docs = append(e.Docs, Doc{RutEmisor: strings.ToUpper(d.Emisor.Rut), Tipo: int(d.Tipo), Folio: d.Folio,
+				Fecha: d.FechaEmision, Monto: monto, Receptor: strings.ToUpper(d.Receptor.Rut), raw: d.Raw})
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	steps = f.opts.Steps
+	for i := range e.Docs {
+		d := &e.Docs[i]
+		o, ok := f.scripts[docKey(d.RutEmisor, d.Tipo, d.Folio)]
+		if !ok {
+			o = f.deflt
+		}
+		d.Result, d.Detail = o.Result, o.Detail
+		if o.Envelope != "" && final == "" {
+			final = o.Envelope
+		}
+		if o.Steps != nil {
+			steps = o.Steps
+		}
+		if prev := f.firstCopy(d); prev != nil {
+			d.Result, d.Detail = Rejected, "DTE-3-101"
+			if bytes.Equal(prev.raw, d.raw) {
+				d.Detail = "DTE-3-100"
+			}
+		}
+	}
+	if final == "" {
+		final = "EPR"
+	}
+	e.Final, e.Steps = final, truncateSteps(steps, final)
+	f.trackNext++
+	e.TrackID = fmt.Sprintf("%010d", f.trackNext)
+	f.envelopes = append(f.envelopes, e)
+	f.byTrack[e.TrackID] = e
+	return e, 0, nil
+}
+
+// truncateSteps cuts the timeline where an envelope rejection happens:
+// RSC right after reception, RCT after SOK, RFR after CRT.
+func truncateSteps(steps []string, final string) []string {
+	stop := map[string]string{"RSC": "SOK", "RCT": "CRT", "RFR": "FOK"}[final]
+	if stop == "" {
+		return slices.Clone(steps)
+	}
+	if i := slices.Index(steps, stop); i >= 0 {
+		return slices.Clone(steps[:i])
+	}
+	return slices.Clone(steps)
+}
+
+// firstCopy returns an earlier accepted copy of document d (same issuer,
+// type and folio) in an envelope not rejected as a whole.
+func (f *Fake) firstCopy(d *Doc) *Doc {
+	for _, e := range f.envelopes {
+		if e.Final != "EPR" {
+			continue
+		}
+		for i := range e.Docs {
+			p := &e.Docs[i]
+			if p.RutEmisor == d.RutEmisor && p.Tipo == d.Tipo && p.Folio == d.Folio && p.Result != Rejected {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// caratulaOK checks the cover: issuer = company, sender = certificate
+// holder, receiver = the SII, and SubTotDTE counts that match the
+// documents.
+func caratulaOK(env *dte.Envio, tokenRUT, company string, boleta bool) bool {
+	c := env.Caratula
+	if !strings.EqualFold(c.RutEmisor, company) || !strings.EqualFold(c.RutEnvia, tokenRUT) || !strings.EqualFold(c.RutReceptor, "60803000-K") {
+		return false
+	}
+	if env.Boleta != boleta {
+		return false
+	}
+	counts := map[dte.TipoDTE]int{}
+	for _, d := range env.Documentos {
+		counts[d.Tipo]++
+		if boleta && !d.Tipo.IsBoleta() {
+			return false
+		}
+	}
+	max := dte.MaxEnvioDTE
+	if boleta {
+		max = dte.MaxEnvioBoleta
+	}
+	if len(env.Documentos) == 0 || len(env.Documentos) > max || len(c.SubTotDTE) != len(counts) {
+		return false
+	}
+	for _, s := range c.SubTotDTE {
+		if counts[s.Tipo] != s.Cantidad {
+			return false
+		}
+	}
+	return true
+}
+
+// serveBoletaUpload is the boleta REST upload.
+func (f *Fake) serveBoletaUpload(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, f.opts.MaxUpload+1<<20)
+	u := f.readUpload(r)
+	token := cookieToken(r)
+	idx, fault, done := f.begin(BoletaUpload, w, r, u.fields, token)
+	if done {
+		return
+	}
+	rut, code := f.checkToken(token, true)
+	if code != "" || !f.browserLike(r.UserAgent()) {
+		f.result(idx, "HTTP 401")
+		http.Error(w, "NO ESTA AUTENTICADO", http.StatusUnauthorized)
+		return
+	}
+	sender := u.values["rutSender"] + "-" + u.values["dvSender"]
+	company := u.values["rutCompany"] + "-" + u.values["dvCompany"]
+	type answer struct {
+		RutEmisor      string `json:"rut_emisor"`
+		RutEnvia       string `json:"rut_envia"`
+		TrackID        *int64 `json:"trackid"`
+		FechaRecepcion string `json:"fecha_recepcion"`
+		Estado         string `json:"estado"`
+		File           string `json:"file"`
+	}
+	a := answer{RutEmisor: company, RutEnvia: sender, FechaRecepcion: f.now().Format("2006-01-02 15:04:05"), File: u.filename}
+	reply := func() {
+		f.result(idx, "estado %s", a.Estado)
+		if fault.Kind == FaultAcceptThenHang {
+			hang(r.Context())
+			reset(w)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(a)
+	}
+	switch {
+	case (r.ContentLength < 0 || len(r.TransferEncoding) > 0) && !f.opts.AllowChunked,
+		u.err != nil || !slices.Equal(u.fields, uploadFields), u.tooBig:
+		a.Estado = "RSC"
+		reply()
+		return
+	}
+	if s, _ := f.permission(rut, sender, company); s != 0 {
+		a.Estado = "RCT"
+		reply()
+		return
+	}
+	env, _, _ := f.receive(u.archivo, rut, company, true)
+	n, _ := strconv.ParseInt(env.TrackID, 10, 64)
+	a.TrackID, a.Estado = &n, "REC"
+	reply()
+}
