@@ -15,6 +15,7 @@ import (
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/signer"
+	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
@@ -170,5 +171,5 @@ func xmllintSchema(t *testing.T) func(root string, envelope []byte) []string {
 
 // siitestCert makes a certificate for another RUT (1024 bits, quick).
 func siitestCert(rut string) (*signer.Certificate, error) {
-	return signer.NewTestCertificate(nil, signer.TestCertOptions{RUT: rut, Bits: 1024})
+	return signertest.NewCertificate(nil, signertest.CertOptions{RUT: rut, Bits: 1024})
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
-	"github.com/dtekit/dtekit/signer"
+	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
@@ -98,7 +98,7 @@ func TestTokenChecks(t *testing.T) {
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	f, c := started(t, siitest.Options{Clock: now})
-	other, err := signer.NewTestCertificate(nil, signer.TestCertOptions{RUT: testcreds.SignerRUT, Bits: 1024})
+	other, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: testcreds.SignerRUT, Bits: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
