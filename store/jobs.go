@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -181,6 +182,13 @@ type JobsConfig struct {
 	// considered abandoned by a dead worker and scheduled again (default
 	// one hour; it must exceed the longest worker Timeout).
 	RescueAfter time.Duration
+	// Queues names extra queues (besides the default one) and how many
+	// jobs of each run at once. A job enqueued on a queue no runner works
+	// waits forever, so every JobOpts.Queue must be listed here.
+	Queues map[string]int
+	// Logger receives the runner's own messages (warnings and errors of
+	// jobs); nil discards messages below warnings.
+	Logger *slog.Logger
 }
 
 // Jobs is the background job runner of a store. Register workers and

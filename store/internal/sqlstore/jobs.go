@@ -1,0 +1,261 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// jobs implements store.Jobs on River. Two River clients share the
+// database: an insert-only client built at open (so jobs can be enqueued,
+// inside store transactions too, before or without Start), and the
+// working client built by Start once every worker is registered.
+type jobs struct {
+	cfg    Config
+	insert *river.Client[*sql.Tx]
+
+	mu       sync.Mutex
+	workers  *river.Workers
+	kinds    map[string]bool
+	periodic []*river.PeriodicJob
+	runner   *river.Client[*sql.Tx]
+	started  bool
+}
+
+func (j *jobs) logger() *slog.Logger {
+	if j.cfg.Jobs.Logger != nil {
+		return j.cfg.Jobs.Logger
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func newJobs(cfg Config) (*jobs, error) {
+	j := &jobs{cfg: cfg, workers: river.NewWorkers(), kinds: map[string]bool{}}
+	c, err := river.NewClient(cfg.River, &river.Config{Logger: j.logger()})
+	if err != nil {
+		return nil, fmt.Errorf("store (%s): building the job client: %w", cfg.Dialect.Name, err)
+	}
+	j.insert = c
+	return j, nil
+}
+
+// uniqueStates are the states in which a unique job blocks a duplicate:
+// every state of a job that has not finished.
+var uniqueStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled,
+}
+
+func insertOpts(args store.JobArgs, opts *store.JobOpts) *river.InsertOpts {
+	o := store.EffectiveJobOpts(args, opts)
+	ro := &river.InsertOpts{Queue: o.Queue, Priority: o.Priority, MaxAttempts: o.MaxAttempts, ScheduledAt: o.ScheduledAt}
+	if o.UniqueByArgs || o.UniqueByPeriod > 0 {
+		ro.UniqueOpts = river.UniqueOpts{ByArgs: o.UniqueByArgs, ByPeriod: o.UniqueByPeriod, ByState: uniqueStates}
+	}
+	return ro
+}
+
+func jobResult(res *rivertype.JobInsertResult) *store.JobResult {
+	return &store.JobResult{ID: res.Job.ID, Duplicate: res.UniqueSkippedAsDuplicate}
+}
+
+// Enqueue on a Tx inserts the job in the store transaction.
+func (t *tx) Enqueue(ctx context.Context, args store.JobArgs, opts *store.JobOpts) (*store.JobResult, error) {
+	res, err := t.jobs.insert.InsertTx(ctx, t.tx, args, insertOpts(args, opts))
+	if err != nil {
+		return nil, fmt.Errorf("store (%s): enqueuing a %s job: %w", t.d.Name, args.Kind(), err)
+	}
+	return jobResult(res), nil
+}
+
+// Enqueue inserts a job in its own transaction.
+func (j *jobs) Enqueue(ctx context.Context, args store.JobArgs, opts *store.JobOpts) (*store.JobResult, error) {
+	if ctx.Value(inWriteKey{}) != nil {
+		return nil, errNested
+	}
+	res, err := j.insert.Insert(ctx, args, insertOpts(args, opts))
+	if err != nil {
+		return nil, fmt.Errorf("store (%s): enqueuing a %s job: %w", j.cfg.Dialect.Name, args.Kind(), err)
+	}
+	return jobResult(res), nil
+}
+
+// Job reports a job's state.
+func (j *jobs) Job(ctx context.Context, id int64) (*store.JobInfo, error) {
+	row, err := j.insert.JobGet(ctx, id)
+	if errors.Is(err, river.ErrNotFound) {
+		return nil, fmt.Errorf("%w: job %d", store.ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store (%s): reading job %d: %w", j.cfg.Dialect.Name, id, err)
+	}
+	info := &store.JobInfo{ID: row.ID, Kind: row.Kind, State: string(row.State), Attempt: row.Attempt,
+		MaxAttempts: row.MaxAttempts, Args: json.RawMessage(row.EncodedArgs), ScheduledAt: row.ScheduledAt.UTC(), Errors: []string{}}
+	for _, e := range row.Errors {
+		info.Errors = append(info.Errors, e.Error)
+	}
+	return info, nil
+}
+
+// rawArgs carries a job's arguments undecoded to a store.Worker, which
+// decodes them itself (store.DecodeArgs). Its kind is the registered one.
+type rawArgs struct {
+	kind string
+	raw  json.RawMessage
+}
+
+func (a rawArgs) Kind() string                  { return a.kind }
+func (a rawArgs) MarshalJSON() ([]byte, error)  { return a.raw, nil }
+func (a *rawArgs) UnmarshalJSON(b []byte) error { a.raw = append(a.raw[:0], b...); return nil }
+
+// bridge runs a store.Worker as a River worker.
+type bridge struct {
+	river.WorkerDefaults[rawArgs]
+	w store.Worker
+}
+
+func (b *bridge) Work(ctx context.Context, job *river.Job[rawArgs]) error {
+	return b.w.Work(ctx, &store.Job{ID: job.ID, Kind: job.Kind, Args: job.EncodedArgs, Attempt: job.Attempt,
+		MaxAttempts: job.MaxAttempts, CreatedAt: job.CreatedAt.UTC()})
+}
+
+// NextRetry applies the worker's own schedule; a zero time lets River use
+// its default.
+func (b *bridge) NextRetry(job *river.Job[rawArgs]) time.Time {
+	if d, ok := b.w.RetryDelay(job.Attempt); ok {
+		return time.Now().Add(d)
+	}
+	return time.Time{}
+}
+
+func (b *bridge) Timeout(*river.Job[rawArgs]) time.Duration {
+	if b.w.Timeout < 0 {
+		return -1
+	}
+	return b.w.Timeout
+}
+
+var errStarted = errors.New("store: the job runner is already started")
+
+// Register adds a worker.
+func (j *jobs) Register(w store.Worker) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.started {
+		return errStarted
+	}
+	if w.Kind == "" || w.Work == nil {
+		return errors.New("store: registering a worker: Kind and Work are required")
+	}
+	if j.kinds[w.Kind] {
+		return fmt.Errorf("store: a worker for kind %q is already registered", w.Kind)
+	}
+	j.kinds[w.Kind] = true
+	// AddWorkerArgs takes the kind from the value given rather than from
+	// a type, which lets one Go type serve every registered kind.
+	river.AddWorkerArgs(j.workers, rawArgs{kind: w.Kind}, &bridge{w: w})
+	return nil
+}
+
+// AddPeriodic adds a periodic job.
+func (j *jobs) AddPeriodic(p store.PeriodicJob) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.started {
+		return errStarted
+	}
+	if p.Interval <= 0 || p.Args == nil {
+		return errors.New("store: adding a periodic job: Interval and Args are required")
+	}
+	j.periodic = append(j.periodic, river.NewPeriodicJob(river.PeriodicInterval(p.Interval),
+		func() (river.JobArgs, *river.InsertOpts) {
+			args := p.Args()
+			return args, insertOpts(args, p.Opts)
+		}, &river.PeriodicJobOpts{RunOnStart: p.RunOnStart}))
+	return nil
+}
+
+// Start builds the working client and starts it.
+func (j *jobs) Start(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.started {
+		return errStarted
+	}
+	jc := j.cfg.Jobs
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(jc.Workers, 0)}}
+	if jc.Workers <= 0 {
+		queues[river.QueueDefault] = river.QueueConfig{MaxWorkers: 10}
+	}
+	for name, n := range jc.Queues {
+		queues[name] = river.QueueConfig{MaxWorkers: max(n, 1)}
+	}
+	rc := &river.Config{
+		Logger:               j.logger(),
+		Workers:              j.workers,
+		Queues:               queues,
+		PeriodicJobs:         j.periodic,
+		RescueStuckJobsAfter: jc.RescueAfter,
+	}
+	if jc.PollInterval > 0 {
+		rc.FetchPollInterval = jc.PollInterval
+		rc.FetchCooldown = min(max(jc.PollInterval/2, river.FetchCooldownMin), river.FetchCooldownDefault)
+	}
+	c, err := river.NewClient(j.cfg.River, rc)
+	if err != nil {
+		return fmt.Errorf("store (%s): building the job runner: %w", j.cfg.Dialect.Name, err)
+	}
+	if err := c.Start(ctx); err != nil {
+		return fmt.Errorf("store (%s): starting the job runner: %w", j.cfg.Dialect.Name, err)
+	}
+	j.runner, j.started = c, true
+	return nil
+}
+
+// Stop stops the runner: running jobs get until ctx's deadline to finish,
+// then they are cancelled.
+func (j *jobs) Stop(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.started {
+		return errors.New("store: the job runner is not started")
+	}
+	return j.stopLocked(ctx)
+}
+
+func (j *jobs) stopLocked(ctx context.Context) error {
+	err := j.runner.Stop(ctx)
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err = j.runner.StopAndCancel(cctx)
+	}
+	j.started = false
+	// A stopped River client cannot start again with new registrations;
+	// keep the registrations for a later Start.
+	j.runner = nil
+	if err != nil {
+		return fmt.Errorf("store (%s): stopping the job runner: %w", j.cfg.Dialect.Name, err)
+	}
+	return nil
+}
+
+func (j *jobs) stopIfStarted(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.started {
+		return nil
+	}
+	return j.stopLocked(ctx)
+}

@@ -1,0 +1,149 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// Keyset cursors: every listed table has a seq column that grows with each
+// insert. A page is the next `limit` rows after the last seq of the
+// previous page, so rows inserted meanwhile never shift a later page (no
+// row is repeated or skipped). The cursor is that seq, tagged with the
+// listing it belongs to, base64url-encoded so callers treat it as opaque.
+
+func encodeCursor(listing string, seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(listing + ":" + strconv.FormatInt(seq, 10)))
+}
+
+func decodeCursor(listing, cursor string) (int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return 0, fmt.Errorf("%w: not base64url", store.ErrInvalidCursor)
+	}
+	name, num, ok := strings.Cut(string(raw), ":")
+	if !ok || name != listing {
+		return 0, fmt.Errorf("%w: not a cursor of this listing", store.ErrInvalidCursor)
+	}
+	seq, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || seq < 0 {
+		return 0, fmt.Errorf("%w: bad position", store.ErrInvalidCursor)
+	}
+	return seq, nil
+}
+
+// clampLimit applies store.DefaultLimit and store.MaxLimit.
+func clampLimit(n int) int {
+	switch {
+	case n <= 0:
+		return store.DefaultLimit
+	case n > store.MaxLimit:
+		return store.MaxLimit
+	}
+	return n
+}
+
+// where builds a WHERE clause with numbered placeholders.
+type where struct {
+	conds []string
+	args  []any
+}
+
+// add appends a condition; each "?" in cond becomes the next $n.
+func (w *where) add(cond string, args ...any) {
+	var b strings.Builder
+	for _, r := range cond {
+		if r == '?' {
+			w.args = append(w.args, args[0])
+			args = args[1:]
+			fmt.Fprintf(&b, "$%d", len(w.args))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	w.conds = append(w.conds, b.String())
+}
+
+func (w *where) String() string { return strings.Join(w.conds, " AND ") }
+
+// listing describes one keyset listing.
+type listing struct {
+	name  string // cursor tag
+	table string
+	cols  string // selected columns (seq must not be among them)
+	asc   bool   // oldest first when true
+}
+
+// pageOf runs a listing: the rows matching w after the cursor, limited,
+// plus the total count of rows matching w, both in one snapshot.
+func pageOf[T any](ctx context.Context, r *reader, l listing, w where, cursor string, limit int,
+	scan func(sc scanner) (T, error)) (*store.Page[T], error) {
+	limit = clampLimit(limit)
+	page := &store.Page[T]{Items: []T{}}
+	err := r.snapshot(ctx, func(q querier) error {
+		if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+l.table+" WHERE "+w.String(), w.args...).Scan(&page.TotalCount); err != nil {
+			return r.errf(err, "counting %s", l.table)
+		}
+		iw := where{conds: append([]string(nil), w.conds...), args: append([]any(nil), w.args...)}
+		op, order := "<", "DESC"
+		if l.asc {
+			op, order = ">", "ASC"
+		}
+		if cursor != "" {
+			seq, err := decodeCursor(l.name, cursor)
+			if err != nil {
+				return err
+			}
+			iw.add("seq "+op+" ?", seq)
+		}
+		iw.args = append(iw.args, limit+1)
+		query := fmt.Sprintf("SELECT seq, %s FROM %s WHERE %s ORDER BY seq %s LIMIT $%d", l.cols, l.table, iw.String(), order, len(iw.args))
+		rows, err := q.QueryContext(ctx, query, iw.args...)
+		if err != nil {
+			return r.errf(err, "listing %s", l.table)
+		}
+		defer rows.Close()
+		var last int64
+		for rows.Next() {
+			if len(page.Items) == limit {
+				page.NextCursor = encodeCursor(l.name, last)
+				break
+			}
+			var seq int64
+			item, err := scan(seqScanner{rows, &seq})
+			if err != nil {
+				return r.errf(err, "reading %s", l.table)
+			}
+			last = seq
+			page.Items = append(page.Items, item)
+		}
+		if err := rows.Err(); err != nil {
+			return r.errf(err, "listing %s", l.table)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// seqScanner prepends the seq column to a row scan.
+type seqScanner struct {
+	rows *sql.Rows
+	seq  *int64
+}
+
+func (s seqScanner) Scan(dest ...any) error {
+	return s.rows.Scan(append([]any{s.seq}, dest...)...)
+}

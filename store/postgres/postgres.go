@@ -1,0 +1,153 @@
+// Package postgres stores dtekit's records in PostgreSQL, for deployments
+// that run several server processes or want the database apart from the
+// server.
+//
+// It uses github.com/jackc/pgx/v5 through its database/sql adapter
+// (pgx/v5/stdlib), so the SQL shared with store/sqlite runs unchanged.
+// Transactions run at READ COMMITTED; the few writes that read before
+// they write lock what they read (SELECT … FOR UPDATE, or a guarded
+// UPDATE that re-checks its condition), so concurrent processes never
+// hand out one folio twice nor register overlapping CAF ranges. Listings
+// read their page and their total count in one REPEATABLE READ snapshot.
+//
+// The schema is created and upgraded by embedded goose migrations at
+// Open, River's tables the same way, both under a PostgreSQL advisory lock
+// so that processes starting together migrate once. Background jobs use
+// River's database/sql driver (riverdatabasesql) on the same pool: it is
+// the River driver whose transaction type is *sql.Tx, which is what lets a
+// job be inserted in the very transaction that writes the records it
+// follows. (River's riverpgxv5 driver needs a pgx.Tx, which the shared
+// database/sql code does not have.) That driver polls for jobs instead of
+// using LISTEN/NOTIFY; JobsConfig.PollInterval sets the pace.
+//
+// The URL is any pgx connection string, e.g.
+// postgres://user@host/db?sslmode=disable; a search_path parameter selects
+// the schema (tests use one schema each).
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/internal/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options tunes Open. The zero value is fine.
+type Options struct {
+	// Jobs tunes the background job runner.
+	Jobs store.JobsConfig
+	// MaxConns bounds the connection pool (default 20).
+	MaxConns int
+}
+
+// Open connects to the PostgreSQL database at url, applies the
+// migrations, and returns the store. Close it when done.
+func Open(ctx context.Context, url string, opts *Options) (store.Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = 20
+	}
+	cc, err := pgx.ParseConfig(url)
+	if err != nil {
+		// The parse error may quote the URL and its password: keep it out.
+		return nil, errors.New("store/postgres: the database URL does not parse")
+	}
+	db := stdlib.OpenDB(*cc)
+	db.SetMaxOpenConns(o.MaxConns)
+	db.SetMaxIdleConns(o.MaxConns)
+	if err := db.PingContext(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("store/postgres: connecting to %s: %w", cc.Host, err), db.Close())
+	}
+	if err := migrate(ctx, db); err != nil {
+		return nil, errors.Join(fmt.Errorf("store/postgres: migrating: %w", err), db.Close())
+	}
+	s, err := sqlstore.New(sqlstore.Config{
+		Dialect: &dialect,
+		Writer:  db,
+		Reader:  db,
+		River:   riverdatabasesql.New(db),
+		Jobs:    o.Jobs,
+		Close:   db.Close,
+	})
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return s, nil
+}
+
+// migrateLock is the advisory lock key held while migrating.
+const migrateLock = 0x647465_6b6974 // "dtekit"
+
+// migrate applies dtekit's migrations and River's, holding an advisory
+// lock so that concurrent Opens migrate one after the other.
+func migrate(ctx context.Context, db *sql.DB) (err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(migrateLock)); err != nil {
+		return err
+	}
+	defer func() {
+		_, uerr := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLock))
+		err = errors.Join(err, uerr)
+	}()
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return err
+	}
+	m, err := rivermigrate.New(riverdatabasesql.New(db), nil)
+	if err != nil {
+		return err
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+var dialect = sqlstore.Dialect{
+	Name:         "postgres",
+	ForUpdate:    " FOR UPDATE",
+	LockEmpresa:  "SELECT 1 FROM empresas WHERE id = $1 FOR NO KEY UPDATE",
+	TimeArg:      func(t time.Time) any { return t },
+	IsForeignKey: func(err error) bool { return pgCode(err) == "23503" },
+	IsRetryable: func(err error) bool {
+		c := pgCode(err)
+		return c == "40001" || c == "40P01"
+	},
+	ReadTx: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+}

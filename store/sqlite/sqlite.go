@@ -1,0 +1,154 @@
+// Package sqlite stores dtekit's records in one embedded SQLite file, the
+// default backend: no server to run, durable to the file.
+//
+// It uses modernc.org/sqlite, a translation of SQLite to pure Go, so the
+// binary needs no C compiler and no shared library. The database runs in
+// WAL mode with synchronous=FULL, so a transaction that Store.Write
+// reported committed survives a crash of the process or of the machine.
+// Writes go through a single connection whose transactions begin with
+// BEGIN IMMEDIATE: they run one at a time, each holding the write lock
+// from its first statement, so no write ever fails half-way for a lock.
+// Reads use a separate pool of read-only connections that WAL lets run
+// beside the writer. Another process opening the same file waits up to the
+// busy timeout for the lock.
+//
+// The schema is created and upgraded by embedded goose migrations at Open,
+// and River's tables (background jobs, riversqlite driver) the same way.
+// Jobs are stored in the same file and enqueued in the same transactions
+// as the records they follow.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	sqlite "modernc.org/sqlite"
+
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/internal/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// FileName is the name of the database file a server keeps in its data
+// directory.
+const FileName = "dtekit.db"
+
+// Options tunes Open. The zero value is fine.
+type Options struct {
+	// Jobs tunes the background job runner.
+	Jobs store.JobsConfig
+	// Readers is the number of read connections (default 4).
+	Readers int
+	// BusyTimeout is how long a connection waits for a lock held by
+	// another process (default 10 s).
+	BusyTimeout time.Duration
+}
+
+// Open opens (creating it if needed) the SQLite database at path, applies
+// the migrations, and returns the store. Close it when done.
+func Open(ctx context.Context, path string, opts *Options) (store.Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Readers <= 0 {
+		o.Readers = 4
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("store/sqlite: bad database path %q (empty, or holds ? or #)", path)
+	}
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", o.BusyTimeout.Milliseconds())
+	writer, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&"+common)
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: opening %s: %w", path, err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetConnMaxIdleTime(0)
+	writer.SetConnMaxLifetime(0)
+	closeAll := func(dbs ...*sql.DB) error {
+		var err error
+		for _, db := range dbs {
+			err = errors.Join(err, db.Close())
+		}
+		return err
+	}
+	if err := writer.PingContext(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("store/sqlite: opening %s: %w", path, err), closeAll(writer))
+	}
+	if err := migrate(ctx, writer); err != nil {
+		return nil, errors.Join(fmt.Errorf("store/sqlite: migrating %s: %w", path, err), closeAll(writer))
+	}
+	reader, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&"+common)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("store/sqlite: opening %s: %w", path, err), closeAll(writer))
+	}
+	reader.SetMaxOpenConns(o.Readers)
+	db, err := sqlstore.New(sqlstore.Config{
+		Dialect: &dialect,
+		Writer:  writer,
+		Reader:  reader,
+		River:   riversqlite.New(writer),
+		Jobs:    o.Jobs,
+		Close:   func() error { return closeAll(reader, writer) },
+	})
+	if err != nil {
+		return nil, errors.Join(err, closeAll(reader, writer))
+	}
+	return db, nil
+}
+
+// migrate applies dtekit's migrations and River's.
+func migrate(ctx context.Context, db *sql.DB) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub, goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return err
+	}
+	m, err := rivermigrate.New(riversqlite.New(db), nil)
+	if err != nil {
+		return err
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
+}
+
+// SQLite extended result codes the dialect recognizes.
+const (
+	codeConstraintForeignKey = 787
+	codeBusy                 = 5
+)
+
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
+}
+
+var dialect = sqlstore.Dialect{
+	Name:         "sqlite",
+	TimeArg:      sqlstore.SQLiteTimeArg,
+	IsForeignKey: func(err error) bool { return sqliteCode(err) == codeConstraintForeignKey },
+	IsRetryable:  func(err error) bool { return sqliteCode(err)&0xff == codeBusy },
+}
