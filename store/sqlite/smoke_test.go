@@ -12,7 +12,9 @@ import (
 	"github.com/dtekit/dtekit/store/sqlite"
 )
 
-type hello struct{ N int `json:"n"` }
+type hello struct {
+	N int `json:"n"`
+}
 
 func (hello) Kind() string { return "hello" }
 
