@@ -12,6 +12,7 @@
 //	dtekit demo [--out DIR]
 //	dtekit pdf DTE.xml [--cedible] [--format carta|80mm] [-o OUT.pdf]
 //	dtekit webhook sign|verify ...
+//	dtekit sii token|upload|status|dte-status|fake ...
 //
 // Run "dtekit help" for the list of commands.
 package main
@@ -51,6 +52,7 @@ func commands() []command {
 		{"demo", "demo [--out DIR]                emit and verify one document of each type", runDemo},
 		{"pdf", "pdf DTE.xml [flags]             render the printed representation", runPDF},
 		{"webhook", "webhook sign|verify [flags]     sign or verify a webhook delivery", runWebhook},
+		{"sii", "sii token|upload|status|dte-status|fake  talk to the SII, or run a fake one", runSII},
 	}
 }
 

@@ -90,7 +90,7 @@ func (f *Fake) issueToken(doc []byte, rest bool, fault Fault) ([][2]string, stri
 	rut := sigs[0].RUT
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.signers[rut]; !ok || rut == "" {
+	if _, ok := f.signers[rut]; (!ok && !f.opts.AnySigner) || rut == "" {
 		return fail("-07", "RUT no validado")
 	}
 	tok := randomToken()

@@ -101,6 +101,11 @@ type Options struct {
 	StepEvery time.Duration
 	// Quirks of the SII's encoding the fake reproduces.
 	Quirks Quirks
+	// AnySigner treats every certificate RUT as registered, with
+	// permission to send for any company, and every company as an
+	// authorised issuer: for manual tests with your own credentials. Tests
+	// should Register instead.
+	AnySigner bool
 }
 
 // Quirks are encoding habits of the real SII that clients must survive.

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/sii/siitest"
+)
+
+const siiUsage = `usage: dtekit sii COMMAND [flags]
+
+Talks to the SII's web services (or to a test server), or runs a fake SII.
+
+  dtekit sii token      [conn]                              print a token
+  dtekit sii upload     [conn] [--company RUT] ENVIO.xml     upload an EnvioDTE or EnvioBOLETA
+  dtekit sii status     [conn] --company RUT [--boleta] TRACKID
+                                                            an envelope's state
+  dtekit sii dte-status [conn] DTE.xml                      one document's state (getEstDte)
+  dtekit sii dte-status [conn] --emisor RUT --receptor RUT --tipo N --folio N --fecha YYYY-MM-DD --monto N
+  dtekit sii fake       [--addr 127.0.0.1:PORT] [--register SIGNER=COMPANY[,COMPANY]]...
+                                                            run a fake SII on loopback
+
+Connection flags [conn]:
+  --env certificacion|produccion   the SII's environment (default certificacion)
+  --url BASE                       send every service to BASE instead (a test server)
+  --cert CERT.p12                  the certificate (required)
+  --cert-password PASS             its password (default $DTEKIT_CERT_PASSWORD)
+  --timeout 30s                    bound on each HTTP exchange
+
+upload --company defaults to the envelope's RutEmisor. Answers are printed as
+JSON with the contract state they map to; the exit status is 0 when the SII
+answered (whatever it said), 1 on errors.
+`
+
+// runSII implements "dtekit sii".
+func runSII(ctx context.Context, env *cmdEnv, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.stderr, siiUsage)
+		return 2
+	}
+	switch args[0] {
+	case "token", "upload", "status", "dte-status":
+		return siiClientCommand(ctx, env, args[0], args[1:])
+	case "fake":
+		return siiFake(ctx, env, args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprint(env.stdout, siiUsage)
+		return 0
+	}
+	fmt.Fprintf(env.stderr, "dtekit sii: unknown command %q\n", args[0])
+	fmt.Fprint(env.stderr, siiUsage)
+	return 2
+}
+
+// siiClientCommand runs token, upload, status and dte-status.
+func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []string) int {
+	fs := flag.NewFlagSet("sii "+name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() { fmt.Fprint(env.stderr, siiUsage) }
+	environment := fs.String("env", string(sii.Certificacion), "certificacion or produccion")
+	base := fs.String("url", "", "base URL of a test server for every service")
+	certPath := fs.String("cert", "", "PKCS#12 certificate")
+	certPass := fs.String("cert-password", "", "PKCS#12 password (default $DTEKIT_CERT_PASSWORD)")
+	timeout := fs.Duration("timeout", sii.DefaultTimeout, "bound on each HTTP exchange")
+	company := fs.String("company", "", "issuing company's RUT")
+	boleta := fs.Bool("boleta", false, "status: the track id is a boleta envelope (REST API)")
+	emisor := fs.String("emisor", "", "dte-status: issuer RUT")
+	receptor := fs.String("receptor", "", "dte-status: receiver RUT")
+	tipo := fs.Int("tipo", 0, "dte-status: document type")
+	folio := fs.Int64("folio", 0, "dte-status: folio")
+	fecha := fs.String("fecha", "", "dte-status: issue date YYYY-MM-DD")
+	monto := fs.Int64("monto", 0, "dte-status: total amount")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(env.stderr, "dtekit sii %s: %v\n", name, err)
+		return 1
+	}
+	if *certPath == "" {
+		fmt.Fprintf(env.stderr, "dtekit sii %s: --cert is required\n", name)
+		return 2
+	}
+	pass := *certPass
+	if pass == "" && env.getenv != nil {
+		pass = env.getenv("DTEKIT_CERT_PASSWORD")
+	}
+	cert, err := loadCert(*certPath, pass)
+	if err != nil {
+		return fail(err)
+	}
+	cfg := sii.Config{Environment: sii.Environment(*environment), Certificate: cert, Timeout: *timeout}
+	if *base != "" {
+		cfg.Endpoints = sii.SingleHost(*base)
+	}
+	client, err := sii.New(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	switch name {
+	case "token":
+		if len(pos) != 0 {
+			fmt.Fprint(env.stderr, siiUsage)
+			return 2
+		}
+		tok, err := client.Token(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintln(env.stdout, tok)
+		return 0
+	case "upload":
+		if len(pos) != 1 {
+			fmt.Fprint(env.stderr, siiUsage)
+			return 2
+		}
+		data, err := readInput(ctx, env, pos[0], maxXMLFile)
+		if err != nil {
+			return fail(err)
+		}
+		rut := *company
+		if rut == "" {
+			e, err := dte.ParseEnvio(data)
+			if err != nil {
+				return fail(fmt.Errorf("%s: %w", pos[0], err))
+			}
+			rut = e.Caratula.RutEmisor
+		}
+		res, err := client.Upload(ctx, rut, data)
+		if err != nil {
+			return fail(err)
+		}
+		o := sii.UploadOutcome(res)
+		return siiPrint(env, map[string]any{"status": res.Status, "estado_sii": res.Estado, "trackid": res.TrackID,
+			"rut_sender": res.RutSender, "rut_company": res.RutCompany, "timestamp": res.Timestamp, "errors": res.Errors,
+			"boleta": res.Boleta, "outcome": outcomeJSON(o)})
+	case "status":
+		if len(pos) != 1 || *company == "" {
+			fmt.Fprint(env.stderr, siiUsage)
+			return 2
+		}
+		var s *sii.EnvelopeStatus
+		if *boleta {
+			s, err = client.BoletaEnvelopeStatus(ctx, *company, pos[0])
+		} else {
+			s, err = client.EnvelopeStatus(ctx, *company, pos[0])
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return siiPrint(env, map[string]any{"trackid": s.TrackID, "estado": s.Estado, "glosa": s.Glosa,
+			"num_atencion": s.NumAtencion, "err_code": s.ErrCode, "counts": s.Counts, "issues": s.Issues,
+			"pending": s.Pending, "outcome": outcomeJSON(sii.EnvelopeOutcome(s, 0))})
+	case "dte-status":
+		q := sii.DocumentQuery{RutEmisor: *emisor, RutReceptor: *receptor, Tipo: *tipo, Folio: *folio, FechaEmision: *fecha, Monto: *monto}
+		switch len(pos) {
+		case 0:
+			if q.RutEmisor == "" || q.RutReceptor == "" || q.Tipo == 0 || q.Folio == 0 || q.FechaEmision == "" {
+				fmt.Fprint(env.stderr, siiUsage)
+				return 2
+			}
+		case 1:
+			data, err := readInput(ctx, env, pos[0], maxXMLFile)
+			if err != nil {
+				return fail(err)
+			}
+			d, err := dte.ParseDTE(data)
+			if err != nil {
+				return fail(fmt.Errorf("%s: %w", pos[0], err))
+			}
+			m, ok := d.Totales.MntTotal.Int64()
+			if !ok {
+				return fail(fmt.Errorf("%s: MntTotal %q is not a whole amount", pos[0], d.Totales.MntTotal))
+			}
+			q = sii.DocumentQuery{RutEmisor: d.Emisor.Rut, RutReceptor: d.Receptor.Rut, Tipo: int(d.Tipo), Folio: d.Folio,
+				FechaEmision: d.FechaEmision, Monto: m}
+		default:
+			fmt.Fprint(env.stderr, siiUsage)
+			return 2
+		}
+		var s *sii.DocumentStatus
+		if dte.TipoDTE(q.Tipo).IsBoleta() {
+			s, err = client.BoletaStatus(ctx, q)
+		} else {
+			s, err = client.DocumentStatus(ctx, q)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return siiPrint(env, map[string]any{"estado_sii": s.Estado, "glosa_estado": s.GlosaEstado, "err_code": s.ErrCode,
+			"glosa_err": s.GlosaErr, "num_atencion": s.NumAtencion, "outcome": outcomeJSON(sii.DocumentOutcome(s))})
+	}
+	return 2
+}
+
+// outcomeJSON is the printed form of an Outcome.
+func outcomeJSON(o sii.Outcome) map[string]any {
+	return map[string]any{"estado": o.Estado, "codigo_sii": o.Code, "glosa_sii": o.Glosa, "final": o.Final(),
+		"refresh_token": o.RefreshToken, "reconcile": o.Reconcile}
+}
+
+// siiPrint writes v as indented JSON.
+func siiPrint(env *cmdEnv, v any) int {
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(env.stderr, "dtekit sii: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// siiFake runs the fake SII until the context ends.
+func siiFake(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := flag.NewFlagSet("sii fake", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() { fmt.Fprint(env.stderr, siiUsage) }
+	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback)")
+	var registers stringList
+	fs.Var(&registers, "register", "SIGNER=COMPANY[,COMPANY]: a certificate RUT and the companies it may send for (repeatable; none: any)")
+	anyUA := fs.Bool("any-user-agent", false, "accept uploads whatever their User-Agent")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprint(env.stderr, siiUsage)
+		return 2
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dtekit sii fake: --addr %q: %v\n", *addr, err)
+		return 2
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		fmt.Fprintf(env.stderr, "dtekit sii fake: --addr %q is not a loopback address; the fake is for local tests\n", *addr)
+		return 2
+	}
+	fake := siitest.New(siitest.Options{AnySigner: len(registers) == 0, AnyUserAgent: *anyUA})
+	for _, r := range registers {
+		signer, companies, ok := strings.Cut(r, "=")
+		if !ok || signer == "" || companies == "" {
+			fmt.Fprintf(env.stderr, "dtekit sii fake: --register %q is not SIGNER=COMPANY[,COMPANY]\n", r)
+			return 2
+		}
+		fake.Register(strings.ToUpper(signer), strings.Split(strings.ToUpper(companies), ",")...)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dtekit sii fake: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{Handler: fake.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(env.stdout, "dtekit sii fake: listening on http://%s (use --url http://%s)\n", ln.Addr(), ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-done
+		return 0
+	case err := <-done:
+		if errors.Is(err, http.ErrServerClosed) {
+			return 0
+		}
+		fmt.Fprintf(env.stderr, "dtekit sii fake: %v\n", err)
+		return 1
+	}
+}

@@ -1,0 +1,45 @@
+package sii_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/dtekit/dtekit/signer/signertest"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/sii/siitest"
+)
+
+// Example asks a fake SII for a token and for the state of an envelope.
+// Against the real services, leave Endpoints empty and pick the
+// Environment.
+func Example() {
+	cert, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: "11111111-1", Bits: 1024})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fake := siitest.New(siitest.Options{}).Start()
+	defer fake.Close()
+	fake.Register("11111111-1", "76192083-9")
+
+	client, err := sii.New(sii.Config{Endpoints: fake.Endpoints(), Certificate: cert})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	token, err := client.Token(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("token length:", len(token))
+
+	s, err := client.EnvelopeStatus(ctx, "76192083-9", "0000000001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	o := sii.EnvelopeOutcome(s, 0)
+	fmt.Println(s.Estado, s.ErrCode, o.Estado)
+	// Output:
+	// token length: 13
+	// -11 1 procesando
+}

@@ -1,0 +1,87 @@
+package sii
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// soapSeeds are realistic and broken SOAP answers.
+var soapSeeds = []string{
+	`<?xml version="1.0" encoding="utf-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><ns1:getEstUpResponse xmlns:ns1="http://DefaultNamespace"><getEstUpReturn>&lt;?xml version="1.0" encoding="UTF-8"?&gt;&lt;SII:RESPUESTA xmlns:SII="http://www.sii.cl/XMLSchema"&gt;&lt;SII:RESP_BODY&gt;&lt;TIPO_DOCTO&gt;33&lt;/TIPO_DOCTO&gt;&lt;INFORMADOS&gt;22&lt;/INFORMADOS&gt;&lt;ACEPTADOS&gt;22&lt;/ACEPTADOS&gt;&lt;RECHAZADOS&gt;0&lt;/RECHAZADOS&gt;&lt;REPAROS&gt;0&lt;/REPAROS&gt;&lt;TIPO_DOCTO&gt;61&lt;/TIPO_DOCTO&gt;&lt;INFORMADOS&gt;6&lt;/INFORMADOS&gt;&lt;ACEPTADOS&gt;3&lt;/ACEPTADOS&gt;&lt;RECHAZADOS&gt;0&lt;/RECHAZADOS&gt;&lt;REPAROS&gt;3&lt;/REPAROS&gt;&lt;/SII:RESP_BODY&gt;&lt;SII:RESP_HDR&gt;&lt;TRACKID&gt;0107418640&lt;/TRACKID&gt;&lt;ESTADO&gt;EPR&lt;/ESTADO&gt;&lt;GLOSA&gt;Envio Procesado&lt;/GLOSA&gt;&lt;NUM_ATENCION&gt;370027 ( 2026/08/04 14:20:53)&lt;/NUM_ATENCION&gt;&lt;/SII:RESP_HDR&gt;&lt;/SII:RESPUESTA&gt;</getEstUpReturn></ns1:getEstUpResponse></soapenv:Body></soapenv:Envelope>`,
+	`<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><ns1:getEstUpResponse xmlns:ns1="x"><ns1:getEstUpReturn><![CDATA[<SII:RESPUESTA xmlns:SII="http://www.sii.cl/XMLSchema"><SII:RESP_HDR><ESTADO>-11</ESTADO><ERR_CODE>2</ERR_CODE></SII:RESP_HDR></SII:RESPUESTA>]]></ns1:getEstUpReturn></ns1:getEstUpResponse></soapenv:Body></soapenv:Envelope>`,
+	`<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><soapenv:Fault><faultcode>x</faultcode><faultstring>Error de Autenticacion: TOKEN invalido</faultstring></soapenv:Fault></soapenv:Body></soapenv:Envelope>`,
+	"<html><body>Servicio no disponible</body></html>",
+	"Error 500",
+	"",
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?><soapenv:Envelope xmlns:soapenv=\"s\"><soapenv:Body><getEstUpReturn>GLOSA \xe1</getEstUpReturn></soapenv:Body></soapenv:Envelope>",
+}
+
+// FuzzParseSOAP feeds arbitrary bodies to the SOAP and RESPUESTA readers
+// and getEstUp's interpretation: never a panic, and an error is always a
+// *TransportError.
+func FuzzParseSOAP(f *testing.F) {
+	for _, s := range soapSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		inner, err := parseSOAPReturn("getEstUp", http.StatusOK, http.Header{}, body)
+		if err != nil {
+			if _, ok := err.(*TransportError); !ok {
+				t.Fatalf("error %T is not a *TransportError: %v", err, err)
+			}
+			return
+		}
+		r, err := parseRespuesta([]byte(inner))
+		if err != nil {
+			return
+		}
+		s := estUpStatus(r, "1")
+		for _, tipo := range []int{0, 33} {
+			_ = EnvelopeOutcome(s, tipo)
+		}
+	})
+}
+
+// FuzzParseRecepcion feeds arbitrary bodies to the DTEUpload answer reader.
+func FuzzParseRecepcion(f *testing.F) {
+	for _, s := range []string{
+		"<?xml version=\"1.0\"?>\n<RECEPCIONDTE>\n<RUTSENDER>13567890-2</RUTSENDER>\n<RUTCOMPANY>76192083-9</RUTCOMPANY>\n<FILE>envio.xml</FILE>\n<TIMESTAMP>2026-11-23 12:00:00</TIMESTAMP>\n<STATUS>0</STATUS>\n<TRACKID>0000004712</TRACKID>\n</RECEPCIONDTE>",
+		"<RECEPCIONDTE><STATUS>7</STATUS><DETAIL><ERROR>LSX-00265</ERROR><ERROR>LSX-00213</ERROR></DETAIL></RECEPCIONDTE>",
+		"<RECEPCIONDTE><RUTSENDER>0-0</RUTSENDER><TIMESTAMP>0 0</TIMESTAMP><STATUS>5</STATUS></RECEPCIONDTE>",
+		"<RECEPCIONDTE><STATUS>0</STATUS></RECEPCIONDTE>",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := parseRecepcion(body)
+		if err != nil {
+			return
+		}
+		if r.Status == 0 && r.TrackID == "" {
+			t.Fatal("STATUS 0 accepted without a track id")
+		}
+		_ = UploadOutcome(r)
+	})
+}
+
+// FuzzBoletaJSON feeds arbitrary JSON to the flexible scalar readers the
+// boleta answers use.
+func FuzzBoletaJSON(f *testing.F) {
+	for _, s := range []string{`{"trackid": 12345, "estado": "REC"}`, `{"trackid": "0000004712"}`, `{"trackid": null}`, `{"trackid": 1e99}`, `{"trackid": [1]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v struct {
+			T flexString `json:"trackid"`
+			N flexInt    `json:"n"`
+		}
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return
+		}
+		if strings.ContainsAny(string(v.T), "\"") && !strings.Contains(s, `\"`) {
+			t.Fatalf("track id %q kept JSON quotes", v.T)
+		}
+	})
+}

@@ -1,0 +1,64 @@
+package sii
+
+import (
+	"net/http"
+	"testing"
+)
+
+// TestParseEstUpCapture reads a getEstUp answer shaped like the capture in
+// the protocol notes: RESP_BODY before RESP_HDR, one flat group per type,
+// a zero-padded track id.
+func TestParseEstUpCapture(t *testing.T) {
+	inner, err := parseSOAPReturn("getEstUp", http.StatusOK, http.Header{}, []byte(soapSeeds[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseRespuesta([]byte(inner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := estUpStatus(r, "")
+	if s.TrackID != "0107418640" || s.Estado != "EPR" || s.NumAtencion != "370027 ( 2026/08/04 14:20:53)" {
+		t.Errorf("header %+v", s)
+	}
+	want := []TypeCounts{{Tipo: 33, Informados: 22, Aceptados: 22}, {Tipo: 61, Informados: 6, Aceptados: 3, Reparos: 3}}
+	if len(s.Counts) != 2 || s.Counts[0] != want[0] || s.Counts[1] != want[1] {
+		t.Errorf("counts %+v, want %+v", s.Counts, want)
+	}
+	if o := EnvelopeOutcome(s, 61); o.Estado != "con_reparos" {
+		t.Errorf("61: %+v", o)
+	}
+	if o := EnvelopeOutcome(s, 33); o.Estado != "aceptado" {
+		t.Errorf("33: %+v", o)
+	}
+	if o := EnvelopeOutcome(s, 0); o.Estado != "con_reparos" {
+		t.Errorf("all: %+v", o)
+	}
+}
+
+// TestParseQuirks: a CDATA return with a prefix, a token fault, and
+// Latin-1 bytes under a UTF-8 declaration.
+func TestParseQuirks(t *testing.T) {
+	inner, err := parseSOAPReturn("getEstUp", http.StatusOK, nil, []byte(soapSeeds[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseRespuesta([]byte(inner))
+	if err != nil || r.Hdr["ESTADO"] != "-11" || r.Hdr["ERR_CODE"] != "2" {
+		t.Errorf("CDATA: %+v %v", r, err)
+	}
+	_, err = parseSOAPReturn("getEstUp", http.StatusInternalServerError, nil, []byte(soapSeeds[2]))
+	if !isTokenFault(err) {
+		t.Errorf("token fault: %v", err)
+	}
+	inner, err = parseSOAPReturn("getEstUp", http.StatusOK, nil, []byte(soapSeeds[6]))
+	if err != nil || inner != "GLOSA á" {
+		t.Errorf("Latin-1 under a UTF-8 declaration: %q %v", inner, err)
+	}
+	for i, kind := range map[int]TransportKind{3: KindHTML, 4: KindError500, 5: KindEmpty} {
+		_, err := parseSOAPReturn("getEstUp", http.StatusOK, nil, []byte(soapSeeds[i]))
+		if te, ok := err.(*TransportError); !ok || te.Kind != kind {
+			t.Errorf("seed %d: %v, want %s", i, err, kind)
+		}
+	}
+}
