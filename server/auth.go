@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Principal is the authenticated caller of a request: the company it acts
+// for and what it may do.
+type Principal struct {
+	// EmpresaID is the tenant every call of the request is scoped to.
+	EmpresaID string
+	// Credential identifies the credential without revealing it
+	// ("apikey:<id>" or "jwt:<subject>"); the rate limiter keys on it and
+	// logs carry it.
+	Credential string
+	// Write reports whether the credential may change data. JWTs may; API
+	// keys only when the operator granted write access.
+	Write bool
+	// Admin reports the admin role (JWT claim role=admin), needed to upload
+	// the certificate.
+	Admin bool
+}
+
+// principalFrom returns the principal the authentication step stored for r.
+func principalFrom(ctx context.Context) *Principal {
+	pp, _ := ctx.Value(keyPrincipal).(**Principal)
+	if pp == nil {
+		return nil
+	}
+	return *pp
+}
+
+func setPrincipal(ctx context.Context, p *Principal) {
+	if pp, _ := ctx.Value(keyPrincipal).(**Principal); pp != nil {
+		*pp = p
+	}
+}
+
+// JWTConfig configures the acceptance of `Authorization: Bearer` tokens.
+// Only RS256 is accepted; exp is required; iss and aud must match.
+type JWTConfig struct {
+	// Keyfunc supplies the verification key (see PEMKeyfunc and JWKSKeyfunc).
+	Keyfunc jwt.Keyfunc
+	// Issuer is the required iss claim.
+	Issuer string
+	// Audience is the required member of the aud claim.
+	Audience string
+	// Leeway tolerates clock skew on exp, nbf and iat (default 30 s).
+	Leeway time.Duration
+}
+
+// Claims are the claims the server reads from a bearer token: the
+// registered ones plus the company (empresa_id) and the role ("admin" may
+// upload certificates).
+type Claims struct {
+	jwt.RegisteredClaims
+	EmpresaID string `json:"empresa_id"`
+	Role      string `json:"role,omitempty"`
+}
+
+// RoleAdmin is the role that may upload the company's certificate.
+const RoleAdmin = "admin"
+
+// PEMKeyfunc returns a jwt.Keyfunc over the RSA public keys in pemData
+// (PUBLIC KEY, RSA PUBLIC KEY or CERTIFICATE blocks). With several keys a
+// token verifies when any of them verifies it.
+func PEMKeyfunc(pemData []byte) (jwt.Keyfunc, error) {
+	var keys []jwt.VerificationKey
+	rest := pemData
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		var pub any
+		var err error
+		switch block.Type {
+		case "PUBLIC KEY":
+			pub, err = x509.ParsePKIXPublicKey(block.Bytes)
+		case "RSA PUBLIC KEY":
+			pub, err = x509.ParsePKCS1PublicKey(block.Bytes)
+		case "CERTIFICATE":
+			var c *x509.Certificate
+			c, err = x509.ParseCertificate(block.Bytes)
+			if err == nil {
+				pub = c.PublicKey
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("server: JWT key PEM block %q: %w", block.Type, err)
+		}
+		rk, ok := pub.(*rsa.PublicKey)
+		if !ok {
+			return nil, fmt.Errorf("server: JWT key PEM block %q holds a %T, want an RSA key", block.Type, pub)
+		}
+		if rk.N.BitLen() < 2048 {
+			return nil, fmt.Errorf("server: JWT RSA key of %d bits, want at least 2048", rk.N.BitLen())
+		}
+		keys = append(keys, rk)
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("server: no RSA public key in the JWT key PEM")
+	}
+	set := jwt.VerificationKeySet{Keys: keys}
+	return func(*jwt.Token) (any, error) {
+		if len(set.Keys) == 1 {
+			return set.Keys[0], nil
+		}
+		return set, nil
+	}, nil
+}
+
+// JWKSKeyfunc returns a jwt.Keyfunc over the JSON Web Key Set at url,
+// refreshed in the background until ctx ends (keys are chosen by kid).
+func JWKSKeyfunc(ctx context.Context, url string) (jwt.Keyfunc, error) {
+	k, err := keyfunc.NewDefaultCtx(ctx, []string{url})
+	if err != nil {
+		return nil, fmt.Errorf("server: JWKS %s: %w", url, err)
+	}
+	return k.Keyfunc, nil
+}
+
+// maxCredentialLen bounds what the server accepts as a key or token before
+// looking at it.
+const maxCredentialLen = 8192
+
+var errUnauthorized = newError(http.StatusUnauthorized, CodeUnauthorized, "missing or invalid credential")
+
+// authenticate resolves the request's credential.
+func (s *Server) authenticate(r *http.Request) (*Principal, error) {
+	authz := r.Header.Get("Authorization")
+	key := r.Header.Get("X-Api-Key")
+	switch {
+	case authz != "" && key != "":
+		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "send either X-Api-Key or Authorization, not both")
+	case key != "":
+		if len(key) > maxCredentialLen {
+			return nil, errUnauthorized
+		}
+		p, err := s.apiKeys(r.Context(), key)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	case authz != "":
+		scheme, tok, ok := strings.Cut(authz, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || len(tok) > maxCredentialLen {
+			return nil, errUnauthorized
+		}
+		return s.verifyJWT(strings.TrimSpace(tok))
+	default:
+		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "missing credential: send X-Api-Key or Authorization: Bearer")
+	}
+}
+
+// verifyJWT checks a bearer token and returns its principal.
+func (s *Server) verifyJWT(tok string) (*Principal, error) {
+	cfg := s.jwt
+	if cfg == nil || cfg.Keyfunc == nil {
+		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "bearer tokens are not configured on this server")
+	}
+	leeway := cfg.Leeway
+	if leeway == 0 {
+		leeway = 30 * time.Second
+	}
+	var c Claims
+	_, err := jwt.ParseWithClaims(tok, &c, cfg.Keyfunc,
+		jwt.WithValidMethods([]string{"RS256"}),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuer(cfg.Issuer),
+		jwt.WithAudience(cfg.Audience),
+		jwt.WithLeeway(leeway),
+	)
+	if err != nil {
+		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "invalid bearer token")
+	}
+	if !isUUID(c.EmpresaID) {
+		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "bearer token without a valid empresa_id claim")
+	}
+	sub := c.Subject
+	if sub == "" {
+		sub = "-"
+	}
+	return &Principal{
+		EmpresaID:  c.EmpresaID,
+		Credential: "jwt:" + c.EmpresaID + ":" + sub,
+		Write:      true,
+		Admin:      c.Role == RoleAdmin,
+	}, nil
+}
+
+// isUUID reports whether s is a UUID in its canonical 36-character text
+// form (any version), the only form ids take in this API.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

