@@ -32,15 +32,6 @@ type Principal struct {
 	Admin bool
 }
 
-// principalFrom returns the principal the authentication step stored for r.
-func principalFrom(ctx context.Context) *Principal {
-	pp, _ := ctx.Value(keyPrincipal).(**Principal)
-	if pp == nil {
-		return nil
-	}
-	return *pp
-}
-
 func setPrincipal(ctx context.Context, p *Principal) {
 	if pp, _ := ctx.Value(keyPrincipal).(**Principal); pp != nil {
 		*pp = p

@@ -1,4 +1,552 @@
 package server
 
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/dte"
+)
+
 // billingRoutes registers the routes of contract §4.
-func (s *Server) billingRoutes() {}
+func (s *Server) billingRoutes() {
+	const base = "/api/v1/billing"
+	// DTE
+	s.handle("GET "+base+"/dte", read, s.listDTE)
+	s.handle("POST "+base+"/dte", write, s.emitDTE)
+	s.handle("GET "+base+"/dte/{id}", read, s.getDTE)
+	s.handle("GET "+base+"/dte/{id}/pdf", read, s.getDTEPDF)
+	s.handle("GET "+base+"/dte/{id}/xml", read, s.getDTEXML)
+	// CAF
+	s.handle("GET "+base+"/caf", read, s.listCAF)
+	s.handle("POST "+base+"/caf", write, s.registerCAF)
+	s.handle("GET "+base+"/caf/{id}", read, s.getCAF)
+	// Empresa and certificate
+	s.handle("GET "+base+"/empresa", read, s.getEmpresa)
+	s.handle("PUT "+base+"/empresa", write, s.updateEmpresa)
+	s.handle("GET "+base+"/empresa/certificado", read, s.certificadoStatus)
+	s.handle("POST "+base+"/empresa/certificado/pfx", admin, s.uploadCertificado)
+	// Webhooks
+	s.handle("GET "+base+"/webhooks", read, s.listWebhooks)
+	s.handle("POST "+base+"/webhooks", write, s.createWebhook)
+	s.handle("DELETE "+base+"/webhooks/{id}", write, s.deleteWebhook)
+	// Clientes
+	s.handle("GET "+base+"/clientes", read, s.listClientes(false))
+	s.handle("GET "+base+"/clientes/search", read, s.listClientes(true))
+	s.handle("POST "+base+"/clientes", write, s.createCliente)
+	s.handle("GET "+base+"/clientes/{id}", read, s.getCliente)
+	s.handle("PUT "+base+"/clientes/{id}", write, s.updateCliente)
+	s.handle("DELETE "+base+"/clientes/{id}", write, s.deleteCliente)
+	// Productos
+	s.handle("GET "+base+"/productos", read, s.listProductos(false))
+	s.handle("GET "+base+"/productos/search", read, s.listProductos(true))
+	s.handle("POST "+base+"/productos", write, s.createProducto)
+	s.handle("GET "+base+"/productos/{id}", read, s.getProducto)
+	s.handle("PUT "+base+"/productos/{id}", write, s.updateProducto)
+	s.handle("DELETE "+base+"/productos/{id}", write, s.deleteProducto)
+}
+
+// deleted is the body of a successful delete.
+var deleted = map[string]string{"status": "deleted"}
+
+// DTE
+
+func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	var f billing.DTEFilter
+	var err error
+	if f.TipoDTE, err = queryTipo(r); err != nil {
+		return err
+	}
+	if e := r.URL.Query().Get("estado"); e != "" {
+		if !validEstado(e) {
+			return invalidParam("estado", dte.CodeInvalidValue, "estado must be one of the states of contract §3")
+		}
+		f.Estado = dte.Estado(e)
+	}
+	if f.FechaDesde, err = queryDate(r, "fecha_desde"); err != nil {
+		return err
+	}
+	if f.FechaHasta, err = queryDate(r, "fecha_hasta"); err != nil {
+		return err
+	}
+	f.RutReceptor = r.URL.Query().Get("rut_receptor")
+	f.Cursor = r.URL.Query().Get("cursor")
+	if f.Limit, err = queryLimit(r); err != nil {
+		return err
+	}
+	page, err := s.billing.ListDTE(r.Context(), p.EmpresaID, f)
+	if err != nil {
+		return err
+	}
+	if page.Items == nil {
+		page.Items = []dte.DTE{}
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// validEstado reports whether e is a state of contract §3.
+func validEstado(e string) bool {
+	switch e {
+	case "borrador", "generado", "firmado", "enviando", "procesando", "aceptado", "rechazado", "con_reparos":
+		return true
+	}
+	return false
+}
+
+func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	start := time.Now()
+	body, err := readBody(w, r, "application/json", dte.MaxRequestBytes)
+	if err != nil {
+		return err
+	}
+	res, err := s.billing.EmitDTE(r.Context(), p.EmpresaID, r.Header.Get("Idempotency-Key"), body)
+	if err != nil {
+		return err
+	}
+	if res.Replay {
+		w.Header().Set("X-Idempotency-Replay", "true")
+	} else {
+		s.metrics.emission.Observe(time.Since(start).Seconds())
+	}
+	writeJSONBytes(w, res.Status, res.Body)
+	return nil
+}
+
+func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	withXML, err := queryBool(r, "include_xml")
+	if err != nil {
+		return err
+	}
+	d, err := s.billing.GetDTE(r.Context(), p.EmpresaID, id, withXML)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var opts billing.PDFOptions
+	if opts.Cedible, err = queryBool(r, "cedible"); err != nil {
+		return err
+	}
+	switch c := r.URL.Query().Get("copy"); c {
+	case "":
+	case "cedible":
+		opts.Cedible = true
+	default:
+		return invalidParam("copy", dte.CodeInvalidValue, "copy takes only the value cedible")
+	}
+	switch f := r.URL.Query().Get("formato"); f {
+	case "", "carta", "80mm":
+		opts.Formato = f
+	default:
+		return invalidParam("formato", dte.CodeInvalidValue, "formato must be carta or 80mm")
+	}
+	pdf, err := s.billing.DTEPDF(r.Context(), p.EmpresaID, id, opts)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Length", strconv.Itoa(len(pdf)))
+	w.Header().Set("Content-Disposition", `inline; filename="DTE-`+id+`.pdf"`)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(pdf)
+	return nil
+}
+
+func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	xml, err := s.billing.DTEXML(r.Context(), p.EmpresaID, id)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/xml; charset=ISO-8859-1")
+	w.Header().Set("Content-Length", strconv.Itoa(len(xml)))
+	w.Header().Set("Content-Disposition", `attachment; filename="DTE-`+id+`.xml"`)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(xml)
+	return nil
+}
+
+// CAF
+
+func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	tipo, err := queryTipo(r)
+	if err != nil {
+		return err
+	}
+	cafs, err := s.billing.ListCAF(r.Context(), p.EmpresaID, tipo)
+	if err != nil {
+		return err
+	}
+	if cafs == nil {
+		cafs = []billing.CAF{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": cafs})
+	return nil
+}
+
+func (s *Server) registerCAF(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	var in billing.CAFInput
+	if err := decodeJSON(w, r, maxCAFBody, &in); err != nil {
+		return err
+	}
+	c, err := s.billing.RegisterCAF(r.Context(), p.EmpresaID, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (s *Server) getCAF(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.billing.GetCAF(r.Context(), p.EmpresaID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+// Empresa and certificate
+
+func (s *Server) getEmpresa(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	e, err := s.billing.GetEmpresa(r.Context(), p.EmpresaID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) updateEmpresa(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	var in billing.EmpresaUpdate
+	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
+		return err
+	}
+	e, err := s.billing.UpdateEmpresa(r.Context(), p.EmpresaID, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) certificadoStatus(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	st, err := s.billing.CertificateStatus(r.Context(), p.EmpresaID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// maxFormField bounds the text fields of the certificate upload.
+const maxFormField = 1024
+
+func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be multipart/form-data")
+	}
+	if r.ContentLength > maxCertBody {
+		return tooLarge(maxCertBody)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxCertBody)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return validation("the body is not a multipart form",
+			dte.FieldError{Field: "$", Code: dte.CodeInvalidFormat, Message: "the body is not a valid multipart/form-data body"})
+	}
+	var file []byte
+	fields := map[string]string{}
+	seen := map[string]bool{}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return formError(err)
+		}
+		name := part.FormName()
+		if seen[name] {
+			return validation("repeated form field "+name, dte.FieldError{Field: name, Code: dte.CodeNotAllowed, Message: "the field is sent more than once"})
+		}
+		seen[name] = true
+		switch name {
+		case "file":
+			// One byte over the limit lets billing report the size.
+			file, err = io.ReadAll(io.LimitReader(part, billing.MaxCertificateSize+1))
+		case "password", "rut_firmante":
+			var b []byte
+			b, err = io.ReadAll(io.LimitReader(part, maxFormField+1))
+			if err == nil && len(b) > maxFormField {
+				return validation("field "+name+" is too long", dte.FieldError{Field: name, Code: dte.CodeTooLong, Message: "at most 1024 bytes"})
+			}
+			fields[name] = string(b)
+		default:
+			return validation("unknown form field "+strconv.Quote(name),
+				dte.FieldError{Field: name, Code: dte.CodeUnknownField, Message: "unknown field " + strconv.Quote(name), Action: "send only file, password and rut_firmante"})
+		}
+		if err != nil {
+			return formError(err)
+		}
+	}
+	var missing []dte.FieldError
+	for _, name := range []string{"file", "password", "rut_firmante"} {
+		if !seen[name] {
+			missing = append(missing, dte.FieldError{Field: name, Code: dte.CodeRequired, Message: "the form field " + name + " is required"})
+		}
+	}
+	if len(missing) > 0 {
+		return validation("the form lacks required fields", missing...)
+	}
+	st, err := s.billing.UploadCertificate(r.Context(), p.EmpresaID, file, fields["password"], fields["rut_firmante"])
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// formError maps a multipart reading error: the body limit answers 413,
+// anything else is a malformed form.
+func formError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge(mbe.Limit)
+	}
+	return validation("the body is not a valid multipart form",
+		dte.FieldError{Field: "$", Code: dte.CodeInvalidFormat, Message: "the multipart body could not be read"})
+}
+
+// Webhooks
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	hooks, err := s.billing.ListWebhooks(r.Context(), p.EmpresaID)
+	if err != nil {
+		return err
+	}
+	if hooks == nil {
+		hooks = []billing.Webhook{}
+	}
+	writeJSON(w, http.StatusOK, hooks)
+	return nil
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	var in billing.WebhookInput
+	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
+		return err
+	}
+	h, err := s.billing.CreateWebhook(r.Context(), p.EmpresaID, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, h)
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.billing.DeleteWebhook(r.Context(), p.EmpresaID, id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, deleted)
+	return nil
+}
+
+// Clientes
+
+// listParams reads cursor, limit and, for searches, the required q.
+func listParams(r *http.Request, search bool) (billing.ListParams, error) {
+	var lp billing.ListParams
+	var err error
+	if lp.Limit, err = queryLimit(r); err != nil {
+		return lp, err
+	}
+	lp.Cursor = r.URL.Query().Get("cursor")
+	if search {
+		lp.Q = r.URL.Query().Get("q")
+		if lp.Q == "" {
+			return lp, invalidParam("q", dte.CodeRequired, "q, the text to search, is required")
+		}
+		if len([]rune(lp.Q)) > 100 {
+			return lp, invalidParam("q", dte.CodeTooLong, "q holds at most 100 characters")
+		}
+	}
+	return lp, nil
+}
+
+func (s *Server) listClientes(search bool) apiHandler {
+	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+		lp, err := listParams(r, search)
+		if err != nil {
+			return err
+		}
+		page, err := s.billing.ListClientes(r.Context(), p.EmpresaID, lp)
+		if err != nil {
+			return err
+		}
+		if page.Data == nil {
+			page.Data = []billing.Cliente{}
+		}
+		writeJSON(w, http.StatusOK, page)
+		return nil
+	}
+}
+
+func (s *Server) createCliente(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	var in billing.ClienteInput
+	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
+		return err
+	}
+	c, err := s.billing.CreateCliente(r.Context(), p.EmpresaID, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (s *Server) getCliente(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.billing.GetCliente(r.Context(), p.EmpresaID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) updateCliente(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in billing.ClienteUpdate
+	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
+		return err
+	}
+	c, err := s.billing.UpdateCliente(r.Context(), p.EmpresaID, id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) deleteCliente(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.billing.DeleteCliente(r.Context(), p.EmpresaID, id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, deleted)
+	return nil
+}
+
+// Productos
+
+func (s *Server) listProductos(search bool) apiHandler {
+	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+		lp, err := listParams(r, search)
+		if err != nil {
+			return err
+		}
+		page, err := s.billing.ListProductos(r.Context(), p.EmpresaID, lp)
+		if err != nil {
+			return err
+		}
+		if page.Data == nil {
+			page.Data = []billing.Producto{}
+		}
+		writeJSON(w, http.StatusOK, page)
+		return nil
+	}
+}
+
+func (s *Server) createProducto(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	var in billing.ProductoInput
+	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
+		return err
+	}
+	c, err := s.billing.CreateProducto(r.Context(), p.EmpresaID, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (s *Server) getProducto(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.billing.GetProducto(r.Context(), p.EmpresaID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) updateProducto(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in billing.ProductoUpdate
+	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
+		return err
+	}
+	c, err := s.billing.UpdateProducto(r.Context(), p.EmpresaID, id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) deleteProducto(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.billing.DeleteProducto(r.Context(), p.EmpresaID, id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, deleted)
+	return nil
+}

@@ -26,9 +26,6 @@ const (
 	maxCertFile = 50 * 1024 // certificate file part (contract §8: 50KB)
 )
 
-var errUnsupportedJSON = newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
-	"the body must be application/json")
-
 // readBody checks that r carries the media type want and reads its body,
 // at most limit bytes (413 beyond).
 func readBody(w http.ResponseWriter, r *http.Request, want string, limit int64) ([]byte, error) {
@@ -70,17 +67,17 @@ func unmarshalStrict(b []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&members); err != nil || members == nil {
 		return validation("the body must be a JSON object",
-			dte.FieldError{Field: "$", Code: detailMalformed, Message: "the body is not a JSON object" + jsonErrorSuffix(err)})
+			dte.FieldError{Field: "$", Code: dte.CodeInvalidJSON, Message: "the body is not a JSON object" + jsonErrorSuffix(err)})
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return validation("the body must be a single JSON object",
-			dte.FieldError{Field: "$", Code: detailMalformed, Message: "data after the JSON object"})
+			dte.FieldError{Field: "$", Code: dte.CodeInvalidJSON, Message: "data after the JSON object"})
 	}
 	known := jsonFields(reflect.TypeOf(dst).Elem())
 	var details []dte.FieldError
 	for name := range members {
 		if !known[name] {
-			details = append(details, dte.FieldError{Field: name, Code: detailUnknownField,
+			details = append(details, dte.FieldError{Field: name, Code: dte.CodeUnknownField,
 				Message: "unknown field " + strconv.Quote(name), Action: "remove the field"})
 		}
 	}
@@ -95,11 +92,11 @@ func unmarshalStrict(b []byte, dst any) error {
 			if field == "" {
 				field = "$"
 			}
-			return validation("invalid field "+field, dte.FieldError{Field: field, Code: detailInvalidType,
+			return validation("invalid field "+field, dte.FieldError{Field: field, Code: dte.CodeInvalidType,
 				Message: "expected " + jsonTypeName(te.Type) + ", got JSON " + te.Value})
 		}
 		return validation("the body could not be decoded",
-			dte.FieldError{Field: "$", Code: detailMalformed, Message: "the body could not be decoded" + jsonErrorSuffix(err)})
+			dte.FieldError{Field: "$", Code: dte.CodeInvalidJSON, Message: "the body could not be decoded" + jsonErrorSuffix(err)})
 	}
 	return nil
 }
@@ -172,7 +169,7 @@ func queryLimit(r *http.Request) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > 100 {
-		return 0, invalidParam("limit", detailInvalidValue, "limit must be an integer from 1 to 100")
+		return 0, invalidParam("limit", dte.CodeInvalidValue, "limit must be an integer from 1 to 100")
 	}
 	return n, nil
 }
@@ -185,7 +182,7 @@ func queryBool(r *http.Request, name string) (bool, error) {
 	}
 	v, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, invalidParam(name, detailInvalidValue, name+" must be true or false")
+		return false, invalidParam(name, dte.CodeInvalidValue, name+" must be true or false")
 	}
 	return v, nil
 }
@@ -197,7 +194,7 @@ func queryDate(r *http.Request, name string) (string, error) {
 		return "", nil
 	}
 	if _, err := time.Parse(time.DateOnly, s); err != nil {
-		return "", invalidParam(name, detailInvalidValue, name+" must be a date YYYY-MM-DD")
+		return "", invalidParam(name, dte.CodeInvalidValue, name+" must be a date YYYY-MM-DD")
 	}
 	return s, nil
 }
@@ -210,7 +207,7 @@ func queryTipo(r *http.Request) (dte.TipoDTE, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || !dte.TipoDTE(n).Valid() {
-		return 0, invalidParam("tipo_dte", detailInvalidValue, "tipo_dte must be one of 33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112")
+		return 0, invalidParam("tipo_dte", dte.CodeInvalidValue, "tipo_dte must be one of 33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112")
 	}
 	return dte.TipoDTE(n), nil
 }

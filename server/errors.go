@@ -25,17 +25,6 @@ const (
 	CodeUnavailable          = "SERVICE_UNAVAILABLE"
 )
 
-// Detail codes the server uses in VALIDATION_ERROR envelopes for problems it
-// finds before a request reaches billing.
-const (
-	detailUnknownField = "UNKNOWN_FIELD"
-	detailInvalidType  = "INVALID_TYPE"
-	detailInvalidValue = "INVALID_VALUE"
-	detailRequired     = "REQUIRED"
-	detailMalformed    = "MALFORMED_JSON"
-	detailTooLarge     = "TOO_LARGE"
-)
-
 // httpError is an error with the status and envelope it answers.
 type httpError struct {
 	status  int
@@ -58,7 +47,7 @@ func validation(message string, details ...dte.FieldError) *httpError {
 }
 
 // invalidParam reports one malformed query or form parameter.
-func invalidParam(name, code, message string) *httpError {
+func invalidParam(name string, code dte.DetailCode, message string) *httpError {
 	return validation("invalid parameter "+name, dte.FieldError{Field: name, Code: code, Message: message})
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -58,7 +59,7 @@ func newInfraServer(t testing.TB, key *rsa.PrivateKey, rl RateLimit) *Server {
 		t.Fatal(err)
 	}
 	s, err := New(Config{
-		APIKeys:   fakeKeys,
+		Billing:   stubBilling(t),
 		JWT:       &JWTConfig{Keyfunc: kf, Issuer: testIssuer, Audience: testAud},
 		RateLimit: rl,
 		ReadyChecks: map[string]func(context.Context) error{
@@ -68,7 +69,23 @@ func newInfraServer(t testing.TB, key *rsa.PrivateKey, rl RateLimit) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.apiKeys = fakeKeys
 	return s
+}
+
+// stubBilling is a billing service without a store, enough for the tests of
+// the HTTP layer that never reach it.
+func stubBilling(t testing.TB) *billing.Service {
+	t.Helper()
+	kr, err := billing.NewKeyring(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := billing.New(billing.Config{Keyring: kr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func signToken(t testing.TB, method jwt.SigningMethod, key any, claims jwt.MapClaims) string {
@@ -119,7 +136,7 @@ func TestRoutingErrorsAreEnvelopes(t *testing.T) {
 }
 
 func TestReadyzNamesFailedChecks(t *testing.T) {
-	s, err := New(Config{APIKeys: fakeKeys, ReadyChecks: map[string]func(context.Context) error{
+	s, err := New(Config{Billing: stubBilling(t), ReadyChecks: map[string]func(context.Context) error{
 		"database": func(context.Context) error { return nil },
 		"jobs":     func(context.Context) error { return errors.New("runner stopped") },
 	}})
@@ -134,6 +151,7 @@ func TestReadyzNamesFailedChecks(t *testing.T) {
 
 func TestPanicAnswers500WithoutStack(t *testing.T) {
 	s := newInfraServer(t, rsaKey(t, 2048), RateLimit{})
+	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /api/v1/billing/empresa", func(http.ResponseWriter, *http.Request) {
 		panic("boom: secret detail")
 	})
@@ -148,6 +166,7 @@ func TestPanicAnswers500WithoutStack(t *testing.T) {
 
 // authProbe registers a route that reports its principal.
 func authProbe(s *Server, acc access) {
+	s.mux = http.NewServeMux()
 	s.handle("GET /api/v1/billing/empresa", acc, func(w http.ResponseWriter, r *http.Request, p *Principal) error {
 		writeJSON(w, 200, map[string]any{
 			"id": p.EmpresaID, "rut": "76543210-3", "razon_social": strconv.FormatBool(p.Admin),
@@ -218,6 +237,7 @@ func TestRoles(t *testing.T) {
 	} {
 		s := newInfraServer(t, key, RateLimit{PerSecond: -1})
 		// The probe answers a certificate status, valid for the upload route.
+		s.mux = http.NewServeMux()
 		s.handle("POST /api/v1/billing/empresa/certificado/pfx", c.acc, func(w http.ResponseWriter, r *http.Request, p *Principal) error {
 			writeJSON(w, 200, map[string]any{"has_certificado": false})
 			return nil

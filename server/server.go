@@ -18,13 +18,14 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
+
+	"github.com/dtekit/dtekit/billing"
 )
 
 // Config configures a Server.
 type Config struct {
-	// APIKeys resolves an X-Api-Key header to its principal; an unknown or
-	// revoked key must return an error (answered 401).
-	APIKeys func(ctx context.Context, key string) (*Principal, error)
+	// Billing serves every API call (required).
+	Billing *billing.Service
 	// JWT configures bearer tokens; nil refuses them (401).
 	JWT *JWTConfig
 	// RateLimit is the per-credential limit (zero value: defaults).
@@ -47,6 +48,7 @@ type Config struct {
 type Server struct {
 	mux      *http.ServeMux
 	logger   *slog.Logger
+	billing  *billing.Service
 	apiKeys  func(ctx context.Context, key string) (*Principal, error)
 	jwt      *JWTConfig
 	limit    *limiters
@@ -57,8 +59,8 @@ type Server struct {
 
 // New returns a Server for cfg.
 func New(cfg Config) (*Server, error) {
-	if cfg.APIKeys == nil {
-		return nil, errors.New("server: Config.APIKeys is required")
+	if cfg.Billing == nil {
+		return nil, errors.New("server: Config.Billing is required")
 	}
 	now := cfg.Now
 	if now == nil {
@@ -71,12 +73,13 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		mux:     http.NewServeMux(),
 		logger:  logger,
-		apiKeys: cfg.APIKeys,
+		billing: cfg.Billing,
 		jwt:     cfg.JWT,
 		limit:   newLimiters(cfg.RateLimit, now),
 		metrics: newMetrics(cfg.CAFFolios, cfg.QueueDepth),
 		checks:  cfg.ReadyChecks,
 	}
+	s.apiKeys = s.billingAPIKey
 	s.routes()
 	return s, nil
 }
@@ -185,4 +188,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// billingAPIKey resolves an API key through billing.
+func (s *Server) billingAPIKey(ctx context.Context, key string) (*Principal, error) {
+	bp, err := s.billing.AuthenticateAPIKey(ctx, key)
+	if err != nil {
+		if billing.KindOf(err) == billing.KindInternal || billing.KindOf(err) == billing.KindUnavailable {
+			return nil, err
+		}
+		return nil, errUnauthorized
+	}
+	return &Principal{EmpresaID: bp.EmpresaID, Credential: "apikey:" + bp.KeyID, Write: bp.Write}, nil
 }
