@@ -8,12 +8,15 @@ import (
 	"encoding/pem"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/store/sqlite"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -73,20 +76,34 @@ func newInfraServer(t testing.TB, key *rsa.PrivateKey, rl RateLimit) *Server {
 	return s
 }
 
-// stubBilling is a billing service without a store, enough for the tests of
-// the HTTP layer that never reach it.
+// stubBilling is a billing service over an empty SQLite store, shared by
+// the tests of the HTTP layer that never reach it.
 func stubBilling(t testing.TB) *billing.Service {
 	t.Helper()
-	kr, err := billing.NewKeyring(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
+	stubOnce.Do(func() {
+		kr, err := billing.NewKeyring(make([]byte, 32))
+		if err != nil {
+			stubErr = err
+			return
+		}
+		st, err := sqlite.Open(context.Background(), filepath.Join(testDir, "stub.db"), nil)
+		if err != nil {
+			stubErr = err
+			return
+		}
+		stub, stubErr = billing.New(billing.Config{Keyring: kr, Store: st})
+	})
+	if stubErr != nil {
+		t.Fatal(stubErr)
 	}
-	b, err := billing.New(billing.Config{Keyring: kr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return stub
 }
+
+var (
+	stubOnce sync.Once
+	stub     *billing.Service
+	stubErr  error
+)
 
 func signToken(t testing.TB, method jwt.SigningMethod, key any, claims jwt.MapClaims) string {
 	t.Helper()
