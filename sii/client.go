@@ -258,13 +258,15 @@ func snippet(b []byte) string {
 }
 
 // retry runs f, repeating it after transport errors up to cfg.Retries
-// times with a growing pause; it stops when ctx ends.
+// times with a growing pause; it stops when ctx ends. A fault saying the
+// token is invalid is returned at once: a new token is the cure, not a
+// repeat.
 func retry[T any](ctx context.Context, c *Client, f func() (T, error)) (T, error) {
 	var zero T
 	for attempt := 0; ; attempt++ {
 		v, err := f()
 		var te *TransportError
-		if err == nil || !errors.As(err, &te) || attempt >= c.cfg.Retries || ctx.Err() != nil {
+		if err == nil || !errors.As(err, &te) || isTokenFault(te) || attempt >= c.cfg.Retries || ctx.Err() != nil {
 			return v, err
 		}
 		t := time.NewTimer(time.Duration(attempt+1) * c.cfg.RetryPause)

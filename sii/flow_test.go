@@ -444,3 +444,23 @@ func TestSchemaRejection(t *testing.T) {
 		t.Errorf("without the schema check: %+v, %v", res, err)
 	}
 }
+
+// TestTokenFault: the RCV-style fault "TOKEN invalido" gets a new token and
+// one more call, not transport retries with the old token.
+func TestTokenFault(t *testing.T) {
+	r := newRig(t, siitest.Options{}, nil)
+	env, _ := r.envelope(33)
+	track := upload(t, r, env)
+	r.fake.Inject(siitest.EstUp, siitest.Fault{Kind: siitest.FaultSOAP, Code: "Error de Autenticacion: TOKEN invalido"})
+	s, err := r.client.EnvelopeStatus(context.Background(), testcreds.EmisorRUT, track)
+	if err != nil || s.Estado != "SOK" {
+		t.Fatalf("after a token fault: %+v, %v", s, err)
+	}
+	qs := r.fake.Requests(siitest.EstUp)
+	if len(qs) != 2 || qs[0].Token == qs[1].Token {
+		t.Errorf("getEstUp calls %+v: want two, the second with a new token", qs)
+	}
+	if n := len(r.fake.Requests(siitest.Token)); n != 2 {
+		t.Errorf("%d token requests, want 2", n)
+	}
+}

@@ -104,14 +104,14 @@ func parseSOAPReturn(op string, status int, header http.Header, body []byte) (st
 	if bodyEl == nil {
 		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: "SOAP Envelope without a Body"}
 	}
-	if f := find(bodyEl, "Fault"); f != nil {
+	if f := bodyEl.Find("Fault"); f != nil {
 		detail := "SOAP Fault"
-		if fs := find(f, "faultstring"); fs != nil {
+		if fs := f.Find("faultstring"); fs != nil {
 			detail = fs.Text
 		}
 		return "", &TransportError{Op: op, Kind: KindFault, StatusCode: status, Detail: detail}
 	}
-	ret := find(bodyEl, op+"Return")
+	ret := bodyEl.Find(op + "Return")
 	if ret == nil {
 		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: fmt.Sprintf("SOAP Body without <%sReturn>", op)}
 	}
@@ -131,20 +131,6 @@ func isTokenFault(err error) bool {
 	}
 	d := strings.ToLower(te.Detail)
 	return strings.Contains(d, "token") && (strings.Contains(d, "invalid") || strings.Contains(d, "autentica"))
-}
-
-// find returns the first element named local in n's subtree (n included),
-// depth first.
-func find(n *xmlflat.Node, local string) *xmlflat.Node {
-	if n.Name == local {
-		return n
-	}
-	for _, k := range n.Kids {
-		if f := find(k, local); f != nil {
-			return f
-		}
-	}
-	return nil
 }
 
 // respuesta is a parsed SII:RESPUESTA document: the header fields and the

@@ -57,10 +57,10 @@ func (f *Fake) issueToken(doc []byte, rest bool, fault Fault) ([][2]string, stri
 	if err != nil {
 		return fail("02", "Error: SAXException")
 	}
-	if findNode(root, "Signature") == nil {
+	if root.Find("Signature") == nil {
 		return fail("04", "Error: no Signature")
 	}
-	sem := findNode(root, "Semilla")
+	sem := root.Find("Semilla")
 	if sem == nil {
 		return fail("06", "Error: no Semilla")
 	}
@@ -77,7 +77,7 @@ func (f *Fake) issueToken(doc []byte, rest bool, fault Fault) ([][2]string, stri
 	if f.now().Sub(issued) >= f.opts.SeedTTL {
 		return fail("08", "TIME-OUT DEL SEED")
 	}
-	if findNode(root, "X509Certificate") == nil {
+	if root.Find("X509Certificate") == nil {
 		return fail("11", "Error: no Certificate")
 	}
 	sigs, err := signer.Verify(doc)
@@ -96,19 +96,6 @@ func (f *Fake) issueToken(doc []byte, rest bool, fault Fault) ([][2]string, stri
 	tok := randomToken()
 	f.tokens[tok] = &tokenInfo{rut: rut, rest: rest, at: f.now()}
 	return [][2]string{{"ESTADO", "00"}, {"GLOSA", "Token Creado"}}, el("TOKEN", tok)
-}
-
-// findNode returns the first element named local in n's subtree.
-func findNode(n *xmlflat.Node, local string) *xmlflat.Node {
-	if n.Name == local {
-		return n
-	}
-	for _, k := range n.Kids {
-		if f := findNode(k, local); f != nil {
-			return f
-		}
-	}
-	return nil
 }
 
 // checkToken returns the RUT a token was issued to, or the getEstUp code

@@ -28,6 +28,11 @@ type upload struct {
 	err      error
 }
 
+// ruts returns the sender's and the company's RUT as sent.
+func (u *upload) ruts() (sender, company string) {
+	return u.values["rutSender"] + "-" + u.values["dvSender"], u.values["rutCompany"] + "-" + u.values["dvCompany"]
+}
+
 // readUpload reads the multipart body in order, bounding the file.
 func (f *Fake) readUpload(r *http.Request) *upload {
 	u := &upload{values: map[string]string{}}
@@ -130,8 +135,7 @@ func (f *Fake) serveUpload(w http.ResponseWriter, r *http.Request) {
 		answer("0-0", "0-0", 5, "", nil)
 		return
 	}
-	sender := u.values["rutSender"] + "-" + u.values["dvSender"]
-	company := u.values["rutCompany"] + "-" + u.values["dvCompany"]
+	sender, company := u.ruts()
 	if fault.Kind == FaultStatus {
 		n, _ := strconv.Atoi(fault.Code)
 		answer(sender, company, n, "", nil)
@@ -347,8 +351,7 @@ func (f *Fake) serveBoletaUpload(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "NO ESTA AUTENTICADO", http.StatusUnauthorized)
 		return
 	}
-	sender := u.values["rutSender"] + "-" + u.values["dvSender"]
-	company := u.values["rutCompany"] + "-" + u.values["dvCompany"]
+	sender, company := u.ruts()
 	type answer struct {
 		RutEmisor      string `json:"rut_emisor"`
 		RutEnvia       string `json:"rut_envia"`
