@@ -236,9 +236,9 @@ func TestDecodeAndHash(t *testing.T) {
 	for body, field := range map[string]string{
 		`{"tipo_dte":33,"bogus":1}`: "bogus",
 		`{"tipo_dte":"33"}`:         "tipo_dte",
-		`{"tipo_dte":33} {}`:        "body",
-		``:                          "body",
-		`[1]`:                       "body",
+		`{"tipo_dte":33} {}`:        "",
+		``:                          "",
+		`[1]`:                       "",
 	} {
 		_, e := decodeEmitRequest([]byte(body))
 		if e == nil || e.Details[0].Field != field {

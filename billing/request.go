@@ -7,51 +7,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/google/uuid"
 )
 
-// MaxRequestBody bounds an emission request's JSON.
-const MaxRequestBody = 1 << 20
-
 // MaxIdempotencyKey bounds the length of an Idempotency-Key.
 const MaxIdempotencyKey = 255
 
-// decodeEmitRequest reads an emission request strictly: one JSON object,
-// no unknown fields, nothing after it.
+// decodeEmitRequest reads an emission request strictly (dte.DecodeRequest:
+// one JSON object, no unknown fields, every decoding problem named).
 func decodeEmitRequest(body []byte) (*dte.EmitirDTERequest, *Error) {
-	if len(body) > MaxRequestBody {
-		return nil, errValidation("body", dte.CodeTooLong, fmt.Sprintf("the request body is %d bytes; the limit is %d", len(body), MaxRequestBody))
+	req, err := dte.DecodeRequest(bytes.NewReader(body))
+	if err != nil {
+		var ve *dte.ValidationError
+		if errors.As(err, &ve) {
+			return nil, fromValidation(ve)
+		}
+		return nil, errValidation("body", dte.CodeInvalidJSON, "the request body cannot be read: "+err.Error())
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, errValidation("body", dte.CodeRequired, "the request body is empty")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var req dte.EmitirDTERequest
-	if err := dec.Decode(&req); err != nil {
-		return nil, jsonError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errValidation("body", dte.CodeInvalidFormat, "the request body holds more than one JSON value")
-	}
-	return &req, nil
-}
-
-// jsonError names the field a JSON decoding error is about.
-func jsonError(err error) *Error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return errValidation(te.Field, dte.CodeInvalidFormat, fmt.Sprintf("%s: expected %s, got JSON %s", te.Field, te.Type, te.Value))
-	}
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		f := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		return errValidation(f, dte.CodeNotAllowed, fmt.Sprintf("unknown field %q", f))
-	}
-	return errValidation("body", dte.CodeInvalidFormat, "the request body is not valid JSON: "+err.Error())
+	return req, nil
 }
 
 // requestHash is the idempotency fingerprint of a request: SHA-256 of its
