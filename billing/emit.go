@@ -190,6 +190,9 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	if replay != nil {
 		return replay, nil
 	}
+	if s.crashAfterTx1 {
+		return nil, errSimulatedCrash
+	}
 	// Outside any transaction: TED and signature.
 	c, err := s.parsedCAF(cafRec)
 	if err != nil {

@@ -1,0 +1,337 @@
+package billing
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/store"
+)
+
+// emitOK emits body under a new key and decodes the 201 answer.
+func emitOK(t testing.TB, s *Service, empresaID string, body []byte) dte.EmitirDTEResponse {
+	t.Helper()
+	res, err := s.EmitDTE(context.Background(), empresaID, newKey(), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r dte.EmitirDTEResponse
+	if res.Status != http.StatusCreated || res.Replay || json.Unmarshal(res.Body, &r) != nil || r.ID != res.ID {
+		t.Fatalf("emission answered %d replay=%v %s", res.Status, res.Replay, res.Body)
+	}
+	return r
+}
+
+// TestConcurrentEmission: 1,000 emissions (100 under -short) from 32
+// goroutines over two CAFs of tipo 33 give folios that are unique and
+// contiguous, the second CAF is used once the first runs out, and
+// folios_disponibles counts exactly what is left.
+func TestConcurrentEmission(t *testing.T) {
+	total, split := 1000, int64(600)
+	if testing.Short() {
+		total, split = 100, 60
+	}
+	const workers = 32
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, false)
+			ctx := context.Background()
+			s, emp := f.s, f.emp
+			// Registered out of order: the lower range must still go first.
+			second, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, split+1, 2*int64(total))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1, split)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var (
+				mu     sync.Mutex
+				folios []int64
+				next   atomic.Int64
+				wg     sync.WaitGroup
+				errs   = make(chan error, workers)
+			)
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(total) {
+						res, err := s.EmitDTE(ctx, emp.ID, newKey(), facturaBody(1))
+						if err != nil {
+							errs <- err
+							return
+						}
+						var r dte.EmitirDTEResponse
+						if err := json.Unmarshal(res.Body, &r); err != nil {
+							errs <- err
+							return
+						}
+						mu.Lock()
+						folios = append(folios, r.Folio)
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			sort.Slice(folios, func(i, j int) bool { return folios[i] < folios[j] })
+			if len(folios) != total {
+				t.Fatalf("%d emissions acknowledged, want %d", len(folios), total)
+			}
+			for i, f := range folios {
+				if f != int64(i+1) {
+					t.Fatalf("folios not unique and contiguous: position %d holds folio %d", i, f)
+				}
+			}
+			c1, err := s.GetCAF(ctx, emp.ID, first.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c2, err := s.GetCAF(ctx, emp.ID, second.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// By hand: the first CAF (1..split) is used up; the second
+			// (split+1..2·total) gave total−split folios.
+			if c1.FoliosDisponibles != 0 || c2.FoliosDisponibles != 2*int64(total)-int64(total) {
+				t.Errorf("folios_disponibles %d and %d, want 0 and %d", c1.FoliosDisponibles, c2.FoliosDisponibles, total)
+			}
+			if c1.IsActive || !c2.IsActive {
+				t.Errorf("is_active %v and %v, want the second CAF active", c1.IsActive, c2.IsActive)
+			}
+			page, err := s.ListDTE(ctx, emp.ID, DTEFilter{TipoDTE: 33, Estado: dte.EstadoFirmado, Limit: 1})
+			if err != nil || page.TotalCount != int64(total) {
+				t.Fatalf("ListDTE total_count %v, %v; want %d firmado", page, err, total)
+			}
+		})
+	}
+}
+
+// TestIdempotencyConcurrent: 50 concurrent requests with one key give one
+// DTE; every other answer is the first response byte for byte (a replay)
+// or IDEMPOTENCY_IN_PROGRESS; the same key with another body is refused.
+func TestIdempotencyConcurrent(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, true)
+			ctx := context.Background()
+			key := newKey()
+			const n = 50
+			type answer struct {
+				res *EmitResult
+				err error
+			}
+			answers := make([]answer, n)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := 0; i < n; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					body := facturaBody(7)
+					if i%2 == 1 { // the same request, written differently
+						var v map[string]any
+						_ = json.Unmarshal(body, &v)
+						body, _ = json.MarshalIndent(v, "", "  ")
+					}
+					res, err := f.s.EmitDTE(ctx, f.emp.ID, key, body)
+					answers[i] = answer{res, err}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			var firsts, replays, busy int
+			var first []byte
+			for _, a := range answers {
+				switch {
+				case a.err != nil && KindOf(a.err) == KindIdempotencyInProgress:
+					if AsError(a.err).Code != CodeIdempotencyInProgress {
+						t.Errorf("in-progress code %s", AsError(a.err).Code)
+					}
+					busy++
+				case a.err != nil:
+					t.Fatalf("unexpected error: %v", a.err)
+				case !a.res.Replay:
+					firsts++
+					first = a.res.Body
+				default:
+					replays++
+				}
+			}
+			if firsts != 1 || firsts+replays+busy != n {
+				t.Fatalf("%d first answers, %d replays, %d in progress; want exactly one first", firsts, replays, busy)
+			}
+			for _, a := range answers {
+				if a.err == nil && (a.res.Status != http.StatusCreated || !bytes.Equal(a.res.Body, first)) {
+					t.Errorf("answer %d %s differs from the first %s", a.res.Status, a.res.Body, first)
+				}
+			}
+			again, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(7))
+			if err != nil || !again.Replay || !bytes.Equal(again.Body, first) {
+				t.Errorf("replay after completion: %v, %v", again, err)
+			}
+			page, err := f.s.ListDTE(ctx, f.emp.ID, DTEFilter{})
+			if err != nil || page.TotalCount != 1 {
+				t.Fatalf("%v DTEs (%v), want 1", page.TotalCount, err)
+			}
+			_, err = f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(8))
+			if e := AsError(err); e == nil || e.Kind != KindIdempotencyMismatch || e.Code != CodeIdempotencyMismatch {
+				t.Errorf("changed body: %v, want IDEMPOTENCY_BODY_MISMATCH", err)
+			}
+			// Keys are per company: another company may use the same key.
+			other := setupOther(t, f.s)
+			if _, err := f.s.EmitDTE(ctx, other.ID, key, facturaBody(8)); KindOf(err) == KindIdempotencyMismatch {
+				t.Errorf("another company's key collided: %v", err)
+			}
+		})
+	}
+}
+
+// setupOther creates a second company (another RUT) with no CAF.
+func setupOther(t testing.TB, s *Service) *Empresa {
+	t.Helper()
+	in := demoEmpresa()
+	in.Rut, in.RazonSocial = "11111111-1", "Otra Empresa SpA"
+	emp, err := s.CreateEmpresa(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return emp
+}
+
+func TestEmitAndRead(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, true)
+			ctx := context.Background()
+			r := emitOK(t, f.s, f.emp.ID, facturaBody(3))
+			// By hand: 3 × 1990 = 5970; 10000 − 5% = 9500; neto 15470,
+			// IVA 19% = 2939.3 → 2939, total 18409.
+			if r.Folio != 1 || r.TipoDTE != 33 || r.Estado != dte.EstadoFirmado || r.MontoTotal != 18409 {
+				t.Errorf("response %+v", r)
+			}
+			d, err := f.s.GetDTE(ctx, f.emp.ID, r.ID, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.MontoNeto == nil || *d.MontoNeto != 15470 || d.IVA == nil || *d.IVA != 2939 || d.MontoTotal != 18409 ||
+				d.RutReceptor != "77777777-7" || len(d.Detalle) != 2 || d.Metadata["pedido"] != "A-3" || d.XMLDocumento == "" {
+				t.Errorf("GetDTE %+v", d)
+			}
+			xml, err := f.s.DTEXML(ctx, f.emp.ID, r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := dte.Verify(xml, creds(t).Keys); err != nil {
+				t.Fatalf("the stored XML does not verify: %v %+v", err, rep)
+			}
+			if d, _ := f.s.GetDTE(ctx, f.emp.ID, r.ID, false); d.XMLDocumento != "" {
+				t.Error("xml_documento without include_xml")
+			}
+			for _, o := range []PDFOptions{{}, {Cedible: true}, {Formato: "80mm"}} {
+				p, err := f.s.DTEPDF(ctx, f.emp.ID, r.ID, o)
+				if err != nil || !bytes.HasPrefix(p, []byte("%PDF-")) {
+					t.Errorf("DTEPDF %+v: %v", o, err)
+				}
+			}
+			if _, err := f.s.DTEPDF(ctx, f.emp.ID, r.ID, PDFOptions{Formato: "a4"}); KindOf(err) != KindValidation {
+				t.Errorf("unknown format: %v", err)
+			}
+			// Validation failures take no folio.
+			_, err = f.s.EmitDTE(ctx, f.emp.ID, newKey(), []byte(`{"tipo_dte":33,"receptor":{"rut":"1-1","razon_social":"x"},"detalle":[]}`))
+			if e := AsError(err); e == nil || e.Kind != KindValidation || len(e.Details) == 0 {
+				t.Errorf("invalid request: %v", err)
+			}
+			if _, err := f.s.EmitDTE(ctx, f.emp.ID, newKey(), []byte(`{"tipo_dte":33,"bogus":true}`)); KindOf(err) != KindValidation {
+				t.Errorf("unknown field: %v", err)
+			}
+			if _, err := f.s.EmitDTE(ctx, f.emp.ID, "", facturaBody(1)); KindOf(err) != KindValidation {
+				t.Errorf("no key: %v", err)
+			}
+			if r2 := emitOK(t, f.s, f.emp.ID, facturaBody(1)); r2.Folio != 2 {
+				t.Errorf("after refused requests the next folio is %d, want 2", r2.Folio)
+			}
+			// No CAF for the type: conflict, no row.
+			body := bytes.Replace(facturaBody(1), []byte(`"tipo_dte":33`), []byte(`"tipo_dte":34`), 1)
+			body = bytes.Replace(body, []byte(`,"descuento_pct":5`), nil, 1)
+			if _, err := f.s.EmitDTE(ctx, f.emp.ID, newKey(), body); AsError(err) == nil || AsError(err).Code != CodeNoFolios {
+				t.Errorf("no CAF for 34: %v", err)
+			}
+		})
+	}
+}
+
+// TestRecoveryFinishesPending simulates a crash after transaction 1: the
+// pending row is finished by the recovery job with the same folio and
+// instant, and the idempotency key then replays its response.
+func TestRecoveryFinishesPending(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, true)
+			ctx := context.Background()
+			key := newKey()
+			// Run transaction 1 only, through a stamp that "crashes".
+			f.s.crashAfterTx1 = true
+			if _, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(2)); !errors.Is(err, errSimulatedCrash) {
+				t.Fatalf("simulated crash: %v", err)
+			}
+			f.s.crashAfterTx1 = false
+			if _, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(2)); KindOf(err) != KindIdempotencyInProgress {
+				t.Errorf("retry while pending: %v, want in progress", err)
+			}
+			page, _ := f.s.st.ListDTEs(ctx, f.emp.ID, store.DTEFilter{Estado: store.EstadoPendiente})
+			if page == nil || len(page.Items) != 1 {
+				t.Fatalf("pending rows: %+v", page)
+			}
+			pend := page.Items[0]
+			if d, _ := f.s.GetDTE(ctx, f.emp.ID, pend.ID, false); d.Estado != dte.EstadoBorrador {
+				t.Errorf("a pending DTE shows estado %q, want borrador", d.Estado)
+			}
+			if err := f.s.recoverDTE(ctx, f.emp.ID, pend.ID); err != nil {
+				t.Fatal(err)
+			}
+			d, err := f.s.st.GetDTE(ctx, f.emp.ID, pend.ID)
+			if err != nil || d.Estado != store.EstadoFirmado || d.Folio != pend.Folio || !d.EmittedAt.Equal(pend.EmittedAt) {
+				t.Fatalf("recovered row %+v, %v", d, err)
+			}
+			doc, err := dte.ParseDTE(d.XML)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := dte.ChileTime(pend.EmittedAt).Format("2006-01-02T15:04:05"); doc.TmstFirma != want || doc.Folio != pend.Folio {
+				t.Errorf("recovered document TmstFirma %s folio %d, want %s and %d", doc.TmstFirma, doc.Folio, want, pend.Folio)
+			}
+			if _, err := dte.Verify(d.XML, creds(t).Keys); err != nil {
+				t.Errorf("recovered XML: %v", err)
+			}
+			res, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(2))
+			if err != nil || !res.Replay || res.ID != pend.ID {
+				t.Errorf("replay after recovery: %+v, %v", res, err)
+			}
+			events, err := f.s.st.ListEvents(ctx, f.emp.ID, store.ListFilter{})
+			if err != nil || events.TotalCount != 1 || events.Items[0].Type != "dte.created" {
+				t.Errorf("events after recovery: %+v, %v", events, err)
+			}
+			// Running recovery again changes nothing.
+			if err := f.s.recoverDTE(ctx, f.emp.ID, pend.ID); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := f.s.recoverPendingOlder(ctx, f.s.now().Add(1e12)); n != 0 || err != nil {
+				t.Errorf("sweep after recovery: %d, %v", n, err)
+			}
+		})
+	}
+}

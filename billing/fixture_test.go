@@ -1,0 +1,136 @@
+package billing
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/caf/caftest"
+	"github.com/dtekit/dtekit/internal/pgtest"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/postgres"
+	"github.com/dtekit/dtekit/store/sqlite"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// testKEK is the key-encryption key of the tests' keyrings.
+var testKEK = hex.EncodeToString([]byte("billing-tests-key-encryption-key"))
+
+// backend is one store implementation the tests run against.
+type backend struct {
+	name string
+	// dsn returns a fresh database for t: a file path or a PostgreSQL URL.
+	dsn func(t testing.TB) string
+}
+
+var backends = []backend{
+	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), sqlite.FileName) }},
+	{"postgres", func(t testing.TB) string { return pgtest.URL(t) }},
+}
+
+// openStore opens a store of the named backend.
+func openStore(ctx context.Context, kind, dsn string) (store.Store, error) {
+	jobs := store.JobsConfig{PollInterval: 100 * time.Millisecond}
+	switch kind {
+	case "sqlite":
+		return sqlite.Open(ctx, dsn, &sqlite.Options{Jobs: jobs})
+	case "postgres":
+		return postgres.Open(ctx, dsn, &postgres.Options{Jobs: jobs})
+	}
+	return nil, fmt.Errorf("unknown backend %q", kind)
+}
+
+// newService opens a Service over the store at dsn.
+func newService(t testing.TB, kind, dsn string, cfg Config) *Service {
+	t.Helper()
+	ctx := context.Background()
+	st, err := openStore(ctx, kind, dsn)
+	if err != nil {
+		t.Fatalf("opening %s store: %v", kind, err)
+	}
+	t.Cleanup(func() { st.Close() })
+	kek, _ := ParseKEK(testKEK)
+	if cfg.Keyring, err = NewKeyring(kek); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store = st
+	if cfg.TrustedKeys == nil {
+		cfg.TrustedKeys = creds(t).Keys
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fixture is a service with one company ready to emit: the demo emisor,
+// its certificate and a CAF for tipo 33 (folios 1–1000) unless noCAF.
+type fixture struct {
+	s   *Service
+	emp *Empresa
+	dsn string
+}
+
+func demoEmpresa() EmpresaInput {
+	e := testcreds.DemoEmisor()
+	return EmpresaInput{Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro, Direccion: e.Direccion, Comuna: e.Comuna,
+		Ciudad: e.Ciudad, Ambiente: e.Ambiente, FechaResolucion: e.FechaResolucion, NumeroResolucion: e.NumeroResolucion,
+		Acteco: e.Acteco}
+}
+
+func newFixture(t testing.TB, b backend, withCAF bool) *fixture {
+	t.Helper()
+	dsn := b.dsn(t)
+	s := newService(t, b.name, dsn, Config{})
+	return &fixture{s: s, emp: setupEmpresa(t, s, withCAF), dsn: dsn}
+}
+
+// setupEmpresa creates the demo company with its certificate and, when
+// withCAF, the 1–1000 CAF of tipo 33.
+func setupEmpresa(t testing.TB, s *Service, withCAF bool) *Empresa {
+	t.Helper()
+	ctx := context.Background()
+	c := creds(t)
+	emp, err := s.CreateEmpresa(ctx, demoEmpresa())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UploadCertificate(ctx, emp.ID, c.P12, c.Password, testcreds.SignerRUT); err != nil {
+		t.Fatal(err)
+	}
+	if withCAF {
+		if _, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: string(c.CAFFiles[33])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return emp
+}
+
+// issueCAF issues a CAF of the demo emisor for a folio range.
+func issueCAF(t testing.TB, tipo int, desde, hasta int64) string {
+	t.Helper()
+	c := creds(t)
+	file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+		Tipo: tipo, Desde: desde, Hasta: hasta, FechaAutorizacion: time.Now().AddDate(0, 0, -3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(file)
+}
+
+// facturaBody is a two-line factura request; n varies the first line's
+// quantity so bodies can differ.
+func facturaBody(n int) []byte {
+	return []byte(fmt.Sprintf(`{"tipo_dte":33,"receptor":{"rut":"77.777.777-7","razon_social":"Pérez & Hijos Ltda.","giro":"Comercio","direccion":"Av. Providencia 1234","comuna":"Providencia","ciudad":"Santiago"},
+"detalle":[{"nombre":"Artículo Ñandú","cantidad":%d,"precio":1990},{"nombre":"Servicio","cantidad":1,"precio":10000,"descuento_pct":5}],
+"auto_send":false,"metadata":{"pedido":"A-%d"}}`, n, n))
+}
+
+// newKey returns a fresh Idempotency-Key.
+func newKey() string { return newID() }
