@@ -34,8 +34,7 @@ func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput
 	s.cafs.Store(rec.ID, c)
 	s.log.Info("billing: CAF registered", "empresa_id", empresaID, "caf_id", rec.ID, "tipo", c.Tipo,
 		"desde", c.Desde, "hasta", c.Hasta)
-	out := cafFromStore(rec)
-	return &out, nil
+	return s.GetCAF(ctx, empresaID, rec.ID)
 }
 
 // ListCAF lists the company's CAFs, by type then range; tipo 0 lists every
@@ -51,11 +50,35 @@ func (s *Service) ListCAF(ctx context.Context, empresaID string, tipo dte.TipoDT
 	if err != nil {
 		return nil, storeErr(err, "listing CAFs", "empresa", empresaID)
 	}
+	return cafsInUse(recs), nil
+}
+
+// cafsInUse converts a company's CAFs, marking is_active only on the one
+// emission takes folios from for each type: the enabled CAF with folios
+// left and the lowest range (as store.Tx.TakeFolio chooses).
+func cafsInUse(recs []store.CAF) []CAF {
 	out := make([]CAF, len(recs))
+	inUse := map[int]string{}
+	for i := range recs {
+		r := &recs[i]
+		if cur, ok := inUse[r.TipoDTE]; r.IsActive && r.FoliosDisponibles() > 0 && (!ok || r.FolioDesde < lowest(recs, cur)) {
+			inUse[r.TipoDTE] = r.ID
+		}
+	}
 	for i := range recs {
 		out[i] = cafFromStore(&recs[i])
+		out[i].IsActive = inUse[recs[i].TipoDTE] == recs[i].ID
 	}
-	return out, nil
+	return out
+}
+
+func lowest(recs []store.CAF, id string) int64 {
+	for i := range recs {
+		if recs[i].ID == id {
+			return recs[i].FolioDesde
+		}
+	}
+	return 0
 }
 
 // GetCAF returns one CAF.
@@ -64,6 +87,14 @@ func (s *Service) GetCAF(ctx context.Context, empresaID, id string) (*CAF, error
 	if err != nil {
 		return nil, storeErr(err, "reading the CAF", "caf", id)
 	}
-	out := cafFromStore(rec)
-	return &out, nil
+	recs, err := s.st.ListCAFs(ctx, empresaID, rec.TipoDTE)
+	if err != nil {
+		return nil, storeErr(err, "reading the CAF", "caf", id)
+	}
+	for _, c := range cafsInUse(recs) {
+		if c.ID == id {
+			return &c, nil
+		}
+	}
+	return nil, errNotFound("caf", id)
 }

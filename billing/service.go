@@ -56,7 +56,14 @@ type Service struct {
 	certs    certCache
 	ttl      time.Duration
 	recAge   time.Duration
+
+	// crashAfterTx1 makes EmitDTE stop after transaction 1, as a process
+	// that dies there would (tests of the recovery).
+	crashAfterTx1 bool
 }
+
+// errSimulatedCrash is what EmitDTE returns when crashAfterTx1 is set.
+var errSimulatedCrash = errors.New("billing: simulated crash after transaction 1")
 
 // New builds a Service from cfg.
 func New(cfg Config) (*Service, error) {

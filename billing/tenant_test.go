@@ -60,7 +60,10 @@ func TestCrossTenant(t *testing.T) {
 					_, err := s.UpdateEmpresa(ctx, "00000000-0000-0000-0000-000000000000", EmpresaUpdate{Giro: &name})
 					return err
 				}},
-				{"ListDTE", func() error { _, err := s.ListDTE(ctx, "00000000-0000-0000-0000-000000000000", DTEFilter{}); return err }},
+				{"ListDTE", func() error {
+					_, err := s.ListDTE(ctx, "00000000-0000-0000-0000-000000000000", DTEFilter{})
+					return err
+				}},
 				{"ListCAF", func() error { _, err := s.ListCAF(ctx, "00000000-0000-0000-0000-000000000000", 0); return err }},
 				{"EmitDTE", func() error {
 					_, err := s.EmitDTE(ctx, "00000000-0000-0000-0000-000000000000", newKey(), facturaBody(1))
@@ -83,8 +86,14 @@ func TestCrossTenant(t *testing.T) {
 					_, err := s.CreateProducto(ctx, "00000000-0000-0000-0000-000000000000", ProductoInput{Nombre: "x"})
 					return err
 				}},
-				{"ListClientes", func() error { _, err := s.ListClientes(ctx, "00000000-0000-0000-0000-000000000000", ListParams{}); return err }},
-				{"ListProductos", func() error { _, err := s.ListProductos(ctx, "00000000-0000-0000-0000-000000000000", ListParams{}); return err }},
+				{"ListClientes", func() error {
+					_, err := s.ListClientes(ctx, "00000000-0000-0000-0000-000000000000", ListParams{})
+					return err
+				}},
+				{"ListProductos", func() error {
+					_, err := s.ListProductos(ctx, "00000000-0000-0000-0000-000000000000", ListParams{})
+					return err
+				}},
 				{"CreateAPIKey", func() error { _, err := s.CreateAPIKey(ctx, "00000000-0000-0000-0000-000000000000", false); return err }},
 				{"ListAPIKeys", func() error { _, err := s.ListAPIKeys(ctx, "00000000-0000-0000-0000-000000000000"); return err }},
 			} {
