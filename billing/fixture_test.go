@@ -45,28 +45,44 @@ func openStore(ctx context.Context, kind, dsn string) (store.Store, error) {
 	return nil, fmt.Errorf("unknown backend %q", kind)
 }
 
-// newService opens a Service over the store at dsn.
+// newService opens a Service over the store at dsn, closed when t ends.
 func newService(t testing.TB, kind, dsn string, cfg Config) *Service {
 	t.Helper()
+	s, err := openService(kind, dsn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.st.Close() })
+	return s
+}
+
+// openService opens a Service over the store at dsn; close s.st when done.
+// A nil cfg.TrustedKeys trusts the test authority.
+func openService(kind, dsn string, cfg Config) (*Service, error) {
 	ctx := context.Background()
 	st, err := openStore(ctx, kind, dsn)
 	if err != nil {
-		t.Fatalf("opening %s store: %v", kind, err)
+		return nil, fmt.Errorf("opening %s store: %w", kind, err)
 	}
-	t.Cleanup(func() { st.Close() })
 	kek, _ := ParseKEK(testKEK)
 	if cfg.Keyring, err = NewKeyring(kek); err != nil {
-		t.Fatal(err)
+		st.Close()
+		return nil, err
 	}
 	cfg.Store = st
 	if cfg.TrustedKeys == nil {
-		cfg.TrustedKeys = creds(t).Keys
+		if credsVal == nil {
+			st.Close()
+			return nil, fmt.Errorf("openService: call creds first or give TrustedKeys")
+		}
+		cfg.TrustedKeys = credsVal.Keys
 	}
 	s, err := New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		st.Close()
+		return nil, err
 	}
-	return s
+	return s, nil
 }
 
 // fixture is a service with one company ready to emit: the demo emisor,
@@ -87,6 +103,7 @@ func demoEmpresa() EmpresaInput {
 func newFixture(t testing.TB, b backend, withCAF bool) *fixture {
 	t.Helper()
 	dsn := b.dsn(t)
+	creds(t)
 	s := newService(t, b.name, dsn, Config{})
 	return &fixture{s: s, emp: setupEmpresa(t, s, withCAF), dsn: dsn}
 }
