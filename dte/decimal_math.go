@@ -1,7 +1,9 @@
 package dte
 
 import (
+	"cmp"
 	"math"
+	"math/big"
 	"math/bits"
 	"strconv"
 )
@@ -35,57 +37,58 @@ var fxPow10 = [...]uint64{
 	10_000_000_000_000_000_000,
 }
 
-// fxParse reads a plain decimal number (optional sign, digits, optional
-// fraction; no exponent) exactly. Trailing fractional zeros are dropped, so
-// "2.50" has scale 1. It reports false for malformed text or more than 18
-// significant digits.
+// fxParse returns the exact value of d, or false when d is malformed or
+// has more than 18 significant digits (see Decimal.parse). Trailing
+// fractional zeros are dropped, so "2.50" has scale 1.
 func fxParse(d Decimal) (fxNum, bool) {
-	s := string(d)
-	neg := false
-	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
-		neg = s[0] == '-'
-		s = s[1:]
+	p, ok := d.parse()
+	return p.fx, ok && p.fits
+}
+
+// fxCompare compares a and b exactly: -1, 0 or +1.
+func fxCompare(a, b fxNum) int {
+	if c, ok := fxCmp(a, b); ok {
+		return c
 	}
-	var v uint64
-	digits, scale, seenDot, intDigits := 0, 0, false, 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '.':
-			if seenDot {
-				return fxNum{}, false
-			}
-			seenDot = true
-			continue
-		case c < '0' || c > '9':
-			return fxNum{}, false
-		}
-		if seenDot {
-			scale++
-		} else {
-			intDigits++
-		}
-		if v == 0 && c == '0' {
-			continue // leading zeros are not significant
-		}
-		digits++
-		if digits > fxMaxDigits {
-			return fxNum{}, false
-		}
-		v = v*10 + uint64(c-'0')
+	return a.rat().Cmp(b.rat()) // scales 20 or more apart: rare, exact anyway
+}
+
+// fxCmp compares two fixed-point numbers exactly in 128 bits; ok is false
+// when their scales are too far apart for that.
+func fxCmp(a, b fxNum) (c int, ok bool) {
+	flip := 1
+	if a.scale > b.scale {
+		a, b, flip = b, a, -1
 	}
-	if intDigits == 0 || (seenDot && scale == 0) {
-		return fxNum{}, false
+	d := b.scale - a.scale
+	if d >= len(fxPow10) {
+		return 0, false
 	}
-	for scale > 0 && v%10 == 0 {
-		v /= 10
-		scale--
+	sa, sb := cmp.Compare(a.v, 0), cmp.Compare(b.v, 0)
+	if sa != sb || sa == 0 {
+		return flip * cmp.Compare(sa, sb), true
 	}
-	n := int64(v)
-	if neg {
-		n = -n
+	// Same sign, both non-zero: compare |a| × 10^d with |b|.
+	hi, lo := bits.Mul64(fxAbs(a.v), fxPow10[d])
+	mb := fxAbs(b.v)
+	switch {
+	case hi > 0 || lo > mb:
+		c = 1
+	case lo < mb:
+		c = -1
 	}
-	return fxNum{v: n, scale: scale}, true
+	return flip * sa * c, true
+}
+
+// rat returns n as a big.Rat.
+func (n fxNum) rat() *big.Rat {
+	den := new(big.Int)
+	if n.scale < len(fxPow10) {
+		den.SetUint64(fxPow10[n.scale])
+	} else {
+		den.Exp(big.NewInt(10), big.NewInt(int64(n.scale)), nil)
+	}
+	return new(big.Rat).SetFrac(big.NewInt(n.v), den)
 }
 
 // fxMulDiv returns a × b / d rounded half away from zero, and false when the

@@ -11,8 +11,9 @@ import (
 )
 
 // FuzzTotals decodes arbitrary JSON as an emission request, validates it
-// (ValidateAt) and computes its totals. ComputeTotals must never panic; it must fail only with
-// a one-detail *ValidationError; and whatever it returns must agree with an
+// (ValidateAt) and computes its totals. ComputeTotals must never panic; it
+// must succeed on every request Validate accepts; it must fail only with a
+// one-detail *ValidationError; and whatever it returns must agree with an
 // independent recomputation in math/big (see checkTotalsInvariants).
 func FuzzTotals(f *testing.F) {
 	seeds := []*EmitirDTERequest{
@@ -58,8 +59,11 @@ func FuzzTotals(f *testing.F) {
 		// be safe on any input; a valid request may still be refused by
 		// ComputeTotals with a field error (e.g. a discount larger than the
 		// amount it applies to), which is checked like any other failure.
-		_ = ValidateAt(&r, fuzzToday)
+		valid := ValidateAt(&r, fuzzToday) == nil
 		tot, err := ComputeTotals(&r)
+		if valid && err != nil {
+			t.Fatalf("Validate accepts the request but ComputeTotals refuses it: %v", err)
+		}
 		if err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) || len(ve.Details) != 1 || ve.Details[0].Code == "" || ve.Details[0].Message == "" {

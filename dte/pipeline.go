@@ -171,10 +171,7 @@ func (e *Emitter) Prepare(req *EmitirDTERequest, at time.Time) (*Prepared, error
 	if req == nil {
 		return nil, nilRequest()
 	}
-	if err := ValidateAt(req, at); err != nil {
-		return nil, err
-	}
-	tot, err := ComputeTotals(req)
+	tot, err := validateTotals(req, at) // ValidateAt and ComputeTotals in one pass
 	if err != nil {
 		return nil, err
 	}

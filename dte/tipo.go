@@ -77,6 +77,45 @@ func (t TipoDTE) IsNote() bool { return t == 56 || t == 61 || t == 111 || t == 1
 // one reference (the notes 56, 61, 111, 112).
 func (t TipoDTE) NeedsReferences() bool { return t.IsNote() }
 
+// The per-type allowances below are the one statement of which fields and
+// amounts each document type carries. Validate and ComputeTotals both ask
+// them, so they cannot disagree.
+
+// CarriesImpuestos reports whether documents of type t carry additional
+// taxes and retentions (impuestos_retenciones, a line's cod_imp_adic; the
+// schema's ImptoReten and CodImpAdic): 33, 43, 46, 52, 56 and 61.
+func (t TipoDTE) CarriesImpuestos() bool {
+	switch t {
+	case 33, 43, 46, 52, 56, 61:
+		return true
+	}
+	return false
+}
+
+// RetainsIVAInFull reports whether t may carry code 15, the IVA retained in
+// full by the buyer: the factura de compra 46 and the notes 56, 61 that
+// adjust one.
+func (t TipoDTE) RetainsIVAInFull() bool { return t == 46 || t == 56 || t == 61 }
+
+// CarriesDescuentos reports whether t carries discounts and surcharges, on
+// its lines (descuento_pct, recargo_pct) or global (descuentos_globales):
+// every type but the liquidación-factura 43, whose schema has no place for
+// them.
+func (t TipoDTE) CarriesDescuentos() bool { return t.Valid() && t != 43 }
+
+// CarriesComisiones reports whether t carries commissions: only the
+// liquidación-factura 43.
+func (t TipoDTE) CarriesComisiones() bool { return t == 43 }
+
+// CarriesNoFacturable reports whether t has a not-billable amount (a line's
+// ind_exe 2, a global movement's ind_exe_dr 2, Totales/MontoNF): every type
+// but the exports and the liquidación-factura 43.
+func (t TipoDTE) CarriesNoFacturable() bool { return t.Valid() && !t.IsExport() && t != 43 }
+
+// AllowsNegativeAmounts reports whether t's amounts may be negative: only
+// the liquidación-factura 43, whose commissions may exceed what it settles.
+func (t TipoDTE) AllowsNegativeAmounts() bool { return t == 43 }
+
 // HasCedible reports whether t has a transferable (cedible) printed copy
 // under Ley 19.983: 33, 34, 43, 46, and the guía 52 ("cedible con su factura").
 func (t TipoDTE) HasCedible() bool {

@@ -90,7 +90,19 @@ import (
 //   - Totales elements: MntNeto/TasaIVA/IVA appear when a taxable line carries
 //     an amount, MntExe when an exempt one does (always on exports), MontoNF
 //     when the not-billable bucket is used, MntTotal always.
-func ComputeTotals(r *EmitirDTERequest) (*Totals, error) {
+func ComputeTotals(r *EmitirDTERequest) (*Totals, error) { return computeTotals(r, nil) }
+
+// lineNums holds the numbers of one detail line as Validate read them, so
+// the totals of a validated request start from the very values the rules
+// were checked on.
+type lineNums struct {
+	qty, price, monto, dsc, rcg fxNum
+	hasQty, hasPrice, hasMonto  bool
+}
+
+// computeTotals is ComputeTotals; pre, when not nil, holds the numbers of
+// every line as Validate read them, and they are not parsed again.
+func computeTotals(r *EmitirDTERequest, pre []lineNums) (*Totals, error) {
 	if r == nil {
 		return nil, totErr(totTop(""), CodeRequired, "the request is missing (nil)")
 	}
@@ -98,6 +110,9 @@ func ComputeTotals(r *EmitirDTERequest) (*Totals, error) {
 		return nil, totErr(totTop("tipo_dte"), CodeInvalidValue, "document type %d is not one of the 12 supported types", int(r.TipoDTE))
 	}
 	c := &totCalc{r: r, tipo: r.TipoDTE}
+	if len(pre) == len(r.Detalle) {
+		c.pre = pre
+	}
 	if c.tipo.IsExport() {
 		c.places = 4
 	}
@@ -109,7 +124,7 @@ func ComputeTotals(r *EmitirDTERequest) (*Totals, error) {
 	}
 	c.afectoLines = c.afecto
 	if len(r.DescuentosGlobales) > 0 {
-		if c.tipo == LiquidacionFacturaElectronica {
+		if !c.tipo.CarriesDescuentos() {
 			return nil, totErr(totTop("descuentos_globales"), CodeNotAllowed, "a liquidación-factura (43) carries no global discounts or surcharges")
 		}
 		out.DscRcgGlobal = make([]GlobalTotals, len(r.DescuentosGlobales))
@@ -145,6 +160,7 @@ const totIVARate = 19
 // totCalc carries the running state of one ComputeTotals call.
 type totCalc struct {
 	r      *EmitirDTERequest
+	pre    []lineNums // the lines' numbers as Validate read them, or nil
 	tipo   TipoDTE
 	places int // decimals of the document's amounts: 0 (CLP) or 4 (exports)
 
@@ -205,16 +221,13 @@ func totNum(d Decimal, field totField) (fxNum, error) {
 	return n, nil
 }
 
-func (c *totCalc) allowNF() bool {
-	return !c.tipo.IsExport() && c.tipo != LiquidacionFacturaElectronica
-}
-
-func (c *totCalc) allowTaxes() bool {
-	switch c.tipo {
-	case 33, 43, 46, 52, 56, 61:
-		return true
+// lineNum returns a number of detail line i: the one Validate read when it
+// ran, or d parsed now.
+func (c *totCalc) lineNum(i int, name string, d Decimal, pick func(*lineNums) fxNum) (fxNum, error) {
+	if c.pre != nil {
+		return pick(&c.pre[i]), nil
 	}
-	return false
+	return totNum(d, totLF(i, name))
 }
 
 // rangeErr reports an amount beyond what the SII can carry.
@@ -236,7 +249,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 		case 1:
 			bucket = totExento
 		case 2:
-			if !c.allowNF() {
+			if !c.tipo.CarriesNoFacturable() {
 				return totErr(totLF(i, "ind_exe"), CodeNotAllowed, "a document of type %d has no not-billable amount (ind_exe 2)", int(c.tipo))
 			}
 			bucket = totNoFact
@@ -260,7 +273,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 				return totErr(totLF(i, f.name), CodeNotAllowed, "monto_item is the line's final amount; give cantidad and precio to apply %s", f.name)
 			}
 		}
-		n, err := totNum(l.MontoItem, totLF(i, "monto_item"))
+		n, err := c.lineNum(i, "monto_item", l.MontoItem, func(p *lineNums) fxNum { return p.monto })
 		if err != nil {
 			return err
 		}
@@ -270,13 +283,13 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 		}
 		gross, valued = v, true
 	case l.Precio.IsSet():
-		price, err := totNum(l.Precio, totLF(i, "precio"))
+		price, err := c.lineNum(i, "precio", l.Precio, func(p *lineNums) fxNum { return p.price })
 		if err != nil {
 			return err
 		}
 		qty := fxNum{v: 1}
 		if l.Cantidad.IsSet() {
-			if qty, err = totNum(l.Cantidad, totLF(i, "cantidad")); err != nil {
+			if qty, err = c.lineNum(i, "cantidad", l.Cantidad, func(p *lineNums) fxNum { return p.qty }); err != nil {
 				return err
 			}
 		}
@@ -286,7 +299,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 		}
 		gross, valued = v, true
 	case l.Cantidad.IsSet():
-		if _, err := totNum(l.Cantidad, totLF(i, "cantidad")); err != nil {
+		if _, err := c.lineNum(i, "cantidad", l.Cantidad, func(p *lineNums) fxNum { return p.qty }); err != nil {
 			return err
 		}
 	}
@@ -295,7 +308,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 	// document's units for the sums.
 	var dsc, rcg int64
 	if l.DescuentoPct.IsSet() {
-		whole, units, err := c.linePct(i, "descuento_pct", l.DescuentoPct, gross)
+		whole, units, err := c.linePct(i, "descuento_pct", l.DescuentoPct, func(p *lineNums) fxNum { return p.dsc }, gross)
 		if err != nil {
 			return err
 		}
@@ -309,7 +322,7 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 		return c.rangeErr(totLF(i, "descuento_pct"))
 	}
 	if l.RecargoPct.IsSet() {
-		whole, units, err := c.linePct(i, "recargo_pct", l.RecargoPct, afterDsc)
+		whole, units, err := c.linePct(i, "recargo_pct", l.RecargoPct, func(p *lineNums) fxNum { return p.rcg }, afterDsc)
 		if err != nil {
 			return err
 		}
@@ -322,20 +335,20 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 	if !ok || !c.inRange(net) {
 		return c.rangeErr(totLF(i, amountField))
 	}
-	if net < 0 && c.tipo != LiquidacionFacturaElectronica {
+	if net < 0 && !c.tipo.AllowsNegativeAmounts() {
 		return totErr(totLF(i, amountField), CodeOutOfRange, "the line comes to %s; only a liquidación-factura (43) may carry negative amounts", fxFormat(net, c.places))
 	}
 	out.MontoItem = fxFormat(net, c.places)
 
 	if l.CodImpAdic != nil {
 		field := totLF(i, "cod_imp_adic")
-		if !c.allowTaxes() {
+		if !c.tipo.CarriesImpuestos() {
 			return totErr(field, CodeNotAllowed, "a document of type %d carries no additional taxes or retentions", int(c.tipo))
 		}
 		if bucket != totAfecto {
 			return totErr(field, CodeNotAllowed, "an additional tax or retention applies only to a taxable line, not an exempt or not-billable one")
 		}
-		if _, ok := totTaxClass(*l.CodImpAdic); !ok {
+		if tc, ok := lookupTaxCode(*l.CodImpAdic); !ok || tc.class == taxUnclassified {
 			return totErr(field, CodeInvalidValue, "%d is not a known additional tax or retention code", *l.CodImpAdic)
 		}
 		found := false
@@ -373,12 +386,12 @@ func (c *totCalc) line(i int, l *LineaDetalle, out *LineTotals) error {
 
 // linePct returns round(base × pct / 100) for a line's discount or
 // surcharge percentage, in whole units and in the document's units.
-func (c *totCalc) linePct(i int, name string, pct Decimal, base int64) (whole, units int64, err error) {
+func (c *totCalc) linePct(i int, name string, pct Decimal, pick func(*lineNums) fxNum, base int64) (whole, units int64, err error) {
 	field := totLF(i, name)
-	if c.tipo == LiquidacionFacturaElectronica {
+	if !c.tipo.CarriesDescuentos() {
 		return 0, 0, totErr(field, CodeNotAllowed, "a liquidación-factura (43) line carries no discount or surcharge")
 	}
-	p, err := totNum(pct, field)
+	p, err := c.lineNum(i, name, pct, pick)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -418,7 +431,7 @@ func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 		case 1:
 			bucket = totExento
 		case 2:
-			if !c.allowNF() {
+			if !c.tipo.CarriesNoFacturable() {
 				return totErr(f("ind_exe_dr"), CodeNotAllowed, "a document of type %d has no not-billable amount (ind_exe_dr 2)", int(c.tipo))
 			}
 			bucket = totNoFact
@@ -482,58 +495,13 @@ func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 	return nil
 }
 
-// totTaxInfo classifies an additional tax or retention code.
-type totTaxInfo struct {
-	retention    bool  // subtracted from MntTotal
-	ivaRetention bool  // a retention of the IVA (counts toward IVANoRet)
-	rate         fxNum // legal default rate, when hasRate
-	hasRate      bool
-}
-
-// totTaxClass returns the classification of an SII ImptoReten code.
-func totTaxClass(code int) (totTaxInfo, bool) {
-	rate := func(v int64, scale int) totTaxInfo {
-		return totTaxInfo{rate: fxNum{v: v, scale: scale}, hasRate: true}
-	}
-	switch code {
-	case 15:
-		t := rate(totIVARate, 0)
-		t.retention, t.ivaRetention = true, true
-		return t, true
-	case 16, 30, 31, 32, 33, 34, 36, 37, 38, 39, 40, 41, 46, 47, 48, 49,
-		301, 321, 331, 341, 361, 371, 481:
-		return totTaxInfo{retention: true, ivaRetention: true}, true
-	case 53:
-		return totTaxInfo{retention: true}, true
-	case 17, 18:
-		return rate(5, 0), true
-	case 19:
-		return rate(12, 0), true
-	case 23, 44:
-		return rate(15, 0), true
-	case 24:
-		return rate(315, 1), true
-	case 25, 26:
-		return rate(205, 1), true
-	case 27:
-		return rate(10, 0), true
-	case 45:
-		return rate(50, 0), true
-	case 271:
-		return rate(18, 0), true
-	case 14, 28, 35, 50, 51, 52:
-		return totTaxInfo{}, true
-	}
-	return totTaxInfo{}, false
-}
-
 // taxes computes ImptoReten from impuestos_retenciones and the lines' codes.
 func (c *totCalc) taxes(t *Totales) error {
 	entries := c.r.ImpuestosRetenciones
 	if len(entries) == 0 && len(c.codes) == 0 {
 		return nil
 	}
-	if !c.allowTaxes() {
+	if !c.tipo.CarriesImpuestos() {
 		return totErr(totTop("impuestos_retenciones"), CodeNotAllowed, "a document of type %d carries no additional taxes or retentions", int(c.tipo))
 	}
 	// Bases of line codes, prorated when global movements changed the
@@ -551,8 +519,8 @@ func (c *totCalc) taxes(t *Totales) error {
 	for i := range entries {
 		e := &entries[i]
 		f := func(name string) totField { return totField{list: "impuestos_retenciones", i: i, name: name} }
-		info, ok := totTaxClass(e.TipoImp)
-		if !ok {
+		info, ok := lookupTaxCode(e.TipoImp)
+		if !ok || info.class == taxUnclassified {
 			return totErr(f("tipo_imp"), CodeInvalidValue, "%d is not a known additional tax or retention code", e.TipoImp)
 		}
 		for j := 0; j < i; j++ {
@@ -584,7 +552,7 @@ func (c *totCalc) taxes(t *Totales) error {
 		switch {
 		case e.MontoImp != nil:
 			amt = *e.MontoImp
-			if amt < 0 && c.tipo != LiquidacionFacturaElectronica {
+			if amt < 0 && !c.tipo.AllowsNegativeAmounts() {
 				return totErr(f("monto_imp"), CodeInvalidValue, "monto_imp must not be negative")
 			}
 		case hasRate:
@@ -600,10 +568,10 @@ func (c *totCalc) taxes(t *Totales) error {
 		if err := c.addTax(t, e.TipoImp, info, rate, hasRate, amt, f("monto_imp")); err != nil {
 			return err
 		}
-		if info.ivaRetention && !c.hasIVARet {
+		if info.class == taxIVARetention && !c.hasIVARet {
 			c.firstIVARet = i
 		}
-		c.hasIVARet = c.hasIVARet || info.ivaRetention
+		c.hasIVARet = c.hasIVARet || info.class == taxIVARetention
 	}
 	for _, cb := range c.codes {
 		listed := false
@@ -614,7 +582,7 @@ func (c *totCalc) taxes(t *Totales) error {
 			continue
 		}
 		field := totLF(cb.line, "cod_imp_adic")
-		info, _ := totTaxClass(cb.code)
+		info, _ := lookupTaxCode(cb.code)
 		if !info.hasRate {
 			return totErr(field, CodeRequired, "code %d has no legal default rate here: add it to impuestos_retenciones with tasa_imp or monto_imp", cb.code)
 		}
@@ -625,25 +593,25 @@ func (c *totCalc) taxes(t *Totales) error {
 		if err := c.addTax(t, cb.code, info, info.rate, true, amt, field); err != nil {
 			return err
 		}
-		if info.ivaRetention && !c.hasIVARet {
+		if info.class == taxIVARetention && !c.hasIVARet {
 			c.firstIVARet = -1 - cb.line
 		}
-		c.hasIVARet = c.hasIVARet || info.ivaRetention
+		c.hasIVARet = c.hasIVARet || info.class == taxIVARetention
 	}
 	return nil
 }
 
 // addTax appends one ImptoReten and adds it to the running sums.
-func (c *totCalc) addTax(t *Totales, code int, info totTaxInfo, rate fxNum, hasRate bool, amt int64, field totField) error {
-	it := ImptoReten{TipoImp: code, MontoImp: fxFormat(amt, 0), Retencion: info.retention}
+func (c *totCalc) addTax(t *Totales, code int, info taxCode, rate fxNum, hasRate bool, amt int64, field totField) error {
+	it := ImptoReten{TipoImp: code, MontoImp: fxFormat(amt, 0), Retencion: info.retention()}
 	if hasRate {
 		it.TasaImp = rate.fxString()
 	}
 	t.ImptoReten = append(t.ImptoReten, it)
 	var ok bool
-	if info.retention {
+	if info.retention() {
 		c.rets, ok = fxAdd(c.rets, amt)
-		if ok && info.ivaRetention {
+		if ok && info.class == taxIVARetention {
 			c.ivaRet, ok = fxAdd(c.ivaRet, amt)
 		}
 	} else {
@@ -657,7 +625,7 @@ func (c *totCalc) addTax(t *Totales, code int, info totTaxInfo, rate fxNum, hasR
 
 // comisiones sums a liquidación-factura's commissions.
 func (c *totCalc) comisiones(t *Totales) error {
-	if c.tipo != LiquidacionFacturaElectronica {
+	if !c.tipo.CarriesComisiones() {
 		if len(c.r.Comisiones) > 0 {
 			return totErr(totTop("comisiones"), CodeNotAllowed, "only a liquidación-factura (43) carries commissions")
 		}
@@ -735,7 +703,7 @@ func (c *totCalc) totales(t *Totales) error {
 			return c.rangeErr(totTop("detalle"))
 		}
 	}
-	if total < 0 && c.tipo != LiquidacionFacturaElectronica {
+	if total < 0 && !c.tipo.AllowsNegativeAmounts() {
 		return totErr(totTop("impuestos_retenciones"), CodeOutOfRange, "the document's total comes to %d; only a liquidación-factura (43) may be negative", total)
 	}
 

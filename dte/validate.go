@@ -1,11 +1,8 @@
 package dte
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"math/big"
-	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -66,9 +63,10 @@ func (r *EmitirDTERequest) Validate() error { return ValidateAt(r, time.Now()) }
 //   - tipo_doc_liq: required on every line of 43, not allowed elsewhere.
 //
 // Lines and amounts:
-//   - cantidad and precio are required, except on the lines of a
-//     text-correction note (56, 61, 111, 112 with a reference of codigo_ref
-//     2) that carry neither and no monto_item other than 0.
+//   - cantidad and precio are required, except on the lines of a note that
+//     corrects a text (56, 61, 111, 112 with a reference of codigo_ref 2)
+//     or voids a note (56, 61 with a reference of codigo_ref 1 to a 56 or
+//     61) that carry neither and no monto_item other than 0.
 //   - cantidad: 0.000001 up to 12 integer digits and 6 decimals (QtyItem).
 //   - precio: ≥ 0 (0 for lines without value, such as internal transfers on
 //     52), up to 12 integer digits; an integer on CLP documents, up to 6
@@ -111,8 +109,15 @@ func (r *EmitirDTERequest) Validate() error { return ValidateAt(r, time.Now()) }
 // schema's Aduana element carries; nacionalidad at most 3 characters, num_id
 // 20, marcas 255; the integer codes 1–99; tara 1–9999999; total_bultos ≥ 1.
 func ValidateAt(r *EmitirDTERequest, today time.Time) error {
+	_, err := validateTotals(r, today)
+	return err
+}
+
+// validateTotals is ValidateAt, and returns the request's totals when it is
+// valid: what ComputeTotals returns for it, computed once.
+func validateTotals(r *EmitirDTERequest, today time.Time) (*Totals, error) {
 	if r == nil {
-		return &ValidationError{Details: []FieldError{{
+		return nil, &ValidationError{Details: []FieldError{{
 			Field: "request", Code: CodeRequired, Message: "the emission request is missing",
 		}}}
 	}
@@ -121,11 +126,7 @@ func ValidateAt(r *EmitirDTERequest, today time.Time) error {
 		v.today = chileDate(today)
 		v.hasToday = true
 	}
-	for _, ref := range r.Referencias {
-		if ref.CodigoRef != nil && *ref.CodigoRef == 2 && r.TipoDTE.IsNote() {
-			v.textCorrection = true
-		}
-	}
+	v.textOnlyLines = allowsTextOnlyLines(r)
 
 	v.checkTipoDTE()
 	v.checkFechaEmision(r.FechaEmision)
@@ -140,10 +141,50 @@ func ValidateAt(r *EmitirDTERequest, today time.Time) error {
 	v.checkDescuentos(r.DescuentosGlobales)
 	v.checkExportData(r.ExportData)
 
-	if len(v.errs) == 0 {
-		return nil
+	if len(v.errs) > 0 {
+		return nil, &ValidationError{Details: v.errs}
 	}
-	return &ValidationError{Details: v.errs}
+	// The field rules hold: compute the amounts with the numbers just read.
+	// Whatever the arithmetic refuses (a discount on an empty bucket or
+	// beyond it, more IVA retained than there is, ...) is a problem of the
+	// request too, so Validate()==nil guarantees that ComputeTotals
+	// succeeds. computeTotals reports one *ValidationError.
+	return computeTotals(r, v.lines)
+}
+
+// allowsTextOnlyLines reports whether r's lines may omit cantidad and
+// precio (and carry no monto_item other than 0), which then come to
+// MontoItem 0 and leave the total at 0 when no line is valued:
+//
+//   - a note (56, 61, 111, 112) with a reference of codigo_ref 2, which
+//     corrects the text of the referenced document;
+//   - a debit or credit note (56, 61) with a reference of codigo_ref 1 to a
+//     note 56 or 61: it voids that note, which may itself have been a text
+//     correction without amounts. The SII's basic certification set has
+//     such a case: a debit note voiding a credit note that only corrected
+//     a text, with a named line and a total of 0.
+//
+// A note that voids a factura must carry that factura's lines with their
+// amounts, since dtekit cannot read the voided document.
+func allowsTextOnlyLines(r *EmitirDTERequest) bool {
+	if !r.TipoDTE.IsNote() {
+		return false
+	}
+	for _, ref := range r.Referencias {
+		if ref.CodigoRef == nil {
+			continue
+		}
+		switch *ref.CodigoRef {
+		case 2:
+			return true
+		case 1:
+			voidsNote := ref.TipoDocRef.Tipo == NotaDebitoElectronica || ref.TipoDocRef.Tipo == NotaCreditoElectronica
+			if voidsNote && (r.TipoDTE == NotaDebitoElectronica || r.TipoDTE == NotaCreditoElectronica) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // AsValidationError returns the *ValidationError inside err, if any.
@@ -181,14 +222,15 @@ const (
 
 // validator accumulates the problems of one request.
 type validator struct {
-	errs           []FieldError
-	tipo           TipoDTE
-	tipoOK         bool
-	today          civilDate
-	hasToday       bool
-	emision        civilDate // the effective issue date, when known
-	hasEmision     bool
-	textCorrection bool
+	errs          []FieldError
+	tipo          TipoDTE
+	tipoOK        bool
+	today         civilDate
+	hasToday      bool
+	emision       civilDate // the effective issue date, when known
+	hasEmision    bool
+	textOnlyLines bool       // lines may omit cantidad and precio (allowsTextOnlyLines)
+	lines         []lineNums // the numbers of each detail line, for computeTotals
 }
 
 func (v *validator) add(field string, code DetailCode, msg, action string) {
@@ -288,13 +330,18 @@ func (v *validator) checkReceptor(rc *Receptor) {
 	v.text("receptor.ciudad", rc.Ciudad, maxCiudadRecep, textOptional)
 }
 
-// amountLimit is the largest magnitude of a line amount or total:
-// maxExportAmount on exports, maxAmount18 otherwise.
-func (v *validator) amountLimit() num {
+// amountLimit is the largest magnitude of a line amount or total, in units
+// of 10^-amountPlaces: 18 digits (14.4 on exports).
+const amountLimit = fxMaxAmount
+
+// amountPlaces is the number of decimals of the document's amounts: 4 on
+// exports, 0 on CLP documents. An unknown type gets the lenient export
+// rules: its type error is reported once.
+func (v *validator) amountPlaces() int {
 	if v.export() {
-		return num{fx: fxNum{v: fxMaxAmount, scale: 4}}
+		return 4
 	}
-	return num{fx: fxNum{v: fxMaxAmount}}
+	return 0
 }
 
 func (v *validator) checkDetalle(lines []LineaDetalle) {
@@ -313,26 +360,32 @@ func (v *validator) checkDetalle(lines []LineaDetalle) {
 			"split the items over several documents")
 		listOK = false
 	}
-	var sum num
+	v.lines = make([]lineNums, len(lines))
+	// Every line's amount is within amountLimit, so the running sum of
+	// magnitudes cannot overflow before it passes the limit once.
+	var sum int64
 	sumOK := true
 	for i := range lines {
-		amt, ok := v.checkLinea("detalle["+strconv.Itoa(i)+"]", &lines[i])
+		amt, ok := v.checkLinea("detalle["+strconv.Itoa(i)+"]", &lines[i], &v.lines[i])
 		if !ok {
 			sumOK = false
 			continue
 		}
-		sum = numAddAbs(sum, amt)
+		if sum <= amountLimit {
+			sum += int64(fxAbs(amt))
+		}
 	}
-	if listOK && sumOK && numCmp(sum, v.amountLimit()) > 0 {
+	if listOK && sumOK && sum > amountLimit {
 		v.add("detalle", CodeOutOfRange,
 			"the lines add up to more than the SII's amounts can hold (18 digits)",
 			"split the items over several documents")
 	}
 }
 
-// checkLinea validates one line and returns its amount (monto_item, or
-// cantidad × precio rounded like the SII does) when it is known.
-func (v *validator) checkLinea(p string, l *LineaDetalle) (num, bool) {
+// checkLinea validates one line, stores its numbers in n for the totals,
+// and returns its amount in units of 10^-amountPlaces (monto_item, or
+// cantidad × precio rounded like the SII does; 0 for a line without them).
+func (v *validator) checkLinea(p string, l *LineaDetalle, n *lineNums) (int64, bool) {
 	ok := true
 	fail := func(b bool) {
 		if !b {
@@ -357,13 +410,10 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (num, bool) {
 	if l.CodImpAdic != nil {
 		c := *l.CodImpAdic
 		switch {
-		case !impAdicValid(c):
-			v.add(p+".cod_imp_adic", CodeInvalidValue,
-				fmt.Sprintf("%s.cod_imp_adic %d is not an SII additional tax or retention code", p, c),
-				"use a code of the SII's table of additional taxes (e.g. 15, 17, 24, 27)")
-		case v.tipoOK && !v.allowsImpuestos():
+		case !v.taxCode(p+".cod_imp_adic", c):
+		case v.tipoOK && !v.tipo.CarriesImpuestos():
 			v.notAllowed(p+".cod_imp_adic", "33, 43, 46, 52, 56 and 61")
-		case c == 15 && v.tipoOK && !v.is(FacturaCompraElectronica, NotaDebitoElectronica, NotaCreditoElectronica):
+		case c == 15 && v.tipoOK && !v.tipo.RetainsIVAInFull():
 			v.notAllowed(p+".cod_imp_adic", "factura de compra 46 and its notes 56, 61 (code 15, IVA retained in full)")
 		case l.IndExe != nil && *l.IndExe == 1:
 			v.add(p+".cod_imp_adic", CodeNotAllowed, p+".cod_imp_adic is not allowed on an exempt line (ind_exe 1)",
@@ -379,117 +429,95 @@ func (v *validator) checkLinea(p string, l *LineaDetalle) (num, bool) {
 			fmt.Sprintf("shorten nombre to %d characters or shorten dsc_item", maxNmbItem))
 	}
 
-	textOnly := v.textCorrection && !l.Cantidad.IsSet() && !l.Precio.IsSet() &&
+	textOnly := v.textOnlyLines && !l.Cantidad.IsSet() && !l.Precio.IsSet() &&
 		(!l.MontoItem.IsSet() || isZero(l.MontoItem))
 	exp := v.export()
+	places := v.amountPlaces()
 
 	// cantidad
-	var qty, price num
-	hasQty, hasPrice := false, false
 	switch {
 	case l.Cantidad.IsSet():
-		q, good := v.numberAt(p, ".cantidad", l.Cantidad, numRule{places: 6, intDigits: 12, min: "0.000001"})
-		qty, hasQty = q, good
-		fail(good)
+		n.qty, n.hasQty = v.numberAt(p, ".cantidad", l.Cantidad, numRule{places: 6, intDigits: 12, min: "0.000001"})
+		fail(n.hasQty)
 	case !textOnly:
 		v.add(p+".cantidad", CodeRequired, p+".cantidad is required",
-			"send the quantity; only text-correction notes (codigo_ref 2) may omit cantidad and precio")
+			"send the quantity; only notes that correct a text, or void a note, may omit cantidad and precio")
 		ok = false
 	}
 	// unidad
 	v.textAt(p, ".unidad", l.Unidad, maxUnmdItem, textOptional)
 	// precio
+	var amount int64
 	switch {
 	case l.Precio.IsSet():
 		rule := numRule{places: 0, intDigits: 12, min: "0", placesHint: "precio is an integer amount of CLP"}
 		if exp {
 			rule = numRule{places: 6, intDigits: 12, min: "0"}
 		}
-		pr, good := v.numberAt(p, ".precio", l.Precio, rule)
-		price, hasPrice = pr, good
-		fail(good)
-		if good && hasQty && !l.MontoItem.IsSet() {
-			if a := lineAmount(qty, price, exp); numCmp(a, v.amountLimit()) > 0 {
+		n.price, n.hasPrice = v.numberAt(p, ".precio", l.Precio, rule)
+		fail(n.hasPrice)
+		if n.hasPrice && n.hasQty && !l.MontoItem.IsSet() {
+			a, fits := lineAmount(n.qty, n.price, places)
+			if !fits || fxAbs(a) > amountLimit {
 				v.add(p+".precio", CodeOutOfRange,
 					fmt.Sprintf("%s: cantidad × precio exceeds the SII's largest amount (18 digits)", p),
 					"check cantidad and precio")
 				ok = false
 			}
+			amount = a
 		}
 	case !textOnly:
 		v.add(p+".precio", CodeRequired, p+".precio is required",
-			"send the unit price (0 for an item without value); only text-correction notes (codigo_ref 2) may omit it")
+			"send the unit price (0 for an item without value); only notes that correct a text, or void a note, may omit it")
 		ok = false
 	}
 	// monto_item
-	var monto num
-	hasMonto := false
 	if l.MontoItem.IsSet() {
 		rule := numRule{places: 0, intDigits: 18, min: "0", placesHint: "monto_item is an integer amount of CLP"}
 		if exp {
 			rule = numRule{places: 4, intDigits: 14, min: "0"}
 		}
-		if !v.tipoOK || v.is(LiquidacionFacturaElectronica) {
+		if !v.tipoOK || v.tipo.AllowsNegativeAmounts() {
 			rule.min = "" // MontoItem of a liquidación may be negative
 		}
-		m, good := v.numberAt(p, ".monto_item", l.MontoItem, rule)
-		monto, hasMonto = m, good
-		fail(good)
+		n.monto, n.hasMonto = v.numberAt(p, ".monto_item", l.MontoItem, rule)
+		fail(n.hasMonto)
+		if n.hasMonto {
+			amount, _ = fxToPlaces(n.monto, places) // rule.places ≤ places: exact
+		}
 	}
 	// descuento_pct, recargo_pct
 	for _, f := range []struct {
 		suffix string // ".descuento_pct"
 		d      Decimal
-	}{{".descuento_pct", l.DescuentoPct}, {".recargo_pct", l.RecargoPct}} {
+		val    *fxNum
+	}{{".descuento_pct", l.DescuentoPct, &n.dsc}, {".recargo_pct", l.RecargoPct, &n.rcg}} {
 		if !f.d.IsSet() {
 			continue
 		}
-		if v.is(LiquidacionFacturaElectronica) {
+		if v.tipoOK && !v.tipo.CarriesDescuentos() {
 			v.notAllowed(p+f.suffix, "every type but liquidación-factura 43")
 			continue
 		}
-		_, good := v.numberAt(p, f.suffix, f.d, numRule{places: 2, intDigits: 3, min: "0", max: "100"})
+		var good bool
+		*f.val, good = v.numberAt(p, f.suffix, f.d, numRule{places: 2, intDigits: 3, min: "0", max: "100"})
 		fail(good)
 	}
-
-	if !ok {
-		return num{}, false
-	}
-	switch {
-	case hasMonto:
-		return monto, true
-	case hasQty && hasPrice:
-		return lineAmount(qty, price, exp), true
-	}
-	return num{}, true
+	return amount, ok
 }
 
-// lineAmount returns cantidad × precio rounded half up to whole pesos, or to
-// 4 decimals on exports.
-func lineAmount(qty, price num, export bool) num {
-	places := 0
-	if export {
-		places = 4
-	}
-	if qty.big == nil && price.big == nil {
-		if v, ok := fxMulShift(qty.fx.v, price.fx.v, places-qty.fx.scale-price.fx.scale); ok {
-			return num{fx: fxNum{v: v, scale: places}}
-		}
-	}
-	return num{big: DecimalFromRat(new(big.Rat).Mul(qty.rat(), price.rat()), places).Rat()}
-}
-
-// allowsImpuestos reports whether the type carries ImptoReten and CodImpAdic.
-func (v *validator) allowsImpuestos() bool {
-	return v.is(FacturaElectronica, LiquidacionFacturaElectronica, FacturaCompraElectronica,
-		GuiaDespachoElectronica, NotaDebitoElectronica, NotaCreditoElectronica)
+// lineAmount returns cantidad × precio rounded half away from zero to the
+// given places (0 for pesos, 4 on exports), and false when the product does
+// not fit in an int64 (far beyond the SII's 18 digits).
+func lineAmount(qty, price fxNum, places int) (int64, bool) {
+	return fxMulShift(qty.v, price.v, places-qty.scale-price.scale)
 }
 
 func (v *validator) checkComisiones(cs []ComisionDTE) {
 	if len(cs) == 0 {
 		return
 	}
-	if v.tipoOK && !v.is(LiquidacionFacturaElectronica) {
+	if v.tipoOK && !v.tipo.CarriesComisiones() {
 		v.notAllowed("comisiones", "liquidación-factura 43")
 		return
 	}
@@ -534,7 +562,7 @@ func (v *validator) checkImpuestos(is []ImpuestoRetencion) {
 	if len(is) == 0 {
 		return
 	}
-	if v.tipoOK && !v.allowsImpuestos() {
+	if v.tipoOK && !v.tipo.CarriesImpuestos() {
 		v.notAllowed("impuestos_retenciones", "33, 43, 46, 52, 56 and 61")
 		return
 	}
@@ -547,11 +575,8 @@ func (v *validator) checkImpuestos(is []ImpuestoRetencion) {
 		switch {
 		case t.TipoImp == 0:
 			v.add(p+".tipo_imp", CodeRequired, p+".tipo_imp is required", "send the SII tax code, e.g. 15")
-		case !impAdicValid(t.TipoImp):
-			v.add(p+".tipo_imp", CodeInvalidValue,
-				fmt.Sprintf("%s.tipo_imp %d is not an SII additional tax or retention code", p, t.TipoImp),
-				"use a code of the SII's table of additional taxes (e.g. 15, 17, 24, 27)")
-		case t.TipoImp == 15 && v.tipoOK && !v.is(FacturaCompraElectronica, NotaDebitoElectronica, NotaCreditoElectronica):
+		case !v.taxCode(p+".tipo_imp", t.TipoImp):
+		case t.TipoImp == 15 && v.tipoOK && !v.tipo.RetainsIVAInFull():
 			v.notAllowed(p+".tipo_imp", "factura de compra 46 and its notes 56, 61 (code 15, IVA retained in full)")
 		default:
 			if j, dup := seen[t.TipoImp]; dup {
@@ -567,7 +592,7 @@ func (v *validator) checkImpuestos(is []ImpuestoRetencion) {
 		}
 		if t.MontoImp != nil {
 			m := *t.MontoImp
-			if m <= 0 && !v.is(LiquidacionFacturaElectronica) && v.tipoOK {
+			if m <= 0 && v.tipoOK && !v.tipo.AllowsNegativeAmounts() {
 				v.add(p+".monto_imp", CodeOutOfRange,
 					fmt.Sprintf("%s.monto_imp must be greater than 0 (got %d)", p, m),
 					"omit monto_imp to compute it from tasa_imp")
@@ -693,7 +718,7 @@ func (v *validator) checkDescuentos(ds []DscRcgGlobal) {
 	if len(ds) == 0 {
 		return
 	}
-	if v.is(LiquidacionFacturaElectronica) {
+	if v.tipoOK && !v.tipo.CarriesDescuentos() {
 		v.notAllowed("descuentos_globales", "every type but liquidación-factura 43")
 		return
 	}
@@ -972,24 +997,24 @@ type numRule struct {
 }
 
 // number checks a set Decimal against rule and returns its value when valid.
-func (v *validator) number(field string, d Decimal, rule numRule) (num, bool) {
+func (v *validator) number(field string, d Decimal, rule numRule) (fxNum, bool) {
 	return v.numberAt(field, "", d, rule)
 }
 
 // numberAt is number for the field p+suffix; the name is only built when
-// there is a problem to report.
-func (v *validator) numberAt(p, suffix string, d Decimal, rule numRule) (num, bool) {
-	neg, ip, fp, ok := decimalParts(d)
-	intDigits, places := len(ip), len(fp)
+// there is a problem to report. The value it returns is the one
+// ComputeTotals computes with.
+func (v *validator) numberAt(p, suffix string, d Decimal, rule numRule) (fxNum, bool) {
+	x, ok := d.parse()
 	if !ok {
 		field := p + suffix
 		v.add(field, CodeInvalidFormat, fmt.Sprintf("%s %s is not a plain decimal number", field, quote(string(d))),
 			"write digits with an optional sign and a decimal point; no exponent, spaces or thousands separators")
-		return num{}, false
+		return fxNum{}, false
 	}
-	if places > rule.places {
+	if x.places > rule.places {
 		field := p + suffix
-		msg := fmt.Sprintf("%s %s has %d decimal places; at most %d are allowed", field, quote(string(d)), places, rule.places)
+		msg := fmt.Sprintf("%s %s has %d decimal places; at most %d are allowed", field, quote(string(d)), x.places, rule.places)
 		if rule.places == 0 {
 			msg = fmt.Sprintf("%s %s must be an integer", field, quote(string(d)))
 			if rule.placesHint != "" {
@@ -1001,18 +1026,17 @@ func (v *validator) numberAt(p, suffix string, d Decimal, rule numRule) (num, bo
 			action = "round it to a whole number"
 		}
 		v.add(field, CodeInvalidDecimals, msg, action)
-		return num{}, false
+		return fxNum{}, false
 	}
-	if intDigits > rule.intDigits {
+	if x.intDigits > rule.intDigits || !x.fits {
 		field := p + suffix
 		v.add(field, CodeOutOfRange,
 			fmt.Sprintf("%s %s has more than %d integer digits", field, quote(string(d)), rule.intDigits),
 			"check the value")
-		return num{}, false
+		return fxNum{}, false
 	}
-	x := numFromParts(neg, ip, fp) // short: the digit limits passed
 	if rule.min != "" {
-		c := numCmp(x, numOf(rule.min))
+		c := fxCompare(x.fx, ruleBound(rule.min))
 		if c < 0 || (c == 0 && rule.minExclusive) {
 			field := p + suffix
 			word := "at least"
@@ -1021,173 +1045,28 @@ func (v *validator) numberAt(p, suffix string, d Decimal, rule numRule) (num, bo
 			}
 			v.add(field, CodeOutOfRange, fmt.Sprintf("%s must be %s %s (got %s)", field, word, rule.min, quote(string(d))),
 				"check the value")
-			return num{}, false
+			return fxNum{}, false
 		}
 	}
-	if rule.max != "" && numCmp(x, numOf(rule.max)) > 0 {
+	if rule.max != "" && fxCompare(x.fx, ruleBound(rule.max)) > 0 {
 		field := p + suffix
 		v.add(field, CodeOutOfRange, fmt.Sprintf("%s must be at most %s (got %s)", field, rule.max, quote(string(d))),
 			"check the value")
-		return num{}, false
+		return fxNum{}, false
 	}
-	return x, true
+	return x.fx, true
 }
 
-// decimalShape returns the significant integer digits and decimal places of
-// d (leading integer zeros and trailing fractional zeros don't count), the
-// number without those zeros, and false when d is not a plain decimal number.
-func decimalShape(d Decimal) (intDigits, places int, canon string, ok bool) {
-	neg, ip, fp, ok := decimalParts(d)
-	if !ok {
-		return 0, 0, "", false
-	}
-	canon = ip
-	if canon == "" {
-		canon = "0"
-	}
-	if fp != "" {
-		canon += "." + fp
-	}
-	if neg {
-		canon = "-" + canon
-	}
-	return len(ip), len(fp), canon, true
-}
-
-// isZero reports whether d is a well-formed zero ("0", "-0.00"), without
-// converting it (a huge text would be slow to convert).
+// isZero reports whether d is a well-formed zero ("0", "-0.00").
 func isZero(d Decimal) bool {
-	return d.valid() && strings.Trim(string(d), "+-0.") == ""
+	p, ok := d.parse()
+	return ok && p.fits && p.fx.v == 0
 }
 
-// decimalParts splits a well-formed decimal into its sign, its integer
-// digits without leading zeros and its fractional digits without trailing
-// zeros; ok is false when d is not a plain decimal number.
-func decimalParts(d Decimal) (neg bool, ip, fp string, ok bool) {
-	if !d.valid() {
-		return false, "", "", false
-	}
-	s := string(d)
-	neg = strings.HasPrefix(s, "-")
-	ip, fp, _ = strings.Cut(strings.TrimLeft(s, "+-"), ".")
-	return neg, strings.TrimLeft(ip, "0"), strings.TrimRight(fp, "0"), true
-}
-
-// num is an exact decimal value of the validator. Every limit of the
-// contract and the SII's schemas keeps a number within 18 significant
-// digits, so values live in fx (fixed point, no allocation); big holds
-// instead the rare value that does not fit, such as a sum of many lines.
-type num struct {
-	fx  fxNum
-	big *big.Rat // when set, the value (fx is unused)
-}
-
-// numFromParts builds the value of decimalParts' output.
-func numFromParts(neg bool, ip, fp string) num {
-	if len(ip)+len(fp) > fxMaxDigits {
-		canon := ip
-		if canon == "" {
-			canon = "0"
-		}
-		if fp != "" {
-			canon += "." + fp
-		}
-		if neg {
-			canon = "-" + canon
-		}
-		r, _ := new(big.Rat).SetString(canon) // digits only: always parses
-		return num{big: r}
-	}
-	var v int64
-	for i := 0; i < len(ip); i++ {
-		v = v*10 + int64(ip[i]-'0')
-	}
-	for i := 0; i < len(fp); i++ {
-		v = v*10 + int64(fp[i]-'0')
-	}
-	if neg {
-		v = -v
-	}
-	return num{fx: fxNum{v: v, scale: len(fp)}}
-}
-
-// numOf parses a decimal constant of this file; it returns 0 for text that
-// isn't one (never the case for the constants used).
-func numOf(s string) num {
-	neg, ip, fp, ok := decimalParts(Decimal(s))
-	if !ok {
-		return num{}
-	}
-	return numFromParts(neg, ip, fp)
-}
-
-// rat returns n as a big.Rat.
-func (n num) rat() *big.Rat {
-	if n.big != nil {
-		return n.big
-	}
-	den := new(big.Int)
-	if n.fx.scale < len(fxPow10) {
-		den.SetUint64(fxPow10[n.fx.scale])
-	} else {
-		den.Exp(big.NewInt(10), big.NewInt(int64(n.fx.scale)), nil)
-	}
-	return new(big.Rat).SetFrac(big.NewInt(n.fx.v), den)
-}
-
-// numCmp compares a and b exactly: -1, 0 or +1.
-func numCmp(a, b num) int {
-	if a.big == nil && b.big == nil {
-		if c, ok := fxCmp(a.fx, b.fx); ok {
-			return c
-		}
-	}
-	return a.rat().Cmp(b.rat())
-}
-
-// fxCmp compares two fixed-point numbers exactly in 128 bits; ok is false
-// when their scales are too far apart for that.
-func fxCmp(a, b fxNum) (c int, ok bool) {
-	flip := 1
-	if a.scale > b.scale {
-		a, b, flip = b, a, -1
-	}
-	d := b.scale - a.scale
-	if d >= len(fxPow10) {
-		return 0, false
-	}
-	sa, sb := cmp.Compare(a.v, 0), cmp.Compare(b.v, 0)
-	if sa != sb || sa == 0 {
-		return flip * cmp.Compare(sa, sb), true
-	}
-	// Same sign, both non-zero: compare |a| × 10^d with |b|.
-	hi, lo := bits.Mul64(fxAbs(a.v), fxPow10[d])
-	mb := fxAbs(b.v)
-	switch {
-	case hi > 0 || lo > mb:
-		c = 1
-	case lo < mb:
-		c = -1
-	}
-	return flip * sa * c, true
-}
-
-// numAddAbs returns sum + |a|.
-func numAddAbs(sum, a num) num {
-	if sum.big == nil && a.big == nil {
-		s := max(sum.fx.scale, a.fx.scale)
-		x, okX := fxMulShift(sum.fx.v, 1, s-sum.fx.scale)
-		y, okY := fxMulShift(a.fx.v, 1, s-a.fx.scale)
-		if y < 0 {
-			y = -y
-		}
-		if okX && okY {
-			if t, ok := fxAdd(x, y); ok {
-				return num{fx: fxNum{v: t, scale: s}}
-			}
-		}
-	}
-	return num{big: new(big.Rat).Add(sum.rat(), new(big.Rat).Abs(a.rat()))}
+// ruleBound is the value of a numRule bound, a decimal constant.
+func ruleBound(s string) fxNum {
+	n, _ := fxParse(Decimal(s))
+	return n
 }
 
 // quote returns s quoted for a message, shortened when long.
@@ -1208,18 +1087,22 @@ func reasonOf(err error) string {
 	return err.Error()
 }
 
-// Additional tax and retention codes the SII accepts in a DTE (the schema's
-// ImpAdicDTEType).
-func impAdicValid(c int) bool {
+// taxCode checks an additional tax or retention code against the one table
+// of codes (lookupTaxCode) and reports whether dtekit can compute it.
+func (v *validator) taxCode(field string, c int) bool {
+	t, ok := lookupTaxCode(c)
 	switch {
-	case c >= 14 && c <= 19, c >= 23 && c <= 28, c >= 30 && c <= 41, c >= 44 && c <= 55:
-		return true
+	case !ok:
+		v.add(field, CodeInvalidValue, fmt.Sprintf("%s %d is not an SII additional tax or retention code", field, c),
+			"use a code of the SII's table of additional taxes (e.g. 15, 17, 24, 27)")
+		return false
+	case t.class == taxUnclassified:
+		v.add(field, CodeInvalidValue,
+			fmt.Sprintf("%s %d is in the SII's table, but dtekit does not know whether it adds to the total or is withheld from it, so it cannot compute the document", field, c),
+			"use another code, or report the case so the code can be classified")
+		return false
 	}
-	switch c {
-	case 271, 301, 321, 331, 341, 361, 371, 481:
-		return true
-	}
-	return false
+	return true
 }
 
 // monedaValid reports whether s is a currency name of the SII's TipMonType.

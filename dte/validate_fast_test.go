@@ -8,31 +8,60 @@ import (
 	"testing"
 )
 
-// The validator computes with 18-digit fixed point (num) where it used
-// big.Rat. These tests hold the fixed-point code to the exact rational
-// arithmetic of math/big, which stays the reference.
+// The validator and the totals compute with 18-digit fixed point read by
+// one parser (Decimal.parse). These tests hold that code to the exact
+// rational arithmetic of math/big and to a reading of the text written
+// independently with package strings, which stay the reference.
 
 // validatorRules are the numeric rules Validate applies (validate.go).
 var validatorRules = []numRule{
-	{places: 6, intDigits: 12, min: "0.000001"},                                     // cantidad
-	{places: 0, intDigits: 12, min: "0", placesHint: "precio is an integer"},        // precio CLP
-	{places: 6, intDigits: 12, min: "0"},                                            // precio export
-	{places: 0, intDigits: 18, min: "0", placesHint: "monto_item is an integer"},    // monto_item CLP
-	{places: 4, intDigits: 14, min: "0"},                                            // monto_item export
-	{places: 0, intDigits: 18},                                                      // monto_item 43
-	{places: 4, intDigits: 14},                                                      // monto_item, unknown type
-	{places: 2, intDigits: 3, min: "0", max: "100"},                                 // descuento_pct
-	{places: 2, intDigits: 3, min: "0", minExclusive: true, max: "100"},             // tasa_imp
-	{places: 2, intDigits: 16, min: "0", minExclusive: true},                        // valor_dr
-	{places: 4, intDigits: 6, min: "0", minExclusive: true},                         // tpo_cambio
-	{places: 2, intDigits: 8, min: "0"},                                             // peso_bruto
-	{places: 20, intDigits: 20, min: "-0.5", max: "123456789012345678901.00000001"}, // beyond 18 digits: big.Rat
+	{places: 6, intDigits: 12, min: "0.000001"},                                  // cantidad
+	{places: 0, intDigits: 12, min: "0", placesHint: "precio is an integer"},     // precio CLP
+	{places: 6, intDigits: 12, min: "0"},                                         // precio export
+	{places: 0, intDigits: 18, min: "0", placesHint: "monto_item is an integer"}, // monto_item CLP
+	{places: 4, intDigits: 14, min: "0"},                                         // monto_item export
+	{places: 0, intDigits: 18},                                                   // monto_item 43
+	{places: 4, intDigits: 14},                                                   // monto_item, unknown type
+	{places: 2, intDigits: 3, min: "0", max: "100"},                              // descuento_pct
+	{places: 2, intDigits: 3, min: "0", minExclusive: true, max: "100"},          // tasa_imp
+	{places: 2, intDigits: 16, min: "0", minExclusive: true},                     // valor_dr
+	{places: 4, intDigits: 6, min: "0", minExclusive: true},                      // tpo_cambio
+	{places: 2, intDigits: 8, min: "0"},                                          // peso_bruto
+}
+
+// refShape reads d with package strings: its significant integer digits and
+// decimal places, the number without those zeros, and false when d is not a
+// plain decimal number.
+func refShape(d Decimal) (intDigits, places int, canon string, ok bool) {
+	s := string(d)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if strings.HasPrefix(string(d), "+") && neg {
+		return 0, 0, "", false
+	}
+	ip, fp, hasDot := strings.Cut(s, ".")
+	isDigits := func(x string) bool { return x != "" && strings.Trim(x, "0123456789") == "" }
+	if !isDigits(ip) || (hasDot && !isDigits(fp)) {
+		return 0, 0, "", false
+	}
+	ip, fp = strings.TrimLeft(ip, "0"), strings.TrimRight(fp, "0")
+	canon = ip
+	if canon == "" {
+		canon = "0"
+	}
+	if fp != "" {
+		canon += "." + fp
+	}
+	if neg {
+		canon = "-" + canon
+	}
+	return len(ip), len(fp), canon, true
 }
 
 // refNumber is number() as it was written with big.Rat: the outcome and the
 // value it must agree with.
 func refNumber(d Decimal, rule numRule) (*big.Rat, bool) {
-	intDigits, places, canon, ok := decimalShape(d)
+	intDigits, places, canon, ok := refShape(d)
 	if !ok || places > rule.places || intDigits > rule.intDigits {
 		return nil, false
 	}
@@ -84,11 +113,7 @@ func checkNumber(t *testing.T, d Decimal, rule numRule) {
 }
 
 // refLineAmount is lineAmount as written with big.Rat.
-func refLineAmount(q, p *big.Rat, export bool) *big.Rat {
-	places := 0
-	if export {
-		places = 4
-	}
+func refLineAmount(q, p *big.Rat, places int) *big.Rat {
 	return DecimalFromRat(new(big.Rat).Mul(q, p), places).Rat()
 }
 
@@ -145,10 +170,11 @@ func TestNumberMatchesBigRat(t *testing.T) {
 func TestLineAmountMatchesBigRat(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	qtyRule := numRule{places: 6, intDigits: 12, min: "0.000001"}
+	limit := new(big.Rat).SetInt64(amountLimit)
 	for i := 0; i < 20000; i++ {
-		export := r.IntN(2) == 0
+		places := 4 * r.IntN(2)
 		priceRule := numRule{places: 0, intDigits: 12, min: "0"}
-		if export {
+		if places == 4 {
 			priceRule.places = 6
 		}
 		v := &validator{}
@@ -161,47 +187,91 @@ func TestLineAmountMatchesBigRat(t *testing.T) {
 		if !okQ || !okP {
 			continue
 		}
-		got := lineAmount(q, p, export)
-		want := refLineAmount(q.rat(), p.rat(), export)
-		if got.rat().Cmp(want) != 0 {
-			t.Fatalf("lineAmount(%s, %s, %v) = %v, want %v", qd, pd, export, got.rat(), want)
+		got, fits := lineAmount(q, p, places)
+		want := refLineAmount(q.rat(), p.rat(), places)
+		wantUnits := new(big.Rat).Mul(want, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(places)), nil)))
+		if !fits {
+			if wantUnits.Num().IsInt64() {
+				t.Fatalf("lineAmount(%s, %s, %d) reports an overflow; want %v", qd, pd, places, want)
+			}
+			continue
 		}
-		limit := (&validator{tipoOK: true, tipo: FacturaElectronica}).amountLimit()
-		if export {
-			limit = (&validator{}).amountLimit()
+		if g := (fxNum{v: got, scale: places}).rat(); g.Cmp(want) != 0 {
+			t.Fatalf("lineAmount(%s, %s, %d) = %v, want %v", qd, pd, places, g, want)
 		}
-		wantLimit, _ := new(big.Rat).SetString(maxAmount18)
-		if export {
-			wantLimit, _ = new(big.Rat).SetString(maxExportAmount)
-		}
-		if numCmp(got, limit) != want.Cmp(wantLimit) {
-			t.Fatalf("%v compared with the limit: %d, want %d", want, numCmp(got, limit), want.Cmp(wantLimit))
+		if (fxAbs(got) > amountLimit) != (new(big.Rat).Abs(wantUnits).Cmp(limit) > 0) {
+			t.Fatalf("%v compared with the 18-digit limit disagrees", want)
 		}
 	}
 }
 
-func TestNumCmpAndSum(t *testing.T) {
+// TestDecimalParseMatchesStrings holds Decimal.parse to refShape and
+// math/big on fixed and random text.
+func TestDecimalParseMatchesStrings(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	values := []num{{}, {fx: fxNum{v: fxMaxAmount}}, {fx: fxNum{v: fxMaxAmount, scale: 4}},
-		{fx: fxNum{v: -1, scale: 19}}, {fx: fxNum{v: 7, scale: 30}}, numOf("-123456789012345678901234.5")}
-	for i := 0; i < 2000; i++ {
-		values = append(values, numOf(string(randDecimal(r, 18, 18))))
+	inputs := []Decimal{"0", "-0", "+0.000", "0.000001", "007.10", "-0.0500", "999999999999999999",
+		"1000000000000000000", "0.000000000000000000001", "1234567890123456789", "12345678901234567.8",
+		"1e3", "", ".5", "5.", "--1", "+-1", "1.2.3", " 1"}
+	for i := 0; i < 5000; i++ {
+		inputs = append(inputs, randDecimal(r, 22, 8))
+	}
+	for _, d := range inputs {
+		p, ok := d.parse()
+		intDigits, places, canon, wantOK := refShape(d)
+		if ok != wantOK {
+			t.Fatalf("%q.parse() ok = %v, want %v", d, ok, wantOK)
+		}
+		if !ok {
+			continue
+		}
+		if p.intDigits != intDigits || p.places != places {
+			t.Fatalf("%q.parse() = %d integer digits, %d places; want %d, %d", d, p.intDigits, p.places, intDigits, places)
+		}
+		want, _ := new(big.Rat).SetString(canon)
+		// Significant digits: from the first non-zero digit to the last
+		// one kept in canon (trailing fractional zeros are already gone).
+		sig := len(strings.TrimLeft(strings.NewReplacer("-", "", ".", "").Replace(canon), "0"))
+		if p.fits != (sig <= fxMaxDigits) {
+			t.Fatalf("%q.parse() fits = %v with %d significant digits", d, p.fits, sig)
+		}
+		if p.fits && p.fx.rat().Cmp(want) != 0 {
+			t.Fatalf("%q.parse() = %v, want %v", d, p.fx.rat(), want)
+		}
+		if got := d.Rat(); got.Cmp(want) != 0 {
+			t.Fatalf("%q.Rat() = %v, want %v", d, got, want)
+		}
+	}
+}
+
+// TestFxCompareAndEqual holds fxCompare and decimalEqual to math/big.
+func TestFxCompareAndEqual(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	values := []Decimal{"0", "-0.00", "999999999999999999", "99999999999999.9999", "0.000000000000000000001",
+		"-0.0000000000000000000010", "123456789012345678901234.5", "1350", "1350.0", "", "x"}
+	for i := 0; i < 1500; i++ {
+		values = append(values, randDecimal(r, 20, 8))
+	}
+	ratOf := func(d Decimal) *big.Rat {
+		if x := d.Rat(); x != nil {
+			return x
+		}
+		return new(big.Rat)
 	}
 	for i := 0; i < 20000; i++ {
 		a, b := values[r.IntN(len(values))], values[r.IntN(len(values))]
-		if got, want := numCmp(a, b), a.rat().Cmp(b.rat()); got != want {
-			t.Fatalf("numCmp(%v, %v) = %d, want %d", a.rat(), b.rat(), got, want)
+		if i < len(values) {
+			b = Decimal(strings.TrimSuffix(string(a), "0")) // often the same value written otherwise
 		}
-	}
-	// A sum of many large lines leaves fixed point without losing a unit.
-	var sum num
-	want := new(big.Rat)
-	for i := 0; i < 1000; i++ {
-		a := values[r.IntN(len(values))]
-		sum = numAddAbs(sum, a)
-		want.Add(want, new(big.Rat).Abs(a.rat()))
-		if sum.rat().Cmp(want) != 0 {
-			t.Fatalf("sum after %d lines = %v, want %v", i+1, sum.rat(), want)
+		want := ratOf(a).Cmp(ratOf(b))
+		if got := decimalEqual(a, b); got != (want == 0) {
+			t.Fatalf("decimalEqual(%q, %q) = %v, want %v", a, b, got, want == 0)
+		}
+		fa, okA := fxParse(a)
+		fb, okB := fxParse(b)
+		if okA && okB {
+			if got := fxCompare(fa, fb); got != want {
+				t.Fatalf("fxCompare(%q, %q) = %d, want %d", a, b, got, want)
+			}
 		}
 	}
 }
@@ -265,7 +335,7 @@ func TestLineAmountByHand(t *testing.T) {
 		{"0.49", "0.0001", true, "0"},
 		{"3", "33.333333", true, "100"},
 		{"3", "33.3333", true, "99.9999"},
-		{"999999999999", "999999999999", false, "999999999998000000000001"},
+		{"999999999999", "999999999999", false, "overflow"}, // 999999999998000000000001: beyond an int64
 	} {
 		v := &validator{}
 		q, okQ := v.number("q", c.qty, numRule{places: 6, intDigits: 12})
@@ -273,7 +343,15 @@ func TestLineAmountByHand(t *testing.T) {
 		if !okQ || !okP {
 			t.Fatalf("%s × %s: %v", c.qty, c.price, v.errs)
 		}
-		if got := string(DecimalFromRat(lineAmount(q, p, c.export).rat(), 4)); got != c.want {
+		places := 0
+		if c.export {
+			places = 4
+		}
+		got := "overflow"
+		if a, fits := lineAmount(q, p, places); fits {
+			got = string(fxFormat(a, places))
+		}
+		if got != c.want {
 			t.Errorf("%s × %s (export %v) = %s, want %s", c.qty, c.price, c.export, got, c.want)
 		}
 	}

@@ -3,7 +3,6 @@ package dte
 import (
 	"errors"
 	"fmt"
-	"math/big"
 	"strconv"
 	"strings"
 
@@ -182,7 +181,7 @@ func verifyTED(d *Document, keys caf.TrustedKeys) error {
 	cmp("F", strconv.FormatInt(dd.F, 10), strconv.FormatInt(d.Folio, 10))
 	cmp("FE", dd.FE, d.FechaEmision)
 	cmp("RR", canonRUT(dd.RR), canonRUT(d.Receptor.Rut))
-	if !sameDecimal(Decimal(dd.MNT), d.Totales.MntTotal) {
+	if !decimalEqual(Decimal(dd.MNT), d.Totales.MntTotal) {
 		bad = append(bad, fmt.Sprintf("MNT %s, Totales/MntTotal %s", dd.MNT, d.Totales.MntTotal))
 	}
 	if len(bad) > 0 {
@@ -200,19 +199,6 @@ func canonRUT(s string) string {
 	return s
 }
 
-// sameDecimal compares two amounts by value ("1350" equals "1350.0"); two
-// absent values are equal, and an absent one equals zero.
-func sameDecimal(a, b Decimal) bool {
-	ra, rb := a.Rat(), b.Rat()
-	if ra == nil {
-		ra = new(big.Rat)
-	}
-	if rb == nil {
-		rb = new(big.Rat)
-	}
-	return ra.Cmp(rb) == 0
-}
-
 // verifyTotals recomputes the document's amounts from its lines and compares
 // them with what it declares.
 func verifyTotals(d *Document) error {
@@ -225,7 +211,7 @@ func verifyTotals(d *Document) error {
 		bad = append(bad, fmt.Sprintf("%d lines recomputed, %d in the document", len(got.Detalle), len(d.Detalle)))
 	} else {
 		for i, l := range d.Detalle {
-			if !sameDecimal(got.Detalle[i].MontoItem, l.MontoItem) {
+			if !decimalEqual(got.Detalle[i].MontoItem, l.MontoItem) {
 				bad = append(bad, fmt.Sprintf("Detalle[%d]/MontoItem %s, recomputed %s", i+1, l.MontoItem, got.Detalle[i].MontoItem))
 			}
 		}
@@ -242,7 +228,7 @@ func verifyTotals(d *Document) error {
 		{"MontoNF", have.MontoNF, want.MontoNF},
 		{"MntTotal", have.MntTotal, want.MntTotal},
 	} {
-		if !sameDecimal(f.have, f.want) {
+		if !decimalEqual(f.have, f.want) {
 			bad = append(bad, fmt.Sprintf("Totales/%s %s, recomputed %s", f.name, orZero(f.have), orZero(f.want)))
 		}
 	}
@@ -262,7 +248,7 @@ func compareExtras(d *Document, got *Totals) []string {
 		bad = append(bad, fmt.Sprintf("%d ImptoReten lines, recomputed %d", len(have), len(want)))
 	} else {
 		for i := range have {
-			if have[i].TipoImp != want[i].TipoImp || !sameDecimal(have[i].MontoImp, want[i].MontoImp) {
+			if have[i].TipoImp != want[i].TipoImp || !decimalEqual(have[i].MontoImp, want[i].MontoImp) {
 				bad = append(bad, fmt.Sprintf("ImptoReten[%d] %d/%s, recomputed %d/%s", i+1,
 					have[i].TipoImp, orZero(have[i].MontoImp), want[i].TipoImp, orZero(want[i].MontoImp)))
 			}
@@ -270,12 +256,12 @@ func compareExtras(d *Document, got *Totals) []string {
 	}
 	if hc, wc := d.Totales.Comisiones, got.Totales.Comisiones; (hc == nil) != (wc == nil) {
 		bad = append(bad, "Totales/Comisiones present in only one of the document and the recomputation")
-	} else if hc != nil && (!sameDecimal(hc.ValComNeto, wc.ValComNeto) || !sameDecimal(hc.ValComExe, wc.ValComExe) || !sameDecimal(hc.ValComIVA, wc.ValComIVA)) {
+	} else if hc != nil && (!decimalEqual(hc.ValComNeto, wc.ValComNeto) || !decimalEqual(hc.ValComExe, wc.ValComExe) || !decimalEqual(hc.ValComIVA, wc.ValComIVA)) {
 		bad = append(bad, fmt.Sprintf("Totales/Comisiones %s/%s/%s, recomputed %s/%s/%s",
 			orZero(hc.ValComNeto), orZero(hc.ValComExe), orZero(hc.ValComIVA), orZero(wc.ValComNeto), orZero(wc.ValComExe), orZero(wc.ValComIVA)))
 	}
 	if ho, wo := d.OtraMoneda, got.OtraMoneda; ho != nil && wo != nil {
-		if !sameDecimal(ho.MntExeOtrMnda, wo.MntExeOtrMnda) || !sameDecimal(ho.MntTotOtrMnda, wo.MntTotOtrMnda) {
+		if !decimalEqual(ho.MntExeOtrMnda, wo.MntExeOtrMnda) || !decimalEqual(ho.MntTotOtrMnda, wo.MntTotOtrMnda) {
 			bad = append(bad, fmt.Sprintf("OtraMoneda %s/%s, recomputed %s/%s",
 				orZero(ho.MntExeOtrMnda), orZero(ho.MntTotOtrMnda), orZero(wo.MntExeOtrMnda), orZero(wo.MntTotOtrMnda)))
 		}
