@@ -136,9 +136,10 @@ func (r Resolucion) Text() (string, error) {
 	return fmt.Sprintf("Res. N° %d de %d", r.Numero, y), nil
 }
 
-// DefaultOficinaSII is the SII office printed under the red box when
-// Options.OficinaSII is empty.
-const DefaultOficinaSII = "SANTIAGO CENTRO"
+// OficinaNoInformada is printed under the red box when Options.OficinaSII
+// is empty: the SII office is the issuer's own (where its resolution was
+// granted), so no office is assumed.
+const OficinaNoInformada = "S.I.I. - OFICINA NO INFORMADA"
 
 // Options controls Render.
 type Options struct {
@@ -152,7 +153,9 @@ type Options struct {
 	Resolucion Resolucion
 	// OficinaSII is the SII office printed under the red box as
 	// "S.I.I. - <office>" (a value already starting with "S.I.I." is
-	// printed as given). Empty means DefaultOficinaSII.
+	// printed as given). The office is the issuer's, from its registration
+	// (dte.Emisor.OficinaSII); empty prints OficinaNoInformada, never a
+	// guessed office.
 	OficinaSII string
 }
 

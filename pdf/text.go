@@ -214,7 +214,7 @@ func fmtRUT(s string) string {
 func oficina(s string) string {
 	s = collapse(s)
 	if s == "" {
-		s = DefaultOficinaSII
+		return OficinaNoInformada
 	}
 	u := strings.ToUpper(s)
 	if strings.HasPrefix(u, "S.I.I.") || strings.HasPrefix(u, "SII ") || u == "SII" {

@@ -106,7 +106,7 @@ func TestCP1252(t *testing.T) {
 }
 
 func TestOficina(t *testing.T) {
-	for in, want := range map[string]string{"": "S.I.I. - SANTIAGO CENTRO", "Ñuñoa": "S.I.I. - ÑUÑOA",
+	for in, want := range map[string]string{"": "S.I.I. - OFICINA NO INFORMADA", "Ñuñoa": "S.I.I. - ÑUÑOA",
 		"S.I.I. - Temuco": "S.I.I. - TEMUCO", "  viña del mar ": "S.I.I. - VIÑA DEL MAR"} {
 		if got := oficina(in); got != want {
 			t.Errorf("oficina(%q) = %q, want %q", in, got, want)

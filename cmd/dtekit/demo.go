@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,21 +20,21 @@ a signing certificate as PKCS#12 in modern and legacy encryption), emits one
 document of each type, prints each one as a letter PDF (and the boletas and
 facturas also on 80 mm paper), packs an EnvioDTE and an EnvioBOLETA, verifies
 every XML file as "dtekit verify" does, and writes everything to DIR (default
-./dtekit-demo). Nothing is sent anywhere.
+./dtekit-demo), then prints follow-up commands that use those files. Nothing
+is sent anywhere; the credentials are for tests only (the certificate's
+password is in DIR/cert-password.txt).
 `
 
 // runDemo implements "dtekit demo".
 func runDemo(ctx context.Context, env *cmdEnv, args []string) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprint(env.stderr, demoUsage) }
+	fs := newFlagSet(env, "demo")
 	out := fs.String("out", "dtekit-demo", "output directory")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseFlags(env, fs, demoUsage, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprint(env.stderr, demoUsage)
-		return 2
+	if len(pos) != 0 {
+		return usageError(env, "demo", "unexpected arguments %q", pos)
 	}
 	if err := demo(ctx, env, *out, time.Now()); err != nil {
 		fmt.Fprintf(env.stderr, "dtekit demo: %v\n", err)
@@ -55,7 +54,7 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 	}
 	write := func(name string, data []byte) (string, error) {
 		p := filepath.Join(dir, name)
-		return p, writeFileAtomic(p, data)
+		return p, writeFileAtomic(p, data, true)
 	}
 	emisorJSON, _ := json.MarshalIndent(creds.Emisor, "", "  ")
 	files := []struct {
@@ -65,6 +64,7 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 		{"emisor.json", append(emisorJSON, '\n')},
 		{"cert.p12", creds.P12},
 		{"cert-legacy.p12", creds.P12Legacy},
+		{"cert-password.txt", []byte(creds.Password + "\n")},
 		{"test-sii-authority.pub.pem", creds.AuthorityPEM},
 	}
 	for _, t := range dte.Tipos() {
@@ -128,11 +128,18 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 		}
 	}
 	fmt.Fprintf(env.stdout, "dtekit demo: 12 documents and 2 envelopes written and verified in %s (with their PDFs)\n", dir)
-	fmt.Fprintf(env.stdout, "  verify again:  dtekit verify --trust %s %s\n",
-		filepath.Join(dir, "test-sii-authority.pub.pem"), filepath.Join(dir, "*.xml"))
-	fmt.Fprintf(env.stdout, "  emit your own: dtekit emit --emisor %s --caf %s --cert %s --cert-password %s --trust %s --folio 100 REQUEST.json\n",
+	// The follow-up commands, runnable as printed: the globs match only
+	// the documents and envelopes (not the CAFs), and the emit command uses
+	// the demo's own factura request (dated today by default, within the
+	// new CAF's validity) with the next free folio.
+	pem := filepath.Join(dir, "test-sii-authority.pub.pem")
+	fmt.Fprintf(env.stdout, "  verify again:  dtekit verify --trust %s %s %s\n",
+		pem, filepath.Join(dir, "DTE-*.xml"), filepath.Join(dir, "Envio*.xml"))
+	fmt.Fprintf(env.stdout, "  emit your own: dtekit emit --emisor %s --caf %s --cert %s --cert-password-file %s --trust %s --folio 2 --out %s %s\n",
 		filepath.Join(dir, "emisor.json"), filepath.Join(dir, "CAF-33.xml"), filepath.Join(dir, "cert.p12"),
-		creds.Password, filepath.Join(dir, "test-sii-authority.pub.pem"))
+		filepath.Join(dir, "cert-password.txt"), pem, dir, filepath.Join(dir, "request-33.json"))
+	fmt.Fprintf(env.stdout, "  print it:      dtekit pdf --trust %s --emisor %s %s\n",
+		pem, filepath.Join(dir, "emisor.json"), filepath.Join(dir, "DTE-33-2.xml"))
 	return nil
 }
 
@@ -166,7 +173,7 @@ func demoPDFs(dir string, signed []byte, emisor dte.Emisor) error {
 			return err
 		}
 		name := fmt.Sprintf("DTE-%d-%d-%s.pdf", doc.Tipo, doc.Folio, f)
-		if err := writeFileAtomic(filepath.Join(dir, name), b); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, name), b, true); err != nil {
 			return err
 		}
 	}

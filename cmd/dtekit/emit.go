@@ -15,69 +15,26 @@ import (
 
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/smallrsa"
-	"github.com/dtekit/dtekit/signer"
-)
-
-// Detail codes of the CLI's own inputs (beside the validation codes of dte).
-const (
-	codeInvalidEmisor = "INVALID_EMISOR"
-	codeInvalidCAF    = "INVALID_CAF"
-	codeInvalidCert   = "INVALID_CERTIFICATE"
-	codeInvalidFlag   = "INVALID_FLAG"
-	codeInvalidDTE    = "INVALID_DTE"
-	codeEmitFailed    = "EMISSION_FAILED"
 )
 
 // atLayout is the --at format: Chile local time without offset.
 const atLayout = "2006-01-02T15:04:05"
 
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
-// parseInterspersed parses flags that may come before, between or after the
-// positional arguments, and returns the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-// envelopeFail prints a VALIDATION_ERROR envelope with one detail on
-// standard output (and a one-line reason on standard error) and returns 1.
-func envelopeFail(env *cmdEnv, cmd, field, code string, err error) int {
-	fmt.Fprintf(env.stderr, "dtekit %s: %s: %v\n", cmd, field, err)
-	ve := &dte.ValidationError{Details: []dte.FieldError{{Field: field, Code: dte.DetailCode(code), Message: err.Error()}}}
-	if werr := totalsWriteJSON(env.stdout, ve.Envelope()); werr != nil {
-		fmt.Fprintf(env.stderr, "dtekit %s: %v\n", cmd, werr)
-	}
-	return 1
-}
-
 // loadEmisor reads and checks an EMISOR.json file (contract §2.6 fields
 // plus acteco and sucursal_sii).
-func loadEmisor(path string) (dte.Emisor, error) {
+func loadEmisor(path string) (dte.Emisor, *cliError) {
 	var e dte.Emisor
 	data, err := readFile(path, maxSmallFile)
 	if err != nil {
-		return e, err
+		return e, newError(codeFileUnreadable, "--emisor", err)
+	}
+	bad := func(format string, args ...any) (dte.Emisor, *cliError) {
+		return e, newError(codeInvalidEmisor, "--emisor "+path, fmt.Errorf(format, args...))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		return e, fmt.Errorf("%s: %v", path, err)
+		return bad("%v", err)
 	}
 	var missing []string
 	for _, f := range []struct{ name, v string }{
@@ -89,55 +46,23 @@ func loadEmisor(path string) (dte.Emisor, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return e, fmt.Errorf("%s: missing %s", path, strings.Join(missing, ", "))
+		return bad("missing %s", strings.Join(missing, ", "))
 	}
 	r, err := dte.ParseRUT(e.Rut)
 	if err != nil {
-		return e, fmt.Errorf("%s: rut: %v", path, err)
+		return bad("rut: %v", err)
 	}
 	e.Rut = r.String()
 	if e.Ambiente != dte.AmbienteCertificacion && e.Ambiente != dte.AmbienteProduccion {
-		return e, fmt.Errorf("%s: ambiente %q must be %q or %q", path, e.Ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion)
+		return bad("ambiente %q must be %q or %q", e.Ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion)
 	}
 	if _, err := time.Parse("2006-01-02", e.FechaResolucion); err != nil {
-		return e, fmt.Errorf("%s: fecha_resolucion %q is not a YYYY-MM-DD date", path, e.FechaResolucion)
+		return bad("fecha_resolucion %q is not a YYYY-MM-DD date", e.FechaResolucion)
 	}
 	if len(e.Acteco) == 0 {
-		return e, fmt.Errorf("%s: acteco needs at least one SII activity code", path)
+		return bad("acteco needs at least one SII activity code")
 	}
 	return e, nil
-}
-
-// loadCert reads a PKCS#12 file.
-func loadCert(path, password string) (*signer.Certificate, error) {
-	data, err := readFile(path, maxSmallFile)
-	if err != nil {
-		return nil, err
-	}
-	c, err := signer.Load(data, password)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
-}
-
-// trustedKeys returns the SII's CAF keys plus each --trust PEM public key.
-// A --trust key is trusted for certification CAFs only (IDK 100): a test
-// authority must never make a CAF pass as a production one.
-func trustedKeys(paths []string) (caf.TrustedKeys, error) {
-	keys := caf.SIIKeys()
-	for _, p := range paths {
-		data, err := readFile(p, maxSmallFile)
-		if err != nil {
-			return nil, err
-		}
-		pub, err := smallrsa.ParsePublicKeyPEM(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", p, err)
-		}
-		keys = keys.With(caf.IDKCertificacion, pub)
-	}
-	return keys, nil
 }
 
 // parseAt reads --at as Chile local time; empty means the real clock.
@@ -171,186 +96,251 @@ func (o *oneFolio) NextFolio(ctx context.Context, tipo dte.TipoDTE) (int64, *caf
 	return o.folio, o.caf, nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, so a failure never leaves a half-written file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".dtekit-*")
-	if err != nil {
-		return err
+// cafProblem reports whether err is one of the CAF's own checks (trust,
+// key pair, dates, folio range) rather than a failure of the emission.
+func cafProblem(err error) bool {
+	for _, target := range []error{caf.ErrUntrustedIDK, caf.ErrSignature, caf.ErrNoPrivateKey, caf.ErrKeyMismatch,
+		caf.ErrFolioOutOfRange, caf.ErrNotYetValid, caf.ErrExpired} {
+		if errors.Is(err, target) {
+			return true
+		}
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return false
 }
 
-const emitUsage = `usage: dtekit emit --emisor EMISOR.json --caf CAF.xml --cert CERT.p12 --cert-password PASS
-                  --folio N [--at YYYY-MM-DDTHH:MM:SS] [--trust SII_KEY.pem]... [--out DIR] REQUEST.json
+const emitUsage = `usage: dtekit emit --emisor EMISOR.json --caf CAF.xml --cert CERT.p12 --folio N
+                  [--cert-password-file FILE] [--trust KEY.pem]... [--at YYYY-MM-DDTHH:MM:SS]
+                  [--out DIR] [--force] REQUEST.json
 
-Validates the request, computes its totals, stamps the TED with the CAF and
-signs the DTE, then writes DIR/DTE-<tipo>-<folio>.xml (ISO-8859-1) and prints
-{"tipo_dte":…,"folio":…,"monto_total":…,"file":…}. The CAF's SII signature is
-checked against the SII's keys plus any --trust key (for test CAFs). --at fixes
-the clock (Chile local time) for TSTED, TmstFirma and the default fecha_emision.
-On bad input it prints the contract's error envelope, writes nothing and exits 1.
+Validates an emission request (contract §2.3; "-" reads standard input),
+computes its totals, stamps the TED with the CAF and signs the DTE, then
+writes DIR/DTE-<tipo>-<folio>.xml (ISO-8859-1) and prints
+{"tipo_dte":…,"folio":…,"monto_total":…,"file":…} on standard output. An
+existing file is never replaced unless --force is given.
+
+The certificate's password is read from --cert-password-file, else
+$DTEKIT_CERT_PASSWORD, else --cert-password. The CAF's SII signature is
+checked against the SII's keys plus any --trust key (for test CAFs, such as
+the demo's). --at fixes the clock (Chile local time) for TSTED, TmstFirma and
+the default fecha_emision.
+
+On failure nothing is written and the exit status is 1, with a line on
+standard error and the contract's error envelope on standard output: code
+VALIDATION_ERROR with one detail per field for an invalid request, or
+FILE_UNREADABLE, INVALID_EMISOR, INVALID_CAF, CAF_TIPO_MISMATCH,
+CAF_NOT_USABLE, CERTIFICATE_PASSWORD, INVALID_CERTIFICATE,
+INVALID_TRUSTED_KEY, OUTPUT_EXISTS, OUTPUT_FAILED or EMISSION_FAILED. A wrong
+command line exits 2.
 `
 
 // runEmit implements "dtekit emit".
 func runEmit(ctx context.Context, env *cmdEnv, args []string) int {
-	fs := flag.NewFlagSet("emit", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprint(env.stderr, emitUsage) }
-	emisorPath := fs.String("emisor", "", "issuer JSON (contract §2.6 + acteco)")
-	cafPath := fs.String("caf", "", "CAF file (XML or base64)")
-	certPath := fs.String("cert", "", "PKCS#12 signing certificate")
-	certPass := fs.String("cert-password", "", "PKCS#12 password")
-	folio := fs.Int64("folio", 0, "folio to use (inside the CAF's range)")
-	at := fs.String("at", "", "clock, Chile local time YYYY-MM-DDTHH:MM:SS")
-	outDir := fs.String("out", ".", "output directory")
+	const cmd = "emit"
+	fs := newFlagSet(env, cmd)
+	emisorPath := fs.String("emisor", "", "issuer JSON (contract §2.6 plus acteco)")
+	cafPath := fs.String("caf", "", "CAF of the request's document type (XML or base64)")
+	var cf certFlags
+	cf.define(fs)
+	folio := fs.Int64("folio", 0, "folio to use, inside the CAF's range")
+	at := fs.String("at", "", "clock, Chile local time YYYY-MM-DDTHH:MM:SS (default now)")
+	outDir := fs.String("out", ".", "directory the DTE is written to")
+	force := fs.Bool("force", false, "replace an existing DTE-<tipo>-<folio>.xml")
 	var trust stringList
-	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM); repeatable")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	pos, code, ok := parseFlags(env, fs, emitUsage, args, "emisor", "caf", "cert", "folio")
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 || *emisorPath == "" || *cafPath == "" || *certPath == "" || *folio <= 0 {
-		fmt.Fprint(env.stderr, emitUsage)
-		return 2
+	if len(pos) != 1 {
+		return usageError(env, cmd, "want one REQUEST.json argument, got %d", len(pos))
+	}
+	if *folio <= 0 {
+		return usageError(env, cmd, "--folio %d: folios start at 1", *folio)
 	}
 	now, err := parseAt(*at)
 	if err != nil {
-		return envelopeFail(env, "emit", "at", codeInvalidFlag, err)
+		return usageError(env, cmd, "%v", err)
 	}
-	emisor, err := loadEmisor(*emisorPath)
-	if err != nil {
-		return envelopeFail(env, "emit", "emisor", codeInvalidEmisor, err)
+	fail := func(e *cliError) int { return report(env, cmd, true, e) }
+
+	emisor, cerr := loadEmisor(*emisorPath)
+	if cerr != nil {
+		return fail(cerr)
 	}
-	keys, err := trustedKeys(trust)
-	if err != nil {
-		return envelopeFail(env, "emit", "trust", codeInvalidFlag, err)
+	keys, cerr := loadTrust(trust)
+	if cerr != nil {
+		return fail(cerr)
 	}
-	cafData, err := readFile(*cafPath, maxSmallFile)
-	if err != nil {
-		return envelopeFail(env, "emit", "caf", codeInvalidCAF, err)
+	cafData, cerr := readArg("--caf", *cafPath, maxSmallFile)
+	if cerr != nil {
+		return fail(cerr)
 	}
 	c, err := caf.Parse(cafData)
 	if err != nil {
-		return envelopeFail(env, "emit", "caf", codeInvalidCAF, err)
+		return fail(newError(codeInvalidCAF, "--caf "+*cafPath, err))
 	}
-	cert, err := loadCert(*certPath, *certPass)
-	if err != nil {
-		return envelopeFail(env, "emit", "cert", codeInvalidCert, err)
+	cert, usage, cerr := cf.load(env, fs)
+	if usage {
+		return usageError(env, cmd, "%v", cerr)
 	}
-	data, err := readRequestInput(ctx, env, pos[0])
+	if cerr != nil {
+		return fail(cerr)
+	}
+	data, err := readInput(ctx, env, pos[0], maxRequestJSONBytes)
 	if err != nil {
-		return envelopeFail(env, "emit", "request", string(dte.CodeInvalidJSON), err)
+		return fail(newError(codeFileUnreadable, "", err))
 	}
 	req, verr := decodeRequest(data)
 	if verr != nil {
-		return printValidation(env, "emit", pos[0], verr)
+		return reportValidation(env, cmd, pos[0], true, verr)
+	}
+	if int(req.TipoDTE) != c.Tipo {
+		return fail(newError(codeCAFTipo, "--caf "+*cafPath, fmt.Errorf(
+			"the CAF authorizes tipo %d but the request (%s) is tipo %d: give the CAF for tipo %d", c.Tipo, pos[0], req.TipoDTE, req.TipoDTE)))
+	}
+	file := filepath.Join(*outDir, fmt.Sprintf("DTE-%d-%d.xml", req.TipoDTE, *folio))
+	if _, err := os.Lstat(file); err == nil && !*force {
+		return fail(newError(codeOutputExists, "", fmt.Errorf("%s already exists; give another --folio or --out, or --force to replace it", file)))
 	}
 	em := &dte.Emitter{Emisor: emisor, Cert: cert, Folios: &oneFolio{folio: *folio, caf: c}, Now: now, TrustedKeys: keys}
 	out, err := em.Emit(ctx, req)
 	if err != nil {
 		if ve, ok := dte.AsValidationError(err); ok {
-			return printValidation(env, "emit", pos[0], ve)
+			return reportValidation(env, cmd, pos[0], true, ve)
 		}
-		field := "request"
-		var ee *dte.EmitError
-		if errors.As(err, &ee) {
-			switch ee.Step {
-			case dte.StepFolio, dte.StepCAF, dte.StepTED:
-				field = "caf"
-			case dte.StepSign:
-				field = "cert"
-			}
+		if cafProblem(err) {
+			return fail(newError(codeCAFUnusable, "--caf "+*cafPath, err))
 		}
-		return envelopeFail(env, "emit", field, codeEmitFailed, err)
+		return fail(newError(codeEmitFailed, "", err))
 	}
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		return envelopeFail(env, "emit", "out", codeInvalidFlag, err)
+		return fail(newError(codeOutputFailed, "--out", err))
 	}
-	file := filepath.Join(*outDir, fmt.Sprintf("DTE-%d-%d.xml", out.Tipo, out.Folio))
-	if err := writeFileAtomic(file, out.XML); err != nil {
-		return envelopeFail(env, "emit", "out", codeInvalidFlag, err)
+	if err := writeFileAtomic(file, out.XML, *force); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fail(newError(codeOutputExists, "", err))
+		}
+		return fail(newError(codeOutputFailed, "", err))
 	}
 	_ = totalsWriteJSON(env.stdout, map[string]any{
 		"tipo_dte": out.Tipo, "folio": out.Folio, "monto_total": out.MontoTotal, "file": file,
 	})
-	return 0
+	return exitOK
 }
 
-// printValidation prints a validation failure as the contract's envelope.
-func printValidation(env *cmdEnv, cmd, input string, ve *dte.ValidationError) int {
-	fmt.Fprintf(env.stderr, "dtekit %s: %s: %v\n", cmd, input, ve)
-	if err := totalsWriteJSON(env.stdout, ve.Envelope()); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit %s: %v\n", cmd, err)
-	}
-	return 1
-}
+const envioUsage = `usage: dtekit envio --emisor EMISOR.json --cert CERT.p12 [--cert-password-file FILE]
+                   [--trust KEY.pem]... [--at YYYY-MM-DDTHH:MM:SS] [--rut-receptor RUT]
+                   [--rut-envia RUT] [--no-verify] DTE.xml... > ENVIO.xml
 
-const envioUsage = `usage: dtekit envio --emisor EMISOR.json --cert CERT.p12 --cert-password PASS
-                   [--at YYYY-MM-DDTHH:MM:SS] [--rut-receptor RUT] [--rut-envia RUT] DTE.xml... > ENVIO.xml
+Packs signed DTEs into a signed envelope written to standard output:
+EnvioBOLETA when all are boletas (39, 41), EnvioDTE otherwise (mixing both is
+refused). --rut-receptor defaults to the SII (60803000-K); --rut-envia to the
+RUT in the certificate. The certificate's password is read from
+--cert-password-file, else $DTEKIT_CERT_PASSWORD, else --cert-password.
 
-Packs signed DTEs into a signed envelope on standard output: EnvioBOLETA when
-all are boletas (39, 41), EnvioDTE otherwise (mixing both is refused).
---rut-receptor defaults to the SII (60803000-K); --rut-envia to the RUT in the
-certificate.
+Every DTE is first verified as "dtekit verify" does: its signature, its TED
+(with the CAF's FRMA checked against the SII's keys or a --trust key) and its
+totals recomputed from its lines. A document that fails is not packed
+(DOCUMENT_NOT_VERIFIED) unless --no-verify is given.
+
+Errors go to standard error only, with their code (FILE_UNREADABLE,
+INVALID_EMISOR, CERTIFICATE_PASSWORD, INVALID_CERTIFICATE,
+INVALID_TRUSTED_KEY, DOCUMENT_NOT_VERIFIED, INVALID_DTE), and exit status 1;
+a wrong command line exits 2.
 `
 
 // runEnvio implements "dtekit envio".
 func runEnvio(ctx context.Context, env *cmdEnv, args []string) int {
-	fs := flag.NewFlagSet("envio", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprint(env.stderr, envioUsage) }
-	emisorPath := fs.String("emisor", "", "issuer JSON")
-	certPath := fs.String("cert", "", "PKCS#12 signing certificate")
-	certPass := fs.String("cert-password", "", "PKCS#12 password")
-	at := fs.String("at", "", "clock, Chile local time YYYY-MM-DDTHH:MM:SS")
+	const cmd = "envio"
+	fs := newFlagSet(env, cmd)
+	emisorPath := fs.String("emisor", "", "issuer JSON (contract §2.6 plus acteco)")
+	var cf certFlags
+	cf.define(fs)
+	at := fs.String("at", "", "clock, Chile local time YYYY-MM-DDTHH:MM:SS (default now)")
 	rutReceptor := fs.String("rut-receptor", "", "envelope receptor (default the SII, 60803000-K)")
 	rutEnvia := fs.String("rut-envia", "", "sender's RUT (default the certificate's)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	noVerify := fs.Bool("no-verify", false, "pack documents even if their signature, TED or totals do not verify")
+	var trust stringList
+	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	pos, code, ok := parseFlags(env, fs, envioUsage, args, "emisor", "cert")
+	if !ok {
+		return code
 	}
-	if len(pos) == 0 || *emisorPath == "" || *certPath == "" {
-		fmt.Fprint(env.stderr, envioUsage)
-		return 2
+	if len(pos) == 0 {
+		return usageError(env, cmd, "want at least one DTE.xml argument")
 	}
 	now, err := parseAt(*at)
 	if err != nil {
-		return envelopeFail(env, "envio", "at", codeInvalidFlag, err)
+		return usageError(env, cmd, "%v", err)
 	}
-	emisor, err := loadEmisor(*emisorPath)
-	if err != nil {
-		return envelopeFail(env, "envio", "emisor", codeInvalidEmisor, err)
+	// Standard output is the envelope: failures go to standard error only.
+	fail := func(e *cliError) int { return report(env, cmd, false, e) }
+	emisor, cerr := loadEmisor(*emisorPath)
+	if cerr != nil {
+		return fail(cerr)
 	}
-	cert, err := loadCert(*certPath, *certPass)
-	if err != nil {
-		return envelopeFail(env, "envio", "cert", codeInvalidCert, err)
+	keys, cerr := loadTrust(trust)
+	if cerr != nil {
+		return fail(cerr)
+	}
+	cert, usage, cerr := cf.load(env, fs)
+	if usage {
+		return usageError(env, cmd, "%v", cerr)
+	}
+	if cerr != nil {
+		return fail(cerr)
 	}
 	docs := make([][]byte, 0, len(pos))
 	for _, p := range pos {
-		b, err := readFile(p, maxXMLFile)
-		if err != nil {
-			return envelopeFail(env, "envio", p, codeInvalidDTE, err)
+		b, cerr := readArg("", p, maxXMLFile)
+		if cerr != nil {
+			return fail(cerr)
+		}
+		if !*noVerify {
+			if cerr := verifyForUse(b, p, 0, keys); cerr != nil {
+				return fail(cerr)
+			}
 		}
 		docs = append(docs, b)
 	}
 	out, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: emisor, RutEnvia: *rutEnvia, RutReceptor: *rutReceptor, At: now()}, cert, docs...)
 	if err != nil {
-		return envelopeFail(env, "envio", "dte", codeInvalidDTE, err)
+		return fail(newError(codeInvalidDTE, "", err))
 	}
 	if _, err := env.stdout.Write(out); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit envio: %v\n", err)
-		return 1
+		return fail(newError(codeOutputFailed, "standard output", err))
 	}
-	return 0
+	return exitOK
+}
+
+// verifyForUse verifies a DTE or envelope before a command prints or packs
+// it: the signature, the TED and the totals of document n (1-based; 0 means
+// every document) must pass. The error lists what failed and how to
+// proceed.
+func verifyForUse(data []byte, name string, n int, keys caf.TrustedKeys) *cliError {
+	rep, err := dte.Verify(data, keys)
+	if rep == nil {
+		return newError(codeInvalidDTE, name, err)
+	}
+	var failed []string
+	for i, d := range rep.Documents {
+		if n != 0 && i != n-1 {
+			continue
+		}
+		for _, c := range []struct {
+			what  string
+			check dte.Check
+		}{{"signature", d.Signature}, {"TED", d.TED}, {"totals", d.Totals}} {
+			if !c.check.OK {
+				failed = append(failed, fmt.Sprintf("%s tipo %d folio %d: %s: %s", d.ID, d.Tipo, d.Folio, c.what, c.check.Error))
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return newError(codeNotVerified, name, fmt.Errorf("%s (for a test CAF give --trust with its authority's key; --no-verify uses the document anyway)",
+		strings.Join(failed, "; ")))
 }
 
 const verifyUsage = `usage: dtekit verify [--trust KEY.pem]... [--json] FILE.xml...
@@ -437,54 +427,56 @@ const cafUsage = `usage: dtekit caf inspect [--trust KEY.pem]... [--at YYYY-MM-D
 Prints a JSON summary of a CAF (raw XML or base64): issuer, type, folio range,
 authorization date, IDK and environment, and the outcome of each check (the
 SII's FRMA signature with the SII's keys or a --trust key, RSASK matching
-RSAPK, the six-month rule at --at or now). Exits 1 when a check fails.
+RSAPK, the six-month rule at --at or now). Exits 1 when a check fails or the
+file cannot be read (FILE_UNREADABLE) or is not a CAF (INVALID_CAF), 2 on a
+wrong command line.
 `
 
 // runCAF implements "dtekit caf".
 func runCAF(ctx context.Context, env *cmdEnv, args []string) int {
+	if len(args) > 0 && wantsHelp(args[:1]) {
+		fmt.Fprint(env.stdout, cafUsage)
+		return exitOK
+	}
 	if len(args) == 0 || args[0] != "inspect" {
 		fmt.Fprint(env.stderr, cafUsage)
-		return 2
+		return exitUsage
 	}
-	fs := flag.NewFlagSet("caf inspect", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprint(env.stderr, cafUsage) }
-	at := fs.String("at", "", "reference time for the six-month rule")
+	const cmd = "caf inspect"
+	fs := newFlagSet(env, cmd)
+	at := fs.String("at", "", "reference time for the six-month rule, Chile local time YYYY-MM-DDTHH:MM:SS (default now)")
 	var trust stringList
-	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM); repeatable")
-	pos, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		return 2
+	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	pos, code, ok := parseFlags(env, fs, cafUsage, args[1:])
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprint(env.stderr, cafUsage)
-		return 2
+		return usageError(env, cmd, "want one CAF.xml argument, got %d", len(pos))
 	}
 	now, err := parseAt(*at)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "dtekit caf inspect: %v\n", err)
-		return 2
+		return usageError(env, cmd, "%v", err)
 	}
-	keys, err := trustedKeys(trust)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "dtekit caf inspect: --trust: %v\n", err)
-		return 2
+	fail := func(e *cliError) int { return report(env, cmd, true, e) }
+	keys, cerr := loadTrust(trust)
+	if cerr != nil {
+		return fail(cerr)
 	}
-	data, err := readFile(pos[0], maxSmallFile)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "dtekit caf inspect: %v\n", err)
-		return 1
+	data, cerr := readArg("", pos[0], maxSmallFile)
+	if cerr != nil {
+		return fail(cerr)
 	}
 	c, err := caf.Parse(data)
 	if err != nil {
-		return envelopeFail(env, "caf inspect", "caf", codeInvalidCAF, err)
+		return fail(newError(codeInvalidCAF, pos[0], err))
 	}
 	sum := cafSummary(c, keys, now())
 	_ = totalsWriteJSON(env.stdout, sum)
 	if !sum.Valid {
-		return 1
+		return exitFail
 	}
-	return 0
+	return exitOK
 }
 
 // cafInfo is the JSON summary printed by "dtekit caf inspect".

@@ -39,8 +39,10 @@ func demoFiles(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if demoDir != "" {
-		os.RemoveAll(demoDir)
+	for _, dir := range []string{demoDir, binDir, newcomerWD} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -171,7 +173,7 @@ func TestEmitWithDemoCredentials(t *testing.T) {
 		}
 	}
 	code, stdout, _ = runCLI(t, "", nil, args...)
-	if code != 1 || !strings.Contains(stdout, `"VALIDATION_ERROR"`) || !strings.Contains(stdout, `"field": "caf"`) {
+	if code != 1 || !strings.Contains(stdout, `"CAF_NOT_USABLE"`) || !strings.Contains(stdout, "folio 5000 is not in 1-1000") {
 		t.Errorf("emit with a folio outside the CAF: exit %d, output:\n%s", code, stdout)
 	}
 	if entries, _ := os.ReadDir(out2); len(entries) != 0 {
@@ -205,7 +207,7 @@ func TestEmitBadInputPrintsEnvelopeAndWritesNothing(t *testing.T) {
 		t.Errorf("exit %d, envelope %+v", code, env)
 	}
 
-	// A wrong certificate password is reported against the cert field.
+	// A wrong certificate password has its own code.
 	wrong := append([]string(nil), base...)
 	for i, a := range wrong {
 		if a == "--cert-password" {
@@ -213,7 +215,7 @@ func TestEmitBadInputPrintsEnvelopeAndWritesNothing(t *testing.T) {
 		}
 	}
 	code, stdout, _ = runCLI(t, "", nil, append(wrong, filepath.Join(dir, "request-33.json"))...)
-	if code != 1 || !strings.Contains(stdout, `"INVALID_CERTIFICATE"`) {
+	if code != 1 || !strings.Contains(stdout, `"CERTIFICATE_PASSWORD"`) {
 		t.Errorf("wrong password: exit %d\n%s", code, stdout)
 	}
 	// A CAF of another type is refused.
@@ -224,7 +226,7 @@ func TestEmitBadInputPrintsEnvelopeAndWritesNothing(t *testing.T) {
 		}
 	}
 	code, stdout, _ = runCLI(t, "", nil, append(other, filepath.Join(dir, "request-33.json"))...)
-	if code != 1 || !strings.Contains(stdout, `"field": "caf"`) {
+	if code != 1 || !strings.Contains(stdout, `"CAF_TIPO_MISMATCH"`) {
 		t.Errorf("CAF of another type: exit %d\n%s", code, stdout)
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
@@ -236,6 +238,7 @@ func TestEnvioCommand(t *testing.T) {
 	dir := demoFiles(t)
 	code, stdout, stderr := runCLI(t, "", nil, "envio", "--emisor", filepath.Join(dir, "emisor.json"),
 		"--cert", filepath.Join(dir, "cert.p12"), "--cert-password", "dtekit-demo",
+		"--trust", filepath.Join(dir, "test-sii-authority.pub.pem"),
 		filepath.Join(dir, "DTE-39-1.xml"), filepath.Join(dir, "DTE-41-1.xml"))
 	if code != 0 {
 		t.Fatalf("envio exited %d: %s", code, stderr)
@@ -246,12 +249,14 @@ func TestEnvioCommand(t *testing.T) {
 	}
 	oracle.Run(t, "xmllint", "--noout", "--schema", filepath.Join(oracle.Schemas(t), "EnvioBOLETA_v11.xsd"), p)
 
-	// Mixing a boleta with a factura is refused.
-	code, stdout, _ = runCLI(t, "", nil, "envio", "--emisor", filepath.Join(dir, "emisor.json"),
+	// Mixing a boleta with a factura is refused, on standard error only:
+	// standard output is the envelope.
+	code, stdout, stderr = runCLI(t, "", nil, "envio", "--emisor", filepath.Join(dir, "emisor.json"),
 		"--cert", filepath.Join(dir, "cert.p12"), "--cert-password", "dtekit-demo",
+		"--trust", filepath.Join(dir, "test-sii-authority.pub.pem"),
 		filepath.Join(dir, "DTE-39-1.xml"), filepath.Join(dir, "DTE-33-1.xml"))
-	if code != 1 || !strings.Contains(stdout, "VALIDATION_ERROR") {
-		t.Errorf("mixed envelope: exit %d\n%s", code, stdout)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "(INVALID_DTE)") {
+		t.Errorf("mixed envelope: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}
 }
 

@@ -5,16 +5,21 @@
 // Usage:
 //
 //	dtekit totals REQUEST.json
-//	dtekit emit --emisor EMISOR.json --caf CAF.xml --cert CERT.p12 --cert-password PASS --folio N REQUEST.json
-//	dtekit envio --emisor EMISOR.json --cert CERT.p12 --cert-password PASS DTE.xml...
-//	dtekit verify FILE.xml
+//	dtekit emit --emisor EMISOR.json --caf CAF.xml --cert CERT.p12 --cert-password-file FILE --folio N REQUEST.json
+//	dtekit envio --emisor EMISOR.json --cert CERT.p12 --cert-password-file FILE DTE.xml... > ENVIO.xml
+//	dtekit verify [--trust KEY.pem]... FILE.xml...
 //	dtekit caf inspect CAF.xml
 //	dtekit demo [--out DIR]
 //	dtekit pdf DTE.xml [--cedible] [--format carta|80mm] [-o OUT.pdf]
-//	dtekit webhook sign|verify ...
+//	dtekit webhook sign|verify|secret ...
 //	dtekit sii token|upload|status|dte-status|fake ...
+//	dtekit version
 //
-// Run "dtekit help" for the list of commands.
+// Run "dtekit help" for the list of commands and "dtekit COMMAND --help" for
+// a command's flags (both print on standard output and exit 0). Exit status
+// 1 means the command failed, with a line on standard error naming the
+// problem and its code (FILE_UNREADABLE, CERTIFICATE_PASSWORD, …); 2 means
+// a wrong command line.
 package main
 
 import (
@@ -23,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -31,6 +37,9 @@ type command struct {
 	name  string
 	usage string
 	run   func(ctx context.Context, env *cmdEnv, args []string) int
+	// help, when set, is printed on standard output for -h or --help
+	// before the command runs (for commands that do not print their own).
+	help string
 }
 
 // cmdEnv carries the process's standard streams, so commands can be tested
@@ -44,17 +53,27 @@ type cmdEnv struct {
 
 func commands() []command {
 	return []command{
-		{"totals", "totals REQUEST.json            compute line amounts and Totales", runTotals},
-		{"emit", "emit [flags] REQUEST.json      emit a signed DTE", runEmit},
-		{"envio", "envio [flags] DTE.xml...        pack signed DTEs into a signed envelope", runEnvio},
-		{"verify", "verify FILE.xml                 verify a DTE or envelope", runVerify},
-		{"caf", "caf inspect CAF.xml             summarize a CAF", runCAF},
-		{"demo", "demo [--out DIR]                emit and verify one document of each type", runDemo},
-		{"pdf", "pdf DTE.xml [flags]             render the printed representation", runPDF},
-		{"webhook", "webhook sign|verify [flags]     sign or verify a webhook delivery", runWebhook},
-		{"sii", "sii token|upload|status|dte-status|fake  talk to the SII, or run a fake one", runSII},
+		{name: "totals", usage: "totals REQUEST.json            compute line amounts and Totales", run: runTotals},
+		{name: "emit", usage: "emit [flags] REQUEST.json      emit a signed DTE", run: runEmit},
+		{name: "envio", usage: "envio [flags] DTE.xml...        pack signed DTEs into a signed envelope", run: runEnvio},
+		{name: "verify", usage: "verify FILE.xml...              verify DTEs and envelopes", run: runVerify, help: verifyUsage + verifyFlagsHelp},
+		{name: "caf", usage: "caf inspect CAF.xml             summarize and check a CAF", run: runCAF},
+		{name: "demo", usage: "demo [--out DIR]                emit and verify one document of each type", run: runDemo},
+		{name: "pdf", usage: "pdf DTE.xml [flags]             render the printed representation", run: runPDF},
+		{name: "webhook", usage: "webhook sign|verify|secret      sign or verify a webhook delivery", run: runWebhook},
+		{name: "sii", usage: "sii token|upload|status|dte-status|fake  talk to the SII, or run a fake one", run: runSII},
+		{name: "version", usage: "version                         print dtekit's version", run: runVersion},
 	}
 }
+
+// verifyFlagsHelp describes the flags of "dtekit verify".
+const verifyFlagsHelp = `
+Flags:
+  -json
+    	print the report as JSON
+  -trust value
+    	extra trusted CAF-authority public key (PEM), for test CAFs; repeatable
+`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -66,21 +85,36 @@ func main() {
 
 // run dispatches to a subcommand and returns the process exit code.
 func run(ctx context.Context, env *cmdEnv, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		usage(env.stderr)
-		if len(args) == 0 {
-			return 2
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(env.stdout)
+		return exitOK
+	case "help":
+		if len(args) == 1 {
+			usage(env.stdout)
+			return exitOK
 		}
-		return 0
+		// "dtekit help emit" is "dtekit emit --help".
+		return run(ctx, env, []string{args[1], "--help"})
+	case "-version", "--version":
+		return runVersion(ctx, env, nil)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if c.help != "" && wantsHelp(args[1:]) {
+				fmt.Fprint(env.stdout, c.help)
+				return exitOK
+			}
 			return c.run(ctx, env, args[1:])
 		}
 	}
 	fmt.Fprintf(env.stderr, "dtekit: unknown command %q\n", args[0])
 	usage(env.stderr)
-	return 2
+	return exitUsage
 }
 
 func usage(w io.Writer) {
@@ -88,4 +122,53 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintln(w, "  "+c.usage)
 	}
+	fmt.Fprintln(w, "\nRun \"dtekit COMMAND --help\" for a command's flags. Exit status: 0 done, 1 failed, 2 wrong command line.")
+}
+
+const versionUsage = `usage: dtekit version
+
+Prints dtekit's module version, the commit it was built from (when known)
+and the Go version.
+`
+
+// runVersion implements "dtekit version".
+func runVersion(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := newFlagSet(env, "version")
+	pos, code, ok := parseFlags(env, fs, versionUsage, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(env, "version", "unexpected arguments %q", pos)
+	}
+	fmt.Fprintln(env.stdout, versionString())
+	return exitOK
+}
+
+// versionString describes the build: "dtekit v0.3.0 (commit 1a2b3c4d5e6f, go1.26.0)".
+func versionString() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dtekit (devel, build information unavailable)"
+	}
+	version := info.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	extra := info.GoVersion
+	if rev != "" {
+		extra = "commit " + rev[:min(12, len(rev))] + modified + ", " + extra
+	}
+	return fmt.Sprintf("dtekit %s (%s)", version, extra)
 }

@@ -41,7 +41,7 @@ func TestPDFCommand(t *testing.T) {
 	// Letter, resolution and office from the demo's emisor.json
 	// (numero_resolucion 0, fecha_resolucion 2024-05-10, oficina ÑUÑOA).
 	out := filepath.Join(tmp, "factura.pdf")
-	code, stdout, stderr := runCLI(t, "", nil, "pdf", filepath.Join(demo, "DTE-33-1.xml"), "--emisor", filepath.Join(demo, "emisor.json"), "-o", out)
+	code, stdout, stderr := runCLI(t, "", nil, "pdf", "--trust", filepath.Join(demo, "test-sii-authority.pub.pem"), filepath.Join(demo, "DTE-33-1.xml"), "--emisor", filepath.Join(demo, "emisor.json"), "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -63,7 +63,7 @@ func TestPDFCommand(t *testing.T) {
 	// Cedible copy with explicit resolution, flags after the file, and the
 	// default output name beside the input.
 	in := copyInto(t, filepath.Join(demo, "DTE-33-1.xml"), tmp)
-	code, stdout, stderr = runCLI(t, "", nil, "pdf", in, "--cedible", "--resolucion", "80", "--fecha-resolucion", "2014-08-22", "--oficina", "Santiago Oriente")
+	code, stdout, stderr = runCLI(t, "", nil, "pdf", "--trust", filepath.Join(demo, "test-sii-authority.pub.pem"), in, "--cedible", "--resolucion", "80", "--fecha-resolucion", "2014-08-22", "--oficina", "Santiago Oriente")
 	if code != 0 {
 		t.Fatalf("cedible: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -76,7 +76,7 @@ func TestPDFCommand(t *testing.T) {
 	}
 
 	// 80 mm boleta to standard output.
-	code, stdout, stderr = runCLI(t, "", nil, "pdf", "--format", "80mm", "--emisor", filepath.Join(demo, "emisor.json"), "-o", "-", filepath.Join(demo, "DTE-39-1.xml"))
+	code, stdout, stderr = runCLI(t, "", nil, "pdf", "--trust", filepath.Join(demo, "test-sii-authority.pub.pem"), "--format", "80mm", "--emisor", filepath.Join(demo, "emisor.json"), "-o", "-", filepath.Join(demo, "DTE-39-1.xml"))
 	if code != 0 || !strings.HasPrefix(stdout, "%PDF-") {
 		t.Fatalf("80mm to stdout: exit %d, %.20q\n%s", code, stdout, stderr)
 	}
@@ -92,7 +92,7 @@ func TestPDFCommand(t *testing.T) {
 	// An envelope's document: the resolution comes from its Carátula, so
 	// no warning.
 	env := filepath.Join(tmp, "envelope.pdf")
-	code, stdout, stderr = runCLI(t, "", nil, "pdf", filepath.Join(demo, "EnvioBOLETA.xml"), "--doc", "2", "--format", "80mm", "-o", env)
+	code, stdout, stderr = runCLI(t, "", nil, "pdf", "--trust", filepath.Join(demo, "test-sii-authority.pub.pem"), filepath.Join(demo, "EnvioBOLETA.xml"), "--doc", "2", "--format", "80mm", "--oficina", "ÑUÑOA", "-o", env)
 	if code != 0 || stderr != "" {
 		t.Fatalf("envelope: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -101,7 +101,7 @@ func TestPDFCommand(t *testing.T) {
 	}
 
 	// No resolution anywhere: certification value and a warning.
-	code, _, stderr = runCLI(t, "", nil, "pdf", filepath.Join(demo, "DTE-61-1.xml"), "-o", filepath.Join(tmp, "nc.pdf"))
+	code, _, stderr = runCLI(t, "", nil, "pdf", "--trust", filepath.Join(demo, "test-sii-authority.pub.pem"), filepath.Join(demo, "DTE-61-1.xml"), "-o", filepath.Join(tmp, "nc.pdf"))
 	if code != 0 || !strings.Contains(stderr, "warning") {
 		t.Errorf("without resolution: exit %d, stderr %q", code, stderr)
 	}
@@ -135,7 +135,7 @@ func TestPDFCommandRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(tmp, strings.ReplaceAll(c.name, " ", "_")+".pdf")
-			args := append([]string{"pdf", "-o", out}, c.args...)
+			args := append([]string{"pdf", "--trust", filepath.Join(demo, "test-sii-authority.pub.pem"), "-o", out}, c.args...)
 			code, stdout, stderr := runCLI(t, "", nil, args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, stdout, stderr)
@@ -151,7 +151,7 @@ func TestPDFCommandRefusals(t *testing.T) {
 			}
 		})
 	}
-	code, stdout, _ := runCLI(t, "", nil, "pdf", "--help")
+	code, stdout, _ := runCLI(t, "", nil, "pdf", "--trust", filepath.Join(demo, "test-sii-authority.pub.pem"), "--help")
 	if code != 0 || !strings.Contains(stdout, "usage: dtekit pdf DTE.xml") {
 		t.Errorf("--help: exit %d, %q", code, stdout)
 	}
@@ -163,7 +163,7 @@ func TestPDFCommandStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI(t, string(xml), nil, "pdf", "-", "--resolucion", "1", "--fecha-resolucion", "2020-01-01")
+	code, stdout, stderr := runCLI(t, string(xml), nil, "pdf", "--trust", filepath.Join(demo, "test-sii-authority.pub.pem"), "-", "--resolucion", "1", "--fecha-resolucion", "2020-01-01")
 	if code != 0 || !bytes.HasPrefix([]byte(stdout), []byte("%PDF-")) {
 		t.Fatalf("stdin: exit %d %.20q\n%s", code, stdout, stderr)
 	}

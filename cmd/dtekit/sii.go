@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -33,7 +32,8 @@ Connection flags [conn]:
   --env certificacion|produccion   the SII's environment (default certificacion)
   --url BASE                       send every service to BASE instead (a test server)
   --cert CERT.p12                  the certificate (required)
-  --cert-password PASS             its password (default $DTEKIT_CERT_PASSWORD)
+  --cert-password-file FILE        its password, first line of FILE (else
+                                   $DTEKIT_CERT_PASSWORD, else --cert-password PASS)
   --timeout 30s                    bound on each HTTP exchange
 
 upload --company defaults to the envelope's RutEmisor. Answers are printed as
@@ -63,13 +63,11 @@ func runSII(ctx context.Context, env *cmdEnv, args []string) int {
 
 // siiClientCommand runs token, upload, status and dte-status.
 func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []string) int {
-	fs := flag.NewFlagSet("sii "+name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprint(env.stderr, siiUsage) }
+	fs := newFlagSet(env, "sii "+name)
 	environment := fs.String("env", string(sii.Certificacion), "certificacion or produccion")
 	base := fs.String("url", "", "base URL of a test server for every service")
-	certPath := fs.String("cert", "", "PKCS#12 certificate")
-	certPass := fs.String("cert-password", "", "PKCS#12 password (default $DTEKIT_CERT_PASSWORD)")
+	var cf certFlags
+	cf.define(fs)
 	timeout := fs.Duration("timeout", sii.DefaultTimeout, "bound on each HTTP exchange")
 	company := fs.String("company", "", "issuing company's RUT")
 	boleta := fs.Bool("boleta", false, "status: the track id is a boleta envelope (REST API)")
@@ -79,25 +77,20 @@ func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []stri
 	folio := fs.Int64("folio", 0, "dte-status: folio")
 	fecha := fs.String("fecha", "", "dte-status: issue date YYYY-MM-DD")
 	monto := fs.Int64("monto", 0, "dte-status: total amount")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseFlags(env, fs, siiUsage, args, "cert")
+	if !ok {
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(env.stderr, "dtekit sii %s: %v\n", name, err)
 		return 1
 	}
-	if *certPath == "" {
-		fmt.Fprintf(env.stderr, "dtekit sii %s: --cert is required\n", name)
-		return 2
+	cert, usage, cerr := cf.load(env, fs)
+	if usage {
+		return usageError(env, "sii "+name, "%v", cerr)
 	}
-	pass := *certPass
-	if pass == "" && env.getenv != nil {
-		pass = env.getenv("DTEKIT_CERT_PASSWORD")
-	}
-	cert, err := loadCert(*certPath, pass)
-	if err != nil {
-		return fail(err)
+	if cerr != nil {
+		return report(env, "sii "+name, false, cerr)
 	}
 	cfg := sii.Config{Environment: sii.Environment(*environment), Certificate: cert, Timeout: *timeout}
 	if *base != "" {
@@ -222,19 +215,17 @@ func siiPrint(env *cmdEnv, v any) int {
 
 // siiFake runs the fake SII until the context ends.
 func siiFake(ctx context.Context, env *cmdEnv, args []string) int {
-	fs := flag.NewFlagSet("sii fake", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprint(env.stderr, siiUsage) }
+	fs := newFlagSet(env, "sii fake")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	var registers stringList
 	fs.Var(&registers, "register", "SIGNER=COMPANY[,COMPANY]: a certificate RUT and the companies it may send for (repeatable; none: any)")
 	anyUA := fs.Bool("any-user-agent", false, "accept uploads whatever their User-Agent")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseFlags(env, fs, siiUsage, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprint(env.stderr, siiUsage)
-		return 2
+	if len(pos) != 0 {
+		return usageError(env, "sii fake", "unexpected arguments %q", pos)
 	}
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/dtekit/dtekit/dte"
 )
@@ -31,18 +29,18 @@ const maxRequestJSONBytes = dte.MaxRequestBytes
 
 // runTotals implements "dtekit totals".
 func runTotals(ctx context.Context, env *cmdEnv, args []string) int {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprint(env.stdout, totalsUsage)
-		return 0
+	const cmd = "totals"
+	fs := newFlagSet(env, cmd)
+	pos, code, ok := parseFlags(env, fs, totalsUsage, args)
+	if !ok {
+		return code
 	}
-	if len(args) != 1 || (strings.HasPrefix(args[0], "-") && args[0] != "-") {
-		fmt.Fprint(env.stderr, totalsUsage)
-		return 2
+	if len(pos) != 1 {
+		return usageError(env, cmd, "want one REQUEST.json argument (or - for standard input), got %d", len(pos))
 	}
-	data, err := readRequestInput(ctx, env, args[0])
+	data, err := readRequestInput(ctx, env, pos[0])
 	if err != nil {
-		fmt.Fprintf(env.stderr, "dtekit totals: %v\n", err)
-		return 1
+		return report(env, cmd, true, newError(codeFileUnreadable, "", err))
 	}
 	req, verr := decodeRequest(data)
 	if verr == nil {
@@ -58,17 +56,12 @@ func runTotals(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 	}
 	if verr != nil {
-		fmt.Fprintf(env.stderr, "dtekit totals: %s: %v\n", args[0], verr)
-		if err := totalsWriteJSON(env.stdout, verr.Envelope()); err != nil {
-			fmt.Fprintf(env.stderr, "dtekit totals: %v\n", err)
-		}
-		return 1
+		return reportValidation(env, cmd, pos[0], true, verr)
 	}
 	if err := totalsWriteJSON(env.stdout, tot); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit totals: %v\n", err)
-		return 1
+		return report(env, cmd, false, newError(codeOutputFailed, "standard output", err))
 	}
-	return 0
+	return exitOK
 }
 
 // validateDecodedRequest runs the contract validation (dte.Validate, which

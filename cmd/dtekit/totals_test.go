@@ -217,7 +217,7 @@ func TestTotalsCLIInvalid(t *testing.T) {
 func TestTotalsCLIUsage(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
-	if code := run(context.Background(), env, []string{"totals"}); code != 2 || !strings.Contains(errb.String(), "usage: dtekit totals") {
+	if code := run(context.Background(), env, []string{"totals"}); code != 2 || !strings.Contains(errb.String(), "want one REQUEST.json argument") {
 		t.Errorf("no argument: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()
@@ -230,7 +230,7 @@ func TestTotalsCLIUsage(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	missing := filepath.Join(t.TempDir(), "missing.json")
-	if code := run(context.Background(), env, []string{"totals", missing}); code != 1 || out.Len() != 0 || !strings.Contains(errb.String(), "missing.json") {
+	if code := run(context.Background(), env, []string{"totals", missing}); code != 1 || !strings.Contains(out.String(), `"FILE_UNREADABLE"`) || !strings.Contains(errb.String(), "missing.json") {
 		t.Errorf("missing file: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 	ctx, cancel := context.WithCancel(context.Background())

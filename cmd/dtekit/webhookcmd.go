@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -46,6 +45,10 @@ func runWebhook(ctx context.Context, env *cmdEnv, args []string) int {
 	case "verify":
 		return runWebhookVerify(env, args[1:])
 	case "secret":
+		if wantsHelp(args[1:]) {
+			fmt.Fprint(env.stdout, webhookUsage)
+			return 0
+		}
 		if len(args) > 1 {
 			fmt.Fprintf(env.stderr, "dtekit webhook secret: unexpected arguments %q\n", args[1:])
 			return 2
@@ -116,18 +119,17 @@ func parseUnix(flagName, s string) (int64, error) {
 }
 
 func runWebhookSign(env *cmdEnv, args []string) int {
-	fs := flag.NewFlagSet("dtekit webhook sign", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newFlagSet(env, "webhook sign")
 	var secrets secretFlags
 	fs.Var(&secrets, "secret", "webhook secret, whsec_... (repeat to sign with several)")
 	id := fs.String("id", "", "webhook-id (default: a new msg_ id)")
 	ts := fs.String("timestamp", "", "webhook-timestamp, Unix seconds (default: now)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseFlags(env, fs, webhookUsage, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "dtekit webhook sign: unexpected arguments %q (the body is read from standard input)\n", fs.Args())
-		return 2
+	if len(pos) > 0 {
+		return usageError(env, "webhook sign", "unexpected arguments %q (the body is read from standard input)", pos)
 	}
 	keys, err := webhookSecrets(env, secrets)
 	if err != nil {
@@ -163,8 +165,7 @@ func runWebhookSign(env *cmdEnv, args []string) int {
 }
 
 func runWebhookVerify(env *cmdEnv, args []string) int {
-	fs := flag.NewFlagSet("dtekit webhook verify", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newFlagSet(env, "webhook verify")
 	var secrets secretFlags
 	fs.Var(&secrets, "secret", "webhook secret, whsec_... (repeat to accept several)")
 	id := fs.String("id", "", "webhook-id header value")
@@ -172,12 +173,12 @@ func runWebhookVerify(env *cmdEnv, args []string) int {
 	sig := fs.String("signature", "", "webhook-signature header value")
 	now := fs.String("now", "", "check the timestamp against this Unix time instead of the clock (for a stored delivery)")
 	tolerance := fs.Duration("tolerance", webhook.DefaultTolerance, "allowed distance between timestamp and clock, either direction")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseFlags(env, fs, webhookUsage, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "dtekit webhook verify: unexpected arguments %q (the body is read from standard input)\n", fs.Args())
-		return 2
+	if len(pos) > 0 {
+		return usageError(env, "webhook verify", "unexpected arguments %q (the body is read from standard input)", pos)
 	}
 	keys, err := webhookSecrets(env, secrets)
 	if err != nil {
