@@ -246,6 +246,9 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 			return nil, 0, &Error{Kind: KindValidation, Code: CodeValidation, Message: "the active CAF cannot stamp this document",
 				Details: []dte.FieldError{{Field: "fecha_emision", Code: "CAF_NOT_USABLE", Message: err.Error()}}, Err: err}
 		}
+		if err := s.checkLowStock(ctx, tx, rec); err != nil {
+			return nil, 0, err
+		}
 		return rec, folio, nil
 	}
 	return nil, 0, errConflict(CodeNoFolios, fmt.Sprintf("every CAF of tipo %d tried has expired", prep.Tipo))
@@ -341,16 +344,16 @@ func idempotencyRecord(ctx context.Context, tx store.Tx, empresaID, key string) 
 	return rec, err
 }
 
-// recordEvent stores an outbox event for d with its payload frozen now.
+// recordEvent stores an outbox event for d with its payload frozen now,
+// and fans it out to the subscribed webhooks.
 func (s *Service) recordEvent(ctx context.Context, tx store.Tx, d *store.DTE, typ webhook.EventType) error {
 	data := webhook.DTEData{ID: d.ID, TipoDTE: d.TipoDTE, Folio: d.Folio, Estado: d.Estado,
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, MontoTotal: d.MontoTotal,
 		FechaEmision: d.FechaEmision}
-	payload, err := webhook.MarshalEvent(typ, s.now().UTC().Truncate(time.Second), data)
-	if err != nil {
-		return fmt.Errorf("billing: encoding event %s for DTE %s: %w", typ, d.ID, err)
+	if _, err := s.publish(ctx, tx, d.EmpresaID, typ, data); err != nil {
+		return fmt.Errorf("billing: recording event %s for DTE %s: %w", typ, d.ID, err)
 	}
-	return tx.InsertEvent(ctx, &store.Event{EmpresaID: d.EmpresaID, Type: string(typ), Payload: payload})
+	return nil
 }
 
 // parsedCAF returns the parsed CAF of a stored record, from the cache.

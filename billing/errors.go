@@ -145,10 +145,6 @@ func errInternal(op string, err error) *Error {
 	return &Error{Kind: KindInternal, Code: CodeInternal, Message: "internal error while " + op, Err: err}
 }
 
-func errNotImplemented(op string) *Error {
-	return &Error{Kind: KindUnavailable, Code: CodeNotImplemented, Message: op + " is not implemented yet"}
-}
-
 // fromValidation turns dte's *ValidationError into a validation Error.
 func fromValidation(ve *dte.ValidationError) *Error {
 	env := ve.Envelope()

@@ -40,6 +40,7 @@ func (s *Service) registerJobs() error {
 	for _, reg := range []func() error{
 		s.registerRecovery,
 		s.registerIdempotencyPurge,
+		s.registerDelivery,
 	} {
 		if err := reg(); err != nil {
 			return err

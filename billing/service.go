@@ -29,6 +29,8 @@ type Config struct {
 	// IdempotencyTTL is how long completed Idempotency-Keys are kept;
 	// zero means 24 hours (contract §8).
 	IdempotencyTTL time.Duration
+	// Delivery configures webhook delivery (SSRF guard, retry policy).
+	Delivery DeliveryConfig
 	// RecoveryAfter is how old a borrador emission must be before the
 	// recovery job finishes it; zero means 30 seconds.
 	RecoveryAfter time.Duration
@@ -56,6 +58,7 @@ type Service struct {
 	certs    certCache
 	ttl      time.Duration
 	recAge   time.Duration
+	dlv      *deliverer
 
 	// crashAfterTx1 makes EmitDTE stop after transaction 1, as a process
 	// that dies there would (tests of the recovery).
@@ -90,15 +93,11 @@ func New(cfg Config) (*Service, error) {
 	if s.recAge <= 0 {
 		s.recAge = DefaultRecoveryAfter
 	}
+	s.dlv = newDeliverer(cfg.Delivery, s.now)
 	if err := s.registerJobs(); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-// ListWebhooks lists the company's webhooks, secrets masked.
-func (s *Service) ListWebhooks(ctx context.Context, empresaID string) ([]Webhook, error) {
-	return nil, errNotImplemented("ListWebhooks")
 }
 
 // WebhookInput registers a webhook (contract §4.4).
@@ -106,15 +105,4 @@ type WebhookInput struct {
 	URL    string   `json:"url"`
 	Events []string `json:"events"`
 	Secret string   `json:"secret,omitempty"`
-}
-
-// CreateWebhook registers a webhook; the answer carries the secret in
-// full, the only time it is shown.
-func (s *Service) CreateWebhook(ctx context.Context, empresaID string, in WebhookInput) (*Webhook, error) {
-	return nil, errNotImplemented("CreateWebhook")
-}
-
-// DeleteWebhook removes a webhook.
-func (s *Service) DeleteWebhook(ctx context.Context, empresaID, id string) error {
-	return errNotImplemented("DeleteWebhook")
 }

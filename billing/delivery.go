@@ -1,0 +1,370 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/dtekit/dtekit/internal/ssrf"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// DeliveryConfig configures webhook delivery (Config.Delivery). The zero
+// value is the production setting.
+type DeliveryConfig struct {
+	// AllowLoopback lets webhooks point at loopback addresses, and accepts
+	// http://127.0.0.1:PORT/… URLs then: tests and local trials only
+	// (dtekit serve --webhook-allow-loopback). Never the default.
+	AllowLoopback bool
+	// Client replaces the guarded HTTP client that sends deliveries
+	// (tests); nil builds internal/ssrf's client.
+	Client *http.Client
+	// Resolver replaces the DNS resolver of the guarded client (tests).
+	Resolver ssrf.Resolver
+	// Policy replaces webhook.DefaultRetryPolicy() (tests compress it).
+	Policy *webhook.RetryPolicy
+	// Rand returns uniform numbers in [0, 1) for the retry jitter; nil
+	// means math/rand/v2.
+	Rand func() float64
+	// RotationGrace is how long a replaced secret keeps signing beside
+	// the new one; zero means DefaultRotationGrace.
+	RotationGrace time.Duration
+	// Timeout bounds one attempt (connect, TLS, request, response);
+	// zero means ssrf.DefaultTimeout (15 s).
+	Timeout time.Duration
+}
+
+// DefaultRotationGrace is how long a rotated-out webhook secret keeps
+// signing deliveries beside the new one.
+const DefaultRotationGrace = 24 * time.Hour
+
+// deliveryUserAgent identifies dtekit's deliveries to receivers.
+const deliveryUserAgent = "dtekit-webhooks/1"
+
+// deliverer holds what sending deliveries needs; built once by New.
+type deliverer struct {
+	cfg    DeliveryConfig
+	sender *webhook.Sender
+	policy webhook.RetryPolicy
+	rand   func() float64
+	grace  time.Duration
+}
+
+// newDeliverer builds the delivery machinery from cfg.
+func newDeliverer(cfg DeliveryConfig, now func() time.Time) *deliverer {
+	d := &deliverer{cfg: cfg, policy: webhook.DefaultRetryPolicy(), rand: cfg.Rand, grace: cfg.RotationGrace}
+	if cfg.Policy != nil {
+		d.policy = *cfg.Policy
+	}
+	if d.rand == nil {
+		d.rand = rand.Float64
+	}
+	if d.grace <= 0 {
+		d.grace = DefaultRotationGrace
+	}
+	client := cfg.Client
+	if client == nil {
+		client = ssrf.NewClient(ssrf.Options{AllowLoopback: cfg.AllowLoopback, Resolver: cfg.Resolver,
+			Timeout: cfg.Timeout, UserAgent: deliveryUserAgent})
+	}
+	d.sender = &webhook.Sender{Client: client, Now: now, MaxResponseBytes: store.MaxAttemptResponse, UserAgent: deliveryUserAgent}
+	return d
+}
+
+// deliverArgs is the job that makes one attempt of one delivery.
+type deliverArgs struct {
+	EmpresaID  string `json:"empresa_id"`
+	DeliveryID string `json:"delivery_id"`
+	// Attempt is the position in the retry schedule of a scheduled
+	// attempt (1 for the first); 0 for a manual one.
+	Attempt int `json:"attempt,omitempty"`
+	// Due is the delivery's NextAttemptAt (Unix ms) this scheduled job was
+	// enqueued for; a job whose delivery moved on is stale and does
+	// nothing, so a rescued or repeated job never sends twice for one
+	// schedule slot.
+	Due int64 `json:"due,omitempty"`
+	// Manual marks a resend or ping: one attempt, no retries.
+	Manual bool `json:"manual,omitempty"`
+	// Nonce tells manual requests apart.
+	Nonce string `json:"nonce,omitempty"`
+}
+
+// deliverKind names the delivery job.
+const deliverKind = "webhook.deliver"
+
+// Kind names the delivery job.
+func (deliverArgs) Kind() string { return deliverKind }
+
+// JobOpts: a delivery job retries only store failures (the webhook's own
+// schedule is the delivery's, not the job's), a few times.
+func (deliverArgs) JobOpts() store.JobOpts { return store.JobOpts{MaxAttempts: 6} }
+
+// registerDelivery registers the delivery worker and the certificate
+// expiry check.
+func (s *Service) registerDelivery() error {
+	timeout := s.dlv.cfg.Timeout
+	if timeout <= 0 {
+		timeout = ssrf.DefaultTimeout
+	}
+	if err := s.st.Jobs().Register(store.Worker{
+		Kind: deliverKind,
+		Work: func(ctx context.Context, job *store.Job) error {
+			a, err := store.DecodeArgs[deliverArgs](job)
+			if err != nil {
+				return err
+			}
+			return s.runDelivery(ctx, a)
+		},
+		Retry:   []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute},
+		Timeout: timeout + 30*time.Second,
+	}); err != nil {
+		return fmt.Errorf("billing: registering %s: %w", deliverKind, err)
+	}
+	return s.registerCertExpiry()
+}
+
+// attemptLog returns the attempt log of a store reader or transaction.
+func attemptLog(r any) (store.AttemptLog, error) {
+	l, ok := r.(store.AttemptLog)
+	if !ok {
+		return nil, fmt.Errorf("billing: the store (%T) keeps no webhook attempt log", r)
+	}
+	return l, nil
+}
+
+// fanOut creates one delivery of ev for every active webhook of its
+// company subscribed to its type, each with its first attempt enqueued, in
+// the transaction that records the event.
+func (s *Service) fanOut(ctx context.Context, tx store.Tx, ev *store.Event) error {
+	hooks, err := tx.ListWebhooks(ctx, ev.EmpresaID)
+	if err != nil {
+		return fmt.Errorf("billing: listing webhooks for event %s: %w", ev.ID, err)
+	}
+	for i := range hooks {
+		if h := &hooks[i]; h.IsActive && subscribed(h, ev.Type) {
+			if _, err := s.newDelivery(ctx, tx, ev, h.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// subscribed reports whether h receives events of type typ.
+func subscribed(h *store.Webhook, typ string) bool {
+	for _, e := range h.Events {
+		if e == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// newDelivery records a pending delivery of ev to one webhook and
+// enqueues its first attempt, due now.
+func (s *Service) newDelivery(ctx context.Context, tx store.Tx, ev *store.Event, webhookID string) (*store.Delivery, error) {
+	due := s.now().Truncate(time.Millisecond)
+	d := &store.Delivery{ID: newID(), EmpresaID: ev.EmpresaID, WebhookID: webhookID, EventID: ev.ID,
+		State: store.DeliveryPending, NextAttemptAt: due}
+	if err := tx.InsertDelivery(ctx, d); err != nil {
+		return nil, fmt.Errorf("billing: recording delivery of event %s to webhook %s: %w", ev.ID, webhookID, err)
+	}
+	if _, err := tx.Enqueue(ctx, deliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: 1, Due: due.UnixMilli()}, nil); err != nil {
+		return nil, fmt.Errorf("billing: enqueuing delivery %s: %w", d.ID, err)
+	}
+	return d, nil
+}
+
+// runDelivery makes the attempt a delivery job stands for: it sends the
+// event's frozen bytes signed with the webhook's active secrets, logs the
+// attempt, and schedules the next one, finishes the delivery, or disables
+// the webhook, in one transaction. Only store failures are returned (the
+// job runner retries them); what the receiver did is the delivery's
+// business.
+func (s *Service) runDelivery(ctx context.Context, a deliverArgs) error {
+	d, err := s.st.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !a.Manual && (d.State != store.DeliveryPending || d.NextAttemptAt.UnixMilli() != a.Due) {
+		return nil // stale: this slot was already attempted, or the delivery ended
+	}
+	wh, err := s.st.GetWebhook(ctx, a.EmpresaID, d.WebhookID)
+	gone := errors.Is(err, store.ErrNotFound)
+	if err != nil && !gone {
+		return err
+	}
+	if gone || (!wh.IsActive && !a.Manual) {
+		if a.Manual {
+			return nil
+		}
+		reason := "webhook deleted"
+		if !gone {
+			reason = "webhook disabled"
+		}
+		return s.endDelivery(ctx, a, reason)
+	}
+	ev, err := s.st.GetEvent(ctx, a.EmpresaID, d.EventID)
+	if err != nil {
+		return err
+	}
+	secrets, err := s.openWebhookSecrets(wh)
+	if err != nil {
+		return err
+	}
+	res, sendErr := s.dlv.sender.Send(ctx, wh.URL, webhook.Message{ID: ev.ID, Body: ev.Payload, Secrets: secrets.active(s.now())})
+	if sendErr != nil { // the request could not even be built: count it as a failure
+		res = webhook.Result{Time: s.now(), Class: webhook.ClassRequest, Err: sendErr}
+	}
+	if ctx.Err() != nil && res.Class == webhook.ClassTimeout && !res.OK() {
+		// The job itself is being cancelled (shutdown): let the runner
+		// retry it rather than count an attempt we cut short.
+		return ctx.Err()
+	}
+	return s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return s.recordAttempt(ctx, tx, a, res)
+	})
+}
+
+// recordAttempt logs one attempt's result and moves the delivery on.
+func (s *Service) recordAttempt(ctx context.Context, tx store.Tx, a deliverArgs, res webhook.Result) error {
+	log, err := attemptLog(tx)
+	if err != nil {
+		return err
+	}
+	d, err := tx.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
+	if err != nil {
+		return err
+	}
+	if !a.Manual && (d.State != store.DeliveryPending || d.NextAttemptAt.UnixMilli() != a.Due) {
+		return nil // another run of this job got here first
+	}
+	trigger := store.TriggerScheduled
+	if a.Manual {
+		trigger = store.TriggerManual
+	}
+	d.Attempts++
+	at := &store.DeliveryAttempt{ID: newID(), EmpresaID: d.EmpresaID, DeliveryID: d.ID, WebhookID: d.WebhookID,
+		Attempt: d.Attempts, Trigger: trigger, AttemptedAt: res.Time, StatusCode: res.Status,
+		ErrorClass: string(res.Class), Duration: res.Duration, Response: res.Response, OK: res.OK()}
+	if res.Err != nil {
+		at.Error = clipText(res.Err.Error(), 300)
+	}
+	if err := log.InsertDeliveryAttempt(ctx, at); err != nil {
+		return err
+	}
+	d.LastStatusCode, d.LastError = res.Status, attemptSummary(res)
+	now := s.now()
+	disable := ""
+	switch {
+	case res.OK():
+		d.State, d.NextAttemptAt = store.DeliverySucceeded, time.Time{}
+	case res.Gone():
+		disable = "the receiver answered 410 Gone"
+		if !a.Manual {
+			d.State, d.NextAttemptAt = store.DeliveryFailed, time.Time{}
+		}
+	case a.Manual:
+		// A manual attempt leaves the schedule as it was; a delivery with
+		// no schedule (a ping) ends with it.
+		if d.State == store.DeliveryPending && d.NextAttemptAt.IsZero() {
+			d.State = store.DeliveryFailed
+		}
+	default:
+		if delay, ok := s.dlv.policy.Next(a.Attempt, res, s.dlv.rand()); ok {
+			due := now.Add(delay).Truncate(time.Millisecond)
+			d.NextAttemptAt = due
+			if _, err := tx.Enqueue(ctx, deliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: a.Attempt + 1, Due: due.UnixMilli()},
+				&store.JobOpts{ScheduledAt: due}); err != nil {
+				return err
+			}
+		} else {
+			d.State, d.NextAttemptAt = store.DeliveryFailed, time.Time{}
+		}
+	}
+	if !res.OK() && disable == "" {
+		since, err := log.WebhookFailingSince(ctx, d.EmpresaID, d.WebhookID)
+		if err != nil {
+			return err
+		}
+		if s.dlv.policy.ShouldDisable(since, now) {
+			disable = fmt.Sprintf("failing since %s", since.UTC().Format(time.RFC3339))
+		}
+	}
+	d.UpdatedAt = time.Time{}
+	if err := tx.UpdateDelivery(ctx, d); err != nil {
+		return err
+	}
+	if disable != "" {
+		if err := s.disableWebhook(ctx, tx, d.EmpresaID, d.WebhookID, disable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endDelivery fails a pending delivery without an attempt (its webhook is
+// gone or disabled), so its retries stop.
+func (s *Service) endDelivery(ctx context.Context, a deliverArgs, reason string) error {
+	return s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		d, err := tx.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
+		if err != nil {
+			return err
+		}
+		if d.State != store.DeliveryPending || d.NextAttemptAt.UnixMilli() != a.Due {
+			return nil
+		}
+		d.State, d.NextAttemptAt, d.LastError, d.UpdatedAt = store.DeliveryFailed, time.Time{}, reason, time.Time{}
+		return tx.UpdateDelivery(ctx, d)
+	})
+}
+
+// disableWebhook turns a webhook off; its pending deliveries stop at
+// their next attempt.
+func (s *Service) disableWebhook(ctx context.Context, tx store.Tx, empresaID, id, why string) error {
+	wh, err := tx.GetWebhook(ctx, empresaID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !wh.IsActive {
+		return nil
+	}
+	wh.IsActive, wh.UpdatedAt = false, time.Time{}
+	if err := tx.UpdateWebhook(ctx, wh); err != nil {
+		return err
+	}
+	s.log.Warn("webhook disabled", "empresa_id", empresaID, "webhook_id", id, "reason", why)
+	return nil
+}
+
+// attemptSummary is the one-line LastError of a delivery.
+func attemptSummary(res webhook.Result) string {
+	switch {
+	case res.OK():
+		return ""
+	case res.Status != 0:
+		return fmt.Sprintf("%s: status %d", res.Class, res.Status)
+	case res.Err != nil:
+		return clipText(string(res.Class)+": "+res.Err.Error(), 300)
+	}
+	return string(res.Class)
+}
+
+// clipText cuts s to at most n bytes on a UTF-8 boundary.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

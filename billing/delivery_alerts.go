@@ -1,0 +1,173 @@
+package billing
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/signer"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// DefaultLowStockThreshold is when caf.low_stock fires: the moment an
+// emission leaves a company with this many available folios of a document
+// type (summed over its active CAFs of that type), or fewer, coming from
+// more. Once per crossing: registering a new CAF lifts the count again,
+// and the next crossing fires again.
+const DefaultLowStockThreshold = 20
+
+// expiryThresholds are the days before a certificate expires at which
+// certificado.expiring fires, once each.
+var expiryThresholds = [...]int{30, 15, 7, 1}
+
+// CertExpiryInterval is how often the certificate expiry check runs.
+const CertExpiryInterval = 24 * time.Hour
+
+// checkLowStock records caf.low_stock when the folio just taken from rec
+// left the company's available folios of its type at the threshold: the
+// one emission that crosses it (folios are taken one at a time, each in a
+// transaction serialized on the CAF, so exactly one sees the crossing).
+func (s *Service) checkLowStock(ctx context.Context, tx store.Tx, rec *store.CAF) error {
+	cafs, err := tx.ListCAFs(ctx, rec.EmpresaID, rec.TipoDTE)
+	if err != nil {
+		return err
+	}
+	var avail int64
+	var taken *store.CAF
+	for i := range cafs {
+		c := &cafs[i]
+		if c.ID == rec.ID {
+			taken = c
+		}
+		if c.IsActive {
+			avail += c.FoliosDisponibles()
+		}
+	}
+	if taken == nil {
+		taken = rec
+	}
+	if avail != DefaultLowStockThreshold {
+		return nil
+	}
+	_, err = s.publish(ctx, tx, rec.EmpresaID, webhook.EventCAFLowStock, webhook.CAFLowStockData{
+		ID: taken.ID, TipoDTE: taken.TipoDTE, FolioDesde: taken.FolioDesde, FolioHasta: taken.FolioHasta,
+		FoliosDisponibles: avail, Umbral: DefaultLowStockThreshold, Ambiente: taken.Ambiente})
+	return err
+}
+
+// certExpiryArgs is the daily job that records certificado.expiring.
+type certExpiryArgs struct{}
+
+// Kind names the certificate expiry job.
+func (certExpiryArgs) Kind() string { return "certificado.expiry_check" }
+
+// registerCertExpiry registers the daily certificate check.
+func (s *Service) registerCertExpiry() error {
+	j := s.st.Jobs()
+	if err := j.Register(store.Worker{
+		Kind: certExpiryArgs{}.Kind(),
+		Work: func(ctx context.Context, _ *store.Job) error {
+			_, err := s.CheckCertificateExpiry(ctx)
+			return err
+		},
+		Timeout: 10 * time.Minute,
+	}); err != nil {
+		return fmt.Errorf("billing: registering %s: %w", certExpiryArgs{}.Kind(), err)
+	}
+	return j.AddPeriodic(store.PeriodicJob{Interval: CertExpiryInterval, RunOnStart: true,
+		Args: func() store.JobArgs { return certExpiryArgs{} }, Opts: &store.JobOpts{UniqueByPeriod: CertExpiryInterval}})
+}
+
+// CheckCertificateExpiry records certificado.expiring for every company
+// whose certificate expires within one of the thresholds (30, 15, 7, 1
+// days) and reports how many it recorded. Each (certificate, threshold)
+// fires once: the event's id is derived from them, so the daily job may
+// run twice or late without repeating one; after days without a run it
+// fires only the nearest threshold reached, not every one skipped.
+func (s *Service) CheckCertificateExpiry(ctx context.Context) (int, error) {
+	fired := 0
+	cursor := ""
+	for {
+		emps, err := s.st.ListEmpresas(ctx, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			return fired, errInternal("listing companies", err)
+		}
+		for _, e := range emps.Items {
+			ok, err := s.checkCertExpiry(ctx, e.ID)
+			if err != nil {
+				return fired, err
+			}
+			if ok {
+				fired++
+			}
+		}
+		if emps.NextCursor == "" {
+			return fired, nil
+		}
+		cursor = emps.NextCursor
+	}
+}
+
+// checkCertExpiry handles one company.
+func (s *Service) checkCertExpiry(ctx context.Context, empresaID string) (bool, error) {
+	cert, err := s.st.GetCertificado(ctx, empresaID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, errInternal("reading a certificate", err)
+	}
+	now := s.now()
+	days := (&signer.Certificate{Leaf: &x509.Certificate{NotAfter: cert.FechaVencimiento}}).DaysToExpiry(now)
+	if days < 0 {
+		return false, nil
+	}
+	threshold := 0
+	for _, t := range expiryThresholds {
+		if days <= t {
+			threshold = t // the smallest threshold reached
+		}
+	}
+	if threshold == 0 {
+		return false, nil
+	}
+	id := expiryEventID(empresaID, cert.FechaVencimiento, threshold)
+	fired := false
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.GetEvent(ctx, empresaID, id); err == nil {
+			return nil // already fired
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		body, err := webhook.MarshalEvent(webhook.EventCertificadoExpiring, now.UTC().Truncate(time.Second), webhook.CertificadoExpiringData{
+			RutFirmante: cert.RutFirmante, FechaVencimiento: dte.ChileTime(cert.FechaVencimiento).Format(time.DateOnly),
+			DiasParaVencimiento: days})
+		if err != nil {
+			return err
+		}
+		ev := &store.Event{ID: id, EmpresaID: empresaID, Type: string(webhook.EventCertificadoExpiring), Payload: body}
+		if err := tx.InsertEvent(ctx, ev); err != nil {
+			return err
+		}
+		fired = true
+		return s.fanOut(ctx, tx, ev)
+	})
+	if err != nil {
+		return false, errInternal("recording certificado.expiring", err)
+	}
+	return fired, nil
+}
+
+// expiryEventID is the id of the certificado.expiring event of one
+// certificate (company, expiry instant) at one threshold: a name-based
+// UUID, so the same event is never recorded twice.
+func expiryEventID(empresaID string, notAfter time.Time, threshold int) string {
+	name := fmt.Sprintf("dtekit/certificado.expiring/%s/%d/%d", empresaID, notAfter.Unix(), threshold)
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(name)).String()
+}

@@ -1,0 +1,156 @@
+package billing
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// eventsOf returns the company's events of one type, newest first.
+func (f *deliveryFixture) eventsOf(t *testing.T, typ webhook.EventType) []store.Event {
+	t.Helper()
+	p, err := f.st.ListEvents(context.Background(), f.empresa, store.ListFilter{Limit: store.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Event
+	for _, e := range p.Items {
+		if e.Type == string(typ) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestLowStockOncePerCrossing: 40 concurrent emissions' folio takes from a
+// CAF of 50 folios cross the threshold of 20 exactly once; a new CAF lifts
+// the count, and the next crossing fires again.
+func TestLowStockOncePerCrossing(t *testing.T) {
+	f := newDeliveryFixture(t, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC), DeliveryConfig{})
+	ctx := context.Background()
+	rec := newHookReceiver(t, 204)
+	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"caf.low_stock"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addCAF := func(desde, hasta int64) {
+		err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.InsertCAF(ctx, &store.CAF{EmpresaID: f.empresa, TipoDTE: 33, FolioDesde: desde, FolioHasta: hasta,
+				Ambiente: "certificacion", FechaAutorizacion: "2026-03-01", XML: []byte("<AUTORIZACION/>"), IsActive: true})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	take := func(n int) {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+					rec, _, err := tx.TakeFolio(ctx, f.empresa, 33)
+					if err != nil {
+						return err
+					}
+					return f.s.checkLowStock(ctx, tx, rec)
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	addCAF(1, 50)
+	take(40) // 50 → 10 available: crosses 20 once
+	evs := f.eventsOf(t, webhook.EventCAFLowStock)
+	if len(evs) != 1 {
+		t.Fatalf("%d caf.low_stock events, want 1", len(evs))
+	}
+	e, _ := webhook.ParseEvent(evs[0].Payload)
+	data, err := e.CAFLowStock()
+	if err != nil || data.FoliosDisponibles != 20 || data.Umbral != DefaultLowStockThreshold || data.FolioDesde != 1 || data.FolioHasta != 50 || data.TipoDTE != 33 {
+		t.Fatalf("payload %+v %v", data, err)
+	}
+	if n := len(f.deliveries(t, wh.ID)); n != 1 {
+		t.Fatalf("%d deliveries of the crossing", n)
+	}
+	addCAF(51, 80) // 10 + 30 = 40 available
+	take(5)        // 35: no crossing
+	if n := len(f.eventsOf(t, webhook.EventCAFLowStock)); n != 1 {
+		t.Fatalf("%d events without a new crossing", n)
+	}
+	take(20) // 15: crosses again
+	if n := len(f.eventsOf(t, webhook.EventCAFLowStock)); n != 2 {
+		t.Fatalf("%d events after the second crossing, want 2", n)
+	}
+}
+
+// TestCertificadoExpiring: across days of injected clock, the daily check
+// fires once at each of 30, 15, 7 and 1 days, never twice for one
+// threshold, and after a gap only the nearest threshold.
+func TestCertificadoExpiring(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 15, 0, 0, 0, time.UTC)
+	notAfter := t0.Add(40 * 24 * time.Hour) // 2026-04-11 11:00 in Santiago
+	f := newDeliveryFixture(t, t0, DeliveryConfig{})
+	ctx := context.Background()
+	rec := newHookReceiver(t, 204)
+	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"certificado.expiring"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutCertificado(ctx, &store.Certificado{EmpresaID: f.empresa, RutFirmante: "13185095-6", Subject: "CN=Test",
+			FechaVencimiento: notAfter, Sealed: []byte{1}, IsActive: true})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for day := 0; day <= 41; day++ {
+		f.clock.Set(t0.Add(time.Duration(day) * 24 * time.Hour))
+		for range 2 { // the job may run twice a day (restart): no repeat
+			if _, err := f.s.CheckCertificateExpiry(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		evs := f.eventsOf(t, webhook.EventCertificadoExpiring)
+		if len(evs) > len(got) {
+			e, _ := webhook.ParseEvent(evs[0].Payload)
+			d, err := e.CertificadoExpiring()
+			if err != nil || d.RutFirmante != "13185095-6" || d.FechaVencimiento != "2026-04-11" {
+				t.Fatalf("day %d: payload %+v %v", day, d, err)
+			}
+			got = append(got, d.DiasParaVencimiento)
+		}
+	}
+	if want := []int{30, 15, 7, 1}; len(got) != 4 || got[0] != 30 || got[1] != 15 || got[2] != 7 || got[3] != 1 {
+		t.Fatalf("fired at %v days, want %v", got, want)
+	}
+	if n := len(f.deliveries(t, wh.ID)); n != 4 {
+		t.Fatalf("%d deliveries, want 4", n)
+	}
+
+	// A company whose check did not run from 35 to 6 days before expiry
+	// hears about 7 days only, once.
+	g := newDeliveryFixture(t, t0, DeliveryConfig{})
+	err = g.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutCertificado(ctx, &store.Certificado{EmpresaID: g.empresa, RutFirmante: "13185095-6", FechaVencimiento: notAfter, Sealed: []byte{1}, IsActive: true})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.clock.Set(notAfter.Add(-6 * 24 * time.Hour))
+	if n, err := g.s.CheckCertificateExpiry(ctx); err != nil || n != 1 {
+		t.Fatalf("after a gap: %d fired, %v", n, err)
+	}
+	e, _ := webhook.ParseEvent(g.eventsOf(t, webhook.EventCertificadoExpiring)[0].Payload)
+	if d, _ := e.CertificadoExpiring(); d.DiasParaVencimiento != 6 {
+		t.Errorf("after a gap: %+v", d)
+	}
+}
