@@ -1,0 +1,251 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/caf/caftest"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/pgtest"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/postgres"
+	"github.com/dtekit/dtekit/store/sqlite"
+)
+
+// Shared, slow-to-generate credentials: the test SII authority with its
+// CAFs and signing certificate, and the JWT signing key.
+var (
+	credsOnce sync.Once
+	creds     *testcreds.Creds
+	jwtKey    *rsa.PrivateKey
+	credsErr  error
+)
+
+func sharedCreds(t testing.TB) (*testcreds.Creds, *rsa.PrivateKey) {
+	t.Helper()
+	credsOnce.Do(func() {
+		creds, credsErr = testcreds.New(nil)
+		if credsErr == nil {
+			jwtKey, credsErr = rsa.GenerateKey(rand.Reader, 2048)
+		}
+	})
+	if credsErr != nil {
+		t.Fatal(credsErr)
+	}
+	return creds, jwtKey
+}
+
+// The second company of the tenant tests: a RUT with a hand-computed
+// módulo-11 check digit (7·(2+3+4+5+6+7+2+3) = 224, 224 mod 11 = 4, 11−4 = 7).
+const rutB = "77777777-7"
+
+// company is one tenant of the fixture with its credentials.
+type company struct {
+	id, rut           string
+	writeKey, readKey string
+	adminTok, userTok string
+	writeHdr, readHdr []string
+	adminHdr, userHdr []string
+}
+
+// fixture is a server over a real store with two companies, each with a
+// certificate and CAFs, and every kind of credential.
+type fixture struct {
+	t     *testing.T
+	st    store.Store
+	b     *billing.Service
+	srv   *Server
+	tt    *tester
+	creds *testcreds.Creds
+	A, B  company
+}
+
+// backends runs f once per store backend: SQLite in a temporary file and
+// PostgreSQL in a throwaway schema (skipped when PostgreSQL is not
+// installed, failed under DTEKIT_REQUIRE_ORACLES=1).
+func backends(t *testing.T, f func(t *testing.T, open func(t *testing.T) store.Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		f(t, func(t *testing.T) store.Store {
+			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "dtekit.db"), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 50 * time.Millisecond}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		f(t, func(t *testing.T) store.Store {
+			st, err := postgres.Open(context.Background(), pgtest.URL(t), &postgres.Options{Jobs: store.JobsConfig{PollInterval: 50 * time.Millisecond}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		})
+	})
+}
+
+func newFixture(t *testing.T, st store.Store, rl RateLimit) *fixture {
+	t.Helper()
+	cr, key := sharedCreds(t)
+	kr, err := billing.NewKeyring(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: cr.Keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kf, err := PEMKeyfunc(pemPublic(t, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Billing: b, JWT: &JWTConfig{Keyfunc: kf, Issuer: testIssuer, Audience: testAud}, RateLimit: rl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, st: st, b: b, srv: srv, tt: &tester{t: t, h: srv}, creds: cr}
+	ctx := context.Background()
+	em := cr.Emisor
+	f.A = f.provision(ctx, em.Rut, em.RazonSocial, map[dte.TipoDTE][]byte{33: cr.CAFFiles[33], 39: cr.CAFFiles[39], 61: cr.CAFFiles[61]})
+	cafB, err := cr.Authority.Issue(caftest.IssueRequest{RutEmisor: rutB, RazonSocial: "Empresa B de Prueba", Tipo: 33,
+		Desde: 1, Hasta: 100, FechaAutorizacion: dte.ChileTime(time.Now()).AddDate(0, 0, -7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.B = f.provision(ctx, rutB, "Empresa B de Prueba", map[dte.TipoDTE][]byte{33: cafB})
+	return f
+}
+
+// provision creates a company through billing (the operator's path) with
+// its certificate, CAFs, API keys and JWTs.
+func (f *fixture) provision(ctx context.Context, rut, razon string, cafs map[dte.TipoDTE][]byte) company {
+	t := f.t
+	t.Helper()
+	em := f.creds.Emisor
+	e, err := f.b.CreateEmpresa(ctx, billing.EmpresaInput{Rut: rut, RazonSocial: razon, Giro: em.Giro, Direccion: em.Direccion,
+		Comuna: em.Comuna, Ciudad: em.Ciudad, Ambiente: dte.AmbienteCertificacion, FechaResolucion: em.FechaResolucion,
+		NumeroResolucion: 0, Acteco: em.Acteco})
+	if err != nil {
+		t.Fatalf("create empresa %s: %v", rut, err)
+	}
+	if _, err := f.b.UploadCertificate(ctx, e.ID, f.creds.P12, f.creds.Password, testcreds.SignerRUT); err != nil {
+		t.Fatalf("certificate of %s: %v", rut, err)
+	}
+	for tipo, file := range cafs {
+		if _, err := f.b.RegisterCAF(ctx, e.ID, billing.CAFInput{TipoDTE: tipo, CAFXML: string(file)}); err != nil {
+			t.Fatalf("CAF %d of %s: %v", tipo, rut, err)
+		}
+	}
+	wk, err := f.b.CreateAPIKey(ctx, e.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk, err := f.b.CreateAPIKey(ctx, e.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key := sharedCreds(t)
+	tok := func(role string) string {
+		return signToken(t, jwt.SigningMethodRS256, key, jwt.MapClaims{"iss": testIssuer, "aud": testAud, "sub": "u-" + role,
+			"exp": time.Now().Add(time.Hour).Unix(), "empresa_id": e.ID, "role": role})
+	}
+	c := company{id: e.ID, rut: rut, writeKey: wk.Key, readKey: rk.Key, adminTok: tok("admin"), userTok: tok("user")}
+	c.writeHdr = []string{"X-Api-Key", c.writeKey}
+	c.readHdr = []string{"X-Api-Key", c.readKey}
+	c.adminHdr = []string{"Authorization", "Bearer " + c.adminTok}
+	c.userHdr = []string{"Authorization", "Bearer " + c.userTok}
+	return c
+}
+
+// do sends a request and validates the answer against the OpenAPI document.
+func (f *fixture) do(method, target string, body any, hdr ...string) *response {
+	f.t.Helper()
+	return f.tt.do(newReq(method, target, body, hdr...))
+}
+
+// want fails the test unless r has the status (and, when given, the code).
+func want(t testing.TB, r *response, status int, code ...string) {
+	t.Helper()
+	if r.Status != status || (len(code) > 0 && r.Code() != code[0]) {
+		c := ""
+		if len(code) > 0 {
+			c = code[0]
+		}
+		t.Fatalf("status %d %s, want %d %s: %s", r.Status, r.Code(), status, c, truncate(r.Body))
+	}
+}
+
+// multipartBody builds a certificate upload form; parts with a nil value
+// are left out.
+func multipartBody(t testing.TB, file []byte, fields map[string]string) (string, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	if file != nil {
+		fw, err := mw.CreateFormFile("file", "cert.p12")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(file)
+	}
+	for k, v := range fields {
+		mw.WriteField(k, v)
+	}
+	mw.Close()
+	return mw.FormDataContentType(), buf.Bytes()
+}
+
+func (f *fixture) upload(ct string, body []byte, hdr ...string) *response {
+	f.t.Helper()
+	req := newReq("POST", "/api/v1/billing/empresa/certificado/pfx", body, hdr...)
+	req.Header.Set("Content-Type", ct)
+	return f.tt.do(req)
+}
+
+// factura is a valid emission request of a factura 33 with n lines.
+func factura(n int) map[string]any {
+	lines := make([]map[string]any, n)
+	for i := range lines {
+		lines[i] = map[string]any{"nombre": fmt.Sprintf("Artículo %d", i+1), "cantidad": 2, "precio": 1500 + i}
+	}
+	return map[string]any{
+		"tipo_dte": 33,
+		"receptor": map[string]any{"rut": "76086428-5", "razon_social": "Cliente de Prueba SpA", "giro": "Servicios",
+			"direccion": "Av. Providencia 1234", "comuna": "Providencia", "ciudad": "Santiago"},
+		"detalle":   lines,
+		"auto_send": false,
+	}
+}
+
+// emit emits a document and returns its id.
+func (f *fixture) emit(c company, body any) (string, *response) {
+	f.t.Helper()
+	r := f.do("POST", "/api/v1/billing/dte", body, append(c.writeHdr, "Idempotency-Key", newUUID())...)
+	want(f.t, r, http.StatusCreated)
+	var out dte.EmitirDTEResponse
+	r.JSON(f.t, &out)
+	return out.ID, r
+}
+
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
