@@ -118,7 +118,10 @@ type Worker struct {
 	// Nil means the runner's default (exponential, attempt⁴ seconds).
 	Retry []time.Duration
 	// Timeout bounds one run (its context is cancelled); 0 means one
-	// minute, negative means no timeout.
+	// minute (or JobsConfig.RescueAfter when shorter), negative means no
+	// timeout. A running job is rescued only once both its Timeout and
+	// JobsConfig.RescueAfter have passed, so a kind with no timeout is
+	// never rescued.
 	Timeout time.Duration
 }
 

@@ -208,6 +208,11 @@ func (j *jobs) Start(ctx context.Context) error {
 		PeriodicJobs:         j.periodic,
 		RescueStuckJobsAfter: jc.RescueAfter,
 	}
+	// River wants the rescue delay to be at least the default run
+	// timeout; a short rescue delay (tests) shortens the default timeout.
+	if jc.RescueAfter > 0 && jc.RescueAfter < time.Minute {
+		rc.JobTimeout = jc.RescueAfter
+	}
 	if jc.PollInterval > 0 {
 		rc.FetchPollInterval = jc.PollInterval
 		rc.FetchCooldown = min(max(jc.PollInterval/2, river.FetchCooldownMin), river.FetchCooldownDefault)

@@ -123,6 +123,14 @@ func (db *DB) writeOnce(ctx context.Context, fn func(ctx context.Context, tx sto
 	if err != nil {
 		return db.errf(err, "beginning a write transaction")
 	}
+	// A panic in fn must not leave the transaction (and, on SQLite, the
+	// only writer connection) open.
+	defer func() {
+		if p := recover(); p != nil {
+			sqlTx.Rollback()
+			panic(p)
+		}
+	}()
 	t := &tx{reader: reader{d: db.cfg.Dialect, q: sqlTx, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
 	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(sqlTx) }
 	if err := fn(ctx, t); err != nil {

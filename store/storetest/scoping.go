@@ -1,0 +1,249 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// testTenantScoping fills company A with one record of every kind, then
+// calls every read and write method with company B's id (and with an id
+// of no company) and A's record ids: each must report ErrNotFound (or an
+// empty listing), inside and outside transactions, and A's records must
+// be unchanged afterwards.
+func (h *harness) testTenantScoping(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	a := empresa(t, s, "79000000-0")
+	b := empresa(t, s, "79111111-1")
+
+	caf := &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, IsActive: true}
+	dte := &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: 1, Estado: store.EstadoFirmado, XML: []byte("<DTE/>")}
+	cli := &store.Cliente{EmpresaID: a.ID, Rut: "1-9", RazonSocial: "A's cliente"}
+	pro := &store.Producto{EmpresaID: a.ID, Codigo: "P1", Nombre: "A's producto"}
+	wh := &store.Webhook{EmpresaID: a.ID, URL: "https://a.example", Events: []string{"dte.created"}, IsActive: true}
+	key := &store.APIKey{EmpresaID: a.ID, Hash: []byte("a-key")}
+	idem := &store.Idempotency{EmpresaID: a.ID, Key: "a-idem", BodyHash: []byte{1}}
+	ev := &store.Event{EmpresaID: a.ID, Type: "dte.created", Payload: []byte("{}")}
+	env := &store.Envio{EmpresaID: a.ID, Estado: "pendiente"}
+	cert := &store.Certificado{EmpresaID: a.ID, Sealed: []byte{1}, IsActive: true}
+	var del *store.Delivery
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		err := errors.Join(tx.InsertCAF(ctx, caf), tx.InsertDTE(ctx, dte), tx.InsertCliente(ctx, cli),
+			tx.InsertProducto(ctx, pro), tx.InsertWebhook(ctx, wh), tx.InsertAPIKey(ctx, key),
+			tx.InsertIdempotency(ctx, idem), tx.InsertEvent(ctx, ev), tx.InsertEnvio(ctx, env), tx.PutCertificado(ctx, cert))
+		if err != nil {
+			return err
+		}
+		del = &store.Delivery{EmpresaID: a.ID, WebhookID: wh.ID, EventID: ev.ID}
+		return tx.InsertDelivery(ctx, del)
+	})
+
+	for _, other := range []string{b.ID, "no-such-company"} {
+		t.Run(fmt.Sprintf("as %s", other), func(t *testing.T) {
+			reads := func(r store.Reader) map[string]error {
+				errs := map[string]error{}
+				get := func(name string, err error) { errs[name] = err }
+				_, err := r.GetCertificado(ctx, other)
+				get("GetCertificado", err)
+				_, err = r.GetCAF(ctx, other, caf.ID)
+				get("GetCAF", err)
+				_, err = r.GetDTE(ctx, other, dte.ID)
+				get("GetDTE", err)
+				_, err = r.GetDTEByFolio(ctx, other, 33, 1)
+				get("GetDTEByFolio", err)
+				_, err = r.GetCliente(ctx, other, cli.ID)
+				get("GetCliente", err)
+				_, err = r.GetClienteByRut(ctx, other, cli.Rut)
+				get("GetClienteByRut", err)
+				_, err = r.GetProducto(ctx, other, pro.ID)
+				get("GetProducto", err)
+				_, err = r.GetWebhook(ctx, other, wh.ID)
+				get("GetWebhook", err)
+				_, err = r.GetIdempotency(ctx, other, idem.Key)
+				get("GetIdempotency", err)
+				_, err = r.GetEvent(ctx, other, ev.ID)
+				get("GetEvent", err)
+				_, err = r.GetDelivery(ctx, other, del.ID)
+				get("GetDelivery", err)
+				_, err = r.GetEnvio(ctx, other, env.ID)
+				get("GetEnvio", err)
+				if other != b.ID {
+					_, err = r.GetEmpresa(ctx, other)
+					get("GetEmpresa", err)
+				}
+				// Listings: empty, not an error.
+				empty := func(name string, n int, err error) {
+					if err != nil {
+						errs[name] = err
+					} else if n != 0 {
+						errs[name] = fmt.Errorf("%w: (listed %d of A's records)", store.ErrNotFound, n)
+					} else {
+						errs[name] = store.ErrNotFound
+					}
+				}
+				cafs, err := r.ListCAFs(ctx, other, 0)
+				empty("ListCAFs", len(cafs), err)
+				dtes, err := r.ListDTEs(ctx, other, store.DTEFilter{})
+				empty("ListDTEs", lenPage(dtes), err)
+				clis, err := r.ListClientes(ctx, other, store.CatalogFilter{})
+				empty("ListClientes", lenPage(clis), err)
+				pros, err := r.ListProductos(ctx, other, store.CatalogFilter{})
+				empty("ListProductos", lenPage(pros), err)
+				whs, err := r.ListWebhooks(ctx, other)
+				empty("ListWebhooks", len(whs), err)
+				keys, err := r.ListAPIKeys(ctx, other)
+				empty("ListAPIKeys", len(keys), err)
+				evs, err := r.ListEvents(ctx, other, store.ListFilter{})
+				empty("ListEvents", lenPage(evs), err)
+				dels, err := r.ListDeliveries(ctx, other, wh.ID, store.ListFilter{})
+				empty("ListDeliveries", lenPage(dels), err)
+				return errs
+			}
+			check := func(where string, errs map[string]error) {
+				for name, err := range errs {
+					if !errors.Is(err, store.ErrNotFound) {
+						t.Errorf("%s %s with another company's id: %v, want not found", where, name, err)
+					}
+				}
+			}
+			check("Store.", reads(s))
+
+			// Each write in its own transaction: on PostgreSQL a failed
+			// statement would poison the rest of a shared one.
+			writes := map[string]func(ctx context.Context, tx store.Tx) error{
+				"reads in Tx": func(ctx context.Context, tx store.Tx) error {
+					check("Tx.", reads(tx))
+					return store.ErrNotFound
+				},
+				"PutCertificado": func(ctx context.Context, tx store.Tx) error {
+					if other == b.ID {
+						return store.ErrNotFound // B may own a certificate; not a cross-tenant write
+					}
+					return tx.PutCertificado(ctx, &store.Certificado{EmpresaID: other, Sealed: []byte{2}})
+				},
+				"SetCAFActive": func(ctx context.Context, tx store.Tx) error { return tx.SetCAFActive(ctx, other, caf.ID, false) },
+				"TakeFolio": func(ctx context.Context, tx store.Tx) error {
+					_, _, err := tx.TakeFolio(ctx, other, 33)
+					if errors.Is(err, store.ErrNoFolios) {
+						return store.ErrNotFound
+					}
+					return err
+				},
+				"UpdateDTE": func(ctx context.Context, tx store.Tx) error {
+					u := *dte
+					u.EmpresaID, u.Estado = other, store.EstadoRechazado
+					return tx.UpdateDTE(ctx, &u)
+				},
+				"GetDTEForUpdate": func(ctx context.Context, tx store.Tx) error {
+					_, err := tx.GetDTEForUpdate(ctx, other, dte.ID)
+					return err
+				},
+				"UpdateCliente": func(ctx context.Context, tx store.Tx) error {
+					u := *cli
+					u.EmpresaID, u.RazonSocial = other, "hijacked"
+					return tx.UpdateCliente(ctx, &u)
+				},
+				"DeleteCliente": func(ctx context.Context, tx store.Tx) error { return tx.DeleteCliente(ctx, other, cli.ID) },
+				"UpdateProducto": func(ctx context.Context, tx store.Tx) error {
+					u := *pro
+					u.EmpresaID, u.Nombre = other, "hijacked"
+					return tx.UpdateProducto(ctx, &u)
+				},
+				"DeleteProducto": func(ctx context.Context, tx store.Tx) error { return tx.DeleteProducto(ctx, other, pro.ID) },
+				"UpdateWebhook": func(ctx context.Context, tx store.Tx) error {
+					u := *wh
+					u.EmpresaID, u.URL = other, "https://evil.example"
+					return tx.UpdateWebhook(ctx, &u)
+				},
+				"DeleteWebhook": func(ctx context.Context, tx store.Tx) error { return tx.DeleteWebhook(ctx, other, wh.ID) },
+				"RevokeAPIKey":  func(ctx context.Context, tx store.Tx) error { return tx.RevokeAPIKey(ctx, other, key.ID, time.Now()) },
+				"UpdateIdempotency": func(ctx context.Context, tx store.Tx) error {
+					u := *idem
+					u.EmpresaID, u.State = other, store.IdempotencyDone
+					return tx.UpdateIdempotency(ctx, &u)
+				},
+				"InsertDelivery": func(ctx context.Context, tx store.Tx) error {
+					return tx.InsertDelivery(ctx, &store.Delivery{EmpresaID: other, WebhookID: wh.ID, EventID: ev.ID})
+				},
+				"UpdateDelivery": func(ctx context.Context, tx store.Tx) error {
+					u := *del
+					u.EmpresaID, u.State = other, store.DeliveryFailed
+					return tx.UpdateDelivery(ctx, &u)
+				},
+				"UpdateEnvio": func(ctx context.Context, tx store.Tx) error {
+					u := *env
+					u.EmpresaID, u.TrackID = other, "hijacked"
+					return tx.UpdateEnvio(ctx, &u)
+				},
+			}
+			if other != b.ID {
+				writes["UpdateEmpresa"] = func(ctx context.Context, tx store.Tx) error {
+					return tx.UpdateEmpresa(ctx, &store.Empresa{ID: other, Rut: "x", Ambiente: "x"})
+				}
+			}
+			for name, fn := range writes {
+				if err := s.Write(ctx, fn); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("%s with another company's id: %v, want not found", name, err)
+				}
+			}
+		})
+	}
+
+	// A's records are untouched.
+	if c, _ := s.GetCAF(ctx, a.ID, caf.ID); c == nil || !c.IsActive || c.NextFolio != 1 {
+		t.Errorf("A's CAF changed: %+v", c)
+	}
+	if d, _ := s.GetDTE(ctx, a.ID, dte.ID); d == nil || d.Estado != store.EstadoFirmado {
+		t.Errorf("A's DTE changed: %+v", d)
+	}
+	if c, err := s.GetCliente(ctx, a.ID, cli.ID); err != nil || c.RazonSocial != cli.RazonSocial {
+		t.Errorf("A's cliente changed: %+v, %v", c, err)
+	}
+	if p, err := s.GetProducto(ctx, a.ID, pro.ID); err != nil || p.Nombre != pro.Nombre {
+		t.Errorf("A's producto changed: %+v, %v", p, err)
+	}
+	if w, err := s.GetWebhook(ctx, a.ID, wh.ID); err != nil || w.URL != wh.URL {
+		t.Errorf("A's webhook changed: %+v, %v", w, err)
+	}
+	if k, err := s.FindAPIKey(ctx, key.Hash); err != nil || !k.RevokedAt.IsZero() {
+		t.Errorf("A's api key changed: %+v, %v", k, err)
+	}
+	if i, err := s.GetIdempotency(ctx, a.ID, idem.Key); err != nil || i.State != store.IdempotencyInProgress {
+		t.Errorf("A's idempotency key changed: %+v, %v", i, err)
+	}
+	if d, err := s.GetDelivery(ctx, a.ID, del.ID); err != nil || d.State != store.DeliveryPending {
+		t.Errorf("A's delivery changed: %+v, %v", d, err)
+	}
+	if e, err := s.GetEnvio(ctx, a.ID, env.ID); err != nil || e.TrackID != "" {
+		t.Errorf("A's envio changed: %+v, %v", e, err)
+	}
+	if c, err := s.GetCertificado(ctx, a.ID); err != nil || len(c.Sealed) != 1 {
+		t.Errorf("A's certificado changed: %+v, %v", c, err)
+	}
+	if p, _ := s.ListDeliveries(ctx, a.ID, wh.ID, store.ListFilter{}); lenPage(p) != 1 {
+		t.Errorf("A's deliveries: %d, want 1", lenPage(p))
+	}
+
+	// Uniqueness rules are per company: B may reuse A's rut, codigo,
+	// range, folio and idempotency key.
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		return errors.Join(
+			tx.InsertCAF(ctx, &store.CAF{EmpresaID: b.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, IsActive: true}),
+			tx.InsertDTE(ctx, &store.DTE{EmpresaID: b.ID, TipoDTE: 33, Folio: 1, Estado: store.EstadoFirmado}),
+			tx.InsertCliente(ctx, &store.Cliente{EmpresaID: b.ID, Rut: cli.Rut, RazonSocial: "B"}),
+			tx.InsertProducto(ctx, &store.Producto{EmpresaID: b.ID, Codigo: pro.Codigo, Nombre: "B"}),
+			tx.InsertIdempotency(ctx, &store.Idempotency{EmpresaID: b.ID, Key: idem.Key}))
+	})
+}
+
+func lenPage[T any](p *store.Page[T]) int {
+	if p == nil {
+		return 0
+	}
+	return len(p.Items)
+}

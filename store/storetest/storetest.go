@@ -1,0 +1,142 @@
+// Package storetest is the conformance suite every store.Store
+// implementation passes: records round-trip, uniqueness rules report the
+// right conflict, every method is scoped by company, cursors stay stable
+// under concurrent inserts, folios are handed out once under concurrency,
+// a failed Write leaves nothing behind (its jobs included), and background
+// jobs retry on their kind's schedule, stay unique, run periodically and
+// are rescued after their worker's process is killed.
+//
+// A backend's test calls Run with a Backend:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, storetest.Backend{NewDB: …, Open: …})
+//	}
+//
+// The rescue test re-executes the test binary (running only itself) to
+// get a worker process it can kill -9; the calling test must therefore be
+// reachable with -test.run, which any top-level test is.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// Backend tells the suite how to create and open databases.
+type Backend struct {
+	// NewDB returns the location (file path, URL) of a new empty database
+	// that lives until the test ends.
+	NewDB func(t *testing.T) string
+	// Open opens the database at loc with the given job runner settings.
+	// The suite closes the store.
+	Open func(t *testing.T, loc string, jobs store.JobsConfig) (store.Store, error)
+}
+
+// testJobs are runner settings fast enough for tests.
+var testJobs = store.JobsConfig{PollInterval: 50 * time.Millisecond, Workers: 4}
+
+// Run runs the whole suite against b.
+func Run(t *testing.T, b Backend) {
+	if child := childMode(); child != nil {
+		child.run(t, b)
+		return
+	}
+	h := &harness{b: b}
+	t.Run("Empresa", h.testEmpresa)
+	t.Run("Certificado", h.testCertificado)
+	t.Run("CAF", h.testCAF)
+	t.Run("CAFOverlapConcurrent", h.testCAFOverlapConcurrent)
+	t.Run("TakeFolioConcurrent", h.testTakeFolioConcurrent)
+	t.Run("DTE", h.testDTE)
+	t.Run("DTEList", h.testDTEList)
+	t.Run("CursorConcurrentInserts", h.testCursorConcurrentInserts)
+	t.Run("Cliente", h.testCliente)
+	t.Run("Producto", h.testProducto)
+	t.Run("Webhook", h.testWebhook)
+	t.Run("APIKey", h.testAPIKey)
+	t.Run("Idempotency", h.testIdempotency)
+	t.Run("IdempotencyConcurrent", h.testIdempotencyConcurrent)
+	t.Run("EventDeliveryEnvio", h.testEventDeliveryEnvio)
+	t.Run("TenantScoping", h.testTenantScoping)
+	t.Run("Rollback", h.testRollback)
+	t.Run("Nested", h.testNested)
+	t.Run("Reopen", h.testReopen)
+	t.Run("Jobs", func(t *testing.T) {
+		t.Run("Transactional", h.testJobsTransactional)
+		t.Run("RetrySchedule", h.testJobsRetry)
+		t.Run("Discard", h.testJobsDiscard)
+		t.Run("Unique", h.testJobsUnique)
+		t.Run("Periodic", h.testJobsPeriodic)
+		t.Run("Registration", h.testJobsRegistration)
+		t.Run("Rescue", h.testJobsRescue)
+	})
+}
+
+type harness struct{ b Backend }
+
+// open creates a new database and opens it; the store is closed when t
+// ends.
+func (h *harness) open(t *testing.T) (store.Store, string) {
+	t.Helper()
+	loc := h.b.NewDB(t)
+	return h.openAt(t, loc, testJobs), loc
+}
+
+func (h *harness) openAt(t *testing.T, loc string, jc store.JobsConfig) store.Store {
+	t.Helper()
+	s, err := h.b.Open(t, loc, jc)
+	if err != nil {
+		t.Fatalf("opening the store: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("closing the store: %v", err)
+		}
+	})
+	return s
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// write runs fn in a transaction and fails the test on error.
+func write(t *testing.T, s store.Store, fn func(ctx context.Context, tx store.Tx) error) {
+	t.Helper()
+	if err := s.Write(ctxT(t), fn); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+}
+
+// empresa inserts a company with a unique RUT-like value.
+func empresa(t *testing.T, s store.Store, rut string) *store.Empresa {
+	t.Helper()
+	e := &store.Empresa{Rut: rut, RazonSocial: "Empresa " + rut, Giro: "Servicios", Direccion: "Calle 1",
+		Comuna: "Santiago", Ciudad: "Santiago", Ambiente: "certificacion", FechaResolucion: "2014-08-22",
+		NumeroResolucion: 80, Acteco: []int64{620200}}
+	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) })
+	return e
+}
+
+func wantErr(t *testing.T, err, target error, what string) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Errorf("%s: got error %v, want %v", what, err, target)
+	}
+}
+
+func wantConflict(t *testing.T, err error, constraint, what string) {
+	t.Helper()
+	if got := store.ConflictOn(err); got != constraint {
+		t.Errorf("%s: got error %v, want a conflict on %s", what, err, constraint)
+	}
+	if !errors.Is(err, store.ErrConflict) {
+		t.Errorf("%s: error %v does not match store.ErrConflict", what, err)
+	}
+}
