@@ -1,0 +1,522 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// SubmitConfig turns on the submission of documents to the SII (see
+// EnableSubmission). The zero value talks to the SII's own servers with the
+// default schedules.
+type SubmitConfig struct {
+	// Endpoints returns the addresses for a company's environment; nil
+	// means the SII's own (sii.EndpointsFor). The demo points it at a fake.
+	Endpoints func(env sii.Environment) sii.Endpoints
+	// HTTPClient sends the requests (nil: the sii package's default).
+	HTTPClient *http.Client
+	// Timeout bounds each exchange with the SII (default sii.DefaultTimeout).
+	Timeout time.Duration
+	// UploadBackoff are the pauses before each new upload attempt after a
+	// retryable failure (the last one repeats; default 30 s, 1, 2, 5, 10
+	// and 30 min). A zero pause queues the next step at once (tests; the
+	// runner may take seconds to release a job scheduled for later).
+	UploadBackoff []time.Duration
+	// PollBackoff are the pauses before each status query while the SII
+	// processes an envelope (the last one repeats; default 15 s, 30 s, 1,
+	// 2, 5, 10, 15 and 30 min).
+	PollBackoff []time.Duration
+	// ReconcileWindow is how long a rejection of a document that was
+	// uploaded more than once waits for getEstDte to find the earlier copy
+	// (which the SII may still be processing) before it is believed
+	// (default DefaultReconcileWindow).
+	ReconcileWindow time.Duration
+}
+
+// DefaultReconcileWindow is SubmitConfig.ReconcileWindow's default.
+const DefaultReconcileWindow = 2 * time.Hour
+
+// Default schedules of SubmitConfig.
+func defaultUploadBackoff() []time.Duration {
+	return []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute}
+}
+
+func defaultPollBackoff() []time.Duration {
+	return []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+		10 * time.Minute, 15 * time.Minute, 30 * time.Minute}
+}
+
+// submitKind names the submission job.
+const submitKind = "dte.sii"
+
+// Steps of a submission job.
+const (
+	stepUpload = "upload"
+	stepPoll   = "poll"
+)
+
+// submitArgs is one step of a document's submission. N counts the earlier
+// runs of the same step and picks the pause before the next one: waiting
+// for the SII is a new job, not a retry, so it never uses up attempts.
+type submitArgs struct {
+	EmpresaID string `json:"empresa_id"`
+	DTEID     string `json:"dte_id"`
+	Step      string `json:"step"`
+	N         int    `json:"n"`
+	// RejectedAt is when a poll first saw a rejection that getEstDte could
+	// not yet overturn, for a document uploaded more than once.
+	RejectedAt *time.Time `json:"rejected_at,omitempty"`
+}
+
+// Kind names the submission job.
+func (submitArgs) Kind() string { return submitKind }
+
+// submitter carries what the submission jobs share.
+type submitter struct {
+	s      *Service
+	cfg    SubmitConfig
+	tokens *sii.TokenCache
+}
+
+// EnableSubmission registers the submission worker and makes every
+// document emitted with auto_send go to the SII right after it is signed
+// (an EnvioDTE of its own, or an EnvioBOLETA for boletas). Call it once,
+// before Start.
+//
+// Each document walks firmado → enviando (uploading, retried with
+// UploadBackoff after transport failures and retryable codes) → procesando
+// (polled with PollBackoff) → aceptado, con_reparos or rechazado, per the
+// mapping of the sii package. A rejection of an EPR review (a duplicate
+// upload after a timeout, typically) is checked with getEstDte first, and
+// DOK wins. Each state change, its tracking fields and its event
+// (dte.accepted, dte.repaired, dte.rejected) are written in one
+// transaction together with the job of the next step, so a document in
+// enviando or procesando always has its next step scheduled.
+func (s *Service) EnableSubmission(cfg SubmitConfig) error {
+	if len(cfg.UploadBackoff) == 0 {
+		cfg.UploadBackoff = defaultUploadBackoff()
+	}
+	if len(cfg.PollBackoff) == 0 {
+		cfg.PollBackoff = defaultPollBackoff()
+	}
+	if cfg.ReconcileWindow <= 0 {
+		cfg.ReconcileWindow = DefaultReconcileWindow
+	}
+	sb := &submitter{s: s, cfg: cfg, tokens: sii.NewTokenCache()}
+	err := s.st.Jobs().Register(store.Worker{
+		Kind: submitKind,
+		Work: func(ctx context.Context, job *store.Job) error {
+			a, err := store.DecodeArgs[submitArgs](job)
+			if err != nil {
+				return err
+			}
+			switch a.Step {
+			case stepUpload:
+				return sb.upload(ctx, a)
+			case stepPoll:
+				return sb.poll(ctx, a)
+			}
+			return fmt.Errorf("billing: submission job %d: unknown step %q", job.ID, a.Step)
+		},
+		// Failures here are the store's (the SII's are handled by
+		// scheduling the next step); retry them briskly.
+		Retry:   []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute},
+		Timeout: 5 * time.Minute,
+	})
+	if err != nil {
+		return fmt.Errorf("billing: registering %s: %w", submitKind, err)
+	}
+	s.onSigned = append(s.onSigned, func(ctx context.Context, tx store.Tx, d *store.DTE) error {
+		if !d.AutoSend {
+			return nil
+		}
+		_, err := tx.Enqueue(ctx, submitArgs{EmpresaID: d.EmpresaID, DTEID: d.ID, Step: stepUpload}, &store.JobOpts{UniqueByArgs: true})
+		return err
+	})
+	return nil
+}
+
+// SubmitDTE queues a firmado document for submission to the SII (for
+// documents emitted with auto_send false) and returns it. A document
+// already on its way or reviewed is a conflict.
+func (s *Service) SubmitDTE(ctx context.Context, empresaID, id string) (*dte.DTE, error) {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		d, err := tx.GetDTEForUpdate(ctx, empresaID, id)
+		if err != nil {
+			return err
+		}
+		if d.Estado != store.EstadoFirmado {
+			return errConflict("INVALID_STATE", fmt.Sprintf("the DTE is %s; only a firmado document can be submitted", d.Estado))
+		}
+		_, err = tx.Enqueue(ctx, submitArgs{EmpresaID: empresaID, DTEID: id, Step: stepUpload}, &store.JobOpts{UniqueByArgs: true})
+		return err
+	})
+	if err != nil {
+		return nil, storeErr(err, "queueing the submission", "dte", id)
+	}
+	return s.GetDTE(ctx, empresaID, id, false)
+}
+
+// after returns the pause before run n+1 of a step.
+func after(schedule []time.Duration, n int) time.Duration {
+	if n >= len(schedule) {
+		n = len(schedule) - 1
+	}
+	return schedule[n]
+}
+
+// next enqueues the following step in tx (RejectedAt carries over to
+// polls).
+func (sb *submitter) next(ctx context.Context, tx store.Tx, a submitArgs, step string, n int) error {
+	schedule := sb.cfg.PollBackoff
+	if step == stepUpload {
+		schedule = sb.cfg.UploadBackoff
+	}
+	var opts store.JobOpts
+	if pause := after(schedule, n); pause > 0 {
+		opts.ScheduledAt = sb.s.now().Add(pause)
+	}
+	na := submitArgs{EmpresaID: a.EmpresaID, DTEID: a.DTEID, Step: step, N: n}
+	if step == stepPoll {
+		na.RejectedAt = a.RejectedAt
+	}
+	_, err := tx.Enqueue(ctx, na, &opts)
+	return err
+}
+
+// client builds the SII client of a company: its environment and its
+// certificate.
+func (sb *submitter) client(ctx context.Context, empresaID string) (*sii.Client, *store.Empresa, error) {
+	emp, err := sb.s.st.GetEmpresa(ctx, empresaID)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert, err := sb.s.signingCert(ctx, empresaID)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := sii.Environment(emp.Ambiente)
+	cfg := sii.Config{Environment: env, Certificate: cert, HTTPClient: sb.cfg.HTTPClient, Timeout: sb.cfg.Timeout,
+		Tokens: sb.tokens, Clock: sb.s.now}
+	if sb.cfg.Endpoints != nil {
+		cfg.Endpoints = sb.cfg.Endpoints(env)
+	}
+	c, err := sii.New(cfg)
+	return c, emp, err
+}
+
+// trackingOf decodes a document's tracking fields.
+func trackingOf(d *store.DTE) dte.TrackingInfo {
+	var t dte.TrackingInfo
+	if len(d.Tracking) > 0 {
+		_ = json.Unmarshal(d.Tracking, &t) // written only by this file
+	}
+	return t
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// deref returns *p, or the zero value for nil.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
+}
+
+// setTracking encodes t into d.
+func setTracking(d *store.DTE, t dte.TrackingInfo) error {
+	b, err := json.Marshal(t)
+	d.Tracking = b
+	return err
+}
+
+// transition moves a locked document to a final state with its event.
+func (sb *submitter) transition(ctx context.Context, tx store.Tx, d *store.DTE, estado dte.Estado) error {
+	d.Estado = string(estado)
+	d.UpdatedAt = time.Time{}
+	if err := tx.UpdateDTE(ctx, d); err != nil {
+		return err
+	}
+	typ := map[dte.Estado]webhook.EventType{dte.EstadoAceptado: webhook.EventDTEAccepted,
+		dte.EstadoConReparos: webhook.EventDTERepaired, dte.EstadoRechazado: webhook.EventDTERejected}[estado]
+	if typ == "" {
+		return nil
+	}
+	return sb.s.recordEvent(ctx, tx, d, typ)
+}
+
+// upload runs the upload step: it packs the document in an envelope (or
+// reuses the one an earlier attempt built), marks it enviando, uploads it,
+// and records the answer with the next step.
+func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
+	d, err := sb.s.st.GetDTE(ctx, a.EmpresaID, a.DTEID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if d.Estado != store.EstadoFirmado && d.Estado != store.EstadoEnviando {
+		return nil // already past this step (a duplicate job, or a rescued one)
+	}
+	client, emp, err := sb.client(ctx, a.EmpresaID)
+	if err != nil {
+		return sb.uploadFailed(ctx, a, "", err)
+	}
+	tr := trackingOf(d)
+	var envio *store.Envio
+	if tr.EnvioID != nil {
+		if envio, err = sb.s.st.GetEnvio(ctx, a.EmpresaID, *tr.EnvioID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	if envio == nil {
+		var snap emission
+		if err := json.Unmarshal(d.Emisor, &snap); err != nil {
+			return fmt.Errorf("billing: submit DTE %s: issuer snapshot: %w", d.ID, err)
+		}
+		cert, err := sb.s.signingCert(ctx, a.EmpresaID)
+		if err != nil {
+			return sb.uploadFailed(ctx, a, "", err)
+		}
+		xml, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: snap.Empresa.Emisor(), At: sb.s.now()}, cert, d.XML)
+		if err != nil {
+			return fmt.Errorf("billing: submit DTE %s: building the envelope: %w", d.ID, err)
+		}
+		envio = &store.Envio{EmpresaID: a.EmpresaID, DTEIDs: []string{d.ID}, Estado: "nuevo", XML: xml}
+	}
+	// Transaction A: enviando, one more attempt, the envelope kept.
+	skip := false
+	err = sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
+		if err != nil {
+			return err
+		}
+		if skip = cur.Estado != store.EstadoFirmado && cur.Estado != store.EstadoEnviando; skip {
+			return nil
+		}
+		envio.Attempts++
+		envio.Estado = "enviando"
+		envio.UpdatedAt = time.Time{}
+		if envio.ID == "" {
+			err = tx.InsertEnvio(ctx, envio)
+		} else {
+			err = tx.UpdateEnvio(ctx, envio)
+		}
+		if err != nil {
+			return err
+		}
+		t := trackingOf(cur)
+		t.EnvioID, t.Intentos = ptr(envio.ID), ptr(envio.Attempts)
+		if err := setTracking(cur, t); err != nil {
+			return err
+		}
+		cur.Estado = store.EstadoEnviando
+		cur.UpdatedAt = time.Time{}
+		return tx.UpdateDTE(ctx, cur)
+	})
+	if err != nil || skip {
+		return err
+	}
+	res, err := client.Upload(ctx, emp.Rut, envio.XML)
+	if err != nil {
+		return sb.uploadFailed(ctx, a, envio.ID, err)
+	}
+	o := sii.UploadOutcome(res)
+	if o.Reconcile {
+		if ds, derr := sb.documentStatus(ctx, client, d, emp.Rut); derr == nil && sii.DocumentOutcome(ds).Estado == dte.EstadoAceptado {
+			o = sii.Outcome{Estado: dte.EstadoAceptado, Code: ds.Estado, Glosa: ds.GlosaEstado}
+		}
+	}
+	// Transaction B: the answer and the next step.
+	return sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
+		if err != nil {
+			return err
+		}
+		if cur.Estado != store.EstadoEnviando {
+			return nil
+		}
+		envio.Response, envio.UpdatedAt = res.Raw, time.Time{}
+		t := trackingOf(cur)
+		t.CodigoSII, t.GlosaSII = ptr(o.Code), ptr(o.Glosa)
+		switch o.Estado {
+		case dte.EstadoProcesando:
+			envio.TrackID, envio.Estado = res.TrackID, "procesando"
+			t.TrackID = ptr(res.TrackID)
+			if res.Boleta {
+				t.EstadoEnvio = ptr(res.Estado)
+			}
+		case dte.EstadoEnviando:
+			envio.Estado = "reintentar"
+		default:
+			envio.Estado = string(o.Estado)
+		}
+		if err := tx.UpdateEnvio(ctx, envio); err != nil {
+			return err
+		}
+		if err := setTracking(cur, t); err != nil {
+			return err
+		}
+		switch o.Estado {
+		case dte.EstadoProcesando:
+			cur.Estado, cur.UpdatedAt = store.EstadoProcesando, time.Time{}
+			if err := tx.UpdateDTE(ctx, cur); err != nil {
+				return err
+			}
+			return sb.next(ctx, tx, a, stepPoll, 0)
+		case dte.EstadoEnviando:
+			cur.UpdatedAt = time.Time{}
+			if err := tx.UpdateDTE(ctx, cur); err != nil {
+				return err
+			}
+			return sb.next(ctx, tx, a, stepUpload, a.N+1)
+		}
+		return sb.transition(ctx, tx, cur, o.Estado)
+	})
+}
+
+// uploadFailed records a failed attempt (no answer from the SII, or no
+// client) and schedules the next one.
+func (sb *submitter) uploadFailed(ctx context.Context, a submitArgs, envioID string, cause error) error {
+	sb.s.log.Warn("billing: SII upload failed; will retry", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "attempt", a.N+1, "error", cause.Error())
+	return sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
+		if err != nil {
+			return err
+		}
+		if cur.Estado != store.EstadoFirmado && cur.Estado != store.EstadoEnviando {
+			return nil
+		}
+		t := trackingOf(cur)
+		t.GlosaSII = ptr(cause.Error())
+		if err := setTracking(cur, t); err != nil {
+			return err
+		}
+		cur.UpdatedAt = time.Time{}
+		if err := tx.UpdateDTE(ctx, cur); err != nil {
+			return err
+		}
+		return sb.next(ctx, tx, a, stepUpload, a.N+1)
+	})
+}
+
+// documentStatus asks the SII about one document (getEstDte, or the
+// boleta API).
+func (sb *submitter) documentStatus(ctx context.Context, c *sii.Client, d *store.DTE, rutEmisor string) (*sii.DocumentStatus, error) {
+	rec := d.RutReceptor
+	if rec == "" {
+		rec = "66666666-6"
+	}
+	q := sii.DocumentQuery{RutEmisor: rutEmisor, RutReceptor: rec, Tipo: d.TipoDTE, Folio: d.Folio, FechaEmision: d.FechaEmision, Monto: d.MontoTotal}
+	if dte.TipoDTE(d.TipoDTE).IsBoleta() {
+		return c.BoletaStatus(ctx, q)
+	}
+	return c.DocumentStatus(ctx, q)
+}
+
+// poll runs the status step: it asks for the envelope's state and records
+// it, with the final state and its event, or with the next poll.
+func (sb *submitter) poll(ctx context.Context, a submitArgs) error {
+	d, err := sb.s.st.GetDTE(ctx, a.EmpresaID, a.DTEID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	tr := trackingOf(d)
+	if d.Estado != store.EstadoProcesando || tr.TrackID == nil {
+		return nil
+	}
+	client, emp, err := sb.client(ctx, a.EmpresaID)
+	var st *sii.EnvelopeStatus
+	if err == nil {
+		if dte.TipoDTE(d.TipoDTE).IsBoleta() {
+			st, err = client.BoletaEnvelopeStatus(ctx, emp.Rut, *tr.TrackID)
+		} else {
+			st, err = client.EnvelopeStatus(ctx, emp.Rut, *tr.TrackID)
+		}
+	}
+	if err != nil {
+		sb.s.log.Warn("billing: SII status query failed; will ask again", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "error", err.Error())
+		return sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return sb.next(ctx, tx, a, stepPoll, a.N+1) })
+	}
+	o := sii.EnvelopeOutcome(st, d.TipoDTE)
+	source, raw := "getEstUp", st.Raw
+	var docStatus *sii.DocumentStatus
+	if o.Estado == dte.EstadoRechazado && o.Reconcile {
+		ds, derr := sb.documentStatus(ctx, client, d, emp.Rut)
+		if derr == nil {
+			docStatus = ds
+		}
+		switch {
+		case derr == nil && sii.DocumentOutcome(ds).Estado == dte.EstadoAceptado:
+			o = sii.Outcome{Estado: dte.EstadoAceptado, Code: ds.Estado, Glosa: ds.GlosaEstado}
+		case deref(tr.Intentos) > 1:
+			// An earlier upload may have reached the SII and be in review
+			// still: ask again for a while before believing the rejection.
+			now := sb.s.now()
+			if a.RejectedAt == nil {
+				a.RejectedAt = &now
+			}
+			if now.Sub(*a.RejectedAt) < sb.cfg.ReconcileWindow {
+				o = sii.Outcome{Estado: dte.EstadoProcesando, Code: o.Code, Glosa: o.Glosa}
+			}
+		}
+	}
+	if dte.TipoDTE(d.TipoDTE).IsBoleta() {
+		source = "boleta.estado"
+	}
+	now := sb.s.now().UTC()
+	status := dte.SIIStatusInfo{Source: source, TrackID: tr.TrackID, EstadoSII: ptr(st.Estado), Glosa: ptr(st.Glosa),
+		NumAtencion: ptr(st.NumAtencion), CheckedAt: &now, RawXML: ptr(string(raw))}
+	if st.ErrCode != "" {
+		status.ErrCode = ptr(st.ErrCode)
+	}
+	if docStatus != nil {
+		status = dte.SIIStatusInfo{Source: "getEstDte", TrackID: tr.TrackID, EstadoSII: ptr(docStatus.Estado),
+			GlosaEstado: ptr(docStatus.GlosaEstado), ErrCode: ptr(docStatus.ErrCode), GlosaErr: ptr(docStatus.GlosaErr),
+			NumAtencion: ptr(docStatus.NumAtencion), CheckedAt: &now, RawXML: ptr(string(docStatus.Raw))}
+	}
+	return sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
+		if err != nil {
+			return err
+		}
+		if cur.Estado != store.EstadoProcesando {
+			return nil
+		}
+		t := trackingOf(cur)
+		t.EstadoEnvio, t.GlosaSII = ptr(st.Estado), ptr(st.Glosa)
+		if c, ok := st.CountsFor(d.TipoDTE); ok {
+			t.Informados, t.Aceptados, t.Rechazados, t.Reparos = ptr(c.Informados), ptr(c.Aceptados), ptr(c.Rechazados), ptr(c.Reparos)
+		}
+		if o.Final() {
+			t.CodigoSII, t.GlosaSII = ptr(o.Code), ptr(o.Glosa)
+		}
+		if err := setTracking(cur, t); err != nil {
+			return err
+		}
+		if cur.SIIStatus, err = json.Marshal(status); err != nil {
+			return err
+		}
+		if !o.Final() {
+			cur.UpdatedAt = time.Time{}
+			if err := tx.UpdateDTE(ctx, cur); err != nil {
+				return err
+			}
+			return sb.next(ctx, tx, a, stepPoll, a.N+1)
+		}
+		return sb.transition(ctx, tx, cur, o.Estado)
+	})
+}

@@ -1,0 +1,222 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/sii/siitest"
+	"github.com/dtekit/dtekit/store"
+)
+
+// submitRig is a service on SQLite submitting to a fake SII with short
+// schedules, its runner started.
+type submitRig struct {
+	s    *Service
+	emp  *Empresa
+	fake *siitest.Fake
+}
+
+func newSubmitRig(t *testing.T, opts siitest.Options, timeout time.Duration) *submitRig {
+	t.Helper()
+	fake := siitest.New(opts).Start()
+	t.Cleanup(fake.Close)
+	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	s := newService(t, "sqlite", backends[0].dsn(t), Config{})
+	fast := []time.Duration{0}
+	if err := s.EnableSubmission(SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
+		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout}); err != nil {
+		t.Fatal(err)
+	}
+	emp := setupEmpresa(t, s, true)
+	if _, err := s.RegisterCAF(context.Background(), emp.ID, CAFInput{TipoDTE: 39, CAFXML: string(creds(t).CAFFiles[39])}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Stop(ctx)
+	})
+	return &submitRig{s: s, emp: emp, fake: fake}
+}
+
+// submitBody is a factura (or a boleta) request with auto_send as given.
+func submitBody(tipo int, autoSend bool) []byte {
+	rec := `{"rut":"77.777.777-7","razon_social":"Pérez & Hijos Ltda.","giro":"Comercio","direccion":"Av. Providencia 1234","comuna":"Providencia","ciudad":"Santiago"}`
+	extra := ""
+	if tipo == 39 {
+		rec, extra = `{"rut":"66666666-6","razon_social":"Consumidor final"}`, `"ind_servicio":3,`
+	}
+	return []byte(fmt.Sprintf(`{"tipo_dte":%d,"receptor":%s,%s"detalle":[{"nombre":"Artículo Ñandú","cantidad":2,"precio":1990}],"auto_send":%v}`,
+		tipo, rec, extra, autoSend))
+}
+
+// waitFinal waits until the document reaches a final state.
+func (r *submitRig) waitFinal(t *testing.T, id string) *dte.DTE {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		d, err := r.s.GetDTE(context.Background(), r.emp.ID, id, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Estado.Final() {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("DTE %s still %s after 20 s (tracking %+v)", id, d.Estado, d.Tracking)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// events returns the company's event types for one document, oldest
+// first.
+func (r *submitRig) events(t *testing.T, id string) []string {
+	t.Helper()
+	page, err := r.s.st.ListEvents(context.Background(), r.emp.ID, store.ListFilter{Limit: store.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(page.Items) - 1; i >= 0; i-- {
+		if strings.Contains(string(page.Items[i].Payload), id) {
+			out = append(out, page.Items[i].Type)
+		}
+	}
+	return out
+}
+
+// TestSubmitAccepted: auto_send factura and boleta reach aceptado through
+// the fake, with tracking, sii_status and one event per transition.
+func TestSubmitAccepted(t *testing.T) {
+	r := newSubmitRig(t, siitest.Options{}, 0)
+	for _, tipo := range []int{33, 39} {
+		res := emitOK(t, r.s, r.emp.ID, submitBody(tipo, true))
+		d := r.waitFinal(t, res.ID)
+		if d.Estado != dte.EstadoAceptado {
+			t.Fatalf("tipo %d: %s, want aceptado (tracking %+v)", tipo, d.Estado, d.Tracking)
+		}
+		tr := d.Tracking
+		if tr == nil || !regexp.MustCompile(`^[0-9]+$`).MatchString(deref(tr.TrackID)) || deref(tr.Intentos) != 1 ||
+			deref(tr.Informados) != 1 || deref(tr.Aceptados) != 1 || deref(tr.EstadoEnvio) != "EPR" || deref(tr.EnvioID) == "" {
+			t.Errorf("tipo %d tracking %+v", tipo, tr)
+		}
+		if tipo == 33 && len(deref(tr.TrackID)) != 10 {
+			t.Errorf("track id %q is not the zero-padded 10 digits the SII wrote", deref(tr.TrackID))
+		}
+		if d.SIIStatus == nil || deref(d.SIIStatus.EstadoSII) != "EPR" || d.SIIStatus.CheckedAt == nil {
+			t.Errorf("tipo %d sii_status %+v", tipo, d.SIIStatus)
+		}
+		if ev := strings.Join(r.events(t, res.ID), ","); ev != "dte.created,dte.accepted" {
+			t.Errorf("tipo %d events %s", tipo, ev)
+		}
+	}
+	if n := len(r.fake.Requests(siitest.Upload)); n != 1 {
+		t.Errorf("%d DTEUploads, want 1", n)
+	}
+	if n := len(r.fake.Requests(siitest.BoletaUpload)); n != 1 {
+		t.Errorf("%d boleta uploads, want 1", n)
+	}
+	if n := len(r.fake.Requests(siitest.Seed)); n != 1 {
+		t.Errorf("%d SOAP seeds, want 1", n)
+	}
+}
+
+// TestSubmitOutcomes: scripted reparo, rejection, envelope rejection and
+// an upload-time rejection land in their states with their events.
+func TestSubmitOutcomes(t *testing.T) {
+	r := newSubmitRig(t, siitest.Options{}, 0)
+	cases := []struct {
+		script *siitest.Outcome
+		fault  *siitest.Fault
+		estado dte.Estado
+		event  string
+		code   string
+	}{
+		{&siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"}, nil, dte.EstadoConReparos, "dte.repaired", "EPR"},
+		{&siitest.Outcome{Result: siitest.Rejected, Detail: "CAF-3-517"}, nil, dte.EstadoRechazado, "dte.rejected", "EPR"},
+		{&siitest.Outcome{Envelope: "RFR"}, nil, dte.EstadoRechazado, "dte.rejected", "RFR"},
+		{nil, &siitest.Fault{Kind: siitest.FaultStatus, Code: "7"}, dte.EstadoRechazado, "dte.rejected", "7"},
+	}
+	for i, tc := range cases {
+		if tc.fault != nil {
+			r.fake.Inject(siitest.Upload, *tc.fault)
+		}
+		if tc.script != nil {
+			// The next folio of tipo 33 is i+1: script it before emitting.
+			r.fake.Script(testcreds.EmisorRUT, 33, int64(i+1), *tc.script)
+		}
+		res := emitOK(t, r.s, r.emp.ID, submitBody(33, true))
+		if res.Folio != int64(i+1) {
+			t.Fatalf("folio %d, want %d", res.Folio, i+1)
+		}
+		d := r.waitFinal(t, res.ID)
+		if d.Estado != tc.estado || deref(d.Tracking.CodigoSII) != tc.code {
+			t.Errorf("case %d: %s codigo %q, want %s %s (tracking %+v)", i, d.Estado, deref(d.Tracking.CodigoSII), tc.estado, tc.code, d.Tracking)
+		}
+		if ev := strings.Join(r.events(t, res.ID), ","); ev != "dte.created,"+tc.event {
+			t.Errorf("case %d events %s", i, ev)
+		}
+	}
+}
+
+// TestSubmitTransportFaultsAndReconcile: an HTML 503 on upload is retried;
+// a timeout after the fake accepted is followed by a resend whose duplicate
+// rejection is reconciled to aceptado through getEstDte.
+func TestSubmitTransportFaultsAndReconcile(t *testing.T) {
+	r := newSubmitRig(t, siitest.Options{StepEvery: 200 * time.Millisecond}, 500*time.Millisecond)
+	r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultHTML503})
+	res := emitOK(t, r.s, r.emp.ID, submitBody(33, true))
+	d := r.waitFinal(t, res.ID)
+	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.Intentos) != 2 {
+		t.Errorf("after an HTML 503: %s, intentos %d", d.Estado, deref(d.Tracking.Intentos))
+	}
+
+	r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
+	res = emitOK(t, r.s, r.emp.ID, submitBody(33, true))
+	d = r.waitFinal(t, res.ID)
+	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.CodigoSII) != "DOK" {
+		t.Errorf("after a timeout and a duplicate: %s codigo %q (tracking %+v, sii_status %+v)", d.Estado, deref(d.Tracking.CodigoSII), d.Tracking, d.SIIStatus)
+	}
+	envs := r.fake.Envelopes()
+	last := envs[len(envs)-1]
+	if len(envs) != 3 || last.Docs[0].Detail != "DTE-3-100" || deref(d.Tracking.TrackID) != last.TrackID {
+		t.Errorf("fake envelopes %d, last %+v; want the duplicate tracked", len(envs), last.Docs)
+	}
+	if ev := strings.Join(r.events(t, res.ID), ","); ev != "dte.created,dte.accepted" {
+		t.Errorf("events %s", ev)
+	}
+}
+
+// TestSubmitLater: a document emitted without auto_send waits in firmado
+// until SubmitDTE; submitting twice is a conflict.
+func TestSubmitLater(t *testing.T) {
+	r := newSubmitRig(t, siitest.Options{}, 0)
+	res := emitOK(t, r.s, r.emp.ID, submitBody(33, false))
+	time.Sleep(200 * time.Millisecond)
+	if d, _ := r.s.GetDTE(context.Background(), r.emp.ID, res.ID, false); d.Estado != dte.EstadoFirmado {
+		t.Fatalf("auto_send false: %s, want firmado", d.Estado)
+	}
+	if _, err := r.s.SubmitDTE(context.Background(), r.emp.ID, res.ID); err != nil {
+		t.Fatal(err)
+	}
+	if d := r.waitFinal(t, res.ID); d.Estado != dte.EstadoAceptado {
+		t.Errorf("submitted later: %s", d.Estado)
+	}
+	if _, err := r.s.SubmitDTE(context.Background(), r.emp.ID, res.ID); KindOf(err) != KindConflict {
+		t.Errorf("second submission: %v, want a conflict", err)
+	}
+	if _, err := r.s.SubmitDTE(context.Background(), "otra-empresa", res.ID); KindOf(err) != KindNotFound {
+		t.Errorf("another company's document: %v, want not found", err)
+	}
+}
