@@ -373,15 +373,15 @@ func parseInt(s string, maxDigits int) (int64, error) {
 func publicKey(m, e string) (*rsa.PublicKey, error) {
 	mb, err := xmlflat.DecodeBase64(m)
 	if err != nil {
-		return nil, fmt.Errorf("M: %v", err)
+		return nil, fmt.Errorf("modulus (M): %v", err)
 	}
 	eb, err := xmlflat.DecodeBase64(e)
 	if err != nil {
-		return nil, fmt.Errorf("E: %v", err)
+		return nil, fmt.Errorf("exponent (E): %v", err)
 	}
 	ev := new(big.Int).SetBytes(eb)
 	if !ev.IsInt64() || ev.Int64() > 1<<31-1 {
-		return nil, errors.New("E: exponent too large")
+		return nil, errors.New("exponent (E) too large")
 	}
 	pub := &rsa.PublicKey{N: new(big.Int).SetBytes(mb), E: int(ev.Int64())}
 	if err := smallrsa.CheckPublicKey(pub); err != nil {

@@ -402,7 +402,9 @@ func (r *renderer) cartaFinal(y float64) {
 	}
 	h := acuseH + rowH
 	if y+h > cartaBottom {
-		y = r.cartaBreak(y)
+		// The closing block sits at the foot of a new page; where that
+		// page's content would start does not matter.
+		r.cartaBreak(y)
 	}
 	top := cartaBottom - h
 	acuse(top)

@@ -207,17 +207,17 @@ func readSignature(sig *element) (*parsedSignature, error) {
 	ps := &parsedSignature{}
 	si := dsigChild(sig, "SignedInfo")
 	if si == nil {
-		return ps, errors.New("Signature has no SignedInfo")
+		return ps, errors.New("the Signature has no SignedInfo")
 	}
 	ps.signedInfo = si
 	refs := dsigChildren(si, "Reference")
 	if len(refs) != 1 {
-		return ps, fmt.Errorf("SignedInfo has %d Reference elements; the SII profile uses exactly one", len(refs))
+		return ps, fmt.Errorf("the SignedInfo has %d Reference elements; the SII profile uses exactly one", len(refs))
 	}
 	ref := refs[0]
 	uri, ok := ref.attr("URI")
 	if !ok {
-		return ps, errors.New("Reference has no URI attribute")
+		return ps, errors.New("the Reference has no URI attribute")
 	}
 	ps.uri = uri
 	if uri != "" && (!strings.HasPrefix(uri, "#") || len(uri) == 1) {
@@ -250,7 +250,7 @@ func readSignature(sig *element) (*parsedSignature, error) {
 		}
 	}
 	if uri == "" && !ps.enveloped {
-		return ps, errors.New(`Reference URI "" without the enveloped-signature transform can't verify (the signature would cover itself)`)
+		return ps, errors.New(`a Reference URI "" without the enveloped-signature transform can't verify (the signature would cover itself)`)
 	}
 	switch alg := algorithm(dsigChild(ref, "DigestMethod")); alg {
 	case AlgSHA1:
@@ -269,7 +269,7 @@ func readSignature(sig *element) (*parsedSignature, error) {
 	}
 	ki := dsigChild(sig, "KeyInfo")
 	if ki == nil {
-		return ps, errors.New("Signature has no KeyInfo")
+		return ps, errors.New("the Signature has no KeyInfo")
 	}
 	if xd := dsigChild(ki, "X509Data"); xd != nil {
 		for _, xc := range dsigChildren(xd, "X509Certificate") {
