@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/dtekit/dtekit/internal/xmlflat"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 )
 
@@ -175,32 +174,77 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 }
 
 // envDocument checks one signed DTE for an envelope and returns the bytes
-// of its <DTE> element with the parsed document.
+// of its <DTE> element with the document's identity (ID, type, folio and
+// emisor; the rest of the returned Document is left empty). Only the
+// elements that carry those are built: the detail, stamp, signature and
+// the rest are stepped over when written in canonical form, as dtekit
+// writes them, and read in full otherwise. The envelope's signature then
+// covers every byte.
 func envDocument(data []byte) ([]byte, *Document, error) {
-	enc := strings.ToUpper(xmlflat.DeclaredEncoding(data))
-	if enc != "ISO-8859-1" && enc != "ISO8859-1" && enc != "LATIN1" && !envASCII(data) {
-		return nil, nil, fmt.Errorf("it is not ISO-8859-1 (declared encoding %q) and not pure ASCII: pasting it would change its bytes", enc)
+	if len(data) > MaxDTEBytes {
+		return nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
-	root, src, err := pxParse(data)
+	root, d, err := pxParse(data, envSkim)
 	if err != nil {
 		return nil, nil, err
 	}
-	if root.name != "DTE" {
-		return nil, nil, fmt.Errorf("root element is <%s>, not <DTE>", root.name)
+	if d.Encoding != xmltree.Latin1 && !envASCII(data) {
+		return nil, nil, fmt.Errorf("it is not ISO-8859-1 (read as %s) and not pure ASCII: pasting it would change its bytes", d.Encoding)
 	}
-	if root.child("Signature") == nil {
+	if root.Local != "DTE" {
+		return nil, nil, fmt.Errorf("root element is <%s>, not <DTE>", root.Local)
+	}
+	if root.el().Child(nsDSig, "Signature") == nil {
 		return nil, nil, errors.New("the DTE is not signed")
 	}
-	doc, err := pxDocument(root, src)
-	if err != nil {
-		return nil, nil, err
+	var elem *pxNode
+	for _, k := range root.el().Elements() {
+		if k.URI == NamespaceSiiDte && (k.Local == "Documento" || k.Local == "Liquidacion" || k.Local == "Exportaciones") {
+			elem = (*pxNode)(k)
+			break
+		}
 	}
-	body := src.slice(root)
-	if body == nil || !bytes.HasPrefix(body, []byte("<DTE")) {
+	id := elem.child("Encabezado").child("IdDoc")
+	if id == nil {
+		return nil, nil, errors.New("the DTE has no Documento/Encabezado/IdDoc")
+	}
+	var p pxErr
+	doc := &Document{
+		ID:     elem.attr("ID"),
+		Tipo:   TipoDTE(p.int("IdDoc/TipoDTE", id.val("TipoDTE"))),
+		Folio:  p.int64("IdDoc/Folio", id.val("Folio")),
+		Emisor: Emisor{Rut: elem.child("Encabezado").child("Emisor").val("RUTEmisor")},
+	}
+	if p.err != nil {
+		return nil, nil, p.err
+	}
+	if doc.Folio <= 0 {
+		return nil, nil, fmt.Errorf("IdDoc/Folio %q is not a positive folio", id.val("Folio"))
+	}
+	body := data[root.Start:root.End]
+	if !bytes.HasPrefix(body, []byte("<DTE")) {
 		return nil, nil, errors.New("the DTE root must be written <DTE …> without a prefix")
 	}
 	doc.Raw = data
 	return body, doc, nil
+}
+
+// envSkim tells the reader which elements of a DTE envDocument does not
+// need: everything but the path to IdDoc and Emisor.
+func envSkim(e *xmltree.Element) bool {
+	switch e.Parent.Local {
+	case "DTE":
+		return e.Local == "Signature"
+	case "Documento", "Liquidacion", "Exportaciones":
+		return e.Local != "Encabezado"
+	case "Encabezado":
+		return e.Local != "IdDoc" && e.Local != "Emisor"
+	case "IdDoc":
+		return e.Local != "TipoDTE" && e.Local != "Folio"
+	case "Emisor":
+		return e.Local != "RUTEmisor"
+	}
+	return false
 }
 
 // envASCII reports whether b is pure ASCII.

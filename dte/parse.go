@@ -1,16 +1,12 @@
 package dte
 
 import (
-	"bytes"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/dtekit/dtekit/internal/xmlflat"
-	"io"
-	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/dtekit/dtekit/internal/xmltree"
 )
 
 // Document is a signed DTE read back from its XML by ParseDTE or ParseEnvio:
@@ -125,14 +121,17 @@ type SubTotDTE struct {
 // ISO-8859-1 (as declared) or UTF-8 input and any whitespace between
 // elements, never panics, and reports malformed input as an error.
 func ParseDTE(data []byte) (*Document, error) {
-	root, src, err := pxParse(data)
+	if len(data) > MaxDTEBytes {
+		return nil, fmt.Errorf("dte: parse: the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
+	}
+	root, _, err := pxParse(data, nil)
 	if err != nil {
 		return nil, err
 	}
-	if root.name != "DTE" {
-		return nil, fmt.Errorf("dte: parse: root element is <%s>, not <DTE>", root.name)
+	if root.Local != "DTE" {
+		return nil, fmt.Errorf("dte: parse: root element is <%s>, not <DTE>", root.Local)
 	}
-	doc, err := pxDocument(root, src)
+	doc, err := pxDocument(root, data)
 	if err != nil {
 		return nil, err
 	}
@@ -144,17 +143,17 @@ func ParseDTE(data []byte) (*Document, error) {
 // DTE in it, each with its raw bytes as found in the envelope (so each DTE's
 // signature can be checked on its own). Same input rules as ParseDTE.
 func ParseEnvio(data []byte) (*Envio, error) {
-	root, src, err := pxParse(data)
+	root, _, err := pxParse(data, nil)
 	if err != nil {
 		return nil, err
 	}
 	env := &Envio{Raw: data}
-	switch root.name {
+	switch root.Local {
 	case "EnvioDTE":
 	case "EnvioBOLETA":
 		env.Boleta = true
 	default:
-		return nil, fmt.Errorf("dte: parse: root element is <%s>, not <EnvioDTE> or <EnvioBOLETA>", root.name)
+		return nil, fmt.Errorf("dte: parse: root element is <%s>, not <EnvioDTE> or <EnvioBOLETA>", root.Local)
 	}
 	set := root.child("SetDTE")
 	if set == nil {
@@ -183,11 +182,11 @@ func ParseEnvio(data []byte) (*Envio, error) {
 		return nil, errors.New("dte: parse: the envelope has no Caratula")
 	}
 	for i, n := range set.all("DTE") {
-		doc, err := pxDocument(n, src)
+		doc, err := pxDocument(n, data)
 		if err != nil {
 			return nil, fmt.Errorf("dte: parse: document %d of the envelope: %w", i+1, err)
 		}
-		doc.Raw = src.slice(n)
+		doc.Raw = data[n.Start:n.End:n.End]
 		env.Documentos = append(env.Documentos, doc)
 	}
 	return env, nil
@@ -195,54 +194,65 @@ func ParseEnvio(data []byte) (*Envio, error) {
 
 // RootName returns the local name of a file's root element ("DTE",
 // "EnvioDTE", "EnvioBOLETA", ...), so a caller can choose between ParseDTE
-// and ParseEnvio.
+// and ParseEnvio. The whole file must be well-formed XML.
 func RootName(data []byte) (string, error) {
-	dec, _, err := pxDecoder(data)
+	d, err := xmltree.ParseWith(data, xmlLimits(len(data), func(*xmltree.Element) bool { return true }))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("dte: parse: %w", err)
 	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", fmt.Errorf("dte: parse: %w", err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			return se.Name.Local, nil
-		}
-	}
+	return d.Root.Local, nil
 }
 
-// pxNode is one element of the light tree the parser builds.
-type pxNode struct {
-	name, space string
-	attrs       []xml.Attr
-	kids        []*pxNode
-	text        []byte
-	start, end  int // offsets of the element in the original input
+// nsDSig is the XML-DSig namespace.
+const nsDSig = "http://www.w3.org/2000/09/xmldsig#"
+
+// Limits of the XML readers of this package, applied by ParseDTE,
+// ParseEnvio, Verify and BuildEnvio to whatever they are given.
+const (
+	// MaxDTEBytes bounds a standalone DTE: a boleta of 1,000 lines with
+	// long descriptions stays well under it.
+	MaxDTEBytes = 8 << 20
+	// MaxEnvioBytes bounds an envelope: 2,000 documents of 64 KB each.
+	MaxEnvioBytes = 128 << 20
+	// MaxXMLDepth bounds element nesting: the SII's documents nest about
+	// ten levels, envelopes three more.
+	MaxXMLDepth = 32
+)
+
+// xmlLimits returns the reader options for an input of n bytes: the
+// envelope's size limit (ParseDTE checks the DTE's own), the depth limit,
+// and an element count that no genuine document of that size reaches (an
+// element takes at least seven bytes, "<a></a>").
+func xmlLimits(n int, skim func(*xmltree.Element) bool) xmltree.Options {
+	return xmltree.Options{MaxBytes: MaxEnvioBytes, MaxDepth: MaxXMLDepth, MaxElements: n/7 + 16, Skim: skim}
 }
 
-// child returns the first child element with the given local name.
+// pxNode is one element of the tree the parser reads, with the lookups the
+// SII's documents need: children in the SII namespace by local name.
+type pxNode xmltree.Element
+
+// el returns n as the reader's element.
+func (n *pxNode) el() *xmltree.Element { return (*xmltree.Element)(n) }
+
+// child returns the first child element with the given local name in the
+// SII namespace.
 func (n *pxNode) child(name string) *pxNode {
 	if n == nil {
 		return nil
 	}
-	for _, k := range n.kids {
-		if k.name == name {
-			return k
-		}
-	}
-	return nil
+	return (*pxNode)(n.el().Child(NamespaceSiiDte, name))
 }
 
-// all returns the child elements with the given local name.
+// all returns the child elements with the given local name in the SII
+// namespace.
 func (n *pxNode) all(name string) []*pxNode {
 	if n == nil {
 		return nil
 	}
 	var out []*pxNode
-	for _, k := range n.kids {
-		if k.name == name {
-			out = append(out, k)
+	for _, c := range n.Children {
+		if c.Kind == xmltree.KindElement && c.El.Is(NamespaceSiiDte, name) {
+			out = append(out, (*pxNode)(c.El))
 		}
 	}
 	return out
@@ -253,7 +263,7 @@ func (n *pxNode) str() string {
 	if n == nil {
 		return ""
 	}
-	return string(n.text)
+	return n.el().Text()
 }
 
 // val returns the trimmed text of the named child.
@@ -264,148 +274,22 @@ func (n *pxNode) txt(name string) string { return n.child(name).str() }
 
 // attr returns the value of an attribute without namespace.
 func (n *pxNode) attr(name string) string {
-	for _, a := range n.attrs {
-		if a.Name.Local == name && a.Name.Space == "" {
-			return a.Value
-		}
-	}
-	return ""
+	v, _ := n.el().Attr(name)
+	return v
 }
 
-// pxSource maps the decoder's offsets back to the original bytes.
-type pxSource struct {
-	orig  []byte
-	base  int   // bytes skipped before decoding (a UTF-8 byte-order mark)
-	highs []int // positions in orig of bytes ≥ 0x80 when the input was Latin-1
-}
-
-// pos converts an offset in the decoded (UTF-8) stream to one in orig.
-func (s *pxSource) pos(u int) int {
-	if len(s.highs) == 0 {
-		return s.base + u
-	}
-	// The i-th high byte (0-based) occupies decoded bytes [h+i, h+i+2).
-	k := sort.Search(len(s.highs), func(i int) bool { return s.highs[i]+i+2 > u })
-	return u - k
-}
-
-// slice returns the original bytes of an element.
-func (s *pxSource) slice(n *pxNode) []byte {
-	a, b := s.pos(n.start), s.pos(n.end)
-	if a < 0 || b > len(s.orig) || a > b {
-		return nil
-	}
-	return s.orig[a:b:b]
-}
-
-// pxMaxDepth bounds element nesting; the SII's documents nest about ten
-// levels, envelopes a few more.
-const pxMaxDepth = 64
-
-// pxDecoder prepares a strict decoder over data, transcoding ISO-8859-1
-// input to UTF-8 and remembering how to map offsets back.
-func pxDecoder(data []byte) (*xml.Decoder, *pxSource, error) {
-	src := &pxSource{orig: data}
-	in := data
-	if bytes.HasPrefix(in, []byte("\xEF\xBB\xBF")) {
-		in, src.base = in[3:], 3
-	}
-	enc := strings.ToUpper(xmlflat.DeclaredEncoding(in))
-	switch enc {
-	case "", "UTF-8", "UTF8", "US-ASCII", "ASCII":
-		if !utf8.Valid(in) {
-			return nil, nil, errors.New("dte: parse: the input is not valid UTF-8 and declares no other encoding")
-		}
-	case "ISO-8859-1", "ISO8859-1", "ISO_8859-1", "LATIN1", "LATIN-1", "L1":
-		if src.base != 0 {
-			return nil, nil, errors.New("dte: parse: a UTF-8 byte-order mark contradicts the declared ISO-8859-1 encoding")
-		}
-		n := 0
-		for _, c := range in {
-			if c >= 0x80 {
-				n++
-			}
-		}
-		if n > 0 {
-			out := make([]byte, 0, len(in)+n)
-			src.highs = make([]int, 0, n)
-			for i, c := range in {
-				if c < 0x80 {
-					out = append(out, c)
-					continue
-				}
-				src.highs = append(src.highs, i)
-				out = utf8.AppendRune(out, rune(c))
-			}
-			in = out
-		}
-	default:
-		return nil, nil, fmt.Errorf("dte: parse: unsupported encoding %q (the SII's files are ISO-8859-1)", enc)
-	}
-	dec := xml.NewDecoder(bytes.NewReader(in))
-	dec.Strict = true
-	// The bytes are UTF-8 by now, whatever the declaration says.
-	dec.CharsetReader = func(label string, r io.Reader) (io.Reader, error) { return r, nil }
-	return dec, src, nil
-}
-
-// pxParse builds the light tree of data and checks the root is in the SII
-// namespace.
-func pxParse(data []byte) (*pxNode, *pxSource, error) {
-	dec, src, err := pxDecoder(data)
+// pxParse reads data with the package's limits and checks that the root
+// is in the SII namespace.
+func pxParse(data []byte, skim func(*xmltree.Element) bool) (*pxNode, *xmltree.Document, error) {
+	d, err := xmltree.ParseWith(data, xmlLimits(len(data), skim))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("dte: parse: %w", err)
 	}
-	var root *pxNode
-	var stack []*pxNode
-	for {
-		off := int(dec.InputOffset())
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("dte: parse: %w", err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if len(stack) >= pxMaxDepth {
-				return nil, nil, fmt.Errorf("dte: parse: elements nested deeper than %d levels", pxMaxDepth)
-			}
-			n := &pxNode{name: t.Name.Local, space: t.Name.Space, attrs: t.Attr, start: off}
-			if len(stack) == 0 {
-				if root != nil {
-					return nil, nil, errors.New("dte: parse: more than one root element")
-				}
-				root = n
-			} else {
-				p := stack[len(stack)-1]
-				p.kids = append(p.kids, n)
-			}
-			stack = append(stack, n)
-		case xml.EndElement:
-			if len(stack) == 0 {
-				return nil, nil, errors.New("dte: parse: unbalanced end tag")
-			}
-			stack[len(stack)-1].end = int(dec.InputOffset())
-			stack = stack[:len(stack)-1]
-		case xml.CharData:
-			if len(stack) > 0 {
-				p := stack[len(stack)-1]
-				p.text = append(p.text, t...)
-			}
-		}
+	root := d.Root
+	if root.URI != NamespaceSiiDte {
+		return nil, nil, fmt.Errorf("dte: parse: root <%s> is not in the SII namespace %s", root.QName(), NamespaceSiiDte)
 	}
-	if root == nil {
-		return nil, nil, errors.New("dte: parse: no root element")
-	}
-	if len(stack) != 0 {
-		return nil, nil, errors.New("dte: parse: unexpected end of input")
-	}
-	if root.space != NamespaceSiiDte {
-		return nil, nil, fmt.Errorf("dte: parse: root <%s> is not in the SII namespace %s", root.name, NamespaceSiiDte)
-	}
-	return root, src, nil
+	return (*pxNode)(root), d, nil
 }
 
 // pxErr collects the first conversion error while a document is read.
@@ -458,11 +342,11 @@ func (p *pxErr) dec(field, s string) Decimal {
 }
 
 // pxDocument reads one <DTE> element.
-func pxDocument(dteNode *pxNode, src *pxSource) (*Document, error) {
+func pxDocument(dteNode *pxNode, src []byte) (*Document, error) {
 	var body *pxNode
-	for _, k := range dteNode.kids {
-		if k.name == "Documento" || k.name == "Liquidacion" || k.name == "Exportaciones" {
-			body = k
+	for _, k := range dteNode.el().Elements() {
+		if k.URI == NamespaceSiiDte && (k.Local == "Documento" || k.Local == "Liquidacion" || k.Local == "Exportaciones") {
+			body = (*pxNode)(k)
 			break
 		}
 	}
@@ -626,7 +510,7 @@ func pxDocument(dteNode *pxNode, src *pxSource) (*Document, error) {
 		doc.Comisiones = append(doc.Comisiones, cm)
 	}
 	if ted := body.child("TED"); ted != nil {
-		doc.TED = src.slice(ted)
+		doc.TED = src[ted.Start:ted.End:ted.End]
 	}
 	if p.err != nil {
 		return nil, p.err

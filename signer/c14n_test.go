@@ -2,6 +2,7 @@ package signer
 
 import (
 	"bytes"
+	"github.com/dtekit/dtekit/internal/xmltree"
 	"testing"
 
 	"github.com/dtekit/dtekit/internal/oracle"
@@ -108,7 +109,7 @@ func TestParserRejects(t *testing.T) {
 			t.Errorf("%s: parsed %q without error", name, doc)
 		}
 	}
-	deep := bytes.Repeat([]byte("<a>"), maxDepth+1)
+	deep := bytes.Repeat([]byte("<a>"), xmltree.DefaultMaxDepth+1)
 	if _, err := Canonicalize(deep, ""); err == nil {
 		t.Error("accepted nesting deeper than maxDepth")
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"fmt"
+	"github.com/dtekit/dtekit/internal/xmltree"
 	"slices"
 	"strings"
 	"unicode"
@@ -43,14 +44,14 @@ func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig, err := c.signature(el.parent, "#"+id, AlgC14N10, digest[:])
+	sig, err := c.signature(el.Parent, "#"+id, AlgC14N10, digest[:])
 	if err != nil {
 		return nil, err
 	}
 	out := make([]byte, 0, len(doc)+len(sig))
-	out = append(out, doc[:el.end]...)
+	out = append(out, doc[:el.End]...)
 	out = append(out, sig...)
-	return append(out, doc[el.end:]...), nil
+	return append(out, doc[el.End:]...), nil
 }
 
 // digestSignedElement finds the element of doc whose ID attribute equals
@@ -58,13 +59,18 @@ func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
 // the SHA-1 digest of its canonical form. It takes the fast path of
 // sign_fast.go when the element is written in canonical form, and parses
 // and canonicalizes the whole document otherwise.
-func digestSignedElement(doc []byte, id string) (*element, [sha1.Size]byte, error) {
-	if el, digest, ok := fastDigest(doc, id); ok {
-		return el, digest, nil
+func digestSignedElement(doc []byte, id string) (*xmltree.Element, [sha1.Size]byte, error) {
+	var digest [sha1.Size]byte
+	h := sha1.New()
+	if el, ok := xmltree.FastCanonical(doc, id, xmltree.Options{}, h); ok {
+		if next := xmltree.NextElement(el); next == nil || !next.Is(nsDSig, "Signature") {
+			h.Sum(digest[:0])
+			return el, digest, nil
+		}
 	}
 	el, canon, err := fullCanonical(doc, id)
 	if err != nil {
-		return nil, [sha1.Size]byte{}, err
+		return nil, digest, err
 	}
 	return el, sha1.Sum(canon), nil
 }
@@ -72,22 +78,22 @@ func digestSignedElement(doc []byte, id string) (*element, [sha1.Size]byte, erro
 // fullCanonical is the ordinary path: it parses the whole document, finds
 // the element to sign, checks that it can take an enveloped Signature and
 // returns its canonical form.
-func fullCanonical(doc []byte, id string) (*element, []byte, error) {
-	d, err := parseXML(doc)
+func fullCanonical(doc []byte, id string) (*xmltree.Element, []byte, error) {
+	d, err := xmltree.Parse(doc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("signer: signing %q: %w", id, err)
 	}
-	el, err := d.byID(id, nil)
+	el, err := d.ByID(id, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	if el.parent == nil {
-		return nil, nil, fmt.Errorf("signer: <%s ID=%q> is the document root; its Signature needs a parent element to go in", el.qname(), id)
+	if el.Parent == nil {
+		return nil, nil, fmt.Errorf("signer: <%s ID=%q> is the document root; its Signature needs a parent element to go in", el.QName(), id)
 	}
-	if next := nextElement(el); next != nil && next.is(nsDSig, "Signature") {
-		return nil, nil, fmt.Errorf("signer: <%s ID=%q> is already followed by a Signature", el.qname(), id)
+	if next := xmltree.NextElement(el); next != nil && next.Is(nsDSig, "Signature") {
+		return nil, nil, fmt.Errorf("signer: <%s ID=%q> is already followed by a Signature", el.QName(), id)
 	}
-	return el, canonicalElement(el, nil, nil, el.end-el.start+512), nil
+	return el, xmltree.CanonicalElement(el, nil, nil, el.End-el.Start+512), nil
 }
 
 // SignSeed builds the signed getToken request for a seed obtained from the
@@ -103,13 +109,13 @@ func (c *Certificate) SignSeed(seed string) ([]byte, error) {
 		return nil, fmt.Errorf("signer: empty seed")
 	}
 	const decl = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
-	body := "<getToken><item><Semilla>" + string(appendEscapedText(nil, seed)) + "</Semilla></item></getToken>"
-	d, err := parseXML([]byte(body))
+	body := "<getToken><item><Semilla>" + string(xmltree.AppendEscapedText(nil, seed)) + "</Semilla></item></getToken>"
+	d, err := xmltree.Parse([]byte(body))
 	if err != nil {
 		return nil, fmt.Errorf("signer: seed %q: %w", seed, err)
 	}
-	digest := sha1.Sum(canonicalDocument(d, nil, nil, len(body)))
-	sig, err := c.signature(d.root, "", AlgEnveloped, digest[:])
+	digest := sha1.Sum(xmltree.CanonicalDocument(d, nil, nil, len(body)))
+	sig, err := c.signature(d.Root, "", AlgEnveloped, digest[:])
 	if err != nil {
 		return nil, err
 	}
@@ -121,23 +127,23 @@ func (c *Certificate) SignSeed(seed string) ([]byte, error) {
 // the element of doc whose ID attribute equals id, in its document context,
 // or of the whole document when id is "". It is what SignEnveloped digests.
 func Canonicalize(doc []byte, id string) ([]byte, error) {
-	d, err := parseXML(doc)
+	d, err := xmltree.Parse(doc)
 	if err != nil {
 		return nil, err
 	}
 	if id == "" {
-		return canonicalDocument(d, nil, nil, len(doc)), nil
+		return xmltree.CanonicalDocument(d, nil, nil, len(doc)), nil
 	}
-	el, err := d.byID(id, nil)
+	el, err := d.ByID(id, nil)
 	if err != nil {
 		return nil, err
 	}
-	return canonicalElement(el, nil, nil, el.end-el.start), nil
+	return xmltree.CanonicalElement(el, nil, nil, el.End-el.Start), nil
 }
 
 // signature builds and signs a <Signature> element that will be placed as a
 // child of parent, with one Reference (uri, one Transform, SHA-1 digest).
-func (c *Certificate) signature(parent *element, uri, transform string, digest []byte) ([]byte, error) {
+func (c *Certificate) signature(parent *xmltree.Element, uri, transform string, digest []byte) ([]byte, error) {
 	// SignedInfo as written in the document. It is already in canonical
 	// form (attributes in order, explicit end tags, no whitespace); only
 	// the namespace context differs, and that is rendered on its start tag
@@ -176,16 +182,16 @@ func (c *Certificate) signature(parent *element, uri, transform string, digest [
 // a Signature placed as a child of parent: the xmldsig default namespace
 // (declared on Signature), every prefixed namespace in scope at parent, and
 // the xml:* attributes in scope there.
-func signedInfoStartTag(parent *element) []byte {
+func signedInfoStartTag(parent *xmltree.Element) []byte {
 	b := []byte(`<SignedInfo xmlns="` + nsDSig + `"`)
-	for _, d := range scopeAt(parent, nil) {
-		if d.prefix == "" {
+	for _, d := range xmltree.ScopeAt(parent, nil) {
+		if d.Prefix == "" {
 			continue
 		}
 		b = append(b, " xmlns:"...)
-		b = append(b, d.prefix...)
+		b = append(b, d.Prefix...)
 		b = append(b, `="`...)
-		b = appendEscapedAttr(b, d.uri)
+		b = xmltree.AppendEscapedAttr(b, d.URI)
 		b = append(b, '"')
 	}
 	// A SignedInfo has no attributes of its own; it inherits every xml:*
@@ -193,9 +199,9 @@ func signedInfoStartTag(parent *element) []byte {
 	// local name).
 	for _, a := range xmlAttrsInScope(parent) {
 		b = append(b, ' ')
-		b = appendQName(b, a.prefix, a.local)
+		b = xmltree.AppendQName(b, a.Prefix, a.Local)
 		b = append(b, `="`...)
-		b = appendEscapedAttr(b, a.value)
+		b = xmltree.AppendEscapedAttr(b, a.Value)
 		b = append(b, '"')
 	}
 	return append(b, '>')
@@ -203,38 +209,17 @@ func signedInfoStartTag(parent *element) []byte {
 
 // xmlAttrsInScope returns the xml:* attributes in force at e (set on e or
 // inherited from an ancestor, the nearest winning), ordered by local name.
-func xmlAttrsInScope(e *element) []attribute {
-	var out []attribute
-	for ; e != nil; e = e.parent {
-		for _, a := range e.attrs {
-			if a.uri == nsXML && !slices.ContainsFunc(out, func(o attribute) bool { return o.local == a.local }) {
+func xmlAttrsInScope(e *xmltree.Element) []xmltree.Attr {
+	var out []xmltree.Attr
+	for ; e != nil; e = e.Parent {
+		for _, a := range e.Attrs {
+			if a.URI == xmltree.NSXML && !slices.ContainsFunc(out, func(o xmltree.Attr) bool { return o.Local == a.Local }) {
 				out = append(out, a)
 			}
 		}
 	}
-	slices.SortFunc(out, compareAttrs)
+	slices.SortFunc(out, func(a, b xmltree.Attr) int { return strings.Compare(a.Local, b.Local) })
 	return out
-}
-
-// nextElement returns the element sibling that follows e, skipping
-// whitespace and processing instructions, or nil.
-func nextElement(e *element) *element {
-	sib := e.parent.children
-	for i, ch := range sib {
-		if ch.kind != kindElement || ch.el != e {
-			continue
-		}
-		for _, n := range sib[i+1:] {
-			switch {
-			case n.kind == kindElement:
-				return n.el
-			case n.kind == kindText && strings.TrimSpace(n.text) != "":
-				return nil
-			}
-		}
-		return nil
-	}
-	return nil
 }
 
 // isNCName reports whether s is a non-colonized XML name (what an ID

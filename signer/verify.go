@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/dtekit/dtekit/internal/xmltree"
 	"hash"
 	"math/big"
 	"strings"
@@ -81,13 +82,13 @@ const MaxSignatures = 2001
 // check VerifiedSignature.Certificate (or RUT) against their own policy, for
 // example that the signer's RUT is the one they expect.
 func Verify(doc []byte) ([]VerifiedSignature, error) {
-	d, err := parseXML(doc)
+	d, err := xmltree.Parse(doc)
 	if err != nil {
 		return nil, fmt.Errorf("signer: verifying: %w", err)
 	}
-	var sigs []*element
-	walk(d.root, func(e *element) {
-		if e.is(nsDSig, "Signature") {
+	var sigs []*xmltree.Element
+	xmltree.Walk(d.Root, func(e *xmltree.Element) {
+		if e.Is(nsDSig, "Signature") {
 			sigs = append(sigs, e)
 		}
 	})
@@ -110,7 +111,7 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 
 // parsedSignature holds what verifyOne reads from a Signature element.
 type parsedSignature struct {
-	signedInfo *element
+	signedInfo *xmltree.Element
 	uri        string
 	enveloped  bool
 	digestHash func() hash.Hash
@@ -121,8 +122,8 @@ type parsedSignature struct {
 	certs      []*x509.Certificate
 }
 
-func verifyOne(d *document, sig *element) VerifiedSignature {
-	res := VerifiedSignature{Offset: sig.start}
+func verifyOne(d *xmltree.Document, sig *xmltree.Element) VerifiedSignature {
+	res := VerifiedSignature{Offset: sig.Start}
 	ps, err := readSignature(sig)
 	if ps != nil {
 		res.URI = ps.uri
@@ -148,8 +149,8 @@ func verifyOne(d *document, sig *element) VerifiedSignature {
 	}
 
 	err = checkCrypto(d, sig, ps, nil)
-	if err != nil && sig.parent != nil && sig.parent != d.root {
-		if checkCrypto(d, sig, ps, sig.parent) == nil {
+	if err != nil && sig.Parent != nil && sig.Parent != d.Root {
+		if checkCrypto(d, sig, ps, sig.Parent) == nil {
 			err = nil
 			res.Standalone = true
 		}
@@ -168,24 +169,24 @@ func verifyOne(d *document, sig *element) VerifiedSignature {
 
 // checkCrypto recomputes the reference digest and verifies SignatureValue,
 // with namespace context bounded by top (nil: the whole document).
-func checkCrypto(d *document, sig *element, ps *parsedSignature, top *element) error {
+func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature, top *xmltree.Element) error {
 	var canon []byte
 	if ps.uri == "" {
-		exclude := (*element)(nil)
+		exclude := (*xmltree.Element)(nil)
 		if ps.enveloped {
 			exclude = sig
 		}
-		canon = canonicalDocument(d, top, exclude, 0)
+		canon = xmltree.CanonicalDocument(d, top, exclude, 0)
 	} else {
-		target, err := d.byID(ps.uri[1:], top)
+		target, err := d.ByID(ps.uri[1:], top)
 		if err != nil {
 			return fmt.Errorf("resolving Reference %q: %w", ps.uri, err)
 		}
-		exclude := (*element)(nil)
-		if ps.enveloped && within(sig, target) {
+		exclude := (*xmltree.Element)(nil)
+		if ps.enveloped && xmltree.Within(sig, target) {
 			exclude = sig
 		}
-		canon = canonicalElement(target, top, exclude, target.end-target.start)
+		canon = xmltree.CanonicalElement(target, top, exclude, target.End-target.Start)
 	}
 	h := ps.digestHash()
 	h.Write(canon)
@@ -193,7 +194,7 @@ func checkCrypto(d *document, sig *element, ps *parsedSignature, top *element) e
 		return ErrDigestMismatch
 	}
 	sh := ps.sigHash.New()
-	sh.Write(canonicalElement(ps.signedInfo, top, nil, 0))
+	sh.Write(xmltree.CanonicalElement(ps.signedInfo, top, nil, 0))
 	if err := rsa.VerifyPKCS1v15(ps.key, ps.sigHash, sh.Sum(nil), ps.value); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
@@ -203,7 +204,7 @@ func checkCrypto(d *document, sig *element, ps *parsedSignature, top *element) e
 // readSignature extracts and checks the structure of a Signature element.
 // It returns a partially filled value with the error so callers can report
 // the reference.
-func readSignature(sig *element) (*parsedSignature, error) {
+func readSignature(sig *xmltree.Element) (*parsedSignature, error) {
 	ps := &parsedSignature{}
 	si := dsigChild(sig, "SignedInfo")
 	if si == nil {
@@ -215,7 +216,7 @@ func readSignature(sig *element) (*parsedSignature, error) {
 		return ps, fmt.Errorf("the SignedInfo has %d Reference elements; the SII profile uses exactly one", len(refs))
 	}
 	ref := refs[0]
-	uri, ok := ref.attr("URI")
+	uri, ok := ref.Attr("URI")
 	if !ok {
 		return ps, errors.New("the Reference has no URI attribute")
 	}
@@ -308,48 +309,48 @@ func readSignature(sig *element) (*parsedSignature, error) {
 }
 
 // dsigChild returns the first child of e named {xmldsig}local, or nil.
-func dsigChild(e *element, local string) *element {
+func dsigChild(e *xmltree.Element, local string) *xmltree.Element {
 	if e == nil {
 		return nil
 	}
-	for _, ch := range e.children {
-		if ch.kind == kindElement && ch.el.is(nsDSig, local) {
-			return ch.el
+	for _, ch := range e.Children {
+		if ch.Kind == xmltree.KindElement && ch.El.Is(nsDSig, local) {
+			return ch.El
 		}
 	}
 	return nil
 }
 
-func dsigChildren(e *element, local string) []*element {
-	var out []*element
-	for _, ch := range e.children {
-		if ch.kind == kindElement && ch.el.is(nsDSig, local) {
-			out = append(out, ch.el)
+func dsigChildren(e *xmltree.Element, local string) []*xmltree.Element {
+	var out []*xmltree.Element
+	for _, ch := range e.Children {
+		if ch.Kind == xmltree.KindElement && ch.El.Is(nsDSig, local) {
+			out = append(out, ch.El)
 		}
 	}
 	return out
 }
 
-func algorithm(e *element) string {
+func algorithm(e *xmltree.Element) string {
 	if e == nil {
 		return ""
 	}
-	v, _ := e.attr("Algorithm")
+	v, _ := e.Attr("Algorithm")
 	return v
 }
 
 // base64Text decodes the base64 text content of e, ignoring whitespace.
-func base64Text(e *element, what string) ([]byte, error) {
+func base64Text(e *xmltree.Element, what string) ([]byte, error) {
 	if e == nil {
 		return nil, fmt.Errorf("missing %s", what)
 	}
 	var b strings.Builder
-	for _, ch := range e.children {
-		if ch.kind == kindElement {
+	for _, ch := range e.Children {
+		if ch.Kind == xmltree.KindElement {
 			return nil, fmt.Errorf("%s contains an element", what)
 		}
-		if ch.kind == kindText {
-			for _, r := range ch.text {
+		if ch.Kind == xmltree.KindText {
+			for _, r := range ch.Text {
 				if r != ' ' && r != '\t' && r != '\n' && r != '\r' {
 					b.WriteRune(r)
 				}
@@ -365,3 +366,10 @@ func base64Text(e *element, what string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// XML-DSig namespace.
+const nsDSig = "http://www.w3.org/2000/09/xmldsig#"
+
+// ErrInvalidXML is wrapped by every error about input that is not a
+// well-formed XML document this package can canonicalize.
+var ErrInvalidXML = xmltree.ErrInvalidXML

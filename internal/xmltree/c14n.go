@@ -1,4 +1,4 @@
-package signer
+package xmltree
 
 import (
 	"slices"
@@ -23,12 +23,12 @@ import (
 
 type canonicalizer struct {
 	out     []byte
-	top     *element
-	exclude *element
+	top     *Element
+	exclude *Element
 }
 
 // canonicalElement renders e as the apex of a document subset.
-func canonicalElement(e, top, exclude *element, sizeHint int) []byte {
+func CanonicalElement(e, top, exclude *Element, sizeHint int) []byte {
 	c := canonicalizer{out: make([]byte, 0, sizeHint), top: top, exclude: exclude}
 	c.apex(e)
 	return c.out
@@ -36,9 +36,9 @@ func canonicalElement(e, top, exclude *element, sizeHint int) []byte {
 
 // canonicalDocument renders the whole document (or, when top is not the
 // root, the subtree of top as if it were a document of its own).
-func canonicalDocument(d *document, top, exclude *element, sizeHint int) []byte {
+func CanonicalDocument(d *Document, top, exclude *Element, sizeHint int) []byte {
 	c := canonicalizer{out: make([]byte, 0, sizeHint), top: top, exclude: exclude}
-	if top != nil && top != d.root {
+	if top != nil && top != d.Root {
 		c.apex(top)
 		return c.out
 	}
@@ -46,7 +46,7 @@ func canonicalDocument(d *document, top, exclude *element, sizeHint int) []byte 
 		c.out = append(c.out, pi...)
 		c.out = append(c.out, '\n')
 	}
-	c.apex(d.root)
+	c.apex(d.Root)
 	for _, pi := range d.epilog {
 		c.out = append(c.out, '\n')
 		c.out = append(c.out, pi...)
@@ -56,14 +56,14 @@ func canonicalDocument(d *document, top, exclude *element, sizeHint int) []byte 
 
 // scopeAt returns the non-empty namespace bindings in scope at e, one per
 // prefix, ordered by prefix, looking no higher than top.
-func scopeAt(e, top *element) []nsDecl {
-	var decls []nsDecl
+func ScopeAt(e, top *Element) []NSDecl {
+	var decls []NSDecl
 	seen := map[string]bool{}
-	for ; e != nil; e = e.parent {
-		for _, d := range e.ns {
-			if !seen[d.prefix] {
-				seen[d.prefix] = true
-				if d.uri != "" {
+	for ; e != nil; e = e.Parent {
+		for _, d := range e.NS {
+			if !seen[d.Prefix] {
+				seen[d.Prefix] = true
+				if d.URI != "" {
 					decls = append(decls, d)
 				}
 			}
@@ -72,29 +72,29 @@ func scopeAt(e, top *element) []nsDecl {
 			break
 		}
 	}
-	slices.SortFunc(decls, func(a, b nsDecl) int { return strings.Compare(a.prefix, b.prefix) })
+	slices.SortFunc(decls, func(a, b NSDecl) int { return strings.Compare(a.Prefix, b.Prefix) })
 	return decls
 }
 
 // inheritedXMLAttrs returns the xml:* attributes (xml:lang, xml:space, ...)
 // that e's ancestors, up to top, pass on to e because e doesn't set them.
 // C14N 1.0 copies them onto the apex of a document subset.
-func inheritedXMLAttrs(e, top *element) []attribute {
+func inheritedXMLAttrs(e, top *Element) []Attr {
 	if e == top {
 		return nil
 	}
-	var out []attribute
-	for a := e.parent; a != nil; a = a.parent {
-		for _, at := range a.attrs {
-			if at.uri != nsXML {
+	var out []Attr
+	for a := e.Parent; a != nil; a = a.Parent {
+		for _, at := range a.Attrs {
+			if at.URI != NSXML {
 				continue
 			}
 			taken := false
-			for _, o := range e.attrs {
-				taken = taken || (o.uri == nsXML && o.local == at.local)
+			for _, o := range e.Attrs {
+				taken = taken || (o.URI == NSXML && o.Local == at.Local)
 			}
 			for _, o := range out {
-				taken = taken || o.local == at.local
+				taken = taken || o.Local == at.Local
 			}
 			if !taken {
 				out = append(out, at)
@@ -107,7 +107,7 @@ func inheritedXMLAttrs(e, top *element) []attribute {
 	return out
 }
 
-func (c *canonicalizer) apex(e *element) {
+func (c *canonicalizer) apex(e *Element) {
 	decls, attrs := c.apexContext(e)
 	c.element(e, decls, attrs)
 }
@@ -115,56 +115,56 @@ func (c *canonicalizer) apex(e *element) {
 // apexContext returns what the start tag of e renders as the apex of a
 // document subset: every namespace in scope, and its attributes with the
 // xml:* ones it inherits, in canonical order.
-func (c *canonicalizer) apexContext(e *element) ([]nsDecl, []attribute) {
-	attrs := e.attrs
+func (c *canonicalizer) apexContext(e *Element) ([]NSDecl, []Attr) {
+	attrs := e.Attrs
 	if extra := inheritedXMLAttrs(e, c.top); len(extra) > 0 {
-		attrs = append(slices.Clone(e.attrs), extra...)
+		attrs = append(slices.Clone(e.Attrs), extra...)
 		slices.SortFunc(attrs, compareAttrs)
 	}
-	return scopeAt(e, c.top), attrs
+	return ScopeAt(e, c.top), attrs
 }
 
 // element renders e with the given namespace declarations and attributes,
 // then its content.
-func (c *canonicalizer) element(e *element, decls []nsDecl, attrs []attribute) {
+func (c *canonicalizer) element(e *Element, decls []NSDecl, attrs []Attr) {
 	c.startTag(e, decls, attrs)
-	for _, ch := range e.children {
-		switch ch.kind {
-		case kindText:
-			c.out = appendEscapedText(c.out, ch.text)
-		case kindPI:
-			c.out = append(c.out, ch.text...)
-		case kindElement:
-			if ch.el != c.exclude {
-				c.element(ch.el, c.changedDecls(ch.el), ch.el.attrs)
+	for _, ch := range e.Children {
+		switch ch.Kind {
+		case KindText:
+			c.out = AppendEscapedText(c.out, ch.Text)
+		case KindPI:
+			c.out = append(c.out, ch.Text...)
+		case KindElement:
+			if ch.El != c.exclude {
+				c.element(ch.El, c.changedDecls(ch.El), ch.El.Attrs)
 			}
 		}
 	}
 	c.out = append(c.out, "</"...)
-	c.out = appendQName(c.out, e.prefix, e.local)
+	c.out = AppendQName(c.out, e.Prefix, e.Local)
 	c.out = append(c.out, '>')
 }
 
 // startTag renders the start tag of e with the given namespace
 // declarations and attributes.
-func (c *canonicalizer) startTag(e *element, decls []nsDecl, attrs []attribute) {
+func (c *canonicalizer) startTag(e *Element, decls []NSDecl, attrs []Attr) {
 	c.out = append(c.out, '<')
-	c.out = appendQName(c.out, e.prefix, e.local)
+	c.out = AppendQName(c.out, e.Prefix, e.Local)
 	for _, d := range decls {
 		c.out = append(c.out, " xmlns"...)
-		if d.prefix != "" {
+		if d.Prefix != "" {
 			c.out = append(c.out, ':')
-			c.out = append(c.out, d.prefix...)
+			c.out = append(c.out, d.Prefix...)
 		}
 		c.out = append(c.out, `="`...)
-		c.out = appendEscapedAttr(c.out, d.uri)
+		c.out = AppendEscapedAttr(c.out, d.URI)
 		c.out = append(c.out, '"')
 	}
 	for _, a := range attrs {
 		c.out = append(c.out, ' ')
-		c.out = appendQName(c.out, a.prefix, a.local)
+		c.out = AppendQName(c.out, a.Prefix, a.Local)
 		c.out = append(c.out, `="`...)
-		c.out = appendEscapedAttr(c.out, a.value)
+		c.out = AppendEscapedAttr(c.out, a.Value)
 		c.out = append(c.out, '"')
 	}
 	c.out = append(c.out, '>')
@@ -172,29 +172,29 @@ func (c *canonicalizer) startTag(e *element, decls []nsDecl, attrs []attribute) 
 
 // changedDecls returns the declarations of e that change the binding its
 // parent has in scope; the others are superfluous and not rendered.
-func (c *canonicalizer) changedDecls(e *element) []nsDecl {
-	if len(e.ns) == 0 {
+func (c *canonicalizer) changedDecls(e *Element) []NSDecl {
+	if len(e.NS) == 0 {
 		return nil
 	}
 	n := 0
-	for _, d := range e.ns {
-		if v, _ := lookupNS(e.parent, d.prefix, c.top); v != d.uri {
+	for _, d := range e.NS {
+		if v, _ := lookupNS(e.Parent, d.Prefix, c.top); v != d.URI {
 			n++
 		}
 	}
-	if n == len(e.ns) {
-		return e.ns
+	if n == len(e.NS) {
+		return e.NS
 	}
-	out := make([]nsDecl, 0, n)
-	for _, d := range e.ns {
-		if v, _ := lookupNS(e.parent, d.prefix, c.top); v != d.uri {
+	out := make([]NSDecl, 0, n)
+	for _, d := range e.NS {
+		if v, _ := lookupNS(e.Parent, d.Prefix, c.top); v != d.URI {
 			out = append(out, d)
 		}
 	}
 	return out
 }
 
-func appendQName(dst []byte, prefix, local string) []byte {
+func AppendQName(dst []byte, prefix, local string) []byte {
 	if prefix != "" {
 		dst = append(dst, prefix...)
 		dst = append(dst, ':')
@@ -203,7 +203,7 @@ func appendQName(dst []byte, prefix, local string) []byte {
 }
 
 // appendEscapedText escapes character data as C14N does: & < > and CR only.
-func appendEscapedText(dst []byte, s string) []byte {
+func AppendEscapedText(dst []byte, s string) []byte {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		var esc string
@@ -228,7 +228,7 @@ func appendEscapedText(dst []byte, s string) []byte {
 
 // appendEscapedAttr escapes an attribute value as C14N does: & < " and the
 // whitespace characters tab, LF and CR.
-func appendEscapedAttr(dst []byte, s string) []byte {
+func AppendEscapedAttr(dst []byte, s string) []byte {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		var esc string

@@ -1,4 +1,23 @@
-package signer
+// Package xmltree is dtekit's one XML reader. It parses a document into a
+// tree that keeps the byte offsets of every element in the original input,
+// reads UTF-8 and ISO-8859-1 directly under one encoding-label rule, refuses
+// DOCTYPE declarations, bounds nesting, attributes and element counts, and
+// renders elements and documents in inclusive Canonical XML 1.0 (without
+// comments), with a fast path for elements whose bytes are already in
+// canonical form.
+//
+// Every package that reads XML (signer, dte, caf, ted) goes through it, so
+// they all accept and refuse the same inputs, and an element found by one
+// of them can be named by its offsets to the others.
+//
+// The tree keeps exactly what inclusive C14N 1.0 needs: namespace
+// declarations as written, attribute values after XML normalization,
+// character data with line ends normalized, and processing instructions.
+// Comments are dropped because every reference the SII profile allows ("#id"
+// or "") is canonicalized without comments. Documents with a DOCTYPE are
+// refused: entity and attribute-default declarations would change the
+// canonical form (and cost unbounded work), and the SII never uses them.
+package xmltree
 
 import (
 	"bytes"
@@ -11,140 +30,235 @@ import (
 	"golang.org/x/text/encoding/charmap"
 )
 
-// This file holds a small XML parser built for canonicalization. Unlike
-// encoding/xml or etree it keeps the byte offsets of every element in the
-// original input (so a Signature can be spliced in without re-serializing
-// anything), it reads ISO-8859-1 directly, and it keeps exactly what inclusive
-// C14N 1.0 needs: namespace declarations as written, attribute values after
-// XML normalization, character data with line ends normalized, and processing
-// instructions. Comments are dropped because every reference the SII profile
-// allows ("#id" or "") is canonicalized without comments. Documents with a
-// DOCTYPE are refused: entity and attribute-default declarations would change
-// the canonical form, and the SII never uses them.
-
 const (
-	nsDSig     = "http://www.w3.org/2000/09/xmldsig#"
-	nsXML      = "http://www.w3.org/XML/1998/namespace"
-	maxDepth   = 256  // element nesting accepted by the parser
+	// NSXML is the namespace bound to the xml prefix.
+	NSXML      = "http://www.w3.org/XML/1998/namespace"
+	nsXMLNS    = "http://www.w3.org/2000/xmlns/"
 	maxAttrs   = 1024 // attributes (including namespace declarations) per element
 	idAttrName = "ID" // the attribute that "#id" references resolve against
 )
 
-// ErrInvalidXML is wrapped by every error about input that is not a
-// well-formed XML document this package can canonicalize.
-var ErrInvalidXML = errors.New("signer: invalid XML")
-
-type nodeKind uint8
-
+// Default limits of Parse; ParseWith takes others.
 const (
-	kindElement nodeKind = iota
-	kindText
-	kindPI
+	// DefaultMaxDepth is the element nesting accepted by default.
+	DefaultMaxDepth = 256
+	// DefaultMaxElements is the element count accepted by default: an
+	// EnvioDTE of 2000 large documents holds well under a million.
+	DefaultMaxElements = 4 << 20
+	// DefaultMaxBytes is the input size accepted by default.
+	DefaultMaxBytes = 256 << 20
 )
 
-// node is one child of an element: an element, character data (decoded to
+// ErrInvalidXML is wrapped by every error about input that is not a
+// well-formed XML document this package reads.
+var ErrInvalidXML = errors.New("invalid XML")
+
+// ErrLimit is wrapped by every error about input that exceeds a limit of
+// Options (size, depth, element count).
+var ErrLimit = errors.New("XML input over a limit")
+
+// Kind tells what a Node is.
+type Kind uint8
+
+// The kinds of Node.
+const (
+	KindElement Kind = iota // an element (Node.El)
+	KindText                // character data (Node.Text)
+	KindPI                  // a processing instruction in canonical form (Node.Text)
+)
+
+// Node is one child of an element: an element, character data (decoded to
 // UTF-8, line ends normalized, CDATA sections included) or a processing
 // instruction already in canonical form.
-type node struct {
-	kind nodeKind
-	el   *element
-	text string
+type Node struct {
+	Kind Kind
+	El   *Element
+	Text string
 }
 
-// nsDecl is a namespace declaration as written on an element; prefix "" is
-// the default namespace, and uri "" undeclares it (xmlns="").
-type nsDecl struct{ prefix, uri string }
+// NSDecl is a namespace declaration as written on an element; Prefix "" is
+// the default namespace, and URI "" undeclares it (xmlns="").
+type NSDecl struct{ Prefix, URI string }
 
-// attribute is an ordinary attribute (not a namespace declaration).
-type attribute struct {
-	prefix, local string
-	uri           string // namespace of the attribute; "" when unprefixed
-	value         string // normalized value, UTF-8
+// Attr is an ordinary attribute (not a namespace declaration).
+type Attr struct {
+	Prefix, Local string
+	URI           string // namespace of the attribute; "" when unprefixed
+	Value         string // normalized value, UTF-8
 }
 
-func (a attribute) qname() string {
-	if a.prefix == "" {
-		return a.local
+// QName returns the attribute's name as written.
+func (a Attr) QName() string {
+	if a.Prefix == "" {
+		return a.Local
 	}
-	return a.prefix + ":" + a.local
+	return a.Prefix + ":" + a.Local
 }
 
-// element is a parsed element with the offsets of its first byte ('<' of the
-// start tag) and of the byte just after its end tag (or empty-element tag).
-type element struct {
-	parent        *element
-	prefix, local string
-	uri           string
-	ns            []nsDecl
-	attrs         []attribute
-	children      []node
-	start, end    int
+// Element is a parsed element. Start is the offset of its first byte ('<'
+// of the start tag) and End the offset just after its end tag (or
+// empty-element tag); Inner and InnerEnd delimit its content (equal for an
+// empty element). NS and Attrs are in canonical order.
+type Element struct {
+	Parent          *Element
+	Prefix, Local   string
+	URI             string
+	NS              []NSDecl
+	Attrs           []Attr
+	Children        []Node
+	Start, End      int
+	Inner, InnerEnd int
 }
 
-func (e *element) qname() string {
-	if e.prefix == "" {
-		return e.local
+// QName returns the element's name as written.
+func (e *Element) QName() string {
+	if e.Prefix == "" {
+		return e.Local
 	}
-	return e.prefix + ":" + e.local
+	return e.Prefix + ":" + e.Local
 }
 
-// is reports whether e is the element {uri}local.
-func (e *element) is(uri, local string) bool { return e.uri == uri && e.local == local }
+// Is reports whether e is the element {uri}local.
+func (e *Element) Is(uri, local string) bool { return e.URI == uri && e.Local == local }
 
-// attr returns the value of the unprefixed attribute name.
-func (e *element) attr(name string) (string, bool) {
-	for _, a := range e.attrs {
-		if a.prefix == "" && a.local == name {
-			return a.value, true
+// Attr returns the value of the unprefixed attribute name.
+func (e *Element) Attr(name string) (string, bool) {
+	for _, a := range e.Attrs {
+		if a.Prefix == "" && a.Local == name {
+			return a.Value, true
 		}
 	}
 	return "", false
 }
 
-// document is a parsed XML document.
-type document struct {
-	root   *element
-	prolog []string // processing instructions before the root, canonical form
-	epilog []string // processing instructions after the root, canonical form
-	ids    map[string]*element
-	dupIDs map[string]bool
+// Text returns the character data directly inside e (its text children
+// concatenated; child elements are skipped).
+func (e *Element) Text() string {
+	switch {
+	case e == nil:
+		return ""
+	case len(e.Children) == 1 && e.Children[0].Kind == KindText:
+		return e.Children[0].Text
+	}
+	var b strings.Builder
+	for _, c := range e.Children {
+		if c.Kind == KindText {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
 }
 
-// byID returns the unique element whose ID attribute equals id, searching
+// Elements returns the child elements of e, in order.
+func (e *Element) Elements() []*Element {
+	if e == nil {
+		return nil
+	}
+	out := make([]*Element, 0, len(e.Children))
+	for _, c := range e.Children {
+		if c.Kind == KindElement {
+			out = append(out, c.El)
+		}
+	}
+	return out
+}
+
+// Child returns the first child element named {uri}local, or nil.
+func (e *Element) Child(uri, local string) *Element {
+	if e == nil {
+		return nil
+	}
+	for _, c := range e.Children {
+		if c.Kind == KindElement && c.El.Is(uri, local) {
+			return c.El
+		}
+	}
+	return nil
+}
+
+// Document is a parsed XML document.
+type Document struct {
+	Root   *Element
+	prolog []string // processing instructions before the root, canonical form
+	epilog []string // processing instructions after the root, canonical form
+	ids    map[string]*Element
+	dupIDs map[string]bool
+	// Encoding is the encoding the document was read in: "UTF-8",
+	// "ISO-8859-1", "US-ASCII" or another single-byte table's name.
+	Encoding string
+	// Elements counts the elements of the document.
+	Elements int
+}
+
+// DuplicateID returns an ID attribute value that appears on more than one
+// element of the document, or "" when every ID is unique.
+func (d *Document) DuplicateID() string {
+	for id := range d.dupIDs {
+		return id
+	}
+	return ""
+}
+
+// ByID returns the unique element whose ID attribute equals id, searching
 // only inside top when top is not nil.
-func (d *document) byID(id string, top *element) (*element, error) {
+func (d *Document) ByID(id string, top *Element) (*Element, error) {
 	if d.dupIDs[id] {
 		if top == nil {
-			return nil, fmt.Errorf("signer: ID %q appears on more than one element", id)
+			return nil, fmt.Errorf("ID %q appears on more than one element", id)
 		}
 		// A duplicate elsewhere in the document does not matter when the
 		// search is confined to top; count the matches inside it.
-		var found *element
+		var found *Element
 		n := 0
-		walk(top, func(e *element) {
-			if v, ok := e.attr(idAttrName); ok && v == id {
+		Walk(top, func(e *Element) {
+			if v, ok := e.Attr(idAttrName); ok && v == id {
 				found = e
 				n++
 			}
 		})
 		if n > 1 {
-			return nil, fmt.Errorf("signer: ID %q appears on more than one element", id)
+			return nil, fmt.Errorf("ID %q appears on more than one element", id)
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("signer: no element with ID %q", id)
+			return nil, fmt.Errorf("no element with ID %q", id)
 		}
 		return found, nil
 	}
 	e := d.ids[id]
-	if e == nil || (top != nil && !within(e, top)) {
-		return nil, fmt.Errorf("signer: no element with ID %q", id)
+	if e == nil || (top != nil && !Within(e, top)) {
+		return nil, fmt.Errorf("no element with ID %q", id)
 	}
 	return e, nil
 }
 
-// within reports whether e is top or a descendant of top.
-func within(e, top *element) bool {
-	for ; e != nil; e = e.parent {
+// NextElement returns the element sibling that follows e, skipping
+// whitespace and processing instructions, or nil (also when non-blank text
+// comes first, or e is the root).
+func NextElement(e *Element) *Element {
+	if e.Parent == nil {
+		return nil
+	}
+	sib := e.Parent.Children
+	for i, ch := range sib {
+		if ch.Kind != KindElement || ch.El != e {
+			continue
+		}
+		for _, n := range sib[i+1:] {
+			switch {
+			case n.Kind == KindElement:
+				return n.El
+			case n.Kind == KindText && strings.TrimSpace(n.Text) != "":
+				return nil
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// Within reports whether e is top or a descendant of top.
+func Within(e, top *Element) bool {
+	for ; e != nil; e = e.Parent {
 		if e == top {
 			return true
 		}
@@ -152,12 +266,12 @@ func within(e, top *element) bool {
 	return false
 }
 
-// walk calls f for e and every descendant element, in document order.
-func walk(e *element, f func(*element)) {
+// Walk calls f for e and every descendant element, in document order.
+func Walk(e *Element, f func(*Element)) {
 	f(e)
-	for _, c := range e.children {
-		if c.kind == kindElement {
-			walk(c.el, f)
+	for _, c := range e.Children {
+		if c.Kind == KindElement {
+			Walk(c.El, f)
 		}
 	}
 }
@@ -169,30 +283,80 @@ type parser struct {
 	pos     int
 	charset *charmap.Charmap
 	ascii   bool
-	doc     *document
+	doc     *Document
 	buf     []byte
+	opts    Options
+	names   [64]string // recently read names, by a hash
+	slab    []Element  // elements allocated in batches
+	slabN   int        // size of the last batch
 	// fast, when set, makes content() hand the subtree of the element
 	// whose ID is fast.id to the canonical-form scanner of sign_fast.go
 	// instead of building it.
 	fast *fastTarget
 }
 
-// parseXML parses src into a document.
-func parseXML(src []byte) (*document, error) {
-	p := &parser{src: src, doc: &document{ids: map[string]*element{}}}
+// Options bounds what Parse accepts. A zero field takes the default.
+type Options struct {
+	// MaxBytes bounds the input size (DefaultMaxBytes).
+	MaxBytes int
+	// MaxDepth bounds element nesting (DefaultMaxDepth).
+	MaxDepth int
+	// MaxElements bounds the number of elements (DefaultMaxElements).
+	MaxElements int
+	// Skim, when set, is asked about each element below the root right
+	// after its start tag. When it returns true and the element's content
+	// is written in the strict canonical shape of FastCanonical, the
+	// content is checked but not built: the element keeps its attributes
+	// and offsets and has no children. Otherwise it is parsed as usual.
+	Skim func(*Element) bool
+	// Latin1Fallback reads a document that has neither a byte order mark
+	// nor an encoding declaration, and is not valid UTF-8, as ISO-8859-1.
+	// The SII hands out CAF files written that way.
+	Latin1Fallback bool
+}
+
+// Parse parses src into a document with the default limits.
+func Parse(src []byte) (*Document, error) { return ParseWith(src, Options{}) }
+
+// ParseWith parses src into a document under opts.
+func ParseWith(src []byte, opts Options) (*Document, error) {
+	p, err := newParser(src, opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.document(); err != nil {
 		return nil, err
 	}
 	return p.doc, nil
 }
 
+func newParser(src []byte, opts Options) (*parser, error) {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = DefaultMaxDepth
+	}
+	if opts.MaxElements <= 0 {
+		opts.MaxElements = DefaultMaxElements
+	}
+	if len(src) > opts.MaxBytes {
+		return nil, fmt.Errorf("%w: the document is %d bytes, more than the %d accepted", ErrLimit, len(src), opts.MaxBytes)
+	}
+	return &parser{src: src, opts: opts, doc: &Document{ids: map[string]*Element{}}}, nil
+}
+
 // errorf reports a syntax error at the current position with its line and
 // column (1-based, counted in bytes).
 func (p *parser) errorf(format string, args ...any) error {
 	pos := min(p.pos, len(p.src))
-	line := 1 + bytes.Count(p.src[:pos], []byte{'\n'})
 	col := pos - bytes.LastIndexByte(p.src[:pos], '\n')
-	return fmt.Errorf("%w: line %d column %d: %s", ErrInvalidXML, line, col, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: line %d column %d: %s", ErrInvalidXML, p.line(), col, fmt.Sprintf(format, args...))
+}
+
+// line returns the 1-based line of the current position.
+func (p *parser) line() int {
+	return 1 + bytes.Count(p.src[:min(p.pos, len(p.src))], []byte{'\n'})
 }
 
 func (p *parser) eof() bool { return p.pos >= len(p.src) }
@@ -212,16 +376,37 @@ func (p *parser) skipSpace() bool {
 }
 
 func (p *parser) document() error {
+	bom := false
 	switch {
 	case bytes.HasPrefix(p.src, []byte{0xEF, 0xBB, 0xBF}):
-		p.pos = 3
+		p.pos, bom = 3, true
 	case bytes.HasPrefix(p.src, []byte{0xFE, 0xFF}), bytes.HasPrefix(p.src, []byte{0xFF, 0xFE}):
 		return p.errorf("UTF-16 documents are not supported")
 	}
-	if p.has("<?xml") && len(p.src) > p.pos+5 && isSpace(p.src[p.pos+5]) {
-		if err := p.xmlDecl(); err != nil {
-			return err
+	decl, err := ParseDeclaration(p.src[p.pos:])
+	if err != nil {
+		return err
+	}
+	p.pos += decl.Len
+	p.doc.Encoding = UTF8
+	switch {
+	case decl.Encoding != "":
+		enc, err := EncodingOf(decl.Encoding)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidXML, err)
 		}
+		if bom && enc != UTF8 {
+			return p.errorf("a UTF-8 byte order mark contradicts the declared encoding %q", decl.Encoding)
+		}
+		p.doc.Encoding = enc
+	case !bom && p.opts.Latin1Fallback && !utf8.Valid(p.src):
+		p.doc.Encoding = Latin1
+	}
+	switch p.doc.Encoding {
+	case USASCII:
+		p.ascii = true
+	case Latin1:
+		p.charset = charmap.ISO8859_1
 	}
 	if err := p.misc(&p.doc.prolog); err != nil {
 		return err
@@ -261,64 +446,15 @@ func (p *parser) misc(pis *[]string) error {
 			*pis = append(*pis, pi)
 		case p.has("<!DOCTYPE"):
 			return p.errorf("documents with a DOCTYPE are not supported")
-		case p.has("<") && p.doc.root == nil:
+		case p.has("<") && p.doc.Root == nil:
 			return nil
 		default:
-			if p.doc.root == nil {
+			if p.doc.Root == nil {
 				return p.errorf("text before the root element")
 			}
 			return p.errorf("content after the root element")
 		}
 	}
-}
-
-// xmlDecl reads the XML declaration and selects the input encoding.
-func (p *parser) xmlDecl() error {
-	end := bytes.Index(p.src[p.pos:], []byte("?>"))
-	if end < 0 {
-		return p.errorf("unterminated XML declaration")
-	}
-	decl := string(p.src[p.pos+5 : p.pos+end])
-	p.pos += end + 2
-	enc := ""
-	rest := decl
-	for {
-		rest = strings.TrimLeft(rest, " \t\r\n")
-		if rest == "" {
-			break
-		}
-		eq := strings.IndexByte(rest, '=')
-		if eq < 0 {
-			return p.errorf("malformed XML declaration")
-		}
-		name := strings.TrimRight(rest[:eq], " \t\r\n")
-		rest = strings.TrimLeft(rest[eq+1:], " \t\r\n")
-		if rest == "" || (rest[0] != '"' && rest[0] != '\'') {
-			return p.errorf("malformed XML declaration")
-		}
-		q := strings.IndexByte(rest[1:], rest[0])
-		if q < 0 {
-			return p.errorf("malformed XML declaration")
-		}
-		if name == "encoding" {
-			enc = rest[1 : 1+q]
-		}
-		rest = rest[q+2:]
-	}
-	switch strings.ToLower(enc) {
-	case "", "utf-8", "utf8":
-	case "us-ascii", "ascii":
-		p.ascii = true
-	case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "iso-ir-100", "cp819", "ibm819":
-		p.charset = charmap.ISO8859_1
-	case "iso-8859-15", "iso8859-15", "latin-9", "latin9":
-		p.charset = charmap.ISO8859_15
-	case "windows-1252", "cp1252":
-		p.charset = charmap.Windows1252
-	default:
-		return p.errorf("unsupported encoding %q (want UTF-8 or ISO-8859-1)", enc)
-	}
-	return nil
 }
 
 func (p *parser) comment() error {
@@ -386,9 +522,36 @@ func (p *parser) name() (string, error) {
 		p.pos++
 	}
 	if ascii {
-		return string(p.src[start:p.pos]), nil
+		return p.intern(p.src[start:p.pos]), nil
 	}
 	return p.decodeRaw(start, p.pos)
+}
+
+// intern returns b as a string, reusing the string of an earlier equal
+// name when the small cache still holds it (documents repeat a few dozen
+// names thousands of times).
+func (p *parser) intern(b []byte) string {
+	h := len(b)
+	if h > 0 {
+		h = h*31 + int(b[0])*7 + int(b[len(b)-1])
+	}
+	slot := &p.names[h%len(p.names)]
+	if *slot == string(b) {
+		return *slot
+	}
+	*slot = string(b)
+	return *slot
+}
+
+// newElement returns a zeroed element from the parser's current slab.
+func (p *parser) newElement() *Element {
+	if len(p.slab) == 0 {
+		p.slabN = min(max(2*p.slabN, 8), 256)
+		p.slab = make([]Element, p.slabN)
+	}
+	el := &p.slab[0]
+	p.slab = p.slab[1:]
+	return el
 }
 
 // endTagName reads the name of an end tag and checks it against the open
@@ -627,14 +790,14 @@ func (p *parser) text() (string, error) {
 
 // lookupNS resolves prefix in the scope of e, looking no higher than top
 // (the whole ancestry when top is nil). The xml prefix is always bound.
-func lookupNS(e *element, prefix string, top *element) (string, bool) {
+func lookupNS(e *Element, prefix string, top *Element) (string, bool) {
 	if prefix == "xml" {
-		return nsXML, true
+		return NSXML, true
 	}
-	for ; e != nil; e = e.parent {
-		for _, d := range e.ns {
-			if d.prefix == prefix {
-				return d.uri, true
+	for ; e != nil; e = e.Parent {
+		for _, d := range e.NS {
+			if d.Prefix == prefix {
+				return d.URI, true
 			}
 		}
 		if e == top {
@@ -646,14 +809,14 @@ func lookupNS(e *element, prefix string, top *element) (string, bool) {
 
 // content parses the root element and everything inside it.
 func (p *parser) content() error {
-	var cur *element
+	var cur *Element
 	depth := 0
 	for {
 		if p.eof() {
 			if cur == nil {
 				return p.errorf("no root element")
 			}
-			return p.errorf("unexpected end of document inside <%s>", cur.qname())
+			return p.errorf("unexpected end of document inside <%s>", cur.QName())
 		}
 		if p.src[p.pos] != '<' {
 			if cur == nil {
@@ -663,7 +826,7 @@ func (p *parser) content() error {
 			if err != nil {
 				return err
 			}
-			cur.children = append(cur.children, node{kind: kindText, text: t})
+			cur.Children = append(cur.Children, Node{Kind: KindText, Text: t})
 			continue
 		}
 		switch {
@@ -671,17 +834,18 @@ func (p *parser) content() error {
 			if cur == nil {
 				return p.errorf("end tag without a start tag")
 			}
+			cur.InnerEnd = p.pos
 			p.pos += 2
-			if err := p.endTagName(cur.qname()); err != nil {
+			if err := p.endTagName(cur.QName()); err != nil {
 				return err
 			}
 			p.skipSpace()
 			if !p.has(">") {
-				return p.errorf("malformed end tag </%s>", cur.qname())
+				return p.errorf("malformed end tag </%s>", cur.QName())
 			}
 			p.pos++
-			cur.end = p.pos
-			cur = cur.parent
+			cur.End = p.pos
+			cur = cur.Parent
 			depth--
 			if cur == nil {
 				return nil
@@ -707,7 +871,7 @@ func (p *parser) content() error {
 				return err
 			}
 			p.pos = start + end + 3
-			cur.children = append(cur.children, node{kind: kindText, text: t})
+			cur.Children = append(cur.Children, Node{Kind: KindText, Text: t})
 		case p.has("<?"):
 			if cur == nil {
 				return p.errorf("expected the root element")
@@ -716,28 +880,42 @@ func (p *parser) content() error {
 			if err != nil {
 				return err
 			}
-			cur.children = append(cur.children, node{kind: kindPI, text: pi})
+			cur.Children = append(cur.Children, Node{Kind: KindPI, Text: pi})
 		case p.has("<!"):
 			return p.errorf("unexpected markup declaration")
 		default:
-			if cur != nil && depth >= maxDepth {
-				return p.errorf("elements nested deeper than %d levels", maxDepth)
+			if cur != nil && depth >= p.opts.MaxDepth {
+				return fmt.Errorf("%w: line %d: elements nested deeper than %d levels", ErrLimit, p.line(), p.opts.MaxDepth)
+			}
+			if p.doc.Elements++; p.doc.Elements > p.opts.MaxElements {
+				return fmt.Errorf("%w: more than %d elements", ErrLimit, p.opts.MaxElements)
 			}
 			el, empty, err := p.startTag(cur)
 			if err != nil {
 				return err
 			}
 			if cur == nil {
-				p.doc.root = el
+				p.doc.Root = el
 			} else {
-				cur.children = append(cur.children, node{kind: kindElement, el: el})
+				cur.Children = append(cur.Children, Node{Kind: KindElement, El: el})
 				if p.fast != nil && p.fast.apex == nil && p.fast.isTarget(el) {
-					// The element to sign: its subtree is checked and
-					// digested in place, never built.
-					if err := p.scanCanonicalSubtree(el, empty, depth); err != nil {
+					// The element to canonicalize: its subtree is
+					// checked and written out in place, never built.
+					p.fast.apex = el
+					if err := p.scanCanonical(el, empty, depth, p.fast.id, &p.fast.skip); err != nil {
 						return err
 					}
 					continue
+				}
+				if !empty && p.opts.Skim != nil && p.opts.Skim(el) {
+					// A subtree the caller does not need: when it is in
+					// the strict canonical shape (and so well formed) it
+					// is stepped over without being built.
+					pos, n := p.pos, p.doc.Elements
+					if p.scanCanonical(el, false, depth, "", nil) == nil {
+						continue
+					}
+					p.pos, p.doc.Elements = pos, n
 				}
 			}
 			if empty {
@@ -753,14 +931,15 @@ func (p *parser) content() error {
 }
 
 // startTag parses a start tag or empty-element tag at p.pos.
-func (p *parser) startTag(parent *element) (*element, bool, error) {
-	el := &element{parent: parent, start: p.pos}
+func (p *parser) startTag(parent *Element) (*Element, bool, error) {
+	el := p.newElement()
+	el.Parent, el.Start = parent, p.pos
 	p.pos++
 	qname, err := p.name()
 	if err != nil {
 		return nil, false, err
 	}
-	if el.prefix, el.local, err = p.splitQName(qname); err != nil {
+	if el.Prefix, el.Local, err = p.splitQName(qname); err != nil {
 		return nil, false, err
 	}
 	empty := false
@@ -769,11 +948,12 @@ func (p *parser) startTag(parent *element) (*element, bool, error) {
 		space := p.skipSpace()
 		if p.has(">") {
 			p.pos++
+			el.Inner = p.pos
 			break
 		}
 		if p.has("/>") {
 			p.pos += 2
-			el.end = p.pos
+			el.End, el.Inner, el.InnerEnd = p.pos, p.pos, p.pos
 			empty = true
 			break
 		}
@@ -807,28 +987,28 @@ func (p *parser) startTag(parent *element) (*element, bool, error) {
 	// Resolve the element and attribute namespaces now that all of this
 	// element's declarations are known.
 	var ok bool
-	if el.uri, ok = lookupNS(el, el.prefix, nil); !ok {
-		return nil, false, p.errorf("undeclared namespace prefix %q on <%s>", el.prefix, qname)
+	if el.URI, ok = lookupNS(el, el.Prefix, nil); !ok {
+		return nil, false, p.errorf("undeclared namespace prefix %q on <%s>", el.Prefix, qname)
 	}
-	for i := range el.attrs {
-		a := &el.attrs[i]
-		if a.prefix == "" {
+	for i := range el.Attrs {
+		a := &el.Attrs[i]
+		if a.Prefix == "" {
 			continue
 		}
-		if a.uri, ok = lookupNS(el, a.prefix, nil); !ok {
-			return nil, false, p.errorf("undeclared namespace prefix %q on attribute %s of <%s>", a.prefix, a.qname(), qname)
+		if a.URI, ok = lookupNS(el, a.Prefix, nil); !ok {
+			return nil, false, p.errorf("undeclared namespace prefix %q on attribute %s of <%s>", a.Prefix, a.QName(), qname)
 		}
-		for _, b := range el.attrs[:i] {
-			if b.prefix != "" && b.uri == a.uri && b.local == a.local {
-				return nil, false, p.errorf("attributes %s and %s of <%s> are the same attribute", b.qname(), a.qname(), qname)
+		for _, b := range el.Attrs[:i] {
+			if b.Prefix != "" && b.URI == a.URI && b.Local == a.Local {
+				return nil, false, p.errorf("attributes %s and %s of <%s> are the same attribute", b.QName(), a.QName(), qname)
 			}
 		}
 	}
 	// Keep declarations and attributes in canonical order so that the
 	// canonicalizer never has to sort.
-	slices.SortFunc(el.ns, func(a, b nsDecl) int { return strings.Compare(a.prefix, b.prefix) })
-	slices.SortFunc(el.attrs, compareAttrs)
-	if id, ok := el.attr(idAttrName); ok {
+	slices.SortFunc(el.NS, func(a, b NSDecl) int { return strings.Compare(a.Prefix, b.Prefix) })
+	slices.SortFunc(el.Attrs, compareAttrs)
+	if id, ok := el.Attr(idAttrName); ok {
 		if _, dup := p.doc.ids[id]; dup {
 			if p.doc.dupIDs == nil {
 				p.doc.dupIDs = map[string]bool{}
@@ -842,7 +1022,7 @@ func (p *parser) startTag(parent *element) (*element, bool, error) {
 }
 
 // addAttr records one attribute or namespace declaration of el.
-func (p *parser) addAttr(el *element, qname, value string) error {
+func (p *parser) addAttr(el *Element, qname, value string) error {
 	if qname == "xmlns" || strings.HasPrefix(qname, "xmlns:") {
 		prefix := ""
 		if qname != "xmlns" {
@@ -853,19 +1033,19 @@ func (p *parser) addAttr(el *element, qname, value string) error {
 			switch {
 			case prefix == "xmlns":
 				return p.errorf("the xmlns prefix cannot be declared")
-			case prefix == "xml" && value != nsXML, prefix != "xml" && value == nsXML:
+			case prefix == "xml" && value != NSXML, prefix != "xml" && value == NSXML:
 				return p.errorf("the xml prefix and namespace cannot be rebound")
 			case value == "":
 				return p.errorf("namespace prefix %s cannot be undeclared in XML 1.0", prefix)
 			}
 		}
-		for _, d := range el.ns {
-			if d.prefix == prefix {
-				return p.errorf("namespace %s declared twice on <%s>", qname, el.qname())
+		for _, d := range el.NS {
+			if d.Prefix == prefix {
+				return p.errorf("namespace %s declared twice on <%s>", qname, el.QName())
 			}
 		}
 		if prefix != "xml" { // a declaration of xml is redundant and never rendered
-			el.ns = append(el.ns, nsDecl{prefix: prefix, uri: value})
+			el.NS = append(el.NS, NSDecl{Prefix: prefix, URI: value})
 		}
 		return nil
 	}
@@ -876,20 +1056,20 @@ func (p *parser) addAttr(el *element, qname, value string) error {
 	if prefix == "xmlns" {
 		return p.errorf("malformed namespace declaration %s", qname)
 	}
-	for _, a := range el.attrs {
-		if a.prefix == prefix && a.local == local {
-			return p.errorf("attribute %s appears twice in <%s>", qname, el.qname())
+	for _, a := range el.Attrs {
+		if a.Prefix == prefix && a.Local == local {
+			return p.errorf("attribute %s appears twice in <%s>", qname, el.QName())
 		}
 	}
-	el.attrs = append(el.attrs, attribute{prefix: prefix, local: local, value: value})
+	el.Attrs = append(el.Attrs, Attr{Prefix: prefix, Local: local, Value: value})
 	return nil
 }
 
 // compareAttrs orders attributes as C14N requires: by namespace URI (none
 // first), then by local name.
-func compareAttrs(a, b attribute) int {
-	if c := strings.Compare(a.uri, b.uri); c != 0 {
+func compareAttrs(a, b Attr) int {
+	if c := strings.Compare(a.URI, b.URI); c != 0 {
 		return c
 	}
-	return strings.Compare(a.local, b.local)
+	return strings.Compare(a.Local, b.Local)
 }

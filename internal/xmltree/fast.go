@@ -1,0 +1,450 @@
+package xmltree
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+)
+
+// The canonical fast path.
+//
+// Writers such as dtekit's own DTE and envelope builders emit the element
+// they sign already in canonical form: no comments, CDATA sections or
+// processing instructions, explicit end tags, attributes in canonical order
+// written with double quotes and C14N's escapes, and only C14N's escapes in
+// character data. For such an element the canonical form is its bytes as
+// written (decoded to UTF-8), with the start tag of the element itself
+// re-rendered to carry the namespaces and xml:* attributes it inherits, and
+// with default-namespace declarations that repeat the one in scope left out
+// (a signed DTE pasted into an envelope repeats the SII namespace). Building
+// the element's tree just to print it again would be most of the cost of a
+// signature besides RSA, and of an envelope's signature nearly all of it.
+//
+// So FastCanonical parses the document as usual, except that the subtree of
+// the element with the given ID is not built: scanCanonicalSubtree walks it
+// and checks, byte by byte, that it is in that strict canonical shape. When
+// it is, the canonical form is written out from the raw bytes. When
+// anything is outside that shape (or the document has an error), the scan
+// gives up and the caller parses the whole document the ordinary way; the
+// result of either path is the same, byte for byte.
+//
+// Everything outside the scanned subtree goes through the ordinary parser,
+// and the strict shape is a subset of well-formed XML (only ASCII names
+// without prefixes, no whitespace variants, no references other than the
+// canonical escapes, characters checked as the parser checks them), so a
+// document the fast path accepts is one the ordinary parser accepts.
+
+// errNotCanonical stops the fast scan: the element is not written in the
+// strict canonical shape, and the ordinary path must handle it.
+var errNotCanonical = errors.New("the element is not written in canonical form")
+
+// fastTarget is the fast path's state inside a parser.
+type fastTarget struct {
+	id   string
+	apex *Element
+	// skip lists the source ranges inside the content that the canonical
+	// form leaves out: superfluous default-namespace declarations.
+	skip [][2]int
+}
+
+// isTarget reports whether e is the element to canonicalize.
+func (t *fastTarget) isTarget(e *Element) bool {
+	v, ok := e.Attr(idAttrName)
+	return ok && v == t.id
+}
+
+// FastCanonical tries the fast path: it parses doc under opts with the
+// subtree of the element whose ID is id scanned instead of built, and when
+// that subtree is written in canonical form it writes the element's
+// canonical form (in its document context) to w and returns the element
+// (with its ancestors and everything outside it parsed). ok is false when
+// the fast path does not apply; the caller then takes the ordinary path
+// (Parse and CanonicalElement), which decides and reports any error. The
+// returned element has no children.
+func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Element, ok bool) {
+	for i := 0; i < len(id); i++ {
+		if id[i] >= utf8.RuneSelf {
+			return nil, false
+		}
+	}
+	p, err := newParser(doc, opts)
+	if err != nil {
+		return nil, false
+	}
+	t := &fastTarget{id: id}
+	p.fast = t
+	if err := p.document(); err != nil || t.apex == nil {
+		return nil, false
+	}
+	el = t.apex
+	if p.doc.dupIDs[id] || p.doc.ids[id] != el {
+		return nil, false
+	}
+	c := canonicalizer{out: make([]byte, 0, 512)}
+	decls, attrs := c.apexContext(el)
+	c.startTag(el, decls, attrs)
+	w.Write(c.out)
+	var buf []byte
+	if p.charset != nil {
+		buf = make([]byte, 0, 32<<10)
+	}
+	pos := el.Inner
+	for _, r := range append(t.skip, [2]int{el.InnerEnd, el.InnerEnd}) {
+		for seg := doc[pos:r[0]]; len(seg) > 0; {
+			if p.charset == nil {
+				w.Write(seg)
+				break
+			}
+			n := min(len(seg), 16<<10)
+			buf = p.appendDecoded(buf[:0], seg[:n])
+			w.Write(buf)
+			seg = seg[n:]
+		}
+		pos = r[1]
+	}
+	c.out = append(c.out[:0], "</"...)
+	c.out = AppendQName(c.out, el.Prefix, el.Local)
+	c.out = append(c.out, '>')
+	w.Write(c.out)
+	return el, true
+}
+
+// appendDecoded appends raw source bytes, already checked by the scan,
+// decoded to UTF-8.
+func (p *parser) appendDecoded(dst, raw []byte) []byte {
+	if p.charset == nil {
+		return append(dst, raw...)
+	}
+	last := 0
+	for i := 0; i < len(raw); i++ {
+		// Step over ASCII eight bytes at a time.
+		for i+8 <= len(raw) && binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 == 0 {
+			i += 8
+		}
+		if i >= len(raw) {
+			break
+		}
+		b := raw[i]
+		if b < utf8.RuneSelf {
+			continue
+		}
+		dst = append(dst, raw[last:i]...)
+		dst = utf8.AppendRune(dst, p.charset.DecodeByte(b))
+		last = i + 1
+	}
+	return append(dst, raw[last:]...)
+}
+
+// fastOpen is an element open inside the scanned subtree: where its name
+// lies in the source, and the default namespace in scope inside it.
+type fastOpen struct {
+	name0, name1 int
+	ns           []NSDecl // declarations that change the scope
+}
+
+// fastScope returns the namespace bound to prefix inside the innermost
+// open element of stack, below apex.
+func (p *parser) fastScope(apex *Element, stack []fastOpen, prefix string) string {
+	for i := len(stack) - 1; i >= 0; i-- {
+		for _, d := range stack[i].ns {
+			if d.Prefix == prefix {
+				return d.URI
+			}
+		}
+	}
+	uri, _ := lookupNS(apex, prefix, nil)
+	return uri
+}
+
+// scanCanonical is called by content() right after the start tag of apex
+// (at nesting depth depth). It checks that the element's content and end
+// tag are in the strict canonical shape, sets the element's offsets, and
+// leaves p.pos after the end tag; it appends to skip (when not nil) the
+// superfluous namespace declarations the canonical form leaves out. A
+// descendant whose ID is id (when id is not "") fails the scan. It returns
+// errNotCanonical when the shape is not met.
+func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, skip *[][2]int) error {
+	if empty {
+		return nil
+	}
+	qname := apex.QName()
+	for i := 0; i < len(qname); i++ {
+		if qname[i] >= utf8.RuneSelf {
+			return errNotCanonical
+		}
+	}
+	src := p.src
+	// In ISO-8859-1 every byte above 0x7F is a character XML allows.
+	plain := byte(plainASCII)
+	if p.charset == charmap.ISO8859_1 {
+		plain |= plainHigh
+	}
+	// Open descendants.
+	var stackArr [32]fastOpen
+	stack := stackArr[:0]
+	i := p.pos
+	for {
+		// Character data up to the next tag.
+		for i < len(src) && src[i] != '<' {
+			for i < len(src) && plainText[src[i]]&plain != 0 {
+				i++
+			}
+			if i >= len(src) || src[i] == '<' {
+				break
+			}
+			c := src[i]
+			switch {
+			case c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '>':
+				i++
+			case c == '\n' || c == '\t':
+				i++
+			case c == '&':
+				n := canonicalTextRef(src[i:])
+				if n == 0 {
+					return errNotCanonical
+				}
+				i += n
+			case c >= utf8.RuneSelf:
+				n := p.charLen(i)
+				if n == 0 {
+					return errNotCanonical
+				}
+				i += n
+			default: // '>', CR, control characters
+				return errNotCanonical
+			}
+		}
+		if i+1 >= len(src) {
+			return errNotCanonical
+		}
+		if src[i+1] == '/' {
+			// End tag: exactly </name>.
+			if len(stack) == 0 {
+				j := i + 2 + len(qname)
+				if j >= len(src) || string(src[i+2:j]) != qname || src[j] != '>' {
+					return errNotCanonical
+				}
+				apex.Inner, apex.InnerEnd = p.pos, i
+				p.pos = j + 1
+				apex.End = p.pos
+				return nil
+			}
+			top := stack[len(stack)-1]
+			j := i + 2 + top.name1 - top.name0
+			if j >= len(src) || !bytes.Equal(src[i+2:j], src[top.name0:top.name1]) || src[j] != '>' {
+				return errNotCanonical
+			}
+			stack = stack[:len(stack)-1]
+			i = j + 1
+			continue
+		}
+		// Start tag: <name( xmlns="uri")?( attr="value")*> with an
+		// unprefixed ASCII name and unprefixed attributes in ascending
+		// order.
+		if depth+len(stack)+1 >= p.opts.MaxDepth {
+			return errNotCanonical
+		}
+		if p.doc.Elements++; p.doc.Elements > p.opts.MaxElements {
+			return errNotCanonical
+		}
+		nameStart := i + 1
+		j := scanNCName(src, nameStart)
+		if j == nameStart {
+			return errNotCanonical
+		}
+		open := fastOpen{name0: nameStart, name1: j}
+		var prev []byte
+		lastNS := ""
+		for n := 0; ; n++ {
+			if j >= len(src) {
+				return errNotCanonical
+			}
+			if src[j] == '>' {
+				j++
+				break
+			}
+			if src[j] != ' ' || n >= maxAttrs {
+				return errNotCanonical
+			}
+			attrStart := j
+			an := j + 1
+			j = scanNCName(src, an)
+			aname := src[an:j]
+			isNS, prefix := string(aname) == "xmlns", ""
+			if isNS && j < len(src) && src[j] == ':' {
+				k := scanNCName(src, j+1)
+				if k == j+1 {
+					return errNotCanonical
+				}
+				prefix = string(src[j+1 : k])
+				j = k
+			}
+			switch {
+			case j == an:
+				return errNotCanonical
+			case isNS:
+				// Declarations come first, the default one before the
+				// prefixed ones in ascending order.
+				if prev != nil || (n > 0 && (prefix == "" || prefix <= lastNS)) {
+					return errNotCanonical
+				}
+				lastNS = prefix
+			case prev != nil && string(aname) <= string(prev):
+				return errNotCanonical
+			default:
+				prev = aname
+			}
+			if j+1 >= len(src) || src[j] != '=' || src[j+1] != '"' {
+				return errNotCanonical
+			}
+			j += 2
+			vs := j
+			for j < len(src) && src[j] != '"' {
+				for j < len(src) && plainAttr[src[j]]&plain != 0 {
+					j++
+				}
+				if j >= len(src) || src[j] == '"' {
+					break
+				}
+				c := src[j]
+				switch {
+				case c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<':
+					j++
+				case c == '&' && !isNS:
+					n := canonicalAttrRef(src[j:])
+					if n == 0 {
+						return errNotCanonical
+					}
+					j += n
+				case c >= utf8.RuneSelf && !isNS:
+					n := p.charLen(j)
+					if n == 0 {
+						return errNotCanonical
+					}
+					j += n
+				default: // '<', literal whitespace other than space, controls
+					return errNotCanonical
+				}
+			}
+			if j >= len(src) {
+				return errNotCanonical
+			}
+			value := src[vs:j]
+			j++ // closing quote
+			switch {
+			case isNS:
+				v := string(value)
+				if v == NSXML || v == nsXMLNS || prefix == "xml" || prefix == "xmlns" || (prefix != "" && v == "") {
+					return errNotCanonical
+				}
+				if p.fastScope(apex, stack, prefix) == v {
+					// Superfluous: C14N leaves it out.
+					if skip != nil {
+						*skip = append(*skip, [2]int{attrStart, j})
+					}
+				} else {
+					open.ns = append(open.ns, NSDecl{Prefix: prefix, URI: v})
+				}
+			case string(aname) == idAttrName && id != "" && string(value) == id:
+				return errNotCanonical // a second element with the ID
+			}
+		}
+		stack = append(stack, open)
+		i = j
+	}
+}
+
+// Byte classes of the strict shape's scan: plainASCII marks ASCII bytes
+// that stand for themselves in canonical character data (plainText) or in
+// a double-quoted canonical attribute value (plainAttr); plainHigh marks
+// the bytes above 0x7F, which stand for themselves in ISO-8859-1.
+const (
+	plainASCII = 1 << iota
+	plainHigh
+)
+
+var plainText, plainAttr = func() (t, a [256]byte) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= 0x80:
+			t[c], a[c] = plainHigh, plainHigh
+		case c >= 0x20 && c != '&' && c != '<':
+			if c != '>' {
+				t[c] = plainASCII
+			}
+			if c != '"' {
+				a[c] = plainASCII
+			}
+		case c == '\n' || c == '\t':
+			t[c] = plainASCII
+		}
+	}
+	return t, a
+}()
+
+// charLen returns the length in bytes of the non-ASCII character at src[i]
+// in the document's encoding, or 0 when the parser would reject it.
+func (p *parser) charLen(i int) int {
+	switch {
+	case p.ascii:
+		return 0
+	case p.charset != nil:
+		if p.charset.DecodeByte(p.src[i]) == utf8.RuneError {
+			return 0
+		}
+		return 1
+	}
+	r, n := utf8.DecodeRune(p.src[i:])
+	if (r == utf8.RuneError && n <= 1) || r == 0xFFFE || r == 0xFFFF {
+		return 0
+	}
+	return n
+}
+
+// scanNCName returns the end of the unprefixed ASCII name starting at
+// src[i] ([A-Za-z_][A-Za-z0-9._-]*), or i when there is none.
+func scanNCName(src []byte, i int) int {
+	if i >= len(src) {
+		return i
+	}
+	if c := src[i]; !(c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')) {
+		return i
+	}
+	j := i + 1
+	for j < len(src) {
+		c := src[j]
+		if c == '_' || c == '-' || c == '.' || (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z') {
+			j++
+			continue
+		}
+		break
+	}
+	return j
+}
+
+// canonicalTextRef returns the length of the reference at the start of s
+// when it is one C14N writes in character data (&amp; &lt; &gt; &#xD;), or 0.
+func canonicalTextRef(s []byte) int {
+	for _, r := range [...]string{"&amp;", "&lt;", "&gt;", "&#xD;"} {
+		if len(s) >= len(r) && string(s[:len(r)]) == r {
+			return len(r)
+		}
+	}
+	return 0
+}
+
+// canonicalAttrRef returns the length of the reference at the start of s
+// when it is one C14N writes in attribute values (&amp; &lt; &quot; &#x9;
+// &#xA; &#xD;), or 0.
+func canonicalAttrRef(s []byte) int {
+	for _, r := range [...]string{"&amp;", "&lt;", "&quot;", "&#x9;", "&#xA;", "&#xD;"} {
+		if len(s) >= len(r) && string(s[:len(r)]) == r {
+			return len(r)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,129 @@
+package xmltree
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseDeclaration(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		enc      string
+		wantErr  bool
+		noDecl   bool
+		standalo string
+	}{
+		{in: `<?xml version="1.0" encoding="ISO-8859-1"?><a/>`, enc: "ISO-8859-1"},
+		{in: `<?xml version='1.0' encoding='utf-8'?><a/>`, enc: "utf-8"},
+		{in: "<?xml version=\"1.0\"\n  encoding = \"latin1\" standalone='yes' ?>", enc: "latin1", standalo: "yes"},
+		{in: `<?xml version="1.0"?><a/>`},
+		{in: `<a encoding="UTF-8"/>`, noDecl: true},
+		{in: ` <?xml version="1.0"?>`, noDecl: true},
+		// A pseudo-attribute that merely ends in "encoding" is not one.
+		{in: `<?xml version="1.0" xencoding="UTF-16"?>`, wantErr: true},
+		{in: `<?xml version="1.0" encodingx="UTF-16"?>`, wantErr: true},
+		{in: `<?xml encoding="UTF-8" version="1.0"?>`, wantErr: true},
+		{in: `<?xml version="1.0" standalone="yes" encoding="UTF-8"?>`, wantErr: true},
+		{in: `<?xml version="1.0" encoding="UTF-8" encoding="ISO-8859-1"?>`, wantErr: true},
+		{in: `<?xml version="1.0"encoding="UTF-8"?>`, wantErr: true},
+		{in: `<?xml version="1.0" encoding=UTF-8?>`, wantErr: true},
+		{in: `<?xml version="1.0" encoding=""?>`, wantErr: true},
+		{in: `<?xml version="1.1"?>`, wantErr: true},
+		{in: `<?xml encoding="UTF-8"?>`, wantErr: true},
+		{in: `<?xml version="1.0" encoding="UTF-8"`, wantErr: true},
+	} {
+		d, err := ParseDeclaration([]byte(tc.in))
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseDeclaration(%q): error %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if err == nil && (d.Present == tc.noDecl || d.Encoding != tc.enc || d.Standalone != tc.standalo) {
+			t.Errorf("ParseDeclaration(%q) = %+v", tc.in, d)
+		}
+	}
+}
+
+func TestEncodingRule(t *testing.T) {
+	for label, want := range map[string]string{
+		"ISO-8859-1": Latin1, "iso8859-1": Latin1, "Latin1": Latin1, "latin-1": Latin1, "ISO_8859-1": Latin1,
+		"l1": Latin1, "IBM819": Latin1, "utf-8": UTF8, "UTF8": UTF8, "US-ASCII": USASCII,
+	} {
+		if got, err := EncodingOf(label); err != nil || got != want {
+			t.Errorf("EncodingOf(%q) = %q, %v; want %q", label, got, err, want)
+		}
+	}
+	for _, label := range []string{"windows-1252", "ISO-8859-15", "UTF-16", "latin 1", "iso-8859-1 ", ""} {
+		if got, err := EncodingOf(label); err == nil {
+			t.Errorf("EncodingOf(%q) = %q, want an error", label, got)
+		}
+	}
+	// The parser applies the same rule.
+	for _, doc := range []string{
+		"<?xml version=\"1.0\" encoding=\"windows-1252\"?><a/>",
+		"<?xml version=\"1.0\" xencoding=\"ISO-8859-1\"?><a>\xd1</a>",
+		"\xef\xbb\xbf<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><a/>",
+		"<?xml version=\"1.0\" encoding=\"US-ASCII\"?><a>\xd1</a>",
+		"<a>\xd1</a>",
+	} {
+		if _, err := Parse([]byte(doc)); err == nil {
+			t.Errorf("Parse(%q) accepted it", doc)
+		}
+	}
+	d, err := Parse([]byte("<?xml version=\"1.0\" encoding=\"latin1\"?><a>\xd1</a>"))
+	if err != nil || d.Encoding != Latin1 || d.Root.Text() != "Ñ" {
+		t.Fatalf("latin1 document: %+v, %v", d, err)
+	}
+	d, err = ParseWith([]byte("<a>\xd1</a>"), Options{Latin1Fallback: true})
+	if err != nil || d.Root.Text() != "Ñ" {
+		t.Fatalf("undeclared latin1 with the fallback: %v", err)
+	}
+}
+
+func TestDoctypeRejected(t *testing.T) {
+	for _, doc := range []string{
+		`<!DOCTYPE a [<!ENTITY x "y">]><a>&x;</a>`,
+		`<?xml version="1.0"?><!DOCTYPE a SYSTEM "file:///etc/passwd"><a/>`,
+		`<a><!DOCTYPE a></a>`,
+	} {
+		if _, err := Parse([]byte(doc)); err == nil || !errors.Is(err, ErrInvalidXML) {
+			t.Errorf("Parse(%q): %v, want an invalid-XML error", doc, err)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	deep := strings.Repeat("<a>", 40) + strings.Repeat("</a>", 40)
+	if _, err := ParseWith([]byte(deep), Options{MaxDepth: 32}); !errors.Is(err, ErrLimit) {
+		t.Errorf("40 levels under MaxDepth 32: %v", err)
+	}
+	if _, err := ParseWith([]byte(deep), Options{MaxDepth: 40}); err != nil {
+		t.Errorf("40 levels under MaxDepth 40: %v", err)
+	}
+	many := "<r>" + strings.Repeat("<a></a>", 100) + "</r>"
+	if _, err := ParseWith([]byte(many), Options{MaxElements: 100}); !errors.Is(err, ErrLimit) {
+		t.Errorf("101 elements under MaxElements 100: %v", err)
+	}
+	if _, err := ParseWith([]byte(many), Options{MaxBytes: len(many) - 1}); !errors.Is(err, ErrLimit) {
+		t.Errorf("input over MaxBytes: %v", err)
+	}
+}
+
+func TestSkim(t *testing.T) {
+	doc := []byte(`<r><keep><x>1</x></keep><skip b="2"><y>3</y></skip><skip><z a='1'/></skip></r>`)
+	d, err := ParseWith(doc, Options{Skim: func(e *Element) bool { return e.Local == "skip" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids := d.Root.Elements()
+	if len(kids) != 3 || len(kids[0].Elements()) != 1 || len(kids[1].Children) != 0 || len(kids[2].Elements()) != 1 {
+		t.Fatalf("skimmed tree: %+v", kids)
+	}
+	if got := string(doc[kids[1].Start:kids[1].End]); got != `<skip b="2"><y>3</y></skip>` {
+		t.Fatalf("skimmed element's bytes %q", got)
+	}
+	// A skimmed subtree must still be well formed.
+	if _, err := ParseWith([]byte(`<r><skip><y>3</z></skip></r>`), Options{Skim: func(*Element) bool { return true }}); err == nil {
+		t.Fatal("a malformed skimmed subtree was accepted")
+	}
+}
