@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/xmlflat"
+	"github.com/dtekit/dtekit/internal/xmltree"
 )
 
 // UploadResult is the SII's answer to an upload: the RECEPCIONDTE document
@@ -110,9 +110,15 @@ func (c *Client) Upload(ctx context.Context, rutCompany string, envelope []byte)
 // latin1Declared checks that the envelope is declared ISO-8859-1, and
 // prepends the declaration when there is none.
 func latin1Declared(envelope []byte) ([]byte, error) {
-	switch enc := strings.ToLower(xmlflat.DeclaredEncoding(envelope)); enc {
-	case "iso-8859-1", "iso8859-1", "latin1":
+	decl, err := xmltree.ParseDeclaration(envelope)
+	if err != nil {
+		return nil, fmt.Errorf("sii: upload: the envelope's XML declaration: %w", err)
+	}
+	enc := decl.Encoding
+	if e, err := xmltree.EncodingOf(enc); err == nil && e == xmltree.Latin1 {
 		return envelope, nil
+	}
+	switch enc {
 	case "":
 		if bytes.HasPrefix(envelope, []byte("<?xml")) {
 			return nil, fmt.Errorf("sii: upload: the envelope's XML declaration names no encoding; the SII wants ISO-8859-1")
