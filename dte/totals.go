@@ -19,77 +19,8 @@ import (
 // INVALID_DECIMALS, INVALID_VALUE, OUT_OF_RANGE, NOT_ALLOWED, REQUIRED,
 // DUPLICATE).
 //
-// The rules, including the choices made where the SII material is silent:
-//
-//   - Amounts are CLP integers, except on exports (110–112), whose line
-//     amounts and totals carry up to 4 decimals in the document's currency.
-//   - Line: gross = round(cantidad × precio) (cantidad defaults to 1 when only
-//     precio is given); DescuentoMonto = round(gross × descuento_pct / 100);
-//     RecargoMonto = round((gross − DescuentoMonto) × recargo_pct / 100); and
-//     MontoItem = gross − DescuentoMonto + RecargoMonto, i.e. MontoItem is net
-//     of the line's discount and surcharge, as DTE_v10.xsd documents it ("Monto
-//     por Linea de Detalle") and as the SII recomputes it. DescuentoMonto and
-//     RecargoMonto are whole numbers even on exports, because the schema types
-//     them as positive integers (MntImpType); a zero amount is omitted.
-//     An explicit monto_item is the final MontoItem, kept as given; combining
-//     it with a line discount or surcharge is rejected (NOT_ALLOWED). A line with
-//     neither precio nor monto_item (a text correction, an unvalued guía line)
-//     has MontoItem 0 and does not make its bucket appear in Totales.
-//   - Buckets: taxable (afecto); exempt (ind_exe 1, and every line of the
-//     exempt types 34, 41, 110, 111, 112 whatever ind_exe says); not billable
-//     (ind_exe 2 — beyond the contract, which allows only 1, but the SDK
-//     accepts it — and global movements with ind_exe_dr 2). The not-billable
-//     bucket goes to MontoNF and never into MntTotal; a % movement on an empty
-//     not-billable bucket is rejected, a $ one sets MontoNF on its own.
-//   - Global discounts/surcharges apply in request order, each % one to the
-//     bucket's running value; D subtracts, R adds. An omitted ind_exe_dr means
-//     the exempt bucket on exempt and export documents and the taxable bucket
-//     (the gross total on boleta 39) otherwise. A movement whose bucket has no
-//     valued line is rejected (INVALID_VALUE) rather than silently worth zero. A
-//     bucket may not go negative. The liquidación-factura 43 carries no
-//     discounts or surcharges at all (its schema has no place for them).
-//   - IVA = round(MntNeto × 19 / 100), once, on the total. Boleta 39 prices
-//     include IVA: MntNeto = round(gross_afecto / 1.19), IVA = gross_afecto −
-//     MntNeto. Boletas' Totales have no TasaIVA element, so it is left empty
-//     there; boleta 39 omits a zero IVA (positive integer in the schema).
-//   - Additional taxes and retentions (ImptoReten), on 33, 43, 46, 52, 56, 61
-//     only (the other schemas have no ImptoReten). Retentions, subtracted from
-//     MntTotal: 15, 16, 30–34, 36–41, 46–49, 53, 301, 321, 331, 341, 361, 371,
-//     481 (all IVA retentions except 53, a retained income tax). Additions,
-//     added to MntTotal: 14, 17–19, 23–28, 35, 44, 45, 50–52, 271. Codes 54 and
-//     55 are rejected (unclassified). The base of a code carried by lines
-//     (cod_imp_adic) is the sum of those lines' MontoItem, prorated by
-//     MntNeto / (sum of taxable lines) when global movements changed the
-//     taxable bucket; a code given only in impuestos_retenciones is based on
-//     MntNeto. monto_imp, when given, wins over the rate; otherwise the rate is
-//     tasa_imp or the legal default of 15 (19, i.e. the whole IVA), 17 and 18
-//     (5), 19 (12), 23 and 44 (15), 24 (31.5), 25 and 26 (20.5), 27 (10),
-//     45 (50), 271 (18); other codes need tasa_imp or monto_imp. A partial IVA
-//     retention leaves IVANoRet = IVA − retained; retaining more than the IVA
-//     is rejected. MntTotal = MntNeto + MntExe + IVA + additions − retentions,
-//     so the factura de compra 46 with code 15 totals MntNeto + MntExe.
-//   - Liquidación-factura 43: Totales/Comisiones always present, with the sums
-//     of ValComNeto, ValComExe and ValComIVA (each ValComIVA, when absent, is
-//     round(ValComNeto × 0.19)); tipo_movim C and O are summed with the sign
-//     their values carry. MntTotal = MntNeto + MntExe + IVA (± ImptoReten) −
-//     (ValComNeto + ValComExe + ValComIVA). Negative amounts are allowed only in
-//     43.
-//   - Exports 110–112: TpoMoneda from export_data.tpo_moneda (required), all
-//     lines exempt, MntExe and MntTotal with up to 4 decimals, MntTotal 0 when
-//     forma_pago_exp is 21 (sin pago). With export_data.tpo_cambio the
-//     OtraMoneda block is "PESO CL" with TpoCambio, MntExeOtrMnda and
-//     MntTotOtrMnda = round(amount × TpoCambio) as whole pesos; tpo_cambio on a
-//     PESO CL document is rejected (the other currency would be unknown).
-//   - Notes: a text correction (codigo_ref 2) whose lines carry no amounts
-//     comes to MntTotal 0 with no other amount; a voiding note (codigo_ref 1)
-//     must carry the referenced document's lines, since dtekit cannot read
-//     that document; the totals are computed from what the note carries.
-//   - Guía 52 is computed the same way whatever ind_traslado says: amounts of
-//     a transfer that is not a sale are informative, but the SII still checks
-//     that they add up.
-//   - Totales elements: MntNeto/TasaIVA/IVA appear when a taxable line carries
-//     an amount, MntExe when an exempt one does (always on exports), MontoNF
-//     when the not-billable bucket is used, MntTotal always.
+// The rules, including the choices made where the SII material is silent,
+// are listed in the package documentation ("Totals rules").
 func ComputeTotals(r *EmitirDTERequest) (*Totals, error) { return computeTotals(r, nil) }
 
 // lineNums holds the numbers of one detail line as Validate read them, so

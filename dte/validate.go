@@ -28,86 +28,11 @@ func (r *EmitirDTERequest) Validate() error { return ValidateAt(r, time.Now()) }
 // "export_data.tpo_moneda". Codes are the constants of codes.go. It never
 // panics, whatever the request holds.
 //
-// Beyond the contract's own rules (enumerations, lengths, quantity ≥ 0.000001,
-// percentages 0–100, references on notes, tipo_doc_liq on 43, ...), these
-// decisions apply where the contract is silent:
-//
-// Types and fields:
-//   - tipo_dte must be one of the 12 types; when it isn't, the type-dependent
-//     rules are skipped.
-//   - detalle needs at least one line; at most 60 (1000 on boletas 39/41).
-//   - comisiones: only on 43 (at most 20).
-//   - impuestos_retenciones: on 33, 43, 46, 52, 56, 61 (at most 20, tipo_imp
-//     unique, a code of the SII's ImpAdicDTEType); code 15 (IVA retained in
-//     full) only on 46 and its notes 56, 61; each entry needs tasa_imp or
-//     monto_imp except code 15, whose amount is the whole IVA.
-//   - detalle[].cod_imp_adic: the same types and codes, and not on an exempt
-//     line (ind_exe 1).
-//   - referencias: at most 40, at least one on 56, 61, 111, 112; codigo_ref
-//     (1–3) only on those notes.
-//   - ind_traslado (1–9): required on 52, not allowed elsewhere.
-//   - tipo_despacho (1–3): not on boletas 39/41 nor on 43 (their schemas
-//     have no such element).
-//   - ind_servicio: the values each schema accepts: 1–3 on 33, 34, 43, 46,
-//     52, 56, 61; 1–4 on boletas; 3–5 on 110–112.
-//   - descuentos_globales (at most 20) and the line's descuento_pct /
-//     recargo_pct: not on 43, whose schema has no such elements.
-//   - export_data: required on 110–112 and not allowed elsewhere;
-//     tipo_doc_id is never allowed (the contract forbids it on 110–112, the
-//     only types that carry export_data).
-//   - receptor: razon_social 100 characters, giro 40, direccion 70, comuna
-//     20, ciudad 20 (the schema's RznSocRecep, GiroRecep, DirRecep,
-//     CmnaRecep, CiudadRecep); giro, direccion and comuna are required on 43,
-//     as its schema demands. The anonymous RUT 66666666-6 is accepted only on
-//     boletas.
-//   - tipo_doc_liq: required on every line of 43, not allowed elsewhere.
-//
-// Lines and amounts:
-//   - cantidad and precio are required, except on the lines of a note that
-//     corrects a text (56, 61, 111, 112 with a reference of codigo_ref 2)
-//     or voids a note (56, 61 with a reference of codigo_ref 1 to a 56 or
-//     61) that carry neither and no monto_item other than 0.
-//   - cantidad: 0.000001 up to 12 integer digits and 6 decimals (QtyItem).
-//   - precio: ≥ 0 (0 for lines without value, such as internal transfers on
-//     52), up to 12 integer digits; an integer on CLP documents, up to 6
-//     decimals on exports (PrcItem).
-//   - monto_item: up to 18 digits; ≥ 0 except on 43, whose MontoItem may be
-//     negative; an integer except on exports (up to 4 decimals).
-//   - a line's cantidad × precio, and the sum of the lines, must fit the
-//     SII's 18-digit amounts.
-//   - descuento_pct, recargo_pct: 0–100 with up to 2 decimals.
-//   - nombre up to 200 characters (carried as LineaDetalle.ItemName
-//     explains); dsc_item up to 1000, also after ItemName joins a long nombre
-//     to it.
-//   - valor_dr > 0 with up to 2 decimals; at most 100 for %, an integer for $
-//     on CLP documents; nro_lin_dr 1–99 and unique (an omitted one counts as
-//     the entry's 1-based position); glosa_dr 45 characters.
-//   - comisiones: glosa 60 characters; tasa_comision over 0 and at most 100;
-//     amounts within 18 digits (they may be negative on 43).
-//   - references: folio_ref > 0 and at most 18 digits (0 is accepted for
-//     free-code references such as "SET"); a numeric tipo_doc_ref is 1–999, a
-//     text one at most 3 characters; razon_ref up to 200 characters (carried
-//     as Referencia.RazonRefXML explains).
-//
-// Dates: fecha_emision and fecha_ref are real YYYY-MM-DD dates between
-// 2000-01-01 and 2050-12-31 (the SII's FechaType); fecha_emision may not be
-// later than today in Chile, and fecha_ref not later than the issue date.
-// Whether an official exchange rate was published for the date of an export
-// with tpo_cambio cannot be checked offline and is not.
-//
-// Text: every text must be representable in ISO-8859-1 (NOT_LATIN1) and free
-// of control characters (INVALID_CHARACTER), except line feeds and tabs in
-// dsc_item. Lengths count characters, not bytes. metadata is not checked.
-//
-// Export data: tpo_moneda is one of the SII's currency names (TipMonType,
-// e.g. "DOLAR USA"); tpo_cambio > 0 with up to 4 decimals and 6 integer
-// digits; mnt_flete, mnt_seguro > 0 and mnt_export ≥ 0 with up to 4 decimals;
-// total_clausula > 0 with 2 decimals; peso_bruto, peso_neto ≥ 0 with 2
-// decimals and 8 integer digits; clausula_venta as ClausulaVentaCodigo reads
-// it; puerto_embarque, puerto_desembarque (4 digits), pais_recep, pais_dest
-// and tipo_bulto (3 digits) are the numeric codes of the customs tables the
-// schema's Aduana element carries; nacionalidad at most 3 characters, num_id
-// 20, marcas 255; the integer codes 1–99; tara 1–9999999; total_bultos ≥ 1.
+// Beyond the contract's own rules, the decisions taken where the contract
+// is silent are listed in the package documentation ("Validation rules").
+// When every field rule holds, ValidateAt also computes the totals and
+// reports what the arithmetic refuses, so a nil result guarantees that
+// ComputeTotals succeeds on r.
 func ValidateAt(r *EmitirDTERequest, today time.Time) error {
 	_, err := validateTotals(r, today)
 	return err
