@@ -76,9 +76,14 @@ type emission struct {
 	IdempotencyKey string  `json:"idempotency_key,omitempty"`
 }
 
-// recoverArgs is the recovery job of one emission: it finishes the DTE if
-// it is still pendiente when the job runs.
+// recoverArgs is the recovery job of the emissions whose folios one
+// transaction took: it finishes each DTE still pendiente when it runs.
 type recoverArgs struct {
+	Items []recoverItem `json:"items"`
+}
+
+// recoverItem names one emission to recover.
+type recoverItem struct {
 	EmpresaID string `json:"empresa_id"`
 	DTEID     string `json:"dte_id"`
 }
@@ -108,20 +113,9 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		return nil, errInternal("hashing the request", err)
 	}
 	hash, _ := hex.DecodeString(hashHex)
-	// A key seen before answers without any write.
-	if rec, err := s.st.GetIdempotency(ctx, empresaID, idempotencyKey); err == nil {
-		return idempotentAnswer(rec, hash)
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, errInternal("reading the idempotency key", err)
-	}
-	emp, err := s.st.GetEmpresa(ctx, empresaID)
+	company, cert, err := s.issuer(ctx, empresaID)
 	if err != nil {
-		return nil, storeErr(err, "reading the company", "empresa", empresaID)
-	}
-	company := empresaFromStore(emp)
-	cert, err := s.signingCert(ctx, empresaID)
-	if err != nil {
-		return nil, err
+		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, err)
 	}
 	at := s.now().UTC().Truncate(time.Microsecond)
 	em := &dte.Emitter{Emisor: company.Emisor(), Cert: cert}
@@ -129,7 +123,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	if err != nil {
 		var ve *dte.ValidationError
 		if errors.As(err, &ve) {
-			return nil, fromValidation(ve)
+			return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, fromValidation(ve))
 		}
 		return nil, errInternal("preparing the document", err)
 	}
@@ -156,7 +150,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	var replay *EmitResult
 	var cafRec *store.CAF
 	// Transaction 1: the key, the folio, the pending row, the recovery job.
-	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.group.write(ctx, func(ctx context.Context, tx store.Tx, gt *groupTx) error {
 		replay, cafRec = nil, nil
 		idem := &store.Idempotency{EmpresaID: empresaID, Key: idempotencyKey, BodyHash: hash,
 			State: store.IdempotencyInProgress, DTEID: row.ID, CreatedAt: at, UpdatedAt: at}
@@ -180,9 +174,8 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		if err := tx.InsertDTE(ctx, row); err != nil {
 			return err
 		}
-		_, err = tx.Enqueue(ctx, recoverArgs{EmpresaID: empresaID, DTEID: row.ID},
-			&store.JobOpts{ScheduledAt: at.Add(s.recAge), MaxAttempts: 50})
-		return err
+		gt.addRecovery(empresaID, row.ID)
+		return nil
 	})
 	if err != nil {
 		return nil, storeErr(err, "taking a folio", "empresa", empresaID)
@@ -254,6 +247,31 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 	return nil, 0, errConflict(CodeNoFolios, fmt.Sprintf("every CAF of tipo %d tried has expired", prep.Tipo))
 }
 
+// enqueueRecovery is the group transaction's last step: one recovery job
+// for every emission whose folio the transaction took, scheduled
+// RecoveryAfter from now (it finds them signed, normally, and does
+// nothing).
+func (s *Service) enqueueRecovery(ctx context.Context, tx store.Tx, gt *groupTx) error {
+	if len(gt.recover) == 0 {
+		return nil
+	}
+	_, err := tx.Enqueue(ctx, recoverArgs{Items: gt.recover},
+		&store.JobOpts{ScheduledAt: s.now().Add(s.recAge), MaxAttempts: 50})
+	return err
+}
+
+// answerKnownKey answers a request that failed before its first
+// transaction: with the recorded answer when its key is already known (a
+// replay must not depend on whether the request would still be valid
+// now), else with the failure.
+func (s *Service) answerKnownKey(ctx context.Context, empresaID, key string, hash []byte, failure error) (*EmitResult, error) {
+	rec, err := s.st.GetIdempotency(ctx, empresaID, key)
+	if err != nil {
+		return nil, failure
+	}
+	return idempotentAnswer(rec, hash)
+}
+
 // idempotentAnswer answers a request whose key is already recorded.
 func idempotentAnswer(rec *store.Idempotency, hash []byte) (*EmitResult, error) {
 	if !bytes.Equal(rec.BodyHash, hash) {
@@ -282,17 +300,17 @@ func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *d
 		return nil, errInternal("encoding the response", err)
 	}
 	var res *EmitResult
-	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.group.write(ctx, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
 		res = nil
 		d, err := tx.GetDTEForUpdate(ctx, row.EmpresaID, row.ID)
 		if err != nil {
 			return err
 		}
-		idem, err := idempotencyRecord(ctx, tx, d.EmpresaID, key)
-		if err != nil {
-			return err
-		}
 		if d.Estado != store.EstadoPendiente {
+			idem, err := idempotencyRecord(ctx, tx, d.EmpresaID, key)
+			if err != nil {
+				return err
+			}
 			if idem != nil && idem.State == store.IdempotencyDone {
 				res = &EmitResult{Status: idem.ResponseStatus, Body: idem.ResponseBody, ID: d.ID}
 			} else {
@@ -307,10 +325,12 @@ func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *d
 		if err := tx.UpdateDTE(ctx, d); err != nil {
 			return err
 		}
-		if idem != nil {
-			idem.State, idem.DTEID, idem.ResponseStatus, idem.ResponseBody = store.IdempotencyDone, d.ID, http.StatusCreated, resp
-			idem.UpdatedAt = time.Time{}
-			if err := tx.UpdateIdempotency(ctx, idem); err != nil {
+		if key != "" {
+			// The record is known without reading it; a purged one (not
+			// found) needs no answer any more.
+			idem := &store.Idempotency{EmpresaID: d.EmpresaID, Key: key, State: store.IdempotencyDone, DTEID: d.ID,
+				ResponseStatus: http.StatusCreated, ResponseBody: resp}
+			if err := tx.UpdateIdempotency(ctx, idem); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 		}

@@ -78,6 +78,7 @@ func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in Empres
 	if err != nil {
 		return nil, storeErr(err, "updating the company", "empresa", empresaID)
 	}
+	s.issuers.Delete(empresaID)
 	return empresaFromStore(out), nil
 }
 
@@ -156,6 +157,7 @@ func (s *Service) UploadCertificate(ctx context.Context, empresaID string, p12 [
 		return nil, storeErr(err, "storing the certificate", "empresa", empresaID)
 	}
 	s.certs.put(empresaID, certKey(rec), cert)
+	s.issuers.Delete(empresaID)
 	s.log.Info("billing: certificate installed", "empresa_id", empresaID, "rut_firmante", rut)
 	return certStatus(cert, uploaded, now), nil
 }
@@ -183,6 +185,39 @@ func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*Cer
 	st := certStatus(cert, rec.UploadedAt, s.now())
 	st.IsActive = st.IsActive && rec.IsActive
 	return st, nil
+}
+
+// issuerTTL is how long issuer caches a company's data and certificate
+// record for emission. Changes made through this Service are seen at once;
+// changes made by another process sharing the database within this delay.
+const issuerTTL = 2 * time.Second
+
+type cachedIssuer struct {
+	emp  *Empresa
+	cert *signer.Certificate
+	at   time.Time
+}
+
+// issuer returns the company and its opened certificate for an emission,
+// from a short-lived cache (two reads saved per emission under load).
+func (s *Service) issuer(ctx context.Context, empresaID string) (*Empresa, *signer.Certificate, error) {
+	now := time.Now()
+	if v, ok := s.issuers.Load(empresaID); ok {
+		if c := v.(*cachedIssuer); now.Sub(c.at) < issuerTTL {
+			return c.emp, c.cert, nil
+		}
+	}
+	emp, err := s.st.GetEmpresa(ctx, empresaID)
+	if err != nil {
+		return nil, nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	cert, err := s.signingCert(ctx, empresaID)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := empresaFromStore(emp)
+	s.issuers.Store(empresaID, &cachedIssuer{emp: e, cert: cert, at: now})
+	return e, cert, nil
 }
 
 // signingCert returns the company's opened certificate (cached).

@@ -58,7 +58,13 @@ func (s *Service) registerRecovery() error {
 			if err != nil {
 				return err
 			}
-			return s.recoverDTE(ctx, a.EmpresaID, a.DTEID)
+			var first error
+			for _, it := range a.Items {
+				if err := s.recoverDTE(ctx, it.EmpresaID, it.DTEID); err != nil && first == nil {
+					first = err
+				}
+			}
+			return first
 		},
 		Retry: []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute},
 	}); err != nil {

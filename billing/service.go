@@ -48,6 +48,10 @@ type Service struct {
 	cfg  Config
 	st   store.Store
 	cafs sync.Map // CAF id → *caf.CAF, parsed once
+	// issuers caches each company's data and certificate for emission.
+	issuers sync.Map // empresa id → *cachedIssuer
+	// group shares the commits of concurrent emissions.
+	group *groupCommit
 	// onSigned runs inside transaction 2 of every emission, after the
 	// document is firmado (e.g. to enqueue its submission to the SII).
 	onSigned []func(ctx context.Context, tx store.Tx, d *store.DTE) error
@@ -78,6 +82,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, st: cfg.Store, keys: cfg.Keyring, trust: cfg.TrustedKeys, now: cfg.Now, log: cfg.Logger,
 		ttl: cfg.IdempotencyTTL, recAge: cfg.RecoveryAfter}
+	s.group = &groupCommit{st: cfg.Store, after: s.enqueueRecovery}
 	if s.trust == nil {
 		s.trust = caf.SIIKeys()
 	}
