@@ -47,8 +47,6 @@ type groupFunc func(ctx context.Context, tx store.Tx, gt *groupTx) error
 // recovery job for the whole group instead of one job each.
 type groupTx struct {
 	recover []recoverItem
-	// after enqueues the collected jobs, once the members have run.
-	after func(ctx context.Context, tx store.Tx, gt *groupTx) error
 }
 
 // addRecovery asks for the emission's recovery job.
