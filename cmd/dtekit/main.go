@@ -13,6 +13,8 @@
 //	dtekit pdf DTE.xml [--cedible] [--format carta|80mm] [-o OUT.pdf]
 //	dtekit webhook sign|verify|secret ...
 //	dtekit sii token|upload|status|dte-status|fake ...
+//	dtekit serve [--addr 127.0.0.1:8080] [--data DIR] [--database-url URL] [--demo]
+//	dtekit admin empresa create|apikey create|list|revoke ...
 //	dtekit version
 //
 // Run "dtekit help" for the list of commands and "dtekit COMMAND --help" for
@@ -62,6 +64,8 @@ func commands() []command {
 		{name: "pdf", usage: "pdf DTE.xml [flags]             render the printed representation", run: runPDF},
 		{name: "webhook", usage: "webhook sign|verify|secret      sign or verify a webhook delivery", run: runWebhook},
 		{name: "sii", usage: "sii token|upload|status|dte-status|fake  talk to the SII, or run a fake one", run: runSII},
+		{name: "serve", usage: "serve [--addr A] [--data DIR] [--demo]  run the REST API server", run: runServe},
+		{name: "admin", usage: "admin empresa|apikey ...        operator commands on the server's database", run: runAdmin},
 		{name: "version", usage: "version                         print dtekit's version", run: runVersion},
 	}
 }

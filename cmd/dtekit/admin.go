@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/dte"
+)
+
+const adminUsage = `usage: dtekit admin empresa create [flags]
+       dtekit admin apikey create --empresa RUT [--write]
+       dtekit admin apikey list --empresa RUT
+       dtekit admin apikey revoke --empresa RUT --id KEY_ID
+
+Operator commands on the server's database (the same --data, --database-url
+and DTEKIT_KEK as "dtekit serve"; they may run while the server runs).
+
+  empresa create   registers a company; prints it as JSON
+  apikey create    issues an API key for the company with that RUT and prints
+                   it once (only its hash is stored); read-only unless --write
+  apikey list      lists the company's keys (ids and prefixes, never the keys)
+  apikey revoke    revokes a key by its id; it stops working at once
+`
+
+func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
+	if len(args) < 2 || wantsHelp(args[:1]) {
+		if wantsHelp(args) {
+			fmt.Fprint(env.stdout, adminUsage)
+			return exitOK
+		}
+		fmt.Fprint(env.stderr, adminUsage)
+		return exitUsage
+	}
+	switch args[0] + " " + args[1] {
+	case "empresa create":
+		return adminEmpresaCreate(ctx, env, args[2:])
+	case "apikey create", "apikey list", "apikey revoke":
+		return adminAPIKey(ctx, env, args[1], args[2:])
+	}
+	return usageError(env, "admin", "unknown admin command %q", strings.Join(args[:2], " "))
+}
+
+// adminDB are the flags that locate the database.
+type adminDB struct{ data, dbURL string }
+
+func (a *adminDB) define(env *cmdEnv, fs interface {
+	StringVar(*string, string, string, string)
+}) {
+	fs.StringVar(&a.data, "data", "dtekit-data", "data directory of the SQLite database")
+	fs.StringVar(&a.dbURL, "database-url", env.getenv("DTEKIT_DATABASE_URL"), "postgres:// URL (default: SQLite under --data)")
+}
+
+// open opens the database without starting the job runner.
+func (a *adminDB) open(ctx context.Context, env *cmdEnv) (*backend, error) {
+	if a.dbURL == "" {
+		if _, err := os.Stat(a.data); err != nil {
+			return nil, fmt.Errorf("--data %s: %w (start the server once, or create the directory)", a.data, err)
+		}
+	}
+	logger, _ := newLogger(env, "warn")
+	return openBackend(ctx, env, a.data, a.dbURL, nil, logger)
+}
+
+func adminEmpresaCreate(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := newFlagSet(env, "admin empresa create")
+	var db adminDB
+	db.define(env, fs)
+	var in billing.EmpresaInput
+	var acteco string
+	fs.StringVar(&in.Rut, "rut", "", "the company's RUT, with check digit")
+	fs.StringVar(&in.RazonSocial, "razon-social", "", "legal name")
+	fs.StringVar(&in.Giro, "giro", "", "line of business")
+	fs.StringVar(&in.Direccion, "direccion", "", "address")
+	fs.StringVar(&in.Comuna, "comuna", "", "comuna")
+	fs.StringVar(&in.Ciudad, "ciudad", "", "city")
+	fs.StringVar(&in.Ambiente, "ambiente", dte.AmbienteCertificacion, "certificacion or produccion")
+	fs.StringVar(&in.FechaResolucion, "fecha-resolucion", "", "date of the SII resolution, YYYY-MM-DD")
+	fs.IntVar(&in.NumeroResolucion, "numero-resolucion", 0, "number of the SII resolution (0 in certificación)")
+	fs.StringVar(&acteco, "acteco", "", "economic activity codes, comma-separated (1 to 4)")
+	_, code, ok := parseFlags(env, fs, adminUsage, args, "rut", "razon-social", "giro", "direccion", "comuna", "ciudad", "fecha-resolucion", "acteco")
+	if !ok {
+		return code
+	}
+	for _, a := range strings.Split(acteco, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(a))
+		if err != nil {
+			return usageError(env, "admin", "--acteco %q: want comma-separated numbers", acteco)
+		}
+		in.Acteco = append(in.Acteco, n)
+	}
+	be, err := db.open(ctx, env)
+	if err != nil {
+		return adminFail(env, err)
+	}
+	defer be.st.Close()
+	e, err := be.bill.CreateEmpresa(ctx, in)
+	if err != nil {
+		return adminFail(env, err)
+	}
+	return adminJSON(env, e)
+}
+
+func adminAPIKey(ctx context.Context, env *cmdEnv, verb string, args []string) int {
+	fs := newFlagSet(env, "admin apikey "+verb)
+	var db adminDB
+	db.define(env, fs)
+	var rut, id string
+	var write bool
+	fs.StringVar(&rut, "empresa", "", "RUT of the company")
+	required := []string{"empresa"}
+	switch verb {
+	case "create":
+		fs.BoolVar(&write, "write", false, "grant write access (emission and every other write)")
+	case "revoke":
+		fs.StringVar(&id, "id", "", "id of the key to revoke (see apikey list)")
+		required = append(required, "id")
+	}
+	_, code, ok := parseFlags(env, fs, adminUsage, args, required...)
+	if !ok {
+		return code
+	}
+	r, err := dte.ParseRUT(rut)
+	if err != nil {
+		return usageError(env, "admin", "--empresa %q: %v", rut, err)
+	}
+	be, err := db.open(ctx, env)
+	if err != nil {
+		return adminFail(env, err)
+	}
+	defer be.st.Close()
+	empresaID, err := findEmpresa(ctx, be.st, r.String())
+	if err != nil {
+		return adminFail(env, err)
+	}
+	if empresaID == "" {
+		return adminFail(env, fmt.Errorf("no company with RUT %s", r.String()))
+	}
+	switch verb {
+	case "create":
+		k, err := be.bill.CreateAPIKey(ctx, empresaID, write)
+		if err != nil {
+			return adminFail(env, err)
+		}
+		fmt.Fprintln(env.stderr, "dtekit admin: the key is shown only now; store it safely")
+		return adminJSON(env, k)
+	case "list":
+		keys, err := be.bill.ListAPIKeys(ctx, empresaID)
+		if err != nil {
+			return adminFail(env, err)
+		}
+		if keys == nil {
+			keys = []billing.APIKey{}
+		}
+		return adminJSON(env, keys)
+	default:
+		if err := be.bill.RevokeAPIKey(ctx, empresaID, id); err != nil {
+			return adminFail(env, err)
+		}
+		fmt.Fprintf(env.stdout, "revoked %s\n", id)
+		return exitOK
+	}
+}
+
+func adminJSON(env *cmdEnv, v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return adminFail(env, err)
+	}
+	fmt.Fprintf(env.stdout, "%s\n", b)
+	return exitOK
+}
+
+// adminFail prints a failure; billing's validation details one per line.
+func adminFail(env *cmdEnv, err error) int {
+	var be *billing.Error
+	if errors.As(err, &be) {
+		fmt.Fprintf(env.stderr, "dtekit admin: %s (%s)\n", be.Message, be.Code)
+		for _, d := range be.Details {
+			fmt.Fprintf(env.stderr, "  %s: %s (%s)\n", d.Field, d.Message, d.Code)
+		}
+		return exitFail
+	}
+	fmt.Fprintf(env.stderr, "dtekit admin: %v\n", err)
+	return exitFail
+}

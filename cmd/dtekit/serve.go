@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/server"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/postgres"
+	"github.com/dtekit/dtekit/store/sqlite"
+)
+
+const serveUsage = `usage: dtekit serve [--addr 127.0.0.1:8080] [--data DIR] [--database-url URL] [--demo] [flags]
+
+Runs the REST API of contract 0.2.0 (OpenAPI document at /api/v1/openapi.yaml),
+with /healthz, /readyz and /metrics. Records live in an embedded SQLite file
+under --data unless --database-url (or DTEKIT_DATABASE_URL) names a
+postgres:// database. SIGINT or SIGTERM stops it gracefully: requests in
+flight and running jobs finish first.
+
+--demo provisions, once, a certificación company with a generated test
+certificate and CAFs for the twelve types (issued by a test authority the
+server then trusts), a write-enabled API key and an admin JWT, writes them to
+DIR/demo.json and prints a curl command that emits a factura.
+
+Environment (flags win):
+  DTEKIT_DATABASE_URL   postgres://… database (default: SQLite under --data)
+  DTEKIT_KEK            key-encryption key for certificates and webhook secrets,
+                        64 hex digits or base64 of 32 bytes; required with
+                        PostgreSQL; with SQLite, DIR/kek.key is created if unset
+  DTEKIT_JWT_PUBLIC_KEY PEM file with the RSA public key(s) of bearer tokens
+  DTEKIT_JWKS_URL       JWKS URL of bearer tokens (instead of a PEM file)
+  DTEKIT_JWT_ISSUER     required iss of bearer tokens
+  DTEKIT_JWT_AUDIENCE   required aud of bearer tokens
+  DTEKIT_RATE_LIMIT     requests per second per credential (default 20; -1 off)
+  DTEKIT_RATE_BURST     burst per credential (default twice the rate)
+  DTEKIT_LOG_LEVEL      debug, info (default), warn or error
+`
+
+// Names of the files serve keeps in the data directory.
+const (
+	kekFileName = "kek.key"
+)
+
+// serveOptions are serve's flags, resolved against the environment.
+type serveOptions struct {
+	addr, data, dbURL                   string
+	demo                                bool
+	jwtKeyFile, jwksURL, issuer, audien string
+	rate                                float64
+	burst                               int
+	logLevel                            string
+	shutdownTimeout                     time.Duration
+}
+
+func runServe(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := newFlagSet(env, "serve")
+	var o serveOptions
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
+	fs.StringVar(&o.data, "data", "dtekit-data", "data directory (SQLite database, key file, demo files)")
+	fs.StringVar(&o.dbURL, "database-url", env.getenv("DTEKIT_DATABASE_URL"), "postgres:// URL (default: SQLite under --data)")
+	fs.BoolVar(&o.demo, "demo", false, "provision a demo company, API key and admin token (idempotent)")
+	fs.StringVar(&o.jwtKeyFile, "jwt-public-key", env.getenv("DTEKIT_JWT_PUBLIC_KEY"), "PEM file of the bearer tokens' RSA public key(s)")
+	fs.StringVar(&o.jwksURL, "jwks-url", env.getenv("DTEKIT_JWKS_URL"), "JWKS URL of the bearer tokens' keys")
+	fs.StringVar(&o.issuer, "jwt-issuer", env.getenv("DTEKIT_JWT_ISSUER"), "required iss of bearer tokens")
+	fs.StringVar(&o.audien, "jwt-audience", env.getenv("DTEKIT_JWT_AUDIENCE"), "required aud of bearer tokens")
+	fs.Float64Var(&o.rate, "rate-limit", envFloat(env, "DTEKIT_RATE_LIMIT"), "requests per second per credential (0: default 20; -1: off)")
+	fs.IntVar(&o.burst, "rate-burst", int(envFloat(env, "DTEKIT_RATE_BURST")), "burst per credential (0: twice the rate)")
+	fs.StringVar(&o.logLevel, "log-level", env.getenv("DTEKIT_LOG_LEVEL"), "debug, info, warn or error")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a graceful stop waits for requests and jobs")
+	pos, code, ok := parseFlags(env, fs, serveUsage, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(env, "serve", "unexpected arguments %q", pos)
+	}
+	if err := serve(ctx, env, o); err != nil {
+		fmt.Fprintf(env.stderr, "dtekit serve: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// envFloat reads a numeric environment variable (0 when unset or bad).
+func envFloat(env *cmdEnv, name string) float64 {
+	v, _ := strconv.ParseFloat(strings.TrimSpace(env.getenv(name)), 64)
+	return v
+}
+
+// newLogger returns serve's JSON logger on standard error.
+func newLogger(env *cmdEnv, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if level != "" {
+		if err := l.UnmarshalText([]byte(level)); err != nil {
+			return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+		}
+	}
+	return slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// backend is an opened store with the billing service over it.
+type backend struct {
+	st   store.Store
+	bill *billing.Service
+	desc string // what the log and banner say about the database
+}
+
+// openBackend opens the store named by dbURL (PostgreSQL) or the SQLite
+// file under dataDir, and builds the billing service over it.
+func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, logger *slog.Logger) (*backend, error) {
+	var st store.Store
+	var kr *billing.Keyring
+	var desc string
+	kekEnv := env.getenv("DTEKIT_KEK")
+	if kekEnv != "" {
+		kek, err := billing.ParseKEK(kekEnv)
+		if err != nil {
+			return nil, fmt.Errorf("DTEKIT_KEK: %w", err)
+		}
+		if kr, err = billing.NewKeyring(kek); err != nil {
+			return nil, err
+		}
+	}
+	jobs := store.JobsConfig{Logger: logger}
+	switch {
+	case dbURL == "":
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, err
+		}
+		if kr == nil {
+			var err error
+			if kr, err = billing.LoadKeyFile(filepath.Join(dataDir, kekFileName)); err != nil {
+				return nil, err
+			}
+		}
+		path := filepath.Join(dataDir, sqlite.FileName)
+		var err error
+		if st, err = sqlite.Open(ctx, path, &sqlite.Options{Jobs: jobs}); err != nil {
+			return nil, err
+		}
+		desc = "SQLite " + path
+	case strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://"):
+		if kr == nil {
+			return nil, errors.New("PostgreSQL needs the key-encryption key in DTEKIT_KEK (64 hex digits; the same for every instance)")
+		}
+		var err error
+		if st, err = postgres.Open(ctx, dbURL, &postgres.Options{Jobs: jobs}); err != nil {
+			return nil, err
+		}
+		desc = "PostgreSQL"
+	default:
+		return nil, errors.New("--database-url must be a postgres:// URL (omit it for SQLite under --data)")
+	}
+	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &backend{st: st, bill: bill, desc: desc}, nil
+}
+
+// jwtConfig builds the bearer-token configuration from the options; nil
+// when none is configured.
+func jwtConfig(ctx context.Context, o serveOptions) (*server.JWTConfig, error) {
+	if o.jwtKeyFile == "" && o.jwksURL == "" {
+		return nil, nil
+	}
+	if o.jwtKeyFile != "" && o.jwksURL != "" {
+		return nil, errors.New("give --jwt-public-key or --jwks-url, not both")
+	}
+	if o.issuer == "" || o.audien == "" {
+		return nil, errors.New("bearer tokens need --jwt-issuer and --jwt-audience")
+	}
+	var kf jwt.Keyfunc
+	var err error
+	if o.jwtKeyFile != "" {
+		data, rerr := os.ReadFile(o.jwtKeyFile)
+		if rerr != nil {
+			return nil, rerr
+		}
+		kf, err = server.PEMKeyfunc(data)
+	} else {
+		kf, err = server.JWKSKeyfunc(ctx, o.jwksURL)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &server.JWTConfig{Keyfunc: kf, Issuer: o.issuer, Audience: o.audien}, nil
+}
+
+// serve runs the server until ctx ends, then stops it gracefully.
+func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
+	logger, err := newLogger(env, o.logLevel)
+	if err != nil {
+		return err
+	}
+	if o.demo && o.dbURL == "" {
+		if err := os.MkdirAll(o.data, 0o700); err != nil {
+			return err
+		}
+	}
+	var dm *demoState
+	var trust caf.TrustedKeys
+	if o.demo {
+		if dm, err = loadDemoKeys(o.data); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		trust = dm.authority.Keys()
+	}
+	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, logger)
+	if err != nil {
+		return err
+	}
+	defer be.st.Close()
+
+	jc, err := jwtConfig(ctx, o)
+	if err != nil {
+		return err
+	}
+	if dm != nil {
+		if jc == nil {
+			if o.issuer == "" {
+				o.issuer = demoIssuer
+			}
+			if o.audien == "" {
+				o.audien = demoAudience
+			}
+			jc = &server.JWTConfig{Keyfunc: dm.keyfunc(), Issuer: o.issuer, Audience: o.audien}
+		}
+		if err := dm.provision(ctx, be.bill, be.st, jc.Issuer, jc.Audience); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+
+	// The job runner works in the background until stopped.
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopJobs()
+	if err := be.bill.Start(jobsCtx); err != nil {
+		return fmt.Errorf("starting the job runner: %w", err)
+	}
+	var jobsStopped atomic.Bool
+	srv, err := server.New(server.Config{
+		Billing:   be.bill,
+		JWT:       jc,
+		RateLimit: server.RateLimit{PerSecond: o.rate, Burst: o.burst},
+		Logger:    logger,
+		ReadyChecks: map[string]func(context.Context) error{
+			"database": func(ctx context.Context) error {
+				_, err := be.st.ListEmpresas(ctx, store.ListFilter{Limit: 1})
+				return err
+			},
+			"jobs": func(context.Context) error {
+				if jobsStopped.Load() || jobsCtx.Err() != nil {
+					return errors.New("the job runner is stopped")
+				}
+				return nil
+			},
+		},
+		CAFFolios: func(ctx context.Context) ([]server.CAFFolios, error) { return cafFolios(ctx, be.st) },
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      120 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(env.stdout, "dtekit serve: listening on %s (%s)\n", base, be.desc)
+	fmt.Fprintf(env.stdout, "  OpenAPI document: %s/api/v1/openapi.yaml\n", base)
+	if dm != nil {
+		dm.printWelcome(env.stdout, base)
+	}
+	logger.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("database", be.desc))
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Graceful stop: readiness fails first, requests in flight finish,
+	// then the job runner lets running jobs finish.
+	logger.Info("stopping")
+	srv.Drain()
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	err = hs.Shutdown(sctx)
+	jobsStopped.Store(true)
+	if jerr := be.bill.Stop(sctx); jerr != nil {
+		err = errors.Join(err, jerr)
+	}
+	stopJobs()
+	logger.Info("stopped")
+	fmt.Fprintln(env.stdout, "dtekit serve: stopped")
+	return err
+}
+
+// cafFolios lists the folios left in every active CAF of every company,
+// for the dtekit_caf_folios_remaining gauge.
+func cafFolios(ctx context.Context, st store.Store) ([]server.CAFFolios, error) {
+	var out []server.CAFFolios
+	f := store.ListFilter{Limit: store.MaxLimit}
+	for {
+		page, err := st.ListEmpresas(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range page.Items {
+			cafs, err := st.ListCAFs(ctx, e.ID, 0)
+			if err != nil {
+				return nil, err
+			}
+			for i := range cafs {
+				if cafs[i].IsActive {
+					out = append(out, server.CAFFolios{EmpresaID: e.ID, TipoDTE: cafs[i].TipoDTE, CAFID: cafs[i].ID, Remaining: cafs[i].FoliosDisponibles()})
+				}
+			}
+		}
+		if page.NextCursor == "" {
+			return out, nil
+		}
+		f.Cursor = page.NextCursor
+	}
+}

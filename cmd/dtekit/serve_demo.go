@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/caf/caftest"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/server"
+	"github.com/dtekit/dtekit/signer/signertest"
+	"github.com/dtekit/dtekit/store"
+)
+
+// Files of the demo in the data directory.
+const (
+	demoFileName      = "demo.json"
+	demoAuthorityFile = "demo-authority.pem" // the test SII authority's private key
+	demoJWTKeyFile    = "demo-jwt-key.pem"   // the key that signs the demo admin token
+	demoIssuer        = "dtekit-demo"
+	demoAudience      = "dtekit"
+	// demoFolios is the size of each demo CAF's folio range.
+	demoFolios = 100000
+	// demoTokenLife is how long the demo admin token is valid; a new one
+	// is written at every start.
+	demoTokenLife = 30 * 24 * time.Hour
+	demoPassword  = "dtekit-demo"
+)
+
+// demoFile is DIR/demo.json.
+type demoFile struct {
+	APIKey     string `json:"api_key"`
+	AdminToken string `json:"admin_token"`
+	EmpresaID  string `json:"empresa_id"`
+}
+
+// demoState holds the demo's keys, kept in the data directory so that a
+// restart trusts the same CAFs and tokens.
+type demoState struct {
+	dir       string
+	authority *caftest.Authority
+	jwtKey    *rsa.PrivateKey
+	file      demoFile
+}
+
+// loadDemoKeys reads the demo's authority and JWT keys from dir, creating
+// them on the first start.
+func loadDemoKeys(dir string) (*demoState, error) {
+	d := &demoState{dir: dir}
+	authPEM, err := readOrCreate(filepath.Join(dir, demoAuthorityFile), func() ([]byte, error) {
+		a, err := caftest.NewAuthority(nil, caf.IDKCertificacion)
+		if err != nil {
+			return nil, err
+		}
+		return a.PrivateKeyPEM()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if d.authority, err = caftest.LoadAuthority(nil, authPEM, caf.IDKCertificacion); err != nil {
+		return nil, fmt.Errorf("%s: %w", demoAuthorityFile, err)
+	}
+	keyPEM, err := readOrCreate(filepath.Join(dir, demoJWTKeyFile), func() ([]byte, error) {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return nil, err
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return nil, fmt.Errorf("%s: no PEM block", demoJWTKeyFile)
+	}
+	if d.jwtKey, err = x509.ParsePKCS1PrivateKey(block.Bytes); err != nil {
+		return nil, fmt.Errorf("%s: %w", demoJWTKeyFile, err)
+	}
+	return d, nil
+}
+
+// readOrCreate returns the file at path, creating it (mode 0600) with
+// create's bytes when it does not exist.
+func readOrCreate(path string, create func() ([]byte, error)) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		return data, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if data, err = create(); err != nil {
+		return nil, err
+	}
+	if err := writeSecretFile(path, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// writeSecretFile writes data to path atomically with mode 0600.
+func writeSecretFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".dtekit-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// keyfunc trusts the demo JWT key.
+func (d *demoState) keyfunc() jwt.Keyfunc {
+	pub := &d.jwtKey.PublicKey
+	return func(*jwt.Token) (any, error) { return pub, nil }
+}
+
+// provision makes sure the demo company exists with its certificate, the
+// CAFs of the twelve types and a write-enabled API key, mints a fresh admin
+// token, and writes demo.json. Every step is skipped when already done, so
+// a restart (or a restart after a crash half-way) provisions nothing twice.
+func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.Store, issuer, audience string) error {
+	path := filepath.Join(d.dir, demoFileName)
+	if data, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(data, &d.file)
+	}
+	emisor := testcreds.DemoEmisor()
+	// The company: the one demo.json names, else the one with the demo
+	// RUT, else a new one.
+	empresaID := ""
+	if d.file.EmpresaID != "" {
+		if _, err := b.GetEmpresa(ctx, d.file.EmpresaID); err == nil {
+			empresaID = d.file.EmpresaID
+		}
+	}
+	if empresaID == "" {
+		id, err := findEmpresa(ctx, st, emisor.Rut)
+		if err != nil {
+			return err
+		}
+		empresaID = id
+	}
+	if empresaID == "" {
+		e, err := b.CreateEmpresa(ctx, billing.EmpresaInput{Rut: emisor.Rut, RazonSocial: emisor.RazonSocial, Giro: emisor.Giro,
+			Direccion: emisor.Direccion, Comuna: emisor.Comuna, Ciudad: emisor.Ciudad, Ambiente: dte.AmbienteCertificacion,
+			FechaResolucion: emisor.FechaResolucion, NumeroResolucion: emisor.NumeroResolucion, Acteco: emisor.Acteco})
+		if err != nil {
+			return fmt.Errorf("creating the company: %w", err)
+		}
+		empresaID = e.ID
+	}
+	if d.file.EmpresaID != empresaID {
+		d.file = demoFile{EmpresaID: empresaID}
+	}
+
+	// The certificate.
+	if st, err := b.CertificateStatus(ctx, empresaID); err != nil {
+		return err
+	} else if !st.HasCertificado {
+		now := time.Now()
+		cert, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: testcreds.SignerName, RUT: testcreds.SignerRUT,
+			NotBefore: now.Add(-24 * time.Hour), NotAfter: now.AddDate(2, 0, 0)})
+		if err != nil {
+			return err
+		}
+		p12, err := signertest.EncodePKCS12(cert, demoPassword, signertest.Modern)
+		if err != nil {
+			return err
+		}
+		if _, err := b.UploadCertificate(ctx, empresaID, p12, demoPassword, testcreds.SignerRUT); err != nil {
+			return fmt.Errorf("uploading the certificate: %w", err)
+		}
+	}
+
+	// A CAF for every type that has none.
+	cafs, err := b.ListCAF(ctx, empresaID, 0)
+	if err != nil {
+		return err
+	}
+	have := map[dte.TipoDTE]bool{}
+	for _, c := range cafs {
+		have[c.TipoDTE] = true
+	}
+	fa := dte.ChileTime(time.Now()).AddDate(0, 0, -1)
+	for _, t := range dte.Tipos() {
+		if have[t] {
+			continue
+		}
+		file, err := d.authority.Issue(caftest.IssueRequest{RutEmisor: emisor.Rut, RazonSocial: emisor.RazonSocial, Tipo: int(t),
+			Desde: 1, Hasta: demoFolios, FechaAutorizacion: fa})
+		if err != nil {
+			return err
+		}
+		in := billing.CAFInput{TipoDTE: t, CAFXML: base64.StdEncoding.EncodeToString(file)}
+		if _, err := b.RegisterCAF(ctx, empresaID, in); err != nil && billing.AsError(err).Code != billing.CodeCAFRangeConflict {
+			return fmt.Errorf("registering the CAF of type %d: %w", t, err)
+		}
+	}
+
+	// The API key: the one in demo.json while it works, else a new one.
+	if d.file.APIKey != "" {
+		if p, err := b.AuthenticateAPIKey(ctx, d.file.APIKey); err != nil || p.EmpresaID != empresaID || !p.Write {
+			d.file.APIKey = ""
+		}
+	}
+	if d.file.APIKey == "" {
+		k, err := b.CreateAPIKey(ctx, empresaID, true)
+		if err != nil {
+			return fmt.Errorf("creating the API key: %w", err)
+		}
+		d.file.APIKey = k.Key
+	}
+
+	// A fresh admin token at every start.
+	now := time.Now()
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodRS256, server.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer, Audience: jwt.ClaimStrings{audience}, Subject: "demo-admin",
+			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(demoTokenLife))},
+		EmpresaID: empresaID, Role: server.RoleAdmin,
+	}).SignedString(d.jwtKey)
+	if err != nil {
+		return err
+	}
+	d.file.AdminToken = tok
+	data, err := json.MarshalIndent(d.file, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeSecretFile(path, append(data, '\n'))
+}
+
+// findEmpresa returns the id of the company with this RUT, or "".
+func findEmpresa(ctx context.Context, st store.Store, rut string) (string, error) {
+	f := store.ListFilter{Limit: store.MaxLimit}
+	for {
+		page, err := st.ListEmpresas(ctx, f)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range page.Items {
+			if e.Rut == rut {
+				return e.ID, nil
+			}
+		}
+		if page.NextCursor == "" {
+			return "", nil
+		}
+		f.Cursor = page.NextCursor
+	}
+}
+
+// demoFactura is the factura the printed curl command emits (contract
+// §2.3): ten reams and an installation with a 10 % discount.
+const demoFactura = `{"tipo_dte":33,` +
+	`"receptor":{"rut":"76086428-5","razon_social":"Cliente de Prueba SpA","giro":"Servicios informáticos",` +
+	`"direccion":"Av. Providencia 1234","comuna":"Providencia","ciudad":"Santiago"},` +
+	`"detalle":[{"nombre":"Resma papel carta","cantidad":10,"unidad":"UN","precio":4990},` +
+	`{"nombre":"Instalación de equipos","cantidad":1,"precio":45000,"descuento_pct":10}]}`
+
+// printWelcome prints where the demo credentials are and a curl command
+// that emits a factura.
+func (d *demoState) printWelcome(w io.Writer, base string) {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "\nDemo company %s (certificación), credentials in %s\n", d.file.EmpresaID, filepath.Join(d.dir, demoFileName))
+	fmt.Fprintf(&buf, "Emit a factura (run it twice: the same Idempotency-Key answers the same document):\n\n")
+	fmt.Fprintf(&buf, "  curl -sS -X POST %s/api/v1/billing/dte \\\n", base)
+	fmt.Fprintf(&buf, "    -H 'X-Api-Key: %s' \\\n", d.file.APIKey)
+	fmt.Fprintf(&buf, "    -H 'Idempotency-Key: %s' \\\n", uuid.NewString())
+	fmt.Fprintf(&buf, "    -H 'Content-Type: application/json' \\\n")
+	fmt.Fprintf(&buf, "    -d '%s'\n\n", demoFactura)
+	w.Write(buf.Bytes())
+}
