@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -81,7 +80,7 @@ func emitAll(t testing.TB) (map[dte.TipoDTE]*dte.Emitted, map[dte.TipoDTE]*dte.E
 // whether it exited with status 0.
 func runIn(t *testing.T, dir, name string, args ...string) (string, bool) {
 	t.Helper()
-	cmd := exec.Command(oracle.Tool(t, name), args...)
+	cmd := oracle.Command(t, name, args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	return string(out), err == nil

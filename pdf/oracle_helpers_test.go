@@ -9,7 +9,6 @@ import (
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -117,7 +116,7 @@ func writeTemp(t *testing.T, dir, name string, data []byte) string {
 // qpdfCheck runs qpdf --check and fails the test when it reports a problem.
 func qpdfCheck(t *testing.T, file string) {
 	t.Helper()
-	out, err := exec.Command(oracle.Tool(t, "qpdf"), "--check", file).CombinedOutput()
+	out, err := oracle.Command(t, "qpdf", "--check", file).CombinedOutput()
 	if err != nil {
 		t.Errorf("qpdf --check %s: %v\n%s", filepath.Base(file), err, out)
 		return
@@ -175,8 +174,7 @@ type zxResult struct {
 // hexadecimal "Bytes:" line, so they are compared exactly, not as text.
 func zxingScan(t *testing.T, files ...string) map[string]*zxResult {
 	t.Helper()
-	tool := oracle.Tool(t, "ZXingReader")
-	out, err := exec.Command(tool, append([]string{"-format", "PDF417"}, files...)...).CombinedOutput()
+	out, err := oracle.Command(t, "ZXingReader", append([]string{"-format", "PDF417"}, files...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ZXingReader: %v\n%s", err, out)
 	}

@@ -54,6 +54,9 @@ type rendering struct {
 //     starts at least 2 cm from the left edge on letter paper and fits the
 //     80 mm paper with margins, with a clear quiet zone.
 func TestOracleAllTypes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rasterizes or runs the oracles on many documents; skipped under -short")
+	}
 	oracle.Tool(t, "qpdf")
 	oracle.Tool(t, "pdftotext")
 	oracle.Tool(t, "pdftoppm")
@@ -318,6 +321,9 @@ func readFile(t *testing.T, p string) []byte {
 // 0.254 mm, and 1,029 on 80 mm paper) with bytes ≥ 0x80, and reads them
 // back with ZXingReader at the required resolutions.
 func TestOracleLongTED(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rasterizes or runs the oracles on many documents; skipped under -short")
+	}
 	oracle.Tool(t, "pdftoppm")
 	oracle.Tool(t, "ZXingReader")
 	base := samples(t)[dte.FacturaElectronica]

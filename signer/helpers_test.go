@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"github.com/dtekit/dtekit/internal/testpki"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -137,6 +136,6 @@ func signatureElement(t testing.TB, doc []byte, n int) []byte {
 
 // runCmd runs a program and returns its combined output.
 func runCmd(bin string, args ...string) (string, error) {
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	out, err := oracle.CombinedOutput(bin, args...)
 	return string(out), err
 }

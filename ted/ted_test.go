@@ -265,6 +265,9 @@ func TestOfficialSample(t *testing.T) {
 // verify FRMT over the DD cut out of the TED bytes, with the public key
 // openssl derives from the CAF file's RSASK.
 func TestAllTypesOpenSSL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rasterizes or runs the oracles on many documents; skipped under -short")
+	}
 	oracle.Tool(t, "openssl")
 	f := newFixture(t, allTipos...)
 	dir := t.TempDir()

@@ -110,3 +110,25 @@ func Run(t testing.TB, name string, args ...string) []byte {
 	}
 	return out
 }
+
+// Command returns a command that runs the oracle program name, bounded by
+// RunTimeout and by the end of the test; a missing program skips or fails
+// the test as Tool does. It is for the cases Run does not fit: input on
+// standard input, standard error apart, a working directory, or a
+// non-zero exit the test expects.
+func Command(t testing.TB, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	p := Tool(t, name)
+	ctx, cancel := context.WithTimeout(t.Context(), RunTimeout)
+	t.Cleanup(cancel)
+	return exec.CommandContext(ctx, p, args...)
+}
+
+// CombinedOutput runs an oracle program already located with Tool,
+// bounded by RunTimeout, and returns its combined output and its error
+// (non-nil on a non-zero exit), for callers without a testing.TB at hand.
+func CombinedOutput(path string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	return exec.CommandContext(ctx, path, args...).CombinedOutput()
+}

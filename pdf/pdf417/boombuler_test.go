@@ -20,6 +20,9 @@ import (
 // If a later boombuler release fixes the indicator, this test fails and the
 // choice to keep our own encoder should be revisited.
 func TestBoombulerV110Evidence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rasterizes or runs the oracles on many documents; skipped under -short")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	type sample struct {

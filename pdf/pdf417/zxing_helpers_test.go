@@ -8,7 +8,6 @@ import (
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,9 +42,8 @@ func writePNG(t testing.TB, dir, name string, img image.Image) string {
 // prints a "File:" block per image) and returns its report per file path.
 func zxingDecode(t testing.TB, files ...string) map[string]zxResult {
 	t.Helper()
-	tool := oracle.Tool(t, "ZXingReader")
 	args := append([]string{"-format", "PDF417"}, files...)
-	out, err := exec.Command(tool, args...).CombinedOutput()
+	out, err := oracle.Command(t, "ZXingReader", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ZXingReader %v: %v\n%s", args, err, out)
 	}

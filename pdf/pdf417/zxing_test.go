@@ -58,6 +58,9 @@ func checkDecodes(t *testing.T, cases []decodeCase) {
 // at EC level 5), encoded with the default options, decode byte for byte
 // with EC level 5.
 func TestZXingDecodesStampSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rasterizes or runs the oracles on many documents; skipped under -short")
+	}
 	t.Parallel()
 	var cases []decodeCase
 	for n := 50; n <= 1000; n += 50 {
@@ -132,6 +135,9 @@ func TestZXingAllByteValues(t *testing.T) {
 // TestZXingColumnsAndLevels: every column count that holds a 200-byte TED
 // at level 5, every EC level for a 300-byte payload, and taller rows.
 func TestZXingColumnsAndLevels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rasterizes or runs the oracles on many documents; skipped under -short")
+	}
 	t.Parallel()
 	var cases []decodeCase
 	data := tedLike(200, 7)
