@@ -169,8 +169,8 @@ type JobInfo struct {
 	State       string
 	Attempt     int
 	MaxAttempts int
-	Args        json.RawMessage
-	Errors      []string // one per failed attempt, oldest first
+	Args        json.RawMessage // as stored (PostgreSQL's jsonb may respace it)
+	Errors      []string        // one per failed attempt, oldest first
 	ScheduledAt time.Time
 }
 

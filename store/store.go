@@ -16,8 +16,9 @@
 // record of another company is reported as ErrNotFound, never read or
 // changed. The only exceptions, named as such in their documentation, are
 // the administrative and maintenance methods that by nature cross
-// companies (FindAPIKey, which finds the company of a credential, and the
-// Purge methods run by periodic jobs).
+// companies: FindAPIKey, which finds the company of a credential;
+// ListEmpresas, for administration; and PurgeIdempotency, run by a
+// periodic job.
 //
 // # Transactions
 //

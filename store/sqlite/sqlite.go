@@ -71,8 +71,7 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("store/sqlite: bad database path %q (empty, or holds ? or #)", path)
 	}
-	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", o.BusyTimeout.Milliseconds())
-	writer, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&"+common)
+	writer, err := sql.Open("sqlite", writerDSN(path, o))
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: opening %s: %w", path, err)
 	}
@@ -92,7 +91,7 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 	if err := migrate(ctx, writer); err != nil {
 		return nil, errors.Join(fmt.Errorf("store/sqlite: migrating %s: %w", path, err), closeAll(writer))
 	}
-	reader, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&"+common)
+	reader, err := sql.Open("sqlite", readerDSN(path, o))
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("store/sqlite: opening %s: %w", path, err), closeAll(writer))
 	}
@@ -109,6 +108,21 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 		return nil, errors.Join(err, closeAll(reader, writer))
 	}
 	return db, nil
+}
+
+// writerDSN is the data source of the writer connection: immediate
+// transactions, WAL, synchronous=FULL, foreign keys, busy timeout.
+func writerDSN(path string, o Options) string {
+	return "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&" + commonPragmas(o)
+}
+
+// readerDSN is the data source of the read connections: query_only.
+func readerDSN(path string, o Options) string {
+	return "file:" + path + "?_pragma=query_only(1)&" + commonPragmas(o)
+}
+
+func commonPragmas(o Options) string {
+	return fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", o.BusyTimeout.Milliseconds())
 }
 
 // migrate applies dtekit's migrations and River's.

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -365,21 +363,30 @@ const (
 	envChildLoc = "DTEKIT_STORETEST_LOC"
 )
 
-type child struct{ loc string }
+type child struct{ kind, loc string }
 
 func childMode() *child {
-	if os.Getenv(envChild) != "rescue" {
-		return nil
+	switch os.Getenv(envChild) {
+	case "rescue", "durable":
+		return &child{kind: os.Getenv(envChild), loc: os.Getenv(envChildLoc)}
 	}
-	return &child{loc: os.Getenv(envChildLoc)}
+	return nil
 }
 
-// run is the child's side: work the rescue job and hang inside it until
-// killed.
+// run is the child's side.
 func (c *child) run(t *testing.T, b Backend) {
-	s, err := b.Open(t, c.loc, testJobs)
+	if c.kind == "durable" {
+		durableChild(t, b, c.loc)
+		return
+	}
+	rescueChild(t, b, c.loc)
+}
+
+// rescueChild works the rescue job and hangs inside it until killed.
+func rescueChild(t *testing.T, b Backend, loc string) {
+	s, err := b.Open(t, loc, testJobs)
 	if err != nil {
-		t.Fatalf("child: opening %s: %v", c.loc, err)
+		t.Fatalf("child: opening %s: %v", loc, err)
 	}
 	s.Jobs().Register(store.Worker{Kind: testArgs{}.Kind(), Timeout: -1, Work: func(ctx context.Context, j *store.Job) error {
 		select {} // the parent kills this process here
@@ -404,12 +411,7 @@ func (h *harness) testJobsRescue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parts []string
-	for _, p := range strings.Split(t.Name(), "/") {
-		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run="+strings.Join(parts, "/"), "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), envChild+"=rescue", envChildLoc+"="+loc)
+	cmd := childCommand(t, "rescue", loc)
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -65,6 +65,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Rollback", h.testRollback)
 	t.Run("Nested", h.testNested)
 	t.Run("Reopen", h.testReopen)
+	t.Run("Durability", h.testDurability)
 	t.Run("Jobs", func(t *testing.T) {
 		t.Run("Transactional", h.testJobsTransactional)
 		t.Run("RetrySchedule", h.testJobsRetry)
