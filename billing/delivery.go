@@ -120,8 +120,10 @@ func (s *Service) registerDelivery() error {
 			}
 			return s.runDelivery(ctx, a)
 		},
-		Retry:   []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute},
-		Timeout: timeout + 30*time.Second,
+		Retry: []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute},
+		// The attempt's own bound plus room for the store writes; the
+		// store's RescueAfter must exceed it.
+		Timeout: 2*timeout + 5*time.Second,
 	}); err != nil {
 		return fmt.Errorf("billing: registering %s: %w", deliverKind, err)
 	}
