@@ -1,0 +1,307 @@
+package billing
+
+import (
+	"context"
+	"encoding/base64"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/testcreds"
+)
+
+func TestClientes(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, false)
+			ctx := context.Background()
+			s, id := f.s, f.emp.ID
+			a, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "77.777.777-7", RazonSocial: " Pérez & Hijos Ltda. ", Email: "ventas@perez.cl"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Rut != "77777777-7" || a.RazonSocial != "Pérez & Hijos Ltda." {
+				t.Errorf("created %+v", a)
+			}
+			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "77777777-7", RazonSocial: "Otro"}); AsError(err) == nil || AsError(err).Code != CodeClienteRUTConflict {
+				t.Errorf("duplicate rut: %v", err)
+			}
+			for _, in := range []ClienteInput{{Rut: "77777777-8", RazonSocial: "x"}, {Rut: "", RazonSocial: "x"}, {Rut: "11111111-1", RazonSocial: " "},
+				{Rut: "11111111-1", RazonSocial: "x", Email: "no-mail"}} {
+				if _, err := s.CreateCliente(ctx, id, in); KindOf(err) != KindValidation {
+					t.Errorf("CreateCliente(%+v): %v, want validation", in, err)
+				}
+			}
+			for i, rut := range []string{"11111111-1", "22222222-2", "33333333-3"} {
+				if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: rut, RazonSocial: []string{"Alfa SpA", "Beta Ltda", "Gamma y Cía"}[i]}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Pages of 2 over 4 clientes, oldest first, with the total.
+			p1, err := s.ListClientes(ctx, id, ListParams{Limit: 2})
+			if err != nil || len(p1.Data) != 2 || p1.TotalCount != 4 || p1.NextCursor == nil {
+				t.Fatalf("page 1: %+v, %v", p1, err)
+			}
+			p2, err := s.ListClientes(ctx, id, ListParams{Limit: 2, Cursor: *p1.NextCursor})
+			if err != nil || len(p2.Data) != 2 || p2.NextCursor != nil || p2.Data[1].RazonSocial != "Gamma y Cía" {
+				t.Fatalf("page 2: %+v, %v", p2, err)
+			}
+			if _, err := s.ListClientes(ctx, id, ListParams{Cursor: "garbage"}); KindOf(err) != KindValidation {
+				t.Errorf("bad cursor: %v", err)
+			}
+			if _, err := s.ListClientes(ctx, id, ListParams{Limit: 101}); KindOf(err) != KindValidation {
+				t.Errorf("limit 101: %v", err)
+			}
+			for q, want := range map[string]int{"beta": 1, "22.222.222-2": 1, "ltda": 2, "zzz": 0} {
+				p, err := s.ListClientes(ctx, id, ListParams{Q: q})
+				if err != nil || len(p.Data) != want || p.TotalCount != int64(want) {
+					t.Errorf("search %q: %d results (%v), want %d", q, len(p.Data), err, want)
+				}
+			}
+			name := "Pérez Hermanos"
+			up, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{RazonSocial: &name})
+			if err != nil || up.RazonSocial != name || up.Rut != a.Rut || up.Email != a.Email {
+				t.Errorf("update: %+v, %v", up, err)
+			}
+			blank := ""
+			if _, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{RazonSocial: &blank}); KindOf(err) != KindValidation {
+				t.Errorf("blank razon_social: %v", err)
+			}
+			if err := s.DeleteCliente(ctx, id, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.GetCliente(ctx, id, a.ID); KindOf(err) != KindNotFound {
+				t.Errorf("deleted cliente: %v", err)
+			}
+			if err := s.DeleteCliente(ctx, id, a.ID); KindOf(err) != KindNotFound {
+				t.Errorf("second delete: %v", err)
+			}
+			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "77777777-7", RazonSocial: "De nuevo"}); err != nil {
+				t.Errorf("the rut of a deleted cliente is free again: %v", err)
+			}
+		})
+	}
+}
+
+func TestProductos(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, false)
+			ctx := context.Background()
+			s, id := f.s, f.emp.ID
+			p, err := s.CreateProducto(ctx, id, ProductoInput{Codigo: "SKU-1", Nombre: "Resma carta", PrecioUnitario: 3990, Unidad: "UN"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CreateProducto(ctx, id, ProductoInput{Codigo: "SKU-1", Nombre: "Otra"}); AsError(err) == nil || AsError(err).Code != CodeProductoCodigoConflict {
+				t.Errorf("duplicate codigo: %v", err)
+			}
+			// Products without codigo do not clash.
+			for i := 0; i < 2; i++ {
+				if _, err := s.CreateProducto(ctx, id, ProductoInput{Nombre: "Servicio de despacho", EsExento: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, in := range []ProductoInput{{Nombre: ""}, {Nombre: "x", PrecioUnitario: -1}, {Nombre: "x", Unidad: "CAJAS"}} {
+				if _, err := s.CreateProducto(ctx, id, in); KindOf(err) != KindValidation {
+					t.Errorf("CreateProducto(%+v): %v, want validation", in, err)
+				}
+			}
+			for q, want := range map[string]int{"sku": 1, "despacho": 2, "resma": 1} {
+				pg, err := s.ListProductos(ctx, id, ListParams{Q: q})
+				if err != nil || len(pg.Data) != want {
+					t.Errorf("search %q: %+v, %v; want %d", q, pg, err, want)
+				}
+			}
+			price := int64(4200)
+			exento := true
+			up, err := s.UpdateProducto(ctx, id, p.ID, ProductoUpdate{PrecioUnitario: &price, EsExento: &exento})
+			if err != nil || up.PrecioUnitario != 4200 || !up.EsExento || up.Codigo != "SKU-1" {
+				t.Errorf("update: %+v, %v", up, err)
+			}
+			neg := int64(-5)
+			if _, err := s.UpdateProducto(ctx, id, p.ID, ProductoUpdate{PrecioUnitario: &neg}); KindOf(err) != KindValidation {
+				t.Errorf("negative price: %v", err)
+			}
+			if err := s.DeleteProducto(ctx, id, p.ID); err != nil {
+				t.Fatal(err)
+			}
+			if pg, err := s.ListProductos(ctx, id, ListParams{}); err != nil || pg.TotalCount != 2 {
+				t.Errorf("after delete: %+v, %v", pg, err)
+			}
+			if _, err := s.CreateProducto(ctx, id, ProductoInput{Codigo: "SKU-1", Nombre: "Resma carta nueva"}); err != nil {
+				t.Errorf("the codigo of a deleted producto is free again: %v", err)
+			}
+		})
+	}
+}
+
+func TestCAFRegistration(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, true)
+			ctx := context.Background()
+			s, id := f.s, f.emp.ID
+			l, err := s.ListCAF(ctx, id, 33)
+			if err != nil || len(l) != 1 {
+				t.Fatal(l, err)
+			}
+			c := l[0]
+			if c.FolioDesde != 1 || c.FolioHasta != 1000 || c.FoliosDisponibles != 1000 || !c.IsActive ||
+				c.Ambiente != dte.AmbienteCertificacion || c.FechaAutorizacion == "" {
+				t.Errorf("CAF %+v", c)
+			}
+			// Overlapping ranges are refused, adjacent ones are not.
+			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1000, 1100)}); AsError(err) == nil || AsError(err).Code != CodeCAFRangeConflict {
+				t.Errorf("overlapping CAF: %v", err)
+			}
+			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 33, CAFXML: string(creds(t).CAFFiles[33])}); KindOf(err) != KindConflict {
+				t.Errorf("the same CAF twice: %v", err)
+			}
+			next, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1001, 1100)})
+			if err != nil || next.IsActive || next.FoliosDisponibles != 100 {
+				t.Errorf("adjacent CAF: %+v, %v", next, err)
+			}
+			// The same range of another type is independent.
+			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 34, CAFXML: string(creds(t).CAFFiles[34])}); err != nil {
+				t.Errorf("tipo 34: %v", err)
+			}
+			if all, err := s.ListCAF(ctx, id, 0); err != nil || len(all) != 3 {
+				t.Errorf("ListCAF all: %d, %v", len(all), err)
+			}
+			emitOK(t, s, id, facturaBody(1))
+			if c, _ := s.GetCAF(ctx, id, c.ID); c.FoliosDisponibles != 999 {
+				t.Errorf("after one emission folios_disponibles = %d, want 999", c.FoliosDisponibles)
+			}
+			// A base64-encoded file is accepted too (another range).
+			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 39, CAFXML: base64.StdEncoding.EncodeToString(creds(t).CAFFiles[39])}); err != nil {
+				t.Errorf("base64 CAF: %v", err)
+			}
+			if _, err := s.GetCAF(ctx, id, "00000000-0000-0000-0000-000000000000"); KindOf(err) != KindNotFound {
+				t.Errorf("unknown CAF: %v", err)
+			}
+		})
+	}
+}
+
+func TestCertificateAndEmpresa(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			creds(t)
+			dsn := b.dsn(t)
+			s := newService(t, b.name, dsn, Config{})
+			ctx := context.Background()
+			emp, err := s.CreateEmpresa(ctx, demoEmpresa())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CreateEmpresa(ctx, demoEmpresa()); KindOf(err) != KindConflict {
+				t.Errorf("the same RUT twice: %v", err)
+			}
+			bad := demoEmpresa()
+			bad.Rut, bad.Ambiente, bad.Acteco = "76192083-0", "pruebas", nil
+			if err := AsError(func() error { _, err := s.CreateEmpresa(ctx, bad); return err }()); err == nil || len(err.Details) != 3 {
+				t.Errorf("invalid company: %v", err)
+			}
+			st, err := s.CertificateStatus(ctx, emp.ID)
+			if err != nil || st.HasCertificado {
+				t.Errorf("status before upload: %+v, %v", st, err)
+			}
+			if _, err := s.EmitDTE(ctx, emp.ID, newKey(), facturaBody(1)); AsError(err) == nil || AsError(err).Code != CodeNoCertificate {
+				t.Errorf("emission without certificate: %v", err)
+			}
+			if _, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, "wrong", testcreds.SignerRUT); KindOf(err) != KindValidation {
+				t.Errorf("wrong password: %v", err)
+			}
+			up, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, creds(t).Password, testcreds.SignerRUT)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err = s.CertificateStatus(ctx, emp.ID)
+			if err != nil || !st.HasCertificado || !st.IsActive || *st.RutFirmante != testcreds.SignerRUT ||
+				*st.DiasParaVencimiento != creds(t).Cert.DaysToExpiry(time.Now()) || up.FechaVencimiento == nil {
+				t.Errorf("status: %+v, %v", st, err)
+			}
+			// Another Service on the same database (another process)
+			// opens the sealed key.
+			s2 := newService(t, b.name, dsn, Config{})
+			c2, err := s2.signingCert(ctx, emp.ID)
+			if err != nil || !c2.Key.Equal(creds(t).Cert.Key) {
+				t.Errorf("reopened certificate: %v", err)
+			}
+			g := "Servicios informáticos"
+			e, err := s.UpdateEmpresa(ctx, emp.ID, EmpresaUpdate{Giro: &g})
+			if err != nil || e.Giro != g || e.RazonSocial != emp.RazonSocial {
+				t.Errorf("UpdateEmpresa: %+v, %v", e, err)
+			}
+			if got, _ := s.GetEmpresa(ctx, emp.ID); got.Giro != g {
+				t.Errorf("GetEmpresa after update: %+v", got)
+			}
+		})
+	}
+}
+
+func TestAPIKeys(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, false)
+			ctx := context.Background()
+			s, id := f.s, f.emp.ID
+			ro, err := s.CreateAPIKey(ctx, id, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rw, err := s.CreateAPIKey(ctx, id, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ro.Key == rw.Key || len(ro.Key) < 40 {
+				t.Errorf("keys %q %q", ro.Key, rw.Key)
+			}
+			if p, err := s.AuthenticateAPIKey(ctx, ro.Key); err != nil || p.EmpresaID != id || p.Write {
+				t.Errorf("read-only key: %+v, %v", p, err)
+			}
+			if p, err := s.AuthenticateAPIKey(ctx, rw.Key); err != nil || !p.Write {
+				t.Errorf("write key: %+v, %v", p, err)
+			}
+			for _, k := range []string{"", "dtk_nope", ro.Key + "x", "Bearer " + ro.Key} {
+				if _, err := s.AuthenticateAPIKey(ctx, k); KindOf(err) != KindUnauthorized {
+					t.Errorf("key %q: %v", k, err)
+				}
+			}
+			keys, err := s.ListAPIKeys(ctx, id)
+			if err != nil || len(keys) != 2 || keys[0].Key != "" || keys[1].Key != "" {
+				t.Errorf("ListAPIKeys shows %+v, %v", keys, err)
+			}
+			if err := s.RevokeAPIKey(ctx, id, ro.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AuthenticateAPIKey(ctx, ro.Key); KindOf(err) != KindUnauthorized {
+				t.Errorf("revoked key: %v", err)
+			}
+		})
+	}
+}
+
+// TestIdempotencyPurge: keys older than the retention are deleted, newer
+// ones kept.
+func TestIdempotencyPurge(t *testing.T) {
+	b := backends[0]
+	f := newFixture(t, b, true)
+	ctx := context.Background()
+	key := newKey()
+	if _, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(1)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.s.PurgeIdempotency(ctx); err != nil || n != 0 {
+		t.Errorf("purge of fresh keys: %d, %v", n, err)
+	}
+	later := time.Now().Add(DefaultIdempotencyTTL + time.Minute)
+	f.s.now = func() time.Time { return later }
+	if n, err := f.s.PurgeIdempotency(ctx); err != nil || n != 1 {
+		t.Errorf("purge after 24 h: %d, %v", n, err)
+	}
+	if _, err := f.s.st.GetIdempotency(ctx, f.emp.ID, key); KindOf(storeErr(err, "", "", "")) != KindNotFound {
+		t.Errorf("purged key still there: %v", err)
+	}
+}
