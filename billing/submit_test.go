@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -25,6 +26,7 @@ type submitRig struct {
 
 func newSubmitRig(t *testing.T, opts siitest.Options, timeout time.Duration) *submitRig {
 	t.Helper()
+	creds(t)
 	fake := siitest.New(opts).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
@@ -79,18 +81,32 @@ func (r *submitRig) waitFinal(t *testing.T, id string) *dte.DTE {
 	}
 }
 
-// events returns the company's event types for one document, oldest
-// first.
+// allEvents returns every event of the company, newest first.
+func (r *submitRig) allEvents(t *testing.T) []store.Event {
+	t.Helper()
+	var out []store.Event
+	cursor := ""
+	for {
+		page, err := r.s.st.ListEvents(context.Background(), r.emp.ID, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, page.Items...)
+		if page.NextCursor == "" {
+			return out
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// events returns the event types of one document, oldest first.
 func (r *submitRig) events(t *testing.T, id string) []string {
 	t.Helper()
-	page, err := r.s.st.ListEvents(context.Background(), r.emp.ID, store.ListFilter{Limit: store.MaxLimit})
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := r.allEvents(t)
 	var out []string
-	for i := len(page.Items) - 1; i >= 0; i-- {
-		if strings.Contains(string(page.Items[i].Payload), id) {
-			out = append(out, page.Items[i].Type)
+	for i := len(all) - 1; i >= 0; i-- {
+		if strings.Contains(string(all[i].Payload), id) {
+			out = append(out, all[i].Type)
 		}
 	}
 	return out
@@ -218,5 +234,104 @@ func TestSubmitLater(t *testing.T) {
 	}
 	if _, err := r.s.SubmitDTE(context.Background(), "otra-empresa", res.ID); KindOf(err) != KindNotFound {
 		t.Errorf("another company's document: %v, want not found", err)
+	}
+}
+
+// TestSubmitMixed: documents of four types (200; 40 under -short), each
+// with a scripted review, all reach the scripted state with tracking
+// filled and exactly one event per transition.
+func TestSubmitMixed(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 40
+	}
+	r := newSubmitRig(t, siitest.Options{Steps: []string{"SOK", "FOK"}}, 0)
+	ctx := context.Background()
+	for _, tipo := range []dte.TipoDTE{34, 41} {
+		if _, err := r.s.RegisterCAF(ctx, r.emp.ID, CAFInput{TipoDTE: tipo, CAFXML: string(creds(t).CAFFiles[tipo])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tipos := []int{33, 34, 39, 41}
+	script := func(folio int64) (siitest.Outcome, dte.Estado, string) {
+		switch folio % 6 {
+		case 1:
+			return siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"}, dte.EstadoConReparos, "dte.repaired"
+		case 2:
+			return siitest.Outcome{Result: siitest.Rejected, Detail: "DTE-3-101"}, dte.EstadoRechazado, "dte.rejected"
+		case 3:
+			return siitest.Outcome{Envelope: "RSC"}, dte.EstadoRechazado, "dte.rejected"
+		case 4:
+			return siitest.Outcome{Envelope: "RCT"}, dte.EstadoRechazado, "dte.rejected"
+		}
+		return siitest.Outcome{}, dte.EstadoAceptado, "dte.accepted"
+	}
+	for _, tipo := range tipos {
+		for f := int64(1); f <= int64(n/len(tipos)); f++ {
+			o, _, _ := script(f)
+			r.fake.Script(testcreds.EmisorRUT, tipo, f, o)
+		}
+	}
+	type want struct {
+		folio  int64
+		estado dte.Estado
+		event  string
+	}
+	wants := map[string]want{}
+	for i := 0; i < n; i++ {
+		tipo := tipos[i%len(tipos)]
+		body := submitBody(tipo, true)
+		res, err := r.s.EmitDTE(ctx, r.emp.ID, newKey(), body)
+		if err != nil {
+			t.Fatalf("emitting tipo %d: %v", tipo, err)
+		}
+		var resp dte.EmitirDTEResponse
+		if err := json.Unmarshal(res.Body, &resp); err != nil {
+			t.Fatal(err)
+		}
+		_, estado, event := script(resp.Folio)
+		wants[resp.ID] = want{resp.Folio, estado, event}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for id, w := range wants {
+		for {
+			d, err := r.s.GetDTE(ctx, r.emp.ID, id, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Estado.Final() {
+				if d.Estado != w.estado {
+					t.Errorf("tipo %d folio %d: %s, want %s (tracking %+v)", d.TipoDTE, w.folio, d.Estado, w.estado, d.Tracking)
+				}
+				if d.Tracking == nil || deref(d.Tracking.TrackID) == "" || deref(d.Tracking.CodigoSII) == "" || d.SIIStatus == nil {
+					t.Errorf("tipo %d folio %d: tracking %+v sii_status %+v", d.TipoDTE, w.folio, d.Tracking, d.SIIStatus)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tipo %d folio %d still %s", d.TipoDTE, w.folio, d.Estado)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// One event per transition: count them all at once.
+	counts := map[string]map[string]int{}
+	for _, e := range r.allEvents(t) {
+		for id := range wants {
+			if strings.Contains(string(e.Payload), id) {
+				if counts[id] == nil {
+					counts[id] = map[string]int{}
+				}
+				counts[id][e.Type]++
+			}
+		}
+	}
+	for id, w := range wants {
+		if c := counts[id]; len(c) != 2 || c["dte.created"] != 1 || c[w.event] != 1 {
+			t.Errorf("folio %d events %v, want dte.created and %s once each", w.folio, c, w.event)
+		}
+	}
+	if n := len(r.fake.Envelopes()); n != len(wants) {
+		t.Errorf("the fake received %d envelopes for %d documents", n, len(wants))
 	}
 }
