@@ -44,7 +44,7 @@ func (r *renderer) carta() {
 	y = r.cartaDetalle(y)
 	if rows := globalRows(r.doc, r.cur); len(rows) > 0 {
 		y = r.cartaTable(y, "Descuentos y recargos globales", []col{
-			{"Tipo", 24, alignLeft}, {"Glosa", 0, alignLeft}, {"Aplica", 34, alignLeft}, {"Valor", 32, alignRight},
+			{"Tipo", 20, alignLeft}, {"Glosa", 0, alignLeft}, {"Aplica sobre", 50, alignLeft}, {"Monto", 40, alignRight},
 		}, rows)
 	}
 	if rows := comisionRows(r.doc, r.cur); len(rows) > 0 {
@@ -272,10 +272,10 @@ func (r *renderer) detailRow(y float64, cols []col, l dte.DocLine) float64 {
 		if c.title == "Descripción" {
 			r.setFont("", 8)
 			yy = r.para(x+1, yy, c.w-2, encode(lineName(r.doc, l)), alignLeft)
-			if l.Descripcion != "" {
+			if _, desc := itemTexts(l); desc != "" {
 				r.setFont("", 7)
 				r.color(70, 70, 70)
-				yy = r.para(x+1, yy, c.w-2, encodeML(l.Descripcion), alignLeft)
+				yy = r.para(x+1, yy, c.w-2, encodeML(desc), alignLeft)
 				r.color(0, 0, 0)
 			}
 		} else {

@@ -90,9 +90,9 @@ func (r *renderer) rollBody(y float64) float64 {
 	for _, l := range d.Detalle {
 		r.setFont("", 7.5)
 		y = r.para(x, y, w, encode(lineName(d, l)), alignLeft)
-		if l.Descripcion != "" {
+		if _, desc := itemTexts(l); desc != "" {
 			r.setFont("", 6.5)
-			y = r.para(x+2, y, w-2, encodeML(l.Descripcion), alignLeft)
+			y = r.para(x+2, y, w-2, encodeML(desc), alignLeft)
 		}
 		r.setFont("", 7.5)
 		var q []string

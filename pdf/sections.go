@@ -1,7 +1,9 @@
 package pdf
 
 import (
+	"math/big"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/dte"
 )
@@ -203,28 +205,71 @@ func totalLines(d *dte.Document, cur string) []totalLine {
 	return out
 }
 
-// globalRows are the global discounts and surcharges: kind, glosa, bucket
-// and value.
+// globalRows are the global discounts and surcharges: kind, glosa, the
+// subtotal they apply to ("sobre afecto $ 120.000": the sum of the lines of
+// that kind) and the amount they come to, signed, with the percentage when
+// they are one ("-$ 12.000 (10%)"). The amounts are the SII's computation
+// (dte.ComputeTotals over the document); if the document's totals cannot
+// be computed, a percentage is printed alone.
 func globalRows(d *dte.Document, cur string) [][]string {
 	var out [][]string
-	for _, g := range d.DescuentosGlobales {
-		kind := "Descuento"
+	var amounts []dte.GlobalTotals
+	if len(d.DescuentosGlobales) > 0 {
+		if tot, err := dte.ComputeTotals(d.Request()); err == nil && len(tot.DscRcgGlobal) == len(d.DescuentosGlobales) {
+			amounts = tot.DscRcgGlobal
+		}
+	}
+	for i, g := range d.DescuentosGlobales {
+		kind, sign := "Descuento", "-"
 		if strings.EqualFold(strings.TrimSpace(g.TpoMov), "R") {
-			kind = "Recargo"
+			kind, sign = "Recargo", "+"
+		}
+		bucketKind := 0
+		if g.IndExeDR != nil {
+			bucketKind = *g.IndExeDR
 		}
 		bucket := "sobre afecto"
-		if g.IndExeDR != nil {
-			bucket = "sobre " + exeName(*g.IndExeDR)
+		if bucketKind != 0 {
+			bucket = "sobre " + exeName(bucketKind)
 		}
+		if base, ok := bucketSubtotal(d, bucketKind); ok {
+			bucket += " " + fmtMoney(base, cur)
+		}
+		isPct := strings.TrimSpace(g.TpoValor) == "%"
 		var val string
-		if strings.TrimSpace(g.TpoValor) == "%" {
-			val = fmtPct(g.ValorDR)
-		} else {
-			val = fmtMoney(g.ValorDR, cur)
+		switch {
+		case amounts != nil:
+			val = sign + fmtMoney(amounts[i].Monto, cur)
+			if isPct {
+				val += " (" + fmtPct(g.ValorDR) + ")"
+			}
+		case isPct:
+			val = sign + fmtPct(g.ValorDR)
+		default:
+			val = sign + fmtMoney(g.ValorDR, cur)
 		}
 		out = append(out, []string{kind, oneLine(g.GlosaDR), bucket, val})
 	}
 	return out
+}
+
+// bucketSubtotal sums the amounts (MontoItem) of the lines of one kind:
+// 0 taxable, 1 exempt, 2 not billable. ok is false when an amount is not a
+// number.
+func bucketSubtotal(d *dte.Document, kind int) (dte.Decimal, bool) {
+	sum, places := new(big.Rat), 0
+	for _, l := range d.Detalle {
+		if l.IndExe != kind {
+			continue
+		}
+		r := l.MontoItem.Rat()
+		if r == nil {
+			return "", false
+		}
+		sum.Add(sum, r)
+		places = max(places, l.MontoItem.Places())
+	}
+	return dte.DecimalFromRat(sum, places), true
 }
 
 // refRows are the references: type, folio, date, code and reason.
@@ -263,10 +308,32 @@ func comisionRows(d *dte.Document, cur string) [][]string {
 	return out
 }
 
+// nmbItemLen is the length of the SII's NmbItem, in characters.
+const nmbItemLen = 80
+
+// itemTexts returns a line's name and description as printed. The XML
+// carries at most 80 characters of a name in NmbItem; a longer name is cut
+// there and written whole as the first line of DscItem (see
+// dte.LineaDetalle.ItemName). Printing both would show the name twice, so
+// such a line prints the whole name, wrapped at word boundaries, and the
+// rest of DscItem as its description.
+func itemTexts(l dte.DocLine) (name, desc string) {
+	name, desc = l.Nombre, l.Descripcion
+	first, rest, _ := strings.Cut(desc, "\n")
+	// The XML reader may trim a space the cut left at NmbItem's end, so
+	// the test is on DscItem's first line: longer than NmbItem holds and
+	// starting with the name.
+	if name != "" && utf8.RuneCountInString(first) > nmbItemLen && strings.HasPrefix(first, name) {
+		return first, rest
+	}
+	return name, desc
+}
+
 // lineName is a detail line's name with its exemption mark on documents
 // that mix taxable and exempt lines.
 func lineName(d *dte.Document, l dte.DocLine) string {
-	n := oneLine(l.Nombre)
+	name, _ := itemTexts(l)
+	n := oneLine(name)
 	if !d.Tipo.IsExempt() && (l.IndExe == 1 || l.IndExe == 2) {
 		n += " (" + exeName(l.IndExe) + ")"
 	}

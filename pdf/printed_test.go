@@ -1,0 +1,81 @@
+package pdf_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/pdf"
+)
+
+// TestPrintedGlobalsAndLongNames reads, with pdftotext, what a reader of
+// the paper sees for global discounts and surcharges and for a name longer
+// than NmbItem's 80 characters.
+func TestPrintedGlobalsAndLongNames(t *testing.T) {
+	exento := 1
+	longName := "Servicio de mantención preventiva anual de equipos de refrigeración industrial, incluye repuestos menores y traslado"
+	req := &dte.EmitirDTERequest{
+		TipoDTE:      33,
+		FechaEmision: "2025-05-14",
+		Receptor: dte.Receptor{Rut: "76086428-5", RazonSocial: "Comercial Prueba Ltda.", Giro: "Comercio",
+			Direccion: "Av. Siempre Viva 742", Comuna: "Santiago", Ciudad: "Santiago"},
+		Detalle: []dte.LineaDetalle{
+			{Nombre: "Tornillo 3 mm", Cantidad: "2", Precio: "50000"},
+			{Nombre: "Tuerca 3 mm", Cantidad: "1", Precio: "20000"},
+			{IndExe: &exento, Nombre: longName, Cantidad: "1", Precio: "30000"},
+		},
+		DescuentosGlobales: []dte.DscRcgGlobal{
+			{TpoMov: "D", TpoValor: "%", ValorDR: "10", GlosaDR: "Cliente frecuente"},
+			{TpoMov: "R", TpoValor: "$", ValorDR: "5000", GlosaDR: "Flete", IndExeDR: &exento},
+		},
+	}
+	s := emit(t, "globals", req)
+	for _, f := range []pdf.Format{pdf.Carta, pdf.Termica80} {
+		b, err := pdf.RenderBytes(s.doc, pdf.Options{Format: f, Resolucion: testResolucion, OficinaSII: "Ñuñoa"})
+		if err != nil {
+			t.Fatalf("%v: %v", f, err)
+		}
+		file := writeTemp(t, t.TempDir(), "globals.pdf", b)
+		txt := squash(pdfText(t, file, false, 0, 0))
+		// By hand: taxable lines 2 × 50.000 + 1 × 20.000 = 120.000, 10 %
+		// of it 12.000; the exempt line is 30.000 and carries the 5.000
+		// surcharge.
+		for _, want := range []string{
+			"sobre afecto $ 120.000", "-$ 12.000 (10%)",
+			"sobre exento $ 30.000", "+$ 5.000",
+			"S.I.I. - ÑUÑOA",
+		} {
+			if !strings.Contains(txt, want) {
+				t.Errorf("%v: the PDF lacks %q:\n%s", f, want, txt)
+			}
+		}
+		// The whole name, once: NmbItem holds its first 80 characters and
+		// DscItem the whole name, which must not print both.
+		if n := strings.Count(txt, "Servicio de mantención"); n != 1 {
+			t.Errorf("%v: the long name is printed %d times:\n%s", f, n, txt)
+		}
+		if !strings.Contains(txt, "incluye repuestos menores y traslado") {
+			t.Errorf("%v: the end of the long name is missing:\n%s", f, txt)
+		}
+		// Wrapped at word boundaries: no word of the name is split.
+		raw := pdfText(t, file, false, 0, 0)
+		for _, w := range strings.Fields(longName) {
+			if len(w) > 3 && !strings.Contains(raw, w) {
+				t.Errorf("%v: the word %q of the name was broken across lines", f, w)
+			}
+		}
+	}
+}
+
+// TestPrintedOfficeNeverGuessed: without an SII office the PDF says so.
+func TestPrintedOfficeNeverGuessed(t *testing.T) {
+	s := samples(t)[dte.FacturaElectronica]
+	b, err := pdf.RenderBytes(s.doc, pdf.Options{Resolucion: testResolucion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := squash(pdfText(t, writeTemp(t, t.TempDir(), "office.pdf", b), false, 0, 0))
+	if !strings.Contains(txt, pdf.OficinaNoInformada) || strings.Contains(txt, "SANTIAGO CENTRO") {
+		t.Errorf("office: %s", txt)
+	}
+}
