@@ -20,6 +20,9 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/dtekit/dtekit/internal/oracle"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -154,11 +157,15 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 }
 
-// TestDeliveryEndToEnd: documents emitted through the service reach the
-// reference receiver (examples/webhook-receiver, its own process) as
-// dte.created and then dte.accepted, verified, each event id processed
+// TestDeliveryEndToEnd: documents emitted with auto_send through the
+// service and accepted by the fake SII reach the reference receiver
+// (examples/webhook-receiver, its own process) as dte.created and
+// dte.accepted, recorded in that order, verified, each event id processed
 // once, although every id's first attempt was answered 500, half the
 // second attempts timed out, and every delivered request arrived twice.
+// (Arrival order across two events of one document is not guaranteed
+// when their retries interleave; the envelope's estado and timestamp
+// tell a receiver which is newer.)
 func TestDeliveryEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the example receiver; skipped with -short")
@@ -174,9 +181,16 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	ps := httptest.NewServer(proxy)
 	defer ps.Close()
 
+	fake := siitest.New(siitest.Options{}).Start()
+	defer fake.Close()
+	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
 	creds(t)
-	dsn := backends[0].dsn(t)
-	s := newService(t, "sqlite", dsn, Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond}})
+	s := newService(t, "sqlite", backends[0].dsn(t), Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond}})
+	fast := []time.Duration{0}
+	if err := s.EnableSubmission(SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
+		UploadBackoff: fast, PollBackoff: fast, Timeout: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
 	emp := setupEmpresa(t, s, true)
 	u, _ := url.Parse(ps.URL)
 	wh, err := s.CreateWebhook(ctx, emp.ID, WebhookInput{URL: "http://" + u.Host + "/hooks", Secret: secret,
@@ -187,12 +201,17 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop(ctx)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Stop(ctx)
+	}()
 
+	// Emitted with auto_send: the fake SII accepts them.
 	const n = 6
 	var ids []string
-	for i := range n {
-		res, err := s.EmitDTE(ctx, emp.ID, newKey(), facturaBody(i+1))
+	for range n {
+		res, err := s.EmitDTE(ctx, emp.ID, newKey(), submitBody(33, true))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,27 +231,14 @@ func TestDeliveryEndToEnd(t *testing.T) {
 			return true
 		}
 	}
-	waitFor(t, settled(n))
-	// The SII accepts them (as submission will record it).
-	for _, id := range ids {
-		err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-			d, err := tx.GetDTE(ctx, emp.ID, id)
-			if err != nil {
-				return err
-			}
-			d.Estado = store.EstadoAceptado
-			if err := tx.UpdateDTE(ctx, d); err != nil {
-				return err
-			}
-			return s.recordEvent(ctx, tx, d, webhook.EventDTEAccepted)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	waitFor(t, settled(2*n))
 	lines := stop()
 
+	for _, id := range ids {
+		if d, _ := s.GetDTE(ctx, emp.ID, id, false); d.Estado != "aceptado" {
+			t.Errorf("DTE %s is %s", id, d.Estado)
+		}
+	}
 	// Every event id processed exactly once, dte.created before
 	// dte.accepted for each document, and duplicates seen as such.
 	processed := map[string]string{} // event id → type
@@ -265,6 +271,9 @@ func TestDeliveryEndToEnd(t *testing.T) {
 		d, _ := ev.DTE()
 		if processed[e.ID] != e.Type {
 			t.Errorf("event %s (%s) not processed as such", e.ID, e.Type)
+		}
+		if e.Type == "dte.accepted" && (d.Estado != "aceptado" || d.TrackID == nil || d.CodigoSII == "") {
+			t.Errorf("dte.accepted payload %+v", d)
 		}
 		byDTE[d.ID] = append(byDTE[d.ID], e.Type)
 	}

@@ -370,6 +370,15 @@ func (s *Service) recordEvent(ctx context.Context, tx store.Tx, d *store.DTE, ty
 	data := webhook.DTEData{ID: d.ID, TipoDTE: d.TipoDTE, Folio: d.Folio, Estado: d.Estado,
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, MontoTotal: d.MontoTotal,
 		FechaEmision: d.FechaEmision}
+	// The SII's side, once known (dte.accepted, dte.rejected, dte.repaired).
+	t := trackingOf(d)
+	data.TrackID = t.TrackID
+	if t.CodigoSII != nil {
+		data.CodigoSII = *t.CodigoSII
+	}
+	if t.GlosaSII != nil {
+		data.GlosaSII = *t.GlosaSII
+	}
 	if _, err := s.publish(ctx, tx, d.EmpresaID, typ, data); err != nil {
 		return fmt.Errorf("billing: recording event %s for DTE %s: %w", typ, d.ID, err)
 	}
