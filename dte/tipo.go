@@ -116,6 +116,28 @@ func (t TipoDTE) CarriesNoFacturable() bool { return t.Valid() && !t.IsExport() 
 // the liquidación-factura 43, whose commissions may exceed what it settles.
 func (t TipoDTE) AllowsNegativeAmounts() bool { return t == 43 }
 
+// CarriesIndTraslado reports whether t carries ind_traslado (IndTraslado,
+// the kind of goods movement): only the guía de despacho 52, where it is
+// required.
+func (t TipoDTE) CarriesIndTraslado() bool { return t == 52 }
+
+// CarriesTipoDespacho reports whether t carries tipo_despacho
+// (TipoDespacho): every type but the boletas 39, 41 and the
+// liquidación-factura 43, whose schemas have no such element.
+func (t TipoDTE) CarriesTipoDespacho() bool { return t.Valid() && !t.IsBoleta() && t != 43 }
+
+// IndServicioRange returns the ind_servicio values t's schema accepts:
+// 1–4 on boletas, 3–5 on the export documents, 1–3 on the others.
+func (t TipoDTE) IndServicioRange() (lo, hi int) {
+	switch {
+	case t.IsBoleta():
+		return 1, 4
+	case t.IsExport():
+		return 3, 5
+	}
+	return 1, 3
+}
+
 // HasCedible reports whether t has a transferable (cedible) printed copy
 // under Ley 19.983: 33, 34, 43, 46, and the guía 52 ("cedible con su factura").
 func (t TipoDTE) HasCedible() bool {

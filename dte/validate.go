@@ -593,7 +593,7 @@ func (v *validator) checkReferencias(refs []Referencia) {
 }
 
 func (v *validator) checkIndTraslado(n *int) {
-	isGuia := v.is(GuiaDespachoElectronica)
+	isGuia := v.tipoOK && v.tipo.CarriesIndTraslado()
 	switch {
 	case n == nil:
 		if isGuia {
@@ -610,7 +610,7 @@ func (v *validator) checkIndTraslado(n *int) {
 func (v *validator) checkTipoDespacho(n *int) {
 	switch {
 	case n == nil:
-	case v.is(BoletaElectronica, BoletaExentaElectronica, LiquidacionFacturaElectronica):
+	case v.tipoOK && !v.tipo.CarriesTipoDespacho():
 		v.notAllowed("tipo_despacho", "33, 34, 46, 52, 56, 61, 110, 111, 112")
 	case *n < 1 || *n > 3:
 		v.add("tipo_despacho", CodeInvalidValue, fmt.Sprintf("tipo_despacho %d is not 1–3", *n),
@@ -622,15 +622,9 @@ func (v *validator) checkIndServicio(n *int) {
 	if n == nil {
 		return
 	}
-	lo, hi := 1, 6
-	switch {
-	case !v.tipoOK:
-	case v.tipo.IsBoleta():
-		lo, hi = 1, 4
-	case v.tipo.IsExport():
-		lo, hi = 3, 5
-	default:
-		lo, hi = 1, 3
+	lo, hi := 1, 6 // an unknown type: its type error is reported once
+	if v.tipoOK {
+		lo, hi = v.tipo.IndServicioRange()
 	}
 	if *n < lo || *n > hi {
 		v.add("ind_servicio", CodeInvalidValue,

@@ -277,3 +277,41 @@ func TestNoteVoidingATextNote(t *testing.T) {
 		}
 	}
 }
+
+// TestTipoAllowances states, type by type, what the SII's schemas and
+// documentation allow, as the table Validate and ComputeTotals share.
+func TestTipoAllowances(t *testing.T) {
+	type row struct {
+		impuestos, iva15, descuentos, comisiones, noFact, negative, traslado, despacho bool
+		servLo, servHi                                                                 int
+	}
+	const y, n = true, false
+	want := map[TipoDTE]row{
+		33:  {y, n, y, n, y, n, n, y, 1, 3},
+		34:  {n, n, y, n, y, n, n, y, 1, 3},
+		39:  {n, n, y, n, y, n, n, n, 1, 4},
+		41:  {n, n, y, n, y, n, n, n, 1, 4},
+		43:  {y, n, n, y, n, y, n, n, 1, 3},
+		46:  {y, y, y, n, y, n, n, y, 1, 3},
+		52:  {y, n, y, n, y, n, y, y, 1, 3},
+		56:  {y, y, y, n, y, n, n, y, 1, 3},
+		61:  {y, y, y, n, y, n, n, y, 1, 3},
+		110: {n, n, y, n, n, n, n, y, 3, 5},
+		111: {n, n, y, n, n, n, n, y, 3, 5},
+		112: {n, n, y, n, n, n, n, y, 3, 5},
+	}
+	if len(want) != len(Tipos()) {
+		t.Fatal("the table misses a type")
+	}
+	for _, tp := range Tipos() {
+		lo, hi := tp.IndServicioRange()
+		got := row{tp.CarriesImpuestos(), tp.RetainsIVAInFull(), tp.CarriesDescuentos(), tp.CarriesComisiones(),
+			tp.CarriesNoFacturable(), tp.AllowsNegativeAmounts(), tp.CarriesIndTraslado(), tp.CarriesTipoDespacho(), lo, hi}
+		if got != want[tp] {
+			t.Errorf("tipo %d: %+v, want %+v", tp, got, want[tp])
+		}
+	}
+	if TipoDTE(35).CarriesDescuentos() || TipoDTE(35).CarriesNoFacturable() || TipoDTE(35).CarriesTipoDespacho() {
+		t.Error("an unknown type is allowed something")
+	}
+}
