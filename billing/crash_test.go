@@ -162,6 +162,24 @@ func TestCrashRecovery(t *testing.T) {
 			if len(acks) == 0 {
 				t.Fatal("no emission was acknowledged in any round")
 			}
+			// The independent check: xmlsec1 on documents finished by
+			// recovery (never acknowledged) and on some acknowledged ones.
+			acked := map[string]bool{}
+			for _, a := range acks {
+				acked[a.id] = true
+			}
+			checked := 0
+			for _, f := range folios {
+				d, err := s.st.GetDTEByFolio(ctx, emp.ID, 33, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !acked[d.ID] || f%25 == 0 {
+					xmlsecVerify(t, d.ID, d.XML)
+					checked++
+				}
+			}
+			t.Logf("xmlsec1 verified %d documents", checked)
 			t.Logf("%s: %d rounds, %d acknowledged emissions, %d documents, %d finished by recovery",
 				b.name, rounds, len(acks), len(folios), recovered)
 		})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -174,6 +175,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 			if firsts != 1 || firsts+replays+busy != n {
 				t.Fatalf("%d first answers, %d replays, %d in progress; want exactly one first", firsts, replays, busy)
 			}
+			t.Logf("%d requests: 1 first answer, %d byte-equal replays, %d IDEMPOTENCY_IN_PROGRESS", n, replays, busy)
 			for _, a := range answers {
 				if a.err == nil && (a.res.Status != http.StatusCreated || !bytes.Equal(a.res.Body, first)) {
 					t.Errorf("answer %d %s differs from the first %s", a.res.Status, a.res.Body, first)
@@ -241,10 +243,15 @@ func TestEmitAndRead(t *testing.T) {
 			if d, _ := f.s.GetDTE(ctx, f.emp.ID, r.ID, false); d.XMLDocumento != "" {
 				t.Error("xml_documento without include_xml")
 			}
+			xmlsecVerify(t, "dte", xml)
 			for _, o := range []PDFOptions{{}, {Cedible: true}, {Formato: "80mm"}} {
 				p, err := f.s.DTEPDF(ctx, f.emp.ID, r.ID, o)
 				if err != nil || !bytes.HasPrefix(p, []byte("%PDF-")) {
-					t.Errorf("DTEPDF %+v: %v", o, err)
+					t.Fatalf("DTEPDF %+v: %v", o, err)
+				}
+				text := pdfText(t, p)
+				if !strings.Contains(text, "18.409") || strings.Contains(text, "CEDIBLE") != o.Cedible {
+					t.Errorf("DTEPDF %+v: the text lacks the total or the cedible mark is wrong:\n%s", o, text)
 				}
 			}
 			if _, err := f.s.DTEPDF(ctx, f.emp.ID, r.ID, PDFOptions{Formato: "a4"}); KindOf(err) != KindValidation {
