@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -456,9 +455,6 @@ func (f *fixture) testProductos(t *testing.T) {
 
 func (f *fixture) testWebhooks(t *testing.T) {
 	r := f.do("GET", api+"/webhooks", nil, f.A.readHdr...)
-	if r.Status == http.StatusServiceUnavailable {
-		t.Skip("webhooks are not implemented in billing yet")
-	}
 	want(t, r, 200)
 	body := map[string]any{"url": "https://hooks.example.com/dtekit", "events": []string{"dte.created", "dte.accepted"}}
 	want(t, f.do("POST", api+"/webhooks", body, f.A.readHdr...), 403, CodeWriteNotAllowed)
@@ -482,7 +478,59 @@ func (f *fixture) testWebhooks(t *testing.T) {
 	} {
 		want(t, f.do("POST", api+"/webhooks", bad, f.A.writeHdr...), 400, dte.CodeValidationError)
 	}
-	want(t, f.do("DELETE", api+"/webhooks/"+wh.ID, nil, f.B.writeHdr...), 404, CodeNotFound)
+	hook := api + "/webhooks/" + wh.ID
+
+	// A ping queues a delivery; it is listed, readable and may be resent.
+	want(t, f.do("POST", hook+"/ping", nil, f.A.readHdr...), 403, CodeWriteNotAllowed)
+	r = f.do("POST", hook+"/ping", nil, f.A.writeHdr...)
+	want(t, r, 202)
+	var dl struct {
+		ID, State string
+		EventType string `json:"event_type"`
+	}
+	r.JSON(t, &dl)
+	if dl.State != "pending" || dl.EventType != "webhook.ping" {
+		t.Errorf("ping: %s", r.Body)
+	}
+	r = f.do("GET", hook+"/deliveries", nil, f.A.readHdr...)
+	want(t, r, 200)
+	if !strings.Contains(string(r.Body), dl.ID) {
+		t.Errorf("deliveries: %s", r.Body)
+	}
+	want(t, f.do("GET", hook+"/deliveries?limit=0", nil, f.A.readHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("GET", hook+"/deliveries/"+dl.ID, nil, f.A.readHdr...), 200)
+	want(t, f.do("GET", hook+"/deliveries/"+newUUID(), nil, f.A.readHdr...), 404, CodeNotFound)
+	want(t, f.do("POST", hook+"/deliveries/"+dl.ID+"/resend", nil, f.A.writeHdr...), 202)
+	want(t, f.do("POST", hook+"/deliveries/"+newUUID()+"/resend", nil, f.A.writeHdr...), 404, CodeNotFound)
+
+	// Rotation: a generated secret, or the one sent; a bad one is refused.
+	r = f.do("POST", hook+"/rotate-secret", nil, f.A.writeHdr...)
+	want(t, r, 200)
+	var rot struct{ Secret string }
+	r.JSON(t, &rot)
+	if !strings.HasPrefix(rot.Secret, "whsec_") || rot.Secret == wh.Secret {
+		t.Errorf("rotated secret %q", rot.Secret)
+	}
+	want(t, f.do("POST", hook+"/rotate-secret", map[string]any{"secret": "plain"}, f.A.writeHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("POST", hook+"/rotate-secret", map[string]any{"secreto": "x"}, f.A.writeHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("POST", hook+"/enable", nil, f.A.writeHdr...), 200)
+
+	// Company B sees none of it.
+	for _, pb := range []struct{ method, path string }{
+		{"POST", hook + "/ping"}, {"GET", hook + "/deliveries"}, {"GET", hook + "/deliveries/" + dl.ID},
+		{"POST", hook + "/deliveries/" + dl.ID + "/resend"}, {"POST", hook + "/rotate-secret"},
+		{"POST", hook + "/enable"}, {"DELETE", hook},
+	} {
+		r := f.do(pb.method, pb.path, nil, f.B.writeHdr...)
+		if pb.path == hook+"/deliveries" && r.Status == 200 {
+			// Listing another company's webhook shows nothing of it.
+			if strings.Contains(string(r.Body), dl.ID) {
+				t.Errorf("B lists A's delivery: %s", r.Body)
+			}
+			continue
+		}
+		want(t, r, 404, CodeNotFound)
+	}
 	want(t, f.do("DELETE", api+"/webhooks/"+wh.ID, nil, f.A.writeHdr...), 200)
 	want(t, f.do("DELETE", api+"/webhooks/"+wh.ID, nil, f.A.writeHdr...), 404, CodeNotFound)
 }
@@ -539,9 +587,6 @@ func (f *fixture) testTenants(t *testing.T) {
 	// B's lists hold nothing of A.
 	for _, path := range []string{"/dte", "/caf", "/clientes", "/productos", "/webhooks"} {
 		r := f.do("GET", api+path, nil, f.B.readHdr...)
-		if r.Status == http.StatusServiceUnavailable {
-			continue
-		}
 		want(t, r, 200)
 		for _, id := range []string{d, cafs[0].ID, c.ID, p.ID} {
 			if strings.Contains(string(r.Body), id) {

@@ -35,6 +35,12 @@ func (s *Server) billingRoutes() {
 	s.handle("GET "+base+"/webhooks", read, s.listWebhooks)
 	s.handle("POST "+base+"/webhooks", write, s.createWebhook)
 	s.handle("DELETE "+base+"/webhooks/{id}", write, s.deleteWebhook)
+	s.handle("POST "+base+"/webhooks/{id}/rotate-secret", write, s.rotateWebhookSecret)
+	s.handle("POST "+base+"/webhooks/{id}/enable", write, s.enableWebhook)
+	s.handle("POST "+base+"/webhooks/{id}/ping", write, s.pingWebhook)
+	s.handle("GET "+base+"/webhooks/{id}/deliveries", read, s.listDeliveries)
+	s.handle("GET "+base+"/webhooks/{id}/deliveries/{delivery_id}", read, s.getDelivery)
+	s.handle("POST "+base+"/webhooks/{id}/deliveries/{delivery_id}/resend", write, s.resendDelivery)
 	// Clientes
 	s.handle("GET "+base+"/clientes", read, s.listClientes(false))
 	s.handle("GET "+base+"/clientes/search", read, s.listClientes(true))
@@ -384,6 +390,108 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p *Princi
 		return err
 	}
 	writeJSON(w, http.StatusOK, deleted)
+	return nil
+}
+
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	// The body is optional: without one the server generates the secret.
+	var in struct {
+		Secret string `json:"secret"`
+	}
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
+			return err
+		}
+	}
+	h, err := s.billing.RotateWebhookSecret(r.Context(), p.EmpresaID, id, in.Secret)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h)
+	return nil
+}
+
+func (s *Server) enableWebhook(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	h, err := s.billing.EnableWebhook(r.Context(), p.EmpresaID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h)
+	return nil
+}
+
+func (s *Server) pingWebhook(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	d, err := s.billing.PingWebhook(r.Context(), p.EmpresaID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, d)
+	return nil
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	lp, err := listParams(r, false)
+	if err != nil {
+		return err
+	}
+	page, err := s.billing.ListDeliveries(r.Context(), p.EmpresaID, id, lp.Cursor, lp.Limit)
+	if err != nil {
+		return err
+	}
+	if page.Data == nil {
+		page.Data = []billing.Delivery{}
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	did, err := pathID(r, "delivery_id")
+	if err != nil {
+		return err
+	}
+	d, err := s.billing.GetDelivery(r.Context(), p.EmpresaID, id, did)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) resendDelivery(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	did, err := pathID(r, "delivery_id")
+	if err != nil {
+		return err
+	}
+	d, err := s.billing.ResendDelivery(r.Context(), p.EmpresaID, id, did)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, d)
 	return nil
 }
 
