@@ -131,6 +131,9 @@ func ParseDTE(data []byte) (*Document, error) {
 	if root.Local != "DTE" {
 		return nil, fmt.Errorf("dte: parse: root element is <%s>, not <DTE>", root.Local)
 	}
+	if _, err := readShape(root); err != nil {
+		return nil, fmt.Errorf("dte: parse: %w", err)
+	}
 	doc, err := pxDocument(root, data)
 	if err != nil {
 		return nil, err
@@ -155,41 +158,46 @@ func ParseEnvio(data []byte) (*Envio, error) {
 	default:
 		return nil, fmt.Errorf("dte: parse: root element is <%s>, not <EnvioDTE> or <EnvioBOLETA>", root.Local)
 	}
-	set := root.child("SetDTE")
-	if set == nil {
-		return nil, errors.New("dte: parse: the envelope has no SetDTE")
+	sh, err := readShape(root)
+	if err != nil {
+		return nil, fmt.Errorf("dte: parse: %w", err)
 	}
-	env.SetID = set.attr("ID")
-	if c := set.child("Caratula"); c != nil {
-		cr := &env.Caratula
-		cr.RutEmisor = c.val("RutEmisor")
-		cr.RutEnvia = c.val("RutEnvia")
-		cr.RutReceptor = c.val("RutReceptor")
-		cr.FchResol = c.val("FchResol")
-		cr.TmstFirmaEnv = c.val("TmstFirmaEnv")
-		var p pxErr
-		cr.NroResol = p.int("Caratula/NroResol", c.val("NroResol"))
-		for _, s := range c.all("SubTotDTE") {
-			cr.SubTotDTE = append(cr.SubTotDTE, SubTotDTE{
-				Tipo:     TipoDTE(p.int("SubTotDTE/TpoDTE", s.val("TpoDTE"))),
-				Cantidad: p.int("SubTotDTE/NroDTE", s.val("NroDTE")),
-			})
-		}
-		if p.err != nil {
-			return nil, p.err
-		}
-	} else {
-		return nil, errors.New("dte: parse: the envelope has no Caratula")
+	env.SetID, _ = sh.set.Attr("ID")
+	if env.Caratula, err = readCaratula(sh.set); err != nil {
+		return nil, err
 	}
-	for i, n := range set.all("DTE") {
-		doc, err := pxDocument(n, data)
+	for i, n := range sh.dtes {
+		doc, err := pxDocument(n.dte, data)
 		if err != nil {
 			return nil, fmt.Errorf("dte: parse: document %d of the envelope: %w", i+1, err)
 		}
-		doc.Raw = data[n.Start:n.End:n.End]
+		doc.Raw = data[n.dte.Start:n.dte.End:n.dte.End]
 		env.Documentos = append(env.Documentos, doc)
 	}
 	return env, nil
+}
+
+// readCaratula reads an envelope's cover from its SetDTE.
+func readCaratula(set *xmltree.Element) (Caratula, error) {
+	var cr Caratula
+	c := (*pxNode)(set).child("Caratula")
+	if c == nil {
+		return cr, errors.New("dte: parse: the envelope has no Caratula")
+	}
+	cr.RutEmisor = c.val("RutEmisor")
+	cr.RutEnvia = c.val("RutEnvia")
+	cr.RutReceptor = c.val("RutReceptor")
+	cr.FchResol = c.val("FchResol")
+	cr.TmstFirmaEnv = c.val("TmstFirmaEnv")
+	var p pxErr
+	cr.NroResol = p.int("Caratula/NroResol", c.val("NroResol"))
+	for _, s := range c.all("SubTotDTE") {
+		cr.SubTotDTE = append(cr.SubTotDTE, SubTotDTE{
+			Tipo:     TipoDTE(p.int("SubTotDTE/TpoDTE", s.val("TpoDTE"))),
+			Cantidad: p.int("SubTotDTE/NroDTE", s.val("NroDTE")),
+		})
+	}
+	return cr, p.err
 }
 
 // RootName returns the local name of a file's root element ("DTE",
@@ -292,6 +300,23 @@ func pxParse(data []byte, skim func(*xmltree.Element) bool) (*pxNode, *xmltree.D
 	return (*pxNode)(root), d, nil
 }
 
+// maxAmountDigits is the most integer digits an amount, quantity or price
+// has in the SII's schemas (18); longer numbers are refused before any
+// arithmetic sees them.
+const maxAmountDigits = 18
+
+// pxIntDigits counts the digits of s before its decimal point, leading
+// zeros included (the schema counts them too).
+func pxIntDigits(s string) int {
+	n := 0
+	for i := 0; i < len(s) && s[i] != '.'; i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
 // pxErr collects the first conversion error while a document is read.
 type pxErr struct{ err error }
 
@@ -329,6 +354,12 @@ func (p *pxErr) intPtr(field string, n *pxNode) *int {
 // dec reads an optional decimal element.
 func (p *pxErr) dec(field, s string) Decimal {
 	if s == "" {
+		return ""
+	}
+	if n := pxIntDigits(s); n > maxAmountDigits {
+		if p.err == nil {
+			p.err = fmt.Errorf("dte: parse: %s has %d integer digits, more than the schema's %d", field, n, maxAmountDigits)
+		}
 		return ""
 	}
 	d := Decimal(s)

@@ -1,12 +1,17 @@
 package dte
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/internal/chile"
+	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/ted"
 )
@@ -16,8 +21,11 @@ import (
 type VerifyReport struct {
 	// Kind is the root element: "DTE", "EnvioDTE" or "EnvioBOLETA".
 	Kind string `json:"kind"`
-	// Envelope reports the SetDTE signature of an envelope (nil for a DTE).
+	// Envelope reports the SetDTE signature of an envelope (nil for a DTE):
+	// its digest and value, and the policy of VerifyOptions.
 	Envelope *Check `json:"envelope,omitempty"`
+	// EnvelopeSigner is the certificate that signed the SetDTE.
+	EnvelopeSigner *Signer `json:"envelope_signer,omitempty"`
 	// Documents holds one report per DTE, in file order.
 	Documents []DocumentReport `json:"documents"`
 }
@@ -36,20 +44,66 @@ func check(err error) Check {
 	return Check{OK: true}
 }
 
+// Signer describes the certificate embedded beside a signature (the one
+// whose key made it).
+type Signer struct {
+	Subject   string    `json:"subject"`
+	RUT       string    `json:"rut,omitempty"`
+	Serial    string    `json:"serial"`
+	Issuer    string    `json:"issuer"`
+	NotBefore time.Time `json:"not_before"`
+	NotAfter  time.Time `json:"not_after"`
+}
+
+// String gives the signer in one line: RUT, subject and serial.
+func (s *Signer) String() string {
+	if s == nil {
+		return "unknown"
+	}
+	rut := s.RUT
+	if rut == "" {
+		rut = "no RUT"
+	}
+	return fmt.Sprintf("%s (%s, serial %s)", rut, s.Subject, s.Serial)
+}
+
+func signerOf(c *x509.Certificate, rut string) *Signer {
+	if c == nil {
+		return nil
+	}
+	return &Signer{Subject: c.Subject.String(), RUT: rut, Serial: c.SerialNumber.String(), Issuer: c.Issuer.String(),
+		NotBefore: c.NotBefore, NotAfter: c.NotAfter}
+}
+
 // DocumentReport is the verification of one DTE.
 type DocumentReport struct {
-	ID         string  `json:"id"`
-	Tipo       TipoDTE `json:"tipo_dte"`
-	Folio      int64   `json:"folio"`
-	MntTotal   Decimal `json:"monto_total"`
-	Signature  Check   `json:"signature"`
-	TED        Check   `json:"ted"`
-	Totals     Check   `json:"totals"`
-	Standalone bool    `json:"signature_checked_standalone,omitempty"`
+	ID        string  `json:"id"`
+	Tipo      TipoDTE `json:"tipo_dte"`
+	Folio     int64   `json:"folio"`
+	MntTotal  Decimal `json:"monto_total"`
+	Signature Check   `json:"signature"`
+	// Signer is the certificate that signed the document.
+	Signer *Signer `json:"signer,omitempty"`
+	// Policy is the outcome of the signer policy of VerifyOptions (OK when
+	// none is stated).
+	Policy Check `json:"policy"`
+	TED    Check `json:"ted"`
+	// CAFAmbiente is the environment of the stamp's CAF ("certificacion"
+	// or "produccion"), and CAFFecha its authorization date.
+	CAFAmbiente string `json:"caf_ambiente,omitempty"`
+	CAFFecha    string `json:"caf_fecha_autorizacion,omitempty"`
+	Totals      Check  `json:"totals"`
+	Standalone  bool   `json:"signature_checked_standalone,omitempty"`
+	// SignedStart and SignedEnd are the byte offsets, in the verified
+	// input, of the element the document's signature covers (its
+	// Documento, Liquidacion or Exportaciones). Every field of the report
+	// and of the parsed document comes from that element.
+	SignedStart int `json:"-"`
+	SignedEnd   int `json:"-"`
 }
 
 // OK reports whether every check of the document passed.
-func (d DocumentReport) OK() bool { return d.Signature.OK && d.TED.OK && d.Totals.OK }
+func (d DocumentReport) OK() bool { return d.Signature.OK && d.Policy.OK && d.TED.OK && d.Totals.OK }
 
 // OK reports whether every signature, stamp and total in the report passed.
 func (r *VerifyReport) OK() bool {
@@ -71,64 +125,160 @@ func (r *VerifyReport) OK() bool {
 // says which.
 var ErrVerification = errors.New("dte: verification failed")
 
-// Verify checks a signed DTE, EnvioDTE or EnvioBOLETA: every XML signature
-// (each document's and the envelope's), every TED (FRMT with the CAF's key,
-// the CAF's FRMA with keys, the DD against the document, MNT = MntTotal) and
-// every document's totals, recomputed from its lines with ComputeTotals and
-// compared with its Totales. keys is typically caf.SIIKeys(), plus a test
-// authority's key for test CAFs.
-//
-// The report is returned whenever the input could be read; the error is
-// ErrVerification (wrapped) when any check failed, or a parse error.
+// VerifyOptions are what VerifyWith checks beyond the signatures, stamps
+// and totals themselves. Verify proves that each document is intact and was
+// signed by the certificate embedded beside it; whether that certificate
+// may sign for the emisor is a policy only the caller can state.
+type VerifyOptions struct {
+	// Keys are the trusted CAF-signing keys, typically caf.SIIKeys(), plus
+	// a test authority's key for test CAFs.
+	Keys caf.TrustedKeys
+	// AuthorizedSigners, when not nil, maps an emisor's RUT to the RUTs
+	// authorized to sign its documents and envelopes (as the SII's
+	// registry of authorized users does). A document or envelope signed by
+	// anyone else fails, as does one whose emisor has no entry.
+	AuthorizedSigners map[string][]string
+	// SignerIsRutEnvia requires, in an envelope, the envelope's signer and
+	// every document's signer to be the Carátula's RutEnvia.
+	SignerIsRutEnvia bool
+	// ValidAtSigning requires each signer's certificate to be valid at
+	// the time the signature says it was made (TmstFirma of a document,
+	// TmstFirmaEnv of an envelope, Chile local time).
+	ValidAtSigning bool
+}
+
+// Verify is VerifyWith without a signer policy.
 func Verify(data []byte, keys caf.TrustedKeys) (*VerifyReport, error) {
-	root, err := RootName(data)
+	return VerifyWith(data, VerifyOptions{Keys: keys})
+}
+
+// VerifyWith checks a signed DTE, EnvioDTE or EnvioBOLETA: the shape the
+// SII's schemas give signed documents (a DTE holds its Documento,
+// Liquidacion or Exportaciones and then its Signature; an envelope holds
+// SetDTE with an ID and then its Signature; no DTE, SetDTE or Signature
+// anywhere else, and no ID twice), every XML signature (each document's
+// must reference its own Documento by ID, the envelope's its SetDTE; the
+// element reported is the one whose digest was checked, identified by its
+// byte offsets), the signer policy of opts, every TED (FRMT with the CAF's
+// key, the CAF's FRMA with opts.Keys, the DD against the document
+// including IT1 and RSR, MNT = MntTotal, the CAF's dates against FchEmis)
+// and every document's totals, recomputed from its lines with
+// ComputeTotals and compared with its Totales.
+//
+// The report is returned whenever the input could be read and has that
+// shape; the error is ErrVerification (wrapped) when any check failed, or
+// says why the input could not be read.
+func VerifyWith(data []byte, opts VerifyOptions) (*VerifyReport, error) {
+	if len(data) > MaxEnvioBytes {
+		return nil, fmt.Errorf("dte: verify: the input is %d bytes, more than the %d accepted", len(data), MaxEnvioBytes)
+	}
+	root, _, err := pxParse(data, nil)
 	if err != nil {
 		return nil, err
 	}
-	rep := &VerifyReport{Kind: root}
-	var docs []*Document
-	setID := ""
-	switch root {
-	case "DTE":
-		d, err := ParseDTE(data)
+	sh, err := readShape(root)
+	if err != nil {
+		return nil, fmt.Errorf("dte: verify: %w", err)
+	}
+	if sh.set == nil && len(data) > MaxDTEBytes {
+		return nil, fmt.Errorf("dte: verify: the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
+	}
+	rep := &VerifyReport{Kind: root.Local}
+	var caratula Caratula
+	if sh.set != nil {
+		caratula, err = readCaratula(sh.set)
 		if err != nil {
 			return nil, err
 		}
-		docs = []*Document{d}
-	case "EnvioDTE", "EnvioBOLETA":
-		env, err := ParseEnvio(data)
-		if err != nil {
-			return nil, err
-		}
-		docs, setID = env.Documentos, env.SetID
-	default:
-		return nil, fmt.Errorf("dte: verify: root element %s is not DTE, EnvioDTE or EnvioBOLETA", root)
 	}
 
 	sigs, sigErr := signer.Verify(data)
-	byID := make(map[string]signer.VerifiedSignature, len(sigs))
+	byOffset := make(map[int]signer.VerifiedSignature, len(sigs))
 	for _, s := range sigs {
-		byID[s.ID] = s
+		byOffset[s.Offset] = s
 	}
-	sigCheck := func(id string) (Check, bool) {
-		s, ok := byID[id]
-		switch {
-		case ok:
-			return check(s.Err), s.Standalone
-		case sigErr != nil:
-			return check(fmt.Errorf("no signature references %q: %v", id, sigErr)), false
-		default:
-			return check(fmt.Errorf("no signature references %q", id)), false
+	// signature checks the Signature element sig, which must cover
+	// target by "#ID".
+	signature := func(sig, target *xmltree.Element, what string) (signer.VerifiedSignature, error) {
+		if sig == nil {
+			return signer.VerifiedSignature{}, fmt.Errorf("the %s is not signed", what)
 		}
+		s, ok := byOffset[sig.Start]
+		if !ok {
+			if sigErr == nil {
+				sigErr = errors.New("signature not checked")
+			}
+			return s, sigErr
+		}
+		id, _ := target.Attr("ID")
+		switch {
+		case s.Err != nil:
+			return s, s.Err
+		case id == "":
+			return s, fmt.Errorf("the %s has no ID for its signature to reference", what)
+		case s.URI == "":
+			return s, fmt.Errorf(`Reference URI "" covers the whole document, not the %s`, what)
+		case s.URI != "#"+id || s.RefStart != target.Start || s.RefEnd != target.End:
+			return s, fmt.Errorf("the signature references %q, not the %s %q beside it", s.URI, what, id)
+		}
+		return s, nil
 	}
-	if setID != "" {
-		c, _ := sigCheck(setID)
+	policy := func(s signer.VerifiedSignature, emisor, tmst string) error {
+		var bad []string
+		if opts.AuthorizedSigners != nil && !authorized(opts.AuthorizedSigners, emisor, s.RUT) {
+			bad = append(bad, fmt.Sprintf("signer %s is not authorized for emisor %s", orUnknown(s.RUT), emisor))
+		}
+		if opts.SignerIsRutEnvia && sh.set != nil && (s.RUT == "" || s.RUT != canonRUT(caratula.RutEnvia)) {
+			bad = append(bad, fmt.Sprintf("signer %s is not the Carátula's RutEnvia %s", orUnknown(s.RUT), caratula.RutEnvia))
+		}
+		if opts.ValidAtSigning {
+			at, err := time.ParseInLocation(xwTimestampLayout, tmst, SantiagoLocation())
+			switch {
+			case err != nil:
+				bad = append(bad, fmt.Sprintf("signing time %q is not a timestamp", tmst))
+			case s.Certificate == nil:
+				bad = append(bad, "no certificate")
+			case at.Before(s.Certificate.NotBefore) || at.After(s.Certificate.NotAfter):
+				bad = append(bad, fmt.Sprintf("the certificate (valid %s to %s) was not valid at the signing time %s",
+					s.Certificate.NotBefore.Format(time.RFC3339), s.Certificate.NotAfter.Format(time.RFC3339), tmst))
+			}
+		}
+		if len(bad) > 0 {
+			return errors.New(strings.Join(bad, "; "))
+		}
+		return nil
+	}
+
+	if sh.set != nil {
+		s, err := signature(sh.setSig, sh.set, "SetDTE")
+		rep.EnvelopeSigner = signerOf(s.Certificate, s.RUT)
+		if err == nil && s.Certificate != nil {
+			err = policy(s, caratula.RutEmisor, caratula.TmstFirmaEnv)
+		}
+		c := check(err)
 		rep.Envelope = &c
 	}
-	for _, d := range docs {
-		dr := DocumentReport{ID: d.ID, Tipo: d.Tipo, Folio: d.Folio, MntTotal: d.Totales.MntTotal}
-		dr.Signature, dr.Standalone = sigCheck(d.ID)
-		dr.TED = check(verifyTED(d, keys))
+	for i, n := range sh.dtes {
+		d, err := pxDocument(n.dte, data)
+		if err != nil {
+			if sh.set != nil {
+				err = fmt.Errorf("dte: parse: document %d of the envelope: %w", i+1, err)
+			}
+			return nil, err
+		}
+		dr := DocumentReport{ID: d.ID, Tipo: d.Tipo, Folio: d.Folio, MntTotal: d.Totales.MntTotal,
+			SignedStart: n.body.Start, SignedEnd: n.body.End, Policy: Check{OK: true}}
+		s, err := signature(n.sig, n.body, n.body.Local)
+		dr.Signature, dr.Standalone = check(err), s.Standalone
+		dr.Signer = signerOf(s.Certificate, s.RUT)
+		if err == nil {
+			dr.Policy = check(policy(s, d.Emisor.Rut, d.TmstFirma))
+		}
+		t, err := verifyTED(d, opts.Keys)
+		if t != nil && t.DD.CAF != nil {
+			dr.CAFAmbiente, dr.CAFFecha = t.DD.CAF.Ambiente(), t.DD.CAF.FA
+		}
+		dr.TED = check(err)
 		dr.Totals = check(verifyTotals(d))
 		rep.Documents = append(rep.Documents, dr)
 	}
@@ -136,6 +286,139 @@ func Verify(data []byte, keys caf.TrustedKeys) (*VerifyReport, error) {
 		return rep, fmt.Errorf("%w: %s", ErrVerification, rep.summary())
 	}
 	return rep, nil
+}
+
+// authorized reports whether signer may sign for emisor under m (RUTs
+// compared in canonical form, whatever spelling the caller used).
+func authorized(m map[string][]string, emisor, signer string) bool {
+	if signer == "" {
+		return false
+	}
+	for k, v := range m {
+		if canonRUT(k) != canonRUT(emisor) {
+			continue
+		}
+		for _, r := range v {
+			if canonRUT(r) == signer {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func orUnknown(rut string) string {
+	if rut == "" {
+		return "(certificate without a RUT)"
+	}
+	return rut
+}
+
+// shape is where the signed parts of a DTE or envelope lie.
+type shape struct {
+	set, setSig *xmltree.Element // SetDTE and its Signature (envelopes)
+	dtes        []shapeDTE
+}
+
+// shapeDTE is one DTE: the element, its Documento (Liquidacion,
+// Exportaciones) and its Signature (nil when unsigned).
+type shapeDTE struct {
+	dte       *pxNode
+	body, sig *xmltree.Element
+}
+
+// readShape checks that root has the shape the SII's schemas give a DTE
+// or an envelope, as far as signatures are concerned, and returns where
+// its parts lie. A DTE holds one Documento, Liquidacion or Exportaciones
+// and then at most one Signature; an envelope holds one SetDTE and then at
+// most one Signature, and SetDTE holds Caratula and then DTEs. DTE, SetDTE
+// and Signature elements anywhere else are refused: a signature that
+// covers one element while a reader takes another from elsewhere (a nested
+// DTE, a wrapped SetDTE) is how signature wrapping works.
+func readShape(root *pxNode) (*shape, error) {
+	sh := &shape{}
+	allowed := map[*xmltree.Element]bool{root.el(): true}
+	switch root.Local {
+	case "DTE":
+		d, err := readDTEShape(root)
+		if err != nil {
+			return nil, err
+		}
+		sh.dtes = append(sh.dtes, d)
+	case "EnvioDTE", "EnvioBOLETA":
+		kids := root.el().Elements()
+		if len(kids) == 0 || !kids[0].Is(NamespaceSiiDte, "SetDTE") {
+			return nil, fmt.Errorf("<%s> must start with SetDTE", root.Local)
+		}
+		sh.set = kids[0]
+		switch {
+		case len(kids) == 2 && kids[1].Is(nsDSig, "Signature"):
+			sh.setSig = kids[1]
+		case len(kids) > 1:
+			return nil, fmt.Errorf("<%s> holds <%s> after SetDTE; only its Signature may follow", root.Local, kids[1].QName())
+		}
+		set := sh.set.Elements()
+		if len(set) == 0 || !set[0].Is(NamespaceSiiDte, "Caratula") {
+			return nil, errors.New("SetDTE must start with Caratula")
+		}
+		for _, k := range set[1:] {
+			if !k.Is(NamespaceSiiDte, "DTE") {
+				return nil, fmt.Errorf("SetDTE holds <%s>; after Caratula only DTE elements may follow", k.QName())
+			}
+			d, err := readDTEShape((*pxNode)(k))
+			if err != nil {
+				return nil, fmt.Errorf("document %d of the envelope: %w", len(sh.dtes)+1, err)
+			}
+			sh.dtes = append(sh.dtes, d)
+			allowed[k] = true
+		}
+		if len(sh.dtes) == 0 {
+			return nil, errors.New("SetDTE holds no DTE")
+		}
+		allowed[sh.set] = true
+		if sh.setSig != nil {
+			allowed[sh.setSig] = true
+		}
+	default:
+		return nil, fmt.Errorf("root element %s is not DTE, EnvioDTE or EnvioBOLETA", root.Local)
+	}
+	for _, d := range sh.dtes {
+		if d.sig != nil {
+			allowed[d.sig] = true
+		}
+	}
+	var bad *xmltree.Element
+	xmltree.Walk(root.el(), func(e *xmltree.Element) {
+		if bad == nil && !allowed[e] && (e.Is(nsDSig, "Signature") || e.Is(NamespaceSiiDte, "DTE") || e.Is(NamespaceSiiDte, "SetDTE")) {
+			bad = e
+		}
+	})
+	if bad != nil {
+		where := "the document"
+		if bad.Parent != nil {
+			where = "<" + bad.Parent.QName() + ">"
+		}
+		return nil, fmt.Errorf("a <%s> inside %s, where the SII's schema has none", bad.QName(), where)
+	}
+	return sh, nil
+}
+
+// readDTEShape checks one DTE element's children.
+func readDTEShape(n *pxNode) (shapeDTE, error) {
+	d := shapeDTE{dte: n}
+	kids := n.el().Elements()
+	if len(kids) == 0 || kids[0].URI != NamespaceSiiDte ||
+		(kids[0].Local != "Documento" && kids[0].Local != "Liquidacion" && kids[0].Local != "Exportaciones") {
+		return d, errors.New("a DTE must start with Documento, Liquidacion or Exportaciones")
+	}
+	d.body = kids[0]
+	switch {
+	case len(kids) == 2 && kids[1].Is(nsDSig, "Signature"):
+		d.sig = kids[1]
+	case len(kids) > 1:
+		return d, fmt.Errorf("the DTE holds <%s> after its %s; only its Signature may follow", kids[1].QName(), d.body.Local)
+	}
+	return d, nil
 }
 
 // summary names the failed checks.
@@ -148,7 +431,7 @@ func (r *VerifyReport) summary() string {
 		for _, c := range []struct {
 			name string
 			c    Check
-		}{{"signature", d.Signature}, {"TED", d.TED}, {"totals", d.Totals}} {
+		}{{"signature", d.Signature}, {"signer policy", d.Policy}, {"TED", d.TED}, {"totals", d.Totals}} {
 			if !c.c.OK {
 				out = append(out, fmt.Sprintf("%s %s: %s", d.ID, c.name, c.c.Error))
 			}
@@ -160,14 +443,18 @@ func (r *VerifyReport) summary() string {
 	return strings.Join(out, "; ")
 }
 
-// verifyTED checks the stamp and that its DD describes the document.
-func verifyTED(d *Document, keys caf.TrustedKeys) error {
+// verifyTED checks the stamp and that its DD describes the document: RUTs,
+// type, folio, date, total, the receptor's name (RSR) and the first line's
+// name (IT1), both as the DD cuts them to 40 characters, and the CAF's
+// dates against the emission date (authorized on or before it, and for
+// the types whose CAFs expire, used within six months).
+func verifyTED(d *Document, keys caf.TrustedKeys) (*ted.TED, error) {
 	if len(d.TED) == 0 {
-		return errors.New("the document has no TED")
+		return nil, errors.New("the document has no TED")
 	}
 	t, err := ted.Verify(d.TED, keys)
 	if err != nil {
-		return err
+		return t, err
 	}
 	dd := t.DD
 	var bad []string
@@ -184,10 +471,46 @@ func verifyTED(d *Document, keys caf.TrustedKeys) error {
 	if !decimalEqual(Decimal(dd.MNT), d.Totales.MntTotal) {
 		bad = append(bad, fmt.Sprintf("MNT %s, Totales/MntTotal %s", dd.MNT, d.Totales.MntTotal))
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("TED DD does not match the document: %s", strings.Join(bad, "; "))
+	boleta := d.Tipo.IsBoleta()
+	if rsr := clipDD(d.Receptor.RazonSocial); clipDD(dd.RSR) != rsr && !(boleta && dd.RSR == "") {
+		bad = append(bad, fmt.Sprintf("RSR %q, document's receptor %q", dd.RSR, rsr))
 	}
-	return nil
+	it1 := ""
+	if len(d.Detalle) > 0 {
+		it1 = clipDD(d.Detalle[0].Nombre)
+	}
+	if clipDD(dd.IT1) != it1 && !(boleta && dd.IT1 == "") {
+		bad = append(bad, fmt.Sprintf("IT1 %q, document's first line %q", dd.IT1, it1))
+	}
+	if c := dd.CAF; c != nil {
+		fe, err := time.ParseInLocation(clockDateLayout, d.FechaEmision, SantiagoLocation())
+		switch {
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("FchEmis %q is not a date", d.FechaEmision))
+		case fe.Before(c.FechaAutorizacion):
+			bad = append(bad, fmt.Sprintf("FchEmis %s is before the CAF's authorization date %s", d.FechaEmision, c.FA))
+		case chile.CAFExpires(int(d.Tipo)):
+			fa := c.FechaAutorizacion
+			y, m, dd := chile.CAFExpiry(fa.Year(), fa.Month(), fa.Day())
+			if exp := time.Date(y, m, dd, 0, 0, 0, 0, SantiagoLocation()); !fe.Before(exp) {
+				bad = append(bad, fmt.Sprintf("FchEmis %s is after the six months of the CAF authorized on %s", d.FechaEmision, c.FA))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return t, fmt.Errorf("TED DD does not match the document: %s", strings.Join(bad, "; "))
+	}
+	return t, nil
+}
+
+// clipDD cuts a text as the TED's DD holds RSR and IT1: surrounding
+// spaces trimmed, at most 40 characters.
+func clipDD(s string) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > ted.MaxTextLen {
+		s = strings.TrimSpace(string([]rune(s)[:ted.MaxTextLen]))
+	}
+	return s
 }
 
 // canonRUT returns the canonical form of a RUT, or s itself when it does not

@@ -1,6 +1,7 @@
 package signer
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -18,5 +19,52 @@ func TestVerifyRefusesTooManySignatures(t *testing.T) {
 	res, err = Verify([]byte("<r>" + strings.Repeat(sig, 2) + "</r>"))
 	if err == nil || len(res) != 2 {
 		t.Fatalf("Verify of 2 empty signatures: results %d, err %v", len(res), err)
+	}
+}
+
+// Many signatures over the same large element would canonicalize it once
+// each: Verify stops once the references have covered a few times the
+// document's size, before hashing more.
+func TestVerifyBoundsCanonicalWork(t *testing.T) {
+	c := testCert(t)
+	doc, err := c.SignEnveloped([]byte(`<r><big ID="b">`+strings.Repeat("<x>payload</x>", 50_000)+`</big></r>`), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "<Signature ")
+	sig := s[i : strings.Index(s, "</Signature>")+len("</Signature>")]
+	flood := s[:i] + strings.Repeat(sig, 200) + s[i+len(sig):]
+	res, err := Verify([]byte(flood))
+	if !errors.Is(err, ErrTooCostly) {
+		t.Fatalf("200 signatures over a 700 KB element: %v", err)
+	}
+	n := 0
+	for _, r := range res {
+		if r.Err == nil {
+			n++
+		}
+	}
+	// Each full check canonicalizes the 700 KB element once; the budget is
+	// four times the input plus 64 KiB.
+	big := strings.Index(s, "</big>") - strings.Index(s, "<big ")
+	if max := (4*len(flood) + 1<<16) / big; n > max {
+		t.Fatalf("%d signatures were checked in full; the budget allows %d", n, max)
+	}
+	if _, err := Verify(doc); err != nil {
+		t.Fatalf("the genuine document: %v", err)
+	}
+}
+
+// Two elements with the same ID make any reference to it ambiguous.
+func TestVerifyRefusesDuplicateIDs(t *testing.T) {
+	c := testCert(t)
+	doc, err := c.SignEnveloped([]byte(`<r><a ID="x">signed</a></r>`), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := strings.Replace(string(doc), "<r>", `<r><a ID="x">edited</a>`, 1)
+	if _, err := Verify([]byte(dup)); !errors.Is(err, ErrDuplicateID) {
+		t.Fatalf("duplicate ID: %v", err)
 	}
 }

@@ -57,6 +57,12 @@ type VerifiedSignature struct {
 	Standalone bool
 	// Offset is the byte offset of the Signature element in the document.
 	Offset int
+	// RefStart and RefEnd are the byte offsets of the element the
+	// Reference covers (its first byte and the byte after its end tag),
+	// or 0 and the document's length for URI "". A caller that acts on
+	// the signed content takes it by these offsets, never by looking the
+	// ID up again.
+	RefStart, RefEnd int
 	// Err is nil when the signature is valid; otherwise it says why not.
 	Err error
 }
@@ -66,6 +72,24 @@ type VerifiedSignature struct {
 // check costs an RSA operation (two when a nested DTE is re-checked on its
 // own), so the bound keeps a crafted document from stalling a verifier.
 const MaxSignatures = 2001
+
+// ErrDuplicateID means two elements of the document carry the same ID
+// attribute: a reference to it would be ambiguous, which is how signature
+// wrapping attacks hide edited content beside the signed one.
+var ErrDuplicateID = errors.New("signer: an ID appears on more than one element")
+
+// ErrTooCostly means the references of the document would canonicalize
+// far more bytes than the document holds (many signatures over the same
+// large element): Verify refuses rather than spend the time.
+var ErrTooCostly = errors.New("signer: the references cover too much content")
+
+// canonicalBudget returns how many bytes of elements Verify may
+// canonicalize for a document of n bytes: every element a few times over
+// (an envelope's SetDTE once, each DTE in it once in context and once on
+// its own), plus room for small documents. An element's canonical form is
+// at most about twice its bytes (<a/> becomes <a></a>), so the work stays
+// within a small multiple of the input.
+func canonicalBudget(n int) int { return 4*n + 1<<16 }
 
 // Verify checks every xmldsig Signature element of doc, including those of
 // DTEs nested in an envelope, in document order. For each it resolves the
@@ -86,6 +110,9 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signer: verifying: %w", err)
 	}
+	if id := d.DuplicateID(); id != "" {
+		return nil, fmt.Errorf("%w: %q", ErrDuplicateID, id)
+	}
 	var sigs []*xmltree.Element
 	xmltree.Walk(d.Root, func(e *xmltree.Element) {
 		if e.Is(nsDSig, "Signature") {
@@ -100,8 +127,9 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 	}
 	results := make([]VerifiedSignature, len(sigs))
 	var errs []error
+	budget := canonicalBudget(len(doc))
 	for i, s := range sigs {
-		results[i] = verifyOne(d, s)
+		results[i] = verifyOne(d, s, &budget, len(doc))
 		if results[i].Err != nil {
 			errs = append(errs, fmt.Errorf("signature %d (Reference %q): %w", i+1, results[i].URI, results[i].Err))
 		}
@@ -122,7 +150,7 @@ type parsedSignature struct {
 	certs      []*x509.Certificate
 }
 
-func verifyOne(d *xmltree.Document, sig *xmltree.Element) VerifiedSignature {
+func verifyOne(d *xmltree.Document, sig *xmltree.Element, budget *int, size int) VerifiedSignature {
 	res := VerifiedSignature{Offset: sig.Start}
 	ps, err := readSignature(sig)
 	if ps != nil {
@@ -148,9 +176,14 @@ func verifyOne(d *xmltree.Document, sig *xmltree.Element) VerifiedSignature {
 		res.RUT, _ = certRUT(res.Certificate)
 	}
 
-	err = checkCrypto(d, sig, ps, nil)
-	if err != nil && sig.Parent != nil && sig.Parent != d.Root {
-		if checkCrypto(d, sig, ps, sig.Parent) == nil {
+	if ps.uri == "" {
+		res.RefStart, res.RefEnd = 0, size
+	} else if target, err := d.ByID(ps.uri[1:], nil); err == nil {
+		res.RefStart, res.RefEnd = target.Start, target.End
+	}
+	err = checkCrypto(d, sig, ps, nil, budget)
+	if err != nil && !errors.Is(err, ErrTooCostly) && sig.Parent != nil && sig.Parent != d.Root {
+		if checkCrypto(d, sig, ps, sig.Parent, budget) == nil {
 			err = nil
 			res.Standalone = true
 		}
@@ -169,9 +202,12 @@ func verifyOne(d *xmltree.Document, sig *xmltree.Element) VerifiedSignature {
 
 // checkCrypto recomputes the reference digest and verifies SignatureValue,
 // with namespace context bounded by top (nil: the whole document).
-func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature, top *xmltree.Element) error {
+func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature, top *xmltree.Element, budget *int) error {
 	var canon []byte
 	if ps.uri == "" {
+		if *budget -= d.Root.End - d.Root.Start; *budget < 0 {
+			return ErrTooCostly
+		}
 		exclude := (*xmltree.Element)(nil)
 		if ps.enveloped {
 			exclude = sig
@@ -181,6 +217,11 @@ func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature,
 		target, err := d.ByID(ps.uri[1:], top)
 		if err != nil {
 			return fmt.Errorf("resolving Reference %q: %w", ps.uri, err)
+		}
+		// The canonical form is about as long as the element's bytes
+		// (escapes and decoding change it by a small factor).
+		if *budget -= target.End - target.Start; *budget < 0 {
+			return ErrTooCostly
 		}
 		exclude := (*xmltree.Element)(nil)
 		if ps.enveloped && xmltree.Within(sig, target) {
@@ -192,6 +233,9 @@ func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature,
 	h.Write(canon)
 	if !bytes.Equal(h.Sum(nil), ps.digest) {
 		return ErrDigestMismatch
+	}
+	if *budget -= ps.signedInfo.End - ps.signedInfo.Start; *budget < 0 {
+		return ErrTooCostly
 	}
 	sh := ps.sigHash.New()
 	sh.Write(xmltree.CanonicalElement(ps.signedInfo, top, nil, 0))

@@ -1,0 +1,300 @@
+package dte_test
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha1"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/signer"
+	"github.com/dtekit/dtekit/signer/signertest"
+)
+
+// The tests of this file each build one attack of issue 9 on a genuine
+// document and check that Verify refuses it.
+
+// genuine33 returns a freshly emitted, signed factura.
+func genuine33(t *testing.T) []byte {
+	t.Helper()
+	docs, _ := emitAll(t)
+	return docs[dte.FacturaElectronica].XML
+}
+
+// unsign removes a DTE's Signature (the last one in the file).
+func unsign(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	i := bytes.LastIndex(doc, []byte("<Signature "))
+	j := bytes.LastIndex(doc, []byte("</Signature>"))
+	if i < 0 || j < i {
+		t.Fatal("no Signature to remove")
+	}
+	return append(append([]byte{}, doc[:i]...), doc[j+len("</Signature>"):]...)
+}
+
+// resign edits an unsigned copy of doc and signs its Documento with cert.
+func resign(t *testing.T, doc []byte, cert *signer.Certificate, edit func([]byte) []byte) []byte {
+	t.Helper()
+	out, err := cert.SignEnveloped(edit(unsign(t, doc)), "T33F"+folioOf(t, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func folioOf(t *testing.T, doc []byte) string {
+	t.Helper()
+	d, err := dte.ParseDTE(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(d.Folio)
+}
+
+// mustFail checks that Verify refuses doc, with an error or a failed
+// report, and that the reason mentions want.
+func mustFail(t *testing.T, doc []byte, want string) *dte.VerifyReport {
+	t.Helper()
+	rep, err := dte.Verify(doc, creds(t).Keys)
+	if err == nil && rep.OK() {
+		t.Fatalf("Verify accepted the document:\n%s", doc)
+	}
+	if err == nil {
+		t.Fatalf("Verify returned a failed report without an error")
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("Verify error %q, want it to mention %q", err, want)
+	}
+	return rep
+}
+
+func body(doc []byte) []byte { return doc[bytes.Index(doc, []byte("<DTE ")):] }
+
+func TestAttackNestedDTE(t *testing.T) {
+	g := genuine33(t)
+	// An edited Documento with the genuine DTE, signature and all, hidden
+	// inside it: the genuine signature is valid, the outer content is not
+	// the signed one.
+	edited := bytes.Replace(unsign(t, g), []byte("<MntTotal>"), []byte("<MntTotal>9"), 1)
+	edited = bytes.Replace(edited, []byte(`ID="T33F`), []byte(`ID="X33F`), 1)
+	i := bytes.Index(edited, []byte("</Documento>"))
+	nested := append(append(append([]byte{}, edited[:i]...), body(g)...), edited[i:]...)
+	mustFail(t, nested, "inside <Documento>")
+	// The genuine DTE as the Signature-less outer DTE's second child.
+	j := bytes.LastIndex(edited, []byte("</DTE>"))
+	beside := append(append(append([]byte{}, edited[:j]...), body(g)...), edited[j:]...)
+	mustFail(t, beside, "only its Signature may follow")
+}
+
+func TestAttackWrappedSetDTE(t *testing.T) {
+	c := creds(t)
+	g := genuine33(t)
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: c.Emisor}, c.Cert, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(env)
+	i, j := strings.Index(s, "<SetDTE"), strings.Index(s, "</SetDTE>")+len("</SetDTE>")
+	real := s[i:j]
+	fake := strings.Replace(strings.Replace(real, `ID="SetDoc"`, `ID="Fake"`, 1), "<MntTotal>", "<MntTotal>9", 1)
+	// A fake SetDTE first, the real one wrapped in an unknown element.
+	wrapped := s[:i] + fake + "<Wrapper>" + real + "</Wrapper>" + s[j:]
+	mustFail(t, []byte(wrapped), "only its Signature may follow")
+	// The real one wrapped inside the fake one.
+	inner := s[:i] + strings.Replace(fake, "</SetDTE>", "<Extra>"+real+"</Extra></SetDTE>", 1) + s[j:]
+	mustFail(t, []byte(inner), "after Caratula only DTE elements may follow")
+	// Genuine envelope: still verifies.
+	if rep, err := dte.Verify(env, c.Keys); err != nil || !rep.OK() {
+		t.Fatalf("genuine envelope: %v", err)
+	}
+}
+
+func TestAttackDuplicateID(t *testing.T) {
+	g := genuine33(t)
+	id := `ID="T33F` + folioOf(t, g) + `"`
+	// A second element with the signed ID, where a reader looking the ID
+	// up again could find it first.
+	dup := bytes.Replace(g, []byte("<TmstFirma>"), []byte("<Extra "+id+"></Extra><TmstFirma>"), 1)
+	mustFail(t, dup, "more than one element")
+}
+
+func TestAttackSeedSignatureOverDocumento(t *testing.T) {
+	c := creds(t)
+	g := genuine33(t)
+	un := unsign(t, g)
+	// Sign the whole document with Reference URI="" and the
+	// enveloped-signature transform, as getToken's seed is signed. The
+	// signature is cryptographically valid; it must still not validate
+	// the Documento.
+	canon, err := signer.Canonicalize(un, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := sha1.Sum(canon)
+	si := `<SignedInfo><CanonicalizationMethod Algorithm="http://www.w3.org/TR/2001/REC-xml-c14n-20010315"></CanonicalizationMethod>` +
+		`<SignatureMethod Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"></SignatureMethod><Reference URI="">` +
+		`<Transforms><Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"></Transform></Transforms>` +
+		`<DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"></DigestMethod><DigestValue>` +
+		base64.StdEncoding.EncodeToString(digest[:]) + `</DigestValue></Reference></SignedInfo>`
+	// SignedInfo's canonical form in its context: the xmldsig default
+	// namespace of Signature and the xsi namespace declared on DTE.
+	canonSI := `<SignedInfo xmlns="http://www.w3.org/2000/09/xmldsig#" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` + si[len("<SignedInfo>"):]
+	h := sha1.Sum([]byte(canonSI))
+	value, err := rsa.SignPKCS1v15(nil, c.Cert.Key, crypto.SHA1, h[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ki := g[bytes.Index(g, []byte("<KeyInfo>")) : bytes.Index(g, []byte("</KeyInfo>"))+len("</KeyInfo>")]
+	sig := `<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">` + si + `<SignatureValue>` +
+		base64.StdEncoding.EncodeToString(value) + `</SignatureValue>` + string(ki) + `</Signature>`
+	k := bytes.LastIndex(un, []byte("</DTE>"))
+	seed := append(append(append([]byte{}, un[:k]...), sig...), un[k:]...)
+	res, err := signer.Verify(seed)
+	if err != nil || len(res) != 1 || res[0].URI != "" {
+		t.Fatalf("the crafted seed-profile signature does not verify on its own: %v", err)
+	}
+	mustFail(t, seed, `URI "" covers the whole document`)
+}
+
+func TestAttackResignedWithAnotherCertificate(t *testing.T) {
+	c := creds(t)
+	g := genuine33(t)
+	other, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: "Someone Else", RUT: "11111111-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The receptor's address changed (the stamp does not cover it) and
+	// the document signed again by someone else.
+	forged := resign(t, g, other, func(b []byte) []byte {
+		return bytes.Replace(b, []byte("<DirRecep>"), []byte("<DirRecep>Otra calle 1, "), 1)
+	})
+	// Without a policy the document verifies, and the report shows who
+	// signed it.
+	rep, err := dte.Verify(forged, c.Keys)
+	if err != nil {
+		t.Fatalf("without a policy: %v", err)
+	}
+	genuine, err := dte.Verify(g, c.Keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, gs := rep.Documents[0].Signer, genuine.Documents[0].Signer
+	if fs == nil || gs == nil || fs.RUT != "11111111-1" || gs.RUT != testcreds.SignerRUT || fs.Serial == gs.Serial {
+		t.Fatalf("signers not visible: forged %v, genuine %v", fs, gs)
+	}
+	policy := dte.VerifyOptions{Keys: c.Keys, AuthorizedSigners: map[string][]string{testcreds.EmisorRUT: {testcreds.SignerRUT}}}
+	if rep, err := dte.VerifyWith(forged, policy); err == nil || rep.Documents[0].Policy.OK {
+		t.Fatalf("authorized-signer policy accepted the forged document: %v", err)
+	}
+	if _, err := dte.VerifyWith(g, policy); err != nil {
+		t.Fatalf("authorized-signer policy refused the genuine document: %v", err)
+	}
+	// In an envelope, with the policy that every signer is RutEnvia.
+	envOpts := dte.EnvioOptions{Emisor: c.Emisor, RutEnvia: testcreds.SignerRUT}
+	env, err := dte.BuildEnvio(envOpts, c.Cert, forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dte.VerifyWith(env, dte.VerifyOptions{Keys: c.Keys, SignerIsRutEnvia: true}); err == nil || !strings.Contains(err.Error(), "RutEnvia") {
+		t.Fatalf("RutEnvia policy: %v", err)
+	}
+	// A certificate that was not valid when the document says it was
+	// signed.
+	expired, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: testcreds.SignerRUT,
+		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := resign(t, g, expired, func(b []byte) []byte { return b })
+	if _, err := dte.VerifyWith(late, dte.VerifyOptions{Keys: c.Keys, ValidAtSigning: true}); err == nil || !strings.Contains(err.Error(), "not valid at the signing time") {
+		t.Fatalf("validity policy: %v", err)
+	}
+}
+
+func TestAttackStampTexts(t *testing.T) {
+	c := creds(t)
+	g := genuine33(t)
+	for name, edit := range map[string]func([]byte) []byte{
+		"IT1": func(b []byte) []byte { return bytes.Replace(b, []byte("<NmbItem>"), []byte("<NmbItem>Otro "), 1) },
+		"RSR": func(b []byte) []byte { return bytes.Replace(b, []byte("<RznSocRecep>"), []byte("<RznSocRecep>Otro "), 1) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			// Signed again with the genuine certificate: only the stamp
+			// can tell.
+			rep := mustFail(t, resign(t, g, c.Cert, edit), name+" ")
+			if d := rep.Documents[0]; !d.Signature.OK || d.TED.OK {
+				t.Fatalf("report %+v", d)
+			}
+		})
+	}
+	rep, _ := dte.Verify(g, c.Keys)
+	if d := rep.Documents[0]; d.CAFAmbiente != "certificacion" || d.CAFFecha == "" {
+		t.Fatalf("CAF environment and date not reported: %+v", d)
+	}
+}
+
+func TestAttackEnvelopeSignature(t *testing.T) {
+	c := creds(t)
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: c.Emisor}, c.Cert, genuine33(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noID := bytes.Replace(env, []byte(`<SetDTE ID="SetDoc">`), []byte(`<SetDTE>`), 1)
+	mustFail(t, noID, "envelope signature")
+	i := bytes.LastIndex(env, []byte("<Signature "))
+	j := bytes.LastIndex(env, []byte("</Signature>")) + len("</Signature>")
+	unsigned := append(append([]byte{}, env[:i]...), env[j:]...)
+	mustFail(t, unsigned, "SetDTE is not signed")
+	broken := bytes.Replace(env, []byte("<TmstFirmaEnv>2"), []byte("<TmstFirmaEnv>1"), 1)
+	mustFail(t, broken, "envelope signature")
+}
+
+func TestAttackJunkSignatures(t *testing.T) {
+	g := genuine33(t)
+	sig := g[bytes.LastIndex(g, []byte("<Signature ")):]
+	sig = sig[:bytes.Index(sig, []byte("</Signature>"))+len("</Signature>")]
+	k := bytes.LastIndex(g, []byte("</Documento>"))
+	junk := append([]byte{}, g[:k]...)
+	for range 1500 {
+		junk = append(junk, sig...)
+	}
+	junk = append(junk, g[k:]...)
+	start := time.Now()
+	mustFail(t, junk, "Signature")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("refusing 1,500 junk signatures took %v", d)
+	}
+}
+
+func TestAttackEmptyElements(t *testing.T) {
+	g := genuine33(t)
+	k := bytes.Index(g, []byte("<TmstFirma>"))
+	flood := append(append(append([]byte{}, g[:k]...), bytes.Repeat([]byte("<a/>"), 1<<20)...), g[k:]...)
+	for name, f := range map[string]func([]byte) error{
+		"ParseDTE": func(b []byte) error { _, err := dte.ParseDTE(b); return err },
+		"Verify":   func(b []byte) error { _, err := dte.Verify(b, creds(t).Keys); return err },
+	} {
+		if err := f(flood); err == nil || !strings.Contains(err.Error(), "limit") {
+			t.Errorf("%s of 4 MB of empty elements: %v", name, err)
+		}
+	}
+}
+
+func TestAttackHugeAmount(t *testing.T) {
+	g := genuine33(t)
+	huge := bytes.Replace(g, []byte("<MntTotal>"), []byte("<MntTotal>"+strings.Repeat("9", 1_000_000)), 1)
+	start := time.Now()
+	if _, err := dte.ParseDTE(huge); err == nil || !strings.Contains(err.Error(), "integer digits") {
+		t.Fatalf("ParseDTE of a 1-million-digit amount: %v", err)
+	}
+	mustFail(t, huge, "integer digits")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("refusing a 1-million-digit amount took %v", d)
+	}
+}
