@@ -217,7 +217,7 @@ func VerifyWith(data []byte, opts VerifyOptions) (*VerifyReport, error) {
 		case id == "":
 			return s, fmt.Errorf("the %s has no ID for its signature to reference", what)
 		case s.URI == "":
-			return s, fmt.Errorf(`Reference URI "" covers the whole document, not the %s`, what)
+			return s, fmt.Errorf(`reference URI "" covers the whole document, not the %s`, what)
 		case s.URI != "#"+id || s.RefStart != target.Start || s.RefEnd != target.End:
 			return s, fmt.Errorf("the signature references %q, not the %s %q beside it", s.URI, what, id)
 		}

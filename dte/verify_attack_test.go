@@ -222,7 +222,9 @@ func TestAttackStampTexts(t *testing.T) {
 	g := genuine33(t)
 	for name, edit := range map[string]func([]byte) []byte{
 		"IT1": func(b []byte) []byte { return bytes.Replace(b, []byte("<NmbItem>"), []byte("<NmbItem>Otro "), 1) },
-		"RSR": func(b []byte) []byte { return bytes.Replace(b, []byte("<RznSocRecep>"), []byte("<RznSocRecep>Otro "), 1) },
+		"RSR": func(b []byte) []byte {
+			return bytes.Replace(b, []byte("<RznSocRecep>"), []byte("<RznSocRecep>Otro "), 1)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			// Signed again with the genuine certificate: only the stamp
