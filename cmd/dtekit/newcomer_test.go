@@ -189,6 +189,8 @@ func TestNewcomerHelp(t *testing.T) {
 		{[]string{"sii", "--help"}, ""},
 		{[]string{"sii", "token", "--help"}, "-cert-password-file"},
 		{[]string{"sii", "fake", "--help"}, "-addr"},
+		{[]string{"serve", "--help"}, "-addr"},
+		{[]string{"admin", "--help"}, ""},
 	} {
 		r := runBin(t, wd, nil, tc.args...)
 		if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "usage:") {
