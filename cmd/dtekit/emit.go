@@ -209,6 +209,9 @@ func runEmit(ctx context.Context, env *cmdEnv, args []string) int {
 			return reportValidation(env, cmd, pos[0], true, ve)
 		}
 		if cafProblem(err) {
+			if errors.Is(err, caf.ErrNotYetValid) {
+				err = fmt.Errorf("%w (give a fecha_emision on or after the CAF's FA %s, or leave it out to emit today)", err, c.FA)
+			}
 			return fail(newError(codeCAFUnusable, "--caf "+*cafPath, err))
 		}
 		return fail(newError(codeEmitFailed, "", err))

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dtekit/dtekit/internal/oracle"
 )
 
 var (
@@ -261,12 +263,21 @@ func TestNewcomerMistakes(t *testing.T) {
 		t.Errorf("failed emits wrote %d file(s) beside corrupt.p12", len(entries)-1)
 	}
 
+	// The repository's sample factura is dated 2025-05-14, before the
+	// demo's fresh CAF: refused with the CAF's code and the way out.
+	old := filepath.Join(oracle.RepoRoot(t), "testdata", "requests", "factura.json")
+	args := emit(d+"/cert.p12", d+"/CAF-33.xml", "--cert-password-file", d+"/cert-password.txt")
+	r := runBin(t, wd, nil, append(args[:len(args)-1], old)...)
+	if r.code != 1 || !strings.Contains(r.stdout, `"CAF_NOT_USABLE"`) || !strings.Contains(r.stderr, "leave it out to emit today") {
+		t.Errorf("emit of a request dated before the CAF: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+
 	// An invalid request: VALIDATION_ERROR, each field named once.
 	bad := filepath.Join(out, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"tipo_dte":33,"receptor":{"rut":"76086428-4","razon_social":"X","giro":"g","direccion":"d","comuna":"c"},"detalle":[{"nombre":"a","cantidad":1,"precio":10}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runBin(t, wd, nil, "totals", bad)
+	r = runBin(t, wd, nil, "totals", bad)
 	if r.code != 1 || !strings.Contains(r.stdout, `"VALIDATION_ERROR"`) || !strings.Contains(r.stderr, "receptor.rut: check digit") {
 		t.Errorf("totals of a bad RUT: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
