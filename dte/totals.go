@@ -13,8 +13,9 @@ import (
 // exact integer arithmetic with half-up rounding (half away from zero for
 // negative amounts); no money ever passes through a float.
 //
-// It expects a request that passed Validate, but it never panics: anything
-// it cannot compute is reported as a *ValidationError with one FieldError
+// On a request Validate accepts it always succeeds (Validate computes the
+// same totals before it answers nil). On any other input it never panics:
+// anything it cannot compute is reported as a *ValidationError with one FieldError
 // naming the field, with one of Validate's detail codes (INVALID_FORMAT,
 // INVALID_DECIMALS, INVALID_VALUE, OUT_OF_RANGE, NOT_ALLOWED, REQUIRED,
 // DUPLICATE).

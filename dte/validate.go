@@ -25,7 +25,7 @@ func (r *EmitirDTERequest) Validate() error { return ValidateAt(r, time.Now()) }
 // per problem, in the order of the request's fields, with at most one detail
 // per field (the first rule it breaks). Field paths use the JSON names, dots
 // and indexes: "receptor.rut", "detalle[2].cantidad",
-// "export_data.tpo_moneda". Codes are the constants of codes.go. It never
+// "export_data.tpo_moneda". Codes are DetailCode constants. It never
 // panics, whatever the request holds.
 //
 // Beyond the contract's own rules, the decisions taken where the contract
