@@ -103,6 +103,9 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 		River:   riversqlite.New(writer),
 		Jobs:    o.Jobs,
 		Close:   func() error { return closeAll(reader, writer) },
+		// Concurrent Writes share a commit (and its fsync), each in its
+		// own savepoint.
+		GroupCommit: true,
 	})
 	if err != nil {
 		return nil, errors.Join(err, closeAll(reader, writer))

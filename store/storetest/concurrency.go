@@ -224,3 +224,71 @@ func (h *harness) testIdempotencyConcurrent(t *testing.T) {
 		t.Errorf("%d writers recorded the key, want 1", ok)
 	}
 }
+
+// testMixedOutcomes runs concurrent Writes of which some fail and some
+// panic after writing: exactly the successful ones persist, each failure
+// and panic reaches its own caller (a backend that batches Writes into one
+// commit must keep them apart).
+func (h *harness) testMixedOutcomes(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	a := empresa(t, s, "78444444-4")
+	errWanted := errors.New("wanted failure")
+	const n = 48
+	outcome := func(i int) string {
+		switch {
+		case i%5 == 0:
+			return "panic"
+		case i%3 == 0:
+			return "error"
+		}
+		return "ok"
+	}
+	var wg sync.WaitGroup
+	got := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					if p != fmt.Sprint("panic ", i) {
+						got[i] = fmt.Sprintf("panic value %v", p)
+						return
+					}
+					got[i] = "panic"
+				}
+			}()
+			err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+				if err := tx.InsertCliente(ctx, &store.Cliente{EmpresaID: a.ID, Rut: fmt.Sprint(i), RazonSocial: "m"}); err != nil {
+					return err
+				}
+				switch outcome(i) {
+				case "panic":
+					panic(fmt.Sprint("panic ", i))
+				case "error":
+					return errWanted
+				}
+				return nil
+			})
+			switch {
+			case err == nil:
+				got[i] = "ok"
+			case errors.Is(err, errWanted):
+				got[i] = "error"
+			default:
+				got[i] = err.Error()
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if got[i] != outcome(i) {
+			t.Errorf("write %d: outcome %q, want %q", i, got[i], outcome(i))
+		}
+		_, err := s.GetClienteByRut(ctx, a.ID, fmt.Sprint(i))
+		if persisted := err == nil; persisted != (outcome(i) == "ok") {
+			t.Errorf("write %d (%s): persisted %v", i, outcome(i), persisted)
+		}
+	}
+}

@@ -60,6 +60,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("APIKey", h.testAPIKey)
 	t.Run("Idempotency", h.testIdempotency)
 	t.Run("IdempotencyConcurrent", h.testIdempotencyConcurrent)
+	t.Run("MixedOutcomes", h.testMixedOutcomes)
 	t.Run("EventDeliveryEnvio", h.testEventDeliveryEnvio)
 	t.Run("TenantScoping", h.testTenantScoping)
 	t.Run("Rollback", h.testRollback)

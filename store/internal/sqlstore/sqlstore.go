@@ -36,13 +36,18 @@ type Config struct {
 	Close func() error
 	// Now is the clock used to fill empty timestamps (time.Now if nil).
 	Now func() time.Time
+	// GroupCommit runs concurrent Writes in one transaction each in its
+	// own savepoint (see group.go); for a single-writer database whose
+	// commits each wait for an fsync.
+	GroupCommit bool
 }
 
 // DB implements store.Store.
 type DB struct {
 	reader
-	cfg  Config
-	jobs *jobs
+	cfg   Config
+	jobs  *jobs
+	group *group // nil unless cfg.GroupCommit
 }
 
 var _ store.Store = (*DB)(nil)
@@ -59,6 +64,9 @@ func New(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db.jobs = j
+	if cfg.GroupCommit {
+		db.startGroup()
+	}
 	return db, nil
 }
 
@@ -84,6 +92,7 @@ func (db *DB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := db.jobs.stopIfStarted(ctx)
+	db.stopGroup()
 	if db.cfg.Close != nil {
 		err = errors.Join(err, db.cfg.Close())
 	}
@@ -107,6 +116,9 @@ func (db *DB) Write(ctx context.Context, fn func(ctx context.Context, tx store.T
 		return errNested
 	}
 	wctx := context.WithValue(ctx, inWriteKey{}, true)
+	if db.group != nil {
+		return db.groupWrite(wctx, fn)
+	}
 	for attempt := 1; ; attempt++ {
 		err := db.writeOnce(wctx, fn)
 		if err == nil || attempt == maxRetries || db.cfg.Dialect.IsRetryable == nil || !db.cfg.Dialect.IsRetryable(err) {
