@@ -143,8 +143,15 @@ func (db *DB) writeOnce(ctx context.Context, fn func(ctx context.Context, tx sto
 			panic(p)
 		}
 	}()
-	t := &tx{reader: reader{d: db.cfg.Dialect, q: sqlTx, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
-	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(sqlTx) }
+	var q querier = sqlTx
+	if db.cfg.Dialect.Name == "sqlite" {
+		// modernc's SQLite parses each statement anew; a transaction
+		// that repeats statements (several emissions sharing one commit)
+		// parses each text once.
+		q = &txStmts{tx: sqlTx, stmts: map[string]*sql.Stmt{}}
+	}
+	t := &tx{reader: reader{d: db.cfg.Dialect, q: q, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
+	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(q) }
 	if err := fn(ctx, t); err != nil {
 		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
 			return errors.Join(err, db.errf(rbErr, "rolling back"))
@@ -155,6 +162,50 @@ func (db *DB) writeOnce(ctx context.Context, fn func(ctx context.Context, tx sto
 		return db.errf(err, "committing")
 	}
 	return nil
+}
+
+// txStmts is a querier over one transaction that prepares each statement
+// text once and reuses it for the rest of the transaction (the statements
+// close with it). A transaction is used by one goroutine at a time.
+type txStmts struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (c *txStmts) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := c.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+func (c *txStmts) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (c *txStmts) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (c *txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return c.tx.QueryRowContext(ctx, query, args...) // carries the same error
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
