@@ -346,13 +346,21 @@ func verifyForUse(data []byte, name string, n int, keys caf.TrustedKeys) *cliErr
 		strings.Join(failed, "; ")))
 }
 
-const verifyUsage = `usage: dtekit verify [--trust KEY.pem]... [--json] FILE.xml...
+const verifyUsage = `usage: dtekit verify [--trust KEY.pem]... [--signer EMISOR=RUT]... [--signer-is-rut-envia]
+                     [--valid-at-signing] [--json] FILE.xml...
 
-Verifies a signed DTE, EnvioDTE or EnvioBOLETA: every XML signature, every TED
-(FRMT with the CAF's key, the CAF's FRMA with the SII's keys or a --trust key,
-the stamp's data against the document, MNT = MntTotal) and every document's
-totals recomputed from its lines. Prints a report per document and exits 1
-when anything fails.
+Verifies a signed DTE, EnvioDTE or EnvioBOLETA: the shape of its signed parts,
+every XML signature (each over the element beside it), every TED (FRMT with the
+CAF's key, the CAF's FRMA with the SII's keys or a --trust key, the stamp's data
+against the document, MNT = MntTotal, the CAF's dates) and every document's
+totals recomputed from its lines. Prints a report per document with who signed
+it, and exits 1 when anything fails.
+
+A signature proves the document is intact and was signed by the certificate
+beside it, not that its holder may sign for the emisor: state that with
+--signer (the RUTs authorized for an emisor), --signer-is-rut-envia (in an
+envelope, every signer is the Carátula's RutEnvia) and --valid-at-signing (each
+certificate valid at the signing time the document states).
 `
 
 // runVerify implements "dtekit verify".
@@ -361,8 +369,11 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() { fmt.Fprint(env.stderr, verifyUsage) }
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	var trust stringList
+	var trust, signers stringList
 	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM); repeatable")
+	fs.Var(&signers, "signer", "EMISOR_RUT=SIGNER_RUT authorized to sign the emisor's documents; repeatable")
+	rutEnvia := fs.Bool("signer-is-rut-envia", false, "require every signer of an envelope to be its RutEnvia")
+	validAt := fs.Bool("valid-at-signing", false, "require each certificate to be valid at the signing time")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -376,6 +387,18 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "dtekit verify: --trust: %v\n", err)
 		return 2
 	}
+	opts := dte.VerifyOptions{Keys: keys, SignerIsRutEnvia: *rutEnvia, ValidAtSigning: *validAt}
+	for _, s := range signers {
+		emisor, rut, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(emisor) == "" || strings.TrimSpace(rut) == "" {
+			fmt.Fprintf(env.stderr, "dtekit verify: --signer %q: want EMISOR_RUT=SIGNER_RUT\n", s)
+			return 2
+		}
+		if opts.AuthorizedSigners == nil {
+			opts.AuthorizedSigners = map[string][]string{}
+		}
+		opts.AuthorizedSigners[strings.TrimSpace(emisor)] = append(opts.AuthorizedSigners[strings.TrimSpace(emisor)], strings.TrimSpace(rut))
+	}
 	code := 0
 	for _, p := range pos {
 		data, err := readFile(p, maxXMLFile)
@@ -384,7 +407,7 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 			code = 1
 			continue
 		}
-		rep, err := dte.Verify(data, keys)
+		rep, err := dte.VerifyWith(data, opts)
 		if rep == nil {
 			fmt.Fprintf(env.stderr, "dtekit verify: %s: %v\n", p, err)
 			code = 1
@@ -402,7 +425,8 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	return code
 }
 
-// printReport writes a verification report as text, a line per document.
+// printReport writes a verification report as text, a line per document
+// and one for who signed it.
 func printReport(w io.Writer, file string, rep *dte.VerifyReport) {
 	verdict := "OK"
 	if !rep.OK() {
@@ -411,10 +435,16 @@ func printReport(w io.Writer, file string, rep *dte.VerifyReport) {
 	fmt.Fprintf(w, "%s: %s (%s, %d document(s))\n", file, verdict, rep.Kind, len(rep.Documents))
 	if rep.Envelope != nil {
 		fmt.Fprintf(w, "  envelope signature: %s\n", checkText(*rep.Envelope))
+		fmt.Fprintf(w, "    signed by %s\n", rep.EnvelopeSigner)
 	}
 	for _, d := range rep.Documents {
-		fmt.Fprintf(w, "  %s tipo %d folio %d total %s: signature %s; TED %s; totals %s\n",
-			d.ID, d.Tipo, d.Folio, d.MntTotal, checkText(d.Signature), checkText(d.TED), checkText(d.Totals))
+		fmt.Fprintf(w, "  %s tipo %d folio %d total %s: signature %s; signer policy %s; TED %s; totals %s\n",
+			d.ID, d.Tipo, d.Folio, d.MntTotal, checkText(d.Signature), checkText(d.Policy), checkText(d.TED), checkText(d.Totals))
+		caf := ""
+		if d.CAFAmbiente != "" {
+			caf = fmt.Sprintf("; CAF %s of %s", d.CAFAmbiente, d.CAFFecha)
+		}
+		fmt.Fprintf(w, "    signed by %s%s\n", d.Signer, caf)
 	}
 }
 

@@ -75,8 +75,14 @@ const verifyFlagsHelp = `
 Flags:
   -json
     	print the report as JSON
+  -signer value
+    	EMISOR_RUT=SIGNER_RUT authorized to sign the emisor's documents and envelopes; repeatable
+  -signer-is-rut-envia
+    	require every signer of an envelope to be the Carátula's RutEnvia
   -trust value
     	extra trusted CAF-authority public key (PEM), for test CAFs; repeatable
+  -valid-at-signing
+    	require each signer's certificate to be valid at the signing time the document states
 `
 
 func main() {
