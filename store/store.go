@@ -149,8 +149,11 @@ type Store interface {
 	// returns nil; it rolls back and returns fn's error otherwise. On
 	// SQLite the transaction holds the database's write lock from its
 	// start (BEGIN IMMEDIATE), so concurrent Writes run one after the
-	// other. Write may retry fn when the backend reports a serialization
-	// failure, so fn must not have effects outside tx.
+	// other (and may share one commit, each in its own savepoint, with the
+	// same outcome as separate transactions). Write may run fn again when
+	// the backend reports a serialization failure, so fn must not have
+	// effects outside tx. Calling Write or Jobs().Enqueue from inside fn
+	// is an error (use tx).
 	Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 
 	// Jobs returns the background job runner bound to this store.

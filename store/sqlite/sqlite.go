@@ -8,6 +8,10 @@
 // Writes go through a single connection whose transactions begin with
 // BEGIN IMMEDIATE: they run one at a time, each holding the write lock
 // from its first statement, so no write ever fails half-way for a lock.
+// Because each commit waits for an fsync, concurrent Writes are gathered
+// into one transaction (group commit), each in its own SAVEPOINT: a
+// function that fails is rolled back alone, the others commit together,
+// and each Write returns only once that shared commit is durable.
 // Reads use a separate pool of read-only connections that WAL lets run
 // beside the writer. Another process opening the same file waits up to the
 // busy timeout for the lock.
