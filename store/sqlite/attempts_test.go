@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,4 +100,51 @@ func TestAttemptLogPG(t *testing.T) {
 		t.Fatal(err)
 	}
 	attemptLog(t, s)
+}
+
+// alertSettings checks the per-company alert settings of a backend.
+func alertSettings(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	defer s.Close()
+	e := &store.Empresa{Rut: "76192083-9", Ambiente: "certificacion", RazonSocial: "X"}
+	if err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
+		t.Fatal(err)
+	}
+	as := s.(store.AlertSettings)
+	if n, ok, err := as.LowStockThreshold(ctx, e.ID); err != nil || ok || n != 0 {
+		t.Fatalf("unset: %d %v %v", n, ok, err)
+	}
+	for _, n := range []int64{50, 7} { // insert, then update
+		err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.(store.AlertSettings).SetLowStockThreshold(ctx, e.ID, n)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := as.LowStockThreshold(ctx, e.ID); err != nil || !ok || got != n {
+			t.Fatalf("after setting %d: %d %v %v", n, got, ok, err)
+		}
+	}
+	err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.(store.AlertSettings).SetLowStockThreshold(ctx, "no-such-empresa", 5)
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown company: %v", err)
+	}
+}
+
+func TestAlertSettingsSQLite(t *testing.T) {
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alertSettings(t, s)
+}
+
+func TestAlertSettingsPG(t *testing.T) {
+	s, err := postgres.Open(context.Background(), pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alertSettings(t, s)
 }
