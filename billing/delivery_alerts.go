@@ -15,12 +15,71 @@ import (
 	"github.com/dtekit/dtekit/webhook"
 )
 
-// DefaultLowStockThreshold is when caf.low_stock fires: the moment an
-// emission leaves a company with this many available folios of a document
-// type (summed over its active CAFs of that type), or fewer, coming from
-// more. Once per crossing: registering a new CAF lifts the count again,
-// and the next crossing fires again.
+// DefaultLowStockThreshold is the caf.low_stock threshold of a company
+// that did not set its own (UpdateAlertSettings). The event fires the
+// moment an emission leaves the company with exactly this many available
+// folios of a document type (summed over its active CAFs of that type),
+// coming from more. Once per crossing: registering a new CAF lifts the
+// count again, and the next crossing fires again.
 const DefaultLowStockThreshold = 20
+
+// MaxLowStockThreshold bounds the threshold a company may set.
+const MaxLowStockThreshold = 1_000_000
+
+// AlertSettings are a company's alert preferences.
+type AlertSettings struct {
+	// CAFLowStockThreshold is the number of available folios of a type at
+	// which caf.low_stock fires (0 to 1,000,000; 0 means when the last
+	// folio is taken). Default DefaultLowStockThreshold.
+	CAFLowStockThreshold int64 `json:"caf_low_stock_threshold"`
+}
+
+// lowStockThreshold returns the company's threshold, or the default.
+func lowStockThreshold(ctx context.Context, r any, empresaID string) (int64, error) {
+	as, ok := r.(store.AlertSettings)
+	if !ok {
+		return DefaultLowStockThreshold, nil
+	}
+	n, set, err := as.LowStockThreshold(ctx, empresaID)
+	if err != nil || !set {
+		return DefaultLowStockThreshold, err
+	}
+	return n, nil
+}
+
+// GetAlertSettings returns the company's alert preferences.
+func (s *Service) GetAlertSettings(ctx context.Context, empresaID string) (*AlertSettings, error) {
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading alert settings", "empresa", empresaID)
+	}
+	n, err := lowStockThreshold(ctx, s.st, empresaID)
+	if err != nil {
+		return nil, errInternal("reading alert settings", err)
+	}
+	return &AlertSettings{CAFLowStockThreshold: n}, nil
+}
+
+// UpdateAlertSettings changes the company's alert preferences.
+func (s *Service) UpdateAlertSettings(ctx context.Context, empresaID string, in AlertSettings) (*AlertSettings, error) {
+	if in.CAFLowStockThreshold < 0 || in.CAFLowStockThreshold > MaxLowStockThreshold {
+		return nil, errValidation("caf_low_stock_threshold", "OUT_OF_RANGE",
+			fmt.Sprintf("caf_low_stock_threshold must be between 0 and %d", MaxLowStockThreshold))
+	}
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		as, ok := tx.(store.AlertSettings)
+		if !ok {
+			return fmt.Errorf("billing: the store (%T) keeps no alert settings", tx)
+		}
+		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
+			return err
+		}
+		return as.SetLowStockThreshold(ctx, empresaID, in.CAFLowStockThreshold)
+	})
+	if err != nil {
+		return nil, storeErr(err, "updating alert settings", "empresa", empresaID)
+	}
+	return &AlertSettings{CAFLowStockThreshold: in.CAFLowStockThreshold}, nil
+}
 
 // expiryThresholds are the days before a certificate expires at which
 // certificado.expiring fires, once each.
@@ -30,7 +89,7 @@ var expiryThresholds = [...]int{30, 15, 7, 1}
 const CertExpiryInterval = 24 * time.Hour
 
 // checkLowStock records caf.low_stock when the folio just taken from rec
-// left the company's available folios of its type at the threshold: the
+// left the company's available folios of its type at its threshold: the
 // one emission that crosses it (folios are taken one at a time, each in a
 // transaction serialized on the CAF, so exactly one sees the crossing).
 func (s *Service) checkLowStock(ctx context.Context, tx store.Tx, rec *store.CAF) error {
@@ -52,12 +111,16 @@ func (s *Service) checkLowStock(ctx context.Context, tx store.Tx, rec *store.CAF
 	if taken == nil {
 		taken = rec
 	}
-	if avail != DefaultLowStockThreshold {
+	threshold, err := lowStockThreshold(ctx, tx, rec.EmpresaID)
+	if err != nil {
+		return err
+	}
+	if avail != threshold {
 		return nil
 	}
 	_, err = s.publish(ctx, tx, rec.EmpresaID, webhook.EventCAFLowStock, webhook.CAFLowStockData{
 		ID: taken.ID, TipoDTE: taken.TipoDTE, FolioDesde: taken.FolioDesde, FolioHasta: taken.FolioHasta,
-		FoliosDisponibles: avail, Umbral: DefaultLowStockThreshold, Ambiente: taken.Ambiente})
+		FoliosDisponibles: avail, Umbral: threshold, Ambiente: taken.Ambiente})
 	return err
 }
 

@@ -89,6 +89,31 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 	if n := len(f.eventsOf(t, webhook.EventCAFLowStock)); n != 2 {
 		t.Fatalf("%d events after the second crossing, want 2", n)
 	}
+
+	// The company's own threshold replaces the default.
+	if as, err := f.s.GetAlertSettings(ctx, f.empresa); err != nil || as.CAFLowStockThreshold != DefaultLowStockThreshold {
+		t.Fatalf("default settings: %+v %v", as, err)
+	}
+	for _, bad := range []int64{-1, MaxLowStockThreshold + 1} {
+		if _, err := f.s.UpdateAlertSettings(ctx, f.empresa, AlertSettings{CAFLowStockThreshold: bad}); KindOf(err) != KindValidation {
+			t.Errorf("threshold %d: %v", bad, err)
+		}
+	}
+	if _, err := f.s.UpdateAlertSettings(ctx, "no-such-empresa", AlertSettings{CAFLowStockThreshold: 5}); KindOf(err) != KindNotFound {
+		t.Errorf("unknown company: %v", err)
+	}
+	if _, err := f.s.UpdateAlertSettings(ctx, f.empresa, AlertSettings{CAFLowStockThreshold: 12}); err != nil {
+		t.Fatal(err)
+	}
+	if as, _ := f.s.GetAlertSettings(ctx, f.empresa); as.CAFLowStockThreshold != 12 {
+		t.Fatalf("settings after update: %+v", as)
+	}
+	take(3) // 12: crosses the company's threshold
+	evs = f.eventsOf(t, webhook.EventCAFLowStock)
+	e, _ = webhook.ParseEvent(evs[0].Payload)
+	if d, _ := e.CAFLowStock(); len(evs) != 3 || d.Umbral != 12 || d.FoliosDisponibles != 12 || d.FolioDesde != 51 {
+		t.Fatalf("%d events, latest %+v", len(evs), d)
+	}
 }
 
 // TestCertificadoExpiring: across days of injected clock, the daily check

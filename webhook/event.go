@@ -114,9 +114,13 @@ type DTEData struct {
 	GlosaSII string `json:"glosa_sii,omitempty"`
 }
 
-// CAFLowStockData is the data of caf.low_stock: one CAF (folio range) has
-// Umbral folios or fewer left. Field names follow the contract's CAF
-// resource (§2.8).
+// CAFLowStockData is the data of caf.low_stock: an emission has just left
+// the company with Umbral available folios of one document type (summed
+// over its active CAFs of that type), coming from more. It fires once per
+// crossing; registering a new CAF lifts the count, and the next crossing
+// fires again. The threshold is the company's alert setting (20 unless
+// changed). Field names follow the contract's CAF resource (§2.8); the
+// CAF is the one the last folio was taken from.
 type CAFLowStockData struct {
 	// ID is the CAF's id (uuid), as in the CAF list.
 	ID string `json:"id"`
@@ -126,10 +130,10 @@ type CAFLowStockData struct {
 	FolioDesde int64 `json:"folio_desde"`
 	// FolioHasta is the last folio of the range.
 	FolioHasta int64 `json:"folio_hasta"`
-	// FoliosDisponibles is the number of folios not yet assigned.
+	// FoliosDisponibles is the number of folios of this type still
+	// available across the company's active CAFs (equal to Umbral).
 	FoliosDisponibles int64 `json:"folios_disponibles"`
-	// Umbral is the threshold that fired the event: it fires when
-	// FoliosDisponibles falls to Umbral or below.
+	// Umbral is the threshold that fired the event.
 	Umbral int64 `json:"umbral"`
 	// Ambiente is "certificacion" or "produccion".
 	Ambiente string `json:"ambiente"`
