@@ -100,7 +100,21 @@ var (
 	oidPKCS12PBE = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 12, 1} // pbeWithSHAAnd... (arc)
 	oidPKCS5PBE  = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5}     // PBES1 schemes and PBKDF2
 	oidPBKDF2    = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5, 12}
+	oidPBMAC1    = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5, 14}
 )
+
+// Bounds of the inspection of a PKCS#12 file's clear parts. A genuine file
+// has a few hundred DER values, nested about ten deep; a file that needs
+// more is refused rather than half inspected, since what the scan did not
+// reach could hold an iteration count beyond maxKDFIterations.
+const (
+	maxScanValues = 20000
+	maxScanDepth  = 24
+)
+
+// errScanBudget is returned when a file is too large or too deeply nested
+// for its key-derivation parameters to be inspected in full.
+var errScanBudget = fmt.Errorf("its key-derivation parameters could not be fully inspected (more than %d DER values or %d levels)", maxScanValues, maxScanDepth)
 
 // checkKDFCost rejects files whose MAC or encryption parameters ask for more
 // than maxKDFIterations iterations. It inspects everything readable without
@@ -111,18 +125,57 @@ func checkKDFCost(der []byte) error {
 		Version  int
 		AuthSafe asn1.RawValue
 		MacData  struct {
-			Mac        asn1.RawValue
+			Mac struct {
+				Algorithm struct {
+					Algorithm  asn1.ObjectIdentifier
+					Parameters asn1.RawValue `asn1:"optional"`
+				}
+				Digest []byte
+			}
 			Salt       []byte
 			Iterations *big.Int `asn1:"optional"`
 		} `asn1:"optional"`
 	}
-	if _, err := asn1.Unmarshal(der, &pfx); err == nil && pfx.MacData.Iterations != nil {
-		if err := checkIterations(pfx.MacData.Iterations); err != nil {
-			return err
+	if _, err := asn1.Unmarshal(der, &pfx); err == nil {
+		if pfx.MacData.Iterations != nil {
+			if err := checkIterations(pfx.MacData.Iterations); err != nil {
+				return err
+			}
+		}
+		if alg := pfx.MacData.Mac.Algorithm; alg.Algorithm.Equal(oidPBMAC1) {
+			if err := checkPBMAC1(alg.Parameters.FullBytes); err != nil {
+				return err
+			}
 		}
 	}
-	budget := 20000
+	budget := maxScanValues
 	return scanDER(der, 0, &budget)
+}
+
+// checkPBMAC1 reads the parameters of a PBMAC1 MAC (RFC 9579), whose
+// iteration count is the PBKDF2 one inside them (the MacData's own count
+// is then meaningless), and checks that count.
+func checkPBMAC1(params []byte) error {
+	var p struct {
+		KDF struct {
+			Algorithm  asn1.ObjectIdentifier
+			Parameters struct {
+				Salt       asn1.RawValue
+				Iterations *big.Int
+			}
+		}
+		MAC asn1.RawValue
+	}
+	if _, err := asn1.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("PBMAC1 parameters: %v", err)
+	}
+	if !p.KDF.Algorithm.Equal(oidPBKDF2) {
+		return fmt.Errorf("PBMAC1 with key derivation %v, not PBKDF2", p.KDF.Algorithm)
+	}
+	if p.KDF.Parameters.Iterations == nil {
+		return errors.New("PBMAC1 parameters without an iteration count")
+	}
+	return checkIterations(p.KDF.Parameters.Iterations)
 }
 
 func checkIterations(n *big.Int) error {
@@ -135,12 +188,12 @@ func checkIterations(n *big.Int) error {
 // scanDER walks a DER value tree (descending into OCTET STRINGs that hold
 // DER) and checks the iteration count of every PBE AlgorithmIdentifier.
 func scanDER(data []byte, depth int, budget *int) error {
-	if depth > 24 {
-		return nil
+	if depth > maxScanDepth {
+		return errScanBudget
 	}
 	for len(data) > 0 {
 		if *budget--; *budget < 0 {
-			return nil
+			return errScanBudget
 		}
 		var v asn1.RawValue
 		rest, err := asn1.Unmarshal(data, &v)
