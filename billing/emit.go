@@ -110,6 +110,13 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	}
 	canon, hashHex, err := requestHash(req)
 	if err != nil {
+		// A number the decoder kept as text but that is not a plain
+		// decimal ("1e999999") cannot be re-encoded: the request is
+		// invalid, and Validate names the field.
+		var ve *dte.ValidationError
+		if errors.As(req.Validate(), &ve) {
+			return nil, fromValidation(ve)
+		}
 		return nil, errInternal("hashing the request", err)
 	}
 	hash, _ := hex.DecodeString(hashHex)

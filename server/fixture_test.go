@@ -64,7 +64,7 @@ type company struct {
 // fixture is a server over a real store with two companies, each with a
 // certificate and CAFs, and every kind of credential.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	st    store.Store
 	b     *billing.Service
 	srv   *Server
@@ -99,7 +99,7 @@ func backends(t *testing.T, f func(t *testing.T, open func(t *testing.T) store.S
 	})
 }
 
-func newFixture(t *testing.T, st store.Store, rl RateLimit) *fixture {
+func newFixture(t testing.TB, st store.Store, rl RateLimit) *fixture {
 	t.Helper()
 	cr, key := sharedCreds(t)
 	kr, err := billing.NewKeyring(bytes.Repeat([]byte{7}, 32))

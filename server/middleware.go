@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -141,6 +142,12 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request) (route string) {
 				"internal error; quote the request id when reporting it"))
 		}
 	}()
+	if r.URL.Path != cleanPath(r.URL.Path) {
+		// The mux would redirect to the cleaned path; an API client that
+		// sends "." or ".." segments or doubled slashes gets a plain 404.
+		s.writeError(w, r, newError(http.StatusNotFound, CodeNotFound, "no such path: "+strconv.Quote(r.URL.Path)))
+		return "unmatched"
+	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		// No route: the mux's own answer is a plain-text 404 or 405 (or a
@@ -182,4 +189,20 @@ func (h *headerRecorder) Write(b []byte) (int, error) {
 		h.status = http.StatusOK
 	}
 	return len(b), nil
+}
+
+// cleanPath is the canonical form of an URL path, as http.ServeMux computes
+// it: path.Clean, rooted, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
