@@ -340,6 +340,14 @@ func (c *totCalc) linePct(i int, name string, pct Decimal, pick func(*lineNums) 
 	return whole, units, nil
 }
 
+// validTpoMov reports whether s is the kind of a global movement: D
+// (discount) or R (surcharge).
+func validTpoMov(s string) bool { return s == "D" || s == "R" }
+
+// validTpoValor reports whether s says how a global movement's valor_dr
+// reads: % (a percentage of its bucket) or $ (an amount).
+func validTpoValor(s string) bool { return s == "%" || s == "$" }
+
 // global applies one global discount or surcharge to its bucket.
 func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 	f := func(name string) totField { return totField{list: "descuentos_globales", i: i, name: name} }
@@ -348,10 +356,10 @@ func (c *totCalc) global(i int, g *DscRcgGlobal, out *GlobalTotals) error {
 		out.NroLinDR = *g.NroLinDR
 	}
 	out.TpoMov = g.TpoMov
-	if g.TpoMov != "D" && g.TpoMov != "R" {
+	if !validTpoMov(g.TpoMov) {
 		return totErr(f("tpo_mov"), CodeInvalidValue, "tpo_mov must be D (discount) or R (surcharge), not %q", g.TpoMov)
 	}
-	if g.TpoValor != "%" && g.TpoValor != "$" {
+	if !validTpoValor(g.TpoValor) {
 		return totErr(f("tpo_valor"), CodeInvalidValue, "tpo_valor must be %% or $, not %q", g.TpoValor)
 	}
 	bucket := totAfecto

@@ -666,19 +666,19 @@ func (v *validator) checkDescuentos(ds []DscRcgGlobal) {
 		} else {
 			seen[n] = i
 		}
-		switch d.TpoMov {
-		case "":
+		switch {
+		case d.TpoMov == "":
 			v.add(p+".tpo_mov", CodeRequired, p+".tpo_mov is required", `send "D" (discount) or "R" (surcharge)`)
-		case "D", "R":
+		case validTpoMov(d.TpoMov):
 		default:
 			v.add(p+".tpo_mov", CodeInvalidValue, fmt.Sprintf("%s.tpo_mov %s is not D or R", p, quote(d.TpoMov)),
 				`send "D" (discount) or "R" (surcharge)`)
 		}
 		validTpo := false
-		switch d.TpoValor {
-		case "":
+		switch {
+		case d.TpoValor == "":
 			v.add(p+".tpo_valor", CodeRequired, p+".tpo_valor is required", `send "%" (percentage) or "$" (amount)`)
-		case "%", "$":
+		case validTpoValor(d.TpoValor):
 			validTpo = true
 		default:
 			v.add(p+".tpo_valor", CodeInvalidValue, fmt.Sprintf("%s.tpo_valor %s is not %% or $", p, quote(d.TpoValor)),
