@@ -134,6 +134,7 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 		fail(live, db.errf(err, "beginning a write transaction"))
 		return nil
 	}
+	q := db.querierFor(sqlTx)
 	results := make([]writeResult, len(live))
 	for i, r := range live {
 		sp := fmt.Sprintf("dtekit_w%d", i)
@@ -142,7 +143,7 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 			r.done <- writeResult{err: db.errf(err, "opening a savepoint")}
 			return append(append([]*writeReq{}, live[:i]...), live[i+1:]...)
 		}
-		res := db.runFn(r, sqlTx)
+		res := db.runFn(r, sqlTx, q)
 		if res.err != nil || res.panicked {
 			if _, err := sqlTx.Exec("ROLLBACK TO " + sp); err != nil {
 				sqlTx.Rollback()
@@ -184,13 +185,13 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 
 // runFn runs one request's function on the group's transaction,
 // catching a panic so that it reaches the request's own goroutine.
-func (db *DB) runFn(r *writeReq, sqlTx *sql.Tx) (res writeResult) {
+func (db *DB) runFn(r *writeReq, sqlTx *sql.Tx, q querier) (res writeResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panicked: true, panicVal: p}
 		}
 	}()
-	t := &tx{reader: reader{d: db.cfg.Dialect, q: sqlTx, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
-	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(sqlTx) }
+	t := &tx{reader: reader{d: db.cfg.Dialect, q: q, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
+	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(q) }
 	return writeResult{err: r.fn(r.ctx, t)}
 }

@@ -143,13 +143,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(ctx context.Context, tx sto
 			panic(p)
 		}
 	}()
-	var q querier = sqlTx
-	if db.cfg.Dialect.Name == "sqlite" {
-		// modernc's SQLite parses each statement anew; a transaction
-		// that repeats statements (several emissions sharing one commit)
-		// parses each text once.
-		q = &txStmts{tx: sqlTx, stmts: map[string]*sql.Stmt{}}
-	}
+	q := db.querierFor(sqlTx)
 	t := &tx{reader: reader{d: db.cfg.Dialect, q: q, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
 	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(q) }
 	if err := fn(ctx, t); err != nil {
@@ -162,6 +156,17 @@ func (db *DB) writeOnce(ctx context.Context, fn func(ctx context.Context, tx sto
 		return db.errf(err, "committing")
 	}
 	return nil
+}
+
+// querierFor returns the querier of a write transaction: on SQLite, whose
+// driver (modernc) parses each statement anew, one that prepares each
+// statement text once per transaction, since a transaction shared by
+// several Writes (group commit) repeats the same few statements.
+func (db *DB) querierFor(sqlTx *sql.Tx) querier {
+	if db.cfg.Dialect.Name == "sqlite" {
+		return &txStmts{tx: sqlTx, stmts: map[string]*sql.Stmt{}}
+	}
+	return sqlTx
 }
 
 // txStmts is a querier over one transaction that prepares each statement
