@@ -64,7 +64,7 @@ func (a *adminDB) open(ctx context.Context, env *cmdEnv) (*backend, error) {
 		}
 	}
 	logger, _ := newLogger(env, "warn")
-	return openBackend(ctx, env, a.data, a.dbURL, nil, logger)
+	return openBackend(ctx, env, a.data, a.dbURL, nil, billing.DeliveryConfig{}, logger)
 }
 
 func adminEmpresaCreate(ctx context.Context, env *cmdEnv, args []string) int {

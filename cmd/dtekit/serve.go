@@ -37,6 +37,10 @@ certificate and CAFs for the twelve types (issued by a test authority the
 server then trusts), a write-enabled API key and an admin JWT, writes them to
 DIR/demo.json and prints a curl command that emits a factura.
 
+Webhooks may only target public HTTPS endpoints; --webhook-allow-loopback
+also allows loopback addresses (and http://127.0.0.1:PORT), for tests and
+local trials with examples/webhook-receiver. Never use it in production.
+
 Environment (flags win):
   DTEKIT_DATABASE_URL   postgres://… database (default: SQLite under --data)
   DTEKIT_KEK            key-encryption key for certificates and webhook secrets,
@@ -59,7 +63,7 @@ const (
 // serveOptions are serve's flags, resolved against the environment.
 type serveOptions struct {
 	addr, data, dbURL                   string
-	demo                                bool
+	demo, webhookLoopback               bool
 	jwtKeyFile, jwksURL, issuer, audien string
 	rate                                float64
 	burst                               int
@@ -74,6 +78,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.StringVar(&o.data, "data", "dtekit-data", "data directory (SQLite database, key file, demo files)")
 	fs.StringVar(&o.dbURL, "database-url", env.getenv("DTEKIT_DATABASE_URL"), "postgres:// URL (default: SQLite under --data)")
 	fs.BoolVar(&o.demo, "demo", false, "provision a demo company, API key and admin token (idempotent)")
+	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "let webhooks target loopback addresses, http://127.0.0.1:PORT too (tests and local trials only)")
 	fs.StringVar(&o.jwtKeyFile, "jwt-public-key", env.getenv("DTEKIT_JWT_PUBLIC_KEY"), "PEM file of the bearer tokens' RSA public key(s)")
 	fs.StringVar(&o.jwksURL, "jwks-url", env.getenv("DTEKIT_JWKS_URL"), "JWKS URL of the bearer tokens' keys")
 	fs.StringVar(&o.issuer, "jwt-issuer", env.getenv("DTEKIT_JWT_ISSUER"), "required iss of bearer tokens")
@@ -122,7 +127,7 @@ type backend struct {
 
 // openBackend opens the store named by dbURL (PostgreSQL) or the SQLite
 // file under dataDir, and builds the billing service over it.
-func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, logger *slog.Logger) (*backend, error) {
+func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, logger *slog.Logger) (*backend, error) {
 	var st store.Store
 	var kr *billing.Keyring
 	var desc string
@@ -166,7 +171,8 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 	default:
 		return nil, errors.New("--database-url must be a postgres:// URL (omit it for SQLite under --data)")
 	}
-	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger})
+	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger,
+		Delivery: delivery})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -222,7 +228,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		}
 		trust = dm.authority.Keys()
 	}
-	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, logger)
+	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, logger)
 	if err != nil {
 		return err
 	}
