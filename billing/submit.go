@@ -37,7 +37,9 @@ type SubmitConfig struct {
 	// ReconcileWindow is how long a rejection of a document that was
 	// uploaded more than once waits for getEstDte to find the earlier copy
 	// (which the SII may still be processing) before it is believed
-	// (default DefaultReconcileWindow).
+	// (default DefaultReconcileWindow). It is also how long an upload
+	// interrupted by a crash (sent or not, nobody knows) waits for
+	// getEstDte to show the SII got it before the envelope is sent again.
 	ReconcileWindow time.Duration
 }
 
@@ -110,6 +112,9 @@ func (s *Service) EnableSubmission(cfg SubmitConfig) error {
 	if cfg.ReconcileWindow <= 0 {
 		cfg.ReconcileWindow = DefaultReconcileWindow
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = sii.DefaultTimeout
+	}
 	sb := &submitter{s: s, cfg: cfg, tokens: sii.NewTokenCache()}
 	err := s.st.Jobs().Register(store.Worker{
 		Kind: submitKind,
@@ -126,10 +131,16 @@ func (s *Service) EnableSubmission(cfg SubmitConfig) error {
 			}
 			return fmt.Errorf("billing: submission job %d: unknown step %q", job.ID, a.Step)
 		},
-		// Failures here are the store's (the SII's are handled by
-		// scheduling the next step); retry them briskly.
-		Retry:   []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute},
-		Timeout: 5 * time.Minute,
+		// Failures here are the store's, or a crash's (the SII's are
+		// handled by scheduling the next step); retry them briskly, and
+		// forever at a minute.
+		Retry: []time.Duration{5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute},
+		// A step makes at most eight exchanges (seed, token and a new
+		// seed after a timed-out one; the call and its repeat with a
+		// fresh token; the same for getEstDte). The runner rescues a job
+		// of a crashed process only after this timeout, so it is kept
+		// tight.
+		Timeout: 8*cfg.Timeout + 10*time.Second,
 	})
 	if err != nil {
 		return fmt.Errorf("billing: registering %s: %w", submitKind, err)
@@ -204,8 +215,9 @@ func (sb *submitter) client(ctx context.Context, empresaID string) (*sii.Client,
 		return nil, nil, err
 	}
 	env := sii.Environment(emp.Ambiente)
+	// No repeats inside the client: the job schedules its own next try.
 	cfg := sii.Config{Environment: env, Certificate: cert, HTTPClient: sb.cfg.HTTPClient, Timeout: sb.cfg.Timeout,
-		Tokens: sb.tokens, Clock: sb.s.now}
+		Tokens: sb.tokens, Clock: sb.s.now, Retries: -1}
 	if sb.cfg.Endpoints != nil {
 		cfg.Endpoints = sb.cfg.Endpoints(env)
 	}
@@ -279,6 +291,13 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 			return err
 		}
 	}
+	if envio != nil && envio.Estado == envioSending {
+		// The last attempt was cut short by a crash between marking it and
+		// recording the answer: the SII may hold the envelope already.
+		if done, err := sb.interrupted(ctx, a, client, d, emp, envio); done || err != nil {
+			return err
+		}
+	}
 	if envio == nil {
 		var snap emission
 		if err := json.Unmarshal(d.Emisor, &snap); err != nil {
@@ -305,7 +324,7 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 			return nil
 		}
 		envio.Attempts++
-		envio.Estado = "enviando"
+		envio.Estado = envioSending
 		envio.UpdatedAt = time.Time{}
 		if envio.ID == "" {
 			err = tx.InsertEnvio(ctx, envio)
@@ -357,7 +376,7 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 				t.EstadoEnvio = ptr(res.Estado)
 			}
 		case dte.EstadoEnviando:
-			envio.Estado = "reintentar"
+			envio.Estado = envioRetry
 		default:
 			envio.Estado = string(o.Estado)
 		}
@@ -385,6 +404,56 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 	})
 }
 
+// States of a store.Envio that the submission reads back.
+const (
+	envioSending = "enviando"   // an attempt is under way (or was cut short by a crash)
+	envioRetry   = "reintentar" // the last attempt failed; send again
+)
+
+// interrupted handles an envelope whose last upload was cut short by a
+// crash. getEstDte DOK settles the document as aceptado; otherwise, within
+// ReconcileWindow of that attempt, the upload step is tried again later
+// without sending; after it, the envelope is sent again (done false).
+func (sb *submitter) interrupted(ctx context.Context, a submitArgs, client *sii.Client, d *store.DTE, emp *store.Empresa, envio *store.Envio) (done bool, err error) {
+	ds, derr := sb.documentStatus(ctx, client, d, emp.Rut)
+	accepted := derr == nil && sii.DocumentOutcome(ds).Estado == dte.EstadoAceptado
+	if !accepted && sb.s.now().Sub(envio.UpdatedAt) >= sb.cfg.ReconcileWindow {
+		return false, nil
+	}
+	return true, sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
+		if err != nil {
+			return err
+		}
+		if cur.Estado != store.EstadoEnviando {
+			return nil
+		}
+		if !accepted {
+			return sb.next(ctx, tx, a, stepUpload, a.N+1)
+		}
+		e, err := tx.GetEnvio(ctx, a.EmpresaID, envio.ID)
+		if err != nil {
+			return err
+		}
+		e.Estado, e.UpdatedAt = string(dte.EstadoAceptado), time.Time{}
+		if err := tx.UpdateEnvio(ctx, e); err != nil {
+			return err
+		}
+		t := trackingOf(cur)
+		t.CodigoSII, t.GlosaSII = ptr(ds.Estado), ptr(ds.GlosaEstado)
+		if err := setTracking(cur, t); err != nil {
+			return err
+		}
+		now := sb.s.now().UTC()
+		if cur.SIIStatus, err = json.Marshal(dte.SIIStatusInfo{Source: "getEstDte", EstadoSII: ptr(ds.Estado),
+			GlosaEstado: ptr(ds.GlosaEstado), ErrCode: ptr(ds.ErrCode), GlosaErr: ptr(ds.GlosaErr),
+			NumAtencion: ptr(ds.NumAtencion), CheckedAt: &now, RawXML: ptr(string(ds.Raw))}); err != nil {
+			return err
+		}
+		return sb.transition(ctx, tx, cur, dte.EstadoAceptado)
+	})
+}
+
 // uploadFailed records a failed attempt (no answer from the SII, or no
 // client) and schedules the next one.
 func (sb *submitter) uploadFailed(ctx context.Context, a submitArgs, envioID string, cause error) error {
@@ -396,6 +465,16 @@ func (sb *submitter) uploadFailed(ctx context.Context, a submitArgs, envioID str
 		}
 		if cur.Estado != store.EstadoFirmado && cur.Estado != store.EstadoEnviando {
 			return nil
+		}
+		if envioID != "" {
+			e, err := tx.GetEnvio(ctx, a.EmpresaID, envioID)
+			if err != nil {
+				return err
+			}
+			e.Estado, e.UpdatedAt = envioRetry, time.Time{}
+			if err := tx.UpdateEnvio(ctx, e); err != nil {
+				return err
+			}
 		}
 		t := trackingOf(cur)
 		t.GlosaSII = ptr(cause.Error())

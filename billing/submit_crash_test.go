@@ -1,0 +1,211 @@
+package billing
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/sii/siitest"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/sqlite"
+)
+
+// submitCrashEnv carries the submission crash child's orders: the
+// database path and the fake SII's base URL.
+const submitCrashEnv = "DTEKIT_SUBMIT_CRASH_CHILD"
+
+// submitCrashConfig is the submission setting of the crash test: the fake
+// on loopback, no pauses, and a short window for interrupted uploads.
+func submitCrashConfig(fakeURL string) SubmitConfig {
+	return SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return sii.SingleHost(fakeURL) },
+		UploadBackoff: []time.Duration{0}, PollBackoff: []time.Duration{0}, Timeout: 2 * time.Second,
+		ReconcileWindow: 3 * time.Second}
+}
+
+// TestSubmitCrashChild is the process TestSubmitKill9 kills: it runs the
+// submission jobs of the database it is given until killed.
+func TestSubmitCrashChild(t *testing.T) {
+	orders := os.Getenv(submitCrashEnv)
+	if orders == "" {
+		t.Skip("run by TestSubmitKill9")
+	}
+	path, url, _ := strings.Cut(orders, "|")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path, &sqlite.Options{Jobs: crashJobs})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	kek, _ := ParseKEK(testKEK)
+	kr, _ := NewKeyring(kek)
+	s, err := New(Config{Store: st, Keyring: kr, TrustedKeys: caf.SIIKeys()})
+	if err == nil {
+		err = s.EnableSubmission(submitCrashConfig(url))
+	}
+	if err == nil {
+		err = s.Start(ctx)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	time.Sleep(2 * time.Minute) // the parent kills it long before
+	os.Exit(0)
+}
+
+// TestSubmitKill9: a process submitting 30 facturas and boletas to the
+// fake SII is killed with SIGKILL at random moments, again and again;
+// after the restarts every document is aceptado with one dte.accepted
+// event, and the fake received each document in exactly one envelope: no
+// envelope that got a track id was uploaded a second time.
+func TestSubmitKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes for up to a minute; skipped with -short")
+	}
+	ctx := context.Background()
+	c := creds(t)
+	fake := siitest.New(siitest.Options{StepEvery: 100 * time.Millisecond}).Start()
+	defer fake.Close()
+	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	url := fake.Endpoints().Classic
+
+	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	s, err := openService("sqlite", path, Config{TrustedKeys: c.Keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnableSubmission(submitCrashConfig(url)); err != nil {
+		t.Fatal(err)
+	}
+	emp := setupEmpresa(t, s, true)
+	if _, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 39, CAFXML: string(c.CAFFiles[39])}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	var ids []string
+	for i := range n {
+		tipo := 33
+		if i%3 == 2 {
+			tipo = 39
+		}
+		ids = append(ids, emitOK(t, s, emp.ID, submitBody(tipo, true)).ID)
+	}
+	s.st.Close()
+
+	final := func() (left int, states map[string]string) {
+		st, err := sqlite.Open(ctx, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		states = map[string]string{}
+		for _, id := range ids {
+			d, err := st.GetDTE(ctx, emp.ID, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			states[id] = d.Estado
+			if !dte.Estado(d.Estado).Final() {
+				left++
+			}
+		}
+		return left, states
+	}
+	dump := func() {
+		st, _ := sqlite.Open(ctx, path, nil)
+		defer st.Close()
+		for _, id := range ids {
+			d, _ := st.GetDTE(ctx, emp.ID, id)
+			if !dte.Estado(d.Estado).Final() {
+				t.Logf("DTE %s tipo %d folio %d: %s tracking %s", id, d.TipoDTE, d.Folio, d.Estado, d.Tracking)
+			}
+		}
+
+	}
+	child := func() (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSubmitCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), submitCrashEnv+"="+path+"|"+url)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &stderr
+	}
+	// Eight processes killed at random moments...
+	kills := 0
+	for ; kills < 8; kills++ {
+		if left, _ := final(); left == 0 {
+			break
+		}
+		cmd, stderr := child()
+		time.Sleep(time.Duration(200+rand.IntN(600)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if strings.Contains(stderr.String(), "panic") {
+			t.Fatalf("child: %s", stderr.String())
+		}
+	}
+	// ...then one left to finish: it rescues the jobs the kills left
+	// running once it leads the runner.
+	cmd, stderr := child()
+	deadline := time.Now().Add(2 * time.Minute)
+	for left, _ := final(); left > 0; left, _ = final() {
+		if time.Now().After(deadline) {
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			dump()
+			t.Fatalf("%d documents not final 2 minutes after %d kills (child: %s)", left, kills, stderr.String())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	_, states := final()
+	s, err = openService("sqlite", path, Config{TrustedKeys: c.Keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.st.Close()
+	r := &submitRig{s: s, emp: emp, fake: fake}
+	viaEstDte := 0
+	for _, id := range ids {
+		if d, err := s.GetDTE(ctx, emp.ID, id, false); err == nil && d.Tracking != nil && d.Tracking.TrackID == nil {
+			viaEstDte++ // settled through getEstDte after an interrupted upload
+		}
+		if states[id] != store.EstadoAceptado {
+			t.Errorf("DTE %s is %s, want aceptado", id, states[id])
+		}
+		if ev := strings.Join(r.events(t, id), ","); ev != "dte.created,dte.accepted" {
+			t.Errorf("DTE %s events %s", id, ev)
+		}
+	}
+	perDoc := map[string]int{}
+	for _, e := range fake.Envelopes() {
+		for _, d := range e.Docs {
+			perDoc[fmt.Sprintf("%d/%d", d.Tipo, d.Folio)]++
+		}
+	}
+	for doc, k := range perDoc {
+		if k != 1 {
+			t.Errorf("document %s reached the fake in %d envelopes, want 1", doc, k)
+		}
+	}
+	if len(perDoc) != n {
+		t.Errorf("the fake received %d documents, want %d", len(perDoc), n)
+	}
+	t.Logf("%d kills; %d uploads recorded by the fake for %d documents; %d settled through getEstDte after an interrupted upload", kills,
+		len(fake.Requests(siitest.Upload))+len(fake.Requests(siitest.BoletaUpload)), n, viaEstDte)
+}
