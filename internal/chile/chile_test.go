@@ -179,3 +179,34 @@ func TestCAFExpiry(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRUT: neither parser panics; whatever the strict one accepts the
+// lenient one accepts with the same body and digit; a parsed RUT written
+// back canonically passes both.
+func FuzzRUT(f *testing.F) {
+	for _, s := range []string{"76192083-9", "7.880.442-4", "6-k", "78804424", "0-0", "123456789-2", " 1-9 ", "-", "k"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, dv, err := ParseRUT(s)
+		strict, serr := CheckRUT(s)
+		if serr == nil {
+			if err != nil {
+				t.Fatalf("CheckRUT(%q) = %q but ParseRUT fails: %v", s, strict, err)
+			}
+			if sn, sdv, _ := ParseRUT(strict); sn != n || sdv != dv {
+				t.Fatalf("%q: strict %q parses to %d-%c, lenient gave %d-%c", s, strict, sn, sdv, n, dv)
+			}
+		}
+		if err != nil {
+			return
+		}
+		if n < 1 || n > 99_999_999 || dv != CheckDigit(n) {
+			t.Fatalf("ParseRUT(%q) = %d, %c", s, n, dv)
+		}
+		canon := FormatRUT(n, dv)
+		if got, err := CheckRUT(canon); err != nil || got != canon {
+			t.Fatalf("CheckRUT(%q) = %q, %v", canon, got, err)
+		}
+	})
+}
