@@ -229,10 +229,13 @@ const (
 
 // xmlLimits returns the reader options for an input of n bytes: the
 // envelope's size limit (ParseDTE checks the DTE's own), the depth limit,
-// and an element count that no genuine document of that size reaches (an
-// element takes at least seven bytes, "<a></a>").
+// and an element count that no genuine document of that size reaches: the
+// SII's documents average 30 to 50 bytes per element (a line of a boleta,
+// the densest, about 30), so one element per 16 bytes leaves twice the
+// room while a flood of empty elements is refused after reading a quarter
+// of it or less.
 func xmlLimits(n int, skim func(*xmltree.Element) bool) xmltree.Options {
-	return xmltree.Options{MaxBytes: MaxEnvioBytes, MaxDepth: MaxXMLDepth, MaxElements: n/7 + 16, Skim: skim}
+	return xmltree.Options{MaxBytes: MaxEnvioBytes, MaxDepth: MaxXMLDepth, MaxElements: n/16 + 256, Skim: skim}
 }
 
 // pxNode is one element of the tree the parser reads, with the lookups the
