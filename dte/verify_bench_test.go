@@ -141,4 +141,3 @@ func watchHeap(peak *uint64) (stop func()) {
 	}()
 	return func() { close(done); wg.Wait() }
 }
-
