@@ -132,7 +132,6 @@ func TestSubmitKill9(t *testing.T) {
 				t.Logf("DTE %s tipo %d folio %d: %s tracking %s", id, d.TipoDTE, d.Folio, d.Estado, d.Tracking)
 			}
 		}
-
 	}
 	child := func() (*exec.Cmd, *bytes.Buffer) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestSubmitCrashChild$", "-test.count=1")

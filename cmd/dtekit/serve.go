@@ -37,6 +37,11 @@ certificate and CAFs for the twelve types (issued by a test authority the
 server then trusts), a write-enabled API key and an admin JWT, writes them to
 DIR/demo.json and prints a curl command that emits a factura.
 
+Documents emitted with auto_send (the default) go to the SII of their
+company's ambiente (maullin or palena; DTEKIT_SII_URL sends them to a test
+server such as "dtekit sii fake" instead). --demo submits them to a fake SII
+inside the process, so a demo factura reaches aceptado within seconds.
+
 Webhooks may only target public HTTPS endpoints; --webhook-allow-loopback
 also allows loopback addresses (and http://127.0.0.1:PORT), for tests and
 local trials with examples/webhook-receiver. Never use it in production.
@@ -53,6 +58,7 @@ Environment (flags win):
   DTEKIT_RATE_LIMIT     requests per second per credential (default 20; -1 off)
   DTEKIT_RATE_BURST     burst per credential (default twice the rate)
   DTEKIT_LOG_LEVEL      debug, info (default), warn or error
+  DTEKIT_SII_URL        base URL of a test SII for every submission
 `
 
 // Names of the files serve keeps in the data directory.
@@ -233,6 +239,11 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		return err
 	}
 	defer be.st.Close()
+	stopSII, err := siiSubmission(env, o.demo, be.bill)
+	if err != nil {
+		return err
+	}
+	defer stopSII()
 
 	jc, err := jwtConfig(ctx, o)
 	if err != nil {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"time"
+
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/sii/siitest"
+)
+
+// siiURLEnv names the variable that sends "dtekit serve"'s submissions to a
+// test server (such as "dtekit sii fake") instead of the SII.
+const siiURLEnv = "DTEKIT_SII_URL"
+
+// siiSubmission turns on the submission of documents to the SII for
+// "dtekit serve": to the SII's servers of each company's ambiente; to
+// $DTEKIT_SII_URL when set; or, with --demo, to a fake SII in the process,
+// on loopback, that reviews quickly, so a demo document reaches aceptado
+// within a minute. It returns what stops the fake (a no-op otherwise); call
+// it after the job runner has stopped.
+func siiSubmission(env *cmdEnv, demo bool, bill *billing.Service) (stop func(), err error) {
+	stop = func() {}
+	var cfg billing.SubmitConfig
+	base := ""
+	if env.getenv != nil {
+		base = env.getenv(siiURLEnv)
+	}
+	switch {
+	case base != "":
+		cfg.Endpoints = func(sii.Environment) sii.Endpoints { return sii.SingleHost(base) }
+	case demo:
+		fake := siitest.New(siitest.Options{AnySigner: true, Steps: []string{"SOK", "FOK"}, StepEvery: 2 * time.Second}).Start()
+		cfg.Endpoints = func(sii.Environment) sii.Endpoints { return fake.Endpoints() }
+		cfg.UploadBackoff = []time.Duration{time.Second}
+		cfg.PollBackoff = []time.Duration{time.Second}
+		stop = fake.Close
+	}
+	if err := bill.EnableSubmission(cfg); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
