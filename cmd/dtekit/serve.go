@@ -221,7 +221,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.demo && o.dbURL == "" {
+	if o.demo {
 		if err := os.MkdirAll(o.data, 0o700); err != nil {
 			return err
 		}

@@ -42,10 +42,11 @@ func buildDtekit(t *testing.T) string {
 
 // startServe starts "dtekit serve --demo" on a free loopback port and waits
 // for its listening line.
-func startServe(t *testing.T, bin, data string) *serveProc {
+func startServe(t *testing.T, bin, data string, env ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--demo", "--data", data, "--addr", "127.0.0.1:0", "--rate-limit", "-1")
 	cmd.Env = append(os.Environ(), "DTEKIT_KEK=", "DTEKIT_DATABASE_URL=")
+	cmd.Env = append(cmd.Env, env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,15 @@ func startServe(t *testing.T, bin, data string) *serveProc {
 		}
 	}
 	return p
+}
+
+// kill ends the process with SIGKILL (no chance to finish anything).
+func (p *serveProc) kill(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Kill()
+	for range p.out {
+	}
+	<-p.done
 }
 
 // stop sends SIGTERM and waits for a clean exit.

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/dtekit/dtekit/internal/pgtest"
+)
+
+// TestTwoServersOnePostgres runs two "dtekit serve" processes on one
+// PostgreSQL database, emits through both at once, kills one with SIGKILL in
+// the middle, and checks that every acknowledged document is stored and
+// that the folios are unique and contiguous once the surviving process has
+// recovered the emissions the killed one left half-way.
+func TestTwoServersOnePostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs two servers on PostgreSQL; skipped with -short")
+	}
+	dbURL := pgtest.URL(t)
+	bin := buildDtekit(t)
+	// The data directory holds only the demo's keys and demo.json; both
+	// processes share it, and the records live in PostgreSQL.
+	data := filepath.Join(t.TempDir(), "data")
+	env := []string{"DTEKIT_DATABASE_URL=" + dbURL, "DTEKIT_KEK=" + hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))}
+	p1 := startServe(t, bin, data, env...)
+	p2 := startServe(t, bin, data, env...)
+	demo := readDemoFile(t, data)
+
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	load := func(base string, clients, each int, wg *sync.WaitGroup) {
+		for c := 0; c < clients; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				hc := &http.Client{Timeout: 30 * time.Second}
+				for n := 0; n < each; n++ {
+					req, _ := http.NewRequest("POST", base+"/api/v1/billing/dte", strings.NewReader(demoFactura))
+					req.Header.Set("X-Api-Key", demo.APIKey)
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Idempotency-Key", uuid.NewString())
+					res, err := hc.Do(req)
+					if err != nil {
+						return // the process was killed
+					}
+					b, _ := io.ReadAll(res.Body)
+					res.Body.Close()
+					if res.StatusCode == 201 {
+						var r struct{ ID string }
+						json.Unmarshal(b, &r)
+						mu.Lock()
+						acked[r.ID] = true
+						mu.Unlock()
+					} else if res.StatusCode >= 500 {
+						t.Errorf("emit through %s: %d %s", base, res.StatusCode, b)
+						return
+					}
+				}
+			}()
+		}
+	}
+	var wg1, wg2 sync.WaitGroup
+	load(p1.base, 3, 40, &wg1)
+	load(p2.base, 3, 1000, &wg2)
+	time.Sleep(2 * time.Second)
+	p2.kill(t)
+	wg2.Wait()
+	wg1.Wait()
+	if len(acked) < 20 {
+		t.Fatalf("only %d documents acknowledged", len(acked))
+	}
+
+	// The survivor's recovery job finishes what the killed process left
+	// half-way (after billing's recovery delay, 30 s by default).
+	type row struct {
+		ID     string
+		Folio  int64
+		Estado string
+	}
+	list := func() []row {
+		var all []row
+		cursor := ""
+		for {
+			u := p1.base + "/api/v1/billing/dte?tipo_dte=33&limit=100"
+			if cursor != "" {
+				u += "&cursor=" + url.QueryEscape(cursor)
+			}
+			status, body := call(t, &http.Client{Timeout: 30 * time.Second}, "GET", u, demo.APIKey, nil)
+			if status != 200 {
+				t.Fatalf("list: %d %s", status, body)
+			}
+			var page struct {
+				Items      []row
+				NextCursor *string `json:"next_cursor"`
+			}
+			json.Unmarshal(body, &page)
+			all = append(all, page.Items...)
+			if page.NextCursor == nil {
+				return all
+			}
+			cursor = *page.NextCursor
+		}
+	}
+	deadline := time.Now().Add(150 * time.Second)
+	var rows []row
+	for {
+		rows = list()
+		pending := 0
+		for _, r := range rows {
+			if r.Estado != "firmado" {
+				pending++
+			}
+		}
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d documents still not signed 150 s after the kill", pending)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Folio < rows[j].Folio })
+	for i, r := range rows {
+		if r.Folio != int64(i+1) {
+			t.Fatalf("folios are not 1..%d without gaps or repeats: position %d holds folio %d", len(rows), i, r.Folio)
+		}
+	}
+	stored := map[string]bool{}
+	for _, r := range rows {
+		stored[r.ID] = true
+	}
+	for id := range acked {
+		if !stored[id] {
+			t.Errorf("acknowledged document %s is missing", id)
+		}
+	}
+	t.Logf("%d documents acknowledged through two processes (one killed); %d stored, folios 1..%d contiguous", len(acked), len(rows), len(rows))
+	p1.stop(t)
+}
