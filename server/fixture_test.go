@@ -99,6 +99,26 @@ func backends(t *testing.T, f func(t *testing.T, open func(t *testing.T) store.S
 	})
 }
 
+// backendsB is backends for benchmarks.
+func backendsB(b *testing.B, f func(b *testing.B, st store.Store)) {
+	b.Run("sqlite", func(b *testing.B) {
+		st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "dtekit.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		f(b, st)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		st, err := postgres.Open(context.Background(), pgtest.URL(b), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		f(b, st)
+	})
+}
+
 func newFixture(t testing.TB, st store.Store, rl RateLimit) *fixture {
 	t.Helper()
 	cr, key := sharedCreds(t)

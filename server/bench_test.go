@@ -1,0 +1,158 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/caf/caftest"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/store"
+)
+
+// Load benchmark shape: every iteration emits loadOps facturas in process
+// (billing.EmitDTE) and loadOps through HTTP on a loopback listener, both
+// with loadClients concurrent clients, and reports both rates, their ratio
+// and the latency percentiles of each.
+const (
+	loadOps     = 200
+	loadClients = 8
+)
+
+// BenchmarkEmitLoad compares emissions per second through the HTTP API with
+// in-process billing at the same concurrency, on SQLite and on PostgreSQL.
+// Metrics: http/inproc (the ratio of the rates), http-emit/s,
+// inproc-emit/s, and p50/p99 latencies in milliseconds.
+//
+//	go test -run '^$' -bench EmitLoad -benchtime 3x ./server
+func BenchmarkEmitLoad(b *testing.B) {
+	backendsB(b, func(b *testing.B, st store.Store) {
+		fx := newFixture(b, st, RateLimit{PerSecond: -1})
+		// Room for every folio the benchmark takes.
+		file, err := fx.creds.Authority.Issue(caftest.IssueRequest{RutEmisor: fx.A.rut, RazonSocial: testcreds.EmisorRazonSocial,
+			Tipo: 33, Desde: 1001, Hasta: 200000, FechaAutorizacion: dte.ChileTime(time.Now()).AddDate(0, 0, -7)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := fx.b.RegisterCAF(context.Background(), fx.A.id, billing.CAFInput{TipoDTE: 33, CAFXML: base64.StdEncoding.EncodeToString(file)}); err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(fx.srv)
+		defer ts.Close()
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadClients}, Timeout: time.Minute}
+		body, _ := json.Marshal(factura(10))
+		ctx := context.Background()
+
+		inproc := func() error {
+			_, err := fx.b.EmitDTE(ctx, fx.A.id, newUUID(), body)
+			return err
+		}
+		overHTTP := func() error {
+			req, _ := http.NewRequest("POST", ts.URL+api+"/dte", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Api-Key", fx.A.writeKey)
+			req.Header.Set("Idempotency-Key", newUUID())
+			res, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			defer res.Body.Close()
+			out, _ := io.ReadAll(res.Body)
+			if res.StatusCode != 201 {
+				b.Fatalf("emit: %d %s", res.StatusCode, out)
+			}
+			return nil
+		}
+		// Warm up both paths (connections, caches).
+		if _, err := runLoad(20, loadClients, inproc); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := runLoad(20, loadClients, overHTTP); err != nil {
+			b.Fatal(err)
+		}
+		var inLat, httpLat []time.Duration
+		var inTime, httpTime time.Duration
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			l, err := runLoad(loadOps, loadClients, inproc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			inTime += time.Since(start)
+			inLat = append(inLat, l...)
+			start = time.Now()
+			l, err = runLoad(loadOps, loadClients, overHTTP)
+			if err != nil {
+				b.Fatal(err)
+			}
+			httpTime += time.Since(start)
+			httpLat = append(httpLat, l...)
+		}
+		b.StopTimer()
+		n := float64(b.N * loadOps)
+		inRate, httpRate := n/inTime.Seconds(), n/httpTime.Seconds()
+		b.ReportMetric(inRate, "inproc-emit/s")
+		b.ReportMetric(httpRate, "http-emit/s")
+		b.ReportMetric(httpRate/inRate, "http/inproc")
+		b.ReportMetric(pct(inLat, 50), "inproc-p50-ms")
+		b.ReportMetric(pct(inLat, 99), "inproc-p99-ms")
+		b.ReportMetric(pct(httpLat, 50), "http-p50-ms")
+		b.ReportMetric(pct(httpLat, 99), "http-p99-ms")
+		b.ReportMetric(0, "ns/op")
+	})
+}
+
+// runLoad runs op n times from c goroutines and returns each call's latency.
+func runLoad(n, c int, op func() error) ([]time.Duration, error) {
+	lat := make([]time.Duration, n)
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				start := time.Now()
+				err := op()
+				lat[i] = time.Since(start)
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return lat, first
+}
+
+// pct returns the p-th percentile of lat in milliseconds.
+func pct(lat []time.Duration, p int) float64 {
+	s := append([]time.Duration(nil), lat...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return float64(s[i].Microseconds()) / 1000
+}
