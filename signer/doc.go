@@ -15,5 +15,13 @@
 // digest is taken from its bytes without building its tree; any other
 // input goes through the full parse, with the same result.
 //
-// The package imports no other dtekit package.
+// Verify reports, for each signature, the signer's certificate and the byte
+// offsets of the element its reference covers, so that a caller acts on
+// exactly those bytes; it refuses documents where an ID appears twice and
+// stops when the references would canonicalize more than a few times the
+// input. It does not judge whether the signer may sign: that is the
+// caller's policy (dte.VerifyWith states it for DTEs and envelopes).
+//
+// XML is read by internal/xmltree, dtekit's one XML reader; the package
+// imports no other dtekit package.
 package signer
