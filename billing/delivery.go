@@ -101,11 +101,121 @@ const deliverKind = "webhook.deliver"
 func (deliverArgs) Kind() string { return deliverKind }
 
 // JobOpts: a delivery job retries only store failures (the webhook's own
-// schedule is the delivery's, not the job's), a few times.
-func (deliverArgs) JobOpts() store.JobOpts { return store.JobOpts{MaxAttempts: 6} }
+// schedule is the delivery's, not the job's), a few times; it is unique by
+// its arguments (delivery, slot, or manual nonce), so the sweep can
+// re-enqueue a lost one without doubling one that lives.
+func (deliverArgs) JobOpts() store.JobOpts { return store.JobOpts{MaxAttempts: 6, UniqueByArgs: true} }
 
-// registerDelivery registers the delivery worker and the certificate
-// expiry check.
+// Delivery sweep: a backstop for delivery jobs lost to repeated store
+// failures (discarded by the runner) while their delivery still waits.
+const (
+	// DeliverySweepInterval is how often the sweep runs.
+	DeliverySweepInterval = 10 * time.Minute
+	// deliverySweepGrace is how late a scheduled attempt must be before
+	// the sweep enqueues it again.
+	deliverySweepGrace = 15 * time.Minute
+	// deliverySweepWindow bounds how far back the sweep looks (the retry
+	// schedule spans about 28 hours).
+	deliverySweepWindow = 3 * 24 * time.Hour
+)
+
+// deliverySweepArgs is the periodic delivery sweep job.
+type deliverySweepArgs struct{}
+
+// Kind names the delivery sweep job.
+func (deliverySweepArgs) Kind() string { return "webhook.sweep" }
+
+// SweepDeliveries enqueues again the scheduled attempt of every pending
+// delivery created in the last three days whose attempt is more than 15
+// minutes late, and reports how many it enqueued (duplicates of a job
+// still alive are skipped by uniqueness). The periodic sweep job calls it.
+func (s *Service) SweepDeliveries(ctx context.Context) (int, error) {
+	now := s.now()
+	n := 0
+	cursor := ""
+	for {
+		emps, err := s.st.ListEmpresas(ctx, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			return n, errInternal("listing companies", err)
+		}
+		for _, e := range emps.Items {
+			hooks, err := s.st.ListWebhooks(ctx, e.ID)
+			if err != nil {
+				return n, errInternal("listing webhooks", err)
+			}
+			for _, h := range hooks {
+				m, err := s.sweepWebhook(ctx, e.ID, h.ID, now)
+				n += m
+				if err != nil {
+					return n, err
+				}
+			}
+		}
+		if emps.NextCursor == "" {
+			return n, nil
+		}
+		cursor = emps.NextCursor
+	}
+}
+
+// sweepWebhook re-enqueues the late attempts of one webhook's deliveries.
+func (s *Service) sweepWebhook(ctx context.Context, empresaID, webhookID string, now time.Time) (int, error) {
+	n := 0
+	cursor := ""
+	for {
+		page, err := s.st.ListDeliveries(ctx, empresaID, webhookID, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			return n, errInternal("listing deliveries", err)
+		}
+		for _, d := range page.Items {
+			if d.CreatedAt.Before(now.Add(-deliverySweepWindow)) {
+				return n, nil // newest first: the rest is older
+			}
+			if d.State != store.DeliveryPending || d.NextAttemptAt.IsZero() || d.NextAttemptAt.After(now.Add(-deliverySweepGrace)) {
+				continue
+			}
+			attempt, err := s.scheduledSlot(ctx, &d)
+			if err != nil {
+				return n, err
+			}
+			res, err := s.st.Jobs().Enqueue(ctx, deliverArgs{EmpresaID: empresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}, nil)
+			if err != nil {
+				return n, errInternal("re-enqueuing delivery "+d.ID, err)
+			}
+			if !res.Duplicate {
+				n++
+				s.log.Warn("webhook delivery re-enqueued by the sweep", "empresa_id", empresaID, "delivery_id", d.ID)
+			}
+		}
+		if page.NextCursor == "" {
+			return n, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// scheduledSlot is the position in the retry schedule of a pending
+// delivery's next attempt: one more than its scheduled attempts so far.
+func (s *Service) scheduledSlot(ctx context.Context, d *store.Delivery) (int, error) {
+	log, err := attemptLog(s.st)
+	if err != nil {
+		return 0, err
+	}
+	atts, err := log.ListDeliveryAttempts(ctx, d.EmpresaID, d.ID)
+	if err != nil {
+		return 0, errInternal("reading attempts of delivery "+d.ID, err)
+	}
+	slot := 1
+	for _, a := range atts {
+		if a.Trigger == store.TriggerScheduled {
+			slot++
+		}
+	}
+	return slot, nil
+}
+
+// registerDelivery registers the delivery worker, the delivery sweep and
+// the certificate expiry check.
 func (s *Service) registerDelivery() error {
 	timeout := s.dlv.cfg.Timeout
 	if timeout <= 0 {
@@ -126,6 +236,18 @@ func (s *Service) registerDelivery() error {
 		Timeout: 2*timeout + 5*time.Second,
 	}); err != nil {
 		return fmt.Errorf("billing: registering %s: %w", deliverKind, err)
+	}
+	j := s.st.Jobs()
+	if err := j.Register(store.Worker{
+		Kind:    deliverySweepArgs{}.Kind(),
+		Work:    func(ctx context.Context, _ *store.Job) error { _, err := s.SweepDeliveries(ctx); return err },
+		Timeout: 10 * time.Minute,
+	}); err != nil {
+		return fmt.Errorf("billing: registering %s: %w", deliverySweepArgs{}.Kind(), err)
+	}
+	if err := j.AddPeriodic(store.PeriodicJob{Interval: DeliverySweepInterval,
+		Args: func() store.JobArgs { return deliverySweepArgs{} }, Opts: &store.JobOpts{UniqueByPeriod: DeliverySweepInterval}}); err != nil {
+		return err
 	}
 	return s.registerCertExpiry()
 }

@@ -568,3 +568,56 @@ func (s stubResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 	}
 	return nil, errors.New("no such host")
 }
+
+// TestDeliverySweep: a pending delivery whose job was lost (here: never
+// enqueued) is enqueued again by the sweep once 15 minutes late, once
+// (a second sweep finds the job alive), and then delivered.
+func TestDeliverySweep(t *testing.T) {
+	now := time.Now()
+	f := newDeliveryFixture(t, now, DeliveryConfig{})
+	ctx := context.Background()
+	rec := newHookReceiver(t, http.StatusNoContent)
+	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost, onTime store.Delivery
+	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		for i, d := range []*store.Delivery{&lost, &onTime} {
+			body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"})
+			ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
+			if err := tx.InsertEvent(ctx, ev); err != nil {
+				return err
+			}
+			due := now.Add(-16 * time.Minute)
+			if i == 1 {
+				due = now.Add(-14 * time.Minute) // late, but within the grace
+			}
+			*d = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: due.Truncate(time.Millisecond)}
+			if err := tx.InsertDelivery(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.s.SweepDeliveries(ctx); err != nil || n != 1 {
+		t.Fatalf("first sweep: %d, %v (want 1)", n, err)
+	}
+	if n, err := f.s.SweepDeliveries(ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d, %v (want 0: the job is alive)", n, err)
+	}
+	if err := f.s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer f.s.Stop(ctx)
+	waitFor(t, func() bool { return f.get(t, lost.ID).State == store.DeliverySucceeded })
+	if d := f.get(t, onTime.ID); d.State != store.DeliveryPending || d.Attempts != 0 {
+		t.Errorf("delivery within the grace: %+v", d)
+	}
+	if got := len(rec.requests()); got != 1 {
+		t.Errorf("receiver got %d requests, want 1", got)
+	}
+}
