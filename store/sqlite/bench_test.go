@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -57,7 +56,6 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(n.Load())/b.Elapsed().Seconds(), "tx/s")
-	_ = strconv.Itoa
 }
 
 type benchArgs struct {
