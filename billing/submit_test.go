@@ -25,12 +25,17 @@ type submitRig struct {
 }
 
 func newSubmitRig(t *testing.T, opts siitest.Options, timeout time.Duration) *submitRig {
+	return newSubmitRigOn(t, backends[0], opts, timeout)
+}
+
+// newSubmitRigOn is newSubmitRig on a chosen backend.
+func newSubmitRigOn(t *testing.T, b backend, opts siitest.Options, timeout time.Duration) *submitRig {
 	t.Helper()
 	creds(t)
 	fake := siitest.New(opts).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
-	s := newService(t, "sqlite", backends[0].dsn(t), Config{})
+	s := newService(t, b.name, b.dsn(t), Config{})
 	fast := []time.Duration{0}
 	if err := s.EnableSubmission(SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
 		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout}); err != nil {
@@ -115,7 +120,13 @@ func (r *submitRig) events(t *testing.T, id string) []string {
 // TestSubmitAccepted: auto_send factura and boleta reach aceptado through
 // the fake, with tracking, sii_status and one event per transition.
 func TestSubmitAccepted(t *testing.T) {
-	r := newSubmitRig(t, siitest.Options{}, 0)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testSubmitAccepted(t, b) })
+	}
+}
+
+func testSubmitAccepted(t *testing.T, b backend) {
+	r := newSubmitRigOn(t, b, siitest.Options{}, 0)
 	for _, tipo := range []int{33, 39} {
 		res := emitOK(t, r.s, r.emp.ID, submitBody(tipo, true))
 		d := r.waitFinal(t, res.ID)
@@ -190,7 +201,13 @@ func TestSubmitOutcomes(t *testing.T) {
 // a timeout after the fake accepted is followed by a resend whose duplicate
 // rejection is reconciled to aceptado through getEstDte.
 func TestSubmitTransportFaultsAndReconcile(t *testing.T) {
-	r := newSubmitRig(t, siitest.Options{StepEvery: 200 * time.Millisecond}, 500*time.Millisecond)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testSubmitTransportFaultsAndReconcile(t, b) })
+	}
+}
+
+func testSubmitTransportFaultsAndReconcile(t *testing.T, b backend) {
+	r := newSubmitRigOn(t, b, siitest.Options{StepEvery: 200 * time.Millisecond}, 500*time.Millisecond)
 	r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultHTML503})
 	res := emitOK(t, r.s, r.emp.ID, submitBody(33, true))
 	d := r.waitFinal(t, res.ID)
