@@ -343,7 +343,7 @@ func newParser(src []byte, opts Options) (*parser, error) {
 	if len(src) > opts.MaxBytes {
 		return nil, fmt.Errorf("%w: the document is %d bytes, more than the %d accepted", ErrLimit, len(src), opts.MaxBytes)
 	}
-	return &parser{src: src, opts: opts, doc: &Document{ids: map[string]*Element{}}}, nil
+	return &parser{src: src, opts: opts, doc: &Document{}}, nil
 }
 
 // errorf reports a syntax error at the current position with its line and
@@ -1015,6 +1015,9 @@ func (p *parser) startTag(parent *Element) (*Element, bool, error) {
 			}
 			p.doc.dupIDs[id] = true
 		} else {
+			if p.doc.ids == nil {
+				p.doc.ids = make(map[string]*Element, 4)
+			}
 			p.doc.ids[id] = el
 		}
 	}
