@@ -229,6 +229,15 @@ func TestCertificateAndEmpresa(t *testing.T) {
 			if err != nil || !c2.Key.Equal(creds(t).Cert.Key) {
 				t.Errorf("reopened certificate: %v", err)
 			}
+			// An expired certificate stops emission (the SII would refuse
+			// the documents), with the reason.
+			if _, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: string(creds(t).CAFFiles[33])}); err != nil {
+				t.Fatal(err)
+			}
+			s3 := newService(t, b.name, dsn, Config{Now: func() time.Time { return time.Now().AddDate(3, 0, 0) }})
+			if _, err := s3.EmitDTE(ctx, emp.ID, newKey(), facturaBody(1)); AsError(err) == nil || AsError(err).Details[0].Code != DetailCertExpired {
+				t.Errorf("emission with an expired certificate: %v", err)
+			}
 			g := "Servicios informáticos"
 			e, err := s.UpdateEmpresa(ctx, emp.ID, EmpresaUpdate{Giro: &g})
 			if err != nil || e.Giro != g || e.RazonSocial != emp.RazonSocial {

@@ -124,6 +124,12 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	if err != nil {
 		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, err)
 	}
+	if now := s.now(); now.After(cert.NotAfter()) {
+		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, &Error{Kind: KindValidation, Code: CodeNoCertificate,
+			Message: "the company's signing certificate expired on " + cert.NotAfter().UTC().Format(time.DateOnly) + "; upload a new one",
+			Details: []dte.FieldError{{Field: "certificado", Code: DetailCertExpired, Message: "the certificate has expired",
+				Action: "POST /api/v1/billing/empresa/certificado/pfx"}}})
+	}
 	at := s.now().UTC().Truncate(time.Microsecond)
 	em := &dte.Emitter{Emisor: company.Emisor(), Cert: cert}
 	prep, err := em.Prepare(req, at)
