@@ -36,6 +36,7 @@ func TestAPI(t *testing.T) {
 		t.Run("webhooks", f.testWebhooks)
 		t.Run("routing", f.testRouting)
 		t.Run("tenants", f.testTenants)
+		t.Run("metrics", f.testMetrics)
 		t.Run("unavailable", func(t *testing.T) {
 			// A store that went away answers 503 to the credential lookup.
 			g := newFixture(t, open(t), RateLimit{PerSecond: -1})
@@ -619,4 +620,28 @@ func TestRateLimitOverBilling(t *testing.T) {
 		}
 		want(t, f.do("GET", api+"/empresa", nil, "X-Api-Key", "dtk_bad"), 429, CodeRateLimited)
 	})
+}
+
+func (f *fixture) testMetrics(t *testing.T) {
+	r := f.do("GET", "/metrics", nil)
+	want(t, r, 200)
+	body := string(r.Body)
+	for _, s := range []string{
+		`dtekit_http_requests_total{method="POST",route="POST /api/v1/billing/dte",status="201"}`,
+		`dtekit_http_requests_total{method="GET",route="GET /api/v1/billing/dte/{id}",status="404"}`,
+		`dtekit_http_requests_total{method="GET",route="unmatched",status="404"}`,
+		"dtekit_emission_duration_seconds_count",
+		// The runner is not started in these tests: the jobs the
+		// emissions enqueued are still waiting.
+		`dtekit_job_queue_depth{state=`,
+		"go_goroutines",
+	} {
+		if !strings.Contains(body, s) {
+			t.Errorf("/metrics lacks %s", s)
+		}
+	}
+	// Raw paths never become labels.
+	if strings.Contains(body, f.A.id) {
+		t.Error("/metrics carries an id")
+	}
 }

@@ -134,7 +134,8 @@ func newFixture(t testing.TB, st store.Store, rl RateLimit) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Billing: b, JWT: &JWTConfig{Keyfunc: kf, Issuer: testIssuer, Audience: testAud}, RateLimit: rl})
+	srv, err := New(Config{Billing: b, JWT: &JWTConfig{Keyfunc: kf, Issuer: testIssuer, Audience: testAud}, RateLimit: rl,
+		QueueDepth: st.Jobs().Depth})
 	if err != nil {
 		t.Fatal(err)
 	}

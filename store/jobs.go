@@ -212,4 +212,9 @@ type Jobs interface {
 	Enqueue(ctx context.Context, args JobArgs, opts *JobOpts) (*JobResult, error)
 	// Job reports a job's current state.
 	Job(ctx context.Context, id int64) (*JobInfo, error)
+	// Depth counts the jobs that have not finished, by state (available,
+	// scheduled, running, retryable, pending), across every process on
+	// the database; states with no job are absent. It feeds the server's
+	// queue-depth gauge.
+	Depth(ctx context.Context) (map[string]int64, error)
 }

@@ -289,6 +289,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 			},
 		},
 		CAFFolios: func(ctx context.Context) ([]server.CAFFolios, error) { return cafFolios(ctx, be.st) },
+		QueueDepth: be.st.Jobs().Depth,
 	})
 	if err != nil {
 		return err

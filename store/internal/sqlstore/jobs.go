@@ -108,6 +108,29 @@ func (j *jobs) Job(ctx context.Context, id int64) (*store.JobInfo, error) {
 	return info, nil
 }
 
+// Depth counts the unfinished jobs by state.
+func (j *jobs) Depth(ctx context.Context) (map[string]int64, error) {
+	rows, err := j.cfg.Reader.QueryContext(ctx, `SELECT state, count(*) FROM river_job
+		WHERE state IN ('available', 'scheduled', 'running', 'retryable', 'pending') GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("store (%s): counting jobs: %w", j.cfg.Dialect.Name, err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var state string
+		var n int64
+		if err := rows.Scan(&state, &n); err != nil {
+			return nil, fmt.Errorf("store (%s): counting jobs: %w", j.cfg.Dialect.Name, err)
+		}
+		out[state] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store (%s): counting jobs: %w", j.cfg.Dialect.Name, err)
+	}
+	return out, nil
+}
+
 // rawArgs carries a job's arguments undecoded to a store.Worker, which
 // decodes them itself (store.DecodeArgs). Its kind is the registered one.
 type rawArgs struct {
