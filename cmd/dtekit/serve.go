@@ -288,7 +288,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 				return nil
 			},
 		},
-		CAFFolios: func(ctx context.Context) ([]server.CAFFolios, error) { return cafFolios(ctx, be.st) },
+		CAFFolios:  func(ctx context.Context) ([]server.CAFFolios, error) { return cafFolios(ctx, be.st) },
 		QueueDepth: be.st.Jobs().Depth,
 	})
 	if err != nil {
