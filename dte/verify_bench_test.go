@@ -95,6 +95,7 @@ func BenchmarkVerify(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
+			base := before.HeapAlloc
 			stop := watchHeap(&peak)
 			verify()
 			stop()
@@ -110,8 +111,8 @@ func BenchmarkVerify(b *testing.B) {
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(used.Nanoseconds())/float64(b.N)/mb, "cpu-ns/MB")
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/mb, "B/MB")
-			if peak > before.HeapAlloc {
-				b.ReportMetric(float64(peak-before.HeapAlloc)/mb, "peak-B/MB")
+			if peak > base {
+				b.ReportMetric(float64(peak-base)/mb, "peak-B/MB")
 			}
 		})
 	}
