@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/sqlite"
 )
 
 const api = "/api/v1/billing"
@@ -643,5 +646,45 @@ func (f *fixture) testMetrics(t *testing.T) {
 	// Raw paths never become labels.
 	if strings.Contains(body, f.A.id) {
 		t.Error("/metrics carries an id")
+	}
+}
+
+// TestLogsCarryNoSecrets: one JSON line per request with its request id,
+// route and company, and never the key, the token or the body.
+func TestLogsCarryNoSecrets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens a real database")
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "dtekit.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f := newFixture(t, st, RateLimit{PerSecond: -1})
+	var logs bytes.Buffer
+	f.srv.logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	_, r := f.emit(f.A, factura(1))
+	f.do("GET", api+"/empresa", nil, f.A.adminHdr...)
+	f.do("GET", api+"/empresa", nil, "X-Api-Key", "dtk_wrong-key-value")
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d log lines, want 3:\n%s", len(lines), logs.String())
+	}
+	var first struct {
+		RequestID string `json:"request_id"`
+		Route     string
+		Status    int
+		EmpresaID string `json:"empresa_id"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if first.RequestID != r.Header.Get("X-Request-Id") || first.Route != "POST /api/v1/billing/dte" || first.Status != 201 || first.EmpresaID != f.A.id {
+		t.Errorf("log line %s", lines[0])
+	}
+	for _, secret := range []string{f.A.writeKey, f.A.adminTok, "dtk_wrong-key-value", "Cliente de Prueba", "76086428-5"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the logs carry %q", secret)
+		}
 	}
 }
