@@ -190,6 +190,10 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 	for {
 		// Character data up to the next tag.
 		for i < len(src) && src[i] != '<' {
+			// Eight bytes at a time while none needs a closer look.
+			for i+8 <= len(src) && !swarSpecialText(binary.LittleEndian.Uint64(src[i:]), plain&plainHigh != 0) {
+				i += 8
+			}
 			for i < len(src) && plainText[src[i]]&plain != 0 {
 				i++
 			}
@@ -385,6 +389,21 @@ var plainText, plainAttr = func() (t, a [256]byte) {
 	}
 	return t, a
 }()
+
+// swarSpecialText reports whether any of the eight bytes in x is one the
+// character-data scan must look at: '<', '&', '>', a byte below 0x20 (tab
+// and line feed included, which the byte loop then takes), or, unless
+// highPlain, a byte above 0x7F. It is exact: no byte is missed, and a true
+// result always has such a byte.
+func swarSpecialText(x uint64, highPlain bool) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - lo) & ^v & hi }
+	special := zero(x^(lo*'<')) | zero(x^(lo*'&')) | zero(x^(lo*'>')) | (x-lo*0x20)&^x&hi
+	if !highPlain {
+		special |= x & hi
+	}
+	return special != 0
+}
 
 // charLen returns the length in bytes of the non-ASCII character at src[i]
 // in the document's encoding, or 0 when the parser would reject it.

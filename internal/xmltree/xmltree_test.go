@@ -127,3 +127,32 @@ func TestSkim(t *testing.T) {
 		t.Fatal("a malformed skimmed subtree was accepted")
 	}
 }
+
+// The word-at-a-time check never misses a byte the byte table marks, in
+// any position, and flags no other byte but tab and line feed (which the
+// byte loop then steps over).
+func TestSWARSpecialText(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			var w [8]byte
+			for i := range w {
+				w[i] = 'a'
+			}
+			w[pos] = byte(c)
+			x := uint64(0)
+			for i := 7; i >= 0; i-- {
+				x = x<<8 | uint64(w[i])
+			}
+			for _, high := range []bool{false, true} {
+				plain := byte(plainASCII)
+				if high {
+					plain |= plainHigh
+				}
+				want := plainText[c]&plain == 0
+				if got := swarSpecialText(x, high); got != want && !(got && (c == '\t' || c == '\n')) {
+					t.Fatalf("byte 0x%02X at %d (high plain %v): special %v, want %v", c, pos, high, got, want)
+				}
+			}
+		}
+	}
+}
