@@ -256,6 +256,8 @@ func (f *fixture) testDTE(t *testing.T) {
 	want(t, f.tt.do(req), 415, CodeUnsupportedMediaType)
 	want(t, f.do("POST", api+"/dte", `{"tipo_dte":33,"x":"`+strings.Repeat("a", dte.MaxRequestBytes)+`"}`,
 		append(f.A.writeHdr, "Idempotency-Key", newUUID())...), 413, CodePayloadTooLarge)
+	// B holds no CAF of type 39: no folio to give.
+	want(t, f.do("POST", api+"/dte", boleta, append(f.B.writeHdr, "Idempotency-Key", newUUID())...), 409, "NO_FOLIOS_AVAILABLE")
 	// A JWT may emit.
 	r = f.do("POST", api+"/dte", factura(1), append(f.A.userHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 201)
