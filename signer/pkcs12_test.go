@@ -256,13 +256,9 @@ func TestLoadRefusesExcessiveIterations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	_, err = Load(crafted, testPassword)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "iteration count 1073741824 is outside 0..600000") {
 		t.Fatalf("err = %v", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("refusing took %v", d)
 	}
 	if err := checkIterations(big.NewInt(maxKDFIterations)); err != nil {
 		t.Fatalf("the limit itself must be accepted: %v", err)
