@@ -24,37 +24,37 @@ func (s *Server) billingRoutes() {
 	s.handle("GET "+base+"/dte/{id}/xml", read, s.getDTEXML)
 	// CAF
 	s.handle("GET "+base+"/caf", read, s.listCAF)
-	s.handle("POST "+base+"/caf", write, s.registerCAF)
-	s.handle("GET "+base+"/caf/{id}", read, s.getCAF)
+	s.handle("POST "+base+"/caf", write, withBody(maxCAFBody, http.StatusCreated, s.billing.RegisterCAF))
+	s.handle("GET "+base+"/caf/{id}", read, byID(http.StatusOK, s.billing.GetCAF))
 	// Empresa and certificate
-	s.handle("GET "+base+"/empresa", read, s.getEmpresa)
-	s.handle("PUT "+base+"/empresa", write, s.updateEmpresa)
-	s.handle("GET "+base+"/empresa/certificado", read, s.certificadoStatus)
+	s.handle("GET "+base+"/empresa", read, ofTenant(s.billing.GetEmpresa))
+	s.handle("PUT "+base+"/empresa", write, withBody(maxJSONBody, http.StatusOK, s.billing.UpdateEmpresa))
+	s.handle("GET "+base+"/empresa/certificado", read, ofTenant(s.billing.CertificateStatus))
 	s.handle("POST "+base+"/empresa/certificado/pfx", admin, s.uploadCertificado)
 	// Webhooks
 	s.handle("GET "+base+"/webhooks", read, s.listWebhooks)
-	s.handle("POST "+base+"/webhooks", write, s.createWebhook)
-	s.handle("DELETE "+base+"/webhooks/{id}", write, s.deleteWebhook)
+	s.handle("POST "+base+"/webhooks", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateWebhook))
+	s.handle("DELETE "+base+"/webhooks/{id}", write, deleteByID(s.billing.DeleteWebhook))
 	s.handle("POST "+base+"/webhooks/{id}/rotate-secret", write, s.rotateWebhookSecret)
-	s.handle("POST "+base+"/webhooks/{id}/enable", write, s.enableWebhook)
-	s.handle("POST "+base+"/webhooks/{id}/ping", write, s.pingWebhook)
+	s.handle("POST "+base+"/webhooks/{id}/enable", write, byID(http.StatusOK, s.billing.EnableWebhook))
+	s.handle("POST "+base+"/webhooks/{id}/ping", write, byID(http.StatusAccepted, s.billing.PingWebhook))
 	s.handle("GET "+base+"/webhooks/{id}/deliveries", read, s.listDeliveries)
-	s.handle("GET "+base+"/webhooks/{id}/deliveries/{delivery_id}", read, s.getDelivery)
-	s.handle("POST "+base+"/webhooks/{id}/deliveries/{delivery_id}/resend", write, s.resendDelivery)
+	s.handle("GET "+base+"/webhooks/{id}/deliveries/{delivery_id}", read, byDelivery(http.StatusOK, s.billing.GetDelivery))
+	s.handle("POST "+base+"/webhooks/{id}/deliveries/{delivery_id}/resend", write, byDelivery(http.StatusAccepted, s.billing.ResendDelivery))
 	// Clientes
-	s.handle("GET "+base+"/clientes", read, s.listClientes(false))
-	s.handle("GET "+base+"/clientes/search", read, s.listClientes(true))
-	s.handle("POST "+base+"/clientes", write, s.createCliente)
-	s.handle("GET "+base+"/clientes/{id}", read, s.getCliente)
-	s.handle("PUT "+base+"/clientes/{id}", write, s.updateCliente)
-	s.handle("DELETE "+base+"/clientes/{id}", write, s.deleteCliente)
+	s.handle("GET "+base+"/clientes", read, catalog(false, s.billing.ListClientes))
+	s.handle("GET "+base+"/clientes/search", read, catalog(true, s.billing.ListClientes))
+	s.handle("POST "+base+"/clientes", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateCliente))
+	s.handle("GET "+base+"/clientes/{id}", read, byID(http.StatusOK, s.billing.GetCliente))
+	s.handle("PUT "+base+"/clientes/{id}", write, byIDWithBody(s.billing.UpdateCliente))
+	s.handle("DELETE "+base+"/clientes/{id}", write, deleteByID(s.billing.DeleteCliente))
 	// Productos
-	s.handle("GET "+base+"/productos", read, s.listProductos(false))
-	s.handle("GET "+base+"/productos/search", read, s.listProductos(true))
-	s.handle("POST "+base+"/productos", write, s.createProducto)
-	s.handle("GET "+base+"/productos/{id}", read, s.getProducto)
-	s.handle("PUT "+base+"/productos/{id}", write, s.updateProducto)
-	s.handle("DELETE "+base+"/productos/{id}", write, s.deleteProducto)
+	s.handle("GET "+base+"/productos", read, catalog(false, s.billing.ListProductos))
+	s.handle("GET "+base+"/productos/search", read, catalog(true, s.billing.ListProductos))
+	s.handle("POST "+base+"/productos", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateProducto))
+	s.handle("GET "+base+"/productos/{id}", read, byID(http.StatusOK, s.billing.GetProducto))
+	s.handle("PUT "+base+"/productos/{id}", write, byIDWithBody(s.billing.UpdateProducto))
+	s.handle("DELETE "+base+"/productos/{id}", write, deleteByID(s.billing.DeleteProducto))
 }
 
 // deleted is the body of a successful delete.
@@ -215,64 +215,7 @@ func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *Principal) e
 	return nil
 }
 
-func (s *Server) registerCAF(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	var in billing.CAFInput
-	if err := decodeJSON(w, r, maxCAFBody, &in); err != nil {
-		return err
-	}
-	c, err := s.billing.RegisterCAF(r.Context(), p.EmpresaID, in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, c)
-	return nil
-}
-
-func (s *Server) getCAF(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	c, err := s.billing.GetCAF(r.Context(), p.EmpresaID, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
-}
-
 // Empresa and certificate
-
-func (s *Server) getEmpresa(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	e, err := s.billing.GetEmpresa(r.Context(), p.EmpresaID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
-}
-
-func (s *Server) updateEmpresa(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	var in billing.EmpresaUpdate
-	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
-		return err
-	}
-	e, err := s.billing.UpdateEmpresa(r.Context(), p.EmpresaID, in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
-}
-
-func (s *Server) certificadoStatus(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	st, err := s.billing.CertificateStatus(r.Context(), p.EmpresaID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
-}
 
 // maxFormField bounds the text fields of the certificate upload.
 const maxFormField = 1024
@@ -368,31 +311,6 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *Princip
 	return nil
 }
 
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	var in billing.WebhookInput
-	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
-		return err
-	}
-	h, err := s.billing.CreateWebhook(r.Context(), p.EmpresaID, in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, h)
-	return nil
-}
-
-func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.billing.DeleteWebhook(r.Context(), p.EmpresaID, id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, deleted)
-	return nil
-}
-
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
@@ -412,32 +330,6 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *
 		return err
 	}
 	writeJSON(w, http.StatusOK, h)
-	return nil
-}
-
-func (s *Server) enableWebhook(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	h, err := s.billing.EnableWebhook(r.Context(), p.EmpresaID, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, h)
-	return nil
-}
-
-func (s *Server) pingWebhook(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	d, err := s.billing.PingWebhook(r.Context(), p.EmpresaID, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, d)
 	return nil
 }
 
@@ -461,42 +353,6 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *Princ
 	return nil
 }
 
-func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	did, err := pathID(r, "delivery_id")
-	if err != nil {
-		return err
-	}
-	d, err := s.billing.GetDelivery(r.Context(), p.EmpresaID, id, did)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, d)
-	return nil
-}
-
-func (s *Server) resendDelivery(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	did, err := pathID(r, "delivery_id")
-	if err != nil {
-		return err
-	}
-	d, err := s.billing.ResendDelivery(r.Context(), p.EmpresaID, id, did)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, d)
-	return nil
-}
-
-// Clientes
-
 // listParams reads cursor, limit and, for searches, the required q.
 func listParams(r *http.Request, search bool) (billing.ListParams, error) {
 	var lp billing.ListParams
@@ -517,150 +373,3 @@ func listParams(r *http.Request, search bool) (billing.ListParams, error) {
 	return lp, nil
 }
 
-func (s *Server) listClientes(search bool) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
-		lp, err := listParams(r, search)
-		if err != nil {
-			return err
-		}
-		page, err := s.billing.ListClientes(r.Context(), p.EmpresaID, lp)
-		if err != nil {
-			return err
-		}
-		if page.Data == nil {
-			page.Data = []billing.Cliente{}
-		}
-		writeJSON(w, http.StatusOK, page)
-		return nil
-	}
-}
-
-func (s *Server) createCliente(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	var in billing.ClienteInput
-	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
-		return err
-	}
-	c, err := s.billing.CreateCliente(r.Context(), p.EmpresaID, in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, c)
-	return nil
-}
-
-func (s *Server) getCliente(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	c, err := s.billing.GetCliente(r.Context(), p.EmpresaID, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
-}
-
-func (s *Server) updateCliente(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	var in billing.ClienteUpdate
-	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
-		return err
-	}
-	c, err := s.billing.UpdateCliente(r.Context(), p.EmpresaID, id, in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
-}
-
-func (s *Server) deleteCliente(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.billing.DeleteCliente(r.Context(), p.EmpresaID, id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, deleted)
-	return nil
-}
-
-// Productos
-
-func (s *Server) listProductos(search bool) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
-		lp, err := listParams(r, search)
-		if err != nil {
-			return err
-		}
-		page, err := s.billing.ListProductos(r.Context(), p.EmpresaID, lp)
-		if err != nil {
-			return err
-		}
-		if page.Data == nil {
-			page.Data = []billing.Producto{}
-		}
-		writeJSON(w, http.StatusOK, page)
-		return nil
-	}
-}
-
-func (s *Server) createProducto(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	var in billing.ProductoInput
-	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
-		return err
-	}
-	c, err := s.billing.CreateProducto(r.Context(), p.EmpresaID, in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, c)
-	return nil
-}
-
-func (s *Server) getProducto(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	c, err := s.billing.GetProducto(r.Context(), p.EmpresaID, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
-}
-
-func (s *Server) updateProducto(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	var in billing.ProductoUpdate
-	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
-		return err
-	}
-	c, err := s.billing.UpdateProducto(r.Context(), p.EmpresaID, id, in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
-}
-
-func (s *Server) deleteProducto(w http.ResponseWriter, r *http.Request, p *Principal) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.billing.DeleteProducto(r.Context(), p.EmpresaID, id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, deleted)
-	return nil
-}
