@@ -372,4 +372,3 @@ func listParams(r *http.Request, search bool) (billing.ListParams, error) {
 	}
 	return lp, nil
 }
-
