@@ -17,6 +17,7 @@ const adminUsage = `usage: dtekit admin empresa create [flags]
        dtekit admin apikey create --empresa RUT [--write]
        dtekit admin apikey list --empresa RUT
        dtekit admin apikey revoke --empresa RUT --id KEY_ID
+       dtekit admin certificado upload --empresa RUT --cert FILE.p12 --rut-firmante RUT [--cert-password-file FILE]
 
 Operator commands on the server's database (the same --data, --database-url
 and DTEKIT_KEK as "dtekit serve"; they may run while the server runs).
@@ -26,6 +27,10 @@ and DTEKIT_KEK as "dtekit serve"; they may run while the server runs).
                    it once (only its hash is stored); read-only unless --write
   apikey list      lists the company's keys (ids and prefixes, never the keys)
   apikey revoke    revokes a key by its id; it stops working at once
+  certificado upload
+                   installs the company's signing certificate (what the API's
+                   admin role does); the password comes from
+                   --cert-password-file, else $DTEKIT_CERT_PASSWORD
 `
 
 func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
@@ -42,6 +47,8 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminEmpresaCreate(ctx, env, args[2:])
 	case "apikey create", "apikey list", "apikey revoke":
 		return adminAPIKey(ctx, env, args[1], args[2:])
+	case "certificado upload":
+		return adminCertUpload(ctx, env, args[2:])
 	}
 	return usageError(env, "admin", "unknown admin command %q", strings.Join(args[:2], " "))
 }
@@ -188,4 +195,51 @@ func adminFail(env *cmdEnv, err error) int {
 	}
 	fmt.Fprintf(env.stderr, "dtekit admin: %v\n", err)
 	return exitFail
+}
+
+func adminCertUpload(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := newFlagSet(env, "admin certificado upload")
+	var db adminDB
+	db.define(env, fs)
+	var cf certFlags
+	cf.define(fs)
+	var rut, firmante string
+	fs.StringVar(&rut, "empresa", "", "RUT of the company")
+	fs.StringVar(&firmante, "rut-firmante", "", "RUT of the certificate's holder")
+	_, code, ok := parseFlags(env, fs, adminUsage, args, "empresa", "cert", "rut-firmante")
+	if !ok {
+		return code
+	}
+	r, err := dte.ParseRUT(rut)
+	if err != nil {
+		return usageError(env, "admin", "--empresa %q: %v", rut, err)
+	}
+	pw, usage, cerr := cf.resolvePassword(env, fs)
+	if cerr != nil {
+		if usage {
+			return usageError(env, "admin", "%v", cerr)
+		}
+		return adminFail(env, cerr)
+	}
+	p12, cerr := readArg("--cert", cf.path, billing.MaxCertificateSize+1)
+	if cerr != nil {
+		return adminFail(env, cerr)
+	}
+	be, err := db.open(ctx, env)
+	if err != nil {
+		return adminFail(env, err)
+	}
+	defer be.st.Close()
+	empresaID, err := findEmpresa(ctx, be.st, r.String())
+	if err != nil {
+		return adminFail(env, err)
+	}
+	if empresaID == "" {
+		return adminFail(env, fmt.Errorf("no company with RUT %s", r.String()))
+	}
+	st, err := be.bill.UploadCertificate(ctx, empresaID, p12, pw, firmante)
+	if err != nil {
+		return adminFail(env, err)
+	}
+	return adminJSON(env, st)
 }

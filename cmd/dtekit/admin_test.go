@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dtekit/dtekit/signer/signertest"
 )
 
 // adminRun runs a dtekit command in process and returns its exit code,
@@ -71,6 +73,28 @@ func TestAdminCommands(t *testing.T) {
 	}
 	if code, _, _ := adminRun(t, "admin", "apikey", "create", "--data", data, "--empresa", "76543210-4"); code != exitUsage {
 		t.Errorf("bad RUT: %d", code)
+	}
+	// The certificate, with its password from a file.
+	cert, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: "13567890-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p12, err := signertest.EncodePKCS12(cert, "s3cret", signertest.Modern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certPath, pwPath, badPath := filepath.Join(dir, "c.p12"), filepath.Join(dir, "pw"), filepath.Join(dir, "bad")
+	os.WriteFile(certPath, p12, 0o600)
+	os.WriteFile(pwPath, []byte("s3cret\n"), 0o600)
+	os.WriteFile(badPath, []byte("wrong\n"), 0o600)
+	upload := []string{"admin", "certificado", "upload", "--data", data, "--empresa", "76543210-3", "--cert", certPath, "--rut-firmante", "13567890-2"}
+	if code, _, stderr := adminRun(t, append(upload, "--cert-password-file", badPath)...); code != exitFail || !strings.Contains(stderr, "VALIDATION_ERROR") {
+		t.Errorf("wrong password: %d %s", code, stderr)
+	}
+	code, out, stderr = adminRun(t, append(upload, "--cert-password-file", pwPath)...)
+	if code != exitOK || !strings.Contains(out, `"has_certificado": true`) || !strings.Contains(out, "13567890-2") {
+		t.Errorf("certificado upload: %d %s %s", code, out, stderr)
 	}
 	if code, _, _ := adminRun(t, "admin", "nothing", "here"); code != exitUsage {
 		t.Errorf("unknown admin command: %d", code)
