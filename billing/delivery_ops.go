@@ -106,6 +106,15 @@ func (s *Service) ListDeliveries(ctx context.Context, empresaID, webhookID, curs
 	if err != nil {
 		return nil, storeErr(err, "listing deliveries", "webhook", webhookID)
 	}
+	// An empty page of a webhook the company does not have (another
+	// tenant's id, or an unknown one) is not found, like every other id of
+	// another tenant. A deleted webhook's deliveries stay readable: they are
+	// scoped by company in the store.
+	if len(page.Items) == 0 && cursor == "" {
+		if _, err := s.st.GetWebhook(ctx, empresaID, webhookID); err != nil {
+			return nil, storeErr(err, "listing deliveries", "webhook", webhookID)
+		}
+	}
 	out := &DeliveryPage{Data: make([]Delivery, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor)}
 	for i := range page.Items {
 		d, err := s.deliveryFromStore(ctx, s.st, &page.Items[i])

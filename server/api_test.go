@@ -527,15 +527,7 @@ func (f *fixture) testWebhooks(t *testing.T) {
 		{"POST", hook + "/deliveries/" + dl.ID + "/resend"}, {"POST", hook + "/rotate-secret"},
 		{"POST", hook + "/enable"}, {"DELETE", hook},
 	} {
-		r := f.do(pb.method, pb.path, nil, f.B.writeHdr...)
-		if pb.path == hook+"/deliveries" && r.Status == 200 {
-			// Listing another company's webhook shows nothing of it.
-			if strings.Contains(string(r.Body), dl.ID) {
-				t.Errorf("B lists A's delivery: %s", r.Body)
-			}
-			continue
-		}
-		want(t, r, 404, CodeNotFound)
+		want(t, f.do(pb.method, pb.path, nil, f.B.writeHdr...), 404, CodeNotFound)
 	}
 	want(t, f.do("DELETE", api+"/webhooks/"+wh.ID, nil, f.A.writeHdr...), 200)
 	want(t, f.do("DELETE", api+"/webhooks/"+wh.ID, nil, f.A.writeHdr...), 404, CodeNotFound)
