@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"mime"
@@ -109,11 +108,6 @@ func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *Principal) e
 	start := time.Now()
 	body, err := readBody(w, r, "application/json", dte.MaxRequestBytes)
 	if err != nil {
-		return err
-	}
-	// Strict decoding reports every unknown member and wrong type with its
-	// path (detalle[1].precios) before billing sees the body.
-	if _, err := dte.DecodeRequest(bytes.NewReader(body)); err != nil {
 		return err
 	}
 	res, err := s.billing.EmitDTE(r.Context(), p.EmpresaID, r.Header.Get("Idempotency-Key"), body)
