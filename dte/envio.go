@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/dtekit/dtekit/internal/xmltree"
@@ -101,11 +102,13 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 	}
 
 	bodies := make([][]byte, len(dtes))
+	spans := make([]*xmltree.Span, len(dtes))
 	counts := map[TipoDTE]int{}
-	seen := map[string]int{}
+	seen := make(map[string]int, len(dtes))
 	boletas, size := 0, 0
+	var sc envScan
 	for i, data := range dtes {
-		body, doc, err := envDocument(data)
+		body, doc, span, err := sc.document(data, setID)
 		if err != nil {
 			return nil, fmt.Errorf("dte: envio: document %d: %w", i+1, err)
 		}
@@ -122,7 +125,7 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 			boletas++
 		}
 		counts[doc.Tipo]++
-		bodies[i] = body
+		bodies[i], spans[i] = body, span
 		size += len(body) + 1
 	}
 	boleta := boletas > 0
@@ -161,25 +164,172 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 		w.close("SubTotDTE")
 	}
 	w.close("Caratula")
-	for _, b := range bodies {
+	// The fast canonical path steps over the documents ScanRoot has
+	// already checked, in the scope they are pasted into (envScope).
+	verified := make([]xmltree.Span, 0, len(bodies))
+	for i, b := range bodies {
 		w.raw("\n")
+		if spans[i] != nil {
+			verified = append(verified, spans[i].Moved(len(w.buf)))
+		}
 		w.buf = append(w.buf, b...)
 	}
 	w.raw("\n</SetDTE></" + root + ">\n")
-	signed, err := cert.SignEnveloped(w.buf, setID)
+	signed, err := cert.SignEnvelopedVerified(w.buf, setID, verified)
 	if err != nil {
 		return nil, fmt.Errorf("dte: envio: signing SetDTE: %w", err)
 	}
 	return signed, nil
 }
 
+// envScope is the namespace scope a DTE is pasted into: the envelope
+// root's declarations (EnvioDTE and EnvioBOLETA alike).
+var envScope = []xmltree.NSDecl{{Prefix: "", URI: NamespaceSiiDte}, {Prefix: "xsi", URI: namespaceXSI}}
+
+// envScan reads the DTEs of one envelope, reusing its scratch space.
+type envScan struct{ marks []xmltree.Mark }
+
+// document checks one signed DTE for an envelope and returns the bytes of
+// its <DTE> element with the document's identity (ID, type, folio and
+// emisor; the rest of the returned Document is left empty). A DTE written
+// in canonical form, as dtekit writes them, is checked in one strict scan
+// that also yields its span for the envelope's digest (nil otherwise);
+// any other is read by envDocument.
+func (s *envScan) document(data []byte, setID string) ([]byte, *Document, *xmltree.Span, error) {
+	if len(data) > MaxDTEBytes {
+		return nil, nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
+	}
+	s.marks = s.marks[:0]
+	visit := func(m xmltree.Mark) {
+		if m.Depth <= 4 {
+			s.marks = append(s.marks, m)
+		}
+	}
+	if d, span, ok := xmltree.ScanRoot(data, xmlLimits(len(data), nil), envScope, setID, visit); ok {
+		if body, doc, ok := s.identity(data, d); ok {
+			return body, doc, &span, nil
+		}
+	}
+	body, doc, err := envDocument(data)
+	return body, doc, nil, err
+}
+
+// identity reads from the marks of a DTE that ScanRoot accepted what
+// envDocument reads from its tree. ok is false when the answer could
+// differ from envDocument's (an element on the path that declares a
+// namespace, a value with a reference or a byte outside ASCII, a document
+// refused): envDocument then reads it and reports any error.
+func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document, bool) {
+	root := d.Root
+	if root.Local != "DTE" || root.URI != NamespaceSiiDte || (d.Encoding != xmltree.Latin1 && !envASCII(data)) {
+		return nil, nil, false
+	}
+	signed := false
+	var elem *xmltree.Mark
+	for i := range s.marks {
+		m := &s.marks[i]
+		if m.Depth != 1 {
+			continue
+		}
+		tag := data[m.Start:m.Inner]
+		switch string(m.Name) {
+		case "Signature":
+			const dsig = `<Signature xmlns="` + nsDSig + `"`
+			if bytes.HasPrefix(tag, []byte(dsig)) && (tag[len(dsig)] == ' ' || tag[len(dsig)] == '>') {
+				signed = true
+			}
+		case "Documento", "Liquidacion", "Exportaciones":
+			if elem == nil {
+				if bytes.Contains(tag, []byte(" xmlns")) {
+					return nil, nil, false
+				}
+				elem = m
+			}
+		}
+	}
+	if !signed || elem == nil {
+		return nil, nil, false
+	}
+	enc, ok := s.child(data, elem, "Encabezado")
+	if !ok {
+		return nil, nil, false
+	}
+	id, ok := s.child(data, enc, "IdDoc")
+	if !ok {
+		return nil, nil, false
+	}
+	tipo, ok1 := s.value(data, id, "TipoDTE")
+	folio, ok2 := s.value(data, id, "Folio")
+	em, ok3 := s.child(data, enc, "Emisor")
+	if !ok1 || !ok2 || !ok3 {
+		return nil, nil, false
+	}
+	rut, ok := s.value(data, em, "RUTEmisor")
+	if !ok {
+		return nil, nil, false
+	}
+	docID := ""
+	tag := data[elem.Start:elem.Inner]
+	if k := bytes.Index(tag, []byte(` ID="`)); k >= 0 {
+		v := tag[k+5:]
+		v = v[:bytes.IndexByte(v, '"')]
+		if !envPlain(v) {
+			return nil, nil, false
+		}
+		docID = string(v)
+	}
+	t, err1 := strconv.Atoi(tipo)
+	f, err2 := strconv.ParseInt(folio, 10, 64)
+	if err1 != nil || err2 != nil || t != int(int32(t)) || f <= 0 {
+		return nil, nil, false
+	}
+	doc := &Document{ID: docID, Tipo: TipoDTE(t), Folio: f, Emisor: Emisor{Rut: rut}, Raw: data}
+	return data[root.Start:root.End], doc, true
+}
+
+// child returns the first mark named name directly inside parent; ok is
+// false when it is missing or declares a namespace.
+func (s *envScan) child(data []byte, parent *xmltree.Mark, name string) (*xmltree.Mark, bool) {
+	for i := range s.marks {
+		m := &s.marks[i]
+		if m.Depth == parent.Depth+1 && m.Start > parent.Start && m.End <= parent.End && string(m.Name) == name {
+			return m, !bytes.Contains(data[m.Start:m.Inner], []byte(" xmlns"))
+		}
+	}
+	return nil, false
+}
+
+// value returns the trimmed text of the named child of parent when it is
+// plain ASCII text without references or child elements.
+func (s *envScan) value(data []byte, parent *xmltree.Mark, name string) (string, bool) {
+	m, ok := s.child(data, parent, name)
+	if !ok {
+		return "", false
+	}
+	v := data[m.Inner:m.InnerEnd]
+	if !envPlain(v) {
+		return "", false
+	}
+	return string(bytes.TrimSpace(v)), true
+}
+
+// envPlain reports whether b is printable ASCII (or whitespace) without
+// markup or references.
+func envPlain(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 || c == '&' || c == '<' || (c < 0x20 && c != ' ' && c != '\t' && c != '\n') {
+			return false
+		}
+	}
+	return true
+}
+
 // envDocument checks one signed DTE for an envelope and returns the bytes
 // of its <DTE> element with the document's identity (ID, type, folio and
 // emisor; the rest of the returned Document is left empty). Only the
 // elements that carry those are built: the detail, stamp, signature and
-// the rest are stepped over when written in canonical form, as dtekit
-// writes them, and read in full otherwise. The envelope's signature then
-// covers every byte.
+// the rest are stepped over when written in canonical form, and read in
+// full otherwise. The envelope's signature then covers every byte.
 func envDocument(data []byte) ([]byte, *Document, error) {
 	if len(data) > MaxDTEBytes {
 		return nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)

@@ -34,13 +34,22 @@ const (
 // Signature carries Reference URI="#id" with one C14N 1.0 Transform, as the
 // SII's own signed example does, and KeyInfo with KeyValue then X509Data.
 func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
+	return c.SignEnvelopedVerified(doc, id, nil)
+}
+
+// SignEnvelopedVerified is SignEnveloped for a document that holds spans
+// already checked by xmltree.ScanRoot (an envelope of pasted DTEs): the
+// fast canonical path steps over them instead of scanning them again (see
+// xmltree.Options.Verified; the caller vouches for them). It is only for
+// packages of this module; SignEnveloped is the same with no spans.
+func (c *Certificate) SignEnvelopedVerified(doc []byte, id string, verified []xmltree.Span) ([]byte, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
 	if !isNCName(id) {
 		return nil, fmt.Errorf("signer: %q is not a valid XML ID to sign", id)
 	}
-	el, digest, err := digestSignedElement(doc, id)
+	el, digest, err := digestSignedElement(doc, id, verified)
 	if err != nil {
 		return nil, err
 	}
@@ -56,13 +65,14 @@ func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
 
 // digestSignedElement finds the element of doc whose ID attribute equals
 // id, checks that it can take an enveloped Signature, and returns it with
-// the SHA-1 digest of its canonical form. It takes the fast path of
+// the SHA-1 digest of its canonical form; verified are spans the fast path
+// need not scan again. It takes the fast path of
 // sign_fast.go when the element is written in canonical form, and parses
 // and canonicalizes the whole document otherwise.
-func digestSignedElement(doc []byte, id string) (*xmltree.Element, [sha1.Size]byte, error) {
+func digestSignedElement(doc []byte, id string, verified []xmltree.Span) (*xmltree.Element, [sha1.Size]byte, error) {
 	var digest [sha1.Size]byte
 	h := sha1.New()
-	if el, ok := xmltree.FastCanonical(doc, id, xmltree.Options{}, h); ok {
+	if el, ok := xmltree.FastCanonical(doc, id, xmltree.Options{Verified: verified}, h); ok {
 		if next := xmltree.NextElement(el); next == nil || !next.Is(nsDSig, "Signature") {
 			h.Sum(digest[:0])
 			return el, digest, nil

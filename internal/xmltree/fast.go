@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"slices"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
@@ -46,6 +47,12 @@ var errNotCanonical = errors.New("the element is not written in canonical form")
 type fastTarget struct {
 	id   string
 	apex *Element
+	// root makes the root element the one to scan (ScanRoot); outer is
+	// the namespace scope it is to be pasted into, and visit is told of
+	// every element below it.
+	root  bool
+	outer []NSDecl
+	visit func(Mark)
 	// skip lists the source ranges inside the content that the canonical
 	// form leaves out: superfluous default-namespace declarations.
 	skip [][2]int
@@ -143,6 +150,7 @@ func (p *parser) appendDecoded(dst, raw []byte) []byte {
 // lies in the source, and the default namespace in scope inside it.
 type fastOpen struct {
 	name0, name1 int
+	inner        int      // offset just after the start tag
 	ns           []NSDecl // declarations that change the scope
 }
 
@@ -156,8 +164,24 @@ func (p *parser) fastScope(apex *Element, stack []fastOpen, prefix string) strin
 			}
 		}
 	}
-	uri, _ := lookupNS(apex, prefix, nil)
-	return uri
+	for e := apex; e != nil; e = e.Parent {
+		for _, d := range e.NS {
+			if d.Prefix == prefix {
+				return d.URI
+			}
+		}
+	}
+	if p.fast != nil && p.fast.apex == apex {
+		for _, d := range p.fast.outer {
+			if d.Prefix == prefix {
+				return d.URI
+			}
+		}
+	}
+	if prefix == "xml" {
+		return NSXML
+	}
+	return ""
 }
 
 // scanCanonical is called by content() right after the start tag of apex
@@ -244,7 +268,30 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 			}
 			stack = stack[:len(stack)-1]
 			i = j + 1
+			if p.fast != nil && p.fast.apex == apex && p.fast.visit != nil {
+				p.fast.visit(Mark{Depth: len(stack) + 1, Name: src[top.name0:top.name1], Start: top.name0 - 1, Inner: top.inner, InnerEnd: j - (top.name1 - top.name0) - 2, End: i})
+			}
 			continue
+		}
+		if len(stack) == 0 && p.fast != nil && p.fast.apex == apex {
+			// A verified span (FastCanonical's Options.Verified) is
+			// stepped over without a second scan.
+			v := p.opts.Verified
+			for p.span < len(v) && v[p.span].Start < i {
+				p.span++
+			}
+			if p.span < len(v) && v[p.span].Start == i && v[p.span].End <= len(src) {
+				sp := v[p.span]
+				p.span++
+				if p.doc.Elements += sp.Elements; p.doc.Elements > p.opts.MaxElements {
+					return errNotCanonical
+				}
+				if skip != nil {
+					*skip = append(*skip, sp.Skip...)
+				}
+				i = sp.End
+				continue
+			}
 		}
 		// Start tag: <name( xmlns="uri")?( attr="value")*> with an
 		// unprefixed ASCII name and unprefixed attributes in ascending
@@ -357,6 +404,7 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 				return errNotCanonical // a second element with the ID
 			}
 		}
+		open.inner = j
 		stack = append(stack, open)
 		i = j
 	}
@@ -466,4 +514,109 @@ func canonicalAttrRef(s []byte) int {
 		}
 	}
 	return 0
+}
+
+// Span is a range of a document holding one complete element that ScanRoot
+// found in the strict canonical shape: Skip lists the superfluous namespace
+// declarations inside it (which the canonical form leaves out) and Elements
+// counts its elements. See Options.Verified.
+type Span struct {
+	Start, End int
+	Skip       [][2]int
+	Elements   int
+}
+
+// Moved returns s as it stands once its bytes are copied to offset to of
+// another document.
+func (s Span) Moved(to int) Span {
+	d := to - s.Start
+	out := Span{Start: to, End: s.End + d, Elements: s.Elements, Skip: make([][2]int, len(s.Skip))}
+	for i, r := range s.Skip {
+		out.Skip[i] = [2]int{r[0] + d, r[1] + d}
+	}
+	return out
+}
+
+// Mark is an element below the root met by ScanRoot: its depth (1 for a
+// child of the root), its name as written (a slice of the document) and its
+// offsets, as in Element.
+type Mark struct {
+	Depth                       int
+	Name                        []byte
+	Start, Inner, InnerEnd, End int
+}
+
+// ScanRoot reads doc under opts, checking that it is a well-formed document
+// whose root element is written, start tag included, in the strict
+// canonical shape of FastCanonical, for pasting into a document where the
+// namespace declarations outer are in scope. It calls visit (when not nil)
+// at the end tag of every element below the root, and refuses a document
+// with an element whose ID attribute is id (when id is not ""). It returns
+// the document (the root has its attributes and offsets but no children)
+// and the root's Span, whose Skip lists the declarations that are
+// superfluous in the scope of outer. ok is false when doc is not in that
+// shape or not well formed: the caller then reads it the ordinary way,
+// which reports any error.
+func ScanRoot(doc []byte, opts Options, outer []NSDecl, id string, visit func(Mark)) (d *Document, span Span, ok bool) {
+	p, err := newParser(doc, opts)
+	if err != nil {
+		return nil, span, false
+	}
+	t := &fastTarget{id: id, root: true, outer: outer, visit: visit}
+	p.fast = t
+	if err := p.document(); err != nil || t.apex == nil {
+		return nil, span, false
+	}
+	el := t.apex
+	if el.Inner == el.End || el.Prefix != "" || p.doc.dupIDs[id] {
+		return nil, span, false // an empty-element tag, or a prefixed name
+	}
+	if v, has := el.Attr(idAttrName); has && id != "" && v == id {
+		return nil, span, false
+	}
+	// The start tag must read as C14N writes it; the declarations that
+	// repeat the scope of outer are left out in that scope.
+	var skip [][2]int
+	b := make([]byte, 0, el.Inner-el.Start)
+	b = append(b, '<')
+	b = append(b, el.Local...)
+	for _, dcl := range el.NS {
+		from := len(b)
+		b = append(b, " xmlns"...)
+		if dcl.Prefix != "" {
+			b = append(b, ':')
+			b = append(b, dcl.Prefix...)
+		}
+		b = append(b, `="`...)
+		b = AppendEscapedAttr(b, dcl.URI)
+		b = append(b, '"')
+		inScope := dcl.Prefix == "" // an undeclared default namespace is ""
+		for _, o := range outer {
+			if o.Prefix == dcl.Prefix {
+				inScope = o.URI == dcl.URI
+			}
+		}
+		if dcl.Prefix == "" && dcl.URI != "" && !slices.ContainsFunc(outer, func(o NSDecl) bool { return o.Prefix == "" }) {
+			inScope = false
+		}
+		if inScope {
+			skip = append(skip, [2]int{el.Start + from, el.Start + len(b)})
+		}
+	}
+	for _, a := range el.Attrs {
+		if a.Prefix != "" {
+			return nil, span, false
+		}
+		b = append(b, ' ')
+		b = append(b, a.Local...)
+		b = append(b, `="`...)
+		b = AppendEscapedAttr(b, a.Value)
+		b = append(b, '"')
+	}
+	b = append(b, '>')
+	if !bytes.Equal(b, doc[el.Start:el.Inner]) {
+		return nil, span, false
+	}
+	span = Span{Start: el.Start, End: el.End, Skip: append(skip, t.skip...), Elements: p.doc.Elements}
+	return p.doc, span, true
 }

@@ -289,6 +289,7 @@ type parser struct {
 	names   [64]string // recently read names, by a hash
 	slab    []Element  // elements allocated in batches
 	slabN   int        // size of the last batch
+	span    int        // next of opts.Verified the fast scan may meet
 	// fast, when set, makes content() hand the subtree of the element
 	// whose ID is fast.id to the canonical-form scanner of sign_fast.go
 	// instead of building it.
@@ -309,6 +310,14 @@ type Options struct {
 	// content is checked but not built: the element keeps its attributes
 	// and offsets and has no children. Otherwise it is parsed as usual.
 	Skim func(*Element) bool
+	// Verified lists ranges of the document, in ascending order, that
+	// FastCanonical steps over without scanning them again when it meets
+	// one as a child of the element it canonicalizes. The caller vouches
+	// for each: it must hold exactly the bytes of a root element that
+	// ScanRoot accepted (with the same ID to refuse), given the namespace
+	// scope in force where the span now sits. The ordinary parser ignores
+	// it.
+	Verified []Span
 	// Latin1Fallback reads a document that has neither a byte order mark
 	// nor an encoding declaration, and is not valid UTF-8, as ISO-8859-1.
 	// The SII hands out CAF files written that way.
@@ -896,6 +905,10 @@ func (p *parser) content() error {
 			}
 			if cur == nil {
 				p.doc.Root = el
+				if p.fast != nil && p.fast.root {
+					p.fast.apex = el
+					return p.scanCanonical(el, empty, 0, p.fast.id, &p.fast.skip)
+				}
 			} else {
 				cur.Children = append(cur.Children, Node{Kind: KindElement, El: el})
 				if p.fast != nil && p.fast.apex == nil && p.fast.isTarget(el) {
