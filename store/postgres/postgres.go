@@ -31,7 +31,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,7 +38,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/internal/sqlstore"
@@ -112,23 +110,7 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 		_, uerr := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLock))
 		err = errors.Join(err, uerr)
 	}()
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return err
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithLogger(goose.NopLogger()))
-	if err != nil {
-		return err
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return err
-	}
-	m, err := rivermigrate.New(riverdatabasesql.New(db), nil)
-	if err != nil {
-		return err
-	}
-	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	return err
+	return sqlstore.Migrate(ctx, db, goose.DialectPostgres, migrations, riverdatabasesql.New(db))
 }
 
 func pgCode(err error) string {

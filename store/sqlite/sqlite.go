@@ -28,13 +28,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 	sqlite "modernc.org/sqlite"
 
 	"github.com/dtekit/dtekit/store"
@@ -134,23 +132,7 @@ func commonPragmas(o Options) string {
 
 // migrate applies dtekit's migrations and River's.
 func migrate(ctx context.Context, db *sql.DB) error {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return err
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub, goose.WithLogger(goose.NopLogger()))
-	if err != nil {
-		return err
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return err
-	}
-	m, err := rivermigrate.New(riversqlite.New(db), nil)
-	if err != nil {
-		return err
-	}
-	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	return err
+	return sqlstore.Migrate(ctx, db, goose.DialectSQLite3, migrations, riversqlite.New(db))
 }
 
 // SQLite extended result codes the dialect recognizes.

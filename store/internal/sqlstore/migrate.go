@@ -1,0 +1,35 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// Migrate applies a backend's embedded dtekit migrations (the files under
+// "migrations" in fsys, in goose's format) and then River's own, through
+// the backend's River driver. Both are idempotent: a store opened again
+// applies only what is new.
+func Migrate(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS, rd riverdriver.Driver[*sql.Tx]) error {
+	sub, err := fs.Sub(fsys, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(dialect, db, sub, goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return err
+	}
+	m, err := rivermigrate.New(rd, nil)
+	if err != nil {
+		return err
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
+}
