@@ -124,6 +124,11 @@ func newLogger(env *cmdEnv, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
+// rescueAfterEnv names the variable that sets how long a background job
+// may stay running before it is taken for abandoned by a crashed process
+// and run again (default one hour; a job's own timeout still applies).
+const rescueAfterEnv = "DTEKIT_JOBS_RESCUE_AFTER"
+
 // backend is an opened store with the billing service over it.
 type backend struct {
 	st   store.Store
@@ -148,6 +153,13 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 		}
 	}
 	jobs := store.JobsConfig{Logger: logger}
+	if v := env.getenv(rescueAfterEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%s %q: want a positive duration such as 90s", rescueAfterEnv, v)
+		}
+		jobs.RescueAfter = d
+	}
 	switch {
 	case dbURL == "":
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {

@@ -16,7 +16,8 @@ const siiURLEnv = "DTEKIT_SII_URL"
 // "dtekit serve": to the SII's servers of each company's ambiente; to
 // $DTEKIT_SII_URL when set; or, with --demo, to a fake SII in the process,
 // on loopback, that reviews quickly, so a demo document reaches aceptado
-// within a minute. It returns what stops the fake (a no-op otherwise); call
+// within a minute; --demo with $DTEKIT_SII_URL keeps the demo's quick
+// schedule against that test server. It returns what stops the fake (a no-op otherwise); call
 // it after the job runner has stopped.
 func siiSubmission(env *cmdEnv, demo bool, bill *billing.Service) (stop func(), err error) {
 	stop = func() {}
@@ -31,9 +32,16 @@ func siiSubmission(env *cmdEnv, demo bool, bill *billing.Service) (stop func(), 
 	case demo:
 		fake := siitest.New(siitest.Options{AnySigner: true, Steps: []string{"SOK", "FOK"}, StepEvery: 2 * time.Second}).Start()
 		cfg.Endpoints = func(sii.Environment) sii.Endpoints { return fake.Endpoints() }
+		stop = fake.Close
+	}
+	if demo {
+		// Fakes answer at once: pause a second between steps, give up on
+		// an exchange after five, and resend an envelope whose upload a
+		// crash interrupted once getEstDte has not seen it for ten.
 		cfg.UploadBackoff = []time.Duration{time.Second}
 		cfg.PollBackoff = []time.Duration{time.Second}
-		stop = fake.Close
+		cfg.Timeout = 5 * time.Second
+		cfg.ReconcileWindow = 10 * time.Second
 	}
 	if err := bill.EnableSubmission(cfg); err != nil {
 		stop()
