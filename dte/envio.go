@@ -145,7 +145,9 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 	}
 	sort.Slice(tipos, func(i, j int) bool { return tipos[i] < tipos[j] })
 
-	w := &xw{buf: make([]byte, 0, size+1024)}
+	// Room for the Carátula and the envelope's Signature (KeyInfo with
+	// the certificate), which the signer then inserts in place.
+	w := &xw{buf: make([]byte, 0, size+2048+2*len(cert.CertificatePEM()))}
 	w.raw(xmlDeclaration)
 	w.raw(`<` + root + ` xmlns="` + NamespaceSiiDte + `" xmlns:xsi="` + namespaceXSI +
 		`" xsi:schemaLocation="` + NamespaceSiiDte + ` ` + schema + `" version="1.0">`)
@@ -200,12 +202,9 @@ func (s *envScan) document(data []byte, setID string) ([]byte, *Document, *xmltr
 		return nil, nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
 	s.marks = s.marks[:0]
-	visit := func(m xmltree.Mark) {
-		if m.Depth <= 4 {
-			s.marks = append(s.marks, m)
-		}
-	}
-	if d, span, ok := xmltree.ScanRoot(data, xmlLimits(len(data), nil), envScope, setID, visit); ok {
+	// DTE/Documento/Encabezado/IdDoc/TipoDTE is four levels down.
+	visit := func(m xmltree.Mark) { s.marks = append(s.marks, m) }
+	if d, span, ok := xmltree.ScanRoot(data, xmlLimits(len(data), nil), envScope, setID, 4, visit); ok {
 		if body, doc, ok := s.identity(data, d); ok {
 			return body, doc, &span, nil
 		}

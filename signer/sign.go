@@ -41,7 +41,9 @@ func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
 // already checked by xmltree.ScanRoot (an envelope of pasted DTEs): the
 // fast canonical path steps over them instead of scanning them again (see
 // xmltree.Options.Verified; the caller vouches for them). It is only for
-// packages of this module; SignEnveloped is the same with no spans.
+// packages of this module; SignEnveloped is the same with no spans. When
+// verified is not nil the result may share doc's storage (doc is then
+// overwritten): a caller that leaves room in doc's capacity saves a copy.
 func (c *Certificate) SignEnvelopedVerified(doc []byte, id string, verified []xmltree.Span) ([]byte, error) {
 	if err := c.check(); err != nil {
 		return nil, err
@@ -56,6 +58,11 @@ func (c *Certificate) SignEnvelopedVerified(doc []byte, id string, verified []xm
 	sig, err := c.signature(el.Parent, "#"+id, AlgC14N10, digest[:])
 	if err != nil {
 		return nil, err
+	}
+	if verified != nil {
+		// The caller built doc for this call: its spare capacity, if
+		// any, takes the Signature in place.
+		return slices.Insert(doc, el.End, sig...), nil
 	}
 	out := make([]byte, 0, len(doc)+len(sig))
 	out = append(out, doc[:el.End]...)

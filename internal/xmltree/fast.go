@@ -50,9 +50,10 @@ type fastTarget struct {
 	// root makes the root element the one to scan (ScanRoot); outer is
 	// the namespace scope it is to be pasted into, and visit is told of
 	// every element below it.
-	root  bool
-	outer []NSDecl
-	visit func(Mark)
+	root       bool
+	outer      []NSDecl
+	visit      func(Mark)
+	visitDepth int
 	// skip lists the source ranges inside the content that the canonical
 	// form leaves out: superfluous default-namespace declarations.
 	skip [][2]int
@@ -268,7 +269,7 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 			}
 			stack = stack[:len(stack)-1]
 			i = j + 1
-			if p.fast != nil && p.fast.apex == apex && p.fast.visit != nil {
+			if p.fast != nil && p.fast.apex == apex && p.fast.visit != nil && len(stack) < p.fast.visitDepth {
 				p.fast.visit(Mark{Depth: len(stack) + 1, Name: src[top.name0:top.name1], Start: top.name0 - 1, Inner: top.inner, InnerEnd: j - (top.name1 - top.name0) - 2, End: i})
 			}
 			continue
@@ -475,23 +476,34 @@ func (p *parser) charLen(i int) int {
 // scanNCName returns the end of the unprefixed ASCII name starting at
 // src[i] ([A-Za-z_][A-Za-z0-9._-]*), or i when there is none.
 func scanNCName(src []byte, i int) int {
-	if i >= len(src) {
-		return i
-	}
-	if c := src[i]; !(c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')) {
+	if i >= len(src) || asciiName[src[i]] != nameStart {
 		return i
 	}
 	j := i + 1
-	for j < len(src) {
-		c := src[j]
-		if c == '_' || c == '-' || c == '.' || (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z') {
-			j++
-			continue
-		}
-		break
+	for j < len(src) && asciiName[src[j]] != 0 {
+		j++
 	}
 	return j
 }
+
+// asciiName classes the bytes of scanNCName's names: nameStart for those
+// that may begin one, nameRest for those that may only follow.
+const (
+	nameStart = 1 + iota
+	nameRest
+)
+
+var asciiName = func() (t [256]byte) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
+			t[c] = nameStart
+		case c == '-' || c == '.' || (c >= '0' && c <= '9'):
+			t[c] = nameRest
+		}
+	}
+	return t
+}()
 
 // canonicalTextRef returns the length of the reference at the start of s
 // when it is one C14N writes in character data (&amp; &lt; &gt; &#xD;), or 0.
@@ -550,20 +562,22 @@ type Mark struct {
 // whose root element is written, start tag included, in the strict
 // canonical shape of FastCanonical, for pasting into a document where the
 // namespace declarations outer are in scope. It calls visit (when not nil)
-// at the end tag of every element below the root, and refuses a document
+// at the end tag of every element below the root down to depth levels
+// (1: the root's children), and refuses a document
 // with an element whose ID attribute is id (when id is not ""). It returns
 // the document (the root has its attributes and offsets but no children)
 // and the root's Span, whose Skip lists the declarations that are
 // superfluous in the scope of outer. ok is false when doc is not in that
 // shape or not well formed: the caller then reads it the ordinary way,
 // which reports any error.
-func ScanRoot(doc []byte, opts Options, outer []NSDecl, id string, visit func(Mark)) (d *Document, span Span, ok bool) {
+func ScanRoot(doc []byte, opts Options, outer []NSDecl, id string, depth int, visit func(Mark)) (d *Document, span Span, ok bool) {
 	p, err := newParser(doc, opts)
 	if err != nil {
 		return nil, span, false
 	}
-	t := &fastTarget{id: id, root: true, outer: outer, visit: visit}
+	t := &fastTarget{id: id, root: true, outer: outer, visit: visit, visitDepth: depth}
 	p.fast = t
+	p.slab = make([]Element, 1) // the root is the only element built
 	if err := p.document(); err != nil || t.apex == nil {
 		return nil, span, false
 	}

@@ -23,7 +23,7 @@ func TestScanRootVerified(t *testing.T) {
 	var spans []Span
 	for _, d := range docs {
 		src := []byte(decl + d)
-		_, span, ok := ScanRoot(src, Options{}, outer, "set", nil)
+		_, span, ok := ScanRoot(src, Options{}, outer, "set", 0, nil)
 		if !ok {
 			t.Fatalf("ScanRoot refused %q", d)
 		}
@@ -88,12 +88,12 @@ func TestScanRootRefuses(t *testing.T) {
 		`<p:D xmlns:p="urn:p"></p:D>`,
 		`<D a="caf` + "\xe9" + `"></D>`,
 	} {
-		if _, _, ok := ScanRoot([]byte(doc), Options{}, outer, "set", nil); ok {
+		if _, _, ok := ScanRoot([]byte(doc), Options{}, outer, "set", 0, nil); ok {
 			t.Errorf("ScanRoot accepted %q", doc)
 		}
 	}
 	var marks []string
-	d, span, ok := ScanRoot([]byte(`<D xmlns="urn:a" a="1"><e><f>1</f></e><g></g></D>`), Options{}, outer, "set", func(m Mark) {
+	d, span, ok := ScanRoot([]byte(`<D xmlns="urn:a" a="1"><e><f>1</f></e><g></g></D>`), Options{}, outer, "set", 9, func(m Mark) {
 		marks = append(marks, string(m.Name))
 	})
 	if !ok || d.Root.Local != "D" || len(span.Skip) != 1 || span.Elements != 4 || len(marks) != 3 || marks[0] != "f" || marks[2] != "g" {
