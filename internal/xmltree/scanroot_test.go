@@ -100,3 +100,51 @@ func TestScanRootRefuses(t *testing.T) {
 		t.Fatalf("ScanRoot: ok %v span %+v marks %v", ok, span, marks)
 	}
 }
+
+// Whatever ScanRoot accepts the ordinary parser accepts, and pasted into an
+// envelope and stepped over it canonicalizes as the ordinary path does.
+func FuzzScanRoot(f *testing.F) {
+	for _, s := range []string{
+		`<D xmlns="urn:a" v="1"><e>x &amp; caf` + "\xe9" + `</e><f xmlns="urn:a"><g xmlns:xsi="urn:x">t</g></f></D>`,
+		`<D xmlns="urn:b"><e xmlns="">z</e><s ID="set"></s></D>`,
+		`<D><e a="&quot;&#xA;" b="2">` + "\n\t" + `</e></D>`,
+		`<D xmlns:p="urn:p"><e xmlns:p="urn:p"></e></D>`,
+	} {
+		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
+	}
+	outer := []NSDecl{{Prefix: "", URI: "urn:a"}, {Prefix: "xsi", URI: "urn:x"}}
+	f.Fuzz(func(t *testing.T, body []byte, latin1 bool) {
+		decl := `<?xml version="1.0"?>` + "\n"
+		if latin1 {
+			decl = `<?xml version="1.0" encoding="ISO-8859-1"?>` + "\n"
+		}
+		src := append([]byte(decl), body...)
+		_, span, ok := ScanRoot(src, Options{}, outer, "set", 0, nil)
+		if !ok {
+			return
+		}
+		if _, err := Parse(src); err != nil {
+			t.Fatalf("ScanRoot accepted what Parse refuses: %v", err)
+		}
+		env := []byte(decl + `<R xmlns="urn:a" xmlns:xsi="urn:x"><S ID="set"><c>1</c>` + "\n")
+		moved := span.Moved(len(env))
+		env = append(env, src[span.Start:span.End]...)
+		env = append(env, "\n</S></R>"...)
+		d, err := Parse(env)
+		if err != nil {
+			t.Fatalf("the envelope does not parse: %v", err)
+		}
+		el, err := d.ByID("set", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if _, ok := FastCanonical(env, "set", Options{Verified: []Span{moved}}, &got); !ok {
+			t.Fatal("FastCanonical refused the envelope")
+		}
+		if want := CanonicalElement(el, nil, nil, 0); !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("stepped over:\n got %q\nwant %q", got.Bytes(), want)
+		}
+	})
+}
