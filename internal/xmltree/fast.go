@@ -98,7 +98,7 @@ func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Elemen
 	w.Write(c.out)
 	var buf []byte
 	if p.charset != nil {
-		buf = make([]byte, 0, 32<<10)
+		buf = make([]byte, 0, 1<<10)
 	}
 	pos := el.Inner
 	for _, r := range append(t.skip, [2]int{el.InnerEnd, el.InnerEnd}) {
@@ -107,7 +107,14 @@ func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Elemen
 				w.Write(seg)
 				break
 			}
-			n := min(len(seg), 16<<10)
+			// ASCII reads the same in both encodings and goes out as it
+			// is; the bytes around a character above 0x7F are decoded.
+			if n := asciiPrefix(seg); n > 0 {
+				w.Write(seg[:n])
+				seg = seg[n:]
+				continue
+			}
+			n := min(len(seg), 512)
 			buf = p.appendDecoded(buf[:0], seg[:n])
 			w.Write(buf)
 			seg = seg[n:]
@@ -119,6 +126,19 @@ func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Elemen
 	c.out = append(c.out, '>')
 	w.Write(c.out)
 	return el, true
+}
+
+// asciiPrefix returns the length of the longest prefix of b without a byte
+// above 0x7F.
+func asciiPrefix(b []byte) int {
+	i := 0
+	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+		i += 8
+	}
+	for i < len(b) && b[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
 }
 
 // appendDecoded appends raw source bytes, already checked by the scan,
