@@ -16,6 +16,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dtekit/dtekit/internal/pgtest"
+	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/sii/siitest"
 )
 
 // TestTwoServersOnePostgres runs two "dtekit serve" processes on one
@@ -32,7 +34,13 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	// The data directory holds only the demo's keys and demo.json; both
 	// processes share it, and the records live in PostgreSQL.
 	data := filepath.Join(t.TempDir(), "data")
-	env := []string{"DTEKIT_DATABASE_URL=" + dbURL, "DTEKIT_KEK=" + hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))}
+	// Both submit to one fake SII in this process, whose log shows that
+	// each submission job ran once.
+	fake := siitest.New(siitest.Options{Steps: []string{"SOK"}, StepEvery: 500 * time.Millisecond}).Start()
+	defer fake.Close()
+	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	env := []string{"DTEKIT_DATABASE_URL=" + dbURL, "DTEKIT_KEK=" + hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")),
+		siiURLEnv + "=" + fake.Endpoints().Classic, rescueAfterEnv + "=1m"}
 	p1 := startServe(t, bin, data, env...)
 	p2 := startServe(t, bin, data, env...)
 	demo := readDemoFile(t, data)
@@ -132,6 +140,33 @@ func TestTwoServersOnePostgres(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 	}
+	// Every submission job ran once: each document is aceptado and
+	// reached the fake in exactly one envelope.
+	for notFinal := -1; notFinal != 0; {
+		notFinal = 0
+		for _, r := range list() {
+			if r.Estado != "aceptado" {
+				notFinal++
+			}
+		}
+		if notFinal > 0 && time.Now().After(deadline) {
+			t.Fatalf("%d documents not aceptado 150 s after the kill", notFinal)
+		}
+		if notFinal > 0 {
+			time.Sleep(2 * time.Second)
+		}
+	}
+	perFolio := map[int64]int{}
+	for _, e := range fake.Envelopes() {
+		for _, d := range e.Docs {
+			perFolio[d.Folio]++
+		}
+	}
+	for _, r := range rows {
+		if perFolio[r.Folio] != 1 {
+			t.Errorf("folio %d reached the fake SII in %d envelopes, want 1", r.Folio, perFolio[r.Folio])
+		}
+	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Folio < rows[j].Folio })
 	for i, r := range rows {
 		if r.Folio != int64(i+1) {
@@ -147,6 +182,7 @@ func TestTwoServersOnePostgres(t *testing.T) {
 			t.Errorf("acknowledged document %s is missing", id)
 		}
 	}
-	t.Logf("%d documents acknowledged through two processes (one killed); %d stored, folios 1..%d contiguous", len(acked), len(rows), len(rows))
+	t.Logf("%d documents acknowledged through two processes (one killed); %d stored, folios 1..%d contiguous, each uploaded once (%d uploads)",
+		len(acked), len(rows), len(rows), len(fake.Requests(siitest.Upload)))
 	p1.stop(t)
 }
