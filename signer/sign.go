@@ -110,7 +110,8 @@ func fullCanonical(doc []byte, id string) (*xmltree.Element, []byte, error) {
 	if next := xmltree.NextElement(el); next != nil && next.Is(nsDSig, "Signature") {
 		return nil, nil, fmt.Errorf("signer: <%s ID=%q> is already followed by a Signature", el.QName(), id)
 	}
-	return el, xmltree.CanonicalElement(el, nil, nil, el.End-el.Start+512), nil
+	canon, err := xmltree.CanonicalElement(d, el, nil, nil)
+	return el, canon, err
 }
 
 // SignSeed builds the signed getToken request for a seed obtained from the
@@ -131,7 +132,11 @@ func (c *Certificate) SignSeed(seed string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signer: seed %q: %w", seed, err)
 	}
-	digest := sha1.Sum(xmltree.CanonicalDocument(d, nil, nil, len(body)))
+	canon, err := xmltree.CanonicalDocument(d, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("signer: seed %q: %w", seed, err)
+	}
+	digest := sha1.Sum(canon)
 	sig, err := c.signature(d.Root, "", AlgEnveloped, digest[:])
 	if err != nil {
 		return nil, err
@@ -149,13 +154,13 @@ func Canonicalize(doc []byte, id string) ([]byte, error) {
 		return nil, err
 	}
 	if id == "" {
-		return xmltree.CanonicalDocument(d, nil, nil, len(doc)), nil
+		return xmltree.CanonicalDocument(d, nil, nil)
 	}
 	el, err := d.ByID(id, nil)
 	if err != nil {
 		return nil, err
 	}
-	return xmltree.CanonicalElement(el, nil, nil, el.End-el.Start), nil
+	return xmltree.CanonicalElement(d, el, nil, nil)
 }
 
 // signature builds and signs a <Signature> element that will be placed as a

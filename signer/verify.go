@@ -110,6 +110,16 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signer: verifying: %w", err)
 	}
+	return VerifyParsed(d)
+}
+
+// VerifyParsed is Verify on a document already read by xmltree, for
+// dtekit's packages that read the document once for their own purposes
+// too. Every Signature element must be kept in d's tree with its
+// SignedInfo, KeyInfo and their contents, and so must every element a
+// Reference names; the rest of the document need not be (xmltree's
+// Options.Keep): canonical forms are written from the input's bytes.
+func VerifyParsed(d *xmltree.Document) ([]VerifiedSignature, error) {
 	if id := d.DuplicateID(); id != "" {
 		return nil, fmt.Errorf("%w: %q", ErrDuplicateID, id)
 	}
@@ -127,9 +137,9 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 	}
 	results := make([]VerifiedSignature, len(sigs))
 	var errs []error
-	budget := canonicalBudget(len(doc))
+	budget := canonicalBudget(d.Len())
 	for i, s := range sigs {
-		results[i] = verifyOne(d, s, &budget, len(doc))
+		results[i] = verifyOne(d, s, &budget, d.Len())
 		if results[i].Err != nil {
 			errs = append(errs, fmt.Errorf("signature %d (Reference %q): %w", i+1, results[i].URI, results[i].Err))
 		}
@@ -203,7 +213,7 @@ func verifyOne(d *xmltree.Document, sig *xmltree.Element, budget *int, size int)
 // checkCrypto recomputes the reference digest and verifies SignatureValue,
 // with namespace context bounded by top (nil: the whole document).
 func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature, top *xmltree.Element, budget *int) error {
-	var canon []byte
+	h := ps.digestHash()
 	if ps.uri == "" {
 		if *budget -= d.Root.End - d.Root.Start; *budget < 0 {
 			return ErrTooCostly
@@ -212,7 +222,9 @@ func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature,
 		if ps.enveloped {
 			exclude = sig
 		}
-		canon = xmltree.CanonicalDocument(d, top, exclude, 0)
+		if err := d.WriteCanonical(h, nil, top, exclude); err != nil {
+			return err
+		}
 	} else {
 		target, err := d.ByID(ps.uri[1:], top)
 		if err != nil {
@@ -227,10 +239,10 @@ func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature,
 		if ps.enveloped && xmltree.Within(sig, target) {
 			exclude = sig
 		}
-		canon = xmltree.CanonicalElement(target, top, exclude, target.End-target.Start)
+		if err := d.WriteCanonical(h, target, top, exclude); err != nil {
+			return err
+		}
 	}
-	h := ps.digestHash()
-	h.Write(canon)
 	if !bytes.Equal(h.Sum(nil), ps.digest) {
 		return ErrDigestMismatch
 	}
@@ -238,7 +250,9 @@ func checkCrypto(d *xmltree.Document, sig *xmltree.Element, ps *parsedSignature,
 		return ErrTooCostly
 	}
 	sh := ps.sigHash.New()
-	sh.Write(xmltree.CanonicalElement(ps.signedInfo, top, nil, 0))
+	if err := d.WriteCanonical(sh, ps.signedInfo, top, nil); err != nil {
+		return err
+	}
 	if err := rsa.VerifyPKCS1v15(ps.key, ps.sigHash, sh.Sum(nil), ps.value); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}

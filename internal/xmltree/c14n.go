@@ -1,13 +1,19 @@
 package xmltree
 
 import (
+	"bytes"
+	"io"
 	"slices"
 	"strings"
 )
 
 // Inclusive Canonical XML 1.0 (http://www.w3.org/TR/2001/REC-xml-c14n-20010315),
-// without comments, over the parsed tree of xmlparse.go. Declarations and
-// attributes are already in canonical order, so rendering is one walk.
+// without comments. The canonical form is written from the input's bytes,
+// read a second time with the parser, rather than from the tree: the tree
+// may hold only the elements a reader asked for (Options.Keep), and the
+// output goes straight to a hash in small pieces instead of being held
+// whole. Declarations and attributes of each element are sorted as they
+// are read, so rendering is one pass.
 //
 // The node sets it renders are the ones the SII profile produces: a whole
 // element subtree (a "#id" reference), or the whole document (URI ""),
@@ -21,37 +27,181 @@ import (
 // root). Verify uses it to check a DTE pasted into an envelope as the
 // standalone document it was when it was signed.
 
+// flushAt is the size at which a streaming canonicalizer hands its buffer
+// to the writer.
+const flushAt = 32 << 10
+
 type canonicalizer struct {
 	out     []byte
+	w       io.Writer // nil: out collects the whole form
 	top     *Element
 	exclude *Element
 }
 
-// canonicalElement renders e as the apex of a document subset.
-func CanonicalElement(e, top, exclude *Element, sizeHint int) []byte {
-	c := canonicalizer{out: make([]byte, 0, sizeHint), top: top, exclude: exclude}
-	c.apex(e)
-	return c.out
+// flush hands the buffered output to the writer once it is large enough
+// (always when force is set).
+func (c *canonicalizer) flush(force bool) {
+	if c.w != nil && (force || len(c.out) >= flushAt) {
+		c.w.Write(c.out)
+		c.out = c.out[:0]
+	}
 }
 
-// canonicalDocument renders the whole document (or, when top is not the
-// root, the subtree of top as if it were a document of its own).
-func CanonicalDocument(d *Document, top, exclude *Element, sizeHint int) []byte {
-	c := canonicalizer{out: make([]byte, 0, sizeHint), top: top, exclude: exclude}
-	if top != nil && top != d.Root {
-		c.apex(top)
-		return c.out
+// WriteCanonical writes to w the canonical form of e, an element of d, as
+// the apex of a document subset; when e is nil, that of the whole document
+// (or, when top is not the root, of the subtree of top as if it were a
+// document of its own). exclude, when not nil, is an element left out with
+// its subtree (an enveloped signature). e, top and exclude must be elements
+// kept in d's tree; their descendants need not be.
+func (d *Document) WriteCanonical(w io.Writer, e, top, exclude *Element) error {
+	c := canonicalizer{out: make([]byte, 0, 4<<10), w: w, top: top, exclude: exclude}
+	err := c.render(d, e)
+	c.flush(true)
+	return err
+}
+
+// CanonicalElement returns the canonical form of e, an element of d, as
+// the apex of a document subset (see WriteCanonical).
+func CanonicalElement(d *Document, e, top, exclude *Element) ([]byte, error) {
+	c := canonicalizer{out: make([]byte, 0, e.End-e.Start+512), top: top, exclude: exclude}
+	err := c.render(d, e)
+	return c.out, err
+}
+
+// CanonicalDocument returns the canonical form of the whole document (see
+// WriteCanonical).
+func CanonicalDocument(d *Document, top, exclude *Element) ([]byte, error) {
+	c := canonicalizer{out: make([]byte, 0, len(d.src)+512), top: top, exclude: exclude}
+	err := c.render(d, nil)
+	return c.out, err
+}
+
+func (c *canonicalizer) render(d *Document, e *Element) error {
+	if e != nil {
+		return c.apex(d, e)
+	}
+	if c.top != nil && c.top != d.Root {
+		return c.apex(d, c.top)
 	}
 	for _, pi := range d.prolog {
 		c.out = append(c.out, pi...)
 		c.out = append(c.out, '\n')
 	}
-	c.apex(d.Root)
+	if err := c.apex(d, d.Root); err != nil {
+		return err
+	}
 	for _, pi := range d.epilog {
 		c.out = append(c.out, '\n')
 		c.out = append(c.out, pi...)
 	}
-	return c.out
+	return nil
+}
+
+// apex renders e and its content, read again from the document's bytes.
+func (c *canonicalizer) apex(d *Document, e *Element) error {
+	decls, attrs := c.apexContext(e)
+	c.startTag(e, decls, attrs)
+	if e.Inner < e.InnerEnd {
+		p := &parser{src: d.src, charset: d.charset, ascii: d.ascii, doc: &Document{}, pos: e.Inner}
+		if err := c.content(p, e); err != nil {
+			return err
+		}
+	}
+	c.endTag(e)
+	return nil
+}
+
+// content renders what lies between the start and end tags of apex,
+// reading it with p (positioned after the start tag). Every element read
+// is temporary and reused once its end tag is written.
+func (c *canonicalizer) content(p *parser, apex *Element) error {
+	cur := apex
+	skip := -1
+	if c.exclude != nil {
+		skip = c.exclude.Start
+	}
+	for p.pos < apex.InnerEnd {
+		c.flush(false)
+		if p.src[p.pos] != '<' {
+			t, err := p.textBytes()
+			if err != nil {
+				return err
+			}
+			c.out = appendEscapedText(c.out, t)
+			continue
+		}
+		switch {
+		case p.has("</"):
+			if cur == apex {
+				return p.errorf("end tag before the end of <%s>", apex.QName())
+			}
+			p.pos += 2
+			if err := p.endTagName(cur.QName()); err != nil {
+				return err
+			}
+			p.skipSpace()
+			if !p.has(">") {
+				return p.errorf("malformed end tag </%s>", cur.QName())
+			}
+			p.pos++
+			c.endTag(cur)
+			done := cur
+			cur = cur.Parent
+			p.release(done)
+		case p.has("<!--"):
+			if err := p.comment(); err != nil {
+				return err
+			}
+		case p.has("<![CDATA["):
+			start := p.pos + 9
+			end := bytes.Index(p.src[start:], []byte("]]>"))
+			if end < 0 {
+				return p.errorf("unterminated CDATA section")
+			}
+			t, err := p.decodeRawBytes(start, start+end)
+			if err != nil {
+				return err
+			}
+			p.pos = start + end + 3
+			c.out = appendEscapedText(c.out, t)
+		case p.has("<?"):
+			pi, err := p.pi()
+			if err != nil {
+				return err
+			}
+			c.out = append(c.out, pi...)
+		case p.has("<!"):
+			return p.errorf("unexpected markup declaration")
+		default:
+			if p.pos == skip {
+				p.pos = c.exclude.End
+				continue
+			}
+			el := p.tempElement()
+			empty, err := p.startTag(cur, el)
+			if err != nil {
+				return err
+			}
+			c.startTag(el, c.changedDecls(el), el.Attrs)
+			if empty {
+				c.endTag(el)
+				p.release(el)
+				continue
+			}
+			cur = el
+		}
+	}
+	if cur != apex || p.pos != apex.InnerEnd {
+		return p.errorf("the content of <%s> does not end where its end tag was read", apex.QName())
+	}
+	return nil
+}
+
+// endTag renders the end tag of e.
+func (c *canonicalizer) endTag(e *Element) {
+	c.out = append(c.out, "</"...)
+	c.out = AppendQName(c.out, e.Prefix, e.Local)
+	c.out = append(c.out, '>')
 }
 
 // scopeAt returns the non-empty namespace bindings in scope at e, one per
@@ -107,11 +257,6 @@ func inheritedXMLAttrs(e, top *Element) []Attr {
 	return out
 }
 
-func (c *canonicalizer) apex(e *Element) {
-	decls, attrs := c.apexContext(e)
-	c.element(e, decls, attrs)
-}
-
 // apexContext returns what the start tag of e renders as the apex of a
 // document subset: every namespace in scope, and its attributes with the
 // xml:* ones it inherits, in canonical order.
@@ -122,27 +267,6 @@ func (c *canonicalizer) apexContext(e *Element) ([]NSDecl, []Attr) {
 		slices.SortFunc(attrs, compareAttrs)
 	}
 	return ScopeAt(e, c.top), attrs
-}
-
-// element renders e with the given namespace declarations and attributes,
-// then its content.
-func (c *canonicalizer) element(e *Element, decls []NSDecl, attrs []Attr) {
-	c.startTag(e, decls, attrs)
-	for _, ch := range e.Children {
-		switch ch.Kind {
-		case KindText:
-			c.out = AppendEscapedText(c.out, ch.Text)
-		case KindPI:
-			c.out = append(c.out, ch.Text...)
-		case KindElement:
-			if ch.El != c.exclude {
-				c.element(ch.El, c.changedDecls(ch.El), ch.El.Attrs)
-			}
-		}
-	}
-	c.out = append(c.out, "</"...)
-	c.out = AppendQName(c.out, e.Prefix, e.Local)
-	c.out = append(c.out, '>')
 }
 
 // startTag renders the start tag of e with the given namespace
@@ -202,8 +326,10 @@ func AppendQName(dst []byte, prefix, local string) []byte {
 	return append(dst, local...)
 }
 
-// appendEscapedText escapes character data as C14N does: & < > and CR only.
-func AppendEscapedText(dst []byte, s string) []byte {
+// AppendEscapedText escapes character data as C14N does: & < > and CR only.
+func AppendEscapedText(dst []byte, s string) []byte { return appendEscapedText(dst, s) }
+
+func appendEscapedText[S ~string | ~[]byte](dst []byte, s S) []byte {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		var esc string

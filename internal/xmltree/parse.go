@@ -108,6 +108,9 @@ type Element struct {
 	Children        []Node
 	Start, End      int
 	Inner, InnerEnd int
+	// temp marks an element read but not kept in the tree (see
+	// Options.Keep): it lives until its end tag and is then reused.
+	temp bool
 }
 
 // QName returns the element's name as written.
@@ -181,14 +184,24 @@ type Document struct {
 	Root   *Element
 	prolog []string // processing instructions before the root, canonical form
 	epilog []string // processing instructions after the root, canonical form
+	// ids maps each ID to its element, or to nil when the element is not
+	// kept in the tree (Options.Keep).
 	ids    map[string]*Element
 	dupIDs map[string]bool
+	// src, charset and ascii are the input and how it is decoded: the
+	// canonicalizer reads elements again from their bytes.
+	src     []byte
+	charset *charmap.Charmap
+	ascii   bool
 	// Encoding is the encoding the document was read in: "UTF-8",
 	// "ISO-8859-1", "US-ASCII" or another single-byte table's name.
 	Encoding string
 	// Elements counts the elements of the document.
 	Elements int
 }
+
+// Len returns the size of the input the document was read from.
+func (d *Document) Len() int { return len(d.src) }
 
 // DuplicateID returns an ID attribute value that appears on more than one
 // element of the document, or "" when every ID is unique.
@@ -289,6 +302,7 @@ type parser struct {
 	names   [64]string // recently read names, by a hash
 	slab    []Element  // elements allocated in batches
 	slabN   int        // size of the last batch
+	free    []*Element // temporary elements ready for reuse
 	span    int        // next of opts.Verified the fast scan may meet
 	// fast, when set, makes content() hand the subtree of the element
 	// whose ID is fast.id to the canonical-form scanner of sign_fast.go
@@ -318,6 +332,16 @@ type Options struct {
 	// scope in force where the span now sits. The ordinary parser ignores
 	// it.
 	Verified []Span
+	// Keep, when set, is asked about every element below the root right
+	// after its start tag (el.Parent is set; el and its ancestors are
+	// valid only during the call). An element is built into the tree only
+	// when its parent is and Keep returns true. The others are read and
+	// checked like the rest (well-formedness, limits, IDs for
+	// DuplicateID), then forgotten with their text at their end tag; the
+	// canonical form of a kept element still covers them, since it is
+	// written from the input's bytes. An error from Keep stops the parse
+	// and is returned as it is.
+	Keep func(el *Element) (bool, error)
 	// Latin1Fallback reads a document that has neither a byte order mark
 	// nor an encoding declaration, and is not valid UTF-8, as ISO-8859-1.
 	// The SII hands out CAF files written that way.
@@ -352,7 +376,7 @@ func newParser(src []byte, opts Options) (*parser, error) {
 	if len(src) > opts.MaxBytes {
 		return nil, fmt.Errorf("%w: the document is %d bytes, more than the %d accepted", ErrLimit, len(src), opts.MaxBytes)
 	}
-	return &parser{src: src, opts: opts, doc: &Document{}}, nil
+	return &parser{src: src, opts: opts, doc: &Document{src: src}}, nil
 }
 
 // errorf reports a syntax error at the current position with its line and
@@ -417,6 +441,7 @@ func (p *parser) document() error {
 	case Latin1:
 		p.charset = charmap.ISO8859_1
 	}
+	p.doc.charset, p.doc.ascii = p.charset, p.ascii
 	if err := p.misc(&p.doc.prolog); err != nil {
 		return err
 	}
@@ -552,6 +577,47 @@ func (p *parser) intern(b []byte) string {
 	return *slot
 }
 
+// tempElement returns a zeroed element for one that is not kept, reusing
+// one whose end tag was read (with its attribute storage).
+func (p *parser) tempElement() *Element {
+	if n := len(p.free); n > 0 {
+		el := p.free[n-1]
+		p.free = p.free[:n-1]
+		*el = Element{NS: el.NS[:0], Attrs: el.Attrs[:0], temp: true}
+		return el
+	}
+	return &Element{temp: true}
+}
+
+// release hands a temporary element back for reuse.
+func (p *parser) release(el *Element) {
+	if el.temp {
+		p.free = append(p.free, el)
+	}
+}
+
+// registerID records the ID attribute of el, if any.
+func (p *parser) registerID(el *Element) {
+	id, ok := el.Attr(idAttrName)
+	if !ok {
+		return
+	}
+	if _, dup := p.doc.ids[id]; dup {
+		if p.doc.dupIDs == nil {
+			p.doc.dupIDs = map[string]bool{}
+		}
+		p.doc.dupIDs[id] = true
+		return
+	}
+	if p.doc.ids == nil {
+		p.doc.ids = make(map[string]*Element, 4)
+	}
+	if el.temp {
+		el = nil
+	}
+	p.doc.ids[id] = el
+}
+
 // newElement returns a zeroed element from the parser's current slab.
 func (p *parser) newElement() *Element {
 	if len(p.slab) == 0 {
@@ -635,6 +701,13 @@ func (p *parser) appendChar(dst []byte) ([]byte, error) {
 // decodeRaw decodes src[start:end] (no references) with line ends
 // normalized, leaving p.pos at end.
 func (p *parser) decodeRaw(start, end int) (string, error) {
+	b, err := p.decodeRawBytes(start, end)
+	return string(b), err
+}
+
+// decodeRawBytes is decodeRaw into the parser's scratch buffer, which the
+// next read overwrites.
+func (p *parser) decodeRawBytes(start, end int) ([]byte, error) {
 	p.pos = start
 	buf := p.buf[:0]
 	var err error
@@ -648,14 +721,14 @@ func (p *parser) decodeRaw(start, end int) (string, error) {
 			continue
 		}
 		if buf, err = p.appendChar(buf); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	if p.pos != end {
-		return "", p.errorf("character crosses a markup boundary")
+		return nil, p.errorf("character crosses a markup boundary")
 	}
 	p.buf = buf
-	return string(buf), nil
+	return buf, nil
 }
 
 // reference reads an entity or character reference at p.pos ('&') and
@@ -765,13 +838,20 @@ func (p *parser) attrValue() (string, error) {
 
 // text reads character data up to the next '<'.
 func (p *parser) text() (string, error) {
+	b, err := p.textBytes()
+	return string(b), err
+}
+
+// textBytes is text into the parser's scratch buffer, which the next read
+// overwrites.
+func (p *parser) textBytes() ([]byte, error) {
 	buf := p.buf[:0]
 	var err error
 	for !p.eof() {
 		switch c := p.src[p.pos]; c {
 		case '<':
 			p.buf = buf
-			return string(buf), nil
+			return buf, nil
 		case '&':
 			buf, err = p.reference(buf)
 		case '\r':
@@ -782,7 +862,7 @@ func (p *parser) text() (string, error) {
 			buf = append(buf, '\n')
 		case ']':
 			if p.has("]]>") {
-				return "", p.errorf("']]>' is not allowed in character data")
+				return nil, p.errorf("']]>' is not allowed in character data")
 			}
 			p.pos++
 			buf = append(buf, c)
@@ -790,11 +870,11 @@ func (p *parser) text() (string, error) {
 			buf, err = p.appendChar(buf)
 		}
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	p.buf = buf
-	return string(buf), nil
+	return buf, nil
 }
 
 // lookupNS resolves prefix in the scope of e, looking no higher than top
@@ -831,6 +911,12 @@ func (p *parser) content() error {
 			if cur == nil {
 				return p.errorf("text before the root element")
 			}
+			if cur.temp {
+				if _, err := p.textBytes(); err != nil {
+					return err
+				}
+				continue
+			}
 			t, err := p.text()
 			if err != nil {
 				return err
@@ -854,7 +940,9 @@ func (p *parser) content() error {
 			}
 			p.pos++
 			cur.End = p.pos
+			done := cur
 			cur = cur.Parent
+			p.release(done)
 			depth--
 			if cur == nil {
 				return nil
@@ -875,12 +963,14 @@ func (p *parser) content() error {
 			if end < 0 {
 				return p.errorf("unterminated CDATA section")
 			}
-			t, err := p.decodeRaw(start, start+end)
+			t, err := p.decodeRawBytes(start, start+end)
 			if err != nil {
 				return err
 			}
 			p.pos = start + end + 3
-			cur.Children = append(cur.Children, Node{Kind: KindText, Text: t})
+			if !cur.temp {
+				cur.Children = append(cur.Children, Node{Kind: KindText, Text: string(t)})
+			}
 		case p.has("<?"):
 			if cur == nil {
 				return p.errorf("expected the root element")
@@ -889,7 +979,9 @@ func (p *parser) content() error {
 			if err != nil {
 				return err
 			}
-			cur.Children = append(cur.Children, Node{Kind: KindPI, Text: pi})
+			if !cur.temp {
+				cur.Children = append(cur.Children, Node{Kind: KindPI, Text: pi})
+			}
 		case p.has("<!"):
 			return p.errorf("unexpected markup declaration")
 		default:
@@ -899,9 +991,18 @@ func (p *parser) content() error {
 			if p.doc.Elements++; p.doc.Elements > p.opts.MaxElements {
 				return fmt.Errorf("%w: more than %d elements", ErrLimit, p.opts.MaxElements)
 			}
-			el, empty, err := p.startTag(cur)
+			el, empty, err := p.element(cur)
 			if err != nil {
 				return err
+			}
+			if el.temp {
+				if empty {
+					p.release(el)
+					continue
+				}
+				cur = el
+				depth++
+				continue
 			}
 			if cur == nil {
 				p.doc.Root = el
@@ -943,17 +1044,50 @@ func (p *parser) content() error {
 	}
 }
 
-// startTag parses a start tag or empty-element tag at p.pos.
-func (p *parser) startTag(parent *Element) (*Element, bool, error) {
-	el := p.newElement()
+// element reads the start tag at p.pos of a child of parent (nil for the
+// root), decides with Options.Keep whether it is kept, and records its ID.
+func (p *parser) element(parent *Element) (*Element, bool, error) {
+	if p.opts.Keep == nil || parent == nil {
+		el := p.newElement()
+		empty, err := p.startTag(parent, el)
+		if err != nil {
+			return nil, false, err
+		}
+		p.registerID(el)
+		return el, empty, nil
+	}
+	el := p.tempElement()
+	empty, err := p.startTag(parent, el)
+	if err != nil {
+		return nil, false, err
+	}
+	keep, err := p.opts.Keep(el)
+	if err != nil {
+		return nil, false, err
+	}
+	if keep && !parent.temp {
+		k := p.newElement()
+		*k = *el
+		k.temp = false
+		el.NS, el.Attrs = nil, nil // now k's
+		p.release(el)
+		el = k
+	}
+	p.registerID(el)
+	return el, empty, nil
+}
+
+// startTag parses a start tag or empty-element tag at p.pos into el, a
+// child of parent.
+func (p *parser) startTag(parent, el *Element) (bool, error) {
 	el.Parent, el.Start = parent, p.pos
 	p.pos++
 	qname, err := p.name()
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
 	if el.Prefix, el.Local, err = p.splitQName(qname); err != nil {
-		return nil, false, err
+		return false, err
 	}
 	empty := false
 	seen := 0
@@ -971,37 +1105,37 @@ func (p *parser) startTag(parent *Element) (*Element, bool, error) {
 			break
 		}
 		if p.eof() {
-			return nil, false, p.errorf("unterminated start tag <%s>", qname)
+			return false, p.errorf("unterminated start tag <%s>", qname)
 		}
 		if !space {
-			return nil, false, p.errorf("expected whitespace before an attribute in <%s>", qname)
+			return false, p.errorf("expected whitespace before an attribute in <%s>", qname)
 		}
 		if seen++; seen > maxAttrs {
-			return nil, false, p.errorf("more than %d attributes in <%s>", maxAttrs, qname)
+			return false, p.errorf("more than %d attributes in <%s>", maxAttrs, qname)
 		}
 		aname, err := p.name()
 		if err != nil {
-			return nil, false, err
+			return false, err
 		}
 		p.skipSpace()
 		if !p.has("=") {
-			return nil, false, p.errorf("attribute %s in <%s> has no value", aname, qname)
+			return false, p.errorf("attribute %s in <%s> has no value", aname, qname)
 		}
 		p.pos++
 		p.skipSpace()
 		value, err := p.attrValue()
 		if err != nil {
-			return nil, false, err
+			return false, err
 		}
 		if err := p.addAttr(el, aname, value); err != nil {
-			return nil, false, err
+			return false, err
 		}
 	}
 	// Resolve the element and attribute namespaces now that all of this
 	// element's declarations are known.
 	var ok bool
 	if el.URI, ok = lookupNS(el, el.Prefix, nil); !ok {
-		return nil, false, p.errorf("undeclared namespace prefix %q on <%s>", el.Prefix, qname)
+		return false, p.errorf("undeclared namespace prefix %q on <%s>", el.Prefix, qname)
 	}
 	for i := range el.Attrs {
 		a := &el.Attrs[i]
@@ -1009,11 +1143,11 @@ func (p *parser) startTag(parent *Element) (*Element, bool, error) {
 			continue
 		}
 		if a.URI, ok = lookupNS(el, a.Prefix, nil); !ok {
-			return nil, false, p.errorf("undeclared namespace prefix %q on attribute %s of <%s>", a.Prefix, a.QName(), qname)
+			return false, p.errorf("undeclared namespace prefix %q on attribute %s of <%s>", a.Prefix, a.QName(), qname)
 		}
 		for _, b := range el.Attrs[:i] {
 			if b.Prefix != "" && b.URI == a.URI && b.Local == a.Local {
-				return nil, false, p.errorf("attributes %s and %s of <%s> are the same attribute", b.QName(), a.QName(), qname)
+				return false, p.errorf("attributes %s and %s of <%s> are the same attribute", b.QName(), a.QName(), qname)
 			}
 		}
 	}
@@ -1021,20 +1155,7 @@ func (p *parser) startTag(parent *Element) (*Element, bool, error) {
 	// canonicalizer never has to sort.
 	slices.SortFunc(el.NS, func(a, b NSDecl) int { return strings.Compare(a.Prefix, b.Prefix) })
 	slices.SortFunc(el.Attrs, compareAttrs)
-	if id, ok := el.Attr(idAttrName); ok {
-		if _, dup := p.doc.ids[id]; dup {
-			if p.doc.dupIDs == nil {
-				p.doc.dupIDs = map[string]bool{}
-			}
-			p.doc.dupIDs[id] = true
-		} else {
-			if p.doc.ids == nil {
-				p.doc.ids = make(map[string]*Element, 4)
-			}
-			p.doc.ids[id] = el
-		}
-	}
-	return el, empty, nil
+	return empty, nil
 }
 
 // addAttr records one attribute or namespace declaration of el.

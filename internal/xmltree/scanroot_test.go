@@ -41,7 +41,10 @@ func TestScanRootVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := CanonicalElement(el, nil, nil, 0)
+	want, err := CanonicalElement(d, el, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, v := range [][]Span{nil, spans} {
 		var got bytes.Buffer
 		if _, ok := FastCanonical(env, "set", Options{Verified: v}, &got); !ok {
@@ -143,7 +146,7 @@ func FuzzScanRoot(f *testing.F) {
 		if _, ok := FastCanonical(env, "set", Options{Verified: []Span{moved}}, &got); !ok {
 			t.Fatal("FastCanonical refused the envelope")
 		}
-		if want := CanonicalElement(el, nil, nil, 0); !bytes.Equal(got.Bytes(), want) {
+		if want, err := CanonicalElement(d, el, nil, nil); err != nil || !bytes.Equal(got.Bytes(), want) {
 			t.Fatalf("stepped over:\n got %q\nwant %q", got.Bytes(), want)
 		}
 	})

@@ -1,6 +1,7 @@
 package xmltree
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -154,5 +155,78 @@ func TestSWARSpecialText(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestKeep(t *testing.T) {
+	doc := []byte(`<?pi a?><r xmlns="urn:r" xmlns:p="urn:p" xml:lang="es"><k ID="k1"><u a="1"><!-- c --><p:v ID="v1">t&amp;<![CDATA[<x>]]></p:v><?q d?></u>` +
+		"<w xmlns=\"urn:w\">\r\n</w><n/></k><u2><k>lost</k></u2></r>")
+	keep := func(e *Element) (bool, error) { return e.Local == "k" || e.Local == "n", nil }
+	d, err := ParseWith(doc, Options{Keep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids := d.Root.Elements()
+	if len(kids) != 1 || kids[0].Local != "k" || len(kids[0].Elements()) != 1 || kids[0].Elements()[0].Local != "n" {
+		t.Fatalf("kept tree: %+v", kids)
+	}
+	if d.Elements != 8 {
+		t.Fatalf("counted %d elements, want 8", d.Elements)
+	}
+	k, err := d.ByID("k1", nil)
+	if err != nil || k != kids[0] {
+		t.Fatalf("ByID(k1) = %v, %v", k, err)
+	}
+	if _, err := d.ByID("v1", nil); err == nil {
+		t.Fatal("ByID found an element that is not kept")
+	}
+	// Written by hand from the C14N 1.0 rules: the apex carries every
+	// namespace in scope and the inherited xml:lang; comments go, the
+	// CDATA section becomes escaped text, CR LF becomes LF.
+	want := `<k xmlns="urn:r" xmlns:p="urn:p" ID="k1" xml:lang="es"><u a="1"><p:v ID="v1">t&amp;&lt;x&gt;</p:v><?q d?></u>` +
+		"<w xmlns=\"urn:w\">\n</w><n></n></k>"
+	got, err := CanonicalElement(d, k, nil, nil)
+	if err != nil || string(got) != want {
+		t.Fatalf("canonical form from the bytes:\n got %q, %v\nwant %q", got, err, want)
+	}
+	var buf strings.Builder
+	if err := d.WriteCanonical(&buf, nil, nil, kids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if want := `<?pi a?>` + "\n" + `<r xmlns="urn:r" xmlns:p="urn:p" xml:lang="es"><u2><k>lost</k></u2></r>`; buf.String() != want {
+		t.Fatalf("document minus k:\n got %q\nwant %q", buf.String(), want)
+	}
+	full, err := Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fk, _ := CanonicalElement(full, full.Root.Elements()[0], nil, nil); !bytes.Equal(fk, got) {
+		t.Fatalf("canonical form from the full tree: %q", fk)
+	}
+
+	for name, tc := range map[string]struct {
+		doc  string
+		want error
+	}{
+		"duplicate ID in dropped elements": {`<r><a ID="x"/><b><c ID="x"/></b></r>`, nil},
+		"malformed dropped element":        {`<r><b><c></d></b></r>`, ErrInvalidXML},
+		"too many dropped elements":        {`<r>` + strings.Repeat(`<b/>`, 20) + `</r>`, ErrLimit},
+	} {
+		d, err := ParseWith([]byte(tc.doc), Options{MaxElements: 10, Keep: func(e *Element) (bool, error) { return e.Local == "a", nil }})
+		switch {
+		case tc.want != nil && !errors.Is(err, tc.want):
+			t.Errorf("%s: %v, want %v", name, err, tc.want)
+		case tc.want == nil && (err != nil || d.DuplicateID() != "x"):
+			t.Errorf("%s: %v, duplicate %q", name, err, d.DuplicateID())
+		}
+	}
+	stop := errors.New("stop")
+	if _, err := ParseWith([]byte(`<r><a><b/></a></r>`), Options{Keep: func(e *Element) (bool, error) {
+		if e.Local == "b" && e.Parent.Local == "a" {
+			return false, stop
+		}
+		return false, nil
+	}}); err != stop {
+		t.Fatalf("Keep's error: %v", err)
 	}
 }
