@@ -55,6 +55,10 @@ type Document struct {
 	TED []byte
 	// TmstFirma is the signing timestamp as written (Chile local time).
 	TmstFirma string
+	// SignatureValue is the base64 text of the DTE's own XML-DSig
+	// SignatureValue with its whitespace removed ("" for an unsigned
+	// DTE): what the SII's getEstDteAv asks for as FirmaDte.
+	SignatureValue string
 	// Raw is the signed DTE: the whole input for ParseDTE, the <DTE>
 	// element's bytes verbatim for a document read by ParseEnvio.
 	Raw []byte
@@ -405,6 +409,9 @@ func pxDocument(dteNode *pxNode, src []byte) (*Document, error) {
 		IndTraslado:  p.intPtr("IdDoc/IndTraslado", id.child("IndTraslado")),
 		TipoDespacho: p.intPtr("IdDoc/TipoDespacho", id.child("TipoDespacho")),
 		TmstFirma:    body.val("TmstFirma"),
+	}
+	if sig := dteNode.el().Child(nsDSig, "Signature"); sig != nil {
+		doc.SignatureValue = strings.Join(strings.Fields(sig.Child(nsDSig, "SignatureValue").Text()), "")
 	}
 	if doc.Folio <= 0 && p.err == nil {
 		return nil, fmt.Errorf("dte: parse: IdDoc/Folio %q is not a positive folio", id.val("Folio"))

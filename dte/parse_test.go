@@ -39,6 +39,10 @@ func TestParseEnvioSIISample(t *testing.T) {
 	if d.ID != "F60T33" || d.Tipo != 33 || d.Folio != 60 || d.FechaEmision != "2003-10-13" || d.TmstFirma != "2003-10-13T09:33:20" {
 		t.Errorf("document %s %d/%d %s %s", d.ID, d.Tipo, d.Folio, d.FechaEmision, d.TmstFirma)
 	}
+	// The DTE's own signature (line 132 of the sample), not the envelope's.
+	if want := "JG1Ig0pvSIH85kIKGRZUjkyX6CNaY08Y94j4UegTgDe8+wl61GzqjdR1rfOK9BGn93AMOo6aiAgolW0k/XklNVtM/ZzpNNS3d/fYVa1q509mAMSXbelxSM3bjoa7H6Wzd/mV1PpQ8zK5gw7mgMMP4IKxHyS92G81GEguSmzcQmA="; d.SignatureValue != want {
+		t.Errorf("SignatureValue %q, want %q", d.SignatureValue, want)
+	}
 	if d.Emisor.Rut != "97975000-5" || d.Emisor.RazonSocial != "RUT DE PRUEBA" || len(d.Emisor.Acteco) != 1 || d.Emisor.Acteco[0] != 31341 ||
 		d.Emisor.SucursalSII == nil || *d.Emisor.SucursalSII != 1234 || d.Emisor.Direccion != "Teatinos 120, Piso 4" {
 		t.Errorf("emisor %+v", d.Emisor)

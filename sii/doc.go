@@ -4,7 +4,7 @@
 //
 // Two protocols are covered. The classic one, used for every document type
 // except boletas, is a set of Apache Axis SOAP services (CrSeed, GetTokenFromSeed,
-// QueryEstUp, QueryEstDte) plus the multipart upload DTEUpload, all on
+// QueryEstUp, QueryEstDte, QueryEstDteAv) plus the multipart upload DTEUpload, all on
 // maullin.sii.cl (certificación) or palena.sii.cl (producción). Boletas (types
 // 39 and 41) go through a REST API whose seed, token and status calls live on
 // apicert.sii.cl / api.sii.cl and whose upload lives on pangal.sii.cl /
@@ -24,8 +24,10 @@
 // Uploads are never retried on a transport error by the client: the SII may
 // have accepted the envelope before the connection failed, and a blind
 // resend produces a second track id whose documents come back rejected as
-// duplicates (DTE-3-100/DTE-3-101). The caller decides, and reconciles with
-// DocumentStatus (getEstDte) before believing such a rejection. The mapping
+// duplicates (DTE-3-100/DTE-3-101). The caller decides: DocumentStatusAdvanced
+// (getEstDteAv) names the envelope that carried a document, so the lost
+// track id can be recovered instead of sending again, and DocumentStatus
+// (getEstDte) is asked before believing a duplicate's rejection. The mapping
 // from the SII's codes to the contract's DTE states is UploadOutcome,
 // EnvelopeOutcome and DocumentOutcome.
 package sii

@@ -21,8 +21,8 @@ const (
 // no trailing slash needed) of the SII services. The paths of each service
 // are fixed by the protocol and appended by the client.
 type Endpoints struct {
-	// Classic serves CrSeed.jws, GetTokenFromSeed.jws, QueryEstUp.jws and
-	// QueryEstDte.jws under /DTEWS.
+	// Classic serves CrSeed.jws, GetTokenFromSeed.jws, QueryEstUp.jws,
+	// QueryEstDte.jws and services/QueryEstDteAv under /DTEWS.
 	Classic string
 	// Upload serves /cgi_dte/UPL/DTEUpload (the same host as Classic at
 	// the SII).
@@ -67,6 +67,7 @@ const (
 	PathToken       = "/DTEWS/GetTokenFromSeed.jws"
 	PathEstUp       = "/DTEWS/QueryEstUp.jws"
 	PathEstDte      = "/DTEWS/QueryEstDte.jws"
+	PathEstDteAv    = "/DTEWS/services/QueryEstDteAv"
 	PathUpload      = "/cgi_dte/UPL/DTEUpload"
 	PathBoletaSeed  = "/recursos/v1/boleta.electronica.semilla"
 	PathBoletaToken = "/recursos/v1/boleta.electronica.token"

@@ -41,7 +41,7 @@ const (
 // envelope (see the package documentation).
 type TransportError struct {
 	// Op is the operation ("getSeed", "getToken", "upload", "getEstUp",
-	// "getEstDte", "boleta.semilla", "boleta.token", "boleta.envio",
+	// "getEstDte", "getEstDteAv", "boleta.semilla", "boleta.token", "boleta.envio",
 	// "boleta.estado", "boleta.dte").
 	Op string
 	// URL is the address called.

@@ -16,30 +16,42 @@ var soapSeeds = []string{
 	"Error 500",
 	"",
 	"<?xml version=\"1.0\" encoding=\"UTF-8\"?><soapenv:Envelope xmlns:soapenv=\"s\"><soapenv:Body><getEstUpReturn>GLOSA \xe1</getEstUpReturn></soapenv:Body></soapenv:Envelope>",
+	// A getEstDteAv answer written by hand in the shape third-party
+	// clients read: RESP_BODY first, the return prefixed.
+	`<?xml version="1.0" encoding="utf-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><ns1:getEstDteAvResponse xmlns:ns1="http://DefaultNamespace"><ns1:getEstDteAvReturn>&lt;?xml version="1.0" encoding="UTF-8"?&gt;&lt;SII:RESPUESTA xmlns:SII="http://www.sii.cl/XMLSchema"&gt;&lt;SII:RESP_BODY&gt;&lt;RECIBIDO&gt;SI&lt;/RECIBIDO&gt;&lt;ESTADO&gt;DOK&lt;/ESTADO&gt;&lt;GLOSA&gt;Documento Recibido por el SII. Datos Coinciden con los Registrados&lt;/GLOSA&gt;&lt;TRACKID&gt;0004823107&lt;/TRACKID&gt;&lt;NUMATENCION&gt;44120 (2026/11/23 15:02:11)&lt;/NUMATENCION&gt;&lt;/SII:RESP_BODY&gt;&lt;SII:RESP_HDR&gt;&lt;ESTADO&gt;0&lt;/ESTADO&gt;&lt;GLOSA&gt;Consulta OK&lt;/GLOSA&gt;&lt;/SII:RESP_HDR&gt;&lt;/SII:RESPUESTA&gt;</ns1:getEstDteAvReturn></ns1:getEstDteAvResponse></soapenv:Body></soapenv:Envelope>`,
 }
 
 // FuzzParseSOAP feeds arbitrary bodies to the SOAP and RESPUESTA readers
-// and getEstUp's interpretation: never a panic, and an error is always a
-// *TransportError.
+// and to getEstUp's and getEstDteAv's interpretations: never a panic, an
+// error is always a *TransportError, and getEstDteAv never names an
+// envelope for a document not received.
 func FuzzParseSOAP(f *testing.F) {
 	for _, s := range soapSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		inner, err := parseSOAPReturn("getEstUp", http.StatusOK, http.Header{}, body)
-		if err != nil {
-			if _, ok := err.(*TransportError); !ok {
-				t.Fatalf("error %T is not a *TransportError: %v", err, err)
+		for _, op := range []string{"getEstUp", "getEstDteAv"} {
+			inner, err := parseSOAPReturn(op, http.StatusOK, http.Header{}, body)
+			if err != nil {
+				if _, ok := err.(*TransportError); !ok {
+					t.Fatalf("error %T is not a *TransportError: %v", err, err)
+				}
+				continue
 			}
-			return
-		}
-		r, err := parseRespuesta([]byte(inner))
-		if err != nil {
-			return
-		}
-		s := estUpStatus(r, "1")
-		for _, tipo := range []int{0, 33} {
-			_ = EnvelopeOutcome(s, tipo)
+			r, err := parseRespuesta([]byte(inner))
+			if err != nil {
+				continue
+			}
+			if op == "getEstDteAv" {
+				if s := estDteAvStatus(r); s.Envelope() != "" && !s.Recibido {
+					t.Fatalf("an envelope %q named for a document not received", s.Envelope())
+				}
+				continue
+			}
+			s := estUpStatus(r, "1")
+			for _, tipo := range []int{0, 33} {
+				_ = EnvelopeOutcome(s, tipo)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package sii
 
 import (
 	"net/http"
+	"reflect"
 	"testing"
 )
 
@@ -59,6 +60,44 @@ func TestParseQuirks(t *testing.T) {
 		_, err := parseSOAPReturn("getEstUp", http.StatusOK, nil, []byte(soapSeeds[i]))
 		if te, ok := err.(*TransportError); !ok || te.Kind != kind {
 			t.Errorf("seed %d: %v, want %s", i, err, kind)
+		}
+	}
+}
+
+// TestParseEstDteAv reads a hand-written getEstDteAv answer (the shape
+// third-party clients parse; RESP_BODY first, the return prefixed): the
+// track id stays zero-padded, and a refused token or RECIBIDO NO names no
+// envelope.
+func TestParseEstDteAv(t *testing.T) {
+	inner, err := parseSOAPReturn("getEstDteAv", http.StatusOK, http.Header{}, []byte(soapSeeds[len(soapSeeds)-1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseRespuesta([]byte(inner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := estDteAvStatus(r)
+	want := AdvancedStatus{HdrEstado: "0", HdrGlosa: "Consulta OK", Recibido: true, Estado: "DOK",
+		Glosa: "Documento Recibido por el SII. Datos Coinciden con los Registrados", TrackID: "0004823107",
+		NumAtencion: "44120 (2026/11/23 15:02:11)"}
+	s.Raw = nil
+	if !reflect.DeepEqual(*s, want) {
+		t.Errorf("got %+v\nwant %+v", *s, want)
+	}
+	if s.Envelope() != "0004823107" {
+		t.Errorf("Envelope() = %q", s.Envelope())
+	}
+	for _, doc := range []string{
+		`<SII:RESPUESTA xmlns:SII="x"><SII:RESP_HDR><ESTADO>0</ESTADO></SII:RESP_HDR><SII:RESP_BODY><RECIBIDO>NO</RECIBIDO><ESTADO>FAU</ESTADO><TRACKID>0000000001</TRACKID></SII:RESP_BODY></SII:RESPUESTA>`,
+		`<SII:RESPUESTA xmlns:SII="x"><SII:RESP_HDR><ESTADO>002</ESTADO></SII:RESP_HDR><SII:RESP_BODY><RECIBIDO>SI</RECIBIDO><TRACKID>0000000001</TRACKID></SII:RESP_BODY></SII:RESPUESTA>`,
+	} {
+		r, err := parseRespuesta([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := estDteAvStatus(r).Envelope(); e != "" {
+			t.Errorf("%s: Envelope() = %q, want none", doc, e)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package siitest provides a fake SII for tests: the seed, token, upload
-// and status services of the classic SOAP protocol and of the boleta REST
-// API, served on loopback with net/http/httptest, as strict as the real
+// and status services (getEstUp, getEstDte, getEstDteAv) of the classic
+// SOAP protocol and of the boleta REST API, served on loopback with net/http/httptest, as strict as the real
 // services on everything the SII documents.
 //
 // The fake checks what the SII checks: the seed's age against an
@@ -48,6 +48,7 @@ const (
 	Upload       Endpoint = "upload"
 	EstUp        Endpoint = "getEstUp"
 	EstDte       Endpoint = "getEstDte"
+	EstDteAv     Endpoint = "getEstDteAv"
 	BoletaSeed   Endpoint = "boleta.semilla"
 	BoletaToken  Endpoint = "boleta.token"
 	BoletaUpload Endpoint = "boleta.envio"
@@ -210,6 +211,9 @@ type Doc struct {
 	Fecha    string
 	Monto    int64
 	Receptor string
+	// SignatureValue is the DTE's own SignatureValue as uploaded,
+	// whitespace removed (what getEstDteAv's FirmaDte must equal).
+	SignatureValue string
 	// Result and Detail are the document's review result.
 	Result DocResult
 	Detail string

@@ -266,3 +266,50 @@ func TestWSDL(t *testing.T) {
 		t.Errorf("WSDL does not point back at the fake:\n%s", b)
 	}
 }
+
+// TestEstDteAvChecks sends hand-written getEstDteAv calls: a bad token
+// gives 003, a date in getEstDte's DDMMYYYY form or a FirmaDte that is not
+// base64 gives -3; well-formed parameters for a document never uploaded
+// give RECIBIDO NO, FAU. Every call is recorded.
+func TestEstDteAvChecks(t *testing.T) {
+	f, c := started(t, siitest.Options{})
+	client, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: c.Cert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := client.Token(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(tok, fecha, firma string) string {
+		params := `<RutEmpresa>76192083</RutEmpresa><DvEmpresa>9</DvEmpresa><RutReceptor>76086428</RutReceptor><DvReceptor>5</DvReceptor>` +
+			`<TipoDte>33</TipoDte><FolioDte>7</FolioDte><FechaEmisionDte>` + fecha + `</FechaEmisionDte><MontoDte>11900</MontoDte>` +
+			`<FirmaDte>` + firma + `</FirmaDte><Token>` + tok + `</Token>`
+		return soapCall(t, f.Endpoints().Classic+sii.PathEstDteAv, "getEstDteAv", params)
+	}
+	hdrEstado := regexp.MustCompile(`<SII:RESP_HDR><SII:ESTADO>([^<]*)</SII:ESTADO>`)
+	for _, tc := range []struct {
+		name, tok, fecha, firma, estado string
+	}{
+		{"unknown token", "XAuSbYXiNh9Ik", "23-11-2026", "c2lnbmF0dXJl", "003"},
+		{"DDMMYYYY date", token, "23112026", "c2lnbmF0dXJl", "-3"},
+		{"ISO date", token, "2026-11-23", "c2lnbmF0dXJl", "-3"},
+		{"firma not base64", token, "23-11-2026", "no es base64!", "-3"},
+		{"empty firma", token, "23-11-2026", "", "-3"},
+		{"never uploaded", token, "23-11-2026", "c2lnbmF0dXJl", "0"},
+	} {
+		inner := call(tc.tok, tc.fecha, tc.firma)
+		m := hdrEstado.FindStringSubmatch(inner)
+		if m == nil || m[1] != tc.estado {
+			t.Errorf("%s: %s, want RESP_HDR ESTADO %s", tc.name, inner, tc.estado)
+			continue
+		}
+		if tc.estado == "0" && (!strings.Contains(inner, "<SII:RECIBIDO>NO</SII:RECIBIDO>") || !strings.Contains(inner, "<SII:ESTADO>FAU</SII:ESTADO>") ||
+			strings.Contains(inner, "TRACKID") || strings.Index(inner, "RESP_BODY") > strings.Index(inner, "RESP_HDR")) {
+			t.Errorf("%s: %s, want RESP_BODY first with RECIBIDO NO, FAU and no TRACKID", tc.name, inner)
+		}
+	}
+	if n := len(f.Requests(siitest.EstDteAv)); n != 6 {
+		t.Errorf("%d getEstDteAv requests recorded, want 6", n)
+	}
+}

@@ -24,6 +24,7 @@ func (f *Fake) Handler() http.Handler {
 	mux.HandleFunc(sii.PathToken, f.soap(Token, f.getToken))
 	mux.HandleFunc(sii.PathEstUp, f.soap(EstUp, f.getEstUp))
 	mux.HandleFunc(sii.PathEstDte, f.soap(EstDte, f.getEstDte))
+	mux.HandleFunc(sii.PathEstDteAv, f.soap(EstDteAv, f.getEstDteAv))
 	mux.HandleFunc(sii.PathUpload, f.serveUpload)
 	mux.HandleFunc("GET "+sii.PathBoletaSeed, f.serveBoletaSeed)
 	mux.HandleFunc("POST "+sii.PathBoletaToken, f.serveBoletaToken)

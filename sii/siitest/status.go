@@ -1,13 +1,17 @@
 package siitest
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dtekit/dtekit/dte"
 )
 
 // lookupTrack finds an envelope by track id, with or without its leading
@@ -310,4 +314,72 @@ func (f *Fake) serveBoletaDTE(w http.ResponseWriter, r *http.Request) {
 	f.result(idx, "codigo %s", estado)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]string{"codigo": estado, "descripcion": glosa, "err_code": errCode})
+}
+
+// getEstDteAv is QueryEstDteAv.getEstDteAv, the per-document query keyed
+// by the DTE's signature. The fake knows a document once an EnvioDTE
+// carrying it got a track id (whatever its review says: the SII received
+// it):
+//   - RECIBIDO SI with the TRACKID of the latest such envelope whose copy
+//     has FirmaDte as its SignatureValue; ESTADO is what getEstDte answers
+//     for the same data (FAU while the envelope is in review or when the
+//     review rejected the document, DOK once accepted, with or without
+//     reparos; DNK when the date, amount or receiver differ);
+//   - RECIBIDO NO with ESTADO DNK when the company sent the same type and
+//     folio but no copy has this signature: the SII has another document
+//     under that folio, not this one;
+//   - RECIBIDO NO with ESTADO FAU when no copy arrived; EMP for a company
+//     not authorised to issue.
+//
+// Boleta envelopes are not searched: the classic service does not cover
+// the boleta API. A bad token gives RESP_HDR ESTADO 001–003, bad parameters
+// (RUTs, a date not DD-MM-YYYY, numbers, a FirmaDte that is not base64)
+// ESTADO -3; an answered query has RESP_HDR ESTADO 0.
+func (f *Fake) getEstDteAv(call soapCall, idx int, _ Fault) ([][2]string, string) {
+	if _, code := f.checkToken(call["Token"], false); code != "" {
+		return [][2]string{{"ESTADO", code}, {"GLOSA", "Token Invalido"}, {"NUM_ATENCION", f.numAtencion(idx)}}, ""
+	}
+	company, err1 := dte.ParseRUT(call["RutEmpresa"] + "-" + call["DvEmpresa"])
+	receptor, err2 := dte.ParseRUT(call["RutReceptor"] + "-" + call["DvReceptor"])
+	tipo, err3 := strconv.Atoi(call["TipoDte"])
+	folio, err4 := strconv.ParseInt(call["FolioDte"], 10, 64)
+	fecha, err5 := time.Parse("02-01-2006", call["FechaEmisionDte"])
+	monto, err6 := strconv.ParseInt(call["MontoDte"], 10, 64)
+	firma := call["FirmaDte"]
+	_, err7 := base64.StdEncoding.Strict().DecodeString(firma)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); err != nil || firma == "" {
+		return [][2]string{{"ESTADO", "-3"}, {"GLOSA", "Error en parametros"}, {"NUM_ATENCION", f.numAtencion(idx)}}, ""
+	}
+	q := docQuery{company: company.String(), receptor: receptor.String(), tipo: tipo, folio: folio, fecha: fecha, monto: monto}
+	f.mu.Lock()
+	recibido, track := "NO", ""
+	estado, _, glosa := f.docState(q)
+	if estado != "EMP" {
+		sameFolio := false
+		for _, e := range f.envelopes {
+			if e.Boleta || !strings.EqualFold(e.Company, q.company) {
+				continue
+			}
+			for _, d := range e.Docs {
+				if d.Tipo != q.tipo || d.Folio != q.folio || !strings.EqualFold(d.RutEmisor, q.company) {
+					continue
+				}
+				sameFolio = true
+				if d.SignatureValue == firma {
+					recibido, track = "SI", e.TrackID
+				}
+			}
+		}
+		if sameFolio && track == "" {
+			estado, glosa = "DNK", "Documento Recibido por el SII pero Datos NO Coinciden con los registrados"
+		}
+	}
+	f.mu.Unlock()
+	f.result(idx, "RECIBIDO %s TRACKID %s ESTADO %s", recibido, track, estado)
+	body := el("RECIBIDO", recibido) + el("ESTADO", estado) + el("GLOSA", glosa)
+	if track != "" {
+		body += el("TRACKID", track)
+	}
+	body += el("NUMATENCION", f.numAtencion(idx))
+	return [][2]string{{"ESTADO", "0"}, {"GLOSA", "Consulta OK"}}, body
 }

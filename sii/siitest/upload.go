@@ -236,7 +236,7 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Env
 		for _, d := range env.Documentos {
 			monto, _ := d.Totales.MntTotal.Int64()
 			e.Docs = append(e.Docs, Doc{RutEmisor: strings.ToUpper(d.Emisor.Rut), Tipo: int(d.Tipo), Folio: d.Folio,
-				Fecha: d.FechaEmision, Monto: monto, Receptor: strings.ToUpper(d.Receptor.Rut), raw: d.Raw})
+				Fecha: d.FechaEmision, Monto: monto, Receptor: strings.ToUpper(d.Receptor.Rut), SignatureValue: d.SignatureValue, raw: d.Raw})
 		}
 	}
 	f.mu.Lock()
