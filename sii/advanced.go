@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/dtekit/dtekit/dte"
 )
 
 // AdvancedStatus is getEstDteAv's answer about one document: whether the
@@ -47,38 +44,20 @@ type AdvancedStatus struct {
 // SignatureValue; whitespace is removed here). The date goes as
 // DD-MM-YYYY. Token refresh and retries are as in EnvelopeStatus.
 func (c *Client) DocumentStatusAdvanced(ctx context.Context, q DocumentQuery, signatureValue string) (*AdvancedStatus, error) {
-	em, err := dte.ParseRUT(q.RutEmisor)
+	em, rec, fecha, err := q.parse("getEstDteAv")
 	if err != nil {
-		return nil, fmt.Errorf("sii: getEstDteAv: RutEmisor: %w", err)
-	}
-	rec, err := dte.ParseRUT(q.RutReceptor)
-	if err != nil {
-		return nil, fmt.Errorf("sii: getEstDteAv: RutReceptor: %w", err)
-	}
-	fecha, err := time.Parse("2006-01-02", q.FechaEmision)
-	if err != nil {
-		return nil, fmt.Errorf("sii: getEstDteAv: FechaEmision %q is not a YYYY-MM-DD date", q.FechaEmision)
+		return nil, err
 	}
 	firma := strings.Join(strings.Fields(signatureValue), "")
 	if firma == "" {
 		return nil, fmt.Errorf("sii: getEstDteAv: FirmaDte: the document's SignatureValue is empty")
 	}
-	var r *respuesta
-	err = c.withSOAPToken(ctx, func(token string) (bool, error) {
-		var err error
-		r, err = retry(ctx, c, func() (*respuesta, error) {
-			return c.callSOAP(ctx, c.ep.Classic, PathEstDteAv, "getEstDteAv",
-				soapParam{"RutEmpresa", strconv.Itoa(em.Number)}, soapParam{"DvEmpresa", string(em.DV)},
-				soapParam{"RutReceptor", strconv.Itoa(rec.Number)}, soapParam{"DvReceptor", string(rec.DV)},
-				soapParam{"TipoDte", strconv.Itoa(q.Tipo)}, soapParam{"FolioDte", strconv.FormatInt(q.Folio, 10)},
-				soapParam{"FechaEmisionDte", fecha.Format("02-01-2006")}, soapParam{"MontoDte", strconv.FormatInt(q.Monto, 10)},
-				soapParam{"FirmaDte", firma}, soapParam{"Token", token})
-		})
-		if err != nil {
-			return isTokenFault(err), err
-		}
-		return tokenEstado(r.Hdr["ESTADO"]), nil
-	})
+	r, err := c.query(ctx, PathEstDteAv, "getEstDteAv",
+		soapParam{"RutEmpresa", strconv.Itoa(em.Number)}, soapParam{"DvEmpresa", string(em.DV)},
+		soapParam{"RutReceptor", strconv.Itoa(rec.Number)}, soapParam{"DvReceptor", string(rec.DV)},
+		soapParam{"TipoDte", strconv.Itoa(q.Tipo)}, soapParam{"FolioDte", strconv.FormatInt(q.Folio, 10)},
+		soapParam{"FechaEmisionDte", fecha.Format("02-01-2006")}, soapParam{"MontoDte", strconv.FormatInt(q.Monto, 10)},
+		soapParam{"FirmaDte", firma})
 	if err != nil {
 		return nil, err
 	}

@@ -100,19 +100,9 @@ func (c *Client) EnvelopeStatus(ctx context.Context, rutCompany, trackID string)
 	if strings.TrimSpace(trackID) == "" {
 		return nil, fmt.Errorf("sii: getEstUp: empty track id")
 	}
-	var r *respuesta
-	err = c.withSOAPToken(ctx, func(token string) (bool, error) {
-		var err error
-		r, err = retry(ctx, c, func() (*respuesta, error) {
-			return c.callSOAP(ctx, c.ep.Classic, PathEstUp, "getEstUp",
-				soapParam{"RutCompania", strconv.Itoa(company.Number)}, soapParam{"DvCompania", string(company.DV)},
-				soapParam{"TrackId", trackID}, soapParam{"Token", token})
-		})
-		if err != nil {
-			return isTokenFault(err), err
-		}
-		return tokenEstado(r.Hdr["ESTADO"]), nil
-	})
+	r, err := c.query(ctx, PathEstUp, "getEstUp",
+		soapParam{"RutCompania", strconv.Itoa(company.Number)}, soapParam{"DvCompania", string(company.DV)},
+		soapParam{"TrackId", trackID})
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +142,27 @@ func estUpStatus(r *respuesta, trackID string) *EnvelopeStatus {
 	return s
 }
 
+// query calls a status operation of the classic services with params and
+// the token as the last part (Token): transport errors are retried, and
+// ESTADO 001–003 or a token fault get a fresh token and one more call.
+func (c *Client) query(ctx context.Context, path, op string, params ...soapParam) (*respuesta, error) {
+	var r *respuesta
+	err := c.withSOAPToken(ctx, func(token string) (bool, error) {
+		var err error
+		r, err = retry(ctx, c, func() (*respuesta, error) {
+			return c.callSOAP(ctx, c.ep.Classic, path, op, append(params[:len(params):len(params)], soapParam{"Token", token})...)
+		})
+		if err != nil {
+			return isTokenFault(err), err
+		}
+		return tokenEstado(r.Hdr["ESTADO"]), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // withSOAPToken runs f with the cached token, and once more with a new
 // token when f reports that the SII refused the first.
 func (c *Client) withSOAPToken(ctx context.Context, f func(token string) (authFailed bool, err error)) error {
@@ -181,6 +192,20 @@ type DocumentQuery struct {
 	Monto int64
 }
 
+// parse checks q for op and returns its RUTs and date.
+func (q DocumentQuery) parse(op string) (em, rec dte.RUT, fecha time.Time, err error) {
+	if em, err = dte.ParseRUT(q.RutEmisor); err != nil {
+		return em, rec, fecha, fmt.Errorf("sii: %s: RutEmisor: %w", op, err)
+	}
+	if rec, err = dte.ParseRUT(q.RutReceptor); err != nil {
+		return em, rec, fecha, fmt.Errorf("sii: %s: RutReceptor: %w", op, err)
+	}
+	if fecha, err = time.Parse("2006-01-02", q.FechaEmision); err != nil {
+		return em, rec, fecha, fmt.Errorf("sii: %s: FechaEmision %q is not a YYYY-MM-DD date", op, q.FechaEmision)
+	}
+	return em, rec, fecha, nil
+}
+
 // DocumentStatus is the SII's answer about one document (getEstDte, or the
 // boleta API's per-document status). Its fields are the contract's status
 // query fields.
@@ -204,35 +229,16 @@ func (c *Client) DocumentStatus(ctx context.Context, q DocumentQuery) (*Document
 	if err != nil {
 		return nil, fmt.Errorf("sii: getEstDte: consultant RUT: %w", err)
 	}
-	em, err := dte.ParseRUT(q.RutEmisor)
+	em, rec, fecha, err := q.parse("getEstDte")
 	if err != nil {
-		return nil, fmt.Errorf("sii: getEstDte: RutEmisor: %w", err)
+		return nil, err
 	}
-	rec, err := dte.ParseRUT(q.RutReceptor)
-	if err != nil {
-		return nil, fmt.Errorf("sii: getEstDte: RutReceptor: %w", err)
-	}
-	fecha, err := time.Parse("2006-01-02", q.FechaEmision)
-	if err != nil {
-		return nil, fmt.Errorf("sii: getEstDte: FechaEmision %q is not a YYYY-MM-DD date", q.FechaEmision)
-	}
-	var r *respuesta
-	err = c.withSOAPToken(ctx, func(token string) (bool, error) {
-		var err error
-		r, err = retry(ctx, c, func() (*respuesta, error) {
-			return c.callSOAP(ctx, c.ep.Classic, PathEstDte, "getEstDte",
-				soapParam{"RutConsultante", strconv.Itoa(cons.Number)}, soapParam{"DvConsultante", string(cons.DV)},
-				soapParam{"RutCompania", strconv.Itoa(em.Number)}, soapParam{"DvCompania", string(em.DV)},
-				soapParam{"RutReceptor", strconv.Itoa(rec.Number)}, soapParam{"DvReceptor", string(rec.DV)},
-				soapParam{"TipoDte", strconv.Itoa(q.Tipo)}, soapParam{"FolioDte", strconv.FormatInt(q.Folio, 10)},
-				soapParam{"FechaEmisionDte", fecha.Format("02012006")}, soapParam{"MontoDte", strconv.FormatInt(q.Monto, 10)},
-				soapParam{"Token", token})
-		})
-		if err != nil {
-			return isTokenFault(err), err
-		}
-		return tokenEstado(r.Hdr["ESTADO"]), nil
-	})
+	r, err := c.query(ctx, PathEstDte, "getEstDte",
+		soapParam{"RutConsultante", strconv.Itoa(cons.Number)}, soapParam{"DvConsultante", string(cons.DV)},
+		soapParam{"RutCompania", strconv.Itoa(em.Number)}, soapParam{"DvCompania", string(em.DV)},
+		soapParam{"RutReceptor", strconv.Itoa(rec.Number)}, soapParam{"DvReceptor", string(rec.DV)},
+		soapParam{"TipoDte", strconv.Itoa(q.Tipo)}, soapParam{"FolioDte", strconv.FormatInt(q.Folio, 10)},
+		soapParam{"FechaEmisionDte", fecha.Format("02012006")}, soapParam{"MontoDte", strconv.FormatInt(q.Monto, 10)})
 	if err != nil {
 		return nil, err
 	}
@@ -308,17 +314,9 @@ func (c *Client) BoletaEnvelopeStatus(ctx context.Context, rutCompany, trackID s
 
 // BoletaStatus asks the boleta API for one boleta's state.
 func (c *Client) BoletaStatus(ctx context.Context, q DocumentQuery) (*DocumentStatus, error) {
-	em, err := dte.ParseRUT(q.RutEmisor)
+	em, rec, fecha, err := q.parse("boleta dte status")
 	if err != nil {
-		return nil, fmt.Errorf("sii: boleta dte status: RutEmisor: %w", err)
-	}
-	rec, err := dte.ParseRUT(q.RutReceptor)
-	if err != nil {
-		return nil, fmt.Errorf("sii: boleta dte status: RutReceptor: %w", err)
-	}
-	fecha, err := time.Parse("2006-01-02", q.FechaEmision)
-	if err != nil {
-		return nil, fmt.Errorf("sii: boleta dte status: FechaEmision %q is not a YYYY-MM-DD date", q.FechaEmision)
+		return nil, err
 	}
 	v := url.Values{}
 	v.Set("rut_receptor", strconv.Itoa(rec.Number))

@@ -36,6 +36,20 @@ func started(t *testing.T, opts siitest.Options) (*siitest.Fake, *testcreds.Cred
 	return f, c
 }
 
+// soapToken gets a token from the fake through the sii client.
+func soapToken(t *testing.T, f *siitest.Fake, c *testcreds.Creds) string {
+	t.Helper()
+	client, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: c.Cert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := client.Token(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
 // soapCall posts a hand-written SOAP call and returns the unescaped
 // return text.
 func soapCall(t *testing.T, url, op, params string) string {
@@ -166,14 +180,7 @@ func TestTokenChecks(t *testing.T) {
 // token.
 func TestUploadChecks(t *testing.T) {
 	f, c := started(t, siitest.Options{})
-	client, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: c.Cert})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := client.Token(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := soapToken(t, f, c)
 	em, err := c.Emitter(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -273,14 +280,7 @@ func TestWSDL(t *testing.T) {
 // give RECIBIDO NO, FAU. Every call is recorded.
 func TestEstDteAvChecks(t *testing.T) {
 	f, c := started(t, siitest.Options{})
-	client, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: c.Cert})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := client.Token(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := soapToken(t, f, c)
 	call := func(tok, fecha, firma string) string {
 		params := `<RutEmpresa>76192083</RutEmpresa><DvEmpresa>9</DvEmpresa><RutReceptor>76086428</RutReceptor><DvReceptor>5</DvReceptor>` +
 			`<TipoDte>33</TipoDte><FolioDte>7</FolioDte><FechaEmisionDte>` + fecha + `</FechaEmisionDte><MontoDte>11900</MontoDte>` +
