@@ -60,15 +60,15 @@ func cafFromStore(c *store.CAF) CAF {
 }
 
 func clienteFromStore(c *store.Cliente) *Cliente {
-	return &Cliente{ID: c.ID, Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: c.Giro, Direccion: c.Direccion,
-		Comuna: c.Comuna, Ciudad: c.Ciudad, Email: c.Email, Telefono: c.Telefono, Contacto: c.Contacto,
-		Notas: c.Notas, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+	return &Cliente{ID: c.ID, ClienteInput: ClienteInput{Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: c.Giro,
+		Direccion: c.Direccion, Comuna: c.Comuna, Ciudad: c.Ciudad, Email: c.Email, Telefono: c.Telefono,
+		Contacto: c.Contacto, Notas: c.Notas}, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
 func productoFromStore(p *store.Producto) *Producto {
-	return &Producto{ID: p.ID, Codigo: p.Codigo, Nombre: p.Nombre, Descripcion: p.Descripcion,
-		PrecioUnitario: p.PrecioUnitario, Unidad: p.Unidad, EsExento: p.EsExento, Categoria: p.Categoria,
-		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
+	return &Producto{ID: p.ID, ProductoInput: ProductoInput{Codigo: p.Codigo, Nombre: p.Nombre,
+		Descripcion: p.Descripcion, PrecioUnitario: p.PrecioUnitario, Unidad: p.Unidad, EsExento: p.EsExento,
+		Categoria: p.Categoria}, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 }
 
 func cursorPtr(s string) *string {

@@ -10,34 +10,14 @@ import (
 // so the HTTP server encodes them as they are. DTE, EmitirDTEResponse,
 // TrackingInfo and SIIStatusInfo are dte's own types.
 
-// Empresa is the issuing company (contract §2.6), plus the SII economic
-// activity codes every document header needs.
-type Empresa struct {
-	ID               string `json:"id"`
-	Rut              string `json:"rut"`
-	RazonSocial      string `json:"razon_social"`
-	Giro             string `json:"giro"`
-	Direccion        string `json:"direccion"`
-	Comuna           string `json:"comuna"`
-	Ciudad           string `json:"ciudad"`
-	Ambiente         string `json:"ambiente"`
-	FechaResolucion  string `json:"fecha_resolucion"`
-	NumeroResolucion int    `json:"numero_resolucion"`
-	InboundEmail     string `json:"inbound_email,omitempty"`
-	InboundStatus    string `json:"inbound_status,omitempty"`
-	Acteco           []int  `json:"acteco,omitempty"`
-}
+// Empresa is the issuing company (contract §2.6). It is dte.Emisor under
+// the API's name: the contract's fields plus the SII economic activity
+// codes every document header needs, declared once. SucursalSII and
+// OficinaSII are not stored and stay empty (and absent from the JSON).
+type Empresa dte.Emisor
 
 // Emisor returns the company as the document header's issuer.
-func (e *Empresa) Emisor() dte.Emisor {
-	return dte.Emisor{
-		ID: e.ID, Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro,
-		Direccion: e.Direccion, Comuna: e.Comuna, Ciudad: e.Ciudad, Ambiente: e.Ambiente,
-		FechaResolucion: e.FechaResolucion, NumeroResolucion: e.NumeroResolucion,
-		InboundEmail: e.InboundEmail, InboundStatus: e.InboundStatus,
-		Acteco: e.Acteco,
-	}
-}
+func (e *Empresa) Emisor() dte.Emisor { return dte.Emisor(*e) }
 
 // EmpresaInput creates a company (an operator's admin operation).
 type EmpresaInput struct {
@@ -93,21 +73,13 @@ type CAFInput struct {
 	CAFXML  string      `json:"caf_xml"`
 }
 
-// Cliente is a customer of the company (contract §2.9).
+// Cliente is a customer of the company (contract §2.9): the fields it was
+// created with, its id and its timestamps.
 type Cliente struct {
-	ID          string    `json:"id"`
-	Rut         string    `json:"rut"`
-	RazonSocial string    `json:"razon_social"`
-	Giro        string    `json:"giro,omitempty"`
-	Direccion   string    `json:"direccion,omitempty"`
-	Comuna      string    `json:"comuna,omitempty"`
-	Ciudad      string    `json:"ciudad,omitempty"`
-	Email       string    `json:"email,omitempty"`
-	Telefono    string    `json:"telefono,omitempty"`
-	Contacto    string    `json:"contacto,omitempty"`
-	Notas       string    `json:"notas,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID string `json:"id"`
+	ClienteInput
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // ClienteInput creates a customer: a valid rut and a non-empty razon_social
@@ -138,18 +110,13 @@ type ClienteUpdate struct {
 	Notas       *string `json:"notas,omitempty"`
 }
 
-// Producto is a product of the company's catalog (contract §2.10).
+// Producto is a product of the company's catalog (contract §2.10): the
+// fields it was created with, its id and its timestamps.
 type Producto struct {
-	ID             string    `json:"id"`
-	Codigo         string    `json:"codigo,omitempty"`
-	Nombre         string    `json:"nombre"`
-	Descripcion    string    `json:"descripcion,omitempty"`
-	PrecioUnitario int64     `json:"precio_unitario"`
-	Unidad         string    `json:"unidad,omitempty"`
-	EsExento       bool      `json:"es_exento"`
-	Categoria      string    `json:"categoria,omitempty"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	ID string `json:"id"`
+	ProductoInput
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // ProductoInput creates a product: a non-empty nombre and a non-negative
@@ -160,7 +127,7 @@ type ProductoInput struct {
 	Descripcion    string `json:"descripcion,omitempty"`
 	PrecioUnitario int64  `json:"precio_unitario"`
 	Unidad         string `json:"unidad,omitempty"`
-	EsExento       bool   `json:"es_exento,omitempty"`
+	EsExento       bool   `json:"es_exento"`
 	Categoria      string `json:"categoria,omitempty"`
 }
 
