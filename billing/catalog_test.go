@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"encoding/base64"
+	"strings"
 	"testing"
 	"time"
 
@@ -245,6 +246,21 @@ func TestCertificateAndEmpresa(t *testing.T) {
 			}
 			if got, _ := s.GetEmpresa(ctx, emp.ID); got.Giro != g {
 				t.Errorf("GetEmpresa after update: %+v", got)
+			}
+			// An update is checked by the same rules as a creation (GiroEmis
+			// holds 80 characters in DTE_v10.xsd), only on the fields it
+			// changes, and changes nothing when it fails.
+			long, blank := strings.Repeat("g", 81), " "
+			ue := AsError(func() error {
+				_, err := s.UpdateEmpresa(ctx, emp.ID, EmpresaUpdate{Giro: &long, RazonSocial: &blank})
+				return err
+			}())
+			if ue == nil || len(ue.Details) != 2 || ue.Details[0].Field != "razon_social" || ue.Details[0].Code != dte.CodeRequired ||
+				ue.Details[1].Field != "giro" || ue.Details[1].Code != dte.CodeTooLong {
+				t.Errorf("invalid update: %v", ue)
+			}
+			if got, _ := s.GetEmpresa(ctx, emp.ID); got.Giro != g || got.RazonSocial != emp.RazonSocial {
+				t.Errorf("GetEmpresa after a refused update: %+v", got)
 			}
 		})
 	}

@@ -40,21 +40,28 @@ func invalid(details []dte.FieldError) *Error {
 	return fromValidation(&dte.ValidationError{Details: details})
 }
 
-// UpdateEmpresa changes the company's tax and contact data.
-func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in EmpresaUpdate) (*Empresa, error) {
-	var d []dte.FieldError
-	for _, f := range []struct {
-		name string
-		v    *string
-		max  int
-	}{{"razon_social", in.RazonSocial, 100}, {"giro", in.Giro, 80}, {"direccion", in.Direccion, 70}, {"comuna", in.Comuna, 20}, {"ciudad", in.Ciudad, 20}} {
-		if f.v != nil {
-			d = checkText(d, f.name, *f.v, true, f.max)
+// invalidEmisor applies dte.Emisor.Validate, the one check of an issuer.
+// With fields given, only problems of those fields count (an update leaves
+// the others as they were).
+func invalidEmisor(e *dte.Emisor, fields map[string]bool) *Error {
+	var ve *dte.ValidationError
+	if !errors.As(e.Validate(), &ve) {
+		return nil
+	}
+	d := ve.Details
+	if fields != nil {
+		d = nil
+		for _, f := range ve.Details {
+			if fields[f.Field] {
+				d = append(d, f)
+			}
 		}
 	}
-	if e := invalid(d); e != nil {
-		return nil, e
-	}
+	return invalid(d)
+}
+
+// UpdateEmpresa changes the company's tax and contact data.
+func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in EmpresaUpdate) (*Empresa, error) {
 	var out *store.Empresa
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		e, err := tx.GetEmpresa(ctx, empresaID)
@@ -71,6 +78,12 @@ func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in Empres
 		set(&e.Direccion, in.Direccion)
 		set(&e.Comuna, in.Comuna)
 		set(&e.Ciudad, in.Ciudad)
+		updated := map[string]bool{"razon_social": in.RazonSocial != nil, "giro": in.Giro != nil,
+			"direccion": in.Direccion != nil, "comuna": in.Comuna != nil, "ciudad": in.Ciudad != nil}
+		em := empresaFromStore(e).Emisor()
+		if bad := invalidEmisor(&em, updated); bad != nil {
+			return bad
+		}
 		e.UpdatedAt = time.Time{}
 		out = e
 		return tx.UpdateEmpresa(ctx, e)
@@ -84,43 +97,21 @@ func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in Empres
 
 // CreateEmpresa registers a company (operator operation, no tenant).
 func (s *Service) CreateEmpresa(ctx context.Context, in EmpresaInput) (*Empresa, error) {
-	var d []dte.FieldError
-	rut, err := dte.ParseRUT(in.Rut)
-	if err != nil {
-		d = append(d, dte.FieldError{Field: "rut", Code: dte.CodeInvalidRUT, Message: err.Error()})
-	}
-	d = checkText(d, "razon_social", in.RazonSocial, true, 100)
-	d = checkText(d, "giro", in.Giro, true, 80)
-	d = checkText(d, "direccion", in.Direccion, true, 70)
-	d = checkText(d, "comuna", in.Comuna, true, 20)
-	d = checkText(d, "ciudad", in.Ciudad, true, 20)
-	if in.Ambiente != dte.AmbienteCertificacion && in.Ambiente != dte.AmbienteProduccion {
-		d = append(d, dte.FieldError{Field: "ambiente", Code: dte.CodeInvalidValue, Message: `ambiente must be "certificacion" or "produccion"`})
-	}
-	if _, err := time.Parse(time.DateOnly, in.FechaResolucion); err != nil {
-		d = append(d, dte.FieldError{Field: "fecha_resolucion", Code: dte.CodeInvalidFormat, Message: "fecha_resolucion must be a date YYYY-MM-DD"})
-	}
-	if in.NumeroResolucion < 0 {
-		d = append(d, dte.FieldError{Field: "numero_resolucion", Code: dte.CodeOutOfRange, Message: "numero_resolucion must not be negative"})
-	}
-	if len(in.Acteco) == 0 || len(in.Acteco) > 4 {
-		d = append(d, dte.FieldError{Field: "acteco", Code: dte.CodeRequired, Message: "give one to four SII economic activity codes"})
-	}
-	for i, a := range in.Acteco {
-		if a <= 0 || a > 999999 {
-			d = append(d, dte.FieldError{Field: fmt.Sprintf("acteco[%d]", i), Code: dte.CodeOutOfRange, Message: "an activity code has at most 6 digits"})
-		}
-	}
-	if e := invalid(d); e != nil {
-		return nil, e
-	}
-	rec := &store.Empresa{ID: newID(), Rut: rut.String(), RazonSocial: strings.TrimSpace(in.RazonSocial), Giro: strings.TrimSpace(in.Giro),
+	// The text fields are stored trimmed, and checked as they will be stored.
+	em := dte.Emisor{Rut: in.Rut, RazonSocial: strings.TrimSpace(in.RazonSocial), Giro: strings.TrimSpace(in.Giro),
 		Direccion: strings.TrimSpace(in.Direccion), Comuna: strings.TrimSpace(in.Comuna), Ciudad: strings.TrimSpace(in.Ciudad),
+		Ambiente: in.Ambiente, FechaResolucion: in.FechaResolucion, NumeroResolucion: in.NumeroResolucion, Acteco: in.Acteco}
+	if bad := invalidEmisor(&em, nil); bad != nil {
+		return nil, bad
+	}
+	rut, _ := dte.ParseRUT(in.Rut)
+	rec := &store.Empresa{ID: newID(), Rut: rut.String(), RazonSocial: em.RazonSocial, Giro: em.Giro,
+		Direccion: em.Direccion, Comuna: em.Comuna, Ciudad: em.Ciudad,
 		Ambiente: in.Ambiente, FechaResolucion: in.FechaResolucion, NumeroResolucion: int64(in.NumeroResolucion)}
 	for _, a := range in.Acteco {
 		rec.Acteco = append(rec.Acteco, int64(a))
 	}
-	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, rec) })
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, rec) })
 	if err != nil {
 		return nil, storeErr(err, "creating the company", "empresa", rec.ID)
 	}

@@ -20,8 +20,19 @@ import (
 // atLayout is the --at format: Chile local time without offset.
 const atLayout = "2006-01-02T15:04:05"
 
-// loadEmisor reads and checks an EMISOR.json file (contract §2.6 fields
-// plus acteco and sucursal_sii).
+// loadIssuer reads what emit and envio check before they sign: the
+// --emisor file and the --trust keys.
+func loadIssuer(emisorPath string, trust []string) (dte.Emisor, caf.TrustedKeys, *cliError) {
+	emisor, cerr := loadEmisor(emisorPath)
+	if cerr != nil {
+		return emisor, nil, cerr
+	}
+	keys, cerr := loadTrust(trust)
+	return emisor, keys, cerr
+}
+
+// loadEmisor reads an EMISOR.json file (contract §2.6 fields plus acteco
+// and sucursal_sii) and checks it with dte.Emisor.Validate.
 func loadEmisor(path string) (dte.Emisor, *cliError) {
 	var e dte.Emisor
 	data, err := readFile(path, maxSmallFile)
@@ -36,32 +47,19 @@ func loadEmisor(path string) (dte.Emisor, *cliError) {
 	if err := dec.Decode(&e); err != nil {
 		return bad("%v", err)
 	}
-	var missing []string
-	for _, f := range []struct{ name, v string }{
-		{"rut", e.Rut}, {"razon_social", e.RazonSocial}, {"giro", e.Giro}, {"direccion", e.Direccion},
-		{"comuna", e.Comuna}, {"ciudad", e.Ciudad}, {"ambiente", e.Ambiente}, {"fecha_resolucion", e.FechaResolucion},
-	} {
-		if strings.TrimSpace(f.v) == "" {
-			missing = append(missing, f.name)
+	var ve *dte.ValidationError
+	if errors.As(e.Validate(), &ve) {
+		msgs := make([]string, len(ve.Details))
+		for i, d := range ve.Details {
+			msgs[i] = d.Message
+			if !strings.HasPrefix(d.Message, d.Field) {
+				msgs[i] = d.Field + ": " + d.Message
+			}
 		}
+		return bad("%s", strings.Join(msgs, "; "))
 	}
-	if len(missing) > 0 {
-		return bad("missing %s", strings.Join(missing, ", "))
-	}
-	r, err := dte.ParseRUT(e.Rut)
-	if err != nil {
-		return bad("rut: %v", err)
-	}
+	r, _ := dte.ParseRUT(e.Rut)
 	e.Rut = r.String()
-	if e.Ambiente != dte.AmbienteCertificacion && e.Ambiente != dte.AmbienteProduccion {
-		return bad("ambiente %q must be %q or %q", e.Ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion)
-	}
-	if _, err := time.Parse("2006-01-02", e.FechaResolucion); err != nil {
-		return bad("fecha_resolucion %q is not a YYYY-MM-DD date", e.FechaResolucion)
-	}
-	if len(e.Acteco) == 0 {
-		return bad("acteco needs at least one SII activity code")
-	}
 	return e, nil
 }
 
@@ -163,11 +161,7 @@ func runEmit(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	fail := func(e *cliError) int { return report(env, cmd, true, e) }
 
-	emisor, cerr := loadEmisor(*emisorPath)
-	if cerr != nil {
-		return fail(cerr)
-	}
-	keys, cerr := loadTrust(trust)
+	emisor, keys, cerr := loadIssuer(*emisorPath, trust)
 	if cerr != nil {
 		return fail(cerr)
 	}
@@ -278,11 +272,7 @@ func runEnvio(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	// Standard output is the envelope: failures go to standard error only.
 	fail := func(e *cliError) int { return report(env, cmd, false, e) }
-	emisor, cerr := loadEmisor(*emisorPath)
-	if cerr != nil {
-		return fail(cerr)
-	}
-	keys, cerr := loadTrust(trust)
+	emisor, keys, cerr := loadIssuer(*emisorPath, trust)
 	if cerr != nil {
 		return fail(cerr)
 	}

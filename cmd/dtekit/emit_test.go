@@ -229,6 +229,28 @@ func TestEmitBadInputPrintsEnvelopeAndWritesNothing(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, `"CAF_TIPO_MISMATCH"`) {
 		t.Errorf("CAF of another type: exit %d\n%s", code, stdout)
 	}
+	// An issuer whose activity code DTE_v10.xsd refuses (Acteco is a
+	// positive integer of at most six digits) is refused before signing,
+	// as billing refuses it for a company: both use dte.Emisor.Validate.
+	em, err := os.ReadFile(filepath.Join(dir, "emisor.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var emisor map[string]any
+	if err := json.Unmarshal(em, &emisor); err != nil {
+		t.Fatal(err)
+	}
+	emisor["acteco"] = []int{1234567}
+	badEmisor := filepath.Join(t.TempDir(), "emisor.json")
+	if b, err := json.Marshal(emisor); err != nil || os.WriteFile(badEmisor, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	withEmisor := append([]string(nil), base...)
+	withEmisor[2] = badEmisor
+	code, stdout, _ = runCLI(t, "", nil, append(withEmisor, filepath.Join(dir, "request-33.json"))...)
+	if code != 1 || !strings.Contains(stdout, `"INVALID_EMISOR"`) || !strings.Contains(stdout, "acteco[0]") {
+		t.Errorf("acteco 1234567: exit %d\n%s", code, stdout)
+	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("emit wrote %d file(s) on bad input", len(entries))
 	}

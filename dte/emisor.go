@@ -1,0 +1,68 @@
+package dte
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Validate checks the issuer as contract §2.6 and the Emisor of the SII's
+// DTE_v10.xsd require, and returns nil or a *ValidationError listing every
+// problem, with fields named as in the JSON (rut, razon_social,
+// acteco[1], ...):
+//
+//   - rut: a RUT with a valid check digit;
+//   - razon_social (at most 100 characters), giro (80), direccion (70),
+//     comuna and ciudad (20 each): not blank;
+//   - ambiente: "certificacion" or "produccion";
+//   - fecha_resolucion: a date YYYY-MM-DD; numero_resolucion: not negative
+//     (0 in certificación);
+//   - acteco: one to four codes (the schema's Acteco occurs at most four
+//     times), each a positive number of at most six digits.
+//
+// It is the one check of an issuer: billing applies it to a company before
+// storing it and the dtekit command to an --emisor file.
+func (e *Emisor) Validate() error {
+	var d []FieldError
+	if _, err := ParseRUT(e.Rut); err != nil {
+		d = append(d, FieldError{Field: "rut", Code: CodeInvalidRUT, Message: err.Error()})
+	}
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{
+		{"razon_social", e.RazonSocial, 100}, {"giro", e.Giro, 80}, {"direccion", e.Direccion, 70},
+		{"comuna", e.Comuna, 20}, {"ciudad", e.Ciudad, 20},
+	} {
+		switch {
+		case strings.TrimSpace(f.v) == "":
+			d = append(d, FieldError{Field: f.name, Code: CodeRequired, Message: f.name + " is required"})
+		case utf8.RuneCountInString(f.v) > f.max:
+			d = append(d, FieldError{Field: f.name, Code: CodeTooLong, Message: fmt.Sprintf("%s is longer than %d characters", f.name, f.max)})
+		}
+	}
+	if e.Ambiente != AmbienteCertificacion && e.Ambiente != AmbienteProduccion {
+		d = append(d, FieldError{Field: "ambiente", Code: CodeInvalidValue,
+			Message: fmt.Sprintf("ambiente must be %q or %q", AmbienteCertificacion, AmbienteProduccion)})
+	}
+	if _, err := time.Parse(time.DateOnly, e.FechaResolucion); err != nil {
+		d = append(d, FieldError{Field: "fecha_resolucion", Code: CodeInvalidFormat, Message: "fecha_resolucion must be a date YYYY-MM-DD"})
+	}
+	if e.NumeroResolucion < 0 {
+		d = append(d, FieldError{Field: "numero_resolucion", Code: CodeOutOfRange, Message: "numero_resolucion must not be negative"})
+	}
+	if len(e.Acteco) == 0 || len(e.Acteco) > 4 {
+		d = append(d, FieldError{Field: "acteco", Code: CodeRequired, Message: "give one to four SII economic activity codes"})
+	}
+	for i, a := range e.Acteco {
+		if a <= 0 || a > 999999 {
+			d = append(d, FieldError{Field: fmt.Sprintf("acteco[%d]", i), Code: CodeOutOfRange,
+				Message: "an activity code is a positive number of at most 6 digits"})
+		}
+	}
+	if len(d) > 0 {
+		return &ValidationError{Details: d}
+	}
+	return nil
+}
