@@ -74,6 +74,24 @@ func (a *adminDB) open(ctx context.Context, env *cmdEnv) (*backend, error) {
 	return openBackend(ctx, env, a.data, a.dbURL, nil, billing.DeliveryConfig{}, logger)
 }
 
+// openEmpresa opens the database and finds the company with RUT r; the
+// caller closes the backend's store. A missing company is an error.
+func (a *adminDB) openEmpresa(ctx context.Context, env *cmdEnv, r dte.RUT) (*backend, string, error) {
+	be, err := a.open(ctx, env)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := findEmpresa(ctx, be.st, r.String())
+	if err == nil && id == "" {
+		err = fmt.Errorf("no company with RUT %s", r.String())
+	}
+	if err != nil {
+		be.st.Close()
+		return nil, "", err
+	}
+	return be, id, nil
+}
+
 func adminEmpresaCreate(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet(env, "admin empresa create")
 	var db adminDB
@@ -136,18 +154,11 @@ func adminAPIKey(ctx context.Context, env *cmdEnv, verb string, args []string) i
 	if err != nil {
 		return usageError(env, "admin", "--empresa %q: %v", rut, err)
 	}
-	be, err := db.open(ctx, env)
+	be, empresaID, err := db.openEmpresa(ctx, env, r)
 	if err != nil {
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	empresaID, err := findEmpresa(ctx, be.st, r.String())
-	if err != nil {
-		return adminFail(env, err)
-	}
-	if empresaID == "" {
-		return adminFail(env, fmt.Errorf("no company with RUT %s", r.String()))
-	}
 	switch verb {
 	case "create":
 		k, err := be.bill.CreateAPIKey(ctx, empresaID, write)
@@ -225,18 +236,11 @@ func adminCertUpload(ctx context.Context, env *cmdEnv, args []string) int {
 	if cerr != nil {
 		return adminFail(env, cerr)
 	}
-	be, err := db.open(ctx, env)
+	be, empresaID, err := db.openEmpresa(ctx, env, r)
 	if err != nil {
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	empresaID, err := findEmpresa(ctx, be.st, r.String())
-	if err != nil {
-		return adminFail(env, err)
-	}
-	if empresaID == "" {
-		return adminFail(env, fmt.Errorf("no company with RUT %s", r.String()))
-	}
 	st, err := be.bill.UploadCertificate(ctx, empresaID, p12, pw, firmante)
 	if err != nil {
 		return adminFail(env, err)
