@@ -128,7 +128,7 @@ func ParseDTE(data []byte) (*Document, error) {
 	if len(data) > MaxDTEBytes {
 		return nil, fmt.Errorf("dte: parse: the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
-	root, _, err := pxParse(data, nil)
+	root, _, err := pxParse(data, nil, pxKeep)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func ParseDTE(data []byte) (*Document, error) {
 // DTE in it, each with its raw bytes as found in the envelope (so each DTE's
 // signature can be checked on its own). Same input rules as ParseDTE.
 func ParseEnvio(data []byte) (*Envio, error) {
-	root, _, err := pxParse(data, nil)
+	root, _, err := pxParse(data, nil, pxKeep)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,9 @@ func readCaratula(set *xmltree.Element) (Caratula, error) {
 // "EnvioDTE", "EnvioBOLETA", ...), so a caller can choose between ParseDTE
 // and ParseEnvio. The whole file must be well-formed XML.
 func RootName(data []byte) (string, error) {
-	d, err := xmltree.ParseWith(data, xmlLimits(len(data), func(*xmltree.Element) bool { return true }))
+	opts := xmlLimits(len(data), nil)
+	opts.Keep = func(*xmltree.Element) (bool, error) { return false, nil }
+	d, err := xmltree.ParseWith(data, opts)
 	if err != nil {
 		return "", fmt.Errorf("dte: parse: %w", err)
 	}
@@ -294,9 +296,12 @@ func (n *pxNode) attr(name string) string {
 }
 
 // pxParse reads data with the package's limits and checks that the root
-// is in the SII namespace.
-func pxParse(data []byte, skim func(*xmltree.Element) bool) (*pxNode, *xmltree.Document, error) {
-	d, err := xmltree.ParseWith(data, xmlLimits(len(data), skim))
+// is in the SII namespace. keep (pxKeep, or nil for every element) and
+// skim are those of xmltree.Options.
+func pxParse(data []byte, skim func(*xmltree.Element) bool, keep func(*xmltree.Element) (bool, error)) (*pxNode, *xmltree.Document, error) {
+	opts := xmlLimits(len(data), skim)
+	opts.Keep = keep
+	d, err := xmltree.ParseWith(data, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dte: parse: %w", err)
 	}
@@ -609,4 +614,134 @@ func pxFolioRef(s string) int64 {
 		return 0
 	}
 	return n
+}
+
+// pxRead lists, by the local name of an element in the SII namespace, the
+// children (in the SII namespace too) that pxDocument and readCaratula
+// read. Only those are kept in the tree when a document is read for
+// ParseDTE, ParseEnvio and Verify; everything else is checked and
+// stepped over (and still covered by the signatures, whose canonical form
+// is written from the bytes). The TED is kept without its content: it is
+// taken by its bytes.
+var pxRead = func() map[string]map[string]bool {
+	set := func(names ...string) map[string]bool {
+		m := make(map[string]bool, len(names))
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	body := set("Encabezado", "Detalle", "DscRcgGlobal", "Referencia", "Comisiones", "TED", "TmstFirma")
+	return map[string]map[string]bool{
+		"SetDTE":        set("Caratula", "DTE"),
+		"Caratula":      set("RutEmisor", "RutEnvia", "RutReceptor", "FchResol", "NroResol", "TmstFirmaEnv", "SubTotDTE"),
+		"SubTotDTE":     set("TpoDTE", "NroDTE"),
+		"DTE":           set("Documento", "Liquidacion", "Exportaciones"),
+		"Documento":     body,
+		"Liquidacion":   body,
+		"Exportaciones": body,
+		"Encabezado":    set("IdDoc", "Emisor", "Receptor", "Transporte", "Totales", "OtraMoneda"),
+		"IdDoc":         set("TipoDTE", "Folio", "FchEmis", "IndServicio", "IndTraslado", "TipoDespacho", "FmaPagExp"),
+		"Emisor": set("RUTEmisor", "RznSoc", "RznSocEmisor", "GiroEmis", "GiroEmisor", "Acteco", "CdgSIISucur",
+			"DirOrigen", "CmnaOrigen", "CiudadOrigen"),
+		"Receptor":   set("RUTRecep", "RznSocRecep", "GiroRecep", "DirRecep", "CmnaRecep", "CiudadRecep", "Extranjero"),
+		"Extranjero": set("NumId", "Nacionalidad"),
+		"Transporte": set("Aduana"),
+		"Aduana": set("CodModVenta", "CodClauVenta", "TotClauVenta", "CodViaTransp", "CodPtoEmbarque", "IdAdicPtoEmb",
+			"CodPtoDesemb", "IdAdicPtoDesemb", "Tara", "CodUnidMedTara", "PesoBruto", "CodUnidPesoBruto", "PesoNeto",
+			"CodUnidPesoNeto", "TotBultos", "TipoBultos", "MntFlete", "MntSeguro", "CodPaisRecep", "CodPaisDestin"),
+		"TipoBultos": set("CodTpoBultos", "Marcas"),
+		"Totales":    set("TpoMoneda", "MntNeto", "MntExe", "TasaIVA", "IVA", "ImptoReten", "IVANoRet", "Comisiones", "MntTotal", "MontoNF"),
+		"ImptoReten": set("TipoImp", "TasaImp", "MontoImp"),
+		"Comisiones": set("ValComNeto", "ValComExe", "ValComIVA", "TipoMovim", "Glosa", "TasaComision"),
+		"OtraMoneda": set("TpoMoneda", "TpoCambio", "MntExeOtrMnda", "MntTotOtrMnda"),
+		"Detalle": set("NroLinDet", "TpoDocLiq", "IndExe", "NmbItem", "DscItem", "QtyItem", "UnmdItem", "PrcItem",
+			"DescuentoPct", "DescuentoMonto", "RecargoPct", "RecargoMonto", "MontoItem", "CodImpAdic"),
+		"DscRcgGlobal": set("NroLinDR", "TpoMov", "GlosaDR", "TpoValor", "ValorDR", "IndExeDR"),
+		"Referencia":   set("FolioRef", "FchRef", "CodRef", "RazonRef", "TpoDocRef"),
+	}
+}()
+
+// pxDSigRead lists the elements of a Signature that signer reads.
+var pxDSigRead = map[string]bool{
+	"SignedInfo": true, "CanonicalizationMethod": true, "SignatureMethod": true, "Reference": true,
+	"Transforms": true, "Transform": true, "DigestMethod": true, "DigestValue": true, "SignatureValue": true,
+	"KeyInfo": true, "X509Data": true, "X509Certificate": true, "KeyValue": true, "RSAKeyValue": true,
+	"Modulus": true, "Exponent": true,
+}
+
+// pxKeep is the xmltree.Options.Keep of ParseDTE, ParseEnvio and Verify:
+// it keeps the elements they read (pxRead, pxDSigRead) and refuses, as it
+// meets them, what readShape refuses: in a DTE, envelope or SetDTE any
+// element the SII's schema does not put there, and a DTE, SetDTE or
+// Signature anywhere else. Nothing else is kept, so a document full of
+// elements nobody reads costs no memory beyond its own bytes.
+func pxKeep(el *xmltree.Element) (bool, error) {
+	p := el.Parent
+	signed := el.Is(nsDSig, "Signature") || el.Is(NamespaceSiiDte, "DTE") || el.Is(NamespaceSiiDte, "SetDTE")
+	if !p.Kept() {
+		if signed {
+			return false, pxMisplaced(el)
+		}
+		return false, nil
+	}
+	if p.URI == nsDSig {
+		return el.URI == nsDSig && pxDSigRead[el.Local], nil
+	}
+	if p.URI != NamespaceSiiDte {
+		return false, nil
+	}
+	n, first := pxFirstKids(p)
+	switch {
+	case p.Local == "DTE":
+		isBody := el.URI == NamespaceSiiDte && pxRead["DTE"][el.Local]
+		switch {
+		case n == 0 && !isBody:
+			return false, errors.New("a DTE must start with Documento, Liquidacion or Exportaciones")
+		case n == 1 && el.Is(nsDSig, "Signature"), n == 0:
+			return true, nil
+		}
+		return false, fmt.Errorf("the DTE holds <%s> after its %s; only its Signature may follow", el.QName(), first.Local)
+	case p.Parent == nil && (p.Local == "EnvioDTE" || p.Local == "EnvioBOLETA"):
+		switch {
+		case n == 0 && el.Is(NamespaceSiiDte, "SetDTE"), n == 1 && el.Is(nsDSig, "Signature"):
+			return true, nil
+		case n == 0:
+			return false, fmt.Errorf("<%s> must start with SetDTE", p.Local)
+		}
+		return false, fmt.Errorf("<%s> holds <%s> after SetDTE; only its Signature may follow", p.Local, el.QName())
+	case p.Local == "SetDTE":
+		switch {
+		case n == 0 && el.Is(NamespaceSiiDte, "Caratula"), n > 0 && el.Is(NamespaceSiiDte, "DTE"):
+			return true, nil
+		case n == 0:
+			return false, errors.New("SetDTE must start with Caratula")
+		}
+		return false, fmt.Errorf("SetDTE holds <%s>; after Caratula only DTE elements may follow", el.QName())
+	case signed:
+		return false, pxMisplaced(el)
+	}
+	return el.URI == NamespaceSiiDte && pxRead[p.Local][el.Local], nil
+}
+
+// pxFirstKids returns how many child elements e has, counting up to two,
+// and the first one.
+func pxFirstKids(e *xmltree.Element) (n int, first *xmltree.Element) {
+	for _, c := range e.Children {
+		if c.Kind != xmltree.KindElement {
+			continue
+		}
+		if n++; n == 1 {
+			first = c.El
+		} else {
+			break
+		}
+	}
+	return n, first
+}
+
+// pxMisplaced reports a DTE, SetDTE or Signature where the SII's schemas
+// have none.
+func pxMisplaced(el *xmltree.Element) error {
+	return fmt.Errorf("a <%s> inside <%s>, where the SII's schema has none", el.QName(), el.Parent.QName())
 }

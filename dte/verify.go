@@ -172,7 +172,7 @@ func VerifyWith(data []byte, opts VerifyOptions) (*VerifyReport, error) {
 	if len(data) > MaxEnvioBytes {
 		return nil, fmt.Errorf("dte: verify: the input is %d bytes, more than the %d accepted", len(data), MaxEnvioBytes)
 	}
-	root, _, err := pxParse(data, nil)
+	root, doc, err := pxParse(data, nil, pxKeep)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func VerifyWith(data []byte, opts VerifyOptions) (*VerifyReport, error) {
 		}
 	}
 
-	sigs, sigErr := signer.Verify(data)
+	sigs, sigErr := signer.VerifyParsed(doc)
 	byOffset := make(map[int]signer.VerifiedSignature, len(sigs))
 	for _, s := range sigs {
 		byOffset[s.Offset] = s

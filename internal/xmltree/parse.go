@@ -121,6 +121,10 @@ func (e *Element) QName() string {
 	return e.Prefix + ":" + e.Local
 }
 
+// Kept reports whether e is part of the document's tree: false for an
+// element Options.Keep left out, as seen by Keep itself.
+func (e *Element) Kept() bool { return !e.temp }
+
 // Is reports whether e is the element {uri}local.
 func (e *Element) Is(uri, local string) bool { return e.URI == uri && e.Local == local }
 
