@@ -1,9 +1,7 @@
 package pdf_test
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"html"
 	"image"
@@ -161,86 +159,6 @@ func rasterize(t *testing.T, file string, page, dpi int) string {
 	return root + ".png"
 }
 
-// zxResult is what ZXingReader reported for one image.
-type zxResult struct {
-	symbols int             // PDF417 symbols found
-	bytes   []byte          // the last symbol's bytes
-	ecLevel string          // its "EC Level"
-	box     image.Rectangle // bounding box of its "Position" corners
-}
-
-// zxingScan runs ZXingReader once over all images (-format PDF417) and
-// returns its report per path. Each symbol's bytes come from the
-// hexadecimal "Bytes:" line, so they are compared exactly, not as text.
-func zxingScan(t *testing.T, files ...string) map[string]*zxResult {
-	t.Helper()
-	out, err := oracle.Command(t, "ZXingReader", append([]string{"-format", "PDF417"}, files...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ZXingReader: %v\n%s", err, out)
-	}
-	res := make(map[string]*zxResult, len(files))
-	for _, f := range files {
-		res[f] = &zxResult{}
-	}
-	cur := ""
-	if len(files) == 1 {
-		cur = files[0]
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		val = strings.TrimSpace(val)
-		if key == "File" {
-			cur = val
-			continue
-		}
-		r := res[cur]
-		if r == nil {
-			continue
-		}
-		switch key {
-		case "Bytes":
-			b, err := hex.DecodeString(strings.ReplaceAll(val, " ", ""))
-			if err != nil {
-				t.Fatalf("ZXingReader: unreadable Bytes line for %s: %v", cur, err)
-			}
-			r.symbols++
-			r.bytes = b
-		case "EC Level":
-			r.ecLevel = val
-		case "Position":
-			r.box = parsePosition(t, val)
-		}
-	}
-	return res
-}
-
-// parsePosition reads "x1xy1 x2xy2 x3xy3 x4xy4" into the corners'
-// bounding box (max exclusive).
-func parsePosition(t *testing.T, s string) image.Rectangle {
-	t.Helper()
-	var box image.Rectangle
-	for i, p := range strings.Fields(s) {
-		xs, ys, ok := strings.Cut(p, "x")
-		x, err1 := strconv.Atoi(xs)
-		y, err2 := strconv.Atoi(ys)
-		if !ok || err1 != nil || err2 != nil {
-			t.Fatalf("ZXingReader: unreadable Position %q", s)
-		}
-		pt := image.Rect(x, y, x+1, y+1)
-		if i == 0 {
-			box = pt
-		} else {
-			box = box.Union(pt)
-		}
-	}
-	return box
-}
-
 // readGray loads a PNG written by pdftoppm -gray.
 func readGray(t *testing.T, file string) image.Image {
 	t.Helper()
@@ -304,15 +222,15 @@ type stampMeasure struct {
 // its Position box grown by 1 mm (the quiet zone and a little more, short
 // of the texts under the stamp) must coincide with the symbol's own edges
 // (within two pixels), which shows the quiet zone is clear.
-func measureStamp(t *testing.T, file string, zx *zxResult, dpi int) stampMeasure {
+func measureStamp(t *testing.T, file string, zx *oracle.PDF417Report, dpi int) stampMeasure {
 	t.Helper()
 	img := readGray(t, file)
 	g := px(1, dpi)
-	area := image.Rect(zx.box.Min.X-g, zx.box.Min.Y-g, zx.box.Max.X+g, zx.box.Max.Y+g)
+	area := image.Rect(zx.Box.Min.X-g, zx.Box.Min.Y-g, zx.Box.Max.X+g, zx.Box.Max.Y+g)
 	box := darkBox(img, area)
 	tol := 2
-	clean := abs(box.Min.X-zx.box.Min.X) <= tol && abs(box.Min.Y-zx.box.Min.Y) <= tol &&
-		abs(box.Max.X-zx.box.Max.X) <= tol && abs(box.Max.Y-zx.box.Max.Y) <= tol
+	clean := abs(box.Min.X-zx.Box.Min.X) <= tol && abs(box.Min.Y-zx.Box.Min.Y) <= tol &&
+		abs(box.Max.X-zx.Box.Max.X) <= tol && abs(box.Max.Y-zx.Box.Max.Y) <= tol
 	pw := img.Bounds().Dx()
 	return stampMeasure{
 		box:        box,

@@ -105,19 +105,19 @@ func TestOracleAllTypes(t *testing.T) {
 		r.png = rasterize(t, r.file, pageCount(t, r.file), dpi)
 		pngs = append(pngs, r.png)
 	}
-	zx := zxingScan(t, pngs...)
+	zx := oracle.ZXingPDF417(t, pngs...)
 	for _, r := range all {
 		t.Run(r.s.name+"/"+r.format.String()+"/stamp", func(t *testing.T) {
 			res := zx[r.png]
 			ted := xmlTED(t, r.s.xml)
 			switch {
-			case res.symbols != 1:
-				t.Fatalf("ZXingReader found %d PDF417 symbols on the last page, want 1", res.symbols)
-			case !bytes.Equal(res.bytes, ted):
+			case res.Symbols != 1:
+				t.Fatalf("ZXingReader found %d PDF417 symbols on the last page, want 1", res.Symbols)
+			case !bytes.Equal(res.Bytes, ted):
 				t.Errorf("the stamp decodes to %d bytes that differ from the XML's TED (%d bytes)\n got %q\nwant %q",
-					len(res.bytes), len(ted), res.bytes, ted)
-			case res.ecLevel != "5":
-				t.Errorf("EC level %q, want 5", res.ecLevel)
+					len(res.Bytes), len(ted), res.Bytes, ted)
+			case res.ECLevel != "5":
+				t.Errorf("EC level %q, want 5", res.ECLevel)
 			}
 			if !bytes.Equal(r.s.doc.TED, ted) {
 				t.Errorf("dte.ParseDTE's TED differs from the XML's TED element")
@@ -129,7 +129,7 @@ func TestOracleAllTypes(t *testing.T) {
 			m := measureStamp(t, r.png, res, dpi)
 			t.Logf("stamp: %v", m)
 			if !m.quietClean {
-				t.Errorf("dark pixels around the symbol (quiet zone not clear): dark box %v, symbol %v", m.box, res.box)
+				t.Errorf("dark pixels around the symbol (quiet zone not clear): dark box %v, symbol %v", m.box, res.Box)
 			}
 			if r.format == pdf.Carta {
 				if m.widthMM < minStampW || m.widthMM > maxStampW || m.heightMM < minStampH || m.heightMM > maxStampH {
@@ -350,10 +350,10 @@ func TestOracleLongTED(t *testing.T) {
 		pngs = append(pngs, rasterize(t, file, pageCount(t, file), c.dpi))
 		teds = append(teds, ted)
 	}
-	zx := zxingScan(t, pngs...)
+	zx := oracle.ZXingPDF417(t, pngs...)
 	for i, p := range pngs {
-		if r := zx[p]; r.symbols != 1 || !bytes.Equal(r.bytes, teds[i]) {
-			t.Errorf("%s: %d symbols, bytes equal = %v", files[i], r.symbols, bytes.Equal(r.bytes, teds[i]))
+		if r := zx[p]; r.Symbols != 1 || !bytes.Equal(r.Bytes, teds[i]) {
+			t.Errorf("%s: %d symbols, bytes equal = %v", files[i], r.Symbols, bytes.Equal(r.Bytes, teds[i]))
 		}
 	}
 }

@@ -1,27 +1,14 @@
 package pdf417_test
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"image"
 	"image/png"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/dtekit/dtekit/internal/oracle"
 )
-
-// zxResult is what ZXingReader reported for one image.
-type zxResult struct {
-	Found   bool   // a PDF417 symbol was decoded
-	Bytes   []byte // the decoded bytes ("Bytes:" line)
-	ECLevel string // the "EC Level:" line, e.g. "5"
-	Error   string // the "Error:" line, if any
-}
 
 // writePNG writes img as a PNG file in dir and returns its path.
 func writePNG(t testing.TB, dir, name string, img image.Image) string {
@@ -36,96 +23,6 @@ func writePNG(t testing.TB, dir, name string, img image.Image) string {
 		t.Fatalf("write %s: %v", p, err)
 	}
 	return p
-}
-
-// zxingDecode runs ZXingReader once on all files (-format PDF417, which
-// prints a "File:" block per image) and returns its report per file path.
-func zxingDecode(t testing.TB, files ...string) map[string]zxResult {
-	t.Helper()
-	args := append([]string{"-format", "PDF417"}, files...)
-	out, err := oracle.Command(t, "ZXingReader", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ZXingReader %v: %v\n%s", args, err, out)
-	}
-	res := map[string]zxResult{}
-	want := map[string]bool{}
-	for _, f := range files {
-		want[f] = true
-	}
-	var cur string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		line := sc.Text()
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		val = strings.TrimSpace(val)
-		switch key {
-		case "File":
-			if want[val] {
-				cur = val
-			}
-		case "Bytes":
-			if cur == "" {
-				continue
-			}
-			b, err := hex.DecodeString(strings.ReplaceAll(val, " ", ""))
-			if err != nil {
-				t.Fatalf("ZXingReader: bad Bytes line for %s: %v", cur, err)
-			}
-			r := res[cur]
-			r.Found, r.Bytes = true, b
-			res[cur] = r
-		case "EC Level":
-			if cur != "" {
-				r := res[cur]
-				r.ECLevel = val
-				res[cur] = r
-			}
-		case "Error":
-			if cur != "" {
-				r := res[cur]
-				r.Error = val
-				res[cur] = r
-			}
-		}
-	}
-	if len(files) == 1 && res[files[0]].Bytes == nil && bytes.Contains(out, []byte("Bytes:")) {
-		// A single file gets no "File:" header.
-		return zxingDecodeSingle(t, files[0], out)
-	}
-	return res
-}
-
-// zxingDecodeSingle parses ZXingReader's report for one file (no "File:"
-// header).
-func zxingDecodeSingle(t testing.TB, file string, out []byte) map[string]zxResult {
-	t.Helper()
-	var r zxResult
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		val = strings.TrimSpace(val)
-		switch key {
-		case "Bytes":
-			b, err := hex.DecodeString(strings.ReplaceAll(val, " ", ""))
-			if err != nil {
-				t.Fatalf("ZXingReader: bad Bytes line for %s: %v", file, err)
-			}
-			r.Found, r.Bytes = true, b
-		case "EC Level":
-			r.ECLevel = val
-		case "Error":
-			r.Error = val
-		}
-	}
-	return map[string]zxResult{file: r}
 }
 
 // tedLike returns n bytes shaped like a flattened TED in ISO-8859-1: tags,
