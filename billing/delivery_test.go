@@ -16,34 +16,11 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
 	"github.com/dtekit/dtekit/webhook"
 )
-
-// fakeClock is an injected clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // hookReceiver is a loopback endpoint recording what it gets.
 type hookReceiver struct {
@@ -84,7 +61,7 @@ func (r *hookReceiver) requests() []receivedReq {
 type deliveryFixture struct {
 	s       *Service
 	st      store.Store
-	clock   *fakeClock
+	clock   *clocktest.Clock
 	empresa string
 }
 
@@ -100,7 +77,7 @@ func newDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deli
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{t: start}
+	clock := clocktest.New(start)
 	cfg.AllowLoopback = true
 	if cfg.Rand == nil {
 		cfg.Rand = func() float64 { return 0.5 }
@@ -284,7 +261,7 @@ func TestDeliveryInteropAndRotation(t *testing.T) {
 		t.Errorf("during the grace: %d signatures, want 2", n)
 	}
 	// 24 h later the old secret no longer signs.
-	f.clock.Add(DefaultRotationGrace + time.Second)
+	f.clock.Advance(DefaultRotationGrace + time.Second)
 	f.publishDTE(t, webhook.EventDTEAccepted, 2)
 	d = f.deliveries(t, wh.ID)[0]
 	f.runDue(t, &d, 1)
@@ -354,14 +331,14 @@ func TestDeliveryDisables(t *testing.T) {
 	if w, _ := f.st.GetWebhook(ctx, f.empresa, wh.ID); !w.IsActive {
 		t.Fatal("disabled after one failure")
 	}
-	f.clock.Add(5*24*time.Hour - time.Minute)
+	f.clock.Advance(5*24*time.Hour - time.Minute)
 	f.publishDTE(t, webhook.EventDTECreated, 5)
 	b := f.deliveries(t, wh.ID)[0]
 	f.runDue(t, &b, 1)
 	if w, _ := f.st.GetWebhook(ctx, f.empresa, wh.ID); !w.IsActive {
 		t.Fatal("disabled before 5 days")
 	}
-	f.clock.Add(2 * time.Minute)
+	f.clock.Advance(2 * time.Minute)
 	f.publishDTE(t, webhook.EventDTECreated, 6)
 	c := f.deliveries(t, wh.ID)[0]
 	f.runDue(t, &c, 1)

@@ -7,29 +7,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dtekit/dtekit/internal/clocktest"
 )
-
-// fakeClock is a settable clock for tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func TestMemoryDeduperTTL(t *testing.T) {
 	ctx := context.Background()
-	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
 	d := NewMemoryDeduper(time.Hour, clk.Now)
 	claim := func(id string, want bool) {
 		t.Helper()
@@ -108,7 +92,7 @@ func TestMemoryDeduperAtomic(t *testing.T) {
 
 func TestMemoryDeduperCompacts(t *testing.T) {
 	ctx := context.Background()
-	clk := &fakeClock{t: time.Unix(0, 0)}
+	clk := clocktest.New(time.Unix(0, 0))
 	d := NewMemoryDeduper(time.Second, clk.Now)
 	for i := 0; i < 10000; i++ {
 		if first, _ := d.Claim(ctx, fmt.Sprint(i)); !first {
