@@ -3,17 +3,13 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/internal/testcreds"
@@ -54,24 +50,18 @@ func TestTwoServersOnePostgres(t *testing.T) {
 				defer wg.Done()
 				hc := &http.Client{Timeout: 30 * time.Second}
 				for n := 0; n < each; n++ {
-					req, _ := http.NewRequest("POST", base+"/api/v1/billing/dte", strings.NewReader(demoFactura))
-					req.Header.Set("X-Api-Key", demo.APIKey)
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Idempotency-Key", uuid.NewString())
-					res, err := hc.Do(req)
+					status, b, err := postDemoFactura(hc, base+"/api/v1/billing", demo.APIKey)
 					if err != nil {
 						return // the process was killed
 					}
-					b, _ := io.ReadAll(res.Body)
-					res.Body.Close()
-					if res.StatusCode == 201 {
+					if status == 201 {
 						var r struct{ ID string }
 						json.Unmarshal(b, &r)
 						mu.Lock()
 						acked[r.ID] = true
 						mu.Unlock()
-					} else if res.StatusCode >= 500 {
-						t.Errorf("emit through %s: %d %s", base, res.StatusCode, b)
+					} else if status >= 500 {
+						t.Errorf("emit through %s: %d %s", base, status, b)
 						return
 					}
 				}

@@ -156,6 +156,27 @@ func call(t *testing.T, client *http.Client, method, url, auth string, body []by
 	return res.StatusCode, b
 }
 
+// postDemoFactura emits demoFactura once through the API at api
+// (…/api/v1/billing) with a fresh Idempotency-Key. Unlike call it returns
+// a transport error (a server killed or stopping) instead of failing the
+// test, so load goroutines can use it.
+func postDemoFactura(hc *http.Client, api, apiKey string) (int, []byte, error) {
+	req, err := http.NewRequest("POST", api+"/dte", strings.NewReader(demoFactura))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("X-Api-Key", apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", uuid.NewString())
+	res, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, b, err
+}
+
 // signedOrLater are the states of a signed document: the demo submits it
 // to its fake SII right away.
 var signedOrLater = map[string]bool{"firmado": true, "enviando": true, "procesando": true, "aceptado": true}
@@ -246,17 +267,11 @@ func TestServeDemoBinary(t *testing.T) {
 					return
 				default:
 				}
-				req, _ := http.NewRequest("POST", api+"/dte", strings.NewReader(demoFactura))
-				req.Header.Set("X-Api-Key", demo.APIKey)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Idempotency-Key", uuid.NewString())
-				res, err := lc.Do(req)
+				status, b, err := postDemoFactura(lc, api, demo.APIKey)
 				if err != nil {
 					return // the server is going away
 				}
-				b, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				if res.StatusCode == 201 {
+				if status == 201 {
 					var r struct{ ID string }
 					json.Unmarshal(b, &r)
 					mu.Lock()
