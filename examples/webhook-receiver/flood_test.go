@@ -37,21 +37,8 @@ const (
 func TestFloodMemoryBound(t *testing.T) {
 	secret := webhook.GenerateSecret()
 	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-secret", secret.Encode()},
-			func(string) string { return "" }, slog.New(slog.NewTextHandler(io.Discard, nil)),
-			func(a string) { addrc <- a })
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("run: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("receiver did not start")
-	}
+	addr, done := startRun(t, ctx, []string{"-addr", "127.0.0.1:0", "-secret", secret.Encode()},
+		func(string) string { return "" }, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer func() {
 		cancel()
 		select {

@@ -175,28 +175,34 @@ func TestReceiver(t *testing.T) {
 	requireLine(t, lines, "id=-", "status=401", "outcome=rejected", "missing header")
 }
 
-func TestRunShutsDown(t *testing.T) {
-	secret := webhook.GenerateSecret()
-	logs := &lockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
+// startRun starts run in a goroutine and waits for its listening address;
+// done receives what run returns once ctx is cancelled.
+func startRun(t *testing.T, ctx context.Context, args []string, getenv func(string) string, logger *slog.Logger) (string, <-chan error) {
+	t.Helper()
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, func(k string) string {
-			if k == secretEnv {
-				return secret.Encode()
-			}
-			return ""
-		}, slog.New(slog.NewTextHandler(logs, nil)), func(a string) { addrc <- a })
-	}()
-	var addr string
+	go func() { done <- run(ctx, args, getenv, logger, func(a string) { addrc <- a }) }()
 	select {
-	case addr = <-addrc:
+	case addr := <-addrc:
+		return addr, done
 	case err := <-done:
 		t.Fatalf("run: %v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("receiver did not start")
 	}
+	return "", nil
+}
+
+func TestRunShutsDown(t *testing.T) {
+	secret := webhook.GenerateSecret()
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, done := startRun(t, ctx, []string{"-addr", "127.0.0.1:0"}, func(k string) string {
+		if k == secretEnv {
+			return secret.Encode()
+		}
+		return ""
+	}, slog.New(slog.NewTextHandler(logs, nil)))
 	if s := deliver(t, "http://"+addr+"/hooks", secret, "msg_run", dteEvent(t)); s != 204 {
 		t.Fatalf("delivery: %d", s)
 	}
