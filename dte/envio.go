@@ -333,7 +333,7 @@ func envDocument(data []byte) ([]byte, *Document, error) {
 	if len(data) > MaxDTEBytes {
 		return nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
-	root, d, err := pxParse(data, envSkim, nil)
+	root, d, err := pxParse(data, envSkim, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -128,14 +128,14 @@ func ParseDTE(data []byte) (*Document, error) {
 	if len(data) > MaxDTEBytes {
 		return nil, fmt.Errorf("dte: parse: the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
-	root, _, err := pxParse(data, nil, pxKeep)
+	root, _, err := pxParse(data, nil, pxKeep, nil)
 	if err != nil {
 		return nil, err
 	}
 	if root.Local != "DTE" {
 		return nil, fmt.Errorf("dte: parse: root element is <%s>, not <DTE>", root.Local)
 	}
-	if _, err := readShape(root); err != nil {
+	if _, err := readShape(root, true); err != nil {
 		return nil, fmt.Errorf("dte: parse: %w", err)
 	}
 	doc, err := pxDocument(root, data)
@@ -150,11 +150,35 @@ func ParseDTE(data []byte) (*Document, error) {
 // DTE in it, each with its raw bytes as found in the envelope (so each DTE's
 // signature can be checked on its own). Same input rules as ParseDTE.
 func ParseEnvio(data []byte) (*Envio, error) {
-	root, _, err := pxParse(data, nil, pxKeep)
+	env := &Envio{Raw: data}
+	// Each DTE is read as soon as its end tag is, and its tree dropped.
+	var cerr error
+	closed := func(d *xmltree.Document, el *xmltree.Element) error {
+		if !envelopeDTE(el) {
+			return nil
+		}
+		i := len(env.Documentos) + 1
+		if _, err := readDTEShape((*pxNode)(el)); err != nil {
+			cerr = fmt.Errorf("dte: parse: document %d of the envelope: %w", i, err)
+			return cerr
+		}
+		doc, err := pxDocument((*pxNode)(el), data)
+		if err != nil {
+			cerr = fmt.Errorf("dte: parse: document %d of the envelope: %w", i, err)
+			return cerr
+		}
+		doc.Raw = data[el.Start:el.End:el.End]
+		env.Documentos = append(env.Documentos, doc)
+		d.Drop(el)
+		return nil
+	}
+	root, _, err := pxParse(data, nil, pxKeep, closed)
+	if cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, err
 	}
-	env := &Envio{Raw: data}
 	switch root.Local {
 	case "EnvioDTE":
 	case "EnvioBOLETA":
@@ -162,7 +186,7 @@ func ParseEnvio(data []byte) (*Envio, error) {
 	default:
 		return nil, fmt.Errorf("dte: parse: root element is <%s>, not <EnvioDTE> or <EnvioBOLETA>", root.Local)
 	}
-	sh, err := readShape(root)
+	sh, err := readShape(root, false)
 	if err != nil {
 		return nil, fmt.Errorf("dte: parse: %w", err)
 	}
@@ -170,15 +194,14 @@ func ParseEnvio(data []byte) (*Envio, error) {
 	if env.Caratula, err = readCaratula(sh.set); err != nil {
 		return nil, err
 	}
-	for i, n := range sh.dtes {
-		doc, err := pxDocument(n.dte, data)
-		if err != nil {
-			return nil, fmt.Errorf("dte: parse: document %d of the envelope: %w", i+1, err)
-		}
-		doc.Raw = data[n.dte.Start:n.dte.End:n.dte.End]
-		env.Documentos = append(env.Documentos, doc)
-	}
 	return env, nil
+}
+
+// envelopeDTE reports whether el is a DTE of an envelope's SetDTE (pxKeep
+// keeps DTE elements nowhere else but at the root).
+func envelopeDTE(el *xmltree.Element) bool {
+	set := el.Parent
+	return el.Is(NamespaceSiiDte, "DTE") && set != nil && set.Is(NamespaceSiiDte, "SetDTE") && set.Parent != nil && set.Parent.Parent == nil
 }
 
 // readCaratula reads an envelope's cover from its SetDTE.
@@ -296,11 +319,12 @@ func (n *pxNode) attr(name string) string {
 }
 
 // pxParse reads data with the package's limits and checks that the root
-// is in the SII namespace. keep (pxKeep, or nil for every element) and
-// skim are those of xmltree.Options.
-func pxParse(data []byte, skim func(*xmltree.Element) bool, keep func(*xmltree.Element) (bool, error)) (*pxNode, *xmltree.Document, error) {
+// is in the SII namespace. skim, keep (pxKeep, or nil for every element)
+// and closed are xmltree's Options.Skim, Keep and Close.
+func pxParse(data []byte, skim func(*xmltree.Element) bool, keep func(*xmltree.Element) (bool, error),
+	closed func(*xmltree.Document, *xmltree.Element) error) (*pxNode, *xmltree.Document, error) {
 	opts := xmlLimits(len(data), skim)
-	opts.Keep = keep
+	opts.Keep, opts.Close = keep, closed
 	d, err := xmltree.ParseWith(data, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dte: parse: %w", err)

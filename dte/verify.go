@@ -172,120 +172,182 @@ func VerifyWith(data []byte, opts VerifyOptions) (*VerifyReport, error) {
 	if len(data) > MaxEnvioBytes {
 		return nil, fmt.Errorf("dte: verify: the input is %d bytes, more than the %d accepted", len(data), MaxEnvioBytes)
 	}
-	root, doc, err := pxParse(data, nil, pxKeep)
+	v := &verification{opts: opts, data: data, rep: &VerifyReport{}}
+	root, doc, err := pxParse(data, nil, pxKeep, v.closed)
+	if v.err != nil {
+		return nil, v.err
+	}
 	if err != nil {
 		return nil, err
 	}
-	sh, err := readShape(root)
+	if id := doc.DuplicateID(); id != "" {
+		return nil, fmt.Errorf("dte: verify: %w: %q", signer.ErrDuplicateID, id)
+	}
+	// An envelope's documents were checked, and their trees dropped, as
+	// the parser finished each one (closed).
+	sh, err := readShape(root, root.Local == "DTE")
 	if err != nil {
 		return nil, fmt.Errorf("dte: verify: %w", err)
 	}
 	if sh.set == nil && len(data) > MaxDTEBytes {
 		return nil, fmt.Errorf("dte: verify: the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
-	rep := &VerifyReport{Kind: root.Local}
-	var caratula Caratula
+	rep := v.rep
+	rep.Kind = root.Local
 	if sh.set != nil {
-		caratula, err = readCaratula(sh.set)
-		if err != nil {
+		if err := v.readCaratula(sh.set); err != nil {
 			return nil, err
 		}
-	}
-
-	sigs, sigErr := signer.VerifyParsed(doc)
-	byOffset := make(map[int]signer.VerifiedSignature, len(sigs))
-	for _, s := range sigs {
-		byOffset[s.Offset] = s
-	}
-	// signature checks the Signature element sig, which must cover
-	// target by "#ID".
-	signature := func(sig, target *xmltree.Element, what string) (signer.VerifiedSignature, error) {
-		if sig == nil {
-			return signer.VerifiedSignature{}, fmt.Errorf("the %s is not signed", what)
-		}
-		s, ok := byOffset[sig.Start]
-		if !ok {
-			if sigErr == nil {
-				sigErr = errors.New("signature not checked")
-			}
-			return s, sigErr
-		}
-		id, _ := target.Attr("ID")
-		switch {
-		case s.Err != nil:
-			return s, s.Err
-		case id == "":
-			return s, fmt.Errorf("the %s has no ID for its signature to reference", what)
-		case s.URI == "":
-			return s, fmt.Errorf(`reference URI "" covers the whole document, not the %s`, what)
-		case s.URI != "#"+id || s.RefStart != target.Start || s.RefEnd != target.End:
-			return s, fmt.Errorf("the signature references %q, not the %s %q beside it", s.URI, what, id)
-		}
-		return s, nil
-	}
-	policy := func(s signer.VerifiedSignature, emisor, tmst string) error {
-		var bad []string
-		if opts.AuthorizedSigners != nil && !authorized(opts.AuthorizedSigners, emisor, s.RUT) {
-			bad = append(bad, fmt.Sprintf("signer %s is not authorized for emisor %s", orUnknown(s.RUT), emisor))
-		}
-		if opts.SignerIsRutEnvia && sh.set != nil && (s.RUT == "" || s.RUT != canonRUT(caratula.RutEnvia)) {
-			bad = append(bad, fmt.Sprintf("signer %s is not the Carátula's RutEnvia %s", orUnknown(s.RUT), caratula.RutEnvia))
-		}
-		if opts.ValidAtSigning {
-			at, err := time.ParseInLocation(xwTimestampLayout, tmst, SantiagoLocation())
-			switch {
-			case err != nil:
-				bad = append(bad, fmt.Sprintf("signing time %q is not a timestamp", tmst))
-			case s.Certificate == nil:
-				bad = append(bad, "no certificate")
-			case at.Before(s.Certificate.NotBefore) || at.After(s.Certificate.NotAfter):
-				bad = append(bad, fmt.Sprintf("the certificate (valid %s to %s) was not valid at the signing time %s",
-					s.Certificate.NotBefore.Format(time.RFC3339), s.Certificate.NotAfter.Format(time.RFC3339), tmst))
-			}
-		}
-		if len(bad) > 0 {
-			return errors.New(strings.Join(bad, "; "))
-		}
-		return nil
-	}
-
-	if sh.set != nil {
-		s, err := signature(sh.setSig, sh.set, "SetDTE")
+		s, err := v.signature(doc, sh.setSig, sh.set, "SetDTE")
 		rep.EnvelopeSigner = signerOf(s.Certificate, s.RUT)
 		if err == nil && s.Certificate != nil {
-			err = policy(s, caratula.RutEmisor, caratula.TmstFirmaEnv)
+			err = v.policy(s, v.caratula.RutEmisor, v.caratula.TmstFirmaEnv)
 		}
 		c := check(err)
 		rep.Envelope = &c
 	}
-	for i, n := range sh.dtes {
-		d, err := pxDocument(n.dte, data)
+	for _, n := range sh.dtes {
+		dr, err := v.document(doc, n)
 		if err != nil {
-			if sh.set != nil {
-				err = fmt.Errorf("dte: parse: document %d of the envelope: %w", i+1, err)
-			}
 			return nil, err
 		}
-		dr := DocumentReport{ID: d.ID, Tipo: d.Tipo, Folio: d.Folio, MntTotal: d.Totales.MntTotal,
-			SignedStart: n.body.Start, SignedEnd: n.body.End, Policy: Check{OK: true}}
-		s, err := signature(n.sig, n.body, n.body.Local)
-		dr.Signature, dr.Standalone = check(err), s.Standalone
-		dr.Signer = signerOf(s.Certificate, s.RUT)
-		if err == nil {
-			dr.Policy = check(policy(s, d.Emisor.Rut, d.TmstFirma))
-		}
-		t, err := verifyTED(d, opts.Keys)
-		if t != nil && t.DD.CAF != nil {
-			dr.CAFAmbiente, dr.CAFFecha = t.DD.CAF.Ambiente(), t.DD.CAF.FA
-		}
-		dr.TED = check(err)
-		dr.Totals = check(verifyTotals(d))
 		rep.Documents = append(rep.Documents, dr)
 	}
 	if !rep.OK() {
 		return rep, fmt.Errorf("%w: %s", ErrVerification, rep.summary())
 	}
 	return rep, nil
+}
+
+// verification is the state of one VerifyWith.
+type verification struct {
+	opts     VerifyOptions
+	data     []byte
+	rep      *VerifyReport
+	sv       *signer.Verifier
+	caratula *Caratula // the envelope's, once read
+	err      error     // what stopped the parse in closed
+}
+
+// closed is the parser's Options.Close: each DTE of an envelope is
+// verified as soon as its end tag is read, and its tree then dropped, so
+// that an envelope of thousands of documents never has more than one in
+// memory as a tree.
+func (v *verification) closed(d *xmltree.Document, el *xmltree.Element) error {
+	if !envelopeDTE(el) {
+		return nil
+	}
+	i := len(v.rep.Documents) + 1
+	if err := v.readCaratula(el.Parent); err != nil {
+		v.err = err
+		return err
+	}
+	n, err := readDTEShape((*pxNode)(el))
+	if err != nil {
+		v.err = fmt.Errorf("dte: verify: document %d of the envelope: %w", i, err)
+		return v.err
+	}
+	dr, err := v.document(d, n)
+	if err != nil {
+		v.err = fmt.Errorf("dte: parse: document %d of the envelope: %w", i, err)
+		return v.err
+	}
+	v.rep.Documents = append(v.rep.Documents, dr)
+	d.Drop(el)
+	return nil
+}
+
+// readCaratula reads the envelope's cover from SetDTE once.
+func (v *verification) readCaratula(set *xmltree.Element) error {
+	if v.caratula != nil {
+		return nil
+	}
+	c, err := readCaratula(set)
+	if err != nil {
+		return err
+	}
+	v.caratula = &c
+	return nil
+}
+
+// document checks one DTE: its signature, the signer policy, the stamp and
+// the totals.
+func (v *verification) document(d *xmltree.Document, n shapeDTE) (DocumentReport, error) {
+	doc, err := pxDocument(n.dte, v.data)
+	if err != nil {
+		return DocumentReport{}, err
+	}
+	dr := DocumentReport{ID: doc.ID, Tipo: doc.Tipo, Folio: doc.Folio, MntTotal: doc.Totales.MntTotal,
+		SignedStart: n.body.Start, SignedEnd: n.body.End, Policy: Check{OK: true}}
+	s, err := v.signature(d, n.sig, n.body, n.body.Local)
+	dr.Signature, dr.Standalone = check(err), s.Standalone
+	dr.Signer = signerOf(s.Certificate, s.RUT)
+	if err == nil {
+		dr.Policy = check(v.policy(s, doc.Emisor.Rut, doc.TmstFirma))
+	}
+	t, err := verifyTED(doc, v.opts.Keys)
+	if t != nil && t.DD.CAF != nil {
+		dr.CAFAmbiente, dr.CAFFecha = t.DD.CAF.Ambiente(), t.DD.CAF.FA
+	}
+	dr.TED = check(err)
+	dr.Totals = check(verifyTotals(doc))
+	return dr, nil
+}
+
+// signature checks the Signature element sig, which must cover target by
+// "#ID" and by its offsets.
+func (v *verification) signature(d *xmltree.Document, sig, target *xmltree.Element, what string) (signer.VerifiedSignature, error) {
+	if sig == nil {
+		return signer.VerifiedSignature{}, fmt.Errorf("the %s is not signed", what)
+	}
+	if v.sv == nil {
+		v.sv = signer.NewVerifier(d)
+	}
+	s, err := v.sv.Check(sig)
+	if err != nil {
+		return s, err
+	}
+	id, _ := target.Attr("ID")
+	switch {
+	case s.Err != nil:
+		return s, s.Err
+	case id == "":
+		return s, fmt.Errorf("the %s has no ID for its signature to reference", what)
+	case s.URI == "":
+		return s, fmt.Errorf(`reference URI "" covers the whole document, not the %s`, what)
+	case s.URI != "#"+id || s.RefStart != target.Start || s.RefEnd != target.End:
+		return s, fmt.Errorf("the signature references %q, not the %s %q beside it", s.URI, what, id)
+	}
+	return s, nil
+}
+
+// policy checks a valid signature against the signer policy of the
+// options: emisor is the RUT it signs for, tmst when it says it was made.
+func (v *verification) policy(s signer.VerifiedSignature, emisor, tmst string) error {
+	opts := v.opts
+	var bad []string
+	if opts.AuthorizedSigners != nil && !authorized(opts.AuthorizedSigners, emisor, s.RUT) {
+		bad = append(bad, fmt.Sprintf("signer %s is not authorized for emisor %s", orUnknown(s.RUT), emisor))
+	}
+	if opts.SignerIsRutEnvia && v.caratula != nil && (s.RUT == "" || s.RUT != canonRUT(v.caratula.RutEnvia)) {
+		bad = append(bad, fmt.Sprintf("signer %s is not the Carátula's RutEnvia %s", orUnknown(s.RUT), v.caratula.RutEnvia))
+	}
+	if opts.ValidAtSigning {
+		at, err := time.ParseInLocation(xwTimestampLayout, tmst, SantiagoLocation())
+		switch {
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("signing time %q is not a timestamp", tmst))
+		case s.Certificate == nil:
+			bad = append(bad, "no certificate")
+		case at.Before(s.Certificate.NotBefore) || at.After(s.Certificate.NotAfter):
+			bad = append(bad, fmt.Sprintf("the certificate (valid %s to %s) was not valid at the signing time %s",
+				s.Certificate.NotBefore.Format(time.RFC3339), s.Certificate.NotAfter.Format(time.RFC3339), tmst))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // authorized reports whether signer may sign for emisor under m (RUTs
@@ -334,8 +396,10 @@ type shapeDTE struct {
 // most one Signature, and SetDTE holds Caratula and then DTEs. DTE, SetDTE
 // and Signature elements anywhere else are refused: a signature that
 // covers one element while a reader takes another from elsewhere (a nested
-// DTE, a wrapped SetDTE) is how signature wrapping works.
-func readShape(root *pxNode) (*shape, error) {
+// DTE, a wrapped SetDTE) is how signature wrapping works. Without
+// withDTEs the DTEs of an envelope are left to the caller, which has
+// checked them (readDTEShape) and may have dropped their trees.
+func readShape(root *pxNode, withDTEs bool) (*shape, error) {
 	sh := &shape{}
 	allowed := map[*xmltree.Element]bool{root.el(): true}
 	switch root.Local {
@@ -361,18 +425,21 @@ func readShape(root *pxNode) (*shape, error) {
 		if len(set) == 0 || !set[0].Is(NamespaceSiiDte, "Caratula") {
 			return nil, errors.New("SetDTE must start with Caratula")
 		}
-		for _, k := range set[1:] {
+		for i, k := range set[1:] {
 			if !k.Is(NamespaceSiiDte, "DTE") {
 				return nil, fmt.Errorf("SetDTE holds <%s>; after Caratula only DTE elements may follow", k.QName())
 			}
+			allowed[k] = true
+			if !withDTEs {
+				continue
+			}
 			d, err := readDTEShape((*pxNode)(k))
 			if err != nil {
-				return nil, fmt.Errorf("document %d of the envelope: %w", len(sh.dtes)+1, err)
+				return nil, fmt.Errorf("document %d of the envelope: %w", i+1, err)
 			}
 			sh.dtes = append(sh.dtes, d)
-			allowed[k] = true
 		}
-		if len(sh.dtes) == 0 {
+		if len(set) == 1 {
 			return nil, errors.New("SetDTE holds no DTE")
 		}
 		allowed[sh.set] = true

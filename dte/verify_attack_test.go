@@ -330,3 +330,36 @@ func costRatio(t *testing.T, genuine []byte, f func()) float64 {
 	t.Logf("cost: %.1f genuine verifications", r)
 	return r
 }
+
+// Unknown elements are read, checked and counted but not kept: a genuine
+// envelope padded with 100,000 of them (1.8 MB, under the element limit)
+// costs ParseEnvio and Verify a bounded amount of live memory, not a tree
+// node per element (about 250 bytes each, 14 times the padding, before).
+func TestAttackUnknownElementsNotKept(t *testing.T) {
+	c := creds(t)
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: c.Emisor}, c.Cert, genuine33(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := bytes.Repeat([]byte("<UnknownElement1/>"), 100_000)
+	k := bytes.Index(env, []byte("<TmstFirma>"))
+	padded := append(append(append([]byte{}, env[:k]...), pad...), env[k:]...)
+	for name, tc := range map[string]struct {
+		f    func() error
+		want string // in the error; "" for none
+	}{
+		"ParseEnvio": {func() error { _, err := dte.ParseEnvio(padded); return err }, ""},
+		// The padding is inside the signed Documento: the signature fails,
+		// after the whole input has been read.
+		"Verify": {func() error { _, err := dte.Verify(padded, c.Keys); return err }, "digest"},
+	} {
+		peak, err := peakHeap(t, tc.f)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Fatalf("%s of the padded envelope: %v, want an error mentioning %q", name, err, tc.want)
+		}
+		t.Logf("%s: peak heap %d bytes for %d bytes of padding", name, peak, len(pad))
+		if peak > uint64(len(pad)) {
+			t.Errorf("%s of a genuine envelope with %d bytes of unknown elements: the heap grew by %d bytes", name, len(pad), peak)
+		}
+	}
+}

@@ -6,12 +6,8 @@ import (
 	"bytes"
 	"context"
 	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
@@ -94,19 +90,8 @@ func BenchmarkVerify(b *testing.B) {
 					b.Fatalf("%s: %v", in.name, err)
 				}
 			}
-			var peak uint64
+			peak, _ := peakHeap(b, func() error { verify(); return nil })
 			var before, after runtime.MemStats
-			// The untimed run collects garbage whenever the heap grows by
-			// a tenth, so that its peak is the live memory Verify needs
-			// rather than how much garbage the collector let pile up.
-			gc := debug.SetGCPercent(10)
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			base := before.HeapAlloc
-			stop := watchHeap(&peak)
-			verify()
-			stop()
-			debug.SetGCPercent(gc)
 			b.ReportAllocs()
 			b.ResetTimer()
 			runtime.ReadMemStats(&before)
@@ -119,34 +104,7 @@ func BenchmarkVerify(b *testing.B) {
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(used.Nanoseconds())/float64(b.N)/mb, "cpu-ns/MB")
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/mb, "B/MB")
-			if peak > base {
-				b.ReportMetric(float64(peak-base)/mb, "peak-B/MB")
-			}
+			b.ReportMetric(float64(peak)/mb, "peak-B/MB")
 		})
 	}
-}
-
-// watchHeap samples the live heap every 50 µs into peak until stopped.
-func watchHeap(peak *uint64) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		t := time.NewTicker(50 * time.Microsecond)
-		defer t.Stop()
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > *peak {
-				*peak = v
-			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
 }

@@ -110,16 +110,6 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signer: verifying: %w", err)
 	}
-	return VerifyParsed(d)
-}
-
-// VerifyParsed is Verify on a document already read by xmltree, for
-// dtekit's packages that read the document once for their own purposes
-// too. Every Signature element must be kept in d's tree with its
-// SignedInfo, KeyInfo and their contents, and so must every element a
-// Reference names; the rest of the document need not be (xmltree's
-// Options.Keep): canonical forms are written from the input's bytes.
-func VerifyParsed(d *xmltree.Document) ([]VerifiedSignature, error) {
 	if id := d.DuplicateID(); id != "" {
 		return nil, fmt.Errorf("%w: %q", ErrDuplicateID, id)
 	}
@@ -137,14 +127,45 @@ func VerifyParsed(d *xmltree.Document) ([]VerifiedSignature, error) {
 	}
 	results := make([]VerifiedSignature, len(sigs))
 	var errs []error
-	budget := canonicalBudget(d.Len())
+	v := NewVerifier(d)
 	for i, s := range sigs {
-		results[i] = verifyOne(d, s, &budget, d.Len())
+		results[i], _ = v.Check(s)
 		if results[i].Err != nil {
 			errs = append(errs, fmt.Errorf("signature %d (Reference %q): %w", i+1, results[i].URI, results[i].Err))
 		}
 	}
 	return results, errors.Join(errs...)
+}
+
+// A Verifier checks Signature elements of one document read by xmltree,
+// one at a time, within the bounds Verify sets for a whole document: at
+// most MaxSignatures, and canonical forms totalling a small multiple of
+// the input. It is for dtekit's readers that keep only part of a document
+// in memory (xmltree's Options.Keep and Options.Close): each Signature
+// element it is given must be kept with its SignedInfo, KeyInfo and their
+// contents, and so must the element its Reference names, with that
+// element's ancestors; canonical forms are written from the input's bytes.
+// Unlike Verify, it does not refuse duplicate IDs itself: the caller
+// checks d.DuplicateID once the whole document has been read.
+type Verifier struct {
+	d      *xmltree.Document
+	budget int
+	n      int
+}
+
+// NewVerifier returns a Verifier for the signatures of d.
+func NewVerifier(d *xmltree.Document) *Verifier {
+	return &Verifier{d: d, budget: canonicalBudget(d.Len())}
+}
+
+// Check verifies the Signature element sig as Verify does. The error is
+// not nil, and nothing is checked, once more than MaxSignatures have been
+// given.
+func (v *Verifier) Check(sig *xmltree.Element) (VerifiedSignature, error) {
+	if v.n++; v.n > MaxSignatures {
+		return VerifiedSignature{Offset: sig.Start}, fmt.Errorf("signer: verifying: the document has more than the %d Signature elements an envelope can hold", MaxSignatures)
+	}
+	return verifyOne(v.d, sig, &v.budget, v.d.Len()), nil
 }
 
 // parsedSignature holds what verifyOne reads from a Signature element.

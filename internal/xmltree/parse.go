@@ -204,6 +204,24 @@ type Document struct {
 	Elements int
 }
 
+// Drop removes the descendants of el from the tree, and their IDs from
+// ByID (DuplicateID still counts them), keeping el itself with its
+// attributes and offsets: a reader that has handled a complete part of a
+// large document (see Options.Close) lets its memory go.
+func (d *Document) Drop(el *Element) {
+	for _, c := range el.Children {
+		if c.Kind != KindElement {
+			continue
+		}
+		Walk(c.El, func(e *Element) {
+			if id, ok := e.Attr(idAttrName); ok && d.ids[id] == e {
+				d.ids[id] = nil
+			}
+		})
+	}
+	el.Children = nil
+}
+
 // Len returns the size of the input the document was read from.
 func (d *Document) Len() int { return len(d.src) }
 
@@ -346,6 +364,11 @@ type Options struct {
 	// written from the input's bytes. An error from Keep stops the parse
 	// and is returned as it is.
 	Keep func(el *Element) (bool, error)
+	// Close, when set, is called with the document read so far after the
+	// end tag of every kept element below the root, so that a reader can
+	// handle a part of a large document as soon as it is complete and
+	// then Drop it. An error stops the parse and is returned as it is.
+	Close func(d *Document, el *Element) error
 	// Latin1Fallback reads a document that has neither a byte order mark
 	// nor an encoding declaration, and is not valid UTF-8, as ISO-8859-1.
 	// The SII hands out CAF files written that way.
@@ -598,6 +621,14 @@ func (p *parser) release(el *Element) {
 	if el.temp {
 		p.free = append(p.free, el)
 	}
+}
+
+// closed tells Options.Close that the kept element el is complete.
+func (p *parser) closed(el *Element) error {
+	if p.opts.Close == nil || el.temp {
+		return nil
+	}
+	return p.opts.Close(p.doc, el)
 }
 
 // registerID records the ID attribute of el, if any.
@@ -946,11 +977,14 @@ func (p *parser) content() error {
 			cur.End = p.pos
 			done := cur
 			cur = cur.Parent
-			p.release(done)
-			depth--
 			if cur == nil {
 				return nil
 			}
+			if err := p.closed(done); err != nil {
+				return err
+			}
+			p.release(done)
+			depth--
 		case p.has("<!--"):
 			if cur == nil {
 				return p.errorf("expected the root element")
@@ -1031,6 +1065,9 @@ func (p *parser) content() error {
 					// is stepped over without being built.
 					pos, n := p.pos, p.doc.Elements
 					if p.scanCanonical(el, false, depth, "", nil) == nil {
+						if err := p.closed(el); err != nil {
+							return err
+						}
 						continue
 					}
 					p.pos, p.doc.Elements = pos, n
@@ -1039,6 +1076,9 @@ func (p *parser) content() error {
 			if empty {
 				if cur == nil {
 					return nil
+				}
+				if err := p.closed(el); err != nil {
+					return err
 				}
 				continue
 			}
@@ -1070,7 +1110,9 @@ func (p *parser) element(parent *Element) (*Element, bool, error) {
 		return nil, false, err
 	}
 	if keep && !parent.temp {
-		k := p.newElement()
+		// One allocation per kept element, not a shared batch: a reader
+		// that drops parts of the tree (Close, Drop) lets them go.
+		k := new(Element)
 		*k = *el
 		k.temp = false
 		el.NS, el.Attrs = nil, nil // now k's

@@ -230,3 +230,42 @@ func TestKeep(t *testing.T) {
 		t.Fatalf("Keep's error: %v", err)
 	}
 }
+
+func TestCloseDrop(t *testing.T) {
+	doc := []byte(`<r><d ID="a"><x ID="b">1</x></d><d ID="c"><x>2</x></d><y ID="b"/></r>`)
+	var closed []string
+	d, err := ParseWith(doc, Options{
+		Keep: func(*Element) (bool, error) { return true, nil },
+		Close: func(d *Document, el *Element) error {
+			closed = append(closed, el.Local)
+			if el.Local == "d" {
+				// The subtree is complete and canonicalizes when closed.
+				if got, err := CanonicalElement(d, el, nil, nil); err != nil || !bytes.Equal(got, doc[el.Start:el.End]) {
+					t.Errorf("canonical form at Close: %q, %v", got, err)
+				}
+				d.Drop(el)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(closed, ","); got != "x,d,x,d,y" {
+		t.Fatalf("closed %s", got)
+	}
+	kids := d.Root.Elements()
+	if len(kids) != 3 || len(kids[0].Children) != 0 || len(kids[1].Children) != 0 {
+		t.Fatalf("dropped subtrees still in the tree: %+v", kids)
+	}
+	if e, err := d.ByID("a", nil); err != nil || e != kids[0] {
+		t.Fatalf("ByID(a) = %v, %v", e, err)
+	}
+	if d.DuplicateID() != "b" {
+		t.Fatalf("a dropped element's ID no longer counts: DuplicateID %q", d.DuplicateID())
+	}
+	want := bytes.Replace(doc, []byte(`<y ID="b"/>`), []byte(`<y ID="b"></y>`), 1)
+	if got, err := CanonicalDocument(d, nil, nil); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("canonical document after drops: %q, %v", got, err)
+	}
+}
