@@ -38,8 +38,9 @@ type SubmitConfig struct {
 	// uploaded more than once waits for getEstDte to find the earlier copy
 	// (which the SII may still be processing) before it is believed
 	// (default DefaultReconcileWindow). It is also how long an upload
-	// interrupted by a crash (sent or not, nobody knows) waits for
-	// getEstDte to show the SII got it before the envelope is sent again.
+	// without an answer (cut short by a crash, or its answer lost; sent or
+	// not, nobody knows) waits for getEstDteAv (boletas: getEstDte) to
+	// show the SII got it before the envelope is sent again.
 	ReconcileWindow time.Duration
 }
 
@@ -96,9 +97,12 @@ type submitter struct {
 // Each document walks firmado → enviando (uploading, retried with
 // UploadBackoff after transport failures and retryable codes) → procesando
 // (polled with PollBackoff) → aceptado, con_reparos or rechazado, per the
-// mapping of the sii package. A rejection of an EPR review (a duplicate
-// upload after a timeout, typically) is checked with getEstDte first, and
-// DOK wins. Each state change, its tracking fields and its event
+// mapping of the sii package. An upload left without an answer (a crash,
+// a timeout after the SII took it) is not sent again blindly: getEstDteAv
+// gives back the track id of the envelope that carried the document (see
+// interrupted; boletas, which have no such query, are reconciled through
+// getEstDte). A rejection of an EPR review (a duplicate upload, typically)
+// is checked with getEstDte first, and DOK wins. Each state change, its tracking fields and its event
 // (dte.accepted, dte.repaired, dte.rejected) are written in one
 // transaction together with the job of the next step, so a document in
 // enviando or procesando always has its next step scheduled.
@@ -282,7 +286,7 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 	}
 	client, emp, err := sb.client(ctx, a.EmpresaID)
 	if err != nil {
-		return sb.uploadFailed(ctx, a, "", err)
+		return sb.uploadFailed(ctx, a, "", err, false)
 	}
 	tr := trackingOf(d)
 	var envio *store.Envio
@@ -305,7 +309,7 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 		}
 		cert, err := sb.s.signingCert(ctx, a.EmpresaID)
 		if err != nil {
-			return sb.uploadFailed(ctx, a, "", err)
+			return sb.uploadFailed(ctx, a, "", err, false)
 		}
 		xml, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: snap.Empresa.Emisor(), At: sb.s.now()}, cert, d.XML)
 		if err != nil {
@@ -348,7 +352,11 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 	}
 	res, err := client.Upload(ctx, emp.Rut, envio.XML)
 	if err != nil {
-		return sb.uploadFailed(ctx, a, envio.ID, err)
+		// An answer lost on the way back leaves the attempt open, as a
+		// crash does: the next run asks getEstDteAv before sending again.
+		// (Boletas have no such query: theirs are sent again.)
+		lost := !dte.TipoDTE(d.TipoDTE).IsBoleta() && sii.MayHaveArrived(err)
+		return sb.uploadFailed(ctx, a, envio.ID, err, lost)
 	}
 	o := sii.UploadOutcome(res)
 	if o.Reconcile {
@@ -356,7 +364,18 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 			o = sii.Outcome{Estado: dte.EstadoAceptado, Code: ds.Estado, Glosa: ds.GlosaEstado}
 		}
 	}
-	// Transaction B: the answer and the next step.
+	estadoEnvio := ""
+	if res.Boleta {
+		estadoEnvio = res.Estado
+	}
+	return sb.answered(ctx, a, envio, o, res.TrackID, estadoEnvio, res.Raw)
+}
+
+// answered records an upload's answer (or the track id getEstDteAv gave
+// back after a lost one) with the next step, in one transaction
+// ("transaction B"): procesando with the track id and a poll, enviando
+// with another upload, or a final state with its event.
+func (sb *submitter) answered(ctx context.Context, a submitArgs, envio *store.Envio, o sii.Outcome, trackID, estadoEnvio string, raw []byte) error {
 	return sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
 		if err != nil {
@@ -365,15 +384,15 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 		if cur.Estado != store.EstadoEnviando {
 			return nil
 		}
-		envio.Response, envio.UpdatedAt = res.Raw, time.Time{}
+		envio.Response, envio.UpdatedAt = raw, time.Time{}
 		t := trackingOf(cur)
 		t.CodigoSII, t.GlosaSII = ptr(o.Code), ptr(o.Glosa)
 		switch o.Estado {
 		case dte.EstadoProcesando:
-			envio.TrackID, envio.Estado = res.TrackID, "procesando"
-			t.TrackID = ptr(res.TrackID)
-			if res.Boleta {
-				t.EstadoEnvio = ptr(res.Estado)
+			envio.TrackID, envio.Estado = trackID, "procesando"
+			t.TrackID = ptr(trackID)
+			if estadoEnvio != "" {
+				t.EstadoEnvio = ptr(estadoEnvio)
 			}
 		case dte.EstadoEnviando:
 			envio.Estado = envioRetry
@@ -410,11 +429,33 @@ const (
 	envioRetry   = "reintentar" // the last attempt failed; send again
 )
 
-// interrupted handles an envelope whose last upload was cut short by a
-// crash. getEstDte DOK settles the document as aceptado; otherwise, within
-// ReconcileWindow of that attempt, the upload step is tried again later
-// without sending; after it, the envelope is sent again (done false).
+// interrupted handles an envelope whose last upload got no answer: a
+// crash cut it short, or the answer was lost on the way back. It reports
+// done when it settled the step (or scheduled the next one) without
+// sending; done false means send the envelope again.
+//
+// For the classic protocol it asks getEstDteAv with the DTE's signature.
+// When the SII received the document, the track id of the envelope that
+// carried it is recorded as the upload's answer would have recorded it,
+// and the document goes to procesando and its poll: the envelope's review
+// decides aceptado, con_reparos or rechazado, and nothing is sent again.
+// When the SII did not receive it (or the query fails), the upload step is
+// tried again later without sending, until ReconcileWindow has passed
+// since the attempt; then the envelope is sent again.
+//
+// Boletas have no such query: the boleta API answers for a track id, and
+// per document only with getEstDte's codes, which know a boleta only once
+// its envelope's review accepted it. So for them getEstDte DOK settles
+// the document as aceptado (without a track id, and without telling a
+// boleta accepted with reparos apart), and otherwise the envelope is sent
+// again after ReconcileWindow: a boleta whose envelope or review rejected
+// it is then uploaded a second time.
 func (sb *submitter) interrupted(ctx context.Context, a submitArgs, client *sii.Client, d *store.DTE, emp *store.Empresa, envio *store.Envio) (done bool, err error) {
+	if !dte.TipoDTE(d.TipoDTE).IsBoleta() {
+		if handled, done, err := sb.recoverTrack(ctx, a, client, d, emp, envio); handled {
+			return done, err
+		}
+	}
 	ds, derr := sb.documentStatus(ctx, client, d, emp.Rut)
 	accepted := derr == nil && sii.DocumentOutcome(ds).Estado == dte.EstadoAceptado
 	if !accepted && sb.s.now().Sub(envio.UpdatedAt) >= sb.cfg.ReconcileWindow {
@@ -454,10 +495,41 @@ func (sb *submitter) interrupted(ctx context.Context, a submitArgs, client *sii.
 	})
 }
 
+// recoverTrack is interrupted's getEstDteAv check for the classic
+// protocol, with interrupted's done. handled false means the check could
+// not be made (the stored DTE's signature is unreadable) and interrupted
+// falls back to getEstDte.
+func (sb *submitter) recoverTrack(ctx context.Context, a submitArgs, client *sii.Client, d *store.DTE, emp *store.Empresa, envio *store.Envio) (handled, done bool, err error) {
+	doc, err := dte.ParseDTE(d.XML)
+	if err != nil || doc.SignatureValue == "" {
+		sb.s.log.Error("billing: the stored DTE's signature is unreadable; reconciling through getEstDte", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "error", fmt.Sprint(err))
+		return false, false, nil
+	}
+	av, err := client.DocumentStatusAdvanced(ctx, documentQuery(d, emp.Rut), doc.SignatureValue)
+	if err != nil {
+		sb.s.log.Warn("billing: getEstDteAv failed; will ask again", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "error", err.Error())
+	} else if track := av.Envelope(); track != "" {
+		o := sii.Outcome{Estado: dte.EstadoProcesando, Code: av.Estado,
+			Glosa: "getEstDteAv: received in the envelope with track id " + track + ": " + av.Glosa}
+		return true, true, sb.answered(ctx, a, envio, o, track, "", av.Raw)
+	}
+	if sb.s.now().Sub(envio.UpdatedAt) >= sb.cfg.ReconcileWindow {
+		return true, false, nil
+	}
+	return true, true, sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
+		if err != nil || cur.Estado != store.EstadoEnviando {
+			return err
+		}
+		return sb.next(ctx, tx, a, stepUpload, a.N+1)
+	})
+}
+
 // uploadFailed records a failed attempt (no answer from the SII, or no
-// client) and schedules the next one.
-func (sb *submitter) uploadFailed(ctx context.Context, a submitArgs, envioID string, cause error) error {
-	sb.s.log.Warn("billing: SII upload failed; will retry", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "attempt", a.N+1, "error", cause.Error())
+// client) and schedules the next one. lost keeps the attempt open (the
+// envelope may be at the SII): the next run goes through interrupted.
+func (sb *submitter) uploadFailed(ctx context.Context, a submitArgs, envioID string, cause error, lost bool) error {
+	sb.s.log.Warn("billing: SII upload failed; will retry", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "attempt", a.N+1, "answer_lost", lost, "error", cause.Error())
 	return sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
 		if err != nil {
@@ -472,6 +544,9 @@ func (sb *submitter) uploadFailed(ctx context.Context, a submitArgs, envioID str
 				return err
 			}
 			e.Estado, e.UpdatedAt = envioRetry, time.Time{}
+			if lost {
+				e.Estado = envioSending
+			}
 			if err := tx.UpdateEnvio(ctx, e); err != nil {
 				return err
 			}
@@ -489,14 +564,20 @@ func (sb *submitter) uploadFailed(ctx context.Context, a submitArgs, envioID str
 	})
 }
 
-// documentStatus asks the SII about one document (getEstDte, or the
-// boleta API).
-func (sb *submitter) documentStatus(ctx context.Context, c *sii.Client, d *store.DTE, rutEmisor string) (*sii.DocumentStatus, error) {
+// documentQuery identifies a stored document to the SII's per-document
+// queries.
+func documentQuery(d *store.DTE, rutEmisor string) sii.DocumentQuery {
 	rec := d.RutReceptor
 	if rec == "" {
 		rec = "66666666-6"
 	}
-	q := sii.DocumentQuery{RutEmisor: rutEmisor, RutReceptor: rec, Tipo: d.TipoDTE, Folio: d.Folio, FechaEmision: d.FechaEmision, Monto: d.MontoTotal}
+	return sii.DocumentQuery{RutEmisor: rutEmisor, RutReceptor: rec, Tipo: d.TipoDTE, Folio: d.Folio, FechaEmision: d.FechaEmision, Monto: d.MontoTotal}
+}
+
+// documentStatus asks the SII about one document (getEstDte, or the
+// boleta API).
+func (sb *submitter) documentStatus(ctx context.Context, c *sii.Client, d *store.DTE, rutEmisor string) (*sii.DocumentStatus, error) {
+	q := documentQuery(d, rutEmisor)
 	if dte.TipoDTE(d.TipoDTE).IsBoleta() {
 		return c.BoletaStatus(ctx, q)
 	}

@@ -198,8 +198,11 @@ func TestSubmitOutcomes(t *testing.T) {
 }
 
 // TestSubmitTransportFaultsAndReconcile: an HTML 503 on upload is retried;
-// a timeout after the fake accepted is followed by a resend whose duplicate
-// rejection is reconciled to aceptado through getEstDte.
+// a timeout after the fake accepted a factura is followed by getEstDteAv,
+// which gives back the envelope's track id, and nothing is sent again; a
+// boleta (no such query) is sent again after the same timeout, and the
+// resend's duplicate rejection is reconciled to aceptado through the
+// per-document status.
 func TestSubmitTransportFaultsAndReconcile(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) { testSubmitTransportFaultsAndReconcile(t, b) })
@@ -214,20 +217,90 @@ func testSubmitTransportFaultsAndReconcile(t *testing.T, b backend) {
 	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.Intentos) != 2 {
 		t.Errorf("after an HTML 503: %s, intentos %d", d.Estado, deref(d.Tracking.Intentos))
 	}
+	if n := len(r.fake.Requests(siitest.EstDteAv)); n != 0 {
+		t.Errorf("%d getEstDteAv queries after an HTML page, want none (the SII refused the upload)", n)
+	}
 
 	r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
 	res = emitOK(t, r.s, r.emp.ID, submitBody(33, true))
 	d = r.waitFinal(t, res.ID)
-	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.CodigoSII) != "DOK" {
-		t.Errorf("after a timeout and a duplicate: %s codigo %q (tracking %+v, sii_status %+v)", d.Estado, deref(d.Tracking.CodigoSII), d.Tracking, d.SIIStatus)
-	}
 	envs := r.fake.Envelopes()
 	last := envs[len(envs)-1]
-	if len(envs) != 3 || last.Docs[0].Detail != "DTE-3-100" || deref(d.Tracking.TrackID) != last.TrackID {
-		t.Errorf("fake envelopes %d, last %+v; want the duplicate tracked", len(envs), last.Docs)
+	if d.Estado != dte.EstadoAceptado || len(envs) != 2 || deref(d.Tracking.TrackID) != last.TrackID || deref(d.Tracking.Intentos) != 1 {
+		t.Errorf("after a timeout: %s, %d envelopes at the fake, track id %q (the hung upload's %s), intentos %d; want aceptado through the one envelope",
+			d.Estado, len(envs), deref(d.Tracking.TrackID), last.TrackID, deref(d.Tracking.Intentos))
+	}
+	if q := r.fake.Requests(siitest.EstDteAv); len(q) != 1 || q[0].Result != "RECIBIDO SI TRACKID "+last.TrackID+" ESTADO FAU" {
+		t.Errorf("getEstDteAv queries %+v, want one answered with the track id", q)
 	}
 	if ev := strings.Join(r.events(t, res.ID), ","); ev != "dte.created,dte.accepted" {
 		t.Errorf("events %s", ev)
+	}
+
+	r.fake.Inject(siitest.BoletaUpload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
+	res = emitOK(t, r.s, r.emp.ID, submitBody(39, true))
+	d = r.waitFinal(t, res.ID)
+	envs = r.fake.Envelopes()
+	last = envs[len(envs)-1]
+	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.CodigoSII) != "DOK" {
+		t.Errorf("boleta after a timeout and a duplicate: %s codigo %q", d.Estado, deref(d.Tracking.CodigoSII))
+	}
+	if len(envs) != 4 || !last.Boleta || last.Docs[0].Detail != "DTE-3-100" || deref(d.Tracking.TrackID) != strings.TrimLeft(last.TrackID, "0") {
+		t.Errorf("fake envelopes %d, last boleta %v detail %q track %s; tracking track id %q; want the duplicate tracked",
+			len(envs), last.Boleta, last.Docs[0].Detail, last.TrackID, deref(d.Tracking.TrackID))
+	}
+	if ev := strings.Join(r.events(t, res.ID), ","); ev != "dte.created,dte.accepted" {
+		t.Errorf("boleta events %s", ev)
+	}
+}
+
+// TestSubmitLostAnswer: the fake accepts a factura's upload and never
+// answers; the client times out. getEstDteAv names the envelope, and its
+// review decides: accepted with reparos ends con_reparos with
+// dte.repaired, a document or envelope the review rejected ends rechazado
+// with dte.rejected; each tracked with that first envelope's track id, and
+// uploaded once.
+func TestSubmitLostAnswer(t *testing.T) {
+	r := newSubmitRig(t, siitest.Options{StepEvery: 200 * time.Millisecond}, 500*time.Millisecond)
+	cases := []struct {
+		script siitest.Outcome
+		estado dte.Estado
+		event  string
+	}{
+		{siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"}, dte.EstadoConReparos, "dte.repaired"},
+		{siitest.Outcome{Result: siitest.Rejected, Detail: "CAF-3-517"}, dte.EstadoRechazado, "dte.rejected"},
+		{siitest.Outcome{Envelope: "RCT"}, dte.EstadoRechazado, "dte.rejected"},
+	}
+	for i, tc := range cases {
+		folio := int64(i + 1)
+		r.fake.Script(testcreds.EmisorRUT, 33, folio, tc.script)
+		r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
+		uploads := len(r.fake.Requests(siitest.Upload))
+		res := emitOK(t, r.s, r.emp.ID, submitBody(33, true))
+		if res.Folio != folio {
+			t.Fatalf("folio %d, want %d", res.Folio, folio)
+		}
+		d := r.waitFinal(t, res.ID)
+		var carried []string
+		for _, e := range r.fake.Envelopes() {
+			for _, ed := range e.Docs {
+				if ed.Tipo == 33 && ed.Folio == folio {
+					carried = append(carried, e.TrackID)
+				}
+			}
+		}
+		if n := len(r.fake.Requests(siitest.Upload)) - uploads; n != 1 || len(carried) != 1 {
+			t.Fatalf("case %d: %d uploads, the folio in envelopes %v; want one", i, n, carried)
+		}
+		if d.Estado != tc.estado || deref(d.Tracking.TrackID) != carried[0] {
+			t.Errorf("case %d: %s track id %q, want %s with %s (tracking %+v)", i, d.Estado, deref(d.Tracking.TrackID), tc.estado, carried[0], d.Tracking)
+		}
+		if ev := strings.Join(r.events(t, res.ID), ","); ev != "dte.created,"+tc.event {
+			t.Errorf("case %d events %s, want dte.created,%s", i, ev, tc.event)
+		}
+	}
+	if n := len(r.fake.Requests(siitest.EstDteAv)); n != len(cases) {
+		t.Errorf("%d getEstDteAv queries, want %d", n, len(cases))
 	}
 }
 

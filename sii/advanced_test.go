@@ -2,7 +2,10 @@ package sii_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"testing"
+	"time"
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
@@ -114,5 +117,40 @@ func TestDocumentStatusAdvancedUnauthorised(t *testing.T) {
 	s, err := r.client.DocumentStatusAdvanced(context.Background(), query(docs[0], "76086428-5"), signatureOf(t, docs[0]))
 	if err != nil || s.Recibido || s.Estado != "EMP" || s.Envelope() != "" {
 		t.Errorf("unauthorised company: %+v, %v; want EMP, not received", s, err)
+	}
+}
+
+// TestMayHaveArrived: an upload that timed out after the fake accepted it
+// may have arrived; one refused with an HTML page, or sent to a closed
+// port, did not.
+func TestMayHaveArrived(t *testing.T) {
+	r := newRig(t, siitest.Options{}, func(c *sii.Config) { c.Timeout = 300 * time.Millisecond })
+	ctx := context.Background()
+	env, _ := r.envelope(33)
+	if _, err := r.client.Token(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultAcceptThenHang}, siitest.Fault{Kind: siitest.FaultHTML503})
+	if _, err := r.client.Upload(ctx, testcreds.EmisorRUT, env); err == nil || !sii.MayHaveArrived(err) {
+		t.Errorf("timeout after acceptance: %v, MayHaveArrived false", err)
+	}
+	if _, err := r.client.Upload(ctx, testcreds.EmisorRUT, env); err == nil || sii.MayHaveArrived(err) {
+		t.Errorf("HTML 503: %v, MayHaveArrived true", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	c, err := sii.New(sii.Config{Endpoints: sii.SingleHost(closed), Certificate: r.creds.Cert, Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Upload(ctx, testcreds.EmisorRUT, env); err == nil || sii.MayHaveArrived(err) {
+		t.Errorf("closed port: %v, MayHaveArrived true", err)
+	}
+	if sii.MayHaveArrived(errors.New("not a transport error")) {
+		t.Error("MayHaveArrived true for a plain error")
 	}
 }

@@ -3,6 +3,7 @@ package sii
 import (
 	"errors"
 	"fmt"
+	"net"
 )
 
 // ErrNotFound is wrapped by the boleta API calls when the SII answers 404:
@@ -137,6 +138,29 @@ func IsRetryable(err error) bool {
 	var ae *AuthError
 	if errors.As(err, &ae) {
 		return ae.Retryable()
+	}
+	return false
+}
+
+// MayHaveArrived reports whether a failed Upload may have left the
+// envelope at the SII: the request went out (or may have) and no readable
+// answer came back, through a timeout, a connection cut after connecting,
+// an empty, unreadable or oversized answer. An HTML page, "Error 500", a
+// SOAP fault or another HTTP error is the SII's front refusing the request,
+// and a failed dial never reached it: those are sent again. After an
+// upload that may have arrived, ask DocumentStatusAdvanced for the
+// envelope that carried the document before sending it again.
+func MayHaveArrived(err error) bool {
+	var te *TransportError
+	if !errors.As(err, &te) {
+		return false
+	}
+	switch te.Kind {
+	case KindTimeout, KindEmpty, KindMalformed, KindTooLarge:
+		return true
+	case KindNetwork:
+		var oe *net.OpError
+		return !(errors.As(err, &oe) && oe.Op == "dial")
 	}
 	return false
 }
