@@ -3,11 +3,13 @@ package dte_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/oracle"
 )
 
 // replaceOnce replaces the first match of re in b, failing the test when
@@ -83,5 +85,34 @@ func TestVerifyAcceptsDiscountAsAmountOnly(t *testing.T) {
 	d := rep.Documents[0]
 	if !d.Totals.OK || d.Signature.OK {
 		t.Errorf("report %+v; want totals ok and the signature failed", d)
+	}
+}
+
+// The SII's own signed sample: both signatures are valid under their
+// KeyValue (signer's TestSampleVerify has xmlsec1 and openssl say so), but
+// the embedded certificate holds another key, which the report names for
+// the envelope and for the document (checked standalone, as it was
+// signed). The signer is the sample's RutEnvia, 7880442-4; the stamp's CAF
+// is the SII's test authority, trusted by nobody here.
+func TestVerifySIISample(t *testing.T) {
+	data, err := os.ReadFile(oracle.SharedFile(t, "sii", "samples", "F60T33-ejemplo-oficial-SII.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := dte.Verify(data, nil)
+	if !errors.Is(err, dte.ErrVerification) || rep == nil || len(rep.Documents) != 1 || rep.Envelope == nil {
+		t.Fatalf("Verify of the SII sample: %v, %+v", err, rep)
+	}
+	d := rep.Documents[0]
+	const mismatch = "KeyValue does not match the certificate"
+	switch {
+	case rep.Kind != "EnvioDTE" || d.ID != "F60T33" || d.Folio != 60 || d.MntTotal != "119000":
+		t.Errorf("document %+v in a %s", d, rep.Kind)
+	case !strings.Contains(rep.Envelope.Error, mismatch) || !strings.Contains(d.Signature.Error, mismatch) || !d.Standalone:
+		t.Errorf("signatures: envelope %+v, document %+v (standalone %v)", rep.Envelope, d.Signature, d.Standalone)
+	case rep.EnvelopeSigner == nil || rep.EnvelopeSigner.RUT != "7880442-4" || d.Signer == nil || d.Signer.RUT != "7880442-4":
+		t.Errorf("signers: envelope %v, document %v", rep.EnvelopeSigner, d.Signer)
+	case d.TED.OK || !d.Totals.OK:
+		t.Errorf("stamp %+v, totals %+v", d.TED, d.Totals)
 	}
 }

@@ -3,6 +3,7 @@ package xmltree
 import (
 	"bytes"
 	"io"
+	"math"
 	"slices"
 	"strings"
 )
@@ -54,10 +55,31 @@ func (c *canonicalizer) flush(force bool) {
 // its subtree (an enveloped signature). e, top and exclude must be elements
 // kept in d's tree; their descendants need not be.
 func (d *Document) WriteCanonical(w io.Writer, e, top, exclude *Element) error {
+	if e != nil && top == nil && exclude == nil && d.writeFast(w, e) {
+		return nil
+	}
 	c := canonicalizer{out: make([]byte, 0, 4<<10), w: w, top: top, exclude: exclude}
 	err := c.render(d, e)
 	c.flush(true)
 	return err
+}
+
+// writeFast writes the canonical form of e, in its whole document
+// context, straight from its bytes when its content is written in the
+// strict canonical shape of FastCanonical (as dtekit writes the elements
+// it signs), and reports whether it did; it writes nothing otherwise.
+func (d *Document) writeFast(w io.Writer, e *Element) bool {
+	if e.Inner == e.InnerEnd {
+		return false
+	}
+	p := &parser{src: d.src, charset: d.charset, ascii: d.ascii, doc: &Document{}, pos: e.Inner,
+		opts: Options{MaxDepth: math.MaxInt, MaxElements: math.MaxInt}}
+	var skip [][2]int
+	if p.scanCanonical(e, false, 0, "", &skip) != nil {
+		return false
+	}
+	p.writeScanned(w, e, skip)
+	return true
 }
 
 // CanonicalElement returns the canonical form of e, an element of d, as

@@ -92,6 +92,16 @@ func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Elemen
 	if p.doc.dupIDs[id] || p.doc.ids[id] != el {
 		return nil, false
 	}
+	p.writeScanned(w, el, t.skip)
+	return el, true
+}
+
+// writeScanned writes the canonical form of el, whose content
+// scanCanonical accepted, from its bytes: its start tag rendered in its
+// context, the content as written minus the skip ranges (decoded to
+// UTF-8), and its end tag.
+func (p *parser) writeScanned(w io.Writer, el *Element, skip [][2]int) {
+	doc := p.src
 	c := canonicalizer{out: make([]byte, 0, 512)}
 	decls, attrs := c.apexContext(el)
 	c.startTag(el, decls, attrs)
@@ -101,7 +111,7 @@ func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Elemen
 		buf = make([]byte, 0, 1<<10)
 	}
 	pos := el.Inner
-	for _, r := range append(t.skip, [2]int{el.InnerEnd, el.InnerEnd}) {
+	for _, r := range append(skip, [2]int{el.InnerEnd, el.InnerEnd}) {
 		for seg := doc[pos:r[0]]; len(seg) > 0; {
 			if p.charset == nil {
 				w.Write(seg)
@@ -125,7 +135,6 @@ func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Elemen
 	c.out = AppendQName(c.out, el.Prefix, el.Local)
 	c.out = append(c.out, '>')
 	w.Write(c.out)
-	return el, true
 }
 
 // asciiPrefix returns the length of the longest prefix of b without a byte

@@ -45,6 +45,11 @@ func TestScanRootVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// WriteCanonical takes the strict shape's fast path here.
+	var fast bytes.Buffer
+	if err := d.WriteCanonical(&fast, el, nil, nil); err != nil || !bytes.Equal(fast.Bytes(), want) {
+		t.Fatalf("WriteCanonical: %v\n got %q\nwant %q", err, fast.Bytes(), want)
+	}
 	for _, v := range [][]Span{nil, spans} {
 		var got bytes.Buffer
 		if _, ok := FastCanonical(env, "set", Options{Verified: v}, &got); !ok {
@@ -146,8 +151,13 @@ func FuzzScanRoot(f *testing.F) {
 		if _, ok := FastCanonical(env, "set", Options{Verified: []Span{moved}}, &got); !ok {
 			t.Fatal("FastCanonical refused the envelope")
 		}
-		if want, err := CanonicalElement(d, el, nil, nil); err != nil || !bytes.Equal(got.Bytes(), want) {
+		want, err := CanonicalElement(d, el, nil, nil)
+		if err != nil || !bytes.Equal(got.Bytes(), want) {
 			t.Fatalf("stepped over:\n got %q\nwant %q", got.Bytes(), want)
+		}
+		var fast bytes.Buffer
+		if err := d.WriteCanonical(&fast, el, nil, nil); err != nil || !bytes.Equal(fast.Bytes(), want) {
+			t.Fatalf("WriteCanonical: %v\n got %q\nwant %q", err, fast.Bytes(), want)
 		}
 	})
 }
