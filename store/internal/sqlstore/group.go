@@ -110,6 +110,9 @@ func (db *DB) runGroup(batch []*writeReq) {
 	for len(batch) > 0 {
 		batch = db.runGroupOnce(batch)
 	}
+	if db.stmts != nil {
+		db.stmts.prepareWanted(context.Background())
+	}
 }
 
 func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
@@ -135,17 +138,18 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 		return nil
 	}
 	q := db.querierFor(sqlTx)
+	bg := context.Background()
 	results := make([]writeResult, len(live))
 	for i, r := range live {
 		sp := fmt.Sprintf("dtekit_w%d", i)
-		if _, err := sqlTx.Exec("SAVEPOINT " + sp); err != nil {
+		if _, err := q.ExecContext(bg, "SAVEPOINT "+sp); err != nil {
 			sqlTx.Rollback()
 			r.done <- writeResult{err: db.errf(err, "opening a savepoint")}
 			return append(append([]*writeReq{}, live[:i]...), live[i+1:]...)
 		}
 		res := db.runFn(r, sqlTx, q)
 		if res.err != nil || res.panicked {
-			if _, err := sqlTx.Exec("ROLLBACK TO " + sp); err != nil {
+			if _, err := q.ExecContext(bg, "ROLLBACK TO "+sp); err != nil {
 				sqlTx.Rollback()
 				if res.err == nil && !res.panicked {
 					res.err = db.errf(err, "rolling back")
@@ -154,7 +158,7 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 				return append(append([]*writeReq{}, live[:i]...), live[i+1:]...)
 			}
 		}
-		if _, err := sqlTx.Exec("RELEASE " + sp); err != nil {
+		if _, err := q.ExecContext(bg, "RELEASE "+sp); err != nil {
 			// The transaction is gone (e.g. SQLite rolled it back after an
 			// interrupted statement): r's writes and those before it are
 			// lost; r learns it, the others run again.
