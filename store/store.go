@@ -258,6 +258,11 @@ type Tx interface {
 	// UpdateDTE replaces Estado, MontoTotal, XML, Totals, Tracking,
 	// SIIStatus, Metadata and UpdatedAt (set to now when zero).
 	UpdateDTE(ctx context.Context, d *DTE) error
+	// UpdateDTEIf is UpdateDTE on condition that the stored Estado is
+	// fromEstado, checked and written in one statement (so it needs no
+	// GetDTEForUpdate first): it reports false, changing nothing, when the
+	// document is in another state.
+	UpdateDTEIf(ctx context.Context, d *DTE, fromEstado string) (bool, error)
 	// GetDTEForUpdate reads a document and locks it until the transaction
 	// ends (PostgreSQL: SELECT … FOR UPDATE; SQLite: already serialized).
 	GetDTEForUpdate(ctx context.Context, empresaID, id string) (*DTE, error)

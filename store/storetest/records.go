@@ -242,9 +242,8 @@ func (h *harness) testDTE(t *testing.T) {
 		return tx.InsertDTE(ctx, &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: 7, Estado: store.EstadoPendiente})
 	})
 	wantConflict(t, err, store.ConstraintDTEFolio, "second DTE with the same tipo and folio")
-	write(t, s, func(ctx context.Context, tx store.Tx) error {
-		return tx.InsertDTE(ctx, &store.DTE{EmpresaID: a.ID, TipoDTE: 34, Folio: 7, Estado: store.EstadoPendiente})
-	})
+	d34 := &store.DTE{EmpresaID: a.ID, TipoDTE: 34, Folio: 7, Estado: store.EstadoPendiente, MontoTotal: 10}
+	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertDTE(ctx, d34) })
 
 	// The second transaction of the folio protocol: lock, sign, update.
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
@@ -265,6 +264,38 @@ func (h *harness) testDTE(t *testing.T) {
 	if !got.UpdatedAt.After(got.CreatedAt) && !got.UpdatedAt.Equal(got.CreatedAt) {
 		t.Errorf("UpdatedAt %v before CreatedAt %v", got.UpdatedAt, got.CreatedAt)
 	}
+
+	// The same step without the read: a guarded update.
+	updateIf := func(u store.DTE, from string) (bool, error) {
+		var ok bool
+		err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			var err error
+			ok, err = tx.UpdateDTEIf(ctx, &u, from)
+			return err
+		})
+		return ok, err
+	}
+	again := *d
+	again.Estado, again.XML = store.EstadoRechazado, []byte("<other/>")
+	if ok, err := updateIf(again, store.EstadoPendiente); ok || err != nil {
+		t.Errorf("UpdateDTEIf of a firmado DTE from pendiente = %v, %v; want false, nil", ok, err)
+	}
+	got, _ = s.GetDTE(ctx, a.ID, d.ID)
+	same(t, "GetDTE after a refused UpdateDTEIf", got, d)
+	signed := *d34
+	signed.Estado, signed.XML, signed.Totals = store.EstadoFirmado, []byte("<DTE34/>"), []byte(`{"MntTotal":10}`)
+	if ok, err := updateIf(signed, store.EstadoPendiente); !ok || err != nil {
+		t.Errorf("UpdateDTEIf of a pendiente DTE = %v, %v; want true, nil", ok, err)
+	}
+	got, _ = s.GetDTE(ctx, a.ID, d34.ID)
+	if got == nil || got.Estado != store.EstadoFirmado || string(got.XML) != "<DTE34/>" || string(got.Totals) != `{"MntTotal":10}` || got.MontoTotal != 10 {
+		t.Errorf("after UpdateDTEIf: %+v", got)
+	}
+	missing := signed
+	missing.ID = "no-such-dte"
+	_, err = updateIf(missing, store.EstadoPendiente)
+	wantErr(t, err, store.ErrNotFound, "UpdateDTEIf of a missing DTE")
+
 	byFolio, err := s.GetDTEByFolio(ctx, a.ID, 33, 7)
 	if err != nil || byFolio.ID != d.ID || !bytes.Equal(byFolio.XML, []byte("<DTE/>")) {
 		t.Errorf("GetDTEByFolio = %+v, %v", byFolio, err)

@@ -139,6 +139,12 @@ func (h *harness) testTenantScoping(t *testing.T) {
 					u.EmpresaID, u.Estado = other, store.EstadoRechazado
 					return tx.UpdateDTE(ctx, &u)
 				},
+				"UpdateDTEIf": func(ctx context.Context, tx store.Tx) error {
+					u := *dte
+					u.EmpresaID, u.Estado = other, store.EstadoRechazado
+					_, err := tx.UpdateDTEIf(ctx, &u, dte.Estado)
+					return err
+				},
 				"GetDTEForUpdate": func(ctx context.Context, tx store.Tx) error {
 					_, err := tx.GetDTEForUpdate(ctx, other, dte.ID)
 					return err

@@ -230,6 +230,21 @@ func (t *tx) SetCAFActive(ctx context.Context, empresaID, id string, active bool
 }
 
 func (t *tx) TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (*store.CAF, int64, error) {
+	// Usually one statement chooses the candidate and takes its folio.
+	// When it changes nothing (no candidate, or on PostgreSQL a
+	// concurrent taker exhausted it meanwhile: the UPDATE waits for it,
+	// re-checks the guard and skips the row), the loop below decides.
+	c, err := scanCAF(t.q.QueryRowContext(ctx, `UPDATE cafs SET next_folio = next_folio + 1
+		WHERE empresa_id = $1 AND is_active = $3 AND next_folio <= folio_hasta AND id = (
+			SELECT id FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
+			AND next_folio <= folio_hasta ORDER BY folio_desde LIMIT 1)
+		RETURNING `+cafCols, empresaID, tipoDTE, boolArg(true)))
+	if err == nil {
+		return &c, c.NextFolio - 1, nil
+	}
+	if !errors.Is(err, errNoRows) {
+		return nil, 0, t.errf(err, "taking a folio of empresa %q tipo %d", empresaID, tipoDTE)
+	}
 	// Pick the candidate, then take its folio with a guarded UPDATE. On
 	// PostgreSQL a concurrent taker may exhaust the candidate between the
 	// two statements: the UPDATE then waits for it, re-checks the guard,
@@ -347,14 +362,34 @@ func (t *tx) InsertDTE(ctx context.Context, d *store.DTE) error {
 	return t.inserted(ctx, res, err, "dte", "dtes", d.ID, store.ConstraintDTEFolio)
 }
 
-func (t *tx) UpdateDTE(ctx context.Context, d *store.DTE) error {
+const updateDTESet = `UPDATE dtes SET estado = $3, monto_total = $4, xml = $5, totals = $6, tracking = $7,
+		sii_status = $8, metadata = $9, updated_at = $10 WHERE empresa_id = $1 AND id = $2`
+
+func (t *tx) updateDTEArgs(d *store.DTE, more ...any) []any {
 	d.UpdatedAt = time.Time{}
 	t.stamp(nil, &d.UpdatedAt)
-	res, err := t.q.ExecContext(ctx, `UPDATE dtes SET estado = $3, monto_total = $4, xml = $5, totals = $6, tracking = $7,
-		sii_status = $8, metadata = $9, updated_at = $10 WHERE empresa_id = $1 AND id = $2`,
-		d.EmpresaID, d.ID, d.Estado, d.MontoTotal, blob(d.XML), blob(d.Totals), blob(d.Tracking), blob(d.SIIStatus),
-		blob(d.Metadata), t.d.targ(d.UpdatedAt))
+	return append([]any{d.EmpresaID, d.ID, d.Estado, d.MontoTotal, blob(d.XML), blob(d.Totals), blob(d.Tracking),
+		blob(d.SIIStatus), blob(d.Metadata), t.d.targ(d.UpdatedAt)}, more...)
+}
+
+func (t *tx) UpdateDTE(ctx context.Context, d *store.DTE) error {
+	res, err := t.q.ExecContext(ctx, updateDTESet, t.updateDTEArgs(d)...)
 	return t.affectedOne(res, err, "dte", d.ID)
+}
+
+func (t *tx) UpdateDTEIf(ctx context.Context, d *store.DTE, fromEstado string) (bool, error) {
+	res, err := t.q.ExecContext(ctx, updateDTESet+" AND estado = $11", t.updateDTEArgs(d, fromEstado)...)
+	err = t.affectedOne(res, err, "dte", d.ID)
+	if !errors.Is(err, store.ErrNotFound) {
+		return err == nil, err
+	}
+	// Not updated: in another state, or not there at all.
+	var estado string
+	err = t.q.QueryRowContext(ctx, "SELECT estado FROM dtes WHERE empresa_id = $1 AND id = $2", d.EmpresaID, d.ID).Scan(&estado)
+	if err != nil {
+		return false, t.notFound(err, "dte", d.ID)
+	}
+	return false, nil
 }
 
 // ---- clientes
