@@ -93,6 +93,15 @@ const CertExpiryInterval = 24 * time.Hour
 // one emission that crosses it (folios are taken one at a time, each in a
 // transaction serialized on the CAF, so exactly one sees the crossing).
 func (s *Service) checkLowStock(ctx context.Context, tx store.Tx, rec *store.CAF) error {
+	threshold, err := lowStockThreshold(ctx, tx, rec.EmpresaID)
+	if err != nil {
+		return err
+	}
+	if rec.FoliosDisponibles() > threshold {
+		// rec is active, so the type's available folios are at least its
+		// own: above the threshold, with no need to list the others.
+		return nil
+	}
 	cafs, err := tx.ListCAFs(ctx, rec.EmpresaID, rec.TipoDTE)
 	if err != nil {
 		return err
@@ -110,10 +119,6 @@ func (s *Service) checkLowStock(ctx context.Context, tx store.Tx, rec *store.CAF
 	}
 	if taken == nil {
 		taken = rec
-	}
-	threshold, err := lowStockThreshold(ctx, tx, rec.EmpresaID)
-	if err != nil {
-		return err
 	}
 	if avail != threshold {
 		return nil

@@ -315,28 +315,30 @@ func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *d
 	var res *EmitResult
 	err = s.group.write(ctx, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
 		res = nil
-		d, err := tx.GetDTEForUpdate(ctx, row.EmpresaID, row.ID)
+		// The row as transaction 1 wrote it, signed, on condition that it
+		// is still pendiente: one statement, no read.
+		d := *row
+		d.Estado, d.XML, d.Totals = store.EstadoFirmado, out.XML, tot
+		signed, err := tx.UpdateDTEIf(ctx, &d, store.EstadoPendiente)
 		if err != nil {
 			return err
 		}
-		if d.Estado != store.EstadoPendiente {
-			idem, err := idempotencyRecord(ctx, tx, d.EmpresaID, key)
+		if !signed {
+			// Another process (or the recovery job) finished it first.
+			cur, err := tx.GetDTEForUpdate(ctx, row.EmpresaID, row.ID)
+			if err != nil {
+				return err
+			}
+			idem, err := idempotencyRecord(ctx, tx, cur.EmpresaID, key)
 			if err != nil {
 				return err
 			}
 			if idem != nil && idem.State == store.IdempotencyDone {
-				res = &EmitResult{Status: idem.ResponseStatus, Body: idem.ResponseBody, ID: d.ID}
+				res = &EmitResult{Status: idem.ResponseStatus, Body: idem.ResponseBody, ID: cur.ID}
 			} else {
-				res = &EmitResult{Status: http.StatusCreated, Body: resp, ID: d.ID}
+				res = &EmitResult{Status: http.StatusCreated, Body: resp, ID: cur.ID}
 			}
 			return nil
-		}
-		d.Estado = store.EstadoFirmado
-		d.XML = out.XML
-		d.Totals = tot
-		d.UpdatedAt = time.Time{}
-		if err := tx.UpdateDTE(ctx, d); err != nil {
-			return err
 		}
 		if key != "" {
 			// The record is known without reading it; a purged one (not
@@ -347,11 +349,11 @@ func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *d
 				return err
 			}
 		}
-		if err := s.recordEvent(ctx, tx, d, webhook.EventDTECreated); err != nil {
+		if err := s.recordEvent(ctx, tx, &d, webhook.EventDTECreated); err != nil {
 			return err
 		}
 		for _, h := range s.onSigned {
-			if err := h(ctx, tx, d); err != nil {
+			if err := h(ctx, tx, &d); err != nil {
 				return err
 			}
 		}
