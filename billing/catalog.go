@@ -11,13 +11,14 @@ import (
 )
 
 // Field length limits of the catalogs (the SII's limits where the field
-// ends up in a document).
+// ends up in a document: a cliente's fields become a receptor's, so they
+// are dte's receptor limits).
 const (
-	maxRazonSocial = 100
-	maxGiro        = 80
-	maxDireccion   = 70
-	maxComuna      = 20
-	maxCiudad      = 20
+	maxRazonSocial = dte.MaxRazonSocialReceptor
+	maxGiro        = dte.MaxGiroReceptor
+	maxDireccion   = dte.MaxDireccionReceptor
+	maxComuna      = dte.MaxComunaReceptor
+	maxCiudad      = dte.MaxCiudadReceptor
 	maxShortText   = 200
 	maxNotas       = 2000
 	maxNombre      = 200

@@ -33,6 +33,19 @@ func TestClientes(t *testing.T) {
 					t.Errorf("CreateCliente(%+v): %v, want validation", in, err)
 				}
 			}
+			// A cliente's giro becomes the document's GiroRecep, which
+			// DTE_v10.xsd bounds at 40 characters (not GiroEmis's 80).
+			giro40, giro41 := strings.Repeat("g", 40), strings.Repeat("g", 41)
+			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "44444444-4", RazonSocial: "x", Giro: giro41}); AsError(err) == nil ||
+				len(AsError(err).Details) != 1 || AsError(err).Details[0].Field != "giro" || AsError(err).Details[0].Code != dte.CodeTooLong {
+				t.Errorf("giro of 41 characters: %v", err)
+			}
+			if _, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{Giro: &giro41}); KindOf(err) != KindValidation {
+				t.Errorf("update to a giro of 41 characters: %v", err)
+			}
+			if _, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{Giro: &giro40}); err != nil {
+				t.Errorf("update to a giro of 40 characters: %v", err)
+			}
 			for i, rut := range []string{"11111111-1", "22222222-2", "33333333-3"} {
 				if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: rut, RazonSocial: []string{"Alfa SpA", "Beta Ltda", "Gamma y Cía"}[i]}); err != nil {
 					t.Fatal(err)

@@ -7,6 +7,17 @@ import (
 	"unicode/utf8"
 )
 
+// Text lengths of a document's receptor in DTE_v10.xsd, in characters.
+// Validate applies them to receptor.*; a store of customers who become
+// receptors (billing's catalog) applies the same ones.
+const (
+	MaxRazonSocialReceptor = 100 // RznSocRecep (RznSocLargaType)
+	MaxGiroReceptor        = 40  // GiroRecep
+	MaxDireccionReceptor   = 70  // DirRecep
+	MaxComunaReceptor      = 20  // CmnaRecep (ComunaType)
+	MaxCiudadReceptor      = 20  // CiudadRecep (CiudadType)
+)
+
 // Validate checks the issuer as contract §2.6 and the Emisor of the SII's
 // DTE_v10.xsd require, and returns nil or a *ValidationError listing every
 // problem, with fields named as in the JSON (rut, razon_social,
