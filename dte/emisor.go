@@ -18,6 +18,15 @@ const (
 	MaxCiudadReceptor      = 20  // CiudadRecep (CiudadType)
 )
 
+// Text lengths of a document's issuer in DTE_v10.xsd, in characters.
+const (
+	maxRznSocEmisor = 100 // RznSoc (boletas: RznSocEmisor)
+	maxGiroEmisor   = 80  // GiroEmis (boletas: GiroEmisor)
+	maxDirOrigen    = 70  // DirOrigen
+	maxCmnaOrigen   = 20  // CmnaOrigen
+	maxCiudadOrigen = 20  // CiudadOrigen
+)
+
 // Validate checks the issuer as contract §2.6 and the Emisor of the SII's
 // DTE_v10.xsd require, and returns nil or a *ValidationError listing every
 // problem, with fields named as in the JSON (rut, razon_social,
@@ -43,8 +52,8 @@ func (e *Emisor) Validate() error {
 		name, v string
 		max     int
 	}{
-		{"razon_social", e.RazonSocial, 100}, {"giro", e.Giro, 80}, {"direccion", e.Direccion, 70},
-		{"comuna", e.Comuna, 20}, {"ciudad", e.Ciudad, 20},
+		{"razon_social", e.RazonSocial, maxRznSocEmisor}, {"giro", e.Giro, maxGiroEmisor}, {"direccion", e.Direccion, maxDirOrigen},
+		{"comuna", e.Comuna, maxCmnaOrigen}, {"ciudad", e.Ciudad, maxCiudadOrigen},
 	} {
 		switch {
 		case strings.TrimSpace(f.v) == "":
