@@ -105,8 +105,13 @@ func canonicalBudget(n int) int { return 4*n + 1<<16 }
 // certificate is to be trusted: a self-signed certificate passes. Callers
 // check VerifiedSignature.Certificate (or RUT) against their own policy, for
 // example that the signer's RUT is the one they expect.
+//
+// Of the document only the Signature elements and the elements that carry
+// an ID attribute (a Reference's possible targets) are kept in memory,
+// with their ancestors; the rest is read, checked and counted under
+// xmltree's default limits, and canonicalized from the input's bytes.
 func Verify(doc []byte) ([]VerifiedSignature, error) {
-	d, err := xmltree.Parse(doc)
+	d, err := xmltree.ParseWith(doc, xmltree.Options{Keep: keepForVerify})
 	if err != nil {
 		return nil, fmt.Errorf("signer: verifying: %w", err)
 	}
@@ -135,6 +140,16 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 		}
 	}
 	return results, errors.Join(errs...)
+}
+
+// keepForVerify keeps what Verify reads: xmldsig elements, and elements
+// with an ID attribute.
+func keepForVerify(el *xmltree.Element) (bool, error) {
+	if el.URI == nsDSig {
+		return true, nil
+	}
+	_, id := el.Attr("ID")
+	return id, nil
 }
 
 // A Verifier checks Signature elements of one document read by xmltree,

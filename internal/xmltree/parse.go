@@ -356,8 +356,10 @@ type Options struct {
 	Verified []Span
 	// Keep, when set, is asked about every element below the root right
 	// after its start tag (el.Parent is set; el and its ancestors are
-	// valid only during the call). An element is built into the tree only
-	// when its parent is and Keep returns true. The others are read and
+	// valid only during the call, and el.Parent.Kept tells whether the
+	// parent is in the tree). An element is built into the tree when Keep
+	// returns true, and so are its ancestors that were not, from then on
+	// (their earlier children and text stay out). The others are read and
 	// checked like the rest (well-formedness, limits, IDs for
 	// DuplicateID), then forgotten with their text at their end tag; the
 	// canonical form of a kept element still covers them, since it is
@@ -620,6 +622,21 @@ func (p *parser) tempElement() *Element {
 func (p *parser) release(el *Element) {
 	if el.temp {
 		p.free = append(p.free, el)
+	}
+}
+
+// promote makes the open element e, and its ancestors, part of the tree
+// if they are not: each goes into its parent's children after those
+// already kept, and takes its ID in ByID unless that ID is duplicated.
+func (p *parser) promote(e *Element) {
+	if !e.temp {
+		return
+	}
+	p.promote(e.Parent) // the root is always kept
+	e.temp = false
+	e.Parent.Children = append(e.Parent.Children, Node{Kind: KindElement, El: e})
+	if id, ok := e.Attr(idAttrName); ok && p.doc.ids[id] == nil && !p.doc.dupIDs[id] {
+		p.doc.ids[id] = e
 	}
 }
 
@@ -1109,7 +1126,8 @@ func (p *parser) element(parent *Element) (*Element, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if keep && !parent.temp {
+	if keep {
+		p.promote(parent)
 		// One allocation per kept element, not a shared batch: a reader
 		// that drops parts of the tree (Close, Drop) lets them go.
 		k := new(Element)

@@ -166,8 +166,10 @@ func TestKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// u2 is kept for the k inside it, without its earlier content.
 	kids := d.Root.Elements()
-	if len(kids) != 1 || kids[0].Local != "k" || len(kids[0].Elements()) != 1 || kids[0].Elements()[0].Local != "n" {
+	if len(kids) != 2 || kids[0].Local != "k" || len(kids[0].Elements()) != 1 || kids[0].Elements()[0].Local != "n" ||
+		kids[1].Local != "u2" || len(kids[1].Elements()) != 1 || kids[1].Elements()[0].Text() != "lost" {
 		t.Fatalf("kept tree: %+v", kids)
 	}
 	if d.Elements != 8 {
@@ -219,6 +221,14 @@ func TestKeep(t *testing.T) {
 		case tc.want == nil && (err != nil || d.DuplicateID() != "x"):
 			t.Errorf("%s: %v, duplicate %q", name, err, d.DuplicateID())
 		}
+	}
+	// An ancestor kept for a descendant takes its ID in ByID.
+	d, err = ParseWith([]byte(`<r><u ID="p"><x/><k/></u></r>`), Options{Keep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := d.ByID("p", nil); err != nil || u.Local != "u" || len(u.Elements()) != 1 || u.Parent != d.Root {
+		t.Fatalf("ByID(p) = %+v, %v", u, err)
 	}
 	stop := errors.New("stop")
 	if _, err := ParseWith([]byte(`<r><a><b/></a></r>`), Options{Keep: func(e *Element) (bool, error) {
