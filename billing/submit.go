@@ -102,10 +102,11 @@ type submitter struct {
 // gives back the track id of the envelope that carried the document (see
 // interrupted; boletas, which have no such query, are reconciled through
 // getEstDte). A rejection of an EPR review (a duplicate upload, typically)
-// is checked with getEstDte first, and DOK wins. Each state change, its tracking fields and its event
-// (dte.accepted, dte.repaired, dte.rejected) are written in one
-// transaction together with the job of the next step, so a document in
-// enviando or procesando always has its next step scheduled.
+// is checked with getEstDte first, and DOK wins. Each state change, its
+// tracking fields and its event (dte.accepted, dte.repaired,
+// dte.rejected) are written in one transaction together with the job of
+// the next step, so a document in enviando or procesando always has its
+// next step scheduled.
 func (s *Service) EnableSubmission(cfg SubmitConfig) error {
 	if len(cfg.UploadBackoff) == 0 {
 		cfg.UploadBackoff = defaultUploadBackoff()

@@ -36,8 +36,9 @@ func siiSubmission(env *cmdEnv, demo bool, bill *billing.Service) (stop func(), 
 	}
 	if demo {
 		// Fakes answer at once: pause a second between steps, give up on
-		// an exchange after five, and resend an envelope whose upload a
-		// crash interrupted once getEstDte has not seen it for ten.
+		// an exchange after five, and resend an envelope whose upload got
+		// no answer once getEstDteAv (boletas: getEstDte) has not seen it
+		// for ten.
 		cfg.UploadBackoff = []time.Duration{time.Second}
 		cfg.PollBackoff = []time.Duration{time.Second}
 		cfg.Timeout = 5 * time.Second
