@@ -123,7 +123,9 @@ type SubTotDTE struct {
 // ParseDTE reads a signed (or unsigned) standalone DTE: a <DTE> root in the
 // SII namespace holding Documento, Liquidacion or Exportaciones. It accepts
 // ISO-8859-1 (as declared) or UTF-8 input and any whitespace between
-// elements, never panics, and reports malformed input as an error.
+// elements, never panics, and reports malformed input as an error. Input
+// size, element count and nesting are bounded (MaxDTEBytes, MaxXMLDepth),
+// and elements it does not read are checked but not kept in memory.
 func ParseDTE(data []byte) (*Document, error) {
 	if len(data) > MaxDTEBytes {
 		return nil, fmt.Errorf("dte: parse: the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
@@ -148,7 +150,9 @@ func ParseDTE(data []byte) (*Document, error) {
 
 // ParseEnvio reads a signed EnvioDTE or EnvioBOLETA: its Carátula and every
 // DTE in it, each with its raw bytes as found in the envelope (so each DTE's
-// signature can be checked on its own). Same input rules as ParseDTE.
+// signature can be checked on its own). Same input rules as ParseDTE
+// (MaxEnvioBytes for the size); each document's tree is let go as soon as
+// it has been read.
 func ParseEnvio(data []byte) (*Envio, error) {
 	env := &Envio{Raw: data}
 	// Each DTE is read as soon as its end tag is, and its tree dropped.

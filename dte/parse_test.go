@@ -155,3 +155,50 @@ func FuzzParseDTE(f *testing.F) {
 		_, _ = dte.RootName(data)
 	})
 }
+
+// The library readers bound what they read, not only the CLI: nesting
+// deeper than MaxXMLDepth, more elements than one per 16 bytes, and
+// inputs over MaxDTEBytes are refused by ParseDTE, ParseEnvio and Verify
+// alike.
+func TestReadersLimits(t *testing.T) {
+	c := creds(t)
+	g := genuine33(t)
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: c.Emisor}, c.Cert, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func(doc []byte, s string) []byte {
+		k := bytes.Index(doc, []byte("<TmstFirma>"))
+		return append(append(append([]byte{}, doc[:k]...), s...), doc[k:]...)
+	}
+	deep := strings.Repeat("<x>", dte.MaxXMLDepth) + strings.Repeat("</x>", dte.MaxXMLDepth)
+	many := strings.Repeat("<y/>", 100_000)
+	readers := map[string]func([]byte) error{
+		"ParseDTE":   func(b []byte) error { _, err := dte.ParseDTE(b); return err },
+		"ParseEnvio": func(b []byte) error { _, err := dte.ParseEnvio(b); return err },
+		"Verify":     func(b []byte) error { _, err := dte.Verify(b, c.Keys); return err },
+	}
+	for name, read := range readers {
+		doc := g
+		if name == "ParseEnvio" {
+			doc = env
+		}
+		for what, tc := range map[string]struct {
+			in   []byte
+			want string
+		}{
+			"depth":    {insert(doc, deep), "nested deeper than 32"},
+			"elements": {insert(doc, many), "more than"},
+		} {
+			if err := read(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s, %s: %v, want an error mentioning %q", name, what, err, tc.want)
+			}
+		}
+	}
+	big := insert(g, strings.Repeat(" ", dte.MaxDTEBytes))
+	for _, name := range []string{"ParseDTE", "Verify"} {
+		if err := readers[name](big); err == nil || !strings.Contains(err.Error(), "more than the") {
+			t.Errorf("%s of a %d-byte DTE: %v", name, len(big), err)
+		}
+	}
+}

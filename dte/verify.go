@@ -165,6 +165,11 @@ func Verify(data []byte, keys caf.TrustedKeys) (*VerifyReport, error) {
 // and every document's totals, recomputed from its lines with
 // ComputeTotals and compared with its Totales.
 //
+// The input is read once. Only the elements these checks read are kept in
+// memory, and an envelope's documents are checked one at a time as they
+// are read, so that besides the input Verify holds the envelope's cover
+// and one document, however many it has.
+//
 // The report is returned whenever the input could be read and has that
 // shape; the error is ErrVerification (wrapped) when any check failed, or
 // says why the input could not be read.

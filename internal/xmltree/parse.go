@@ -10,13 +10,17 @@
 // they all accept and refuse the same inputs, and an element found by one
 // of them can be named by its offsets to the others.
 //
-// The tree keeps exactly what inclusive C14N 1.0 needs: namespace
-// declarations as written, attribute values after XML normalization,
-// character data with line ends normalized, and processing instructions.
-// Comments are dropped because every reference the SII profile allows ("#id"
-// or "") is canonicalized without comments. Documents with a DOCTYPE are
-// refused: entity and attribute-default declarations would change the
-// canonical form (and cost unbounded work), and the SII never uses them.
+// The tree holds namespace declarations as written, attribute values after
+// XML normalization, character data with line ends normalized, and
+// processing instructions; comments are dropped. A reader may keep only the
+// elements it needs (Options.Keep) and let go of finished parts
+// (Options.Close, Document.Drop): the others are still checked and
+// counted, and canonical forms are written from the input's bytes, read a
+// second time, so they never depend on what the tree holds. Every
+// reference the SII profile allows ("#id" or "") is canonicalized without
+// comments. Documents with a DOCTYPE are refused: entity and
+// attribute-default declarations would change the canonical form (and cost
+// unbounded work), and the SII never uses them.
 package xmltree
 
 import (
