@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -39,6 +40,28 @@ func storeErr(err error, op, what, id string) error {
 		return errConflict("CONFLICT", fmt.Sprintf("the write conflicts with existing data (%s)", store.ConflictOn(err)))
 	}
 	return errInternal(op, err)
+}
+
+// eachEmpresa calls fn for every company, oldest first, a page at a time,
+// and stops at fn's first error. The periodic jobs that visit every
+// company use it.
+func (s *Service) eachEmpresa(ctx context.Context, fn func(e *store.Empresa) error) error {
+	f := store.ListFilter{Limit: store.MaxLimit}
+	for {
+		page, err := s.st.ListEmpresas(ctx, f)
+		if err != nil {
+			return errInternal("listing companies", err)
+		}
+		for i := range page.Items {
+			if err := fn(&page.Items[i]); err != nil {
+				return err
+			}
+		}
+		if page.NextCursor == "" {
+			return nil
+		}
+		f.Cursor = page.NextCursor
+	}
 }
 
 func empresaFromStore(e *store.Empresa) *Empresa {

@@ -132,30 +132,21 @@ func (deliverySweepArgs) Kind() string { return "webhook.sweep" }
 func (s *Service) SweepDeliveries(ctx context.Context) (int, error) {
 	now := s.now()
 	n := 0
-	cursor := ""
-	for {
-		emps, err := s.st.ListEmpresas(ctx, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
+	err := s.eachEmpresa(ctx, func(e *store.Empresa) error {
+		hooks, err := s.st.ListWebhooks(ctx, e.ID)
 		if err != nil {
-			return n, errInternal("listing companies", err)
+			return errInternal("listing webhooks", err)
 		}
-		for _, e := range emps.Items {
-			hooks, err := s.st.ListWebhooks(ctx, e.ID)
+		for _, h := range hooks {
+			m, err := s.sweepWebhook(ctx, e.ID, h.ID, now)
+			n += m
 			if err != nil {
-				return n, errInternal("listing webhooks", err)
-			}
-			for _, h := range hooks {
-				m, err := s.sweepWebhook(ctx, e.ID, h.ID, now)
-				n += m
-				if err != nil {
-					return n, err
-				}
+				return err
 			}
 		}
-		if emps.NextCursor == "" {
-			return n, nil
-		}
-		cursor = emps.NextCursor
-	}
+		return nil
+	})
+	return n, err
 }
 
 // sweepWebhook re-enqueues the late attempts of one webhook's deliveries.

@@ -160,26 +160,17 @@ func (s *Service) registerCertExpiry() error {
 // fires only the nearest threshold reached, not every one skipped.
 func (s *Service) CheckCertificateExpiry(ctx context.Context) (int, error) {
 	fired := 0
-	cursor := ""
-	for {
-		emps, err := s.st.ListEmpresas(ctx, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
+	err := s.eachEmpresa(ctx, func(e *store.Empresa) error {
+		ok, err := s.checkCertExpiry(ctx, e.ID)
 		if err != nil {
-			return fired, errInternal("listing companies", err)
+			return err
 		}
-		for _, e := range emps.Items {
-			ok, err := s.checkCertExpiry(ctx, e.ID)
-			if err != nil {
-				return fired, err
-			}
-			if ok {
-				fired++
-			}
+		if ok {
+			fired++
 		}
-		if emps.NextCursor == "" {
-			return fired, nil
-		}
-		cursor = emps.NextCursor
-	}
+		return nil
+	})
+	return fired, err
 }
 
 // checkCertExpiry handles one company.

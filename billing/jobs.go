@@ -133,37 +133,27 @@ func (s *Service) RecoverPending(ctx context.Context) (int, error) {
 
 func (s *Service) recoverPendingOlder(ctx context.Context, before time.Time) (int, error) {
 	done := 0
-	cursor := ""
-	for {
-		emps, err := s.st.ListEmpresas(ctx, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
-		if err != nil {
-			return done, errInternal("listing companies", err)
-		}
-		for _, e := range emps.Items {
-			dcur := ""
-			for {
-				page, err := s.st.ListDTEs(ctx, e.ID, store.DTEFilter{Estado: store.EstadoPendiente, Cursor: dcur, Limit: store.MaxLimit})
-				if err != nil {
-					return done, errInternal("listing pending documents", err)
-				}
-				for _, d := range page.Items {
-					if d.CreatedAt.After(before) {
-						continue
-					}
-					if err := s.recoverDTE(ctx, e.ID, d.ID); err != nil {
-						return done, err
-					}
-					done++
-				}
-				if page.NextCursor == "" {
-					break
-				}
-				dcur = page.NextCursor
+	err := s.eachEmpresa(ctx, func(e *store.Empresa) error {
+		f := store.DTEFilter{Estado: store.EstadoPendiente, Limit: store.MaxLimit}
+		for {
+			page, err := s.st.ListDTEs(ctx, e.ID, f)
+			if err != nil {
+				return errInternal("listing pending documents", err)
 			}
+			for _, d := range page.Items {
+				if d.CreatedAt.After(before) {
+					continue
+				}
+				if err := s.recoverDTE(ctx, e.ID, d.ID); err != nil {
+					return err
+				}
+				done++
+			}
+			if page.NextCursor == "" {
+				return nil
+			}
+			f.Cursor = page.NextCursor
 		}
-		if emps.NextCursor == "" {
-			return done, nil
-		}
-		cursor = emps.NextCursor
-	}
+	})
+	return done, err
 }
