@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/signer"
@@ -24,24 +25,10 @@ import (
 // one costs an RSA key).
 var creds = sync.OnceValues(func() (*testcreds.Creds, error) { return testcreds.New(nil) })
 
-// testClock is a settable clock shared by the fake and the client.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *testClock { return &testClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock returns the settable clock a rig shares between the fake and
+// the client.
+func newClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 }
 
 // rig is a started fake and a client pointed at it.
@@ -50,7 +37,7 @@ type rig struct {
 	fake   *siitest.Fake
 	client *sii.Client
 	creds  *testcreds.Creds
-	clock  *testClock
+	clock  *clocktest.Clock
 	em     *dte.Emitter
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/sii"
@@ -108,10 +109,8 @@ func getToken(t *testing.T, f *siitest.Fake, signed string) (estado, glosa strin
 // TestTokenChecks presents signed seeds broken in each way the SII
 // documents and expects its ESTADO codes, in its order of checks.
 func TestTokenChecks(t *testing.T) {
-	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	f, c := started(t, siitest.Options{Clock: now})
+	clock := clocktest.New(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	f, c := started(t, siitest.Options{Clock: clock.Now})
 	other, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: testcreds.SignerRUT, Bits: 1024})
 	if err != nil {
 		t.Fatal(err)
@@ -151,9 +150,7 @@ func TestTokenChecks(t *testing.T) {
 		}},
 		{"expired seed", "08", "TIME-OUT DEL SEED", func() string {
 			s := seed(t, f)
-			mu.Lock()
-			clock = clock.Add(2 * time.Minute)
-			mu.Unlock()
+			clock.Advance(2 * time.Minute)
 			return sign(s)
 		}},
 		{"good", "00", "Token Creado", func() string { return sign(seed(t, f)) }},
