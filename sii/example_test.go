@@ -43,3 +43,32 @@ func Example() {
 	// token length: 13
 	// -11 1 procesando
 }
+
+// ExampleClient_DocumentStatusAdvanced asks getEstDteAv whether the SII
+// received a document, and in which envelope, after an upload whose answer
+// was lost. The signature is the DTE's own SignatureValue
+// (dte.Document.SignatureValue of the signed XML). This fake never got the
+// document, so there is no envelope to take the track id from: the
+// caller may send it again.
+func ExampleClient_DocumentStatusAdvanced() {
+	cert, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: "11111111-1", Bits: 1024})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fake := siitest.New(siitest.Options{}).Start()
+	defer fake.Close()
+	fake.Register("11111111-1", "76192083-9")
+	client, err := sii.New(sii.Config{Endpoints: fake.Endpoints(), Certificate: cert})
+	if err != nil {
+		log.Fatal(err)
+	}
+	q := sii.DocumentQuery{RutEmisor: "76192083-9", RutReceptor: "76086428-5", Tipo: 33, Folio: 1001,
+		FechaEmision: "2026-11-23", Monto: 119000}
+	s, err := client.DocumentStatusAdvanced(context.Background(), q, "JG1Ig0pvSIH85kIK\nGRZUjkyX6CNaY08Y94j4UegTgDe8+w==")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("recibido %v, estado %s, envelope %q\n", s.Recibido, s.Estado, s.Envelope())
+	// Output:
+	// recibido false, estado FAU, envelope ""
+}
