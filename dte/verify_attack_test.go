@@ -126,20 +126,44 @@ func TestAttackDuplicateID(t *testing.T) {
 }
 
 func TestAttackSeedSignatureOverDocumento(t *testing.T) {
-	c := creds(t)
-	g := genuine33(t)
-	un := unsign(t, g)
 	// Sign the whole document with Reference URI="" and the
 	// enveloped-signature transform, as getToken's seed is signed. The
 	// signature is cryptographically valid; it must still not validate
 	// the Documento.
-	canon, err := signer.Canonicalize(un, "")
+	seed := signRoot(t, unsign(t, genuine33(t)), "")
+	res, err := signer.Verify(seed)
+	if err != nil || len(res) != 1 || res[0].URI != "" {
+		t.Fatalf("the crafted seed-profile signature does not verify on its own: %v", err)
+	}
+	mustFail(t, seed, `URI "" covers the whole document`)
+}
+
+// A signature over the root DTE (given an ID) covers the Documento too,
+// but it is not the Documento's signature: refused like any reference to
+// another element.
+func TestAttackSignatureOverRoot(t *testing.T) {
+	un := bytes.Replace(unsign(t, genuine33(t)), []byte("<DTE "), []byte(`<DTE ID="R" `), 1)
+	signed := signRoot(t, un, "#R")
+	res, err := signer.Verify(signed)
+	if err != nil || len(res) != 1 || res[0].URI != "#R" {
+		t.Fatalf("the crafted signature over the root does not verify on its own: %v", err)
+	}
+	mustFail(t, signed, `references "#R", not the Documento`)
+}
+
+// signRoot signs un, an unsigned DTE, with a Signature appended to its
+// root that references uri ("" or the root's "#ID") with the
+// enveloped-signature transform, built here by hand.
+func signRoot(t *testing.T, un []byte, uri string) []byte {
+	t.Helper()
+	c := creds(t)
+	canon, err := signer.Canonicalize(un, strings.TrimPrefix(uri, "#"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	digest := sha1.Sum(canon)
 	si := `<SignedInfo><CanonicalizationMethod Algorithm="http://www.w3.org/TR/2001/REC-xml-c14n-20010315"></CanonicalizationMethod>` +
-		`<SignatureMethod Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"></SignatureMethod><Reference URI="">` +
+		`<SignatureMethod Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"></SignatureMethod><Reference URI="` + uri + `">` +
 		`<Transforms><Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"></Transform></Transforms>` +
 		`<DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"></DigestMethod><DigestValue>` +
 		base64.StdEncoding.EncodeToString(digest[:]) + `</DigestValue></Reference></SignedInfo>`
@@ -151,16 +175,12 @@ func TestAttackSeedSignatureOverDocumento(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g := genuine33(t)
 	ki := g[bytes.Index(g, []byte("<KeyInfo>")) : bytes.Index(g, []byte("</KeyInfo>"))+len("</KeyInfo>")]
 	sig := `<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">` + si + `<SignatureValue>` +
 		base64.StdEncoding.EncodeToString(value) + `</SignatureValue>` + string(ki) + `</Signature>`
 	k := bytes.LastIndex(un, []byte("</DTE>"))
-	seed := append(append(append([]byte{}, un[:k]...), sig...), un[k:]...)
-	res, err := signer.Verify(seed)
-	if err != nil || len(res) != 1 || res[0].URI != "" {
-		t.Fatalf("the crafted seed-profile signature does not verify on its own: %v", err)
-	}
-	mustFail(t, seed, `URI "" covers the whole document`)
+	return append(append(append([]byte{}, un[:k]...), sig...), un[k:]...)
 }
 
 func TestAttackResignedWithAnotherCertificate(t *testing.T) {
