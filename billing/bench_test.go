@@ -78,21 +78,23 @@ func BenchmarkEmission(b *testing.B) {
 			if err := viaBare(); err != nil {
 				b.Fatal(err)
 			}
-			var billingTime, bareTime time.Duration
+			var billingTime, bareTime, billingCPU, bareCPU time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; {
 				n := min(64, b.N-i)
-				start := time.Now()
+				start, cpu := time.Now(), processCPU()
 				if err := concurrently(n, viaBilling); err != nil {
 					b.Fatal(err)
 				}
 				billingTime += time.Since(start)
+				billingCPU += processCPU() - cpu
 				b.StopTimer()
-				start = time.Now()
+				start, cpu = time.Now(), processCPU()
 				if err := concurrently(n, viaBare); err != nil {
 					b.Fatal(err)
 				}
 				bareTime += time.Since(start)
+				bareCPU += processCPU() - cpu
 				b.StartTimer()
 				i += n
 			}
@@ -100,6 +102,13 @@ func BenchmarkEmission(b *testing.B) {
 				b.ReportMetric(float64(b.N)/billingTime.Seconds(), "emissions/s")
 				b.ReportMetric(float64(b.N)/bareTime.Seconds(), "bare-emissions/s")
 				b.ReportMetric(float64(bareTime)/float64(billingTime), "billing/bare")
+			}
+			if billingCPU > 0 && bareCPU > 0 {
+				// CPU time of this process per emission (the database
+				// server's, on PostgreSQL, is not counted): steadier than
+				// the rates on a machine shared with other work.
+				b.ReportMetric(float64(billingCPU.Microseconds())/float64(b.N), "cpu-µs/op")
+				b.ReportMetric(float64(bareCPU.Microseconds())/float64(b.N), "bare-cpu-µs/op")
 			}
 		})
 	}
