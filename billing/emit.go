@@ -313,7 +313,7 @@ func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *d
 		return nil, errInternal("encoding the response", err)
 	}
 	var res *EmitResult
-	err = s.group.write(ctx, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
+	err = s.finishes.write(ctx, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
 		res = nil
 		// The row as transaction 1 wrote it, signed, on condition that it
 		// is still pendiente: one statement, no read.

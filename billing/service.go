@@ -50,8 +50,12 @@ type Service struct {
 	cafs sync.Map // CAF id → *caf.CAF, parsed once
 	// issuers caches each company's data and certificate for emission.
 	issuers sync.Map // empresa id → *cachedIssuer
-	// group shares the commits of concurrent emissions.
-	group *groupCommit
+	// group shares the commits of concurrent emissions' first
+	// transactions, finishes those of their second: two leaders, so that
+	// on PostgreSQL a group taking folios and a group storing signed
+	// documents run at once on two connections (one and the same on a
+	// store whose writes run one at a time).
+	group, finishes *groupCommit
 	// onSigned runs inside transaction 2 of every emission, after the
 	// document is firmado (e.g. to enqueue its submission to the SII).
 	onSigned []func(ctx context.Context, tx store.Tx, d *store.DTE) error
@@ -83,6 +87,12 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, st: cfg.Store, keys: cfg.Keyring, trust: cfg.TrustedKeys, now: cfg.Now, log: cfg.Logger,
 		ttl: cfg.IdempotencyTTL, recAge: cfg.RecoveryAfter}
 	s.group = &groupCommit{st: cfg.Store, after: s.enqueueRecovery}
+	s.finishes = &groupCommit{st: cfg.Store}
+	if sw, ok := cfg.Store.(store.SerialWriter); ok && sw.SerialWrites() {
+		// One leader: two would only take turns at the one writer, each
+		// with a commit of its own.
+		s.finishes = s.group
+	}
 	if s.trust == nil {
 		s.trust = caf.SIIKeys()
 	}

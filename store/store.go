@@ -222,6 +222,16 @@ type Reader interface {
 	GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error)
 }
 
+// SerialWriter is implemented by a Store whose Writes never run at the
+// same time (SQLite's single writer, which gathers concurrent Writes into
+// shared commits). A caller that batches its own writes gains nothing
+// there from keeping several batches in flight; on a store without it
+// (PostgreSQL) concurrent Writes proceed in parallel.
+type SerialWriter interface {
+	// SerialWrites reports whether Writes run one at a time.
+	SerialWrites() bool
+}
+
 // Tx is one write transaction. Its read methods see its own writes.
 // Methods that create a record fill an empty ID with a new UUID and zero
 // CreatedAt/UpdatedAt with the current time, and write them back into the

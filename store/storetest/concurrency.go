@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dtekit/dtekit/store"
@@ -290,5 +291,42 @@ func (h *harness) testMixedOutcomes(t *testing.T) {
 		if persisted := err == nil; persisted != (outcome(i) == "ok") {
 			t.Errorf("write %d (%s): persisted %v", i, outcome(i), persisted)
 		}
+	}
+}
+
+// testSerialWrites: a store that reports its Writes serial
+// (store.SerialWriter) never runs two Write functions at once.
+func (h *harness) testSerialWrites(t *testing.T) {
+	s, _ := h.open(t)
+	sw, ok := s.(store.SerialWriter)
+	if !ok || !sw.SerialWrites() {
+		t.Skip("the store's Writes may run concurrently")
+	}
+	ctx := ctxT(t)
+	var running, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 8 {
+				err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+					n := running.Add(1)
+					defer running.Add(-1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					_, err := tx.ListEmpresas(ctx, store.ListFilter{})
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if m := most.Load(); m != 1 {
+		t.Errorf("up to %d Write functions ran at once; SerialWrites promised one", m)
 	}
 }

@@ -51,6 +51,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("CAF", h.testCAF)
 	t.Run("CAFOverlapConcurrent", h.testCAFOverlapConcurrent)
 	t.Run("TakeFolioConcurrent", h.testTakeFolioConcurrent)
+	t.Run("SerialWrites", h.testSerialWrites)
 	t.Run("DTE", h.testDTE)
 	t.Run("DTEList", h.testDTEList)
 	t.Run("CursorConcurrentInserts", h.testCursorConcurrentInserts)

@@ -53,7 +53,10 @@ type DB struct {
 	stmts *stmtCache
 }
 
-var _ store.Store = (*DB)(nil)
+var (
+	_ store.Store        = (*DB)(nil)
+	_ store.SerialWriter = (*DB)(nil)
+)
 
 // New builds the store over databases already opened and migrated.
 func New(cfg Config) (*DB, error) {
@@ -89,6 +92,10 @@ func (db *DB) readSnapshot(ctx context.Context, fn func(q querier) error) error 
 	}
 	return tx.Commit()
 }
+
+// SerialWrites reports whether Writes run one at a time, on the one
+// writer connection (SQLite).
+func (db *DB) SerialWrites() bool { return db.group != nil }
 
 // Jobs returns the job runner.
 func (db *DB) Jobs() store.Jobs { return db.jobs }
