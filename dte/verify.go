@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/caf"
-	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/ted"
@@ -555,18 +554,12 @@ func verifyTED(d *Document, keys caf.TrustedKeys) (*ted.TED, error) {
 		bad = append(bad, fmt.Sprintf("IT1 %q, document's first line %q", dd.IT1, it1))
 	}
 	if c := dd.CAF; c != nil {
-		fe, err := time.ParseInLocation(clockDateLayout, d.FechaEmision, SantiagoLocation())
-		switch {
-		case err != nil:
+		// The CAF's own rule (caf.CAF.CheckUsable), applied to the date
+		// the document claims.
+		if fe, err := time.ParseInLocation(clockDateLayout, d.FechaEmision, SantiagoLocation()); err != nil {
 			bad = append(bad, fmt.Sprintf("FchEmis %q is not a date", d.FechaEmision))
-		case fe.Before(c.FechaAutorizacion):
-			bad = append(bad, fmt.Sprintf("FchEmis %s is before the CAF's authorization date %s", d.FechaEmision, c.FA))
-		case chile.CAFExpires(int(d.Tipo)):
-			fa := c.FechaAutorizacion
-			y, m, dd := chile.CAFExpiry(fa.Year(), fa.Month(), fa.Day())
-			if exp := time.Date(y, m, dd, 0, 0, 0, 0, SantiagoLocation()); !fe.Before(exp) {
-				bad = append(bad, fmt.Sprintf("FchEmis %s is after the six months of the CAF authorized on %s", d.FechaEmision, c.FA))
-			}
+		} else if err := c.CheckUsable(fe); err != nil {
+			bad = append(bad, fmt.Sprintf("FchEmis %s: %v", d.FechaEmision, err))
 		}
 	}
 	if len(bad) > 0 {

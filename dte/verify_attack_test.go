@@ -16,6 +16,7 @@ import (
 	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/signer/signertest"
+	"github.com/dtekit/dtekit/ted"
 )
 
 // The tests of this file each build one attack of issue 9 on a genuine
@@ -381,5 +382,69 @@ func TestAttackUnknownElementsNotKept(t *testing.T) {
 		if peak > uint64(len(pad)) {
 			t.Errorf("%s of a genuine envelope with %d bytes of unknown elements: the heap grew by %d bytes", name, len(pad), peak)
 		}
+	}
+}
+
+// TestAttackCAFDates: a document whose stamp and body agree on a date the
+// CAF does not cover (before its authorization, or after the six months
+// a factura's CAF lasts) is refused, although both the stamp (made with
+// the CAF's own key) and the document signature are genuine.
+func TestAttackCAFDates(t *testing.T) {
+	c := creds(t)
+	g := genuine33(t)
+	doc, err := dte.ParseDTE(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := ted.Parse(doc.TED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf := c.CAFs[dte.FacturaElectronica]
+	fa, err := time.Parse(time.DateOnly, cf.FA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// redate stamps the DD again with the CAF's key for date fe and puts
+	// the same date in the body, then signs the document again.
+	redate := func(fe time.Time) []byte {
+		dd := orig.DD
+		dd.FE = fe.Format(time.DateOnly)
+		stamp, err := ted.Build(dd, cf.PrivateKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resign(t, g, c.Cert, func(b []byte) []byte {
+			b = bytes.Replace(b, doc.TED, stamp, 1)
+			return bytes.Replace(b, []byte("<FchEmis>"+doc.FechaEmision+"</FchEmis>"), []byte("<FchEmis>"+dd.FE+"</FchEmis>"), 1)
+		})
+	}
+	// The machinery itself keeps a document genuine: the CAF's own date.
+	if rep, err := dte.Verify(redate(fa), c.Keys); err != nil || !rep.OK() {
+		t.Fatalf("redated on FA %s: %v", cf.FA, err)
+	}
+	for _, tc := range []struct {
+		name string
+		fe   time.Time
+		want string
+	}{
+		{"before FA", fa.AddDate(0, 0, -1), "before the CAF's authorization"},
+		// FA + 6 months is the first day the CAF no longer covers.
+		{"six months after FA", fa.AddDate(0, 6, 0), "CAF expired"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := mustFail(t, redate(tc.fe), tc.want)
+			if d := rep.Documents[0]; !d.Signature.OK || d.TED.OK {
+				t.Fatalf("report %+v", d)
+			}
+		})
+	}
+	// The last day of the six months is still covered (by hand: the day
+	// before the same day six months later, when that day exists).
+	if fa.Day() > 28 {
+		return
+	}
+	if _, err := dte.Verify(redate(fa.AddDate(0, 6, -1)), c.Keys); err != nil {
+		t.Fatalf("the last covered day: %v", err)
 	}
 }
