@@ -228,16 +228,8 @@ func (s *Service) registerDelivery() error {
 	}); err != nil {
 		return fmt.Errorf("billing: registering %s: %w", deliverKind, err)
 	}
-	j := s.st.Jobs()
-	if err := j.Register(store.Worker{
-		Kind:    deliverySweepArgs{}.Kind(),
-		Work:    func(ctx context.Context, _ *store.Job) error { _, err := s.SweepDeliveries(ctx); return err },
-		Timeout: 10 * time.Minute,
-	}); err != nil {
-		return fmt.Errorf("billing: registering %s: %w", deliverySweepArgs{}.Kind(), err)
-	}
-	if err := j.AddPeriodic(store.PeriodicJob{Interval: DeliverySweepInterval,
-		Args: func() store.JobArgs { return deliverySweepArgs{} }, Opts: &store.JobOpts{UniqueByPeriod: DeliverySweepInterval}}); err != nil {
+	if err := s.registerPeriodic(periodicJob{args: deliverySweepArgs{}, every: DeliverySweepInterval, timeout: 10 * time.Minute,
+		run: func(ctx context.Context) error { _, err := s.SweepDeliveries(ctx); return err }}); err != nil {
 		return err
 	}
 	return s.registerCertExpiry()

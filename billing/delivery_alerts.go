@@ -137,19 +137,8 @@ func (certExpiryArgs) Kind() string { return "certificado.expiry_check" }
 
 // registerCertExpiry registers the daily certificate check.
 func (s *Service) registerCertExpiry() error {
-	j := s.st.Jobs()
-	if err := j.Register(store.Worker{
-		Kind: certExpiryArgs{}.Kind(),
-		Work: func(ctx context.Context, _ *store.Job) error {
-			_, err := s.CheckCertificateExpiry(ctx)
-			return err
-		},
-		Timeout: 10 * time.Minute,
-	}); err != nil {
-		return fmt.Errorf("billing: registering %s: %w", certExpiryArgs{}.Kind(), err)
-	}
-	return j.AddPeriodic(store.PeriodicJob{Interval: CertExpiryInterval, RunOnStart: true,
-		Args: func() store.JobArgs { return certExpiryArgs{} }, Opts: &store.JobOpts{UniqueByPeriod: CertExpiryInterval}})
+	return s.registerPeriodic(periodicJob{args: certExpiryArgs{}, every: CertExpiryInterval, onStart: true, timeout: 10 * time.Minute,
+		run: func(ctx context.Context) error { _, err := s.CheckCertificateExpiry(ctx); return err }})
 }
 
 // CheckCertificateExpiry records certificado.expiring for every company

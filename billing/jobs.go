@@ -70,33 +70,40 @@ func (s *Service) registerRecovery() error {
 	}); err != nil {
 		return fmt.Errorf("billing: registering %s: %w", recoverArgs{}.Kind(), err)
 	}
-	if err := j.Register(store.Worker{
-		Kind: sweepArgs{}.Kind(),
-		Work: func(ctx context.Context, job *store.Job) error {
-			_, err := s.RecoverPending(ctx)
-			return err
-		},
-		Timeout: 10 * time.Minute,
-	}); err != nil {
-		return fmt.Errorf("billing: registering %s: %w", sweepArgs{}.Kind(), err)
-	}
-	return j.AddPeriodic(store.PeriodicJob{Interval: SweepInterval, RunOnStart: true,
-		Args: func() store.JobArgs { return sweepArgs{} }, Opts: &store.JobOpts{UniqueByPeriod: SweepInterval}})
+	return s.registerPeriodic(periodicJob{args: sweepArgs{}, every: SweepInterval, onStart: true, timeout: 10 * time.Minute,
+		run: func(ctx context.Context) error { _, err := s.RecoverPending(ctx); return err }})
 }
 
 func (s *Service) registerIdempotencyPurge() error {
+	return s.registerPeriodic(periodicJob{args: purgeArgs{}, every: PurgeInterval, onStart: true,
+		run: func(ctx context.Context) error { _, err := s.PurgeIdempotency(ctx); return err }})
+}
+
+// periodicJob is a job that visits the whole database on a timer: the
+// recovery sweep, the idempotency purge, the delivery sweep and the
+// certificate expiry check.
+type periodicJob struct {
+	args    store.JobArgs // the job's (empty) arguments, which name it
+	every   time.Duration
+	onStart bool          // also run as soon as the runner starts
+	timeout time.Duration // 0: the store's default
+	run     func(context.Context) error
+}
+
+// registerPeriodic registers p's worker and its schedule. A tick runs at
+// most once per period however many processes share the database
+// (UniqueByPeriod is the interval).
+func (s *Service) registerPeriodic(p periodicJob) error {
 	j := s.st.Jobs()
 	if err := j.Register(store.Worker{
-		Kind: purgeArgs{}.Kind(),
-		Work: func(ctx context.Context, job *store.Job) error {
-			_, err := s.PurgeIdempotency(ctx)
-			return err
-		},
+		Kind:    p.args.Kind(),
+		Work:    func(ctx context.Context, _ *store.Job) error { return p.run(ctx) },
+		Timeout: p.timeout,
 	}); err != nil {
-		return fmt.Errorf("billing: registering %s: %w", purgeArgs{}.Kind(), err)
+		return fmt.Errorf("billing: registering %s: %w", p.args.Kind(), err)
 	}
-	return j.AddPeriodic(store.PeriodicJob{Interval: PurgeInterval, RunOnStart: true,
-		Args: func() store.JobArgs { return purgeArgs{} }, Opts: &store.JobOpts{UniqueByPeriod: PurgeInterval}})
+	return j.AddPeriodic(store.PeriodicJob{Interval: p.every, RunOnStart: p.onStart,
+		Args: func() store.JobArgs { return p.args }, Opts: &store.JobOpts{UniqueByPeriod: p.every}})
 }
 
 // Start starts the store's job runner with the service's workers
