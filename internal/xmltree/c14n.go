@@ -1,7 +1,6 @@
 package xmltree
 
 import (
-	"bytes"
 	"io"
 	"math"
 	"slices"
@@ -175,16 +174,10 @@ func (c *canonicalizer) content(p *parser, apex *Element) error {
 				return err
 			}
 		case p.has("<![CDATA["):
-			start := p.pos + 9
-			end := bytes.Index(p.src[start:], []byte("]]>"))
-			if end < 0 {
-				return p.errorf("unterminated CDATA section")
-			}
-			t, err := p.decodeRawBytes(start, start+end)
+			t, err := p.cdata()
 			if err != nil {
 				return err
 			}
-			p.pos = start + end + 3
 			c.out = appendEscapedText(c.out, t)
 		case p.has("<?"):
 			pi, err := p.pi()

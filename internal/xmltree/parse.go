@@ -533,6 +533,23 @@ func (p *parser) comment() error {
 	return nil
 }
 
+// cdata reads a CDATA section at p.pos ("<![CDATA[") and returns its
+// characters with line ends normalized, in the parser's scratch buffer,
+// which the next read overwrites. It leaves p.pos after the closing "]]>".
+func (p *parser) cdata() ([]byte, error) {
+	start := p.pos + len("<![CDATA[")
+	end := bytes.Index(p.src[start:], []byte("]]>"))
+	if end < 0 {
+		return nil, p.errorf("unterminated CDATA section")
+	}
+	t, err := p.decodeRawBytes(start, start+end)
+	if err != nil {
+		return nil, err
+	}
+	p.pos = start + end + len("]]>")
+	return t, nil
+}
+
 // pi reads a processing instruction and returns its canonical form.
 func (p *parser) pi() (string, error) {
 	p.pos += 2
@@ -1017,16 +1034,10 @@ func (p *parser) content() error {
 			if cur == nil {
 				return p.errorf("CDATA section outside the root element")
 			}
-			start := p.pos + 9
-			end := bytes.Index(p.src[start:], []byte("]]>"))
-			if end < 0 {
-				return p.errorf("unterminated CDATA section")
-			}
-			t, err := p.decodeRawBytes(start, start+end)
+			t, err := p.cdata()
 			if err != nil {
 				return err
 			}
-			p.pos = start + end + 3
 			if !cur.temp {
 				cur.Children = append(cur.Children, Node{Kind: KindText, Text: string(t)})
 			}
