@@ -25,6 +25,7 @@ const (
 	maxDirOrigen    = 70  // DirOrigen
 	maxCmnaOrigen   = 20  // CmnaOrigen
 	maxCiudadOrigen = 20  // CiudadOrigen
+	maxActeco       = 4   // Acteco maxOccurs
 )
 
 // Validate checks the issuer as contract §2.6 and the Emisor of the SII's
@@ -72,7 +73,7 @@ func (e *Emisor) Validate() error {
 	if e.NumeroResolucion < 0 {
 		d = append(d, FieldError{Field: "numero_resolucion", Code: CodeOutOfRange, Message: "numero_resolucion must not be negative"})
 	}
-	if len(e.Acteco) == 0 || len(e.Acteco) > 4 {
+	if len(e.Acteco) == 0 || len(e.Acteco) > maxActeco {
 		d = append(d, FieldError{Field: "acteco", Code: CodeRequired, Message: "give one to four SII economic activity codes"})
 	}
 	for i, a := range e.Acteco {

@@ -181,25 +181,25 @@ func docEmisor(w *xw, in *docInput, rut string) {
 	w.open("Emisor")
 	w.plain("RUTEmisor", rut)
 	if t.IsBoleta() {
-		w.text("RznSocEmisor", "emisor.razon_social", em.RazonSocial, 100)
-		w.text("GiroEmisor", "emisor.giro", em.Giro, 80)
+		w.text("RznSocEmisor", "emisor.razon_social", em.RazonSocial, maxRznSocEmisor)
+		w.text("GiroEmisor", "emisor.giro", em.Giro, maxGiroEmisor)
 		if em.SucursalSII != nil {
 			w.int("CdgSIISucur", int64(*em.SucursalSII))
 		}
-		w.text("DirOrigen", "emisor.direccion", em.Direccion, 70)
-		w.text("CmnaOrigen", "emisor.comuna", em.Comuna, 20)
-		w.text("CiudadOrigen", "emisor.ciudad", em.Ciudad, 20)
+		w.text("DirOrigen", "emisor.direccion", em.Direccion, maxDirOrigen)
+		w.text("CmnaOrigen", "emisor.comuna", em.Comuna, maxCmnaOrigen)
+		w.text("CiudadOrigen", "emisor.ciudad", em.Ciudad, maxCiudadOrigen)
 		w.close("Emisor")
 		return
 	}
-	w.textReq("RznSoc", "emisor.razon_social", em.RazonSocial, 100)
-	w.textReq("GiroEmis", "emisor.giro", em.Giro, 80)
+	w.textReq("RznSoc", "emisor.razon_social", em.RazonSocial, maxRznSocEmisor)
+	w.textReq("GiroEmis", "emisor.giro", em.Giro, maxGiroEmisor)
 	if len(em.Acteco) == 0 {
 		w.fail(&ValidationError{Details: []FieldError{{Field: "emisor.acteco", Code: CodeRequired,
 			Message: "the emisor needs at least one SII economic activity code (Acteco)"}}})
 	}
 	for i, a := range em.Acteco {
-		if i == 4 {
+		if i == maxActeco {
 			break // the schema allows four
 		}
 		w.int("Acteco", int64(a))
@@ -208,12 +208,12 @@ func docEmisor(w *xw, in *docInput, rut string) {
 		w.int("CdgSIISucur", int64(*em.SucursalSII))
 	}
 	if t == LiquidacionFacturaElectronica {
-		w.textReq("DirOrigen", "emisor.direccion", em.Direccion, 70)
+		w.textReq("DirOrigen", "emisor.direccion", em.Direccion, maxDirOrigen)
 	} else {
-		w.text("DirOrigen", "emisor.direccion", em.Direccion, 70)
+		w.text("DirOrigen", "emisor.direccion", em.Direccion, maxDirOrigen)
 	}
-	w.text("CmnaOrigen", "emisor.comuna", em.Comuna, 20)
-	w.text("CiudadOrigen", "emisor.ciudad", em.Ciudad, 20)
+	w.text("CmnaOrigen", "emisor.comuna", em.Comuna, maxCmnaOrigen)
+	w.text("CiudadOrigen", "emisor.ciudad", em.Ciudad, maxCiudadOrigen)
 	w.close("Emisor")
 }
 
@@ -223,28 +223,28 @@ func docReceptor(w *xw, in *docInput, rut string) {
 	w.plain("RUTRecep", rut)
 	switch {
 	case t.IsBoleta():
-		w.text("RznSocRecep", "receptor.razon_social", r.RazonSocial, 100)
-		w.text("DirRecep", "receptor.direccion", r.Direccion, 70)
-		w.text("CmnaRecep", "receptor.comuna", r.Comuna, 20)
-		w.text("CiudadRecep", "receptor.ciudad", r.Ciudad, 20)
+		w.text("RznSocRecep", "receptor.razon_social", r.RazonSocial, MaxRazonSocialReceptor)
+		w.text("DirRecep", "receptor.direccion", r.Direccion, MaxDireccionReceptor)
+		w.text("CmnaRecep", "receptor.comuna", r.Comuna, MaxComunaReceptor)
+		w.text("CiudadRecep", "receptor.ciudad", r.Ciudad, MaxCiudadReceptor)
 	case t == LiquidacionFacturaElectronica:
-		w.text("RznSocRecep", "receptor.razon_social", r.RazonSocial, 100)
-		w.textReq("GiroRecep", "receptor.giro", r.Giro, 40)
-		w.textReq("DirRecep", "receptor.direccion", r.Direccion, 70)
-		w.textReq("CmnaRecep", "receptor.comuna", r.Comuna, 20)
-		w.text("CiudadRecep", "receptor.ciudad", r.Ciudad, 20)
+		w.text("RznSocRecep", "receptor.razon_social", r.RazonSocial, MaxRazonSocialReceptor)
+		w.textReq("GiroRecep", "receptor.giro", r.Giro, MaxGiroReceptor)
+		w.textReq("DirRecep", "receptor.direccion", r.Direccion, MaxDireccionReceptor)
+		w.textReq("CmnaRecep", "receptor.comuna", r.Comuna, MaxComunaReceptor)
+		w.text("CiudadRecep", "receptor.ciudad", r.Ciudad, MaxCiudadReceptor)
 	default:
-		w.text("RznSocRecep", "receptor.razon_social", r.RazonSocial, 100)
-		if x := in.req.ExportData; t.IsExport() && x != nil && (xwClip(x.NumID, 20) != "" || xwClip(x.Nacionalidad, 3) != "") {
+		w.text("RznSocRecep", "receptor.razon_social", r.RazonSocial, MaxRazonSocialReceptor)
+		if x := in.req.ExportData; t.IsExport() && x != nil && (xwClip(x.NumID, maxNumID) != "" || xwClip(x.Nacionalidad, maxNacionalidad) != "") {
 			w.open("Extranjero")
-			w.text("NumId", "export_data.num_id", x.NumID, 20)
-			w.text("Nacionalidad", "export_data.nacionalidad", x.Nacionalidad, 3)
+			w.text("NumId", "export_data.num_id", x.NumID, maxNumID)
+			w.text("Nacionalidad", "export_data.nacionalidad", x.Nacionalidad, maxNacionalidad)
 			w.close("Extranjero")
 		}
-		w.text("GiroRecep", "receptor.giro", r.Giro, 40)
-		w.text("DirRecep", "receptor.direccion", r.Direccion, 70)
-		w.text("CmnaRecep", "receptor.comuna", r.Comuna, 20)
-		w.text("CiudadRecep", "receptor.ciudad", r.Ciudad, 20)
+		w.text("GiroRecep", "receptor.giro", r.Giro, MaxGiroReceptor)
+		w.text("DirRecep", "receptor.direccion", r.Direccion, MaxDireccionReceptor)
+		w.text("CmnaRecep", "receptor.comuna", r.Comuna, MaxComunaReceptor)
+		w.text("CiudadRecep", "receptor.ciudad", r.Ciudad, MaxCiudadReceptor)
 	}
 	w.close("Receptor")
 }
