@@ -20,7 +20,72 @@ import (
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/sqlite"
 )
+
+// The kill -9 tests (TestCrashRecovery, TestDeliveryKill9,
+// TestSubmitKill9) run this test binary again as a child process that
+// does only one test, named in -test.run, and reads its orders from an
+// environment variable. The helpers below are what they share.
+
+// crashChildCmd returns, not started, the command that runs the test named
+// test in a child process with orders in the environment variable env. The
+// child's stderr is collected in the returned buffer.
+func crashChildCmd(test, env, orders string) (*exec.Cmd, *bytes.Buffer) {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+orders)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	return cmd, &stderr
+}
+
+// killCrashChild kills a child with SIGKILL, waits for it and fails t if
+// the child panicked before it was killed.
+func killCrashChild(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if strings.Contains(stderr.String(), "panic") {
+		t.Fatalf("child: %s", stderr.String())
+	}
+}
+
+// runJobsChild is the body of a child that runs background jobs until it
+// is killed: it opens the SQLite database at path with crashJobs, builds
+// the Service of cfg over it with the tests' keyring and the SII's CAF
+// keys, lets enable (if not nil) switch on what the test needs, and starts
+// the job runner. It never returns: a failure is printed on stderr and
+// ends the process with status 3.
+func runJobsChild(path string, cfg Config, enable func(*Service) error) {
+	ctx := context.Background()
+	err := func() error {
+		st, err := sqlite.Open(ctx, path, &sqlite.Options{Jobs: crashJobs})
+		if err != nil {
+			return err
+		}
+		kek, _ := ParseKEK(testKEK)
+		if cfg.Keyring, err = NewKeyring(kek); err != nil {
+			return err
+		}
+		cfg.Store, cfg.TrustedKeys = st, caf.SIIKeys()
+		s, err := New(cfg)
+		if err != nil {
+			return err
+		}
+		if enable != nil {
+			if err := enable(s); err != nil {
+				return err
+			}
+		}
+		return s.Start(ctx)
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	time.Sleep(2 * time.Minute) // the parent kills it long before
+	os.Exit(0)
+}
 
 // crashEnv carries the crash child's orders: backend, DSN and company id,
 // one per line.
@@ -190,10 +255,7 @@ func TestCrashRecovery(t *testing.T) {
 // it with SIGKILL after a random delay and returns what it acknowledged.
 func crashRound(t *testing.T, kind, dsn, empresaID string) []ack {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+kind+"\n"+dsn+"\n"+empresaID)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd, stderr := crashChildCmd("TestCrashChild", crashEnv, kind+"\n"+dsn+"\n"+empresaID)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,19 +1,14 @@
 package billing
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,26 +33,7 @@ func TestDeliveryCrashChild(t *testing.T) {
 	if path == "" {
 		t.Skip("run by TestDeliveryKill9")
 	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, path, &sqlite.Options{Jobs: crashJobs})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(3)
-	}
-	kek, _ := ParseKEK(testKEK)
-	kr, _ := NewKeyring(kek)
-	s, err := New(Config{Store: st, Keyring: kr, TrustedKeys: caf.SIIKeys(),
-		Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(3)
-	}
-	if err := s.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(3)
-	}
-	time.Sleep(2 * time.Minute) // the parent kills it long before
-	os.Exit(0)
+	runJobsChild(path, Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond}}, nil)
 }
 
 // TestDeliveryKill9: a process delivering 40 events is killed with
@@ -163,10 +139,7 @@ func TestDeliveryKill9(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d deliveries still pending after 3 minutes and %d kills", left, kills)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestDeliveryCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), deliveryCrashEnv+"="+path)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		cmd, stderr := crashChildCmd("TestDeliveryCrashChild", deliveryCrashEnv, path)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -177,12 +150,8 @@ func TestDeliveryKill9(t *testing.T) {
 			run = 10 * time.Second
 		}
 		time.Sleep(run)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		killCrashChild(t, cmd, stderr)
 		kills++
-		if strings.Contains(stderr.String(), "panic") {
-			t.Fatalf("child: %s", stderr.String())
-		}
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/sii"
@@ -42,27 +41,7 @@ func TestSubmitCrashChild(t *testing.T) {
 		t.Skip("run by TestSubmitKill9")
 	}
 	path, url, _ := strings.Cut(orders, "|")
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, path, &sqlite.Options{Jobs: crashJobs})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(3)
-	}
-	kek, _ := ParseKEK(testKEK)
-	kr, _ := NewKeyring(kek)
-	s, err := New(Config{Store: st, Keyring: kr, TrustedKeys: caf.SIIKeys()})
-	if err == nil {
-		err = s.EnableSubmission(submitCrashConfig(url))
-	}
-	if err == nil {
-		err = s.Start(ctx)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(3)
-	}
-	time.Sleep(2 * time.Minute) // the parent kills it long before
-	os.Exit(0)
+	runJobsChild(path, Config{}, func(s *Service) error { return s.EnableSubmission(submitCrashConfig(url)) })
 }
 
 // crashScript is the fake's review of a factura in TestSubmitKill9 and
@@ -157,14 +136,11 @@ func TestSubmitKill9(t *testing.T) {
 		}
 	}
 	child := func() (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestSubmitCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), submitCrashEnv+"="+path+"|"+url)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		cmd, stderr := crashChildCmd("TestSubmitCrashChild", submitCrashEnv, path+"|"+url)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		return cmd, &stderr
+		return cmd, stderr
 	}
 	// Eight processes killed at random moments...
 	kills := 0
@@ -174,11 +150,7 @@ func TestSubmitKill9(t *testing.T) {
 		}
 		cmd, stderr := child()
 		time.Sleep(time.Duration(200+rand.IntN(600)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		if strings.Contains(stderr.String(), "panic") {
-			t.Fatalf("child: %s", stderr.String())
-		}
+		killCrashChild(t, cmd, stderr)
 	}
 	// ...then one left to finish: it rescues the jobs the kills left
 	// running once it leads the runner.
