@@ -33,8 +33,11 @@ func (u *upload) ruts() (sender, company string) {
 	return u.values["rutSender"] + "-" + u.values["dvSender"], u.values["rutCompany"] + "-" + u.values["dvCompany"]
 }
 
-// readUpload reads the multipart body in order, bounding the file.
-func (f *Fake) readUpload(r *http.Request) *upload {
+// readUpload reads the multipart body of an upload in order. The file is
+// bounded by MaxUpload, and the whole body by MaxUpload plus 1 MiB for the
+// form's other fields and the part headers.
+func (f *Fake) readUpload(w http.ResponseWriter, r *http.Request) *upload {
+	r.Body = http.MaxBytesReader(w, r.Body, f.opts.MaxUpload+1<<20)
 	u := &upload{values: map[string]string{}}
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -112,8 +115,7 @@ func (f *Fake) serveUpload(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, f.opts.MaxUpload+1<<20)
-	u := f.readUpload(r)
+	u := f.readUpload(w, r)
 	token := cookieToken(r)
 	idx, fault, done := f.begin(Upload, w, r, u.fields, token)
 	if done {
@@ -338,8 +340,7 @@ func caratulaOK(env *dte.Envio, tokenRUT, company string, boleta bool) bool {
 
 // serveBoletaUpload is the boleta REST upload.
 func (f *Fake) serveBoletaUpload(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, f.opts.MaxUpload+1<<20)
-	u := f.readUpload(r)
+	u := f.readUpload(w, r)
 	token := cookieToken(r)
 	idx, fault, done := f.begin(BoletaUpload, w, r, u.fields, token)
 	if done {
