@@ -322,16 +322,16 @@ func docDetalle(w *xw, in *docInput, i int) {
 	w.open("Detalle")
 	w.int("NroLinDet", int64(nro))
 	if t == LiquidacionFacturaElectronica {
-		w.textReq("TpoDocLiq", field+".tipo_doc_liq", l.TipoDocLiq, 3)
+		w.textReq("TpoDocLiq", field+".tipo_doc_liq", l.TipoDocLiq, maxTpoDocRef)
 	}
 	if lt.IndExe != 0 {
 		w.int("IndExe", int64(lt.IndExe))
 	}
 	nmb, dsc := docItemName(*l)
-	w.textReq("NmbItem", field+".nombre", nmb, 80)
-	w.text("DscItem", field+".dsc_item", dsc, 1000)
+	w.textReq("NmbItem", field+".nombre", nmb, maxNmbItem)
+	w.text("DscItem", field+".dsc_item", dsc, maxDscItem)
 	w.decPos("QtyItem", l.Cantidad)
-	w.text("UnmdItem", field+".unidad", l.Unidad, 4)
+	w.text("UnmdItem", field+".unidad", l.Unidad, maxUnmdItem)
 	w.decPos("PrcItem", l.Precio)
 	if t != LiquidacionFacturaElectronica {
 		w.decPos("DescuentoPct", l.DescuentoPct)
@@ -375,7 +375,7 @@ func docDscRcg(w *xw, in *docInput) {
 		w.open("DscRcgGlobal")
 		w.int("NroLinDR", int64(nro))
 		w.text("TpoMov", field+".tpo_mov", d.TpoMov, 1)
-		w.text("GlosaDR", field+".glosa_dr", d.GlosaDR, 45)
+		w.text("GlosaDR", field+".glosa_dr", d.GlosaDR, maxGlosaDR)
 		w.text("TpoValor", field+".tpo_valor", d.TpoValor, 1)
 		w.dec("ValorDR", d.ValorDR)
 		if ind == 1 || ind == 2 {
@@ -391,13 +391,13 @@ func docReferencias(w *xw, in *docInput) {
 		field := "referencias[" + strconv.Itoa(i) + "]"
 		w.open("Referencia")
 		w.int("NroLinRef", int64(i+1))
-		w.text("TpoDocRef", field+".tipo_doc_ref", r.TipoDocRef.String(), 3)
+		w.text("TpoDocRef", field+".tipo_doc_ref", r.TipoDocRef.String(), maxTpoDocRef)
 		w.int("FolioRef", r.FolioRef)
 		if !t.IsBoleta() {
 			w.plain("FchRef", r.FechaRef)
 		}
 		w.intPtr("CodRef", r.CodigoRef)
-		w.text("RazonRef", field+".razon_ref", r.RazonRefXML(), 90)
+		w.text("RazonRef", field+".razon_ref", r.RazonRefXML(), maxRazonRef)
 		w.close("Referencia")
 	}
 }
@@ -414,7 +414,7 @@ func docComisiones(w *xw, in *docInput) {
 		w.open("Comisiones")
 		w.int("NroLinCom", int64(i+1))
 		w.text("TipoMovim", field+".tipo_movim", c.TipoMovim, 1)
-		w.textReq("Glosa", field+".glosa", c.Glosa, 60)
+		w.textReq("Glosa", field+".glosa", c.Glosa, maxGlosaComision)
 		w.decPos("TasaComision", c.TasaComision)
 		w.int("ValComNeto", c.ValComNeto)
 		w.int("ValComExe", c.ValComExe)
