@@ -156,15 +156,9 @@ func (c *canonicalizer) content(p *parser, apex *Element) error {
 			if cur == apex {
 				return p.errorf("end tag before the end of <%s>", apex.QName())
 			}
-			p.pos += 2
-			if err := p.endTagName(cur.QName()); err != nil {
+			if err := p.endTag(cur.QName()); err != nil {
 				return err
 			}
-			p.skipSpace()
-			if !p.has(">") {
-				return p.errorf("malformed end tag </%s>", cur.QName())
-			}
-			p.pos++
 			c.endTag(cur)
 			done := cur
 			cur = cur.Parent

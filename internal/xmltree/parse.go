@@ -702,6 +702,21 @@ func (p *parser) newElement() *Element {
 	return el
 }
 
+// endTag reads an end tag at p.pos ("</"), checks its name against the
+// open element's qualified name, and leaves p.pos after its '>'.
+func (p *parser) endTag(open string) error {
+	p.pos += len("</")
+	if err := p.endTagName(open); err != nil {
+		return err
+	}
+	p.skipSpace()
+	if !p.has(">") {
+		return p.errorf("malformed end tag </%s>", open)
+	}
+	p.pos++
+	return nil
+}
+
 // endTagName reads the name of an end tag and checks it against the open
 // element's qualified name, without allocating in the common ASCII case.
 func (p *parser) endTagName(open string) error {
@@ -1003,15 +1018,9 @@ func (p *parser) content() error {
 				return p.errorf("end tag without a start tag")
 			}
 			cur.InnerEnd = p.pos
-			p.pos += 2
-			if err := p.endTagName(cur.QName()); err != nil {
+			if err := p.endTag(cur.QName()); err != nil {
 				return err
 			}
-			p.skipSpace()
-			if !p.has(">") {
-				return p.errorf("malformed end tag </%s>", cur.QName())
-			}
-			p.pos++
 			cur.End = p.pos
 			done := cur
 			cur = cur.Parent
