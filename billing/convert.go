@@ -46,22 +46,15 @@ func storeErr(err error, op, what, id string) error {
 // and stops at fn's first error. The periodic jobs that visit every
 // company use it.
 func (s *Service) eachEmpresa(ctx context.Context, fn func(e *store.Empresa) error) error {
-	f := store.ListFilter{Limit: store.MaxLimit}
-	for {
-		page, err := s.st.ListEmpresas(ctx, f)
+	for e, err := range store.Empresas(ctx, s.st) {
 		if err != nil {
 			return errInternal("listing companies", err)
 		}
-		for i := range page.Items {
-			if err := fn(&page.Items[i]); err != nil {
-				return err
-			}
+		if err := fn(e); err != nil {
+			return err
 		}
-		if page.NextCursor == "" {
-			return nil
-		}
-		f.Cursor = page.NextCursor
 	}
+	return nil
 }
 
 func empresaFromStore(e *store.Empresa) *Empresa {

@@ -37,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 )
 
@@ -336,4 +337,29 @@ type Tx interface {
 	// Enqueue inserts a background job in this transaction: it becomes
 	// visible to workers only if the transaction commits.
 	Enqueue(ctx context.Context, args JobArgs, opts *JobOpts) (*JobResult, error)
+}
+
+// Empresas yields every company r lists (ListEmpresas), page by page,
+// oldest first. A failed page ends the iteration with its error and a nil
+// company; breaking out of the loop stops the listing.
+func Empresas(ctx context.Context, r Reader) iter.Seq2[*Empresa, error] {
+	return func(yield func(*Empresa, error) bool) {
+		f := ListFilter{Limit: MaxLimit}
+		for {
+			page, err := r.ListEmpresas(ctx, f)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for i := range page.Items {
+				if !yield(&page.Items[i], nil) {
+					return
+				}
+			}
+			if page.NextCursor == "" {
+				return
+			}
+			f.Cursor = page.NextCursor
+		}
+	}
 }

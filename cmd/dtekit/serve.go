@@ -355,26 +355,19 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 // for the dtekit_caf_folios_remaining gauge.
 func cafFolios(ctx context.Context, st store.Store) ([]server.CAFFolios, error) {
 	var out []server.CAFFolios
-	f := store.ListFilter{Limit: store.MaxLimit}
-	for {
-		page, err := st.ListEmpresas(ctx, f)
+	for e, err := range store.Empresas(ctx, st) {
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range page.Items {
-			cafs, err := st.ListCAFs(ctx, e.ID, 0)
-			if err != nil {
-				return nil, err
-			}
-			for i := range cafs {
-				if cafs[i].IsActive {
-					out = append(out, server.CAFFolios{EmpresaID: e.ID, TipoDTE: cafs[i].TipoDTE, CAFID: cafs[i].ID, Remaining: cafs[i].FoliosDisponibles()})
-				}
+		cafs, err := st.ListCAFs(ctx, e.ID, 0)
+		if err != nil {
+			return nil, err
+		}
+		for i := range cafs {
+			if cafs[i].IsActive {
+				out = append(out, server.CAFFolios{EmpresaID: e.ID, TipoDTE: cafs[i].TipoDTE, CAFID: cafs[i].ID, Remaining: cafs[i].FoliosDisponibles()})
 			}
 		}
-		if page.NextCursor == "" {
-			return out, nil
-		}
-		f.Cursor = page.NextCursor
 	}
+	return out, nil
 }

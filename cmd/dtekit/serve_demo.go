@@ -264,22 +264,15 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 
 // findEmpresa returns the id of the company with this RUT, or "".
 func findEmpresa(ctx context.Context, st store.Store, rut string) (string, error) {
-	f := store.ListFilter{Limit: store.MaxLimit}
-	for {
-		page, err := st.ListEmpresas(ctx, f)
+	for e, err := range store.Empresas(ctx, st) {
 		if err != nil {
 			return "", err
 		}
-		for _, e := range page.Items {
-			if e.Rut == rut {
-				return e.ID, nil
-			}
+		if e.Rut == rut {
+			return e.ID, nil
 		}
-		if page.NextCursor == "" {
-			return "", nil
-		}
-		f.Cursor = page.NextCursor
 	}
+	return "", nil
 }
 
 // demoFactura is the factura the printed curl command emits (contract

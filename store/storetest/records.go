@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -779,5 +780,48 @@ func (h *harness) testReopen(t *testing.T) {
 	s2 := h.openAt(t, loc, testJobs)
 	if _, err := s2.GetEmpresa(ctxT(t), e.ID); err != nil {
 		t.Errorf("after reopening: %v", err)
+	}
+}
+
+// testEmpresasIterator: store.Empresas walks every company across pages
+// (more than MaxLimit of them), oldest first, each once, and stops when
+// the loop breaks.
+func (h *harness) testEmpresasIterator(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	const n = store.MaxLimit + 3
+	var want []string
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		want = want[:0]
+		for i := range n {
+			e := &store.Empresa{Rut: fmt.Sprintf("%d-K", 1000+i), Ambiente: "certificacion"}
+			if err := tx.InsertEmpresa(ctx, e); err != nil {
+				return err
+			}
+			want = append(want, e.ID)
+		}
+		return nil
+	})
+	var got []string
+	for e, err := range store.Empresas(ctx, s) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Empresas yielded %d companies, want the %d inserted in order", len(got), len(want))
+	}
+	seen := 0
+	for _, err := range store.Empresas(ctx, s) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen++; seen == 2 {
+			break
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("the loop saw %d companies before breaking, want 2", seen)
 	}
 }

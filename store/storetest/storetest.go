@@ -47,6 +47,7 @@ func Run(t *testing.T, b Backend) {
 	}
 	h := &harness{b: b}
 	t.Run("Empresa", h.testEmpresa)
+	t.Run("EmpresasIterator", h.testEmpresasIterator)
 	t.Run("Certificado", h.testCertificado)
 	t.Run("CAF", h.testCAF)
 	t.Run("CAFOverlapConcurrent", h.testCAFOverlapConcurrent)
