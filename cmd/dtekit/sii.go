@@ -24,6 +24,8 @@ Talks to the SII's web services (or to a test server), or runs a fake SII.
   dtekit sii status     [conn] --company RUT [--boleta] TRACKID
                                                             an envelope's state
   dtekit sii dte-status [conn] DTE.xml                      one document's state (getEstDte)
+  dtekit sii dte-status [conn] --advanced DTE.xml           the same through getEstDteAv, with the
+                                                            track id of the envelope that carried it
   dtekit sii dte-status [conn] --emisor RUT --receptor RUT --tipo N --folio N --fecha YYYY-MM-DD --monto N
   dtekit sii fake       [--addr 127.0.0.1:PORT] [--register SIGNER=COMPANY[,COMPANY]]...
                                                             run a fake SII on loopback
@@ -77,6 +79,7 @@ func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []stri
 	folio := fs.Int64("folio", 0, "dte-status: folio")
 	fecha := fs.String("fecha", "", "dte-status: issue date YYYY-MM-DD")
 	monto := fs.Int64("monto", 0, "dte-status: total amount")
+	advanced := fs.Bool("advanced", false, "dte-status: ask getEstDteAv (needs DTE.xml, not for boletas)")
 	pos, code, ok := parseFlags(env, fs, siiUsage, args, "cert")
 	if !ok {
 		return code
@@ -155,6 +158,7 @@ func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []stri
 			"num_atencion": s.NumAtencion, "err_code": s.ErrCode, "counts": s.Counts, "issues": s.Issues,
 			"pending": s.Pending, "outcome": outcomeJSON(sii.EnvelopeOutcome(s, 0))})
 	case "dte-status":
+		var signatureValue string
 		q := sii.DocumentQuery{RutEmisor: *emisor, RutReceptor: *receptor, Tipo: *tipo, Folio: *folio, FechaEmision: *fecha, Monto: *monto}
 		switch len(pos) {
 		case 0:
@@ -177,9 +181,22 @@ func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []stri
 			}
 			q = sii.DocumentQuery{RutEmisor: d.Emisor.Rut, RutReceptor: d.Receptor.Rut, Tipo: int(d.Tipo), Folio: d.Folio,
 				FechaEmision: d.FechaEmision, Monto: m}
+			signatureValue = d.SignatureValue
 		default:
 			fmt.Fprint(env.stderr, siiUsage)
 			return 2
+		}
+		if *advanced {
+			if len(pos) != 1 || dte.TipoDTE(q.Tipo).IsBoleta() {
+				fmt.Fprintln(env.stderr, "dtekit sii dte-status: --advanced needs a DTE.xml of the classic protocol (not a boleta): it sends the document's signature")
+				return 2
+			}
+			s, err := client.DocumentStatusAdvanced(ctx, q, signatureValue)
+			if err != nil {
+				return fail(err)
+			}
+			return siiPrint(env, map[string]any{"recibido": s.Recibido, "trackid": s.TrackID, "estado_sii": s.Estado,
+				"glosa": s.Glosa, "num_atencion": s.NumAtencion, "estado_consulta": s.HdrEstado, "glosa_consulta": s.HdrGlosa})
 		}
 		var s *sii.DocumentStatus
 		if dte.TipoDTE(q.Tipo).IsBoleta() {

@@ -99,6 +99,15 @@ func TestSIICommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"estado_sii": "DOK"`) {
 		t.Errorf("dte-status: %d %s %s", code, out, errs)
 	}
+	// The advanced query names the envelope the upload above got.
+	code, out, errs = runOut(append([]string{"dte-status", "--advanced", dteFile}, conn...)...)
+	if code != 0 || !strings.Contains(out, `"recibido": true`) || !strings.Contains(out, `"trackid": "`+up.TrackID+`"`) {
+		t.Errorf("dte-status --advanced: %d %s %s, want track id %s", code, out, errs, up.TrackID)
+	}
+	if code, _, _ := runOut(append([]string{"dte-status", "--advanced", "--emisor", testcreds.EmisorRUT, "--receptor", "66666666-6",
+		"--tipo", "33", "--folio", "1", "--fecha", "2026-01-02", "--monto", "1"}, conn...)...); code != 2 {
+		t.Errorf("dte-status --advanced without DTE.xml: exit %d, want 2", code)
+	}
 	// Usage errors.
 	for _, args := range [][]string{{}, {"nope"}, {"token"}, {"status", "--cert", p12, "123"}, {"fake", "--addr", "0.0.0.0:0"}} {
 		if code, _, _ := runOut(args...); code != 2 {
