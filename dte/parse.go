@@ -714,6 +714,9 @@ func pxKeep(el *xmltree.Element) (bool, error) {
 		return false, nil
 	}
 	if p.URI == nsDSig {
+		if signed {
+			return false, pxMisplaced(el)
+		}
 		return el.URI == nsDSig && pxDSigRead[el.Local], nil
 	}
 	if p.URI != NamespaceSiiDte {

@@ -448,3 +448,24 @@ func TestAttackCAFDates(t *testing.T) {
 		t.Fatalf("the last covered day: %v", err)
 	}
 }
+
+func TestAttackSignedElementInsideSignature(t *testing.T) {
+	g := genuine33(t)
+	sig := g[bytes.LastIndex(g, []byte("<Signature ")):]
+	sig = sig[:bytes.Index(sig, []byte("</Signature>"))+len("</Signature>")]
+	// A copy of the signature, and the document itself, inside the
+	// signature's KeyInfo (which no digest covers): the SII's schema has
+	// neither there, and Verify refuses them as it does anywhere else.
+	for name, extra := range map[string][]byte{"Signature": sig, "DTE": body(g)} {
+		k := bytes.LastIndex(g, []byte("</KeyInfo>"))
+		doc := append(append(append([]byte{}, g[:k]...), extra...), g[k:]...)
+		if _, err := dte.Verify(doc, creds(t).Keys); err == nil {
+			t.Errorf("a <%s> inside KeyInfo: Verify accepted the document", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+		if _, err := dte.ParseDTE(doc); err == nil {
+			t.Errorf("a <%s> inside KeyInfo: ParseDTE accepted the document", name)
+		}
+	}
+}
