@@ -297,8 +297,9 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 		}
 	}
 	if envio != nil && envio.Estado == envioSending {
-		// The last attempt was cut short by a crash between marking it and
-		// recording the answer: the SII may hold the envelope already.
+		// The last attempt got no answer (a crash between marking it and
+		// recording the answer, or an answer lost on the way back): the
+		// SII may hold the envelope already.
 		if done, err := sb.interrupted(ctx, a, client, d, emp, envio); done || err != nil {
 			return err
 		}
