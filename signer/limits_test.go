@@ -93,7 +93,9 @@ func TestVerifyDoesNotKeepUnknownElements(t *testing.T) {
 	}
 	plain, more := allocated(doc), allocated([]byte(padded))
 	t.Logf("Verify allocated %d bytes, %d with %d bytes of unknown elements", plain, more, len(pad))
-	if more-plain > uint64(len(pad))/4 {
+	// The padded run may allocate less than the plain one (the first run
+	// also pays for what later runs reuse): compare without wrapping.
+	if more > plain && more-plain > uint64(len(pad))/4 {
 		t.Fatalf("%d bytes of unknown elements cost Verify %d bytes more", len(pad), more-plain)
 	}
 }
