@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/dtekit/dtekit/store"
@@ -140,8 +139,12 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 	q := db.querierFor(sqlTx)
 	bg := context.Background()
 	results := make([]writeResult, len(live))
+	// Each Write's savepoint is released (after a rollback to it, if need
+	// be) before the next one opens, so one name serves them all, and
+	// the statement cache (querierFor) holds three texts rather than
+	// three per position in the group.
+	const sp = "dtekit_w"
 	for i, r := range live {
-		sp := fmt.Sprintf("dtekit_w%d", i)
 		if _, err := q.ExecContext(bg, "SAVEPOINT "+sp); err != nil {
 			sqlTx.Rollback()
 			r.done <- writeResult{err: db.errf(err, "opening a savepoint")}
