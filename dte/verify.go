@@ -166,8 +166,10 @@ func Verify(data []byte, keys caf.TrustedKeys) (*VerifyReport, error) {
 //
 // The input is read once. Only the elements these checks read are kept in
 // memory, and an envelope's documents are checked one at a time as they
-// are read, so that besides the input Verify holds the envelope's cover
-// and one document, however many it has.
+// are read: besides the input, Verify holds the envelope's cover, one
+// document's tree, and a small emptied element (with the text between
+// them) for each document already checked, so memory beyond the input
+// grows with the number of documents only by that much.
 //
 // The report is returned whenever the input could be read and has that
 // shape; the error is ErrVerification (wrapped) when any check failed, or

@@ -196,6 +196,10 @@ type Document struct {
 	// kept in the tree (Options.Keep).
 	ids    map[string]*Element
 	dupIDs map[string]bool
+	// partial is set when the tree may lack elements of the input
+	// (Options.Keep, Drop): a duplicated ID is then refused by ByID even
+	// within top, since a copy outside the tree cannot be counted.
+	partial bool
 	// src, charset and ascii are the input and how it is decoded: the
 	// canonicalizer reads elements again from their bytes.
 	src     []byte
@@ -213,6 +217,7 @@ type Document struct {
 // attributes and offsets: a reader that has handled a complete part of a
 // large document (see Options.Close) lets its memory go.
 func (d *Document) Drop(el *Element) {
+	d.partial = true
 	for _, c := range el.Children {
 		if c.Kind != KindElement {
 			continue
@@ -239,10 +244,13 @@ func (d *Document) DuplicateID() string {
 }
 
 // ByID returns the unique element whose ID attribute equals id, searching
-// only inside top when top is not nil.
+// only inside top when top is not nil. An ID that appears more than once
+// in the document is refused; inside top only a duplicate within top
+// counts, unless the tree is partial (Options.Keep, Drop), where a copy
+// left out of the tree could not be counted.
 func (d *Document) ByID(id string, top *Element) (*Element, error) {
 	if d.dupIDs[id] {
-		if top == nil {
+		if top == nil || d.partial {
 			return nil, fmt.Errorf("ID %q appears on more than one element", id)
 		}
 		// A duplicate elsewhere in the document does not matter when the
@@ -409,7 +417,7 @@ func newParser(src []byte, opts Options) (*parser, error) {
 	if len(src) > opts.MaxBytes {
 		return nil, fmt.Errorf("%w: the document is %d bytes, more than the %d accepted", ErrLimit, len(src), opts.MaxBytes)
 	}
-	return &parser{src: src, opts: opts, doc: &Document{src: src}}, nil
+	return &parser{src: src, opts: opts, doc: &Document{src: src, partial: opts.Keep != nil}}, nil
 }
 
 // errorf reports a syntax error at the current position with its line and

@@ -279,3 +279,32 @@ func TestCloseDrop(t *testing.T) {
 		t.Fatalf("canonical document after drops: %q, %v", got, err)
 	}
 }
+
+// TestByIDPartialTree: in a tree read with Keep, an ID whose other copy
+// was left out is refused even when the search is confined to the kept
+// copy's subtree; in a full tree only copies inside top count.
+func TestByIDPartialTree(t *testing.T) {
+	doc := []byte(`<r><a><k ID="x"/></a><junk><k ID="x"/></junk></r>`)
+	keepA := func(e *Element) (bool, error) { return e.Local == "a" || e.Local == "k", nil }
+	d, err := ParseWith(doc, Options{Keep: func(e *Element) (bool, error) {
+		if e.Parent != nil && e.Parent.Local == "junk" {
+			return false, nil
+		}
+		return keepA(e)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := d.Root.Elements()[0]
+	if e, err := d.ByID("x", a); err == nil {
+		t.Fatalf("ByID in a partial tree found %v despite a copy left out", e)
+	}
+	full, err := Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa := full.Root.Elements()[0]
+	if e, err := full.ByID("x", fa); err != nil || e != fa.Elements()[0] {
+		t.Fatalf("ByID within top in a full tree = %v, %v", e, err)
+	}
+}
