@@ -316,7 +316,10 @@ func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *d
 	err = s.finishes.write(ctx, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
 		res = nil
 		// The row as transaction 1 wrote it, signed, on condition that it
-		// is still pendiente: one statement, no read.
+		// is still pendiente: one statement, no read. Every column is
+		// written from transaction 1's copy, which is right only because
+		// nothing but this and the recovery job writes a pendiente row; a
+		// new writer of pendiente rows must re-read here instead.
 		d := *row
 		d.Estado, d.XML, d.Totals = store.EstadoFirmado, out.XML, tot
 		signed, err := tx.UpdateDTEIf(ctx, &d, store.EstadoPendiente)
