@@ -230,45 +230,32 @@ func (t *tx) SetCAFActive(ctx context.Context, empresaID, id string, active bool
 }
 
 func (t *tx) TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (*store.CAF, int64, error) {
-	// Usually one statement chooses the candidate and takes its folio.
-	// When it changes nothing (no candidate, or on PostgreSQL a
-	// concurrent taker exhausted it meanwhile: the UPDATE waits for it,
-	// re-checks the guard and skips the row), the loop below decides.
-	c, err := scanCAF(t.q.QueryRowContext(ctx, `UPDATE cafs SET next_folio = next_folio + 1
-		WHERE empresa_id = $1 AND is_active = $3 AND next_folio <= folio_hasta AND id = (
-			SELECT id FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
-			AND next_folio <= folio_hasta ORDER BY folio_desde LIMIT 1)
-		RETURNING `+cafCols, empresaID, tipoDTE, boolArg(true)))
-	if err == nil {
-		return &c, c.NextFolio - 1, nil
-	}
-	if !errors.Is(err, errNoRows) {
-		return nil, 0, t.errf(err, "taking a folio of empresa %q tipo %d", empresaID, tipoDTE)
-	}
-	// Pick the candidate, then take its folio with a guarded UPDATE. On
-	// PostgreSQL a concurrent taker may exhaust the candidate between the
-	// two statements: the UPDATE then waits for it, re-checks the guard,
-	// changes nothing, and the loop picks the next candidate.
+	// One statement chooses the active CAF with folios left (the oldest
+	// range first) and takes its next folio. On PostgreSQL a concurrent
+	// taker may exhaust the chosen CAF meanwhile: the UPDATE waits for it,
+	// re-checks its guard and changes nothing. Then, if a candidate is
+	// left, the statement runs again; if none is, there are no folios.
 	for range 1000 {
-		var id string
-		err := t.q.QueryRowContext(ctx, `SELECT id FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
-			AND next_folio <= folio_hasta ORDER BY folio_desde LIMIT 1`, empresaID, tipoDTE, boolArg(true)).Scan(&id)
+		c, err := scanCAF(t.q.QueryRowContext(ctx, `UPDATE cafs SET next_folio = next_folio + 1
+			WHERE empresa_id = $1 AND is_active = $3 AND next_folio <= folio_hasta AND id = (
+				SELECT id FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
+				AND next_folio <= folio_hasta ORDER BY folio_desde LIMIT 1)
+			RETURNING `+cafCols, empresaID, tipoDTE, boolArg(true)))
+		if err == nil {
+			return &c, c.NextFolio - 1, nil
+		}
+		if !errors.Is(err, errNoRows) {
+			return nil, 0, t.errf(err, "taking a folio of empresa %q tipo %d", empresaID, tipoDTE)
+		}
+		var one int
+		err = t.q.QueryRowContext(ctx, `SELECT 1 FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
+			AND next_folio <= folio_hasta LIMIT 1`, empresaID, tipoDTE, boolArg(true)).Scan(&one)
 		if errors.Is(err, errNoRows) {
 			return nil, 0, fmt.Errorf("%w: empresa %q, tipo %d", store.ErrNoFolios, empresaID, tipoDTE)
 		}
 		if err != nil {
 			return nil, 0, t.errf(err, "choosing the caf of empresa %q tipo %d", empresaID, tipoDTE)
 		}
-		c, err := scanCAF(t.q.QueryRowContext(ctx, `UPDATE cafs SET next_folio = next_folio + 1
-			WHERE empresa_id = $1 AND id = $2 AND is_active = $3 AND next_folio <= folio_hasta
-			RETURNING `+cafCols, empresaID, id, boolArg(true)))
-		if errors.Is(err, errNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, 0, t.errf(err, "taking a folio of caf %q", id)
-		}
-		return &c, c.NextFolio - 1, nil
 	}
 	return nil, 0, fmt.Errorf("store: taking a folio of empresa %q tipo %d: too much contention", empresaID, tipoDTE)
 }
