@@ -54,13 +54,36 @@ func (c *canonicalizer) flush(force bool) {
 // its subtree (an enveloped signature). e, top and exclude must be elements
 // kept in d's tree; their descendants need not be.
 func (d *Document) WriteCanonical(w io.Writer, e, top, exclude *Element) error {
-	if e != nil && top == nil && exclude == nil && d.writeFast(w, e) {
-		return nil
+	sw := &stickyWriter{w: w}
+	if e != nil && top == nil && exclude == nil && d.writeFast(sw, e) {
+		return sw.err
 	}
-	c := canonicalizer{out: make([]byte, 0, 4<<10), w: w, top: top, exclude: exclude}
+	c := canonicalizer{out: make([]byte, 0, 4<<10), w: sw, top: top, exclude: exclude}
 	err := c.render(d, e)
 	c.flush(true)
+	if err == nil {
+		err = sw.err
+	}
 	return err
+}
+
+// stickyWriter keeps the first error of its writer and writes nothing
+// after it, so that WriteCanonical reports a failed write.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(b []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	s.err = err
+	return n, err
 }
 
 // writeFast writes the canonical form of e, in its whole document

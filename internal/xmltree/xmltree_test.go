@@ -308,3 +308,23 @@ func TestByIDPartialTree(t *testing.T) {
 		t.Fatalf("ByID within top in a full tree = %v, %v", e, err)
 	}
 }
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWriteCanonicalReportsWriteErrors: both the fast path and the
+// general canonicalizer report a writer's failure.
+func TestWriteCanonicalReportsWriteErrors(t *testing.T) {
+	d, err := Parse([]byte(`<r><a ID="x">t</a><!-- c --><b/></r>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := d.Root.Elements()[0]
+	for name, e := range map[string]*Element{"element": a, "document": nil} {
+		if err := d.WriteCanonical(failWriter{}, e, nil, nil); err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("%s: WriteCanonical = %v, want the writer's error", name, err)
+		}
+	}
+}
