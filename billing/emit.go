@@ -104,6 +104,10 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	if e := checkIdempotencyKey(idempotencyKey); e != nil {
 		return nil, e
 	}
+	// Announce transaction 1 now, so that a group forming meanwhile
+	// waits for this request (see groupCommit.coming).
+	tx1Gone := s.group.coming()
+	defer tx1Gone()
 	req, e := decodeEmitRequest(body)
 	if e != nil {
 		return nil, e
@@ -190,6 +194,9 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		gt.addRecovery(empresaID, row.ID)
 		return nil
 	})
+	tx2Gone := s.finishes.coming()
+	defer tx2Gone()
+	tx1Gone()
 	if err != nil {
 		return nil, storeErr(err, "taking a folio", "empresa", empresaID)
 	}

@@ -14,6 +14,10 @@ const maxGroup = 64
 // groupTimeout bounds one group's transaction.
 const groupTimeout = 30 * time.Second
 
+// groupLinger bounds how long a group waits for more members while
+// callers that announced themselves (see coming) are still on their way.
+const groupLinger = 2 * time.Millisecond
+
 // groupCommit runs the short transactions of concurrent emissions
 // together: while one group's transaction commits, the next requests
 // queue, and the next group runs all of them in one transaction with one
@@ -28,9 +32,18 @@ type groupCommit struct {
 	// members collected.
 	after func(ctx context.Context, tx store.Tx, gt *groupTx) error
 
+	// linger is how long a group waits for announced callers; zero
+	// means groupLinger.
+	linger time.Duration
+
 	mu      sync.Mutex
 	pending []*groupOp
 	running bool
+	// expected counts the callers expected to write soon (see coming);
+	// those already pending are counted too.
+	expected int
+	// wake, while the leader lingers, tells it the group is complete.
+	wake chan struct{}
 }
 
 type groupOp struct {
@@ -54,6 +67,47 @@ func (gt *groupTx) addRecovery(empresaID, dteID string) {
 	gt.recover = append(gt.recover, recoverItem{EmpresaID: empresaID, DTEID: dteID})
 }
 
+// coming announces a caller that will call write soon, so that the group
+// then forming waits for it (up to the linger) instead of committing
+// without it: on a busy service every commit then carries more members,
+// and each emission pays a smaller share of the commit (the WAL write and
+// fsync on SQLite) and of the group's recovery job. The returned function
+// withdraws the announcement and must be called once the caller is done
+// with this leader (after its write, or when it gives up before). A group
+// never waits while every announced caller is already pending, so a lone
+// caller is never delayed.
+func (g *groupCommit) coming() (gone func()) {
+	g.mu.Lock()
+	g.expected++
+	g.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.expected--
+			g.signalLocked()
+			g.mu.Unlock()
+		})
+	}
+}
+
+// complete reports whether the group now forming should run without
+// waiting longer. Called with mu held.
+func (g *groupCommit) completeLocked() bool {
+	return len(g.pending) >= maxGroup || len(g.pending) >= g.expected
+}
+
+// signalLocked wakes a lingering leader whose group is complete. Called
+// with mu held.
+func (g *groupCommit) signalLocked() {
+	if g.wake != nil && g.completeLocked() {
+		select {
+		case g.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // write runs fn in a write transaction shared with other concurrent
 // callers and returns fn's error (or the transaction's).
 func (g *groupCommit) write(ctx context.Context, fn groupFunc) error {
@@ -63,6 +117,8 @@ func (g *groupCommit) write(ctx context.Context, fn groupFunc) error {
 	if !g.running {
 		g.running = true
 		go g.lead()
+	} else {
+		g.signalLocked()
 	}
 	g.mu.Unlock()
 	return <-op.done
@@ -70,12 +126,39 @@ func (g *groupCommit) write(ctx context.Context, fn groupFunc) error {
 
 // lead runs groups until nothing is pending.
 func (g *groupCommit) lead() {
+	var timer *time.Timer
+	wake := make(chan struct{}, 1)
 	for {
 		g.mu.Lock()
 		if len(g.pending) == 0 {
 			g.running = false
 			g.mu.Unlock()
 			return
+		}
+		if !g.completeLocked() {
+			// Linger: more announced callers are on their way.
+			linger := g.linger
+			if linger <= 0 {
+				linger = groupLinger
+			}
+			g.wake = wake
+			g.mu.Unlock()
+			if timer == nil {
+				timer = time.NewTimer(linger)
+			} else {
+				timer.Reset(linger)
+			}
+			select {
+			case <-wake:
+				timer.Stop()
+			case <-timer.C:
+			}
+			g.mu.Lock()
+			g.wake = nil
+			select { // a signal sent after the timer fired
+			case <-wake:
+			default:
+			}
 		}
 		n := min(len(g.pending), maxGroup)
 		group := make([]*groupOp, 0, n)

@@ -1,0 +1,115 @@
+package billing
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// writeCounter is a store whose Write runs fn without a database and
+// counts the transactions.
+type writeCounter struct {
+	store.Store
+	writes atomic.Int64
+}
+
+func (w *writeCounter) Write(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	w.writes.Add(1)
+	return fn(ctx, nil)
+}
+
+// startWrite runs one write of g in the background; its result arrives
+// on the returned channel.
+func startWrite(g *groupCommit, ran *atomic.Int64) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		done <- g.write(context.Background(), func(context.Context, store.Tx, *groupTx) error {
+			ran.Add(1)
+			return nil
+		})
+	}()
+	return done
+}
+
+// waitDone waits for a write to finish, failing the test after a while.
+func waitDone(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: still waiting after 10 s", what)
+	}
+}
+
+func TestGroupLoneCallerNotDelayed(t *testing.T) {
+	st := &writeCounter{}
+	g := &groupCommit{st: st, linger: time.Hour}
+	gone := g.coming()
+	defer gone()
+	var ran atomic.Int64
+	waitDone(t, startWrite(g, &ran), "the only announced caller")
+	if st.writes.Load() != 1 || ran.Load() != 1 {
+		t.Fatalf("writes %d, functions run %d; want 1 and 1", st.writes.Load(), ran.Load())
+	}
+}
+
+func TestGroupWaitsForAnnouncedCaller(t *testing.T) {
+	st := &writeCounter{}
+	g := &groupCommit{st: st, linger: time.Hour}
+	goneA, goneB := g.coming(), g.coming()
+	defer goneA()
+	defer goneB()
+	var ran atomic.Int64
+	a := startWrite(g, &ran)
+	select {
+	case err := <-a:
+		t.Fatalf("the first caller's group ran without the announced second caller (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	b := startWrite(g, &ran)
+	waitDone(t, a, "first caller")
+	waitDone(t, b, "second caller")
+	if st.writes.Load() != 1 || ran.Load() != 2 {
+		t.Fatalf("writes %d, functions run %d; want one transaction running both", st.writes.Load(), ran.Load())
+	}
+}
+
+func TestGroupStopsWaitingWhenCallerWithdraws(t *testing.T) {
+	st := &writeCounter{}
+	g := &groupCommit{st: st, linger: time.Hour}
+	goneA, goneB := g.coming(), g.coming()
+	defer goneA()
+	var ran atomic.Int64
+	a := startWrite(g, &ran)
+	time.Sleep(20 * time.Millisecond)
+	goneB() // the second caller failed before its write
+	goneB() // a second call changes nothing
+	waitDone(t, a, "first caller after the second withdrew")
+	g.mu.Lock()
+	expected := g.expected
+	g.mu.Unlock()
+	if expected != 1 {
+		t.Fatalf("expected callers %d after one withdrawal of two, want 1", expected)
+	}
+}
+
+func TestGroupLingerIsBounded(t *testing.T) {
+	st := &writeCounter{}
+	const linger = 30 * time.Millisecond
+	g := &groupCommit{st: st, linger: linger}
+	goneA, goneB := g.coming(), g.coming()
+	defer goneA()
+	defer goneB() // announced, never writes
+	var ran atomic.Int64
+	start := time.Now()
+	waitDone(t, startWrite(g, &ran), "caller whose partner never comes")
+	if d := time.Since(start); d < linger {
+		t.Fatalf("group ran after %v, before the linger of %v although another caller was announced", d, linger)
+	}
+}
