@@ -14,7 +14,8 @@
 // and each Write returns only once that shared commit is durable.
 // Reads use a separate pool of read-only connections that WAL lets run
 // beside the writer. Another process opening the same file waits up to the
-// busy timeout for the lock.
+// busy timeout for the lock. Every connection keeps the statements it runs
+// prepared, River's included, so a repeated statement is parsed once.
 //
 // The schema is created and upgraded by embedded goose migrations at Open,
 // and River's tables (background jobs, riversqlite driver) the same way.
@@ -73,7 +74,7 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("store/sqlite: bad database path %q (empty, or holds ? or #)", path)
 	}
-	writer, err := sql.Open("sqlite", writerDSN(path, o))
+	writer, err := openDB(writerDSN(path, o))
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: opening %s: %w", path, err)
 	}
@@ -93,7 +94,7 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 	if err := migrate(ctx, writer); err != nil {
 		return nil, errors.Join(fmt.Errorf("store/sqlite: migrating %s: %w", path, err), closeAll(writer))
 	}
-	reader, err := sql.Open("sqlite", readerDSN(path, o))
+	reader, err := openDB(readerDSN(path, o))
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("store/sqlite: opening %s: %w", path, err), closeAll(writer))
 	}
@@ -113,6 +114,16 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 		return nil, errors.Join(err, closeAll(reader, writer))
 	}
 	return db, nil
+}
+
+// openDB opens a pool of connections to dsn that keep their prepared
+// statements (see cachingConnector).
+func openDB(dsn string) (*sql.DB, error) {
+	c, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(cachingConnector{c}), nil
 }
 
 // writerDSN is the data source of the writer connection: immediate

@@ -109,9 +109,6 @@ func (db *DB) runGroup(batch []*writeReq) {
 	for len(batch) > 0 {
 		batch = db.runGroupOnce(batch)
 	}
-	if db.stmts != nil {
-		db.stmts.prepareWanted(context.Background())
-	}
 }
 
 func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
@@ -136,23 +133,22 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 		fail(live, db.errf(err, "beginning a write transaction"))
 		return nil
 	}
-	q := db.querierFor(sqlTx)
 	bg := context.Background()
 	results := make([]writeResult, len(live))
 	// Each Write's savepoint is released (after a rollback to it, if need
 	// be) before the next one opens, so one name serves them all, and
-	// the statement cache (querierFor) holds three texts rather than
+	// the connection's statement cache holds three texts rather than
 	// three per position in the group.
 	const sp = "dtekit_w"
 	for i, r := range live {
-		if _, err := q.ExecContext(bg, "SAVEPOINT "+sp); err != nil {
+		if _, err := sqlTx.ExecContext(bg, "SAVEPOINT "+sp); err != nil {
 			sqlTx.Rollback()
 			r.done <- writeResult{err: db.errf(err, "opening a savepoint")}
 			return append(append([]*writeReq{}, live[:i]...), live[i+1:]...)
 		}
-		res := db.runFn(r, sqlTx, q)
+		res := db.runFn(r, sqlTx)
 		if res.err != nil || res.panicked {
-			if _, err := q.ExecContext(bg, "ROLLBACK TO "+sp); err != nil {
+			if _, err := sqlTx.ExecContext(bg, "ROLLBACK TO "+sp); err != nil {
 				sqlTx.Rollback()
 				if res.err == nil && !res.panicked {
 					res.err = db.errf(err, "rolling back")
@@ -161,7 +157,7 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 				return append(append([]*writeReq{}, live[:i]...), live[i+1:]...)
 			}
 		}
-		if _, err := q.ExecContext(bg, "RELEASE "+sp); err != nil {
+		if _, err := sqlTx.ExecContext(bg, "RELEASE "+sp); err != nil {
 			// The transaction is gone (e.g. SQLite rolled it back after an
 			// interrupted statement): r's writes and those before it are
 			// lost; r learns it, the others run again.
@@ -192,13 +188,13 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 
 // runFn runs one request's function on the group's transaction,
 // catching a panic so that it reaches the request's own goroutine.
-func (db *DB) runFn(r *writeReq, sqlTx *sql.Tx, q querier) (res writeResult) {
+func (db *DB) runFn(r *writeReq, sqlTx *sql.Tx) (res writeResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panicked: true, panicVal: p}
 		}
 	}()
-	t := &tx{reader: reader{d: db.cfg.Dialect, q: q, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
-	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(q) }
+	t := &tx{reader: reader{d: db.cfg.Dialect, q: sqlTx, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
+	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(sqlTx) }
 	return writeResult{err: r.fn(r.ctx, t)}
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,8 +48,6 @@ type DB struct {
 	cfg   Config
 	jobs  *jobs
 	group *group // nil unless cfg.GroupCommit
-	// stmts keeps the write connection's prepared statements (SQLite).
-	stmts *stmtCache
 }
 
 var (
@@ -70,9 +67,6 @@ func New(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db.jobs = j
-	if cfg.Dialect.Name == "sqlite" {
-		db.stmts = newStmtCache(cfg.Writer)
-	}
 	if cfg.GroupCommit {
 		db.startGroup()
 	}
@@ -106,9 +100,6 @@ func (db *DB) Close() error {
 	defer cancel()
 	err := db.jobs.stopIfStarted(ctx)
 	db.stopGroup()
-	if db.stmts != nil {
-		err = errors.Join(err, db.stmts.close())
-	}
 	if db.cfg.Close != nil {
 		err = errors.Join(err, db.cfg.Close())
 	}
@@ -159,9 +150,8 @@ func (db *DB) writeOnce(ctx context.Context, fn func(ctx context.Context, tx sto
 			panic(p)
 		}
 	}()
-	q := db.querierFor(sqlTx)
-	t := &tx{reader: reader{d: db.cfg.Dialect, q: q, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
-	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(q) }
+	t := &tx{reader: reader{d: db.cfg.Dialect, q: sqlTx, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
+	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(sqlTx) }
 	if err := fn(ctx, t); err != nil {
 		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
 			return errors.Join(err, db.errf(rbErr, "rolling back"))
@@ -172,136 +162,6 @@ func (db *DB) writeOnce(ctx context.Context, fn func(ctx context.Context, tx sto
 		return db.errf(err, "committing")
 	}
 	return nil
-}
-
-// querierFor returns the querier of a write transaction: on SQLite, whose
-// driver (modernc) parses each statement anew, one that reuses prepared
-// statements, since every transaction (and a transaction shared by
-// several Writes under group commit) repeats the same few statements.
-func (db *DB) querierFor(sqlTx *sql.Tx) querier {
-	if db.stmts != nil {
-		return &txStmts{tx: sqlTx, stmts: map[string]*sql.Stmt{}, cache: db.stmts}
-	}
-	return sqlTx
-}
-
-// maxCachedStmts bounds how many statements stmtCache keeps prepared.
-const maxCachedStmts = 256
-
-// stmtCache keeps statements prepared on the write connection across
-// transactions (SQLite, one writer connection). A statement a transaction
-// needed is prepared in that transaction first; once the writer is free
-// again, prepareWanted prepares it on the connection itself, and later
-// transactions bind it with Tx.StmtContext instead of parsing it again.
-type stmtCache struct {
-	db *sql.DB
-
-	mu     sync.Mutex
-	stmts  map[string]*sql.Stmt
-	wanted map[string]bool
-}
-
-func newStmtCache(db *sql.DB) *stmtCache {
-	return &stmtCache{db: db, stmts: map[string]*sql.Stmt{}, wanted: map[string]bool{}}
-}
-
-// get returns the connection's prepared statement of query, or nil after
-// noting that query is wanted.
-func (c *stmtCache) get(query string) *sql.Stmt {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.stmts[query]; ok {
-		return st
-	}
-	if len(c.stmts)+len(c.wanted) < maxCachedStmts {
-		c.wanted[query] = true
-	}
-	return nil
-}
-
-// prepareWanted prepares the statements transactions asked for since the
-// last call. It must run while no transaction holds the write connection
-// (it waits for the connection).
-func (c *stmtCache) prepareWanted(ctx context.Context) {
-	c.mu.Lock()
-	var queries []string
-	for q := range c.wanted {
-		queries = append(queries, q)
-	}
-	clear(c.wanted)
-	c.mu.Unlock()
-	for _, q := range queries {
-		st, err := c.db.PrepareContext(ctx, q)
-		if err != nil {
-			continue // the transaction that runs it next prepares it itself
-		}
-		c.mu.Lock()
-		c.stmts[q] = st
-		c.mu.Unlock()
-	}
-}
-
-// close closes the prepared statements.
-func (c *stmtCache) close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var err error
-	for q, st := range c.stmts {
-		err = errors.Join(err, st.Close())
-		delete(c.stmts, q)
-	}
-	return err
-}
-
-// txStmts is a querier over one transaction that prepares each statement
-// text once (or binds the connection's cached statement) and reuses it
-// for the rest of the transaction (the bindings close with it). A
-// transaction is used by one goroutine at a time.
-type txStmts struct {
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
-	cache *stmtCache
-}
-
-func (c *txStmts) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := c.stmts[query]; ok {
-		return st, nil
-	}
-	var st *sql.Stmt
-	if cached := c.cache.get(query); cached != nil {
-		st = c.tx.StmtContext(ctx, cached)
-	} else {
-		var err error
-		if st, err = c.tx.PrepareContext(ctx, query); err != nil {
-			return nil, err
-		}
-	}
-	c.stmts[query] = st
-	return st, nil
-}
-
-func (c *txStmts) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
-}
-
-func (c *txStmts) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-func (c *txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return c.tx.QueryRowContext(ctx, query, args...) // carries the same error
-	}
-	return st.QueryRowContext(ctx, args...)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
