@@ -2,6 +2,7 @@ package billing
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -225,7 +226,7 @@ func TestDecodeAndHash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return h
+		return hex.EncodeToString(h)
 	}
 	if hash(a) != hash(b) {
 		t.Error("the same request written differently hashes differently")
