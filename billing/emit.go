@@ -202,7 +202,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		return nil, errSimulatedCrash
 	}
 	// Outside any transaction: TED and signature.
-	c, err := s.parsedCAF(cafRec)
+	c, err := s.parsedCAF(ctx, s.st, cafRec)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 		if err != nil {
 			return nil, 0, err
 		}
-		c, err := s.parsedCAF(rec)
+		c, err := s.parsedCAF(ctx, tx, rec)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -406,12 +406,21 @@ func (s *Service) recordEvent(ctx context.Context, tx store.Tx, d *store.DTE, ty
 	return nil
 }
 
-// parsedCAF returns the parsed CAF of a stored record, from the cache.
-func (s *Service) parsedCAF(rec *store.CAF) (*caf.CAF, error) {
+// parsedCAF returns the parsed CAF of a stored record, from the cache. A
+// record without its document (TakeFolio leaves it out) has it read
+// through r the first time; a CAF's document never changes.
+func (s *Service) parsedCAF(ctx context.Context, r store.Reader, rec *store.CAF) (*caf.CAF, error) {
 	if v, ok := s.cafs.Load(rec.ID); ok {
 		return v.(*caf.CAF), nil
 	}
 	raw := rec.XML
+	if raw == nil {
+		full, err := r.GetCAF(ctx, rec.EmpresaID, rec.ID)
+		if err != nil {
+			return nil, errInternal("reading stored CAF "+rec.ID, err)
+		}
+		raw = full.XML
+	}
 	c, err := caf.Parse(raw)
 	if err != nil {
 		return nil, errInternal("reading stored CAF "+rec.ID, err)
@@ -450,7 +459,7 @@ func (s *Service) recoverDTE(ctx context.Context, empresaID, id string) error {
 	if err != nil {
 		return fmt.Errorf("billing: recover DTE %s: CAF %s: %w", id, d.CAFID, err)
 	}
-	c, err := s.parsedCAF(cafRec)
+	c, err := s.parsedCAF(ctx, s.st, cafRec)
 	if err != nil {
 		return err
 	}

@@ -260,6 +260,9 @@ type Tx interface {
 	// FolioDesde. Each folio is handed out once, even across concurrent
 	// transactions and processes; the caller must record the folio in the
 	// same transaction (a rolled-back transaction gives the folio back).
+	// The CAF returned is the record as the take left it but for XML,
+	// which is nil: the document of a CAF never changes, so a caller
+	// reads it once (GetCAF) rather than with every folio.
 	// It returns ErrNoFolios when no active CAF has folios left.
 	TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (caf *CAF, folio int64, err error)
 

@@ -170,7 +170,8 @@ func (h *harness) testCAF(t *testing.T) {
 	}
 
 	// TakeFolio draws from the lowest active range first; a rolled-back
-	// take gives the folio back; an inactive range is skipped.
+	// take gives the folio back; an inactive range is skipped. The CAF it
+	// returns is the range as the take left it, without its document.
 	take := func() (int64, string, error) {
 		var f int64
 		var id string
@@ -181,15 +182,32 @@ func (h *harness) testCAF(t *testing.T) {
 				if c.NextFolio != n+1 {
 					return fmt.Errorf("TakeFolio returned CAF with NextFolio %d for folio %d", c.NextFolio, n)
 				}
+				if c.XML != nil {
+					return fmt.Errorf("TakeFolio returned the CAF's XML %q", c.XML)
+				}
 			}
 			return err
 		})
 		return f, id, err
 	}
+	errRollback := errors.New("rollback")
+	err = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		c, n, err := tx.TakeFolio(ctx, a.ID, 33)
+		if err != nil {
+			return err
+		}
+		want := *c0
+		want.NextFolio, want.XML = 2, nil
+		same(t, "the CAF of the first take", c, &want)
+		if n != 1 {
+			t.Errorf("first take = %d, want 1", n)
+		}
+		return errRollback
+	})
+	wantErr(t, err, errRollback, "Write returning an error")
 	if f, id, err := take(); err != nil || f != 1 || id != c0.ID {
 		t.Errorf("first take = %d from %s, %v; want 1 from %s", f, id, err, c0.ID)
 	}
-	errRollback := errors.New("rollback")
 	err = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, n, err := tx.TakeFolio(ctx, a.ID, 33); err != nil || n != 2 {
 			return fmt.Errorf("take in the rolled-back transaction = %d, %v", n, err)

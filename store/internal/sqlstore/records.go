@@ -151,12 +151,19 @@ func (t *tx) PutCertificado(ctx context.Context, c *store.Certificado) error {
 
 // ---- cafs
 
-const cafCols = "id, empresa_id, tipo_dte, folio_desde, folio_hasta, next_folio, ambiente, fecha_autorizacion, xml, is_active, created_at"
+// cafTakeCols are the columns of a CAF but its document, xml.
+const cafTakeCols = "id, empresa_id, tipo_dte, folio_desde, folio_hasta, next_folio, ambiente, fecha_autorizacion, is_active, created_at"
+const cafCols = cafTakeCols + ", xml"
+
+// cafFields lists the scan destinations of cafTakeCols.
+func cafFields(c *store.CAF) []any {
+	return []any{&c.ID, &c.EmpresaID, &c.TipoDTE, &c.FolioDesde, &c.FolioHasta, &c.NextFolio, &c.Ambiente,
+		&c.FechaAutorizacion, &c.IsActive, ts(&c.CreatedAt)}
+}
 
 func scanCAF(s scanner) (store.CAF, error) {
 	var c store.CAF
-	err := s.Scan(&c.ID, &c.EmpresaID, &c.TipoDTE, &c.FolioDesde, &c.FolioHasta, &c.NextFolio, &c.Ambiente,
-		&c.FechaAutorizacion, &c.XML, &c.IsActive, ts(&c.CreatedAt))
+	err := s.Scan(append(cafFields(&c), &c.XML)...)
 	c.XML = bytesOrNil(c.XML)
 	return c, err
 }
@@ -220,7 +227,7 @@ func (t *tx) InsertCAF(ctx context.Context, c *store.CAF) error {
 		WHERE NOT EXISTS (SELECT 1 FROM cafs WHERE empresa_id = $2 AND tipo_dte = $3 AND folio_desde <= $5 AND folio_hasta >= $4)
 		ON CONFLICT DO NOTHING`,
 		c.ID, c.EmpresaID, c.TipoDTE, c.FolioDesde, c.FolioHasta, c.NextFolio, c.Ambiente, c.FechaAutorizacion,
-		blob(c.XML), boolArg(c.IsActive), t.d.targ(c.CreatedAt))
+		boolArg(c.IsActive), t.d.targ(c.CreatedAt), blob(c.XML))
 	return t.inserted(ctx, res, err, "caf", "cafs", c.ID, store.ConstraintCAFRange)
 }
 
@@ -236,11 +243,12 @@ func (t *tx) TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (*sto
 	// re-checks its guard and changes nothing. Then, if a candidate is
 	// left, the statement runs again; if none is, there are no folios.
 	for range 1000 {
-		c, err := scanCAF(t.q.QueryRowContext(ctx, `UPDATE cafs SET next_folio = next_folio + 1
+		var c store.CAF
+		err := t.q.QueryRowContext(ctx, `UPDATE cafs SET next_folio = next_folio + 1
 			WHERE empresa_id = $1 AND is_active = $3 AND next_folio <= folio_hasta AND id = (
 				SELECT id FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
 				AND next_folio <= folio_hasta ORDER BY folio_desde LIMIT 1)
-			RETURNING `+cafCols, empresaID, tipoDTE, boolArg(true)))
+			RETURNING `+cafTakeCols, empresaID, tipoDTE, boolArg(true)).Scan(cafFields(&c)...)
 		if err == nil {
 			return &c, c.NextFolio - 1, nil
 		}
