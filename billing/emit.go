@@ -3,6 +3,7 @@ package billing
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,7 +112,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	if e != nil {
 		return nil, e
 	}
-	canon, hash, err := requestHash(req)
+	canon, hashHex, err := requestHash(req)
 	if err != nil {
 		// A number the decoder kept as text but that is not a plain
 		// decimal ("1e999999") cannot be re-encoded: the request is
@@ -122,11 +123,11 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		}
 		return nil, errInternal("hashing the request", err)
 	}
-	iss, err := s.issuer(ctx, empresaID)
+	hash, _ := hex.DecodeString(hashHex)
+	company, cert, err := s.issuer(ctx, empresaID)
 	if err != nil {
 		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, err)
 	}
-	cert, em := iss.cert, iss.em
 	if now := s.now(); now.After(cert.NotAfter()) {
 		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, &Error{Kind: KindValidation, Code: CodeNoCertificate,
 			Message: "the company's signing certificate expired on " + cert.NotAfter().UTC().Format(time.DateOnly) + "; upload a new one",
@@ -134,6 +135,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 				Action: "POST /api/v1/billing/empresa/certificado/pfx"}}})
 	}
 	at := s.now().UTC().Truncate(time.Microsecond)
+	em := &dte.Emitter{Emisor: company.Emisor(), Cert: cert}
 	prep, err := em.Prepare(req, at)
 	if err != nil {
 		var ve *dte.ValidationError
@@ -142,7 +144,10 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		}
 		return nil, errInternal("preparing the document", err)
 	}
-	emisorJSON := appendEmission(make([]byte, 0, len(iss.empresaJSON)+len(idempotencyKey)+40), iss.empresaJSON, idempotencyKey)
+	emisorJSON, err := json.Marshal(emission{Empresa: *company, IdempotencyKey: idempotencyKey})
+	if err != nil {
+		return nil, errInternal("encoding the issuer", err)
+	}
 	var metadata []byte
 	if req.Metadata != nil {
 		if metadata, err = json.Marshal(req.Metadata); err != nil {
@@ -305,12 +310,11 @@ func idempotentAnswer(rec *store.Idempotency, hash []byte) (*EmitResult, error) 
 // submission. When the row is no longer pending (another process finished
 // it), it answers what that process stored.
 func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *dte.Emitted) (*EmitResult, error) {
-	totals := totalsOf(out.Totals)
-	tot, err := appendTotals(make([]byte, 0, 128), &totals)
+	tot, err := json.Marshal(totalsOf(out.Totals))
 	if err != nil {
 		return nil, errInternal("encoding totals", err)
 	}
-	resp, err := appendResponse(make([]byte, 0, 192), &dte.EmitirDTEResponse{ID: row.ID, Folio: row.Folio, TipoDTE: dte.TipoDTE(row.TipoDTE),
+	resp, err := json.Marshal(dte.EmitirDTEResponse{ID: row.ID, Folio: row.Folio, TipoDTE: dte.TipoDTE(row.TipoDTE),
 		Estado: dte.EstadoFirmado, MontoTotal: row.MontoTotal, CreatedAt: row.CreatedAt.UTC()})
 	if err != nil {
 		return nil, errInternal("encoding the response", err)

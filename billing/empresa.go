@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -184,43 +183,32 @@ func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*Cer
 // changes made by another process sharing the database within this delay.
 const issuerTTL = 2 * time.Second
 
-// cachedIssuer is what every emission of a company needs of it: the
-// company, its certificate, an Emitter for both (it holds no state of its
-// own, so emissions share it) and the company's JSON for the DTE rows'
-// issuer snapshot.
 type cachedIssuer struct {
-	emp         *Empresa
-	cert        *signer.Certificate
-	em          *dte.Emitter
-	empresaJSON []byte
-	at          time.Time
+	emp  *Empresa
+	cert *signer.Certificate
+	at   time.Time
 }
 
 // issuer returns the company and its opened certificate for an emission,
 // from a short-lived cache (two reads saved per emission under load).
-func (s *Service) issuer(ctx context.Context, empresaID string) (*cachedIssuer, error) {
+func (s *Service) issuer(ctx context.Context, empresaID string) (*Empresa, *signer.Certificate, error) {
 	now := time.Now()
 	if v, ok := s.issuers.Load(empresaID); ok {
 		if c := v.(*cachedIssuer); now.Sub(c.at) < issuerTTL {
-			return c, nil
+			return c.emp, c.cert, nil
 		}
 	}
 	emp, err := s.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
-		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+		return nil, nil, storeErr(err, "reading the company", "empresa", empresaID)
 	}
 	cert, err := s.signingCert(ctx, empresaID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	e := empresaFromStore(emp)
-	js, err := json.Marshal(e)
-	if err != nil {
-		return nil, errInternal("encoding the issuer", err)
-	}
-	c := &cachedIssuer{emp: e, cert: cert, em: &dte.Emitter{Emisor: e.Emisor(), Cert: cert}, empresaJSON: js, at: now}
-	s.issuers.Store(empresaID, c)
-	return c, nil
+	s.issuers.Store(empresaID, &cachedIssuer{emp: e, cert: cert, at: now})
+	return e, cert, nil
 }
 
 // signingCert returns the company's opened certificate (cached).

@@ -2,7 +2,6 @@ package billing
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -226,7 +225,7 @@ func TestDecodeAndHash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return hex.EncodeToString(h)
+		return h
 	}
 	if hash(a) != hash(b) {
 		t.Error("the same request written differently hashes differently")

@@ -3,6 +3,8 @@ package billing
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -29,14 +31,14 @@ func decodeEmitRequest(body []byte) (*dte.EmitirDTERequest, *Error) {
 
 // requestHash is the idempotency fingerprint of a request: SHA-256 of its
 // canonical JSON (re-encoded from the decoded value, so spacing, field
-// order and map key order in the body do not matter; see appendRequest).
-func requestHash(req *dte.EmitirDTERequest) (canon, hash []byte, err error) {
-	canon, err = appendRequest(make([]byte, 0, 512), req)
+// order and map key order in the body do not matter).
+func requestHash(req *dte.EmitirDTERequest) ([]byte, string, error) {
+	canon, err := json.Marshal(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("billing: encoding the request: %w", err)
+		return nil, "", fmt.Errorf("billing: encoding the request: %w", err)
 	}
 	sum := sha256.Sum256(canon)
-	return canon, sum[:], nil
+	return canon, hex.EncodeToString(sum[:]), nil
 }
 
 // checkIdempotencyKey checks the Idempotency-Key header's value: required,
