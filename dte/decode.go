@@ -44,15 +44,6 @@ func DecodeRequest(r io.Reader) (*EmitirDTERequest, error) {
 	if len(data) > MaxRequestBytes {
 		return nil, decodeErr(CodeTooLarge, fmt.Sprintf("the request is larger than %d bytes", MaxRequestBytes))
 	}
-	if req, ok := decodeFast(data); ok {
-		return req, nil
-	}
-	return decodeFull(data)
-}
-
-// decodeFull is the strict decoding that names every problem of a body
-// (see DecodeRequest); decodeFast gives it every body it does not accept.
-func decodeFull(data []byte) (*EmitirDTERequest, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var tree any
@@ -216,27 +207,19 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	m := make(map[string]reflect.Type, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if name, ok := jsonName(f); ok {
-			m[name] = f.Type
+		if !f.IsExported() {
+			continue
 		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		m[name] = f.Type
 	}
 	return m
-}
-
-// jsonName returns the JSON member name of a struct field, false when
-// encoding/json leaves the field out.
-func jsonName(f reflect.StructField) (string, bool) {
-	if !f.IsExported() {
-		return "", false
-	}
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	if name == "-" {
-		return "", false
-	}
-	if name == "" {
-		name = f.Name
-	}
-	return name, true
 }
 
 // jsonKind names the JSON type of a generically decoded value.
