@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/ted"
 )
@@ -206,7 +207,9 @@ func (e *Emitter) Stamp(p *Prepared, folio int64, c *caf.CAF) (*Emitted, error) 
 		return nil, &EmitError{Step: StepTED, Tipo: tipo, Folio: folio, Err: err}
 	}
 	id := DocumentID(tipo, folio)
-	signed, err := e.Cert.SignEnveloped(p.prep.assemble(folio, ted, now), id)
+	// The document is this call's own: the Signature goes into its spare
+	// capacity instead of a copy (no spans are vouched for).
+	signed, err := e.Cert.SignEnvelopedVerified(p.prep.assemble(folio, ted, now), id, []xmltree.Span{})
 	if err != nil {
 		return nil, &EmitError{Step: StepSign, Tipo: tipo, Folio: folio, Err: err}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/internal/chile"
 )
@@ -63,7 +64,12 @@ func MustParseRUT(s string) RUT {
 func CheckDigit(n int) byte { return chile.CheckDigit(n) }
 
 // String returns the canonical form used in XML and the API: "12345678-5".
-func (r RUT) String() string { return fmt.Sprintf("%d-%c", r.Number, r.DV) }
+func (r RUT) String() string {
+	b := make([]byte, 0, 24)
+	b = strconv.AppendInt(b, int64(r.Number), 10)
+	b = append(b, '-')
+	return string(utf8.AppendRune(b, rune(r.DV)))
+}
 
 // Format returns the printed form with thousands dots: "12.345.678-5".
 func (r RUT) Format() string {

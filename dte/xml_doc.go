@@ -79,6 +79,24 @@ func docReceptorRUT(req *EmitirDTERequest) (string, error) {
 // docItemName returns the NmbItem and DscItem of a line.
 func docItemName(l LineaDetalle) (nmb, dsc string) { return l.ItemName() }
 
+// docSizeHint estimates the bytes prepareDoc writes for in: the markup of
+// each part plus the text it carries, generously, so that the buffer
+// seldom grows (a growth costs only a copy).
+func docSizeHint(in *docInput) int {
+	req, em := in.req, in.em
+	n := 1024 + len(em.RazonSocial) + len(em.Giro) + len(em.Direccion) + len(em.Comuna) + len(em.Ciudad) +
+		len(req.Receptor.RazonSocial) + len(req.Receptor.Giro) + len(req.Receptor.Direccion) +
+		len(req.Receptor.Comuna) + len(req.Receptor.Ciudad)
+	for i := range req.Detalle {
+		n += 256 + len(req.Detalle[i].Nombre) + len(req.Detalle[i].DscItem)
+	}
+	n += 256 * (len(req.Referencias) + len(req.Comisiones) + len(req.DescuentosGlobales) + len(req.ImpuestosRetenciones))
+	if req.ExportData != nil {
+		n += 1024
+	}
+	return n
+}
+
 // prepareDoc writes everything of a document that does not depend on its
 // folio, and the TED's data.
 func prepareDoc(in *docInput) (*docPrepared, error) {
@@ -103,7 +121,7 @@ func prepareDoc(in *docInput) (*docPrepared, error) {
 	if _, err := time.Parse(clockDateLayout, in.fecha); err != nil {
 		return nil, &ValidationError{Details: []FieldError{{Field: "fecha_emision", Code: CodeInvalidFormat, Message: "fecha_emision must be a YYYY-MM-DD date"}}}
 	}
-	w := &xw{buf: make([]byte, 0, 2048+480*len(req.Detalle))}
+	w := &xw{buf: make([]byte, 0, docSizeHint(in))}
 	docIdDoc(w, in)
 	docEmisor(w, in, rutEm.String())
 	docReceptor(w, in, rutRecep)
@@ -130,11 +148,16 @@ func prepareDoc(in *docInput) (*docPrepared, error) {
 	return p, nil
 }
 
+// signatureRoom is the spare capacity assemble leaves after the document
+// for the enveloped Signature that Stamp inserts in place: 2.6 kB with a
+// 2048-bit key and its certificate. A larger one only costs a copy.
+const signatureRoom = 3072
+
 // assemble writes the whole unsigned DTE, declaration included, for a folio,
-// its flattened TED and the signing time.
+// its flattened TED and the signing time, with signatureRoom to spare.
 func (p *docPrepared) assemble(folio int64, ted []byte, at time.Time) []byte {
 	el := docElement(p.tipo)
-	w := &xw{buf: make([]byte, 0, len(p.mid)+len(ted)+512)}
+	w := &xw{buf: make([]byte, 0, len(p.mid)+len(ted)+512+signatureRoom)}
 	w.raw(xmlDeclaration)
 	w.raw(`<DTE` + xmlnsDTE + ` version="1.0"><` + el + ` ID="`)
 	w.raw(DocumentID(p.tipo, folio))
