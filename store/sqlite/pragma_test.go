@@ -37,6 +37,7 @@ func TestPragmas(t *testing.T) {
 		"foreign_keys": "1",
 		"busy_timeout": "10000",
 		"query_only":   "0",
+		"temp_store":   "2", // MEMORY
 	} {
 		if got := pragma(writerDSN(path, o), name); got != want {
 			t.Errorf("writer: PRAGMA %s = %s, want %s", name, got, want)

@@ -127,9 +127,14 @@ func openDB(dsn string) (*sql.DB, error) {
 }
 
 // writerDSN is the data source of the writer connection: immediate
-// transactions, WAL, synchronous=FULL, foreign keys, busy timeout.
+// transactions, WAL, synchronous=FULL, foreign keys, busy timeout, and
+// temporary files in memory. The last keeps the sub-journal of group
+// commit's savepoints (see sqlstore) in memory: SQLite otherwise spills
+// it to a temporary file once it passes 64 KiB, and writes every page a
+// savepoint changes there (the transaction, at most maxGroup Writes,
+// bounds its size).
 func writerDSN(path string, o Options) string {
-	return "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&" + commonPragmas(o)
+	return "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=temp_store(2)&" + commonPragmas(o)
 }
 
 // readerDSN is the data source of the read connections: query_only.

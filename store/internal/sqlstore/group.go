@@ -104,7 +104,9 @@ func (db *DB) groupWrite(ctx context.Context, fn func(ctx context.Context, tx st
 // runGroup runs a batch in one transaction. A request whose savepoint
 // cannot be rolled back or released (the transaction itself failed) gets
 // that error; every other request of the batch is run again in a new
-// batch without it, as Write's contract allows.
+// batch without it, as Write's contract allows. The first request runs
+// without a savepoint; when it fails, the transaction is rolled back and
+// the others, not run yet, form the next batch.
 func (db *DB) runGroup(batch []*writeReq) {
 	for len(batch) > 0 {
 		batch = db.runGroupOnce(batch)
@@ -140,7 +142,19 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 	// the connection's statement cache holds three texts rather than
 	// three per position in the group.
 	const sp = "dtekit_w"
+	// The first Write needs no savepoint: if it fails, rolling back the
+	// whole transaction undoes it alone, and the others, not run yet, go
+	// to the next batch. (Each savepoint costs two statements and a copy
+	// of every page it changes to the sub-journal.)
+	if results[0] = db.runFn(live[0], sqlTx); results[0].err != nil || results[0].panicked {
+		sqlTx.Rollback()
+		live[0].done <- results[0]
+		return append([]*writeReq{}, live[1:]...)
+	}
 	for i, r := range live {
+		if i == 0 {
+			continue
+		}
 		if _, err := sqlTx.ExecContext(bg, "SAVEPOINT "+sp); err != nil {
 			sqlTx.Rollback()
 			r.done <- writeResult{err: db.errf(err, "opening a savepoint")}
