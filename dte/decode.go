@@ -144,8 +144,12 @@ func checkJSONShape(path string, v any, t reflect.Type, out *[]FieldError) {
 			mismatch("an object")
 			return
 		}
-		fields := jsonFields(t)
-		keys := make([]string, 0, len(obj))
+		fields := requestFields[t]
+		if fields == nil {
+			fields = jsonFields(t)
+		}
+		var room [32]string // the request's largest object has 26 members
+		keys := room[:0]
 		for k := range obj {
 			keys = append(keys, k)
 		}
@@ -200,6 +204,27 @@ func checkJSONShape(path string, v any, t reflect.Type, out *[]FieldError) {
 			mismatch("an integer")
 		}
 	}
+}
+
+// requestFields holds jsonFields of every struct type a request holds,
+// built once: checkJSONShape looks at them for every object of every body.
+var requestFields = fieldsOf(reflect.TypeFor[EmitirDTERequest](), map[reflect.Type]map[string]reflect.Type{})
+
+// fieldsOf adds to m the jsonFields of t and of the struct types within.
+func fieldsOf(t reflect.Type, m map[reflect.Type]map[string]reflect.Type) map[reflect.Type]map[string]reflect.Type {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		return fieldsOf(t.Elem(), m)
+	case reflect.Struct:
+		if _, ok := m[t]; ok || t == tipoDocRefType {
+			return m
+		}
+		m[t] = jsonFields(t)
+		for _, ft := range m[t] {
+			fieldsOf(ft, m)
+		}
+	}
+	return m
 }
 
 // jsonFields maps the JSON names of a struct's fields to their types.

@@ -6,6 +6,7 @@ import (
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha1"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 // signature after every batch of 32 operations, outside the timer), so the
 // share of each stage in BenchmarkEmit's emit/rsa reads directly.
 //
+//   - decode: dte.DecodeRequest of the request's JSON (strict decoding)
 //   - validate: dte.ValidateAt
 //   - totals: dte.ComputeTotals
 //   - ted: ted.Build with the CAF's 512-bit key
@@ -77,6 +79,11 @@ func BenchmarkEmitStages(b *testing.B) {
 			}
 		})
 	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stage("decode", func() error { _, err := dte.DecodeRequest(bytes.NewReader(body)); return err })
 	stage("validate", func() error { return dte.ValidateAt(req, now) })
 	stage("totals", func() error { _, err := dte.ComputeTotals(req); return err })
 	stage("ted", func() error { _, err := ted.Build(dd, c.CAFs[33].PrivateKey); return err })
