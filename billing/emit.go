@@ -124,10 +124,11 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		return nil, errInternal("hashing the request", err)
 	}
 	hash, _ := hex.DecodeString(hashHex)
-	company, cert, err := s.issuer(ctx, empresaID)
+	iss, err := s.issuer(ctx, empresaID)
 	if err != nil {
 		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, err)
 	}
+	cert, em := iss.cert, iss.em
 	if now := s.now(); now.After(cert.NotAfter()) {
 		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, &Error{Kind: KindValidation, Code: CodeNoCertificate,
 			Message: "the company's signing certificate expired on " + cert.NotAfter().UTC().Format(time.DateOnly) + "; upload a new one",
@@ -135,7 +136,6 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 				Action: "POST /api/v1/billing/empresa/certificado/pfx"}}})
 	}
 	at := s.now().UTC().Truncate(time.Microsecond)
-	em := &dte.Emitter{Emisor: company.Emisor(), Cert: cert}
 	prep, err := em.Prepare(req, at)
 	if err != nil {
 		var ve *dte.ValidationError
@@ -144,7 +144,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		}
 		return nil, errInternal("preparing the document", err)
 	}
-	emisorJSON, err := json.Marshal(emission{Empresa: *company, IdempotencyKey: idempotencyKey})
+	emisorJSON, err := iss.snapshot(idempotencyKey)
 	if err != nil {
 		return nil, errInternal("encoding the issuer", err)
 	}

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -183,32 +184,60 @@ func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*Cer
 // changes made by another process sharing the database within this delay.
 const issuerTTL = 2 * time.Second
 
+// cachedIssuer is what every emission of a company needs of it: its
+// certificate, an Emitter for the company and the certificate (it holds no
+// state of its own, so emissions share it) and the company's JSON for the
+// issuer snapshot of each DTE row.
 type cachedIssuer struct {
-	emp  *Empresa
-	cert *signer.Certificate
-	at   time.Time
+	cert        *signer.Certificate
+	em          *dte.Emitter
+	empresaJSON []byte
+	at          time.Time
+}
+
+// snapshot returns the issuer snapshot of an emission under key: the JSON
+// of emission{Empresa: the company, IdempotencyKey: key}, built around the
+// company's JSON encoded when c was.
+func (c *cachedIssuer) snapshot(key string) ([]byte, error) {
+	b := make([]byte, 0, len(c.empresaJSON)+len(key)+40)
+	b = append(b, `{"empresa":`...)
+	b = append(b, c.empresaJSON...)
+	if key != "" {
+		k, err := json.Marshal(key)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"idempotency_key":`...)
+		b = append(b, k...)
+	}
+	return append(b, '}'), nil
 }
 
 // issuer returns the company and its opened certificate for an emission,
 // from a short-lived cache (two reads saved per emission under load).
-func (s *Service) issuer(ctx context.Context, empresaID string) (*Empresa, *signer.Certificate, error) {
+func (s *Service) issuer(ctx context.Context, empresaID string) (*cachedIssuer, error) {
 	now := time.Now()
 	if v, ok := s.issuers.Load(empresaID); ok {
 		if c := v.(*cachedIssuer); now.Sub(c.at) < issuerTTL {
-			return c.emp, c.cert, nil
+			return c, nil
 		}
 	}
 	emp, err := s.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
-		return nil, nil, storeErr(err, "reading the company", "empresa", empresaID)
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
 	}
 	cert, err := s.signingCert(ctx, empresaID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	e := empresaFromStore(emp)
-	s.issuers.Store(empresaID, &cachedIssuer{emp: e, cert: cert, at: now})
-	return e, cert, nil
+	js, err := json.Marshal(e)
+	if err != nil {
+		return nil, errInternal("encoding the company", err)
+	}
+	c := &cachedIssuer{cert: cert, em: &dte.Emitter{Emisor: e.Emisor(), Cert: cert}, empresaJSON: js, at: now}
+	s.issuers.Store(empresaID, c)
+	return c, nil
 }
 
 // signingCert returns the company's opened certificate (cached).
