@@ -76,13 +76,17 @@ type emission struct {
 	IdempotencyKey string  `json:"idempotency_key,omitempty"`
 }
 
-// recoverArgs is the recovery job of the emissions whose folios one
-// transaction took: it finishes each DTE still pendiente when it runs.
+// recoverArgs is a recovery job: it finishes every DTE of the company
+// still pendiente that was created before Before (Unix microseconds).
+// Jobs enqueued by earlier versions name their emissions in Items
+// instead.
 type recoverArgs struct {
-	Items []recoverItem `json:"items"`
+	EmpresaID string        `json:"empresa_id,omitempty"`
+	Before    int64         `json:"before,omitempty"`
+	Items     []recoverItem `json:"items,omitempty"`
 }
 
-// recoverItem names one emission to recover.
+// recoverItem names one emission to recover (jobs of earlier versions).
 type recoverItem struct {
 	EmpresaID string `json:"empresa_id"`
 	DTEID     string `json:"dte_id"`
@@ -191,7 +195,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		if err := tx.InsertDTE(ctx, row); err != nil {
 			return err
 		}
-		gt.addRecovery(empresaID, row.ID)
+		gt.addRecovery(empresaID)
 		return nil
 	})
 	tx2Gone := s.finishes.coming()
@@ -267,17 +271,51 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 	return nil, 0, errConflict(CodeNoFolios, fmt.Sprintf("every CAF of tipo %d tried has expired", prep.Tipo))
 }
 
-// enqueueRecovery is the group transaction's last step: one recovery job
-// for every emission whose folio the transaction took, scheduled
-// RecoveryAfter from now (it finds them signed, normally, and does
-// nothing).
+// recoveryWindow is the span of time one recovery job covers per company
+// (at most; RecoveryAfter when shorter).
+const recoveryWindow = time.Second
+
+// enqueueRecovery is the group transaction's last step: it makes sure a
+// recovery job covers every emission whose folio the transaction took.
+// A job covers a company's emissions created before its Before instant and
+// runs RecoveryAfter later, or groupTimeout when longer (finding them
+// signed, normally, and doing nothing). Instead of one job per transaction, a busy company gets one
+// job per recoveryWindow: the transaction enqueues a job whose Before is
+// the end of the current window, unless a committed transaction already
+// enqueued a job reaching that far (s.recoveryUntil, filled once a
+// transaction commits, so a job the transaction rolled back never counts).
+// Rows of this transaction were created before now, hence before the end
+// of the window; the transaction commits within groupTimeout of now, so
+// before any job covering them runs.
 func (s *Service) enqueueRecovery(ctx context.Context, tx store.Tx, gt *groupTx) error {
 	if len(gt.recover) == 0 {
 		return nil
 	}
-	_, err := tx.Enqueue(ctx, recoverArgs{Items: gt.recover},
-		&store.JobOpts{ScheduledAt: s.now().Add(s.recAge), MaxAttempts: 50})
-	return err
+	window := min(recoveryWindow, s.recAge)
+	now := s.now()
+	before := now.Truncate(window).Add(window)
+	for empresaID := range gt.recover {
+		if until, ok := s.recoveryUntil.Load(empresaID); ok && !until.(time.Time).Before(before) {
+			continue
+		}
+		if _, err := tx.Enqueue(ctx, recoverArgs{EmpresaID: empresaID, Before: before.UnixMicro()},
+			&store.JobOpts{ScheduledAt: before.Add(s.recDelay), MaxAttempts: 50}); err != nil {
+			return err
+		}
+		gt.onCommit(func() { s.noteRecoveryUntil(empresaID, before) })
+	}
+	return nil
+}
+
+// noteRecoveryUntil records that a committed recovery job covers the
+// company's emissions created before until.
+func (s *Service) noteRecoveryUntil(empresaID string, until time.Time) {
+	for {
+		old, loaded := s.recoveryUntil.LoadOrStore(empresaID, until)
+		if !loaded || !old.(time.Time).Before(until) || s.recoveryUntil.CompareAndSwap(empresaID, old, until) {
+			return
+		}
+	}
 }
 
 // answerKnownKey answers a request that failed before its first

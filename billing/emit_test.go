@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
@@ -338,6 +339,67 @@ func TestRecoveryFinishesPending(t *testing.T) {
 			}
 			if n, err := f.s.recoverPendingOlder(ctx, f.s.now().Add(1e12)); n != 0 || err != nil {
 				t.Errorf("sweep after recovery: %d, %v", n, err)
+			}
+		})
+	}
+}
+
+// TestRecoveryJobFinishesPending leaves emissions pending as a crash after
+// transaction 1 would, in two windows of the recovery job, and waits for
+// the recovery jobs (not the sweep, which runs every few minutes) to sign
+// them with their folios: one job covers every emission of its window.
+func TestRecoveryJobFinishesPending(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, true)
+			ctx := context.Background()
+			// The sweep leaves rows younger than an hour alone; the jobs
+			// run 300 ms after their one-second window.
+			f.s.recAge, f.s.recDelay = time.Hour, 300*time.Millisecond
+			if err := f.s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.s.Stop(context.Background()) })
+			crash := func() {
+				t.Helper()
+				f.s.crashAfterTx1 = true
+				defer func() { f.s.crashAfterTx1 = false }()
+				if _, err := f.s.EmitDTE(ctx, f.emp.ID, newKey(), facturaBody(1)); !errors.Is(err, errSimulatedCrash) {
+					t.Fatalf("simulated crash: %v", err)
+				}
+			}
+			crash()
+			crash() // same window: no second job
+			time.Sleep(recoveryWindow + 100*time.Millisecond)
+			crash() // a later window
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				page, err := f.s.st.ListDTEs(ctx, f.emp.ID, store.DTEFilter{Estado: store.EstadoFirmado})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page.Items) == 3 {
+					folios := map[int64]bool{}
+					for _, it := range page.Items {
+						d, err := f.s.st.GetDTE(ctx, f.emp.ID, it.ID)
+						if err != nil {
+							t.Fatal(err)
+						}
+						folios[d.Folio] = true
+						if _, err := dte.Verify(d.XML, creds(t).Keys); err != nil {
+							t.Errorf("recovered folio %d: %v", d.Folio, err)
+						}
+					}
+					if !folios[1] || !folios[2] || !folios[3] {
+						t.Errorf("recovered folios %v, want 1, 2 and 3", folios)
+					}
+					return
+				}
+				if time.Now().After(deadline) {
+					pend, _ := f.s.st.ListDTEs(ctx, f.emp.ID, store.DTEFilter{Estado: store.EstadoPendiente})
+					t.Fatalf("after 20 s %d documents signed, %d still pending", len(page.Items), len(pend.Items))
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
 		})
 	}

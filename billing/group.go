@@ -56,15 +56,33 @@ type groupOp struct {
 type groupFunc func(ctx context.Context, tx store.Tx, gt *groupTx) error
 
 // groupTx collects what a group's members ask to run once per
-// transaction: the recovery of the emissions whose folios they took, one
-// recovery job for the whole group instead of one job each.
+// transaction: the recovery jobs of the emissions whose folios they took
+// (one per company instead of one per emission), and what to do once the
+// transaction has committed.
 type groupTx struct {
-	recover []recoverItem
+	// recover names the companies that took folios in the transaction.
+	recover map[string]struct{}
+	// committed runs after the transaction commits.
+	committed []func()
 }
 
-// addRecovery asks for the emission's recovery job.
-func (gt *groupTx) addRecovery(empresaID, dteID string) {
-	gt.recover = append(gt.recover, recoverItem{EmpresaID: empresaID, DTEID: dteID})
+// addRecovery asks for a recovery job covering an emission of the
+// company.
+func (gt *groupTx) addRecovery(empresaID string) {
+	if gt.recover == nil {
+		gt.recover = make(map[string]struct{}, 1)
+	}
+	gt.recover[empresaID] = struct{}{}
+}
+
+// onCommit runs fn once the transaction has committed.
+func (gt *groupTx) onCommit(fn func()) { gt.committed = append(gt.committed, fn) }
+
+// commit runs what waited for the transaction's commit.
+func (gt *groupTx) commit() {
+	for _, fn := range gt.committed {
+		fn()
+	}
 }
 
 // coming announces a caller that will call write soon, so that the group
@@ -185,8 +203,9 @@ func (g *groupCommit) run(group []*groupOp) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
+	var gt *groupTx
 	err := g.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		gt := &groupTx{}
+		gt = &groupTx{}
 		for _, op := range group {
 			if err := op.fn(ctx, tx, gt); err != nil {
 				return err
@@ -196,6 +215,7 @@ func (g *groupCommit) run(group []*groupOp) {
 	})
 	cancel()
 	if err == nil {
+		gt.commit()
 		for _, op := range group {
 			op.done <- nil
 		}
@@ -208,13 +228,20 @@ func (g *groupCommit) run(group []*groupOp) {
 
 // alone runs one member in its own transaction.
 func (g *groupCommit) alone(op *groupOp) error {
-	return g.st.Write(op.ctx, func(ctx context.Context, tx store.Tx) error {
-		gt := &groupTx{}
+	ctx, cancel := context.WithTimeout(op.ctx, groupTimeout)
+	defer cancel()
+	var gt *groupTx
+	err := g.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		gt = &groupTx{}
 		if err := op.fn(ctx, tx, gt); err != nil {
 			return err
 		}
 		return g.finish(ctx, tx, gt)
 	})
+	if err == nil {
+		gt.commit()
+	}
+	return err
 }
 
 func (g *groupCommit) finish(ctx context.Context, tx store.Tx, gt *groupTx) error {

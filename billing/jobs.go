@@ -58,6 +58,10 @@ func (s *Service) registerRecovery() error {
 			if err != nil {
 				return err
 			}
+			if a.EmpresaID != "" {
+				_, err := s.recoverEmpresaPending(ctx, a.EmpresaID, time.UnixMicro(a.Before))
+				return err
+			}
 			var first error
 			for _, it := range a.Items {
 				if err := s.recoverDTE(ctx, it.EmpresaID, it.DTEID); err != nil && first == nil {
@@ -141,26 +145,36 @@ func (s *Service) RecoverPending(ctx context.Context) (int, error) {
 func (s *Service) recoverPendingOlder(ctx context.Context, before time.Time) (int, error) {
 	done := 0
 	err := s.eachEmpresa(ctx, func(e *store.Empresa) error {
-		f := store.DTEFilter{Estado: store.EstadoPendiente, Limit: store.MaxLimit}
-		for {
-			page, err := s.st.ListDTEs(ctx, e.ID, f)
-			if err != nil {
-				return errInternal("listing pending documents", err)
-			}
-			for _, d := range page.Items {
-				if d.CreatedAt.After(before) {
-					continue
-				}
-				if err := s.recoverDTE(ctx, e.ID, d.ID); err != nil {
-					return err
-				}
-				done++
-			}
-			if page.NextCursor == "" {
-				return nil
-			}
-			f.Cursor = page.NextCursor
-		}
+		n, err := s.recoverEmpresaPending(ctx, e.ID, before)
+		done += n
+		return err
 	})
 	return done, err
+}
+
+// recoverEmpresaPending finishes every emission of the company left
+// pendiente that was created no later than before, and reports how many it
+// finished.
+func (s *Service) recoverEmpresaPending(ctx context.Context, empresaID string, before time.Time) (int, error) {
+	done := 0
+	f := store.DTEFilter{Estado: store.EstadoPendiente, Limit: store.MaxLimit}
+	for {
+		page, err := s.st.ListDTEs(ctx, empresaID, f)
+		if err != nil {
+			return done, errInternal("listing pending documents", err)
+		}
+		for _, d := range page.Items {
+			if d.CreatedAt.After(before) {
+				continue
+			}
+			if err := s.recoverDTE(ctx, empresaID, d.ID); err != nil {
+				return done, err
+			}
+			done++
+		}
+		if page.NextCursor == "" {
+			return done, nil
+		}
+		f.Cursor = page.NextCursor
+	}
 }

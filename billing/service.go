@@ -56,6 +56,9 @@ type Service struct {
 	// documents run at once on two connections (one and the same on a
 	// store whose writes run one at a time).
 	group, finishes *groupCommit
+	// recoveryUntil holds, per company id, the latest Before of a
+	// committed recovery job (a time.Time; see enqueueRecovery).
+	recoveryUntil sync.Map
 	// onSigned runs inside transaction 2 of every emission, after the
 	// document is firmado (e.g. to enqueue its submission to the SII).
 	onSigned []func(ctx context.Context, tx store.Tx, d *store.DTE) error
@@ -66,6 +69,9 @@ type Service struct {
 	certs    certCache
 	ttl      time.Duration
 	recAge   time.Duration
+	// recDelay is how long after the end of its window a recovery job
+	// runs: RecoveryAfter, or groupTimeout when longer.
+	recDelay time.Duration
 	dlv      *deliverer
 
 	// crashAfterTx1 makes EmitDTE stop after transaction 1, as a process
@@ -108,6 +114,7 @@ func New(cfg Config) (*Service, error) {
 	if s.recAge <= 0 {
 		s.recAge = DefaultRecoveryAfter
 	}
+	s.recDelay = max(s.recAge, groupTimeout)
 	s.dlv = newDeliverer(cfg.Delivery, s.now)
 	if err := s.registerJobs(); err != nil {
 		return nil, err
