@@ -319,8 +319,12 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 		}
 		envio = &store.Envio{EmpresaID: a.EmpresaID, DTEIDs: []string{d.ID}, Estado: "nuevo", XML: xml}
 	}
-	// Transaction A: enviando, one more attempt, the envelope kept.
+	// Transaction A: enviando, one more attempt, the envelope kept. The
+	// function works on a copy of the envelope: the store may run it
+	// again after a rollback, which must not count the attempt twice nor
+	// update an envelope whose insert was rolled back.
 	skip := false
+	base := *envio
 	err = sb.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
 		if err != nil {
@@ -329,25 +333,30 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 		if skip = cur.Estado != store.EstadoFirmado && cur.Estado != store.EstadoEnviando; skip {
 			return nil
 		}
-		envio.Attempts++
-		envio.Estado = envioSending
-		envio.UpdatedAt = time.Time{}
-		if envio.ID == "" {
-			err = tx.InsertEnvio(ctx, envio)
+		e := base
+		e.Attempts++
+		e.Estado = envioSending
+		e.UpdatedAt = time.Time{}
+		if e.ID == "" {
+			err = tx.InsertEnvio(ctx, &e)
 		} else {
-			err = tx.UpdateEnvio(ctx, envio)
+			err = tx.UpdateEnvio(ctx, &e)
 		}
 		if err != nil {
 			return err
 		}
 		t := trackingOf(cur)
-		t.EnvioID, t.Intentos = ptr(envio.ID), ptr(envio.Attempts)
+		t.EnvioID, t.Intentos = ptr(e.ID), ptr(e.Attempts)
 		if err := setTracking(cur, t); err != nil {
 			return err
 		}
 		cur.Estado = store.EstadoEnviando
 		cur.UpdatedAt = time.Time{}
-		return tx.UpdateDTE(ctx, cur)
+		if err := tx.UpdateDTE(ctx, cur); err != nil {
+			return err
+		}
+		envio = &e
+		return nil
 	})
 	if err != nil || skip {
 		return err

@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -427,5 +428,51 @@ func TestSubmitMixed(t *testing.T) {
 	}
 	if n := len(r.fake.Envelopes()); n != len(wants) {
 		t.Errorf("the fake received %d envelopes for %d documents", n, len(wants))
+	}
+}
+
+// rerunStore runs every write function twice: once in a transaction it
+// then rolls back, and again in one that commits, as a store may after a
+// serialization failure or a failed savepoint.
+type rerunStore struct {
+	store.Store
+}
+
+var errRerun = errors.New("rolled back to run again")
+
+func (r rerunStore) Write(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	err := r.Store.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		return errRerun
+	})
+	if !errors.Is(err, errRerun) {
+		return err
+	}
+	return r.Store.Write(ctx, fn)
+}
+
+// TestSubmitWritesRunTwice submits through a store that runs every write
+// function twice (the first run rolled back): the result is the same as
+// with one run — one attempt counted, one envelope, accepted.
+func TestSubmitWritesRunTwice(t *testing.T) {
+	r := newSubmitRig(t, siitest.Options{}, 0)
+	r.s.st = rerunStore{r.s.st}
+	for _, tipo := range []int{33, 39} {
+		res := emitOK(t, r.s, r.emp.ID, submitBody(tipo, true))
+		d := r.waitFinal(t, res.ID)
+		if d.Estado != dte.EstadoAceptado {
+			t.Fatalf("tipo %d: estado %s, want aceptado (tracking %+v)", tipo, d.Estado, d.Tracking)
+		}
+		if tr := d.Tracking; tr == nil || deref(tr.Intentos) != 1 || deref(tr.EnvioID) == "" {
+			t.Errorf("tipo %d: tracking %+v, want one attempt and its envelope", tipo, tr)
+		}
+	}
+	if n := len(r.fake.Requests(siitest.Upload)); n != 1 {
+		t.Errorf("%d DTEUploads, want 1", n)
+	}
+	if n := len(r.fake.Requests(siitest.BoletaUpload)); n != 1 {
+		t.Errorf("%d boleta uploads, want 1", n)
 	}
 }
