@@ -21,7 +21,9 @@ const groupLinger = 2 * time.Millisecond
 // groupCommit runs the short transactions of concurrent emissions
 // together: while one group's transaction commits, the next requests
 // queue, and the next group runs all of them in one transaction with one
-// commit (one fsync on SQLite) instead of one each. A function that fails
+// commit (one fsync on SQLite) instead of one each. A group whose
+// announced callers are still on their way keeps its transaction open for
+// them, up to the linger, running each as it arrives. A function that fails
 // makes the group roll back; its members are then run again each in its
 // own transaction, so one request's failure never becomes another's. The
 // functions must therefore be safe to run more than once (as store.Write
@@ -109,16 +111,16 @@ func (g *groupCommit) coming() (gone func()) {
 	}
 }
 
-// complete reports whether the group now forming should run without
-// waiting longer. Called with mu held.
-func (g *groupCommit) completeLocked() bool {
-	return len(g.pending) >= maxGroup || len(g.pending) >= g.expected
+// completeLocked reports whether the group now running, with joined
+// members, should stop waiting for more: it is full, or every announced
+// caller has joined it or is pending. Called with mu held.
+func (g *groupCommit) completeLocked(joined int) bool {
+	return joined+len(g.pending) >= maxGroup || joined+len(g.pending) >= g.expected
 }
 
-// signalLocked wakes a lingering leader whose group is complete. Called
-// with mu held.
+// signalLocked wakes a lingering leader. Called with mu held.
 func (g *groupCommit) signalLocked() {
-	if g.wake != nil && g.completeLocked() {
+	if g.wake != nil {
 		select {
 		case g.wake <- struct{}{}:
 		default:
@@ -144,8 +146,7 @@ func (g *groupCommit) write(ctx context.Context, fn groupFunc) error {
 
 // lead runs groups until nothing is pending.
 func (g *groupCommit) lead() {
-	var timer *time.Timer
-	wake := make(chan struct{}, 1)
+	l := &lingerer{wake: make(chan struct{}, 1)}
 	for {
 		g.mu.Lock()
 		if len(g.pending) == 0 {
@@ -153,62 +154,113 @@ func (g *groupCommit) lead() {
 			g.mu.Unlock()
 			return
 		}
-		if !g.completeLocked() {
-			// Linger: more announced callers are on their way.
-			linger := g.linger
-			if linger <= 0 {
-				linger = groupLinger
-			}
-			g.wake = wake
-			g.mu.Unlock()
-			if timer == nil {
-				timer = time.NewTimer(linger)
-			} else {
-				timer.Reset(linger)
-			}
-			select {
-			case <-wake:
-				timer.Stop()
-			case <-timer.C:
-			}
-			g.mu.Lock()
-			g.wake = nil
-			select { // a signal sent after the timer fired
-			case <-wake:
-			default:
-			}
-		}
-		n := min(len(g.pending), maxGroup)
-		group := make([]*groupOp, 0, n)
-		for _, op := range g.pending[:n] {
-			if err := op.ctx.Err(); err != nil {
-				op.done <- err
-				continue
-			}
-			group = append(group, op)
-		}
-		g.pending = append(g.pending[:0], g.pending[n:]...)
 		g.mu.Unlock()
-		g.run(group)
+		g.run(l)
 	}
 }
 
-func (g *groupCommit) run(group []*groupOp) {
-	if len(group) == 0 {
+// takeLocked moves up to room pending operations whose callers still
+// wait into the group. Called with mu held.
+func (g *groupCommit) takeLocked(room int) []*groupOp {
+	n := min(len(g.pending), room)
+	taken := make([]*groupOp, 0, n)
+	for _, op := range g.pending[:n] {
+		if err := op.ctx.Err(); err != nil {
+			op.done <- err
+			continue
+		}
+		taken = append(taken, op)
+	}
+	g.pending = append(g.pending[:0], g.pending[n:]...)
+	return taken
+}
+
+// lingerer is the leader's wait for more members.
+type lingerer struct {
+	wake  chan struct{}
+	timer *time.Timer
+}
+
+// wait blocks until an operation arrives, an announced caller withdraws,
+// or the deadline passes; it reports false once the deadline has passed.
+func (l *lingerer) wait(deadline time.Time) bool {
+	d := time.Until(deadline)
+	if d <= 0 {
+		return false
+	}
+	if l.timer == nil {
+		l.timer = time.NewTimer(d)
+	} else {
+		l.timer.Reset(d)
+	}
+	select {
+	case <-l.wake:
+		l.timer.Stop()
+		return true
+	case <-l.timer.C:
+		return false
+	}
+}
+
+// run runs one group: it opens the transaction with the operations
+// pending, and while announced callers are still on their way (up to the
+// linger) it runs each newcomer in the same transaction as it arrives, so
+// the wait overlaps the members' work instead of adding to it. Then it
+// runs the group's last step and commits. If the transaction fails, every
+// member runs again alone.
+func (g *groupCommit) run(l *lingerer) {
+	linger := g.linger
+	if linger <= 0 {
+		linger = groupLinger
+	}
+	deadline := time.Now().Add(linger)
+	g.mu.Lock()
+	members := g.takeLocked(maxGroup)
+	g.mu.Unlock()
+	if len(members) == 0 {
 		return
 	}
-	if len(group) == 1 {
-		op := group[0]
-		op.done <- g.alone(op)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(members[0].ctx), groupTimeout)
 	var gt *groupTx
 	err := g.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		// The store may run this function again after a rollback: every
+		// member taken so far runs again.
 		gt = &groupTx{}
-		for _, op := range group {
+		for _, op := range members {
 			if err := op.fn(ctx, tx, gt); err != nil {
 				return err
+			}
+		}
+		for len(members) < maxGroup {
+			g.mu.Lock()
+			complete := g.completeLocked(len(members))
+			more := g.takeLocked(maxGroup - len(members))
+			if len(more) == 0 && !complete {
+				g.wake = l.wake
+			}
+			g.mu.Unlock()
+			// Members first: if one fails, all of them run again alone.
+			members = append(members, more...)
+			for _, op := range more {
+				if err := op.fn(ctx, tx, gt); err != nil {
+					return err
+				}
+			}
+			if complete {
+				break
+			}
+			if len(more) == 0 {
+				waited := l.wait(deadline)
+				g.mu.Lock()
+				g.wake = nil
+				g.mu.Unlock()
+				select { // a signal sent after the timer fired
+				case <-l.wake:
+				default:
+				}
+				if !waited {
+					break
+				}
 			}
 		}
 		return g.finish(ctx, tx, gt)
@@ -216,12 +268,12 @@ func (g *groupCommit) run(group []*groupOp) {
 	cancel()
 	if err == nil {
 		gt.commit()
-		for _, op := range group {
+		for _, op := range members {
 			op.done <- nil
 		}
 		return
 	}
-	for _, op := range group {
+	for _, op := range members {
 		op.done <- g.alone(op)
 	}
 }

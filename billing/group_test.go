@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,4 +113,61 @@ func TestGroupLingerIsBounded(t *testing.T) {
 	if d := time.Since(start); d < linger {
 		t.Fatalf("group ran after %v, before the linger of %v although another caller was announced", d, linger)
 	}
+}
+
+// TestGroupMemberFailureLosesNobody: when a member that joined the
+// running group fails, every member, including those that joined with it
+// and had not run yet, runs again alone and gets its own answer.
+func TestGroupMemberFailureLosesNobody(t *testing.T) {
+	st := &writeCounter{}
+	g := &groupCommit{st: st, linger: time.Hour}
+	for range 3 {
+		defer g.coming()()
+	}
+	release := make(chan struct{})
+	var aRuns atomic.Int64
+	a := make(chan error, 1)
+	go func() {
+		a <- g.write(context.Background(), func(context.Context, store.Tx, *groupTx) error {
+			if aRuns.Add(1) == 1 {
+				<-release // hold the group until B and C are pending
+			}
+			return nil
+		})
+	}()
+	errB := errors.New("B fails")
+	b, c := make(chan error, 1), make(chan error, 1)
+	for len(pendingOf(g)) != 0 || aRuns.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	go func() {
+		b <- g.write(context.Background(), func(context.Context, store.Tx, *groupTx) error { return errB })
+	}()
+	for len(pendingOf(g)) != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	go func() {
+		c <- g.write(context.Background(), func(context.Context, store.Tx, *groupTx) error { return nil })
+	}()
+	for len(pendingOf(g)) != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	waitDone(t, a, "A")
+	waitDone(t, c, "C")
+	select {
+	case err := <-b:
+		if !errors.Is(err, errB) {
+			t.Fatalf("B: %v, want its own failure", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("B: still waiting after 10 s")
+	}
+}
+
+// pendingOf returns a copy of g's pending operations.
+func pendingOf(g *groupCommit) []*groupOp {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]*groupOp(nil), g.pending...)
 }
