@@ -46,12 +46,14 @@ func concurrently(n int, call func() error) error {
 // on SQLite is at least 0.8. It also reports the process's CPU time per
 // emission on each side (cpu-µs/op, bare-cpu-µs/op), steadier than the
 // rates on a shared machine. On the 2-core development machine (November
-// 2026, five alternating runs) SQLite measured billing/bare 0.54-0.64
-// (CPU ratio 0.66-0.69) and PostgreSQL 0.42-0.49 (CPU ratio 0.62-0.65).
-// The database path costs about 350 µs of CPU per emission (SQL in
-// modernc.org/sqlite, River's job insert, the WAL write and fsync)
-// against about 1,450 µs for the whole bare emission (RSA signing
-// dominates); request decoding and encoding add about 100 µs.
+// 2026, alternating runs, quiet machine) SQLite measured billing/bare
+// 0.68-0.75 with billing's CPU per emission within 22-27% of the bare
+// emitter's (about 1,600 against 1,280 µs; RSA signing dominates both).
+// The CPU is not the limit: the rest of the gap is the time the one SQLite
+// writer spends in the WAL's fsync, during which the emissions waiting for
+// it cannot sign (with synchronous=OFF, which the store must not use, the
+// same code measures 0.80). PostgreSQL measured 0.36-0.38 (its server's
+// CPU, on the same two cores, is not counted in cpu-µs/op).
 func BenchmarkEmission(b *testing.B) {
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
