@@ -13,8 +13,8 @@ const (
 	// PurgeInterval is how often expired Idempotency-Keys are deleted.
 	PurgeInterval = time.Hour
 	// SweepInterval is how often pendiente emissions are looked for, in
-	// case a recovery job was lost (a backstop: each emission enqueues its
-	// own recovery job in transaction 1).
+	// case a recovery job was lost (a backstop: transaction 1 of every
+	// emission makes sure a recovery job covers it; see enqueueRecovery).
 	SweepInterval = 5 * time.Minute
 )
 
