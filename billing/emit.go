@@ -148,7 +148,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		}
 		return nil, errInternal("preparing the document", err)
 	}
-	emisorJSON, err := iss.snapshot(idempotencyKey)
+	emisorJSON, err := json.Marshal(emission{Empresa: *iss.emp, IdempotencyKey: idempotencyKey})
 	if err != nil {
 		return nil, errInternal("encoding the issuer", err)
 	}
@@ -276,17 +276,18 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 const recoveryWindow = time.Second
 
 // enqueueRecovery is the group transaction's last step: it makes sure a
-// recovery job covers every emission whose folio the transaction took.
-// A job covers a company's emissions created before its Before instant and
+// recovery job covers every emission whose folio the transaction took. A
+// job covers a company's emissions created before its Before instant and
 // runs RecoveryAfter later, or groupTimeout when longer (finding them
-// signed, normally, and doing nothing). Instead of one job per transaction, a busy company gets one
-// job per recoveryWindow: the transaction enqueues a job whose Before is
-// the end of the current window, unless a committed transaction already
-// enqueued a job reaching that far (s.recoveryUntil, filled once a
-// transaction commits, so a job the transaction rolled back never counts).
-// Rows of this transaction were created before now, hence before the end
-// of the window; the transaction commits within groupTimeout of now, so
-// before any job covering them runs.
+// signed, normally, and doing nothing). Instead of one job per
+// transaction, a busy company gets one job per recoveryWindow: the
+// transaction enqueues a job whose Before is the end of the current
+// window, unless a committed transaction already enqueued a job reaching
+// that far (s.recoveryUntil, filled once a transaction commits, so a job
+// the transaction rolled back never counts). Rows of this transaction were
+// created before now, hence before the end of the window; the transaction
+// commits within groupTimeout of now, so before any job covering them
+// runs.
 func (s *Service) enqueueRecovery(ctx context.Context, tx store.Tx, gt *groupTx) error {
 	if len(gt.recover) == 0 {
 		return nil

@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -184,33 +183,14 @@ func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*Cer
 // changes made by another process sharing the database within this delay.
 const issuerTTL = 2 * time.Second
 
-// cachedIssuer is what every emission of a company needs of it: its
-// certificate, an Emitter for the company and the certificate (it holds no
-// state of its own, so emissions share it) and the company's JSON for the
-// issuer snapshot of each DTE row.
+// cachedIssuer is what every emission of a company needs of it: the
+// company, its certificate and an Emitter for both (it holds no state of
+// its own, so emissions share it).
 type cachedIssuer struct {
-	cert        *signer.Certificate
-	em          *dte.Emitter
-	empresaJSON []byte
-	at          time.Time
-}
-
-// snapshot returns the issuer snapshot of an emission under key: the JSON
-// of emission{Empresa: the company, IdempotencyKey: key}, built around the
-// company's JSON encoded when c was.
-func (c *cachedIssuer) snapshot(key string) ([]byte, error) {
-	b := make([]byte, 0, len(c.empresaJSON)+len(key)+40)
-	b = append(b, `{"empresa":`...)
-	b = append(b, c.empresaJSON...)
-	if key != "" {
-		k, err := json.Marshal(key)
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, `,"idempotency_key":`...)
-		b = append(b, k...)
-	}
-	return append(b, '}'), nil
+	emp  *Empresa
+	cert *signer.Certificate
+	em   *dte.Emitter
+	at   time.Time
 }
 
 // issuer returns the company and its opened certificate for an emission,
@@ -231,11 +211,7 @@ func (s *Service) issuer(ctx context.Context, empresaID string) (*cachedIssuer, 
 		return nil, err
 	}
 	e := empresaFromStore(emp)
-	js, err := json.Marshal(e)
-	if err != nil {
-		return nil, errInternal("encoding the company", err)
-	}
-	c := &cachedIssuer{cert: cert, em: &dte.Emitter{Emisor: e.Emisor(), Cert: cert}, empresaJSON: js, at: now}
+	c := &cachedIssuer{emp: e, cert: cert, em: &dte.Emitter{Emisor: e.Emisor(), Cert: cert}, at: now}
 	s.issuers.Store(empresaID, c)
 	return c, nil
 }

@@ -44,7 +44,8 @@ type groupCommit struct {
 	// expected counts the callers expected to write soon (see coming);
 	// those already pending are counted too.
 	expected int
-	// wake, while the leader lingers, tells it the group is complete.
+	// wake, while the leader lingers, tells it that an operation arrived
+	// or an announced caller withdrew.
 	wake chan struct{}
 }
 
