@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf"
-	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/ted"
 )
@@ -208,8 +207,8 @@ func (e *Emitter) Stamp(p *Prepared, folio int64, c *caf.CAF) (*Emitted, error) 
 	}
 	id := DocumentID(tipo, folio)
 	// The document is this call's own: the Signature goes into its spare
-	// capacity instead of a copy (no spans are vouched for).
-	signed, err := e.Cert.SignEnvelopedVerified(p.prep.assemble(folio, ted, now), id, []xmltree.Span{})
+	// capacity instead of a copy.
+	signed, err := e.Cert.SignEnvelopedVerified(p.prep.assemble(folio, ted, now), id, nil)
 	if err != nil {
 		return nil, &EmitError{Step: StepSign, Tipo: tipo, Folio: folio, Err: err}
 	}

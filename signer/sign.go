@@ -34,17 +34,24 @@ const (
 // Signature carries Reference URI="#id" with one C14N 1.0 Transform, as the
 // SII's own signed example does, and KeyInfo with KeyValue then X509Data.
 func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
-	return c.SignEnvelopedVerified(doc, id, nil)
+	return c.signEnveloped(doc, id, nil, false)
 }
 
-// SignEnvelopedVerified is SignEnveloped for a document that holds spans
-// already checked by xmltree.ScanRoot (an envelope of pasted DTEs): the
-// fast canonical path steps over them instead of scanning them again (see
-// xmltree.Options.Verified; the caller vouches for them). It is only for
-// packages of this module; SignEnveloped is the same with no spans. When
-// verified is not nil the result may share doc's storage (doc is then
-// overwritten): a caller that leaves room in doc's capacity saves a copy.
+// SignEnvelopedVerified is SignEnveloped for a document its caller built
+// for this call: the result may share doc's storage (doc is then
+// overwritten), so a caller that leaves room in doc's capacity saves a
+// copy. verified lists spans already checked by xmltree.ScanRoot (an
+// envelope of pasted DTEs), which the fast canonical path steps over
+// instead of scanning them again (see xmltree.Options.Verified; the caller
+// vouches for them); nil when there are none. It is only for packages of
+// this module.
 func (c *Certificate) SignEnvelopedVerified(doc []byte, id string, verified []xmltree.Span) ([]byte, error) {
+	return c.signEnveloped(doc, id, verified, true)
+}
+
+// signEnveloped signs the element of doc with ID id and inserts the
+// Signature after it, into doc's own storage when inPlace.
+func (c *Certificate) signEnveloped(doc []byte, id string, verified []xmltree.Span, inPlace bool) ([]byte, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -59,9 +66,7 @@ func (c *Certificate) SignEnvelopedVerified(doc []byte, id string, verified []xm
 	if err != nil {
 		return nil, err
 	}
-	if verified != nil {
-		// The caller built doc for this call: its spare capacity, if
-		// any, takes the Signature in place.
+	if inPlace {
 		return slices.Insert(doc, el.End, sig...), nil
 	}
 	out := make([]byte, 0, len(doc)+len(sig))
