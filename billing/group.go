@@ -22,8 +22,8 @@ const groupLinger = 2 * time.Millisecond
 // together: while one group's transaction commits, the next requests
 // queue, and the next group runs all of them in one transaction with one
 // commit (one fsync on SQLite) instead of one each. A group whose
-// announced callers are still on their way keeps its transaction open for
-// them, up to the linger, running each as it arrives. A function that fails
+// announced callers are still on their way waits for them, up to the
+// linger, before it opens its transaction. A function that fails
 // makes the group roll back; its members are then run again each in its
 // own transaction, so one request's failure never becomes another's. The
 // functions must therefore be safe to run more than once (as store.Write
@@ -44,8 +44,8 @@ type groupCommit struct {
 	// expected counts the callers expected to write soon (see coming);
 	// those already pending are counted too.
 	expected int
-	// wake, while the leader lingers, tells it that an operation arrived
-	// or an announced caller withdrew.
+	// wake, while the leader gathers a group, tells it that an operation
+	// arrived or an announced caller withdrew.
 	wake chan struct{}
 }
 
@@ -112,11 +112,11 @@ func (g *groupCommit) coming() (gone func()) {
 	}
 }
 
-// completeLocked reports whether the group now running, with joined
-// members, should stop waiting for more: it is full, or every announced
-// caller has joined it or is pending. Called with mu held.
-func (g *groupCommit) completeLocked(joined int) bool {
-	return joined+len(g.pending) >= maxGroup || joined+len(g.pending) >= g.expected
+// completeLocked reports whether the group being gathered should stop
+// waiting for more: the pending operations fill it, or every announced
+// caller is pending. Called with mu held.
+func (g *groupCommit) completeLocked() bool {
+	return len(g.pending) >= maxGroup || len(g.pending) >= g.expected
 }
 
 // signalLocked wakes a lingering leader. Called with mu held.
@@ -203,18 +203,20 @@ func (l *lingerer) wait(deadline time.Time) bool {
 	}
 }
 
-// run runs one group: it opens the transaction with the operations
-// pending, and while announced callers are still on their way (up to the
-// linger) it runs each newcomer in the same transaction as it arrives, so
-// the wait overlaps the members' work instead of adding to it. Then it
-// runs the group's last step and commits. If the transaction fails, every
+// run runs one group. While announced callers are still on their way it
+// waits for them, up to the linger, before opening the transaction: a
+// transaction never waits, so the write lock (and, on PostgreSQL, the row
+// locks of the folios taken) is held only while the members' statements
+// and the commit run, never while a caller still prepares or signs. In the
+// transaction it runs the members, then any that arrived meanwhile, then
+// the group's last step, and commits. If the transaction fails, every
 // member runs again alone.
 func (g *groupCommit) run(l *lingerer) {
 	linger := g.linger
 	if linger <= 0 {
 		linger = groupLinger
 	}
-	deadline := time.Now().Add(linger)
+	g.gather(l, time.Now().Add(linger))
 	g.mu.Lock()
 	members := g.takeLocked(maxGroup)
 	g.mu.Unlock()
@@ -232,35 +234,19 @@ func (g *groupCommit) run(l *lingerer) {
 				return err
 			}
 		}
+		// Those that arrived while the members ran join without waiting.
 		for len(members) < maxGroup {
 			g.mu.Lock()
-			complete := g.completeLocked(len(members))
 			more := g.takeLocked(maxGroup - len(members))
-			if len(more) == 0 && !complete {
-				g.wake = l.wake
-			}
 			g.mu.Unlock()
+			if len(more) == 0 {
+				break
+			}
 			// Members first: if one fails, all of them run again alone.
 			members = append(members, more...)
 			for _, op := range more {
 				if err := op.fn(ctx, tx, gt); err != nil {
 					return err
-				}
-			}
-			if complete {
-				break
-			}
-			if len(more) == 0 {
-				waited := l.wait(deadline)
-				g.mu.Lock()
-				g.wake = nil
-				g.mu.Unlock()
-				select { // a signal sent after the timer fired
-				case <-l.wake:
-				default:
-				}
-				if !waited {
-					break
 				}
 			}
 		}
@@ -276,6 +262,34 @@ func (g *groupCommit) run(l *lingerer) {
 	}
 	for _, op := range members {
 		op.done <- g.alone(op)
+	}
+}
+
+// gather waits, outside any transaction, until the pending operations
+// fill a group, every announced caller is pending or has withdrawn, or the
+// deadline passes.
+func (g *groupCommit) gather(l *lingerer, deadline time.Time) {
+	for {
+		g.mu.Lock()
+		complete := g.completeLocked()
+		if !complete {
+			g.wake = l.wake
+		}
+		g.mu.Unlock()
+		if complete {
+			return
+		}
+		waited := l.wait(deadline)
+		g.mu.Lock()
+		g.wake = nil
+		g.mu.Unlock()
+		select { // a signal sent after the timer fired
+		case <-l.wake:
+		default:
+		}
+		if !waited {
+			return
+		}
 	}
 }
 

@@ -73,6 +73,9 @@ func TestGroupWaitsForAnnouncedCaller(t *testing.T) {
 		t.Fatalf("the first caller's group ran without the announced second caller (err %v)", err)
 	case <-time.After(100 * time.Millisecond):
 	}
+	if n := st.writes.Load(); n != 0 {
+		t.Fatalf("%d transactions opened while the group waited for an announced caller, want none", n)
+	}
 	b := startWrite(g, &ran)
 	waitDone(t, a, "first caller")
 	waitDone(t, b, "second caller")
@@ -117,13 +120,11 @@ func TestGroupLingerIsBounded(t *testing.T) {
 
 // TestGroupMemberFailureLosesNobody: when a member that joined the
 // running group fails, every member, including those that joined with it
-// and had not run yet, runs again alone and gets its own answer.
+// and had not run yet, runs again alone and gets its own answer. Nobody is
+// announced, so the group starts at once and B and C join it while A runs.
 func TestGroupMemberFailureLosesNobody(t *testing.T) {
 	st := &writeCounter{}
 	g := &groupCommit{st: st, linger: time.Hour}
-	for range 3 {
-		defer g.coming()()
-	}
 	release := make(chan struct{})
 	var aRuns atomic.Int64
 	a := make(chan error, 1)
