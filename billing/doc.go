@@ -25,6 +25,15 @@
 // A process that dies between the two leaves a borrador row; the recovery
 // job finishes it with the same folio and instant, and since Prepare and
 // Stamp are deterministic the signed bytes are those the first attempt
-// would have stored. The RSA signature is never computed while the database
-// write lock is held.
+// would have stored.
+//
+// No transaction computes or waits for an RSA signature: the database
+// write lock is held only while statements and commits run. The
+// signature starts once transaction 1 has taken its folio, while that
+// transaction commits, so the commit's wait for the disk overlaps the RSA
+// work; the signed document is stored only if transaction 1 committed the
+// folio it carries, and is signed again for the committed folio otherwise.
+// Concurrent emissions share transactions and commits (group commit); a
+// group waits for announced members before it opens its transaction, not
+// inside it.
 package billing

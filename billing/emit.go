@@ -170,8 +170,10 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	}
 	var replay *EmitResult
 	var cafRec *store.CAF
+	// taken hears from transaction 1 which folio it took, before it commits.
+	taken := make(chan takenFolio, 1)
 	// Transaction 1: the key, the folio, the pending row, the recovery job.
-	err = s.group.write(ctx, func(ctx context.Context, tx store.Tx, gt *groupTx) error {
+	tx1Done := s.group.start(ctx, func(ctx context.Context, tx store.Tx, gt *groupTx) error {
 		replay, cafRec = nil, nil
 		idem := &store.Idempotency{EmpresaID: empresaID, Key: idempotencyKey, BodyHash: hash,
 			State: store.IdempotencyInProgress, DTEID: row.ID, CreatedAt: at, UpdatedAt: at}
@@ -196,9 +198,34 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 			return err
 		}
 		gt.addRecovery(empresaID)
+		select { // a run after a rollback finds the channel read or full
+		case taken <- takenFolio{folio: folio, caf: c}:
+		default:
+		}
 		return nil
 	})
-	tx2Gone := s.finishes.coming()
+	// Outside any transaction: TED and signature. They start as soon as
+	// transaction 1 has taken its folio, while its group finishes and
+	// commits, so the commit's fsync overlaps the RSA work instead of
+	// delaying it. No transaction waits for the signature, and the signed
+	// document is kept only if transaction 1 committed the folio it
+	// carries: if the group ran again after a rollback, the committed folio
+	// may be another one, and the document is signed again for it.
+	var signed takenFolio
+	var out *dte.Emitted
+	var stampErr error
+	var tx2Gone func()
+	select {
+	case signed = <-taken:
+		tx2Gone = s.finishes.coming()
+		tx1Gone()
+		if !s.crashAfterTx1 {
+			out, stampErr = s.stamp(ctx, em, prep, signed)
+		}
+		err = <-tx1Done
+	case err = <-tx1Done:
+		tx2Gone = s.finishes.coming()
+	}
 	defer tx2Gone()
 	tx1Gone()
 	if err != nil {
@@ -210,21 +237,37 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	if s.crashAfterTx1 {
 		return nil, errSimulatedCrash
 	}
-	// Outside any transaction: TED and signature.
-	c, err := s.parsedCAF(ctx, s.st, cafRec)
-	if err != nil {
-		return nil, err
+	if signed.caf == nil || signed.folio != row.Folio || signed.caf.ID != cafRec.ID {
+		out, stampErr = s.stamp(ctx, em, prep, takenFolio{folio: row.Folio, caf: cafRec})
 	}
-	out, err := em.Stamp(prep, row.Folio, c)
-	if err != nil {
+	if stampErr != nil {
 		// The folio stays pending; the recovery job retries it.
-		return nil, errInternal(fmt.Sprintf("stamping folio %d", row.Folio), err)
+		return nil, stampErr
 	}
 	res, err := s.finish(ctx, row, idempotencyKey, out)
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// takenFolio is a folio and the CAF it belongs to.
+type takenFolio struct {
+	folio int64
+	caf   *store.CAF
+}
+
+// stamp builds the TED and signs the document for the folio t.
+func (s *Service) stamp(ctx context.Context, em *dte.Emitter, prep *dte.Prepared, t takenFolio) (*dte.Emitted, error) {
+	c, err := s.parsedCAF(ctx, s.st, t.caf)
+	if err != nil {
+		return nil, err
+	}
+	out, err := em.Stamp(prep, t.folio, c)
+	if err != nil {
+		return nil, errInternal(fmt.Sprintf("stamping folio %d", t.folio), err)
+	}
+	return out, nil
 }
 
 // maxExpiredCAFs bounds how many expired CAFs one emission retires before

@@ -404,3 +404,69 @@ func TestRecoveryJobFinishesPending(t *testing.T) {
 		})
 	}
 }
+
+// stealStore rolls back the first write it runs once armed, lets another
+// transaction take the next folio, and runs the write again: transaction 1
+// then commits another folio than the one it took on its first run.
+type stealStore struct {
+	store.Store
+	empresaID string
+	armed     atomic.Bool
+}
+
+func (w *stealStore) Write(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	if !w.armed.CompareAndSwap(true, false) {
+		return w.Store.Write(ctx, fn)
+	}
+	err := w.Store.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		return errRerun
+	})
+	if !errors.Is(err, errRerun) {
+		return err
+	}
+	// Time for the emission to start signing the folio of the first run.
+	time.Sleep(100 * time.Millisecond)
+	if err := w.Store.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		_, _, err := tx.TakeFolio(ctx, w.empresaID, 33)
+		return err
+	}); err != nil {
+		return err
+	}
+	return w.Store.Write(ctx, fn)
+}
+
+// TestEmitSignsTheCommittedFolio: the signature starts while transaction
+// 1 commits; when that transaction runs again after a rollback and commits
+// another folio, the stored document must carry and sign the committed
+// folio, not the one the first run took.
+func TestEmitSignsTheCommittedFolio(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, true)
+			ctx := context.Background()
+			st := &stealStore{Store: f.s.st, empresaID: f.emp.ID}
+			f.s.group.st = st
+			st.armed.Store(true)
+			r := emitOK(t, f.s, f.emp.ID, facturaBody(1))
+			if st.armed.Load() {
+				t.Fatal("the emission never wrote through the rolling-back store")
+			}
+			if r.Folio != 2 {
+				t.Fatalf("folio %d, want 2 (folio 1 went to another transaction)", r.Folio)
+			}
+			xml, err := f.s.DTEXML(ctx, f.emp.ID, r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := dte.Verify(xml, creds(t).Keys); err != nil {
+				t.Fatalf("the stored XML does not verify: %v %+v", err, rep)
+			}
+			if !bytes.Contains(xml, []byte("<Folio>2</Folio>")) || !bytes.Contains(xml, []byte(`ID="T33F2"`)) {
+				t.Fatalf("the stored XML is not the document of folio 2:\n%s", xml)
+			}
+		})
+	}
+}

@@ -132,6 +132,12 @@ func (g *groupCommit) signalLocked() {
 // write runs fn in a write transaction shared with other concurrent
 // callers and returns fn's error (or the transaction's).
 func (g *groupCommit) write(ctx context.Context, fn groupFunc) error {
+	return <-g.start(ctx, fn)
+}
+
+// start queues fn like write but returns at once; the channel receives
+// what write would return once fn's group has committed or failed.
+func (g *groupCommit) start(ctx context.Context, fn groupFunc) <-chan error {
 	op := &groupOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.pending = append(g.pending, op)
@@ -142,7 +148,7 @@ func (g *groupCommit) write(ctx context.Context, fn groupFunc) error {
 		g.signalLocked()
 	}
 	g.mu.Unlock()
-	return <-op.done
+	return op.done
 }
 
 // lead runs groups until nothing is pending.
