@@ -47,13 +47,16 @@ func concurrently(n int, call func() error) error {
 // emission on each side (cpu-µs/op, bare-cpu-µs/op), steadier than the
 // rates on a shared machine. On the 2-core development machine (November
 // 2026, alternating runs, quiet machine) SQLite measured billing/bare
-// 0.68-0.75 with billing's CPU per emission within 22-27% of the bare
-// emitter's (about 1,600 against 1,280 µs; RSA signing dominates both).
-// The CPU is not the limit: the rest of the gap is the time the one SQLite
-// writer spends in the WAL's fsync, during which the emissions waiting for
-// it cannot sign (with synchronous=OFF, which the store must not use, the
-// same code measures 0.80). PostgreSQL measured 0.36-0.38 (its server's
-// CPU, on the same two cores, is not counted in cpu-µs/op).
+// 0.72-0.77, billing's CPU per emission being 1,525-1,610 µs against the
+// bare emitter's 1,240-1,270 (RSA signing dominates both, and the same RSA
+// code runs about 7% slower beside the SQLite writer than beside another
+// signature). An execution trace (-trace) shows the rest: for about a sixth
+// of billing's time one core idles although goroutines are ready to run,
+// because the writer's thread keeps its scheduler slot through the WAL's
+// fsync until the runtime's monitor takes it back, which it does late
+// after a quiet spell. GOMAXPROCS=3 avoids that but loses as much to
+// thread switching (0.75-0.77). PostgreSQL measured 0.34-0.37 (its
+// server's CPU, on the same two cores, is not counted in cpu-µs/op).
 func BenchmarkEmission(b *testing.B) {
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
