@@ -405,9 +405,10 @@ func TestRecoveryJobFinishesPending(t *testing.T) {
 	}
 }
 
-// stealStore rolls back the first write it runs once armed, lets another
-// transaction take the next folio, and runs the write again: transaction 1
-// then commits another folio than the one it took on its first run.
+// stealStore passes writes through until armed; the first write after
+// that is rolled back, another transaction takes the next folio, and the
+// write runs again: transaction 1 then commits another folio than the one
+// it took on its first run.
 type stealStore struct {
 	store.Store
 	empresaID string
@@ -418,24 +419,14 @@ func (w *stealStore) Write(ctx context.Context, fn func(ctx context.Context, tx 
 	if !w.armed.CompareAndSwap(true, false) {
 		return w.Store.Write(ctx, fn)
 	}
-	err := w.Store.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		if err := fn(ctx, tx); err != nil {
+	return rerunStore{Store: w.Store, between: func(ctx context.Context) error {
+		// Time for the emission to start signing the first run's folio.
+		time.Sleep(100 * time.Millisecond)
+		return w.Store.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, _, err := tx.TakeFolio(ctx, w.empresaID, 33)
 			return err
-		}
-		return errRerun
-	})
-	if !errors.Is(err, errRerun) {
-		return err
-	}
-	// Time for the emission to start signing the folio of the first run.
-	time.Sleep(100 * time.Millisecond)
-	if err := w.Store.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		_, _, err := tx.TakeFolio(ctx, w.empresaID, 33)
-		return err
-	}); err != nil {
-		return err
-	}
-	return w.Store.Write(ctx, fn)
+		})
+	}}.Write(ctx, fn)
 }
 
 // TestEmitSignsTheCommittedFolio: the signature starts while transaction

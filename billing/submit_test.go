@@ -433,9 +433,11 @@ func TestSubmitMixed(t *testing.T) {
 
 // rerunStore runs every write function twice: once in a transaction it
 // then rolls back, and again in one that commits, as a store may after a
-// serialization failure or a failed savepoint.
+// serialization failure or a failed savepoint. between, when set, runs
+// after the rollback, before the second run.
 type rerunStore struct {
 	store.Store
+	between func(ctx context.Context) error
 }
 
 var errRerun = errors.New("rolled back to run again")
@@ -450,6 +452,11 @@ func (r rerunStore) Write(ctx context.Context, fn func(ctx context.Context, tx s
 	if !errors.Is(err, errRerun) {
 		return err
 	}
+	if r.between != nil {
+		if err := r.between(ctx); err != nil {
+			return err
+		}
+	}
 	return r.Store.Write(ctx, fn)
 }
 
@@ -458,7 +465,7 @@ func (r rerunStore) Write(ctx context.Context, fn func(ctx context.Context, tx s
 // with one run — one attempt counted, one envelope, accepted.
 func TestSubmitWritesRunTwice(t *testing.T) {
 	r := newSubmitRig(t, siitest.Options{}, 0)
-	r.s.st = rerunStore{r.s.st}
+	r.s.st = rerunStore{Store: r.s.st}
 	for _, tipo := range []int{33, 39} {
 		res := emitOK(t, r.s, r.emp.ID, submitBody(tipo, true))
 		d := r.waitFinal(t, res.ID)
