@@ -110,8 +110,8 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	}
 	// Announce transaction 1 now, so that a group forming meanwhile
 	// waits for this request (see groupCommit.coming).
-	tx1Gone := s.group.coming()
-	defer tx1Gone()
+	tx1 := s.group.coming()
+	defer s.group.withdraw(tx1)
 	req, e := decodeEmitRequest(body)
 	if e != nil {
 		return nil, e
@@ -173,7 +173,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	// taken hears from transaction 1 which folio it took, before it commits.
 	taken := make(chan takenFolio, 1)
 	// Transaction 1: the key, the folio, the pending row, the recovery job.
-	tx1Done := s.group.start(ctx, func(ctx context.Context, tx store.Tx, gt *groupTx) error {
+	tx1Done := s.group.start(ctx, tx1, func(ctx context.Context, tx store.Tx, gt *groupTx) error {
 		replay, cafRec = nil, nil
 		idem := &store.Idempotency{EmpresaID: empresaID, Key: idempotencyKey, BodyHash: hash,
 			State: store.IdempotencyInProgress, DTEID: row.ID, CreatedAt: at, UpdatedAt: at}
@@ -214,20 +214,19 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	var signed takenFolio
 	var out *dte.Emitted
 	var stampErr error
-	var tx2Gone func()
+	// A caller signing announces transaction 2, so that the group then
+	// forming waits for it (outside any transaction, up to the linger).
+	var tx2 *arrival
 	select {
 	case signed = <-taken:
-		tx2Gone = s.finishes.coming()
-		tx1Gone()
+		tx2 = s.finishes.coming()
+		defer s.finishes.withdraw(tx2)
 		if !s.crashAfterTx1 {
 			out, stampErr = s.stamp(ctx, em, prep, signed)
 		}
 		err = <-tx1Done
 	case err = <-tx1Done:
-		tx2Gone = s.finishes.coming()
 	}
-	defer tx2Gone()
-	tx1Gone()
 	if err != nil {
 		return nil, storeErr(err, "taking a folio", "empresa", empresaID)
 	}
@@ -244,7 +243,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		// The folio stays pending; the recovery job retries it.
 		return nil, stampErr
 	}
-	res, err := s.finish(ctx, row, idempotencyKey, out)
+	res, err := s.finish(ctx, tx2, row, idempotencyKey, out)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +390,7 @@ func idempotentAnswer(rec *store.Idempotency, hash []byte) (*EmitResult, error) 
 // the idempotency response, the dte.created event and, through the hooks,
 // submission. When the row is no longer pending (another process finished
 // it), it answers what that process stored.
-func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *dte.Emitted) (*EmitResult, error) {
+func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key string, out *dte.Emitted) (*EmitResult, error) {
 	tot, err := json.Marshal(totalsOf(out.Totals))
 	if err != nil {
 		return nil, errInternal("encoding totals", err)
@@ -402,7 +401,7 @@ func (s *Service) finish(ctx context.Context, row *store.DTE, key string, out *d
 		return nil, errInternal("encoding the response", err)
 	}
 	var res *EmitResult
-	err = s.finishes.write(ctx, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
+	err = s.finishes.write(ctx, a, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
 		res = nil
 		// The row as transaction 1 wrote it, signed, on condition that it
 		// is still pendiente: one statement, no read. Every column is
@@ -558,7 +557,7 @@ func (s *Service) recoverDTE(ctx context.Context, empresaID, id string) error {
 	if err != nil {
 		return fmt.Errorf("billing: recover DTE %s: %w", id, err)
 	}
-	if _, err := s.finish(ctx, d, snap.IdempotencyKey, out); err != nil {
+	if _, err := s.finish(ctx, nil, d, snap.IdempotencyKey, out); err != nil {
 		return err
 	}
 	s.log.Info("billing: recovered a pending emission", "empresa_id", empresaID, "dte_id", id, "tipo", d.TipoDTE, "folio", d.Folio)

@@ -41,8 +41,8 @@ type groupCommit struct {
 	mu      sync.Mutex
 	pending []*groupOp
 	running bool
-	// expected counts the callers expected to write soon (see coming);
-	// those already pending are counted too.
+	// expected counts the announced callers still on their way (see
+	// coming): neither queued nor withdrawn.
 	expected int
 	// wake, while the leader gathers a group, tells it that an operation
 	// arrived or an announced caller withdrew.
@@ -88,35 +88,52 @@ func (gt *groupTx) commit() {
 	}
 }
 
+// arrival is a caller announced by coming and still on its way to
+// write: it stops counting once its write is queued or it withdraws.
+type arrival struct{ done bool }
+
 // coming announces a caller that will call write soon, so that the group
 // then forming waits for it (up to the linger) instead of committing
 // without it: on a busy service every commit then carries more members,
 // and each emission pays a smaller share of the commit (the WAL write and
-// fsync on SQLite) and of the group's recovery job. The returned function
-// withdraws the announcement and must be called once the caller is done
-// with this leader (after its write, or when it gives up before). A group
-// never waits while every announced caller is already pending, so a lone
-// caller is never delayed.
-func (g *groupCommit) coming() (gone func()) {
+// fsync on SQLite) and of the group's recovery job. The caller passes the
+// arrival to write (or start), or to withdraw when it gives up before. A
+// group waits only for callers still on their way, so a lone caller is
+// never delayed.
+func (g *groupCommit) coming() *arrival {
 	g.mu.Lock()
 	g.expected++
 	g.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			g.expected--
-			g.signalLocked()
-			g.mu.Unlock()
-		})
+	return &arrival{}
+}
+
+// withdraw tells the group that the announced caller a will not write
+// after all. It does nothing once a's write was queued or a withdrew, nor
+// for a nil a.
+func (g *groupCommit) withdraw(a *arrival) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.arrivedLocked(a) {
+		g.signalLocked()
 	}
 }
 
+// arrivedLocked stops counting a as on its way and reports whether it was.
+// Called with mu held.
+func (g *groupCommit) arrivedLocked(a *arrival) bool {
+	if a == nil || a.done {
+		return false
+	}
+	a.done = true
+	g.expected--
+	return true
+}
+
 // completeLocked reports whether the group being gathered should stop
-// waiting for more: the pending operations fill it, or every announced
-// caller is pending. Called with mu held.
+// waiting for more: the pending operations fill it, or no announced
+// caller is still on its way. Called with mu held.
 func (g *groupCommit) completeLocked() bool {
-	return len(g.pending) >= maxGroup || len(g.pending) >= g.expected
+	return len(g.pending) >= maxGroup || g.expected == 0
 }
 
 // signalLocked wakes a lingering leader. Called with mu held.
@@ -130,16 +147,18 @@ func (g *groupCommit) signalLocked() {
 }
 
 // write runs fn in a write transaction shared with other concurrent
-// callers and returns fn's error (or the transaction's).
-func (g *groupCommit) write(ctx context.Context, fn groupFunc) error {
-	return <-g.start(ctx, fn)
+// callers and returns fn's error (or the transaction's). a is the
+// caller's announcement (see coming), nil when it made none.
+func (g *groupCommit) write(ctx context.Context, a *arrival, fn groupFunc) error {
+	return <-g.start(ctx, a, fn)
 }
 
 // start queues fn like write but returns at once; the channel receives
 // what write would return once fn's group has committed or failed.
-func (g *groupCommit) start(ctx context.Context, fn groupFunc) <-chan error {
+func (g *groupCommit) start(ctx context.Context, a *arrival, fn groupFunc) <-chan error {
 	op := &groupOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
+	g.arrivedLocked(a)
 	g.pending = append(g.pending, op)
 	if !g.running {
 		g.running = true

@@ -24,10 +24,10 @@ func (w *writeCounter) Write(ctx context.Context, fn func(ctx context.Context, t
 
 // startWrite runs one write of g in the background; its result arrives
 // on the returned channel.
-func startWrite(g *groupCommit, ran *atomic.Int64) <-chan error {
+func startWrite(g *groupCommit, a *arrival, ran *atomic.Int64) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		done <- g.write(context.Background(), func(context.Context, store.Tx, *groupTx) error {
+		done <- g.write(context.Background(), a, func(context.Context, store.Tx, *groupTx) error {
 			ran.Add(1)
 			return nil
 		})
@@ -51,10 +51,8 @@ func waitDone(t *testing.T, done <-chan error, what string) {
 func TestGroupLoneCallerNotDelayed(t *testing.T) {
 	st := &writeCounter{}
 	g := &groupCommit{st: st, linger: time.Hour}
-	gone := g.coming()
-	defer gone()
 	var ran atomic.Int64
-	waitDone(t, startWrite(g, &ran), "the only announced caller")
+	waitDone(t, startWrite(g, g.coming(), &ran), "the only announced caller")
 	if st.writes.Load() != 1 || ran.Load() != 1 {
 		t.Fatalf("writes %d, functions run %d; want 1 and 1", st.writes.Load(), ran.Load())
 	}
@@ -63,11 +61,9 @@ func TestGroupLoneCallerNotDelayed(t *testing.T) {
 func TestGroupWaitsForAnnouncedCaller(t *testing.T) {
 	st := &writeCounter{}
 	g := &groupCommit{st: st, linger: time.Hour}
-	goneA, goneB := g.coming(), g.coming()
-	defer goneA()
-	defer goneB()
+	arrA, arrB := g.coming(), g.coming()
 	var ran atomic.Int64
-	a := startWrite(g, &ran)
+	a := startWrite(g, arrA, &ran)
 	select {
 	case err := <-a:
 		t.Fatalf("the first caller's group ran without the announced second caller (err %v)", err)
@@ -76,7 +72,7 @@ func TestGroupWaitsForAnnouncedCaller(t *testing.T) {
 	if n := st.writes.Load(); n != 0 {
 		t.Fatalf("%d transactions opened while the group waited for an announced caller, want none", n)
 	}
-	b := startWrite(g, &ran)
+	b := startWrite(g, arrB, &ran)
 	waitDone(t, a, "first caller")
 	waitDone(t, b, "second caller")
 	if st.writes.Load() != 1 || ran.Load() != 2 {
@@ -84,22 +80,42 @@ func TestGroupWaitsForAnnouncedCaller(t *testing.T) {
 	}
 }
 
+// TestGroupForgetsCallersThatWrote: an announced caller stops counting
+// once its write is queued, so a later group does not wait for callers
+// that already wrote (and may never call again).
+func TestGroupForgetsCallersThatWrote(t *testing.T) {
+	st := &writeCounter{}
+	g := &groupCommit{st: st, linger: time.Hour}
+	arrA, arrB := g.coming(), g.coming()
+	var ran atomic.Int64
+	a, b := startWrite(g, arrA, &ran), startWrite(g, arrB, &ran)
+	waitDone(t, a, "first caller")
+	waitDone(t, b, "second caller")
+	waitDone(t, startWrite(g, nil, &ran), "a caller after both wrote")
+	g.withdraw(arrA) // after its write, a withdrawal changes nothing
+	g.mu.Lock()
+	expected := g.expected
+	g.mu.Unlock()
+	if expected != 0 {
+		t.Fatalf("callers on their way %d after both wrote, want 0", expected)
+	}
+}
+
 func TestGroupStopsWaitingWhenCallerWithdraws(t *testing.T) {
 	st := &writeCounter{}
 	g := &groupCommit{st: st, linger: time.Hour}
-	goneA, goneB := g.coming(), g.coming()
-	defer goneA()
+	arrA, arrB := g.coming(), g.coming()
 	var ran atomic.Int64
-	a := startWrite(g, &ran)
+	a := startWrite(g, arrA, &ran)
 	time.Sleep(20 * time.Millisecond)
-	goneB() // the second caller failed before its write
-	goneB() // a second call changes nothing
+	g.withdraw(arrB) // the second caller failed before its write
+	g.withdraw(arrB) // a second call changes nothing
 	waitDone(t, a, "first caller after the second withdrew")
 	g.mu.Lock()
 	expected := g.expected
 	g.mu.Unlock()
-	if expected != 1 {
-		t.Fatalf("expected callers %d after one withdrawal of two, want 1", expected)
+	if expected != 0 {
+		t.Fatalf("callers on their way %d after one wrote and one withdrew, want 0", expected)
 	}
 }
 
@@ -107,12 +123,11 @@ func TestGroupLingerIsBounded(t *testing.T) {
 	st := &writeCounter{}
 	const linger = 30 * time.Millisecond
 	g := &groupCommit{st: st, linger: linger}
-	goneA, goneB := g.coming(), g.coming()
-	defer goneA()
-	defer goneB() // announced, never writes
+	arrA, arrB := g.coming(), g.coming()
+	defer g.withdraw(arrB) // announced, never writes
 	var ran atomic.Int64
 	start := time.Now()
-	waitDone(t, startWrite(g, &ran), "caller whose partner never comes")
+	waitDone(t, startWrite(g, arrA, &ran), "caller whose partner never comes")
 	if d := time.Since(start); d < linger {
 		t.Fatalf("group ran after %v, before the linger of %v although another caller was announced", d, linger)
 	}
@@ -129,7 +144,7 @@ func TestGroupMemberFailureLosesNobody(t *testing.T) {
 	var aRuns atomic.Int64
 	a := make(chan error, 1)
 	go func() {
-		a <- g.write(context.Background(), func(context.Context, store.Tx, *groupTx) error {
+		a <- g.write(context.Background(), nil, func(context.Context, store.Tx, *groupTx) error {
 			if aRuns.Add(1) == 1 {
 				<-release // hold the group until B and C are pending
 			}
@@ -142,13 +157,13 @@ func TestGroupMemberFailureLosesNobody(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	go func() {
-		b <- g.write(context.Background(), func(context.Context, store.Tx, *groupTx) error { return errB })
+		b <- g.write(context.Background(), nil, func(context.Context, store.Tx, *groupTx) error { return errB })
 	}()
 	for len(pendingOf(g)) != 1 {
 		time.Sleep(time.Millisecond)
 	}
 	go func() {
-		c <- g.write(context.Background(), func(context.Context, store.Tx, *groupTx) error { return nil })
+		c <- g.write(context.Background(), nil, func(context.Context, store.Tx, *groupTx) error { return nil })
 	}()
 	for len(pendingOf(g)) != 2 {
 		time.Sleep(time.Millisecond)
