@@ -16,13 +16,14 @@
 // Emission runs in two short transactions around the signature:
 //
 //  1. record the Idempotency-Key, take the next folio of the company's
-//     active CAF for the type, insert the DTE row in the borrador state
-//     with the request, the issuer's data and the emission instant;
-//  2. after signing outside any transaction, store the signed XML and
-//     totals, set firmado, store the idempotency response and the
-//     dte.created event.
+//     active CAF for the type, insert the DTE row pendiente with the
+//     request, the issuer's data and the emission instant, and make sure
+//     a recovery job covers it;
+//  2. once transaction 1 has committed and the document is signed
+//     (outside any transaction), store the signed XML and totals, set
+//     firmado, store the idempotency response and the dte.created event.
 //
-// A process that dies between the two leaves a borrador row; the recovery
+// A process that dies between the two leaves a pendiente row; the recovery
 // job finishes it with the same folio and instant, and since Prepare and
 // Stamp are deterministic the signed bytes are those the first attempt
 // would have stored.
