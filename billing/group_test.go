@@ -93,11 +93,8 @@ func TestGroupForgetsCallersThatWrote(t *testing.T) {
 	waitDone(t, b, "second caller")
 	waitDone(t, startWrite(g, nil, &ran), "a caller after both wrote")
 	g.withdraw(arrA) // after its write, a withdrawal changes nothing
-	g.mu.Lock()
-	expected := g.expected
-	g.mu.Unlock()
-	if expected != 0 {
-		t.Fatalf("callers on their way %d after both wrote, want 0", expected)
+	if n := onTheWay(g); n != 0 {
+		t.Fatalf("callers on their way %d after both wrote, want 0", n)
 	}
 }
 
@@ -111,11 +108,8 @@ func TestGroupStopsWaitingWhenCallerWithdraws(t *testing.T) {
 	g.withdraw(arrB) // the second caller failed before its write
 	g.withdraw(arrB) // a second call changes nothing
 	waitDone(t, a, "first caller after the second withdrew")
-	g.mu.Lock()
-	expected := g.expected
-	g.mu.Unlock()
-	if expected != 0 {
-		t.Fatalf("callers on their way %d after one wrote and one withdrew, want 0", expected)
+	if n := onTheWay(g); n != 0 {
+		t.Fatalf("callers on their way %d after one wrote and one withdrew, want 0", n)
 	}
 }
 
@@ -179,6 +173,13 @@ func TestGroupMemberFailureLosesNobody(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("B: still waiting after 10 s")
 	}
+}
+
+// onTheWay returns how many announced callers g still counts on.
+func onTheWay(g *groupCommit) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.expected
 }
 
 // pendingOf returns a copy of g's pending operations.
