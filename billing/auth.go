@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -30,12 +31,12 @@ func hashAPIKey(key string) []byte {
 	return sum[:]
 }
 
-func errUnauthorized() *Error {
-	return &Error{Kind: KindUnauthorized, Code: CodeUnauthorized, Message: "the API key is missing, unknown or revoked"}
+func errUnauthorized() *fault.Error {
+	return &fault.Error{Kind: fault.KindUnauthorized, Code: fault.Unauthorized, Message: "the API key is missing, unknown or revoked"}
 }
 
 // AuthenticateAPIKey resolves an API key to its company and write flag;
-// an unknown or revoked key fails with KindUnauthorized.
+// an unknown or revoked key fails with fault.KindUnauthorized.
 func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principal, error) {
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > maxAPIKey {
 		return nil, errUnauthorized()
@@ -45,7 +46,7 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principa
 		return nil, errUnauthorized()
 	}
 	if err != nil {
-		return nil, &Error{Kind: KindUnavailable, Code: CodeUnavailable, Message: "the credential store is unavailable; retry", Err: err}
+		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "the credential store is unavailable; retry", Err: err}
 	}
 	if !k.RevokedAt.IsZero() {
 		return nil, errUnauthorized()
@@ -58,7 +59,7 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principa
 func (s *Service) CreateAPIKey(ctx context.Context, empresaID string, write bool) (*APIKey, error) {
 	raw := make([]byte, apiKeyBytes)
 	if _, err := rand.Read(raw); err != nil {
-		return nil, errInternal("generating an API key", err)
+		return nil, fault.Failed("generating an API key", err)
 	}
 	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	rec := &store.APIKey{ID: newID(), EmpresaID: empresaID, Hash: hashAPIKey(key), Write: write, Label: key[:len(APIKeyPrefix)+6]}

@@ -88,7 +88,7 @@ func BenchmarkEmission(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			viaBilling := func() error { _, err := s.EmitDTE(ctx, emp.ID, newKey(), body); return err }
+			viaBilling := func() error { _, err := emitBody(s, ctx, emp.ID, newKey(), body); return err }
 			viaBare := func() error { _, err := bare.Emit(ctx, req); return err }
 			if err := viaBilling(); err != nil {
 				b.Fatal(err)

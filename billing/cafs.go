@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
@@ -14,7 +15,7 @@ func dteTipo(n int) dte.TipoDTE { return dte.TipoDTE(n) }
 // the SII's valid signature (certification keys for a certification
 // company), be issued to the company's RUT, match the company's
 // environment and the declared type, and not overlap a registered range
-// of the same type (KindConflict, CAF_RANGE_CONFLICT). Emission takes
+// of the same type (fault.KindConflict, CAF_RANGE_CONFLICT). Emission takes
 // folios from the active CAF with the lowest range that still has folios,
 // moving to the next one when it runs out.
 func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput) (*CAF, error) {
@@ -41,7 +42,7 @@ func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput
 // type.
 func (s *Service) ListCAF(ctx context.Context, empresaID string, tipo dte.TipoDTE) ([]CAF, error) {
 	if tipo != 0 && !tipo.Valid() {
-		return nil, errValidation("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", tipo))
+		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", tipo))
 	}
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
@@ -96,5 +97,5 @@ func (s *Service) GetCAF(ctx context.Context, empresaID, id string) (*CAF, error
 			return &c, nil
 		}
 	}
-	return nil, errNotFound("caf", id)
+	return nil, fault.Missing("caf", id)
 }

@@ -63,7 +63,7 @@ func clienteFields(razon, giro, dir, comuna, ciudad, email, tel, contacto, notas
 }
 
 // CreateCliente adds a customer; its rut is unique within the company
-// (KindConflict, CLIENTE_RUT_CONFLICT).
+// (fault.KindConflict, CLIENTE_RUT_CONFLICT).
 func (s *Service) CreateCliente(ctx context.Context, empresaID string, in ClienteInput) (*Cliente, error) {
 	var d []dte.FieldError
 	rut, err := dte.ParseRUT(in.Rut)
@@ -187,7 +187,7 @@ func checkPrecio(d []dte.FieldError, p int64) []dte.FieldError {
 }
 
 // CreateProducto adds a product; a codigo, when given, is unique within
-// the company (KindConflict, PRODUCTO_CODIGO_CONFLICT).
+// the company (fault.KindConflict, PRODUCTO_CODIGO_CONFLICT).
 func (s *Service) CreateProducto(ctx context.Context, empresaID string, in ProductoInput) (*Producto, error) {
 	d := checkFields(productoFields(&in.Codigo, &in.Nombre, &in.Descripcion, &in.Unidad, &in.Categoria))
 	d = checkPrecio(d, in.PrecioUnitario)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
 )
@@ -24,23 +25,23 @@ func TestClientes(t *testing.T) {
 			if a.Rut != "77777777-7" || a.RazonSocial != "Pérez & Hijos Ltda." {
 				t.Errorf("created %+v", a)
 			}
-			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "77777777-7", RazonSocial: "Otro"}); AsError(err) == nil || AsError(err).Code != CodeClienteRUTConflict {
+			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "77777777-7", RazonSocial: "Otro"}); fault.As(err) == nil || fault.As(err).Code != fault.ClienteRUTConflict {
 				t.Errorf("duplicate rut: %v", err)
 			}
 			for _, in := range []ClienteInput{{Rut: "77777777-8", RazonSocial: "x"}, {Rut: "", RazonSocial: "x"}, {Rut: "11111111-1", RazonSocial: " "},
 				{Rut: "11111111-1", RazonSocial: "x", Email: "no-mail"}} {
-				if _, err := s.CreateCliente(ctx, id, in); KindOf(err) != KindValidation {
+				if _, err := s.CreateCliente(ctx, id, in); fault.KindOf(err) != fault.KindValidation {
 					t.Errorf("CreateCliente(%+v): %v, want validation", in, err)
 				}
 			}
 			// A cliente's giro becomes the document's GiroRecep, which
 			// DTE_v10.xsd bounds at 40 characters (not GiroEmis's 80).
 			giro40, giro41 := strings.Repeat("g", 40), strings.Repeat("g", 41)
-			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "44444444-4", RazonSocial: "x", Giro: giro41}); AsError(err) == nil ||
-				len(AsError(err).Details) != 1 || AsError(err).Details[0].Field != "giro" || AsError(err).Details[0].Code != dte.CodeTooLong {
+			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "44444444-4", RazonSocial: "x", Giro: giro41}); fault.As(err) == nil ||
+				len(fault.As(err).Details) != 1 || fault.As(err).Details[0].Field != "giro" || fault.As(err).Details[0].Code != dte.CodeTooLong {
 				t.Errorf("giro of 41 characters: %v", err)
 			}
-			if _, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{Giro: &giro41}); KindOf(err) != KindValidation {
+			if _, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{Giro: &giro41}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("update to a giro of 41 characters: %v", err)
 			}
 			if _, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{Giro: &giro40}); err != nil {
@@ -60,10 +61,10 @@ func TestClientes(t *testing.T) {
 			if err != nil || len(p2.Data) != 2 || p2.NextCursor != nil || p2.Data[1].RazonSocial != "Gamma y Cía" {
 				t.Fatalf("page 2: %+v, %v", p2, err)
 			}
-			if _, err := s.ListClientes(ctx, id, ListParams{Cursor: "garbage"}); KindOf(err) != KindValidation {
+			if _, err := s.ListClientes(ctx, id, ListParams{Cursor: "garbage"}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("bad cursor: %v", err)
 			}
-			if _, err := s.ListClientes(ctx, id, ListParams{Limit: 101}); KindOf(err) != KindValidation {
+			if _, err := s.ListClientes(ctx, id, ListParams{Limit: 101}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("limit 101: %v", err)
 			}
 			for q, want := range map[string]int{"beta": 1, "22.222.222-2": 1, "ltda": 2, "zzz": 0} {
@@ -78,16 +79,16 @@ func TestClientes(t *testing.T) {
 				t.Errorf("update: %+v, %v", up, err)
 			}
 			blank := ""
-			if _, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{RazonSocial: &blank}); KindOf(err) != KindValidation {
+			if _, err := s.UpdateCliente(ctx, id, a.ID, ClienteUpdate{RazonSocial: &blank}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("blank razon_social: %v", err)
 			}
 			if err := s.DeleteCliente(ctx, id, a.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.GetCliente(ctx, id, a.ID); KindOf(err) != KindNotFound {
+			if _, err := s.GetCliente(ctx, id, a.ID); fault.KindOf(err) != fault.KindNotFound {
 				t.Errorf("deleted cliente: %v", err)
 			}
-			if err := s.DeleteCliente(ctx, id, a.ID); KindOf(err) != KindNotFound {
+			if err := s.DeleteCliente(ctx, id, a.ID); fault.KindOf(err) != fault.KindNotFound {
 				t.Errorf("second delete: %v", err)
 			}
 			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "77777777-7", RazonSocial: "De nuevo"}); err != nil {
@@ -107,7 +108,7 @@ func TestProductos(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.CreateProducto(ctx, id, ProductoInput{Codigo: "SKU-1", Nombre: "Otra"}); AsError(err) == nil || AsError(err).Code != CodeProductoCodigoConflict {
+			if _, err := s.CreateProducto(ctx, id, ProductoInput{Codigo: "SKU-1", Nombre: "Otra"}); fault.As(err) == nil || fault.As(err).Code != fault.ProductoCodigoConflict {
 				t.Errorf("duplicate codigo: %v", err)
 			}
 			// Products without codigo do not clash.
@@ -117,7 +118,7 @@ func TestProductos(t *testing.T) {
 				}
 			}
 			for _, in := range []ProductoInput{{Nombre: ""}, {Nombre: "x", PrecioUnitario: -1}, {Nombre: "x", Unidad: "CAJAS"}} {
-				if _, err := s.CreateProducto(ctx, id, in); KindOf(err) != KindValidation {
+				if _, err := s.CreateProducto(ctx, id, in); fault.KindOf(err) != fault.KindValidation {
 					t.Errorf("CreateProducto(%+v): %v, want validation", in, err)
 				}
 			}
@@ -134,7 +135,7 @@ func TestProductos(t *testing.T) {
 				t.Errorf("update: %+v, %v", up, err)
 			}
 			neg := int64(-5)
-			if _, err := s.UpdateProducto(ctx, id, p.ID, ProductoUpdate{PrecioUnitario: &neg}); KindOf(err) != KindValidation {
+			if _, err := s.UpdateProducto(ctx, id, p.ID, ProductoUpdate{PrecioUnitario: &neg}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("negative price: %v", err)
 			}
 			if err := s.DeleteProducto(ctx, id, p.ID); err != nil {
@@ -166,10 +167,10 @@ func TestCAFRegistration(t *testing.T) {
 				t.Errorf("CAF %+v", c)
 			}
 			// Overlapping ranges are refused, adjacent ones are not.
-			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1000, 1100)}); AsError(err) == nil || AsError(err).Code != CodeCAFRangeConflict {
+			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1000, 1100)}); fault.As(err) == nil || fault.As(err).Code != fault.CAFRangeConflict {
 				t.Errorf("overlapping CAF: %v", err)
 			}
-			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 33, CAFXML: string(creds(t).CAFFiles[33])}); KindOf(err) != KindConflict {
+			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 33, CAFXML: string(creds(t).CAFFiles[33])}); fault.KindOf(err) != fault.KindConflict {
 				t.Errorf("the same CAF twice: %v", err)
 			}
 			next, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1001, 1100)})
@@ -191,7 +192,7 @@ func TestCAFRegistration(t *testing.T) {
 			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 39, CAFXML: base64.StdEncoding.EncodeToString(creds(t).CAFFiles[39])}); err != nil {
 				t.Errorf("base64 CAF: %v", err)
 			}
-			if _, err := s.GetCAF(ctx, id, "00000000-0000-0000-0000-000000000000"); KindOf(err) != KindNotFound {
+			if _, err := s.GetCAF(ctx, id, "00000000-0000-0000-0000-000000000000"); fault.KindOf(err) != fault.KindNotFound {
 				t.Errorf("unknown CAF: %v", err)
 			}
 		})
@@ -209,22 +210,22 @@ func TestCertificateAndEmpresa(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.CreateEmpresa(ctx, demoEmpresa()); KindOf(err) != KindConflict {
+			if _, err := s.CreateEmpresa(ctx, demoEmpresa()); fault.KindOf(err) != fault.KindConflict {
 				t.Errorf("the same RUT twice: %v", err)
 			}
 			bad := demoEmpresa()
 			bad.Rut, bad.Ambiente, bad.Acteco = "76192083-0", "pruebas", nil
-			if err := AsError(func() error { _, err := s.CreateEmpresa(ctx, bad); return err }()); err == nil || len(err.Details) != 3 {
+			if err := fault.As(func() error { _, err := s.CreateEmpresa(ctx, bad); return err }()); err == nil || len(err.Details) != 3 {
 				t.Errorf("invalid company: %v", err)
 			}
 			st, err := s.CertificateStatus(ctx, emp.ID)
 			if err != nil || st.HasCertificado {
 				t.Errorf("status before upload: %+v, %v", st, err)
 			}
-			if _, err := s.EmitDTE(ctx, emp.ID, newKey(), facturaBody(1)); AsError(err) == nil || AsError(err).Code != CodeNoCertificate {
+			if _, err := emitBody(s, ctx, emp.ID, newKey(), facturaBody(1)); fault.As(err) == nil || fault.As(err).Code != fault.CertificateRequired {
 				t.Errorf("emission without certificate: %v", err)
 			}
-			if _, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, "wrong", testcreds.SignerRUT); KindOf(err) != KindValidation {
+			if _, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, "wrong", testcreds.SignerRUT); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("wrong password: %v", err)
 			}
 			up, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, creds(t).Password, testcreds.SignerRUT)
@@ -249,7 +250,7 @@ func TestCertificateAndEmpresa(t *testing.T) {
 				t.Fatal(err)
 			}
 			s3 := newService(t, b.name, dsn, Config{Now: func() time.Time { return time.Now().AddDate(3, 0, 0) }})
-			if _, err := s3.EmitDTE(ctx, emp.ID, newKey(), facturaBody(1)); AsError(err) == nil || AsError(err).Details[0].Code != DetailCertExpired {
+			if _, err := emitBody(s3, ctx, emp.ID, newKey(), facturaBody(1)); fault.As(err) == nil || fault.As(err).Details[0].Code != fault.DetailCertExpired {
 				t.Errorf("emission with an expired certificate: %v", err)
 			}
 			g := "Servicios informáticos"
@@ -264,7 +265,7 @@ func TestCertificateAndEmpresa(t *testing.T) {
 			// holds 80 characters in DTE_v10.xsd), only on the fields it
 			// changes, and changes nothing when it fails.
 			long, blank := strings.Repeat("g", 81), " "
-			ue := AsError(func() error {
+			ue := fault.As(func() error {
 				_, err := s.UpdateEmpresa(ctx, emp.ID, EmpresaUpdate{Giro: &long, RazonSocial: &blank})
 				return err
 			}())
@@ -303,7 +304,7 @@ func TestAPIKeys(t *testing.T) {
 				t.Errorf("write key: %+v, %v", p, err)
 			}
 			for _, k := range []string{"", "dtk_nope", ro.Key + "x", "Bearer " + ro.Key} {
-				if _, err := s.AuthenticateAPIKey(ctx, k); KindOf(err) != KindUnauthorized {
+				if _, err := s.AuthenticateAPIKey(ctx, k); fault.KindOf(err) != fault.KindUnauthorized {
 					t.Errorf("key %q: %v", k, err)
 				}
 			}
@@ -314,7 +315,7 @@ func TestAPIKeys(t *testing.T) {
 			if err := s.RevokeAPIKey(ctx, id, ro.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.AuthenticateAPIKey(ctx, ro.Key); KindOf(err) != KindUnauthorized {
+			if _, err := s.AuthenticateAPIKey(ctx, ro.Key); fault.KindOf(err) != fault.KindUnauthorized {
 				t.Errorf("revoked key: %v", err)
 			}
 		})
@@ -328,7 +329,7 @@ func TestIdempotencyPurge(t *testing.T) {
 	f := newFixture(t, b, true)
 	ctx := context.Background()
 	key := newKey()
-	if _, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(1)); err != nil {
+	if _, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(1)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := f.s.PurgeIdempotency(ctx); err != nil || n != 0 {
@@ -339,7 +340,7 @@ func TestIdempotencyPurge(t *testing.T) {
 	if n, err := f.s.PurgeIdempotency(ctx); err != nil || n != 1 {
 		t.Errorf("purge after 24 h: %d, %v", n, err)
 	}
-	if _, err := f.s.st.GetIdempotency(ctx, f.emp.ID, key); KindOf(storeErr(err, "", "", "")) != KindNotFound {
+	if _, err := f.s.st.GetIdempotency(ctx, f.emp.ID, key); fault.KindOf(storeErr(err, "", "", "")) != fault.KindNotFound {
 		t.Errorf("purged key still there: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/signer"
 )
@@ -16,57 +17,43 @@ import (
 // MaxCertificateSize bounds an uploaded .pfx/.p12 file (contract §8: 50 KB).
 const MaxCertificateSize = 50 << 10
 
-// Detail codes of certificate and CAF intake.
-const (
-	DetailCertTooLarge     = "FILE_TOO_LARGE"
-	DetailCertInvalid      = "INVALID_CERTIFICATE"
-	DetailCertPassword     = "WRONG_PASSWORD"
-	DetailCertExpired      = "CERTIFICATE_EXPIRED"
-	DetailRutMismatch      = "RUT_MISMATCH"
-	DetailInvalidCAF       = "INVALID_CAF"
-	DetailCAFSignature     = "CAF_SIGNATURE_INVALID"
-	DetailAmbienteMismatch = "AMBIENTE_MISMATCH"
-	DetailTipoMismatch     = "TIPO_MISMATCH"
-	DetailCAFExpired       = "CAF_EXPIRED"
-)
-
 // checkCertificate opens an uploaded PKCS#12 file and checks it may sign
 // for the company: size, password, an RSA key, still valid at now, and its
 // holder's RUT equal to rutFirmante.
-func checkCertificate(p12 []byte, password, rutFirmante string, now time.Time) (*signer.Certificate, *Error) {
+func checkCertificate(p12 []byte, password, rutFirmante string, now time.Time) (*signer.Certificate, *fault.Error) {
 	switch {
 	case len(p12) == 0:
-		return nil, errValidation("file", dte.CodeRequired, "the certificate file (.pfx/.p12) is missing")
+		return nil, fault.Invalid("file", dte.CodeRequired, "the certificate file (.pfx/.p12) is missing")
 	case len(p12) > MaxCertificateSize:
-		return nil, errValidation("file", DetailCertTooLarge, fmt.Sprintf("the certificate file is %d bytes; the limit is %d", len(p12), MaxCertificateSize))
+		return nil, fault.Invalid("file", fault.DetailCertTooLarge, fmt.Sprintf("the certificate file is %d bytes; the limit is %d", len(p12), MaxCertificateSize))
 	case password == "":
-		return nil, errValidation("password", dte.CodeRequired, "the certificate password is missing")
+		return nil, fault.Invalid("password", dte.CodeRequired, "the certificate password is missing")
 	case rutFirmante == "":
-		return nil, errValidation("rut_firmante", dte.CodeRequired, "rut_firmante is missing")
+		return nil, fault.Invalid("rut_firmante", dte.CodeRequired, "rut_firmante is missing")
 	}
 	want, err := dte.ParseRUT(rutFirmante)
 	if err != nil {
-		return nil, errValidation("rut_firmante", dte.CodeInvalidRUT, err.Error())
+		return nil, fault.Invalid("rut_firmante", dte.CodeInvalidRUT, err.Error())
 	}
 	cert, err := signer.Load(p12, password)
 	if err != nil {
 		if errors.Is(err, signer.ErrWrongPassword) {
-			return nil, errValidation("password", DetailCertPassword, "the password does not open the certificate file")
+			return nil, fault.Invalid("password", fault.DetailCertPassword, "the password does not open the certificate file")
 		}
-		return nil, errValidation("file", DetailCertInvalid, "the file is not a usable .pfx/.p12 certificate: "+err.Error())
+		return nil, fault.Invalid("file", fault.DetailCertInvalid, "the file is not a usable .pfx/.p12 certificate: "+err.Error())
 	}
 	if now.After(cert.NotAfter()) {
-		return nil, errValidation("file", DetailCertExpired, fmt.Sprintf("the certificate expired on %s", cert.NotAfter().Format(time.DateOnly)))
+		return nil, fault.Invalid("file", fault.DetailCertExpired, fmt.Sprintf("the certificate expired on %s", cert.NotAfter().Format(time.DateOnly)))
 	}
 	if now.Before(cert.NotBefore()) {
-		return nil, errValidation("file", DetailCertInvalid, fmt.Sprintf("the certificate is valid only from %s", cert.NotBefore().Format(time.DateOnly)))
+		return nil, fault.Invalid("file", fault.DetailCertInvalid, fmt.Sprintf("the certificate is valid only from %s", cert.NotBefore().Format(time.DateOnly)))
 	}
 	got, ok := cert.RUT()
 	if !ok {
-		return nil, errValidation("file", DetailCertInvalid, "the certificate carries no RUT of its holder")
+		return nil, fault.Invalid("file", fault.DetailCertInvalid, "the certificate carries no RUT of its holder")
 	}
 	if got != want.String() {
-		return nil, errValidation("rut_firmante", DetailRutMismatch, fmt.Sprintf("the certificate belongs to %s, not to %s", got, want))
+		return nil, fault.Invalid("rut_firmante", fault.DetailRutMismatch, fmt.Sprintf("the certificate belongs to %s, not to %s", got, want))
 	}
 	return cert, nil
 }

@@ -5,41 +5,44 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/dte"
+
 	"github.com/dtekit/dtekit/store"
 )
 
-// storeErr turns a store error into an *Error: not found, conflict (by
+// storeErr turns a store error into an *fault.Error: not found, conflict (by
 // constraint), invalid cursor, or internal.
 func storeErr(err error, op, what, id string) error {
 	if err == nil {
 		return nil
 	}
-	var be *Error
+	var be *fault.Error
 	if errors.As(err, &be) {
 		return be
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return errNotFound(what, id)
+		return fault.Missing(what, id)
 	case errors.Is(err, store.ErrInvalidCursor):
-		return errValidation("cursor", "INVALID_CURSOR", "the cursor is not one this listing produced")
+		return fault.Invalid("cursor", fault.DetailInvalidCursor, "the cursor is not one this listing produced")
 	}
 	switch store.ConflictOn(err) {
 	case store.ConstraintCAFRange:
-		return errConflict(CodeCAFRangeConflict, "the CAF's folio range overlaps a CAF already registered for this type")
+		return fault.Clash(fault.CAFRangeConflict, "the CAF's folio range overlaps a CAF already registered for this type")
 	case store.ConstraintClienteRut:
-		return errConflict(CodeClienteRUTConflict, "a cliente with this rut already exists")
+		return fault.Clash(fault.ClienteRUTConflict, "a cliente with this rut already exists")
 	case store.ConstraintProductoCodigo:
-		return errConflict(CodeProductoCodigoConflict, "a producto with this codigo already exists")
+		return fault.Clash(fault.ProductoCodigoConflict, "a producto with this codigo already exists")
 	case store.ConstraintDTEFolio:
-		return errConflict(CodeDuplicateFolio, "a DTE with this type and folio already exists")
+		return fault.Clash(fault.DuplicateFolio, "a DTE with this type and folio already exists")
 	case store.ConstraintEmpresaRut:
-		return errConflict("EMPRESA_RUT_CONFLICT", "a company with this rut already exists")
+		return fault.Clash(fault.EmpresaRUTConflict, "a company with this rut already exists")
 	case "":
 	default:
-		return errConflict("CONFLICT", fmt.Sprintf("the write conflicts with existing data (%s)", store.ConflictOn(err)))
+		return fault.Clash(fault.Conflict, fmt.Sprintf("the write conflicts with existing data (%s)", store.ConflictOn(err)))
 	}
-	return errInternal(op, err)
+	return fault.Failed(op, err)
 }
 
 // eachEmpresa calls fn for every company, oldest first, a page at a time,
@@ -48,7 +51,7 @@ func storeErr(err error, op, what, id string) error {
 func (s *Service) eachEmpresa(ctx context.Context, fn func(e *store.Empresa) error) error {
 	for e, err := range store.Empresas(ctx, s.st) {
 		if err != nil {
-			return errInternal("listing companies", err)
+			return fault.Failed("listing companies", err)
 		}
 		if err := fn(e); err != nil {
 			return err
@@ -95,12 +98,12 @@ func cursorPtr(s string) *string {
 }
 
 // pageLimit checks a page size: 0 means DefaultLimit, else 1 to MaxLimit.
-func pageLimit(n int) (int, *Error) {
+func pageLimit(n int) (int, *fault.Error) {
 	switch {
 	case n == 0:
 		return DefaultLimit, nil
 	case n < 1 || n > MaxLimit:
-		return 0, errValidation("limit", "OUT_OF_RANGE", fmt.Sprintf("limit must be between 1 and %d", MaxLimit))
+		return 0, fault.Invalid("limit", dte.CodeOutOfRange, fmt.Sprintf("limit must be between 1 and %d", MaxLimit))
 	}
 	return n, nil
 }

@@ -116,7 +116,7 @@ func TestCrashChild(t *testing.T) {
 			defer wg.Done()
 			for i := 0; time.Now().Before(deadline); i++ {
 				key := newKey()
-				res, err := s.EmitDTE(ctx, part[2], key, facturaBody(i%5+1))
+				res, err := emitBody(s, ctx, part[2], key, facturaBody(i%5+1))
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "emit:", err)
 					continue

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/internal/ssrf"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
@@ -135,7 +136,7 @@ func (s *Service) SweepDeliveries(ctx context.Context) (int, error) {
 	err := s.eachEmpresa(ctx, func(e *store.Empresa) error {
 		hooks, err := s.st.ListWebhooks(ctx, e.ID)
 		if err != nil {
-			return errInternal("listing webhooks", err)
+			return fault.Failed("listing webhooks", err)
 		}
 		for _, h := range hooks {
 			m, err := s.sweepWebhook(ctx, e.ID, h.ID, now)
@@ -156,7 +157,7 @@ func (s *Service) sweepWebhook(ctx context.Context, empresaID, webhookID string,
 	for {
 		page, err := s.st.ListDeliveries(ctx, empresaID, webhookID, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
 		if err != nil {
-			return n, errInternal("listing deliveries", err)
+			return n, fault.Failed("listing deliveries", err)
 		}
 		for _, d := range page.Items {
 			if d.CreatedAt.Before(now.Add(-deliverySweepWindow)) {
@@ -171,7 +172,7 @@ func (s *Service) sweepWebhook(ctx context.Context, empresaID, webhookID string,
 			}
 			res, err := s.st.Jobs().Enqueue(ctx, deliverArgs{EmpresaID: empresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}, nil)
 			if err != nil {
-				return n, errInternal("re-enqueuing delivery "+d.ID, err)
+				return n, fault.Failed("re-enqueuing delivery "+d.ID, err)
 			}
 			if !res.Duplicate {
 				n++
@@ -194,7 +195,7 @@ func (s *Service) scheduledSlot(ctx context.Context, d *store.Delivery) (int, er
 	}
 	atts, err := log.ListDeliveryAttempts(ctx, d.EmpresaID, d.ID)
 	if err != nil {
-		return 0, errInternal("reading attempts of delivery "+d.ID, err)
+		return 0, fault.Failed("reading attempts of delivery "+d.ID, err)
 	}
 	slot := 1
 	for _, a := range atts {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
+
 	"github.com/google/uuid"
 
 	"github.com/dtekit/dtekit/dte"
@@ -54,7 +56,7 @@ func (s *Service) GetAlertSettings(ctx context.Context, empresaID string) (*Aler
 	}
 	n, err := lowStockThreshold(ctx, s.st, empresaID)
 	if err != nil {
-		return nil, errInternal("reading alert settings", err)
+		return nil, fault.Failed("reading alert settings", err)
 	}
 	return &AlertSettings{CAFLowStockThreshold: n}, nil
 }
@@ -62,7 +64,7 @@ func (s *Service) GetAlertSettings(ctx context.Context, empresaID string) (*Aler
 // UpdateAlertSettings changes the company's alert preferences.
 func (s *Service) UpdateAlertSettings(ctx context.Context, empresaID string, in AlertSettings) (*AlertSettings, error) {
 	if in.CAFLowStockThreshold < 0 || in.CAFLowStockThreshold > MaxLowStockThreshold {
-		return nil, errValidation("caf_low_stock_threshold", "OUT_OF_RANGE",
+		return nil, fault.Invalid("caf_low_stock_threshold", dte.CodeOutOfRange,
 			fmt.Sprintf("caf_low_stock_threshold must be between 0 and %d", MaxLowStockThreshold))
 	}
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -169,7 +171,7 @@ func (s *Service) checkCertExpiry(ctx context.Context, empresaID string) (bool, 
 		return false, nil
 	}
 	if err != nil {
-		return false, errInternal("reading a certificate", err)
+		return false, fault.Failed("reading a certificate", err)
 	}
 	now := s.now()
 	days := (&signer.Certificate{Leaf: &x509.Certificate{NotAfter: cert.FechaVencimiento}}).DaysToExpiry(now)
@@ -207,7 +209,7 @@ func (s *Service) checkCertExpiry(ctx context.Context, empresaID string) (bool, 
 		return s.fanOut(ctx, tx, ev)
 	})
 	if err != nil {
-		return false, errInternal("recording certificado.expiring", err)
+		return false, fault.Failed("recording certificado.expiring", err)
 	}
 	return fired, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -95,11 +96,11 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 		t.Fatalf("default settings: %+v %v", as, err)
 	}
 	for _, bad := range []int64{-1, MaxLowStockThreshold + 1} {
-		if _, err := f.s.UpdateAlertSettings(ctx, f.empresa, AlertSettings{CAFLowStockThreshold: bad}); KindOf(err) != KindValidation {
+		if _, err := f.s.UpdateAlertSettings(ctx, f.empresa, AlertSettings{CAFLowStockThreshold: bad}); fault.KindOf(err) != fault.KindValidation {
 			t.Errorf("threshold %d: %v", bad, err)
 		}
 	}
-	if _, err := f.s.UpdateAlertSettings(ctx, "no-such-empresa", AlertSettings{CAFLowStockThreshold: 5}); KindOf(err) != KindNotFound {
+	if _, err := f.s.UpdateAlertSettings(ctx, "no-such-empresa", AlertSettings{CAFLowStockThreshold: 5}); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("unknown company: %v", err)
 	}
 	if _, err := f.s.UpdateAlertSettings(ctx, f.empresa, AlertSettings{CAFLowStockThreshold: 12}); err != nil {
@@ -196,7 +197,7 @@ func TestLowStockConcurrentEmission(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, err := f.s.EmitDTE(ctx, f.emp.ID, newKey(), facturaBody(i+1)); err != nil {
+					if _, err := emitBody(f.s, ctx, f.emp.ID, newKey(), facturaBody(i+1)); err != nil {
 						t.Error(err)
 					}
 				}()

@@ -211,7 +211,7 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	const n = 6
 	var ids []string
 	for range n {
-		res, err := s.EmitDTE(ctx, emp.ID, newKey(), submitBody(33, true))
+		res, err := emitBody(s, ctx, emp.ID, newKey(), submitBody(33, true))
 		if err != nil {
 			t.Fatal(err)
 		}

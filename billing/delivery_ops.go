@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -119,7 +120,7 @@ func (s *Service) ListDeliveries(ctx context.Context, empresaID, webhookID, curs
 	for i := range page.Items {
 		d, err := s.deliveryFromStore(ctx, s.st, &page.Items[i])
 		if err != nil {
-			return nil, errInternal("reading a delivery", err)
+			return nil, fault.Failed("reading a delivery", err)
 		}
 		out.Data = append(out.Data, d)
 	}
@@ -137,7 +138,7 @@ func (s *Service) GetDelivery(ctx context.Context, empresaID, webhookID, id stri
 	}
 	out, err := s.deliveryFromStore(ctx, s.st, d)
 	if err != nil {
-		return nil, errInternal("reading a delivery", err)
+		return nil, fault.Failed("reading a delivery", err)
 	}
 	return &out, nil
 }

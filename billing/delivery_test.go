@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
+
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/dtekit/dtekit/internal/clocktest"
@@ -270,7 +272,7 @@ func TestDeliveryInteropAndRotation(t *testing.T) {
 		t.Errorf("after the grace: %d signatures, want 1", n)
 	}
 	// A given secret must be a valid whsec_ of 24 to 64 bytes.
-	if _, err := f.s.RotateWebhookSecret(ctx, f.empresa, wh.ID, "whsec_short"); KindOf(err) != KindValidation {
+	if _, err := f.s.RotateWebhookSecret(ctx, f.empresa, wh.ID, "whsec_short"); fault.KindOf(err) != fault.KindValidation {
 		t.Errorf("short secret: %v", err)
 	}
 	given := webhook.GenerateSecret().Encode()
@@ -278,7 +280,7 @@ func TestDeliveryInteropAndRotation(t *testing.T) {
 		t.Errorf("given secret: %+v %v", w, err)
 	}
 	// Another company's webhook is not found.
-	if _, err := f.s.RotateWebhookSecret(ctx, "other-empresa", wh.ID, ""); KindOf(err) != KindNotFound {
+	if _, err := f.s.RotateWebhookSecret(ctx, "other-empresa", wh.ID, ""); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("other tenant: %v", err)
 	}
 }
@@ -426,12 +428,12 @@ func TestDeliveryBlocked(t *testing.T) {
 	f := newDeliveryFixture(t, time.Now(), DeliveryConfig{})
 	f.s.dlv.cfg.AllowLoopback = false
 	for _, u := range []string{"http://127.0.0.1:8081/", "https://10.0.0.1/", "https://localhost/", "ftp://x.example.com/", "https://169.254.169.254/"} {
-		if _, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: u, Events: []string{"dte.created"}}); KindOf(err) != KindValidation || AsError(err).Details[0].Field != "url" {
+		if _, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: u, Events: []string{"dte.created"}}); fault.KindOf(err) != fault.KindValidation || fault.As(err).Details[0].Field != "url" {
 			t.Errorf("CreateWebhook(%s): %v", u, err)
 		}
 	}
 	for _, ev := range [][]string{nil, {"dte.archived"}, {"webhook.ping"}} {
-		if _, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: "https://hooks.example.com/", Events: ev}); KindOf(err) != KindValidation {
+		if _, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: "https://hooks.example.com/", Events: ev}); fault.KindOf(err) != fault.KindValidation {
 			t.Errorf("events %q: %v", ev, err)
 		}
 	}
@@ -516,7 +518,7 @@ func TestDeliveryResendAndPing(t *testing.T) {
 	if a.header.Get("webhook-id") != b.header.Get("webhook-id") || string(a.body) != string(b.body) {
 		t.Error("resend changed the id or the bytes")
 	}
-	if _, err := f.s.ResendDelivery(ctx, f.empresa, "other-webhook", dl.ID); KindOf(err) != KindNotFound {
+	if _, err := f.s.ResendDelivery(ctx, f.empresa, "other-webhook", dl.ID); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("resend through another webhook: %v", err)
 	}
 	page, err := f.s.ListDeliveries(ctx, f.empresa, wh.ID, "", 1)

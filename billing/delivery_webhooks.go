@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/dte"
+
 	"github.com/dtekit/dtekit/internal/ssrf"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
@@ -49,11 +52,11 @@ func webhookSecretAAD(empresaID, id string) []byte { return secretAAD("webhook-s
 func (s *Service) sealWebhookSecrets(w *store.Webhook, set secretSet) error {
 	plain, err := json.Marshal(set)
 	if err != nil {
-		return errInternal("encoding webhook secrets", err)
+		return fault.Failed("encoding webhook secrets", err)
 	}
 	sealed, err := s.keys.Seal(plain, webhookSecretAAD(w.EmpresaID, w.ID))
 	if err != nil {
-		return errInternal("sealing webhook secrets", err)
+		return fault.Failed("sealing webhook secrets", err)
 	}
 	w.Secret = sealed
 	return nil
@@ -64,10 +67,10 @@ func (s *Service) openWebhookSecrets(w *store.Webhook) (secretSet, error) {
 	var set secretSet
 	plain, err := s.keys.Open(w.Secret, webhookSecretAAD(w.EmpresaID, w.ID))
 	if err != nil {
-		return set, errInternal("opening the secrets of webhook "+w.ID, err)
+		return set, fault.Failed("opening the secrets of webhook "+w.ID, err)
 	}
 	if err := json.Unmarshal(plain, &set); err != nil || len(set.Keys) == 0 {
-		return set, errInternal("reading the secrets of webhook "+w.ID, fmt.Errorf("malformed secret set: %v", err))
+		return set, fault.Failed("reading the secrets of webhook "+w.ID, fmt.Errorf("malformed secret set: %v", err))
 	}
 	return set, nil
 }
@@ -80,7 +83,7 @@ func newWebhookSecret(given string) (webhook.Secret, error) {
 	}
 	sec, err := webhook.ParseSecret(given)
 	if err != nil {
-		return webhook.Secret{}, errValidation("secret", "INVALID_SECRET",
+		return webhook.Secret{}, fault.Invalid("secret", fault.DetailInvalidSecret,
 			"secret must be whsec_ followed by standard base64 of 24 to 64 bytes")
 	}
 	return sec, nil
@@ -102,16 +105,16 @@ func (s *Service) webhookFromStore(w *store.Webhook) Webhook {
 func (s *Service) checkWebhookInput(in WebhookInput) (string, []string, error) {
 	u, err := ssrf.CheckURL(in.URL, s.dlv.cfg.AllowLoopback)
 	if err != nil {
-		return "", nil, errValidation("url", "INVALID_URL", err.Error())
+		return "", nil, fault.Invalid("url", fault.DetailInvalidURL, err.Error())
 	}
 	if len(in.Events) == 0 {
-		return "", nil, errValidation("events", "REQUIRED", "events must list at least one event type")
+		return "", nil, fault.Invalid("events", dte.CodeRequired, "events must list at least one event type")
 	}
 	seen := map[string]bool{}
 	var events []string
 	for i, e := range in.Events {
 		if !webhook.EventType(e).Known() {
-			return "", nil, errValidation(fmt.Sprintf("events[%d]", i), "UNSUPPORTED_EVENT",
+			return "", nil, fault.Invalid(fmt.Sprintf("events[%d]", i), fault.DetailUnsupportedEvent,
 				fmt.Sprintf("event %q is not one of dte.created, dte.accepted, dte.rejected, dte.repaired, caf.low_stock, certificado.expiring", clipText(e, 64)))
 		}
 		if !seen[e] {
@@ -126,7 +129,7 @@ func (s *Service) checkWebhookInput(in WebhookInput) (string, []string, error) {
 func (s *Service) ListWebhooks(ctx context.Context, empresaID string) ([]Webhook, error) {
 	hooks, err := s.st.ListWebhooks(ctx, empresaID)
 	if err != nil {
-		return nil, errInternal("listing webhooks", err)
+		return nil, fault.Failed("listing webhooks", err)
 	}
 	out := make([]Webhook, 0, len(hooks))
 	for i := range hooks {

@@ -9,7 +9,7 @@
 // caller's credential belongs to; everything it reads or writes is scoped
 // by that company, and another company's id yields a not-found Error.
 //
-// Errors are *Error values carrying a Kind (what happened, for the HTTP
+// Errors are *fault.Error values carrying a Kind (what happened, for the HTTP
 // status), a stable Code and per-field Details. Response types carry the
 // contract's JSON names, so an HTTP layer encodes them as they are.
 //

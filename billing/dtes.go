@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/pdf"
 	"github.com/dtekit/dtekit/store"
@@ -22,8 +23,8 @@ func apiEstado(s string) dte.Estado {
 }
 
 // dteFromStore builds the contract's DTE from a stored row.
-func dteFromStore(d *store.DTE, includeXML bool) (*dte.DTE, error) {
-	out := &dte.DTE{ID: d.ID, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
+func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
+	out := &DTE{ID: d.ID, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
 		MontoTotal: d.MontoTotal, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
 	var req dte.EmitirDTERequest
@@ -44,13 +45,13 @@ func dteFromStore(d *store.DTE, includeXML bool) (*dte.DTE, error) {
 		out.MontoNeto, out.MontoExento, out.TasaIVA, out.IVA = t.MontoNeto, t.MontoExento, t.TasaIVA, t.IVA
 	}
 	if len(d.Tracking) > 0 {
-		out.Tracking = new(dte.TrackingInfo)
+		out.Tracking = new(Tracking)
 		if err := json.Unmarshal(d.Tracking, out.Tracking); err != nil {
 			return nil, fmt.Errorf("billing: DTE %s: stored tracking: %w", d.ID, err)
 		}
 	}
 	if len(d.SIIStatus) > 0 {
-		out.SIIStatus = new(dte.SIIStatusInfo)
+		out.SIIStatus = new(SIIStatus)
 		if err := json.Unmarshal(d.SIIStatus, out.SIIStatus); err != nil {
 			return nil, fmt.Errorf("billing: DTE %s: stored SII status: %w", d.ID, err)
 		}
@@ -82,14 +83,14 @@ func latin1ToUTF8(b []byte) []byte {
 
 // GetDTE returns a document; includeXML adds the signed XML
 // (xml_documento, as text).
-func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML bool) (*dte.DTE, error) {
+func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML bool) (*DTE, error) {
 	d, err := s.st.GetDTE(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the DTE", "dte", id)
 	}
 	out, err := dteFromStore(d, includeXML)
 	if err != nil {
-		return nil, errInternal("reading the DTE", err)
+		return nil, fault.Failed("reading the DTE", err)
 	}
 	return out, nil
 }
@@ -135,11 +136,11 @@ func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*
 	if err != nil {
 		return nil, storeErr(err, "listing DTEs", "empresa", empresaID)
 	}
-	out := &DTEPage{Items: make([]dte.DTE, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &DTEPage{Items: make([]DTE, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
 		item, err := dteFromStore(&page.Items[i], false)
 		if err != nil {
-			return nil, errInternal("listing DTEs", err)
+			return nil, fault.Failed("listing DTEs", err)
 		}
 		out.Items = append(out.Items, *item)
 	}
@@ -154,7 +155,7 @@ func (s *Service) signedXML(ctx context.Context, empresaID, id string) ([]byte, 
 		return nil, storeErr(err, "reading the DTE", "dte", id)
 	}
 	if len(d.XML) == 0 {
-		return nil, &Error{Kind: KindNotFound, Code: CodeNotFound, Message: fmt.Sprintf("DTE %q is not signed yet", id)}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Code: fault.NotFound, Message: fmt.Sprintf("DTE %q is not signed yet", id)}
 	}
 	return d.XML, nil
 }
@@ -173,7 +174,7 @@ func (s *Service) DTEPDF(ctx context.Context, empresaID, id string, opts PDFOpti
 	if opts.Formato != "" {
 		f, err := pdf.ParseFormat(opts.Formato)
 		if err != nil {
-			return nil, errValidation("formato", dte.CodeInvalidValue, err.Error())
+			return nil, fault.Invalid("formato", dte.CodeInvalidValue, err.Error())
 		}
 		format = f
 	}
@@ -187,18 +188,18 @@ func (s *Service) DTEPDF(ctx context.Context, empresaID, id string, opts PDFOpti
 	}
 	doc, err := dte.ParseDTE(xml)
 	if err != nil {
-		return nil, errInternal("reading the signed DTE "+id, err)
+		return nil, fault.Failed("reading the signed DTE "+id, err)
 	}
 	o := pdf.OptionsFor(empresaFromStore(emp).Emisor())
 	o.Format, o.Cedible = format, opts.Cedible
 	out, err := pdf.RenderBytes(doc, o)
 	switch {
 	case errors.Is(err, pdf.ErrNoCedible):
-		return nil, errValidation("cedible", dte.CodeNotAllowed, fmt.Sprintf("tipo %d has no cedible copy", doc.Tipo))
+		return nil, fault.Invalid("cedible", dte.CodeNotAllowed, fmt.Sprintf("tipo %d has no cedible copy", doc.Tipo))
 	case errors.Is(err, pdf.ErrFormat):
-		return nil, errValidation("formato", dte.CodeNotAllowed, fmt.Sprintf("the %s format does not print tipo %d", format, doc.Tipo))
+		return nil, fault.Invalid("formato", dte.CodeNotAllowed, fmt.Sprintf("the %s format does not print tipo %d", format, doc.Tipo))
 	case err != nil:
-		return nil, errInternal("rendering the PDF of "+id, err)
+		return nil, fault.Failed("rendering the PDF of "+id, err)
 	}
 	return out, nil
 }

@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
@@ -95,27 +95,43 @@ type recoverItem struct {
 // Kind names the recovery job.
 func (recoverArgs) Kind() string { return "dte.recover" }
 
-// EmitDTE emits a document for the company from the raw JSON body of an
-// emission request (contract §2.3), under an Idempotency-Key.
+// Emit emits a document for the company from an emission request
+// (contract §2.3; read one strictly with dte.DecodeRequest) under an
+// Idempotency-Key, a UUID.
 //
-// The first call with a key answers Status 201 and the EmitirDTEResponse
-// JSON in Body; a later call with the same key and the same request
-// (compared after decoding, so formatting does not matter) answers the
-// same bytes with Replay set. The same key with another request fails with
-// KindIdempotencyMismatch, and while the first call is still running with
-// KindIdempotencyInProgress.
-func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string, body []byte) (*EmitResult, error) {
-	if e := checkIdempotencyKey(idempotencyKey); e != nil {
-		return nil, e
+// The first call with a key signs the document and answers its
+// EmitResponse; a later call with the same key and the same request
+// (compared by value, so the formatting of the JSON it came from does not
+// matter) answers the first call's EmitResponse with replayed set, even
+// if the document has moved on since. The same key with another request
+// fails with fault.KindIdempotencyMismatch, and while the first call is
+// still running with fault.KindIdempotencyInProgress. Invalid requests
+// fail with fault.KindValidation, naming every field, and take no folio.
+func (s *Service) Emit(ctx context.Context, empresaID, idempotencyKey string, req *dte.EmitirDTERequest) (resp *EmitResponse, replayed bool, err error) {
+	if err := CheckIdempotencyKey(idempotencyKey); err != nil {
+		return nil, false, err
+	}
+	if req == nil {
+		return nil, false, fault.Invalid("body", dte.CodeRequired, "the emission request is missing")
 	}
 	// Announce transaction 1 now, so that a group forming meanwhile
 	// waits for this request (see groupCommit.coming).
 	tx1 := s.group.coming()
 	defer s.group.withdraw(tx1)
-	req, e := decodeEmitRequest(body)
-	if e != nil {
-		return nil, e
+	res, err := s.emit(ctx, tx1, empresaID, idempotencyKey, req)
+	if err != nil {
+		return nil, false, err
 	}
+	return res.resp, res.replayed, nil
+}
+
+// emitted is what emit answers: the response and whether it is a replay.
+type emitted struct {
+	resp     *EmitResponse
+	replayed bool
+}
+
+func (s *Service) emit(ctx context.Context, tx1 *arrival, empresaID, idempotencyKey string, req *dte.EmitirDTERequest) (*emitted, error) {
 	canon, hashHex, err := requestHash(req)
 	if err != nil {
 		// A number the decoder kept as text but that is not a plain
@@ -123,9 +139,9 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		// invalid, and Validate names the field.
 		var ve *dte.ValidationError
 		if errors.As(req.Validate(), &ve) {
-			return nil, fromValidation(ve)
+			return nil, fault.FromValidation(ve)
 		}
-		return nil, errInternal("hashing the request", err)
+		return nil, fault.Failed("hashing the request", err)
 	}
 	hash, _ := hex.DecodeString(hashHex)
 	iss, err := s.issuer(ctx, empresaID)
@@ -134,9 +150,9 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	}
 	cert, em := iss.cert, iss.em
 	if now := s.now(); now.After(cert.NotAfter()) {
-		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, &Error{Kind: KindValidation, Code: CodeNoCertificate,
+		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, &fault.Error{Kind: fault.KindValidation, Code: fault.CertificateRequired,
 			Message: "the company's signing certificate expired on " + cert.NotAfter().UTC().Format(time.DateOnly) + "; upload a new one",
-			Details: []dte.FieldError{{Field: "certificado", Code: DetailCertExpired, Message: "the certificate has expired",
+			Details: []dte.FieldError{{Field: "certificado", Code: fault.DetailCertExpired, Message: "the certificate has expired",
 				Action: "POST /api/v1/billing/empresa/certificado/pfx"}}})
 	}
 	at := s.now().UTC().Truncate(time.Microsecond)
@@ -144,18 +160,18 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 	if err != nil {
 		var ve *dte.ValidationError
 		if errors.As(err, &ve) {
-			return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, fromValidation(ve))
+			return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, fault.FromValidation(ve))
 		}
-		return nil, errInternal("preparing the document", err)
+		return nil, fault.Failed("preparing the document", err)
 	}
 	emisorJSON, err := json.Marshal(emission{Empresa: *iss.emp, IdempotencyKey: idempotencyKey})
 	if err != nil {
-		return nil, errInternal("encoding the issuer", err)
+		return nil, fault.Failed("encoding the issuer", err)
 	}
 	var metadata []byte
 	if req.Metadata != nil {
 		if metadata, err = json.Marshal(req.Metadata); err != nil {
-			return nil, errInternal("encoding metadata", err)
+			return nil, fault.Failed("encoding metadata", err)
 		}
 	}
 	rr := req.Receptor.Rut
@@ -168,7 +184,7 @@ func (s *Service) EmitDTE(ctx context.Context, empresaID, idempotencyKey string,
 		MontoTotal: montoCLP(prep.Totals), AutoSend: req.AutoSend == nil || *req.AutoSend,
 		Request: canon, Emisor: emisorJSON, EmittedAt: at, Metadata: metadata, CreatedAt: at, UpdatedAt: at,
 	}
-	var replay *EmitResult
+	var replay *emitted
 	var cafRec *store.CAF
 	// taken hears from transaction 1 which folio it took, before it commits.
 	taken := make(chan takenFolio, 1)
@@ -264,7 +280,7 @@ func (s *Service) stamp(ctx context.Context, em *dte.Emitter, prep *dte.Prepared
 	}
 	out, err := em.Stamp(prep, t.folio, c)
 	if err != nil {
-		return nil, errInternal(fmt.Sprintf("stamping folio %d", t.folio), err)
+		return nil, fault.Failed(fmt.Sprintf("stamping folio %d", t.folio), err)
 	}
 	return out, nil
 }
@@ -283,9 +299,9 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 	for range maxExpiredCAFs {
 		rec, folio, err := tx.TakeFolio(ctx, em.Emisor.ID, int(prep.Tipo))
 		if errors.Is(err, store.ErrNoFolios) {
-			return nil, 0, &Error{Kind: KindConflict, Code: CodeNoFolios,
+			return nil, 0, &fault.Error{Kind: fault.KindConflict, Code: fault.NoFolios,
 				Message: fmt.Sprintf("no registered CAF of tipo %d has folios left", prep.Tipo),
-				Details: []dte.FieldError{{Field: "tipo_dte", Code: CodeNoFolios, Message: "register a CAF for this document type", Action: "POST /api/v1/billing/caf"}}}
+				Details: []dte.FieldError{{Field: "tipo_dte", Code: fault.DetailNoFolios, Message: "register a CAF for this document type", Action: "POST /api/v1/billing/caf"}}}
 		}
 		if err != nil {
 			return nil, 0, err
@@ -302,15 +318,15 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 			continue
 		}
 		if err := em.CheckCAF(prep, folio, c); err != nil {
-			return nil, 0, &Error{Kind: KindValidation, Code: CodeValidation, Message: "the active CAF cannot stamp this document",
-				Details: []dte.FieldError{{Field: "fecha_emision", Code: "CAF_NOT_USABLE", Message: err.Error()}}, Err: err}
+			return nil, 0, &fault.Error{Kind: fault.KindValidation, Code: fault.Validation, Message: "the active CAF cannot stamp this document",
+				Details: []dte.FieldError{{Field: "fecha_emision", Code: fault.DetailCAFNotUsable, Message: err.Error()}}, Err: err}
 		}
 		if err := s.checkLowStock(ctx, tx, rec); err != nil {
 			return nil, 0, err
 		}
 		return rec, folio, nil
 	}
-	return nil, 0, errConflict(CodeNoFolios, fmt.Sprintf("every CAF of tipo %d tried has expired", prep.Tipo))
+	return nil, 0, fault.Clash(fault.NoFolios, fmt.Sprintf("every CAF of tipo %d tried has expired", prep.Tipo))
 }
 
 // recoveryWindow is the span of time one recovery job covers per company
@@ -365,7 +381,7 @@ func (s *Service) noteRecoveryUntil(empresaID string, until time.Time) {
 // transaction: with the recorded answer when its key is already known (a
 // replay must not depend on whether the request would still be valid
 // now), else with the failure.
-func (s *Service) answerKnownKey(ctx context.Context, empresaID, key string, hash []byte, failure error) (*EmitResult, error) {
+func (s *Service) answerKnownKey(ctx context.Context, empresaID, key string, hash []byte, failure error) (*emitted, error) {
 	rec, err := s.st.GetIdempotency(ctx, empresaID, key)
 	if err != nil {
 		return nil, failure
@@ -374,33 +390,47 @@ func (s *Service) answerKnownKey(ctx context.Context, empresaID, key string, has
 }
 
 // idempotentAnswer answers a request whose key is already recorded.
-func idempotentAnswer(rec *store.Idempotency, hash []byte) (*EmitResult, error) {
+func idempotentAnswer(rec *store.Idempotency, hash []byte) (*emitted, error) {
 	if !bytes.Equal(rec.BodyHash, hash) {
-		return nil, &Error{Kind: KindIdempotencyMismatch, Code: CodeIdempotencyMismatch,
+		return nil, &fault.Error{Kind: fault.KindIdempotencyMismatch, Code: fault.IdempotencyMismatch,
 			Message: "this Idempotency-Key was used with a different request body"}
 	}
 	if rec.State != store.IdempotencyDone {
-		return nil, &Error{Kind: KindIdempotencyInProgress, Code: CodeIdempotencyInProgress,
+		return nil, &fault.Error{Kind: fault.KindIdempotencyInProgress, Code: fault.IdempotencyInProgress,
 			Message: "the first request with this Idempotency-Key is still being processed; retry later"}
 	}
-	return &EmitResult{Status: rec.ResponseStatus, Body: rec.ResponseBody, Replay: true, ID: rec.DTEID}, nil
+	resp, err := storedResponse(rec)
+	if err != nil {
+		return nil, err
+	}
+	return &emitted{resp: resp, replayed: true}, nil
+}
+
+// storedResponse decodes the response an idempotency record keeps.
+func storedResponse(rec *store.Idempotency) (*EmitResponse, error) {
+	var resp EmitResponse
+	if err := json.Unmarshal(rec.ResponseBody, &resp); err != nil {
+		return nil, fault.Failed("reading the stored response of DTE "+rec.DTEID, err)
+	}
+	return &resp, nil
 }
 
 // finish runs transaction 2 for a signed document: XML, totals, firmado,
 // the idempotency response, the dte.created event and, through the hooks,
 // submission. When the row is no longer pending (another process finished
 // it), it answers what that process stored.
-func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key string, out *dte.Emitted) (*EmitResult, error) {
+func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key string, out *dte.Emitted) (*emitted, error) {
 	tot, err := json.Marshal(totalsOf(out.Totals))
 	if err != nil {
-		return nil, errInternal("encoding totals", err)
+		return nil, fault.Failed("encoding totals", err)
 	}
-	resp, err := json.Marshal(dte.EmitirDTEResponse{ID: row.ID, Folio: row.Folio, TipoDTE: dte.TipoDTE(row.TipoDTE),
-		Estado: dte.EstadoFirmado, MontoTotal: row.MontoTotal, CreatedAt: row.CreatedAt.UTC()})
+	resp := &EmitResponse{ID: row.ID, Folio: row.Folio, TipoDTE: dte.TipoDTE(row.TipoDTE),
+		Estado: dte.EstadoFirmado, MontoTotal: row.MontoTotal, CreatedAt: row.CreatedAt.UTC()}
+	respJSON, err := json.Marshal(resp)
 	if err != nil {
-		return nil, errInternal("encoding the response", err)
+		return nil, fault.Failed("encoding the response", err)
 	}
-	var res *EmitResult
+	var res *emitted
 	err = s.finishes.write(ctx, a, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
 		res = nil
 		// The row as transaction 1 wrote it, signed, on condition that it
@@ -424,10 +454,13 @@ func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key st
 			if err != nil {
 				return err
 			}
+			res = &emitted{resp: resp}
 			if idem != nil && idem.State == store.IdempotencyDone {
-				res = &EmitResult{Status: idem.ResponseStatus, Body: idem.ResponseBody, ID: cur.ID}
-			} else {
-				res = &EmitResult{Status: http.StatusCreated, Body: resp, ID: cur.ID}
+				first, err := storedResponse(idem)
+				if err != nil {
+					return err
+				}
+				res.resp = first
 			}
 			return nil
 		}
@@ -435,7 +468,7 @@ func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key st
 			// The record is known without reading it; a purged one (not
 			// found) needs no answer any more.
 			idem := &store.Idempotency{EmpresaID: d.EmpresaID, Key: key, State: store.IdempotencyDone, DTEID: d.ID,
-				ResponseStatus: http.StatusCreated, ResponseBody: resp}
+				ResponseBody: respJSON}
 			if err := tx.UpdateIdempotency(ctx, idem); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -448,7 +481,7 @@ func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key st
 				return err
 			}
 		}
-		res = &EmitResult{Status: http.StatusCreated, Body: resp, ID: d.ID}
+		res = &emitted{resp: resp}
 		return nil
 	})
 	if err != nil {
@@ -502,13 +535,13 @@ func (s *Service) parsedCAF(ctx context.Context, r store.Reader, rec *store.CAF)
 	if raw == nil {
 		full, err := r.GetCAF(ctx, rec.EmpresaID, rec.ID)
 		if err != nil {
-			return nil, errInternal("reading stored CAF "+rec.ID, err)
+			return nil, fault.Failed("reading stored CAF "+rec.ID, err)
 		}
 		raw = full.XML
 	}
 	c, err := caf.Parse(raw)
 	if err != nil {
-		return nil, errInternal("reading stored CAF "+rec.ID, err)
+		return nil, fault.Failed("reading stored CAF "+rec.ID, err)
 	}
 	s.cafs.Store(rec.ID, c)
 	return c, nil

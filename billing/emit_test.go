@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -13,20 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
 
 // emitOK emits body under a new key and decodes the 201 answer.
-func emitOK(t testing.TB, s *Service, empresaID string, body []byte) dte.EmitirDTEResponse {
+func emitOK(t testing.TB, s *Service, empresaID string, body []byte) EmitResponse {
 	t.Helper()
-	res, err := s.EmitDTE(context.Background(), empresaID, newKey(), body)
+	res, err := emitBody(s, context.Background(), empresaID, newKey(), body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r dte.EmitirDTEResponse
-	if res.Status != http.StatusCreated || res.Replay || json.Unmarshal(res.Body, &r) != nil || r.ID != res.ID {
-		t.Fatalf("emission answered %d replay=%v %s", res.Status, res.Replay, res.Body)
+	var r EmitResponse
+	if res.Replay || json.Unmarshal(res.Body, &r) != nil || r.ID != res.ID {
+		t.Fatalf("emission answered replay=%v %s", res.Replay, res.Body)
 	}
 	return r
 }
@@ -67,12 +67,12 @@ func TestConcurrentEmission(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for next.Add(1) <= int64(total) {
-						res, err := s.EmitDTE(ctx, emp.ID, newKey(), facturaBody(1))
+						res, err := emitBody(s, ctx, emp.ID, newKey(), facturaBody(1))
 						if err != nil {
 							errs <- err
 							return
 						}
-						var r dte.EmitirDTEResponse
+						var r EmitResponse
 						if err := json.Unmarshal(res.Body, &r); err != nil {
 							errs <- err
 							return
@@ -132,7 +132,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 			key := newKey()
 			const n = 50
 			type answer struct {
-				res *EmitResult
+				res *emitAnswer
 				err error
 			}
 			answers := make([]answer, n)
@@ -149,7 +149,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 						_ = json.Unmarshal(body, &v)
 						body, _ = json.MarshalIndent(v, "", "  ")
 					}
-					res, err := f.s.EmitDTE(ctx, f.emp.ID, key, body)
+					res, err := emitBody(f.s, ctx, f.emp.ID, key, body)
 					answers[i] = answer{res, err}
 				}()
 			}
@@ -159,9 +159,9 @@ func TestIdempotencyConcurrent(t *testing.T) {
 			var first []byte
 			for _, a := range answers {
 				switch {
-				case a.err != nil && KindOf(a.err) == KindIdempotencyInProgress:
-					if AsError(a.err).Code != CodeIdempotencyInProgress {
-						t.Errorf("in-progress code %s", AsError(a.err).Code)
+				case a.err != nil && fault.KindOf(a.err) == fault.KindIdempotencyInProgress:
+					if fault.As(a.err).Code != fault.IdempotencyInProgress {
+						t.Errorf("in-progress code %s", fault.As(a.err).Code)
 					}
 					busy++
 				case a.err != nil:
@@ -178,11 +178,11 @@ func TestIdempotencyConcurrent(t *testing.T) {
 			}
 			t.Logf("%d requests: 1 first answer, %d byte-equal replays, %d IDEMPOTENCY_IN_PROGRESS", n, replays, busy)
 			for _, a := range answers {
-				if a.err == nil && (a.res.Status != http.StatusCreated || !bytes.Equal(a.res.Body, first)) {
-					t.Errorf("answer %d %s differs from the first %s", a.res.Status, a.res.Body, first)
+				if a.err == nil && !bytes.Equal(a.res.Body, first) {
+					t.Errorf("answer %s differs from the first %s", a.res.Body, first)
 				}
 			}
-			again, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(7))
+			again, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(7))
 			if err != nil || !again.Replay || !bytes.Equal(again.Body, first) {
 				t.Errorf("replay after completion: %v, %v", again, err)
 			}
@@ -190,13 +190,13 @@ func TestIdempotencyConcurrent(t *testing.T) {
 			if err != nil || page.TotalCount != 1 {
 				t.Fatalf("%v DTEs (%v), want 1", page.TotalCount, err)
 			}
-			_, err = f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(8))
-			if e := AsError(err); e == nil || e.Kind != KindIdempotencyMismatch || e.Code != CodeIdempotencyMismatch {
+			_, err = emitBody(f.s, ctx, f.emp.ID, key, facturaBody(8))
+			if e := fault.As(err); e == nil || e.Kind != fault.KindIdempotencyMismatch || e.Code != fault.IdempotencyMismatch {
 				t.Errorf("changed body: %v, want IDEMPOTENCY_BODY_MISMATCH", err)
 			}
 			// Keys are per company: another company may use the same key.
 			other := setupOther(t, f.s)
-			if _, err := f.s.EmitDTE(ctx, other.ID, key, facturaBody(8)); KindOf(err) == KindIdempotencyMismatch {
+			if _, err := emitBody(f.s, ctx, other.ID, key, facturaBody(8)); fault.KindOf(err) == fault.KindIdempotencyMismatch {
 				t.Errorf("another company's key collided: %v", err)
 			}
 		})
@@ -255,18 +255,18 @@ func TestEmitAndRead(t *testing.T) {
 					t.Errorf("DTEPDF %+v: the text lacks the total or the cedible mark is wrong:\n%s", o, text)
 				}
 			}
-			if _, err := f.s.DTEPDF(ctx, f.emp.ID, r.ID, PDFOptions{Formato: "a4"}); KindOf(err) != KindValidation {
+			if _, err := f.s.DTEPDF(ctx, f.emp.ID, r.ID, PDFOptions{Formato: "a4"}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("unknown format: %v", err)
 			}
 			// Validation failures take no folio.
-			_, err = f.s.EmitDTE(ctx, f.emp.ID, newKey(), []byte(`{"tipo_dte":33,"receptor":{"rut":"1-1","razon_social":"x"},"detalle":[]}`))
-			if e := AsError(err); e == nil || e.Kind != KindValidation || len(e.Details) == 0 {
+			_, err = emitBody(f.s, ctx, f.emp.ID, newKey(), []byte(`{"tipo_dte":33,"receptor":{"rut":"1-1","razon_social":"x"},"detalle":[]}`))
+			if e := fault.As(err); e == nil || e.Kind != fault.KindValidation || len(e.Details) == 0 {
 				t.Errorf("invalid request: %v", err)
 			}
-			if _, err := f.s.EmitDTE(ctx, f.emp.ID, newKey(), []byte(`{"tipo_dte":33,"bogus":true}`)); KindOf(err) != KindValidation {
+			if _, err := emitBody(f.s, ctx, f.emp.ID, newKey(), []byte(`{"tipo_dte":33,"bogus":true}`)); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("unknown field: %v", err)
 			}
-			if _, err := f.s.EmitDTE(ctx, f.emp.ID, "", facturaBody(1)); KindOf(err) != KindValidation {
+			if _, err := emitBody(f.s, ctx, f.emp.ID, "", facturaBody(1)); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("no key: %v", err)
 			}
 			if r2 := emitOK(t, f.s, f.emp.ID, facturaBody(1)); r2.Folio != 2 {
@@ -275,7 +275,7 @@ func TestEmitAndRead(t *testing.T) {
 			// No CAF for the type: conflict, no row.
 			body := bytes.Replace(facturaBody(1), []byte(`"tipo_dte":33`), []byte(`"tipo_dte":34`), 1)
 			body = bytes.Replace(body, []byte(`,"descuento_pct":5`), nil, 1)
-			if _, err := f.s.EmitDTE(ctx, f.emp.ID, newKey(), body); AsError(err) == nil || AsError(err).Code != CodeNoFolios {
+			if _, err := emitBody(f.s, ctx, f.emp.ID, newKey(), body); fault.As(err) == nil || fault.As(err).Code != fault.NoFolios {
 				t.Errorf("no CAF for 34: %v", err)
 			}
 		})
@@ -293,11 +293,11 @@ func TestRecoveryFinishesPending(t *testing.T) {
 			key := newKey()
 			// Run transaction 1 only, through a stamp that "crashes".
 			f.s.crashAfterTx1 = true
-			if _, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(2)); !errors.Is(err, errSimulatedCrash) {
+			if _, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(2)); !errors.Is(err, errSimulatedCrash) {
 				t.Fatalf("simulated crash: %v", err)
 			}
 			f.s.crashAfterTx1 = false
-			if _, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(2)); KindOf(err) != KindIdempotencyInProgress {
+			if _, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(2)); fault.KindOf(err) != fault.KindIdempotencyInProgress {
 				t.Errorf("retry while pending: %v, want in progress", err)
 			}
 			page, _ := f.s.st.ListDTEs(ctx, f.emp.ID, store.DTEFilter{Estado: store.EstadoPendiente})
@@ -325,7 +325,7 @@ func TestRecoveryFinishesPending(t *testing.T) {
 			if _, err := dte.Verify(d.XML, creds(t).Keys); err != nil {
 				t.Errorf("recovered XML: %v", err)
 			}
-			res, err := f.s.EmitDTE(ctx, f.emp.ID, key, facturaBody(2))
+			res, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(2))
 			if err != nil || !res.Replay || res.ID != pend.ID {
 				t.Errorf("replay after recovery: %+v, %v", res, err)
 			}
@@ -364,7 +364,7 @@ func TestRecoveryJobFinishesPending(t *testing.T) {
 				t.Helper()
 				f.s.crashAfterTx1 = true
 				defer func() { f.s.crashAfterTx1 = false }()
-				if _, err := f.s.EmitDTE(ctx, f.emp.ID, newKey(), facturaBody(1)); !errors.Is(err, errSimulatedCrash) {
+				if _, err := emitBody(f.s, ctx, f.emp.ID, newKey(), facturaBody(1)); !errors.Is(err, errSimulatedCrash) {
 					t.Fatalf("simulated crash: %v", err)
 				}
 			}
@@ -460,4 +460,34 @@ func TestEmitSignsTheCommittedFolio(t *testing.T) {
 			}
 		})
 	}
+}
+
+// emitAnswer is Emit's answer as the tests compare it: the response, its
+// JSON and whether it was a replay.
+type emitAnswer struct {
+	Resp   *EmitResponse
+	Body   []byte
+	Replay bool
+	ID     string
+}
+
+// emitBody emits the JSON request body as an HTTP layer does: strict
+// decoding (dte.DecodeRequest), then Emit.
+func emitBody(s *Service, ctx context.Context, empresaID, key string, body []byte) (*emitAnswer, error) {
+	if err := CheckIdempotencyKey(key); err != nil {
+		return nil, err
+	}
+	req, err := dte.DecodeRequest(bytes.NewReader(body))
+	if err != nil {
+		return nil, fault.As(err)
+	}
+	resp, replayed, err := s.Emit(ctx, empresaID, key, req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	return &emitAnswer{Resp: resp, Body: b, Replay: replayed, ID: resp.ID}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/store"
@@ -33,17 +34,17 @@ func checkText(details []dte.FieldError, field, v string, required bool, maxLen 
 	return details
 }
 
-func invalid(details []dte.FieldError) *Error {
+func invalid(details []dte.FieldError) *fault.Error {
 	if len(details) == 0 {
 		return nil
 	}
-	return fromValidation(&dte.ValidationError{Details: details})
+	return fault.FromValidation(&dte.ValidationError{Details: details})
 }
 
 // invalidEmisor applies dte.Emisor.Validate, the one check of an issuer.
 // With fields given, only problems of those fields count (an update leaves
 // the others as they were).
-func invalidEmisor(e *dte.Emisor, fields map[string]bool) *Error {
+func invalidEmisor(e *dte.Emisor, fields map[string]bool) *fault.Error {
 	var ve *dte.ValidationError
 	if !errors.As(e.Validate(), &ve) {
 		return nil
@@ -133,12 +134,12 @@ func (s *Service) UploadCertificate(ctx context.Context, empresaID string, p12 [
 	}
 	plain, err := encodeCredential(cert)
 	if err != nil {
-		return nil, errInternal("encoding the certificate", err)
+		return nil, fault.Failed("encoding the certificate", err)
 	}
 	uploaded := now.UTC().Truncate(time.Microsecond)
 	sealed, err := s.keys.Seal(plain, certAAD(empresaID))
 	if err != nil {
-		return nil, errInternal("sealing the certificate", err)
+		return nil, fault.Failed("sealing the certificate", err)
 	}
 	rut, _ := cert.RUT()
 	rec := &store.Certificado{EmpresaID: empresaID, RutFirmante: rut, Subject: cert.Subject(),
@@ -167,8 +168,8 @@ func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*Cer
 	}
 	cert, rec, err := s.loadCert(ctx, empresaID)
 	if err != nil {
-		var be *Error
-		if errors.As(err, &be) && be.Code == CodeNoCertificate {
+		var be *fault.Error
+		if errors.As(err, &be) && be.Code == fault.CertificateRequired {
 			return &CertificadoStatus{}, nil
 		}
 		return nil, err
@@ -225,24 +226,24 @@ func (s *Service) signingCert(ctx context.Context, empresaID string) (*signer.Ce
 func (s *Service) loadCert(ctx context.Context, empresaID string) (*signer.Certificate, *store.Certificado, error) {
 	rec, err := s.st.GetCertificado(ctx, empresaID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, &Error{Kind: KindValidation, Code: CodeNoCertificate,
+		return nil, nil, &fault.Error{Kind: fault.KindValidation, Code: fault.CertificateRequired,
 			Message: "the company has no signing certificate; upload one first",
-			Details: []dte.FieldError{{Field: "certificado", Code: CodeNoCertificate, Message: "no certificate uploaded",
+			Details: []dte.FieldError{{Field: "certificado", Code: fault.DetailCertRequired, Message: "no certificate uploaded",
 				Action: "POST /api/v1/billing/empresa/certificado/pfx"}}}
 	}
 	if err != nil {
-		return nil, nil, errInternal("reading the certificate", err)
+		return nil, nil, fault.Failed("reading the certificate", err)
 	}
 	if c := s.certs.get(empresaID, certKey(rec)); c != nil {
 		return c, rec, nil
 	}
 	plain, err := s.keys.Open(rec.Sealed, certAAD(empresaID))
 	if err != nil {
-		return nil, nil, errInternal("opening the stored certificate", err)
+		return nil, nil, fault.Failed("opening the stored certificate", err)
 	}
 	c, err := decodeCredential(plain)
 	if err != nil {
-		return nil, nil, errInternal("reading the stored certificate", err)
+		return nil, nil, fault.Failed("reading the stored certificate", err)
 	}
 	s.certs.put(empresaID, certKey(rec), c)
 	return c, rec, nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store/sqlite"
 )
 
@@ -55,7 +56,7 @@ func Example() {
 
 	// Another company's id is simply not found.
 	_, err = svc.GetEmpresa(ctx, "00000000-0000-0000-0000-000000000000")
-	var be *billing.Error
+	var be *fault.Error
 	fmt.Println(errors.As(err, &be), be.Kind, be.Code)
 	// Output:
 	// 76192083-9 true false

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
@@ -147,19 +148,19 @@ func TestCheckCertificate(t *testing.T) {
 		code      dte.DetailCode
 	}{
 		{"empty file", nil, c.Password, testcreds.SignerRUT, "file", dte.CodeRequired},
-		{"too large", make([]byte, MaxCertificateSize+1), c.Password, testcreds.SignerRUT, "file", DetailCertTooLarge},
-		{"garbage", []byte("not a pfx"), c.Password, testcreds.SignerRUT, "file", DetailCertInvalid},
-		{"wrong password", c.P12, "nope", testcreds.SignerRUT, "password", DetailCertPassword},
+		{"too large", make([]byte, MaxCertificateSize+1), c.Password, testcreds.SignerRUT, "file", fault.DetailCertTooLarge},
+		{"garbage", []byte("not a pfx"), c.Password, testcreds.SignerRUT, "file", fault.DetailCertInvalid},
+		{"wrong password", c.P12, "nope", testcreds.SignerRUT, "password", fault.DetailCertPassword},
 		{"no password", c.P12, "", testcreds.SignerRUT, "password", dte.CodeRequired},
 		{"bad rut", c.P12, c.Password, "13567890-3", "rut_firmante", dte.CodeInvalidRUT},
-		{"other rut", c.P12, c.Password, testcreds.EmisorRUT, "rut_firmante", DetailRutMismatch},
+		{"other rut", c.P12, c.Password, testcreds.EmisorRUT, "rut_firmante", fault.DetailRutMismatch},
 	} {
 		_, e := checkCertificate(tc.p12, tc.pass, tc.rut, now)
-		if e == nil || e.Kind != KindValidation || len(e.Details) != 1 || e.Details[0].Field != tc.field || e.Details[0].Code != tc.code {
+		if e == nil || e.Kind != fault.KindValidation || len(e.Details) != 1 || e.Details[0].Field != tc.field || e.Details[0].Code != tc.code {
 			t.Errorf("%s: got %v, want validation on %s (%s)", tc.name, e, tc.field, tc.code)
 		}
 	}
-	if _, e := checkCertificate(c.P12, c.Password, testcreds.SignerRUT, now.AddDate(3, 0, 0)); e == nil || e.Details[0].Code != DetailCertExpired {
+	if _, e := checkCertificate(c.P12, c.Password, testcreds.SignerRUT, now.AddDate(3, 0, 0)); e == nil || e.Details[0].Code != fault.DetailCertExpired {
 		t.Errorf("expired certificate: %v", e)
 	}
 }
@@ -196,16 +197,16 @@ func TestCheckCAF(t *testing.T) {
 		code  dte.DetailCode
 	}{
 		{"missing", CAFInput{TipoDTE: 33}, emp, c.Keys, "caf_xml", dte.CodeRequired},
-		{"garbage", CAFInput{TipoDTE: 33, CAFXML: "<AUTORIZACION/>"}, emp, c.Keys, "caf_xml", DetailInvalidCAF},
+		{"garbage", CAFInput{TipoDTE: 33, CAFXML: "<AUTORIZACION/>"}, emp, c.Keys, "caf_xml", fault.DetailInvalidCAF},
 		{"bad tipo", CAFInput{TipoDTE: 35, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", dte.CodeInvalidValue},
-		{"other tipo", CAFInput{TipoDTE: 34, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", DetailTipoMismatch},
-		{"untrusted", in, emp, caf.SIIKeys(), "caf_xml", DetailCAFSignature},
-		{"production company", in, prod, c.Keys, "caf_xml", DetailAmbienteMismatch},
-		{"other rut", CAFInput{TipoDTE: 33, CAFXML: string(other)}, emp, c.Keys, "caf_xml", DetailRutMismatch},
-		{"expired", CAFInput{TipoDTE: 33, CAFXML: string(old)}, emp, c.Keys, "caf_xml", DetailCAFExpired},
+		{"other tipo", CAFInput{TipoDTE: 34, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", fault.DetailTipoMismatch},
+		{"untrusted", in, emp, caf.SIIKeys(), "caf_xml", fault.DetailCAFSignature},
+		{"production company", in, prod, c.Keys, "caf_xml", fault.DetailAmbienteMismatch},
+		{"other rut", CAFInput{TipoDTE: 33, CAFXML: string(other)}, emp, c.Keys, "caf_xml", fault.DetailRutMismatch},
+		{"expired", CAFInput{TipoDTE: 33, CAFXML: string(old)}, emp, c.Keys, "caf_xml", fault.DetailCAFExpired},
 	} {
 		_, e := checkCAF(tc.in, tc.emp, tc.keys, now)
-		if e == nil || e.Kind != KindValidation || e.Details[0].Field != tc.field || e.Details[0].Code != tc.code {
+		if e == nil || e.Kind != fault.KindValidation || e.Details[0].Field != tc.field || e.Details[0].Code != tc.code {
 			t.Errorf("%s: got %v, want validation on %s (%s)", tc.name, e, tc.field, tc.code)
 		}
 	}
@@ -217,7 +218,7 @@ func TestDecodeAndHash(t *testing.T) {
 	c := []byte(`{"tipo_dte":33,"receptor":{"rut":"77777777-7","razon_social":"X"},"detalle":[{"nombre":"a","cantidad":2,"precio":100}]}`)
 	hash := func(body []byte) string {
 		t.Helper()
-		req, e := decodeEmitRequest(body)
+		req, e := decodeBody(body)
 		if e != nil {
 			t.Fatal(e)
 		}
@@ -240,15 +241,24 @@ func TestDecodeAndHash(t *testing.T) {
 		``:                          "",
 		`[1]`:                       "",
 	} {
-		_, e := decodeEmitRequest([]byte(body))
+		_, e := decodeBody([]byte(body))
 		if e == nil || e.Details[0].Field != field {
 			t.Errorf("decode %q: %v, want an error on %s", body, e, field)
 		}
 	}
-	if e := checkIdempotencyKey("not-a-uuid"); e == nil {
+	if e := CheckIdempotencyKey("not-a-uuid"); e == nil {
 		t.Error("accepted a non-UUID idempotency key")
 	}
-	if e := checkIdempotencyKey("0b6f3c1e-5d7a-4c8e-9f10-2a3b4c5d6e7f"); e != nil {
+	if e := CheckIdempotencyKey("0b6f3c1e-5d7a-4c8e-9f10-2a3b4c5d6e7f"); e != nil {
 		t.Error(e)
 	}
+}
+
+// decodeBody reads a request body strictly, as an HTTP layer does.
+func decodeBody(body []byte) (*dte.EmitirDTERequest, *fault.Error) {
+	req, err := dte.DecodeRequest(bytes.NewReader(body))
+	if err != nil {
+		return nil, fault.As(err)
+	}
+	return req, nil
 }

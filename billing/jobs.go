@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -129,7 +130,7 @@ func (s *Service) PurgeIdempotency(ctx context.Context) (int64, error) {
 		return err
 	})
 	if err != nil {
-		return 0, errInternal("purging idempotency keys", err)
+		return 0, fault.Failed("purging idempotency keys", err)
 	}
 	return n, nil
 }
@@ -161,7 +162,7 @@ func (s *Service) recoverEmpresaPending(ctx context.Context, empresaID string, b
 	for {
 		page, err := s.st.ListDTEs(ctx, empresaID, f)
 		if err != nil {
-			return done, errInternal("listing pending documents", err)
+			return done, fault.Failed("listing pending documents", err)
 		}
 		for _, d := range page.Items {
 			if d.CreatedAt.After(before) {

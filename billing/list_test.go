@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 )
 
@@ -72,7 +73,7 @@ func TestListDTE(t *testing.T) {
 			}
 			for _, bad := range []DTEFilter{{Limit: 101}, {Limit: -1}, {TipoDTE: 35}, {Estado: "pendiente"}, {FechaDesde: "2024-13-01"},
 				{RutReceptor: "11111111-2"}, {Cursor: "not-a-cursor"}} {
-				if _, err := s.ListDTE(ctx, id, bad); KindOf(err) != KindValidation {
+				if _, err := s.ListDTE(ctx, id, bad); fault.KindOf(err) != fault.KindValidation {
 					t.Errorf("ListDTE(%+v): %v, want validation", bad, err)
 				}
 			}

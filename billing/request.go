@@ -1,33 +1,18 @@
 package billing
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/google/uuid"
 )
 
 // MaxIdempotencyKey bounds the length of an Idempotency-Key.
 const MaxIdempotencyKey = 255
-
-// decodeEmitRequest reads an emission request strictly (dte.DecodeRequest:
-// one JSON object, no unknown fields, every decoding problem named).
-func decodeEmitRequest(body []byte) (*dte.EmitirDTERequest, *Error) {
-	req, err := dte.DecodeRequest(bytes.NewReader(body))
-	if err != nil {
-		var ve *dte.ValidationError
-		if errors.As(err, &ve) {
-			return nil, fromValidation(ve)
-		}
-		return nil, errValidation("body", dte.CodeInvalidJSON, "the request body cannot be read: "+err.Error())
-	}
-	return req, nil
-}
 
 // requestHash is the idempotency fingerprint of a request: SHA-256 of its
 // canonical JSON (re-encoded from the decoded value, so spacing, field
@@ -41,17 +26,18 @@ func requestHash(req *dte.EmitirDTERequest) ([]byte, string, error) {
 	return canon, hex.EncodeToString(sum[:]), nil
 }
 
-// checkIdempotencyKey checks the Idempotency-Key header's value: required,
-// a UUID (contract §4.1).
-func checkIdempotencyKey(key string) *Error {
+// CheckIdempotencyKey checks an Idempotency-Key as Emit does: required
+// and a UUID (contract §4.1). An HTTP layer calls it to refuse a bad key
+// before it reads the body.
+func CheckIdempotencyKey(key string) error {
 	if key == "" {
-		return errValidation("Idempotency-Key", dte.CodeRequired, "the Idempotency-Key header is required")
+		return fault.Invalid("Idempotency-Key", dte.CodeRequired, "the Idempotency-Key header is required")
 	}
 	if len(key) > MaxIdempotencyKey {
-		return errValidation("Idempotency-Key", dte.CodeTooLong, "the Idempotency-Key is too long")
+		return fault.Invalid("Idempotency-Key", dte.CodeTooLong, "the Idempotency-Key is too long")
 	}
 	if _, err := uuid.Parse(key); err != nil {
-		return errValidation("Idempotency-Key", dte.CodeInvalidFormat, "the Idempotency-Key must be a UUID")
+		return fault.Invalid("Idempotency-Key", dte.CodeInvalidFormat, "the Idempotency-Key must be a UUID")
 	}
 	return nil
 }

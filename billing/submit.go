@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
@@ -163,14 +164,14 @@ func (s *Service) EnableSubmission(cfg SubmitConfig) error {
 // SubmitDTE queues a firmado document for submission to the SII (for
 // documents emitted with auto_send false) and returns it. A document
 // already on its way or reviewed is a conflict.
-func (s *Service) SubmitDTE(ctx context.Context, empresaID, id string) (*dte.DTE, error) {
+func (s *Service) SubmitDTE(ctx context.Context, empresaID, id string) (*DTE, error) {
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		d, err := tx.GetDTEForUpdate(ctx, empresaID, id)
 		if err != nil {
 			return err
 		}
 		if d.Estado != store.EstadoFirmado {
-			return errConflict("INVALID_STATE", fmt.Sprintf("the DTE is %s; only a firmado document can be submitted", d.Estado))
+			return fault.Clash(fault.InvalidState, fmt.Sprintf("the DTE is %s; only a firmado document can be submitted", d.Estado))
 		}
 		_, err = tx.Enqueue(ctx, submitArgs{EmpresaID: empresaID, DTEID: id, Step: stepUpload}, &store.JobOpts{UniqueByArgs: true})
 		return err
@@ -231,8 +232,8 @@ func (sb *submitter) client(ctx context.Context, empresaID string) (*sii.Client,
 }
 
 // trackingOf decodes a document's tracking fields.
-func trackingOf(d *store.DTE) dte.TrackingInfo {
-	var t dte.TrackingInfo
+func trackingOf(d *store.DTE) Tracking {
+	var t Tracking
 	if len(d.Tracking) > 0 {
 		_ = json.Unmarshal(d.Tracking, &t) // written only by this file
 	}
@@ -250,7 +251,7 @@ func deref[T any](p *T) (v T) {
 }
 
 // setTracking encodes t into d.
-func setTracking(d *store.DTE, t dte.TrackingInfo) error {
+func setTracking(d *store.DTE, t Tracking) error {
 	b, err := json.Marshal(t)
 	d.Tracking = b
 	return err
@@ -497,7 +498,7 @@ func (sb *submitter) interrupted(ctx context.Context, a submitArgs, client *sii.
 			return err
 		}
 		now := sb.s.now().UTC()
-		if cur.SIIStatus, err = json.Marshal(dte.SIIStatusInfo{Source: "getEstDte", EstadoSII: ptr(ds.Estado),
+		if cur.SIIStatus, err = json.Marshal(SIIStatus{Source: "getEstDte", EstadoSII: ptr(ds.Estado),
 			GlosaEstado: ptr(ds.GlosaEstado), ErrCode: ptr(ds.ErrCode), GlosaErr: ptr(ds.GlosaErr),
 			NumAtencion: ptr(ds.NumAtencion), CheckedAt: &now, RawXML: ptr(string(ds.Raw))}); err != nil {
 			return err
@@ -649,13 +650,13 @@ func (sb *submitter) poll(ctx context.Context, a submitArgs) error {
 		source = "boleta.estado"
 	}
 	now := sb.s.now().UTC()
-	status := dte.SIIStatusInfo{Source: source, TrackID: tr.TrackID, EstadoSII: ptr(st.Estado), Glosa: ptr(st.Glosa),
+	status := SIIStatus{Source: source, TrackID: tr.TrackID, EstadoSII: ptr(st.Estado), Glosa: ptr(st.Glosa),
 		NumAtencion: ptr(st.NumAtencion), CheckedAt: &now, RawXML: ptr(string(raw))}
 	if st.ErrCode != "" {
 		status.ErrCode = ptr(st.ErrCode)
 	}
 	if docStatus != nil {
-		status = dte.SIIStatusInfo{Source: "getEstDte", TrackID: tr.TrackID, EstadoSII: ptr(docStatus.Estado),
+		status = SIIStatus{Source: "getEstDte", TrackID: tr.TrackID, EstadoSII: ptr(docStatus.Estado),
 			GlosaEstado: ptr(docStatus.GlosaEstado), ErrCode: ptr(docStatus.ErrCode), GlosaErr: ptr(docStatus.GlosaErr),
 			NumAtencion: ptr(docStatus.NumAtencion), CheckedAt: &now, RawXML: ptr(string(docStatus.Raw))}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/sii"
@@ -69,7 +70,7 @@ func submitBody(tipo int, autoSend bool) []byte {
 }
 
 // waitFinal waits until the document reaches a final state.
-func (r *submitRig) waitFinal(t *testing.T, id string) *dte.DTE {
+func (r *submitRig) waitFinal(t *testing.T, id string) *DTE {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -324,10 +325,10 @@ func TestSubmitLater(t *testing.T) {
 	if d := r.waitFinal(t, res.ID); d.Estado != dte.EstadoAceptado {
 		t.Errorf("submitted later: %s", d.Estado)
 	}
-	if _, err := r.s.SubmitDTE(context.Background(), r.emp.ID, res.ID); KindOf(err) != KindConflict {
+	if _, err := r.s.SubmitDTE(context.Background(), r.emp.ID, res.ID); fault.KindOf(err) != fault.KindConflict {
 		t.Errorf("second submission: %v, want a conflict", err)
 	}
-	if _, err := r.s.SubmitDTE(context.Background(), "otra-empresa", res.ID); KindOf(err) != KindNotFound {
+	if _, err := r.s.SubmitDTE(context.Background(), "otra-empresa", res.ID); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("another company's document: %v, want not found", err)
 	}
 }
@@ -376,11 +377,11 @@ func TestSubmitMixed(t *testing.T) {
 	for i := 0; i < n; i++ {
 		tipo := tipos[i%len(tipos)]
 		body := submitBody(tipo, true)
-		res, err := r.s.EmitDTE(ctx, r.emp.ID, newKey(), body)
+		res, err := emitBody(r.s, ctx, r.emp.ID, newKey(), body)
 		if err != nil {
 			t.Fatalf("emitting tipo %d: %v", tipo, err)
 		}
-		var resp dte.EmitirDTEResponse
+		var resp EmitResponse
 		if err := json.Unmarshal(res.Body, &resp); err != nil {
 			t.Fatal(err)
 		}

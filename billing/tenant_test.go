@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/internal/testcreds"
 )
 
@@ -66,7 +67,7 @@ func TestCrossTenant(t *testing.T) {
 				}},
 				{"ListCAF", func() error { _, err := s.ListCAF(ctx, "00000000-0000-0000-0000-000000000000", 0); return err }},
 				{"EmitDTE", func() error {
-					_, err := s.EmitDTE(ctx, "00000000-0000-0000-0000-000000000000", newKey(), facturaBody(1))
+					_, err := emitBody(s, ctx, "00000000-0000-0000-0000-000000000000", newKey(), facturaBody(1))
 					return err
 				}},
 				{"RegisterCAF", func() error {
@@ -97,7 +98,7 @@ func TestCrossTenant(t *testing.T) {
 				{"CreateAPIKey", func() error { _, err := s.CreateAPIKey(ctx, "00000000-0000-0000-0000-000000000000", false); return err }},
 				{"ListAPIKeys", func() error { _, err := s.ListAPIKeys(ctx, "00000000-0000-0000-0000-000000000000"); return err }},
 			} {
-				if err := c.call(); KindOf(err) != KindNotFound {
+				if err := c.call(); fault.KindOf(err) != fault.KindNotFound {
 					t.Errorf("%s with another company's id: %v, want not found", c.name, err)
 				}
 			}

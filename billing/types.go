@@ -144,9 +144,9 @@ type ProductoUpdate struct {
 
 // DTEPage is a page of the DTE list (contract §4.1).
 type DTEPage struct {
-	Items      []dte.DTE `json:"items"`
-	NextCursor *string   `json:"next_cursor"`
-	TotalCount int64     `json:"total_count"`
+	Items      []DTE   `json:"items"`
+	NextCursor *string `json:"next_cursor"`
+	TotalCount int64   `json:"total_count"`
 }
 
 // ClientePage is a page of the customer list (contract §4.5).
@@ -188,17 +188,6 @@ const (
 	DefaultLimit = 20
 	MaxLimit     = 100
 )
-
-// EmitResult is the outcome of EmitDTE: the status and exact bytes of the
-// first response for this Idempotency-Key (201 and the EmitirDTEResponse
-// JSON), and whether this call was a replay.
-type EmitResult struct {
-	Status int
-	Body   []byte
-	Replay bool
-	// ID is the emitted DTE's id.
-	ID string
-}
 
 // PDFOptions chooses the printed form: the cedible copy and the paper
 // format ("carta", the default, or "80mm").

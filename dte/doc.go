@@ -15,8 +15,8 @@
 // total, recomputed from the lines.
 //
 // Problems with a request are *ValidationError values listing every
-// problem at once; their Envelope is the contract's VALIDATION_ERROR body
-// (§7). Detail codes are stable (DetailCodes lists them). Money is never a
+// problem at once, each a FieldError with the field's dot path (the
+// `details` of the contract's VALIDATION_ERROR, §7). Detail codes are stable (DetailCodes lists them). Money is never a
 // float: Decimal keeps a number as its text, and the package computes in
 // exact 18-digit fixed point with the SII's half-up rounding.
 //

@@ -36,27 +36,3 @@ func (e *ValidationError) Error() string {
 	}
 	return fmt.Sprintf("dte: invalid request (%d problems): %s", len(e.Details), strings.Join(parts, "; "))
 }
-
-// Top-level error codes of the contract's envelope (§7) used by dtekit.
-const (
-	CodeValidationError         = "VALIDATION_ERROR"
-	CodeIdempotencyBodyMismatch = "IDEMPOTENCY_BODY_MISMATCH"
-	CodeIdempotencyInProgress   = "IDEMPOTENCY_IN_PROGRESS"
-)
-
-// ErrorResponse is the contract's common error envelope (§7).
-type ErrorResponse struct {
-	Code     string         `json:"code"`
-	Message  string         `json:"message"`
-	Error    string         `json:"error,omitempty"`
-	Details  []FieldError   `json:"details,omitempty"`
-	Severity string         `json:"severity,omitempty"`
-	Context  map[string]any `json:"context,omitempty"`
-}
-
-// Envelope returns the contract's error envelope for e: code
-// VALIDATION_ERROR with one detail per problem.
-func (e *ValidationError) Envelope() ErrorResponse {
-	msg := fmt.Sprintf("the request has %d invalid field(s)", len(e.Details))
-	return ErrorResponse{Code: CodeValidationError, Message: msg, Error: msg, Details: e.Details, Severity: "error"}
-}

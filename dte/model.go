@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 )
 
 // The types in this file mirror the JSON objects of the REST contract (§2)
@@ -182,68 +181,6 @@ type ExportData struct {
 	MntSeguro         Decimal `json:"mnt_seguro,omitempty"`
 	PaisRecep         string  `json:"pais_recep,omitempty"`
 	PaisDest          string  `json:"pais_dest,omitempty"`
-}
-
-// DTE is a document as the API returns it (contract §2.2).
-type DTE struct {
-	ID                  string         `json:"id"`
-	TipoDTE             TipoDTE        `json:"tipo_dte"`
-	Folio               int64          `json:"folio"`
-	Estado              Estado         `json:"estado"`
-	RutReceptor         string         `json:"rut_receptor"`
-	RazonSocialReceptor string         `json:"razon_social_receptor"`
-	FechaEmision        string         `json:"fecha_emision"`
-	MontoNeto           *int64         `json:"monto_neto"`
-	MontoExento         *int64         `json:"monto_exento"`
-	TasaIVA             Decimal        `json:"tasa_iva,omitempty"`
-	IVA                 *int64         `json:"iva"`
-	MontoTotal          int64          `json:"monto_total"`
-	Detalle             []LineaDetalle `json:"detalle"`
-	Referencias         []Referencia   `json:"referencias,omitempty"`
-	Tracking            *TrackingInfo  `json:"tracking,omitempty"`
-	SIIStatus           *SIIStatusInfo `json:"sii_status,omitempty"`
-	XMLDocumento        string         `json:"xml_documento,omitempty"`
-	Metadata            map[string]any `json:"metadata,omitempty"`
-	CreatedAt           time.Time      `json:"created_at"`
-	UpdatedAt           time.Time      `json:"updated_at"`
-}
-
-// TrackingInfo follows a document's submission to the SII (contract §2.2).
-type TrackingInfo struct {
-	EnvioID     *string `json:"envio_id,omitempty"`
-	TrackID     *string `json:"track_id,omitempty"`
-	EstadoEnvio *string `json:"estado_envio,omitempty"`
-	CodigoSII   *string `json:"codigo_sii,omitempty"`
-	GlosaSII    *string `json:"glosa_sii,omitempty"`
-	Informados  *int    `json:"informados,omitempty"`
-	Aceptados   *int    `json:"aceptados,omitempty"`
-	Rechazados  *int    `json:"rechazados,omitempty"`
-	Reparos     *int    `json:"reparos,omitempty"`
-	Intentos    *int    `json:"intentos,omitempty"`
-}
-
-// SIIStatusInfo is the last fine-grained status query (contract §2.2).
-type SIIStatusInfo struct {
-	Source      string     `json:"source,omitempty"`
-	TrackID     *string    `json:"track_id,omitempty"`
-	EstadoSII   *string    `json:"estado_sii,omitempty"`
-	Glosa       *string    `json:"glosa,omitempty"`
-	GlosaEstado *string    `json:"glosa_estado,omitempty"`
-	ErrCode     *string    `json:"err_code,omitempty"`
-	GlosaErr    *string    `json:"glosa_err,omitempty"`
-	NumAtencion *string    `json:"num_atencion,omitempty"`
-	CheckedAt   *time.Time `json:"checked_at,omitempty"`
-	RawXML      *string    `json:"raw_xml,omitempty"`
-}
-
-// EmitirDTEResponse is the answer to an emission (contract §2.4).
-type EmitirDTEResponse struct {
-	ID         string    `json:"id"`
-	Folio      int64     `json:"folio"`
-	TipoDTE    TipoDTE   `json:"tipo_dte"`
-	Estado     Estado    `json:"estado"`
-	MontoTotal int64     `json:"monto_total"`
-	CreatedAt  time.Time `json:"created_at"`
 }
 
 // Emisor is the issuing company: the fields of contract §2.6 plus what the

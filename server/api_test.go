@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/testcreds"
@@ -44,7 +46,7 @@ func TestAPI(t *testing.T) {
 			// A store that went away answers 503 to the credential lookup.
 			g := newFixture(t, open(t), RateLimit{PerSecond: -1})
 			g.st.Close()
-			want(t, g.do("GET", api+"/empresa", nil, g.A.readHdr...), 503, CodeUnavailable)
+			want(t, g.do("GET", api+"/empresa", nil, g.A.readHdr...), 503, fault.Unavailable)
 		})
 	})
 }
@@ -66,28 +68,28 @@ func (f *fixture) testEmpresa(t *testing.T) {
 	if !strings.Contains(string(r.Body), "Servicios informáticos") {
 		t.Errorf("update not applied: %s", r.Body)
 	}
-	want(t, f.do("PUT", api+"/empresa", map[string]any{"razon_social": ""}, f.A.writeHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("PUT", api+"/empresa", map[string]any{"razon_social": ""}, f.A.writeHdr...), 400, fault.Validation)
 	r = f.do("PUT", api+"/empresa", map[string]any{"giro": "x", "rut": "1-9", "telefono": "2"}, f.A.writeHdr...)
-	want(t, r, 400, dte.CodeValidationError)
+	want(t, r, 400, fault.Validation)
 	if !strings.Contains(string(r.Body), `"field":"rut","code":"UNKNOWN_FIELD"`) || !strings.Contains(string(r.Body), `"field":"telefono"`) {
 		t.Errorf("unknown fields not named: %s", r.Body)
 	}
-	want(t, f.do("PUT", api+"/empresa", map[string]any{"giro": 5}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("PUT", api+"/empresa", `{"giro":"a"} {}`, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("PUT", api+"/empresa", `[1]`, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("PUT", api+"/empresa", `{"giro":`, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("PUT", api+"/empresa", map[string]any{"giro": "x"}, f.A.readHdr...), 403, CodeWriteNotAllowed)
-	want(t, f.do("PUT", api+"/empresa", nil, f.A.writeHdr...), 415, CodeUnsupportedMediaType)
+	want(t, f.do("PUT", api+"/empresa", map[string]any{"giro": 5}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("PUT", api+"/empresa", `{"giro":"a"} {}`, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("PUT", api+"/empresa", `[1]`, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("PUT", api+"/empresa", `{"giro":`, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("PUT", api+"/empresa", map[string]any{"giro": "x"}, f.A.readHdr...), 403, fault.WriteNotAllowed)
+	want(t, f.do("PUT", api+"/empresa", nil, f.A.writeHdr...), 415, fault.UnsupportedMediaType)
 	req := newReq("PUT", api+"/empresa", `{"giro":"x"}`, f.A.writeHdr...)
 	req.Header.Set("Content-Type", "text/plain")
-	want(t, f.tt.do(req), 415, CodeUnsupportedMediaType)
+	want(t, f.tt.do(req), 415, fault.UnsupportedMediaType)
 	big := `{"giro":"` + strings.Repeat("a", maxJSONBody) + `"}`
-	want(t, f.do("PUT", api+"/empresa", big, f.A.writeHdr...), 413, CodePayloadTooLarge)
+	want(t, f.do("PUT", api+"/empresa", big, f.A.writeHdr...), 413, fault.PayloadTooLarge)
 	// The same body without a Content-Length (chunked) is cut at the limit too.
 	req = newReq("PUT", api+"/empresa", big, f.A.writeHdr...)
 	req.ContentLength = -1
-	want(t, f.tt.do(req), 413, CodePayloadTooLarge)
-	want(t, f.do("GET", api+"/empresa", nil), 401, CodeUnauthorized)
+	want(t, f.tt.do(req), 413, fault.PayloadTooLarge)
+	want(t, f.do("GET", api+"/empresa", nil), 401, fault.Unauthorized)
 }
 
 func (f *fixture) testCertificado(t *testing.T) {
@@ -99,32 +101,32 @@ func (f *fixture) testCertificado(t *testing.T) {
 	fields := map[string]string{"password": f.creds.Password, "rut_firmante": testcreds.SignerRUT}
 	ct, body := multipartBody(t, f.creds.P12, fields)
 	want(t, f.upload(ct, body, f.A.adminHdr...), 200)
-	want(t, f.upload(ct, body, f.A.userHdr...), 403, CodeForbidden)
-	want(t, f.upload(ct, body, f.A.writeHdr...), 403, CodeForbidden)
-	want(t, f.upload(ct, body), 401, CodeUnauthorized)
-	want(t, f.upload("application/json", body, f.A.adminHdr...), 415, CodeUnsupportedMediaType)
+	want(t, f.upload(ct, body, f.A.userHdr...), 403, fault.Forbidden)
+	want(t, f.upload(ct, body, f.A.writeHdr...), 403, fault.Forbidden)
+	want(t, f.upload(ct, body), 401, fault.Unauthorized)
+	want(t, f.upload("application/json", body, f.A.adminHdr...), 415, fault.UnsupportedMediaType)
 
 	ct, body = multipartBody(t, f.creds.P12, map[string]string{"password": "wrong", "rut_firmante": testcreds.SignerRUT})
-	want(t, f.upload(ct, body, f.A.adminHdr...), 400, dte.CodeValidationError)
+	want(t, f.upload(ct, body, f.A.adminHdr...), 400, fault.Validation)
 	ct, body = multipartBody(t, nil, fields)
 	r = f.upload(ct, body, f.A.adminHdr...)
-	want(t, r, 400, dte.CodeValidationError)
+	want(t, r, 400, fault.Validation)
 	if !strings.Contains(string(r.Body), `"field":"file","code":"REQUIRED"`) {
 		t.Errorf("missing file not named: %s", r.Body)
 	}
 	// Over the contract's 50 KB: a validation error on the file.
 	ct, body = multipartBody(t, bytes.Repeat([]byte{1}, 50*1024+1), fields)
 	r = f.upload(ct, body, f.A.adminHdr...)
-	want(t, r, 400, dte.CodeValidationError)
+	want(t, r, 400, fault.Validation)
 	if !strings.Contains(string(r.Body), `"field":"file"`) {
 		t.Errorf("large file not named: %s", r.Body)
 	}
 	ct, body = multipartBody(t, f.creds.P12, map[string]string{"password": "x", "rut_firmante": "1-9", "extra": "y"})
-	want(t, f.upload(ct, body, f.A.adminHdr...), 400, dte.CodeValidationError)
+	want(t, f.upload(ct, body, f.A.adminHdr...), 400, fault.Validation)
 	// Over the whole-body limit: 413.
 	ct, body = multipartBody(t, bytes.Repeat([]byte{1}, maxCertBody), fields)
-	want(t, f.upload(ct, body, f.A.adminHdr...), 413, CodePayloadTooLarge)
-	want(t, f.upload("multipart/form-data; boundary=x", []byte("garbage"), f.A.adminHdr...), 400, dte.CodeValidationError)
+	want(t, f.upload(ct, body, f.A.adminHdr...), 413, fault.PayloadTooLarge)
+	want(t, f.upload("multipart/form-data; boundary=x", []byte("garbage"), f.A.adminHdr...), 400, fault.Validation)
 }
 
 func (f *fixture) testCAF(t *testing.T) {
@@ -141,10 +143,10 @@ func (f *fixture) testCAF(t *testing.T) {
 	if len(list.Data) != 1 {
 		t.Errorf("tipo 39: %s", r.Body)
 	}
-	want(t, f.do("GET", api+"/caf?tipo_dte=35", nil, f.A.readHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("GET", api+"/caf?tipo_dte=35", nil, f.A.readHdr...), 400, fault.Validation)
 	want(t, f.do("GET", api+"/caf/"+list.Data[0].ID, nil, f.A.readHdr...), 200)
-	want(t, f.do("GET", api+"/caf/"+newUUID(), nil, f.A.readHdr...), 404, CodeNotFound)
-	want(t, f.do("GET", api+"/caf/not-a-uuid", nil, f.A.readHdr...), 404, CodeNotFound)
+	want(t, f.do("GET", api+"/caf/"+newUUID(), nil, f.A.readHdr...), 404, fault.NotFound)
+	want(t, f.do("GET", api+"/caf/not-a-uuid", nil, f.A.readHdr...), 404, fault.NotFound)
 
 	file, err := f.creds.Authority.Issue(caftest.IssueRequest{RutEmisor: f.A.rut, RazonSocial: testcreds.EmisorRazonSocial, Tipo: 34,
 		Desde: 1, Hasta: 50, FechaAutorizacion: dte.ChileTime(time.Now()).AddDate(0, 0, -7)})
@@ -154,7 +156,7 @@ func (f *fixture) testCAF(t *testing.T) {
 	// The CAF travels base64-encoded: its bytes are ISO-8859-1, which a JSON
 	// string cannot carry as they are.
 	body := map[string]any{"tipo_dte": 34, "caf_xml": base64.StdEncoding.EncodeToString(file)}
-	want(t, f.do("POST", api+"/caf", body, f.A.readHdr...), 403, CodeWriteNotAllowed)
+	want(t, f.do("POST", api+"/caf", body, f.A.readHdr...), 403, fault.WriteNotAllowed)
 	r = f.do("POST", api+"/caf", body, f.A.writeHdr...)
 	want(t, r, 201)
 	if !strings.Contains(string(r.Body), `"folios_disponibles":50`) {
@@ -162,16 +164,16 @@ func (f *fixture) testCAF(t *testing.T) {
 	}
 	want(t, f.do("POST", api+"/caf", body, f.A.writeHdr...), 409, "CAF_RANGE_CONFLICT")
 	// B cannot register A's CAF (another RUT).
-	want(t, f.do("POST", api+"/caf", body, f.B.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", api+"/caf", map[string]any{"tipo_dte": 34, "caf_xml": "<nope/>"}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", api+"/caf", map[string]any{"tipo_dte": 34}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", api+"/caf", map[string]any{"tipo_dte": 34, "caf_xml": "x", "folio": 1}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", api+"/caf", `{"tipo_dte":34,"caf_xml":"`+strings.Repeat("a", maxCAFBody)+`"}`, f.A.writeHdr...), 413, CodePayloadTooLarge)
+	want(t, f.do("POST", api+"/caf", body, f.B.writeHdr...), 400, fault.Validation)
+	want(t, f.do("POST", api+"/caf", map[string]any{"tipo_dte": 34, "caf_xml": "<nope/>"}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("POST", api+"/caf", map[string]any{"tipo_dte": 34}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("POST", api+"/caf", map[string]any{"tipo_dte": 34, "caf_xml": "x", "folio": 1}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("POST", api+"/caf", `{"tipo_dte":34,"caf_xml":"`+strings.Repeat("a", maxCAFBody)+`"}`, f.A.writeHdr...), 413, fault.PayloadTooLarge)
 }
 
 func (f *fixture) testDTE(t *testing.T) {
 	id, r := f.emit(f.A, factura(3))
-	var em dte.EmitirDTEResponse
+	var em billing.EmitResponse
 	r.JSON(t, &em)
 	// 3 lines of 2 × (1500, 1501, 1502) = 9006 net; IVA 19% = 1711.14 → 1711; total 10717.
 	if em.TipoDTE != 33 || em.Estado != dte.EstadoFirmado || em.MontoTotal != 10717 || em.Folio < 1 {
@@ -188,13 +190,13 @@ func (f *fixture) testDTE(t *testing.T) {
 	}
 	r = f.do("GET", api+"/dte/"+id+"?include_xml=true", nil, f.A.readHdr...)
 	want(t, r, 200)
-	var full dte.DTE
+	var full billing.DTE
 	r.JSON(t, &full)
 	if !strings.Contains(full.XMLDocumento, "<TED") || full.Folio != em.Folio {
 		t.Errorf("include_xml: folio %d, xml %d bytes", full.Folio, len(full.XMLDocumento))
 	}
-	want(t, f.do("GET", api+"/dte/"+id+"?include_xml=maybe", nil, f.A.readHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("GET", api+"/dte/"+newUUID(), nil, f.A.readHdr...), 404, CodeNotFound)
+	want(t, f.do("GET", api+"/dte/"+id+"?include_xml=maybe", nil, f.A.readHdr...), 400, fault.Validation)
+	want(t, f.do("GET", api+"/dte/"+newUUID(), nil, f.A.readHdr...), 404, fault.NotFound)
 
 	// Signed XML: ISO-8859-1 bytes as stored.
 	r = f.do("GET", api+"/dte/"+id+"/xml", nil, f.A.readHdr...)
@@ -219,16 +221,16 @@ func (f *fixture) testDTE(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"?copy=original", "?formato=a4", "?cedible=2"} {
-		want(t, f.do("GET", api+"/dte/"+id+"/pdf"+q, nil, f.A.readHdr...), 400, dte.CodeValidationError)
+		want(t, f.do("GET", api+"/dte/"+id+"/pdf"+q, nil, f.A.readHdr...), 400, fault.Validation)
 	}
-	want(t, f.do("GET", api+"/dte/"+newUUID()+"/pdf", nil, f.A.readHdr...), 404, CodeNotFound)
-	want(t, f.do("GET", api+"/dte/"+newUUID()+"/xml", nil, f.A.readHdr...), 404, CodeNotFound)
+	want(t, f.do("GET", api+"/dte/"+newUUID()+"/pdf", nil, f.A.readHdr...), 404, fault.NotFound)
+	want(t, f.do("GET", api+"/dte/"+newUUID()+"/xml", nil, f.A.readHdr...), 404, fault.NotFound)
 
 	// A boleta has no cedible copy.
 	boleta := factura(1)
 	boleta["tipo_dte"] = 39
 	bid, _ := f.emit(f.A, boleta)
-	want(t, f.do("GET", api+"/dte/"+bid+"/pdf?cedible=true", nil, f.A.readHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("GET", api+"/dte/"+bid+"/pdf?cedible=true", nil, f.A.readHdr...), 400, fault.Validation)
 	want(t, f.do("GET", api+"/dte/"+bid+"/pdf?formato=80mm", nil, f.A.readHdr...), 200)
 
 	// Validation: every problem with its path, unknown nested members too.
@@ -236,26 +238,26 @@ func (f *fixture) testDTE(t *testing.T) {
 	bad["receptor"].(map[string]any)["rut"] = "76086428-4"
 	bad["detalle"].([]map[string]any)[1]["precios"] = 3
 	r = f.do("POST", api+"/dte", bad, append(f.A.writeHdr, "Idempotency-Key", newUUID())...)
-	want(t, r, 400, dte.CodeValidationError)
+	want(t, r, 400, fault.Validation)
 	if !strings.Contains(string(r.Body), `"field":"detalle[1].precios","code":"UNKNOWN_FIELD"`) {
 		t.Errorf("unknown nested field not named: %s", r.Body)
 	}
 	bad = factura(1)
 	bad["receptor"].(map[string]any)["rut"] = "76086428-4"
 	r = f.do("POST", api+"/dte", bad, append(f.A.writeHdr, "Idempotency-Key", newUUID())...)
-	want(t, r, 400, dte.CodeValidationError)
+	want(t, r, 400, fault.Validation)
 	if !strings.Contains(string(r.Body), `"field":"receptor.rut","code":"INVALID_RUT"`) {
 		t.Errorf("invalid rut not named: %s", r.Body)
 	}
-	want(t, f.do("POST", api+"/dte", factura(1), f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", api+"/dte", factura(1), append(f.A.writeHdr, "Idempotency-Key", "not-a-uuid")...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", api+"/dte", factura(1), append(f.A.readHdr, "Idempotency-Key", newUUID())...), 403, CodeWriteNotAllowed)
-	want(t, f.do("POST", api+"/dte", factura(1), "Idempotency-Key", newUUID()), 401, CodeUnauthorized)
+	want(t, f.do("POST", api+"/dte", factura(1), f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("POST", api+"/dte", factura(1), append(f.A.writeHdr, "Idempotency-Key", "not-a-uuid")...), 400, fault.Validation)
+	want(t, f.do("POST", api+"/dte", factura(1), append(f.A.readHdr, "Idempotency-Key", newUUID())...), 403, fault.WriteNotAllowed)
+	want(t, f.do("POST", api+"/dte", factura(1), "Idempotency-Key", newUUID()), 401, fault.Unauthorized)
 	req := newReq("POST", api+"/dte", "tipo_dte=33", append(f.A.writeHdr, "Idempotency-Key", newUUID())...)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	want(t, f.tt.do(req), 415, CodeUnsupportedMediaType)
+	want(t, f.tt.do(req), 415, fault.UnsupportedMediaType)
 	want(t, f.do("POST", api+"/dte", `{"tipo_dte":33,"x":"`+strings.Repeat("a", dte.MaxRequestBytes)+`"}`,
-		append(f.A.writeHdr, "Idempotency-Key", newUUID())...), 413, CodePayloadTooLarge)
+		append(f.A.writeHdr, "Idempotency-Key", newUUID())...), 413, fault.PayloadTooLarge)
 	// B holds no CAF of type 39: no folio to give.
 	want(t, f.do("POST", api+"/dte", boleta, append(f.B.writeHdr, "Idempotency-Key", newUUID())...), 409, "NO_FOLIOS_AVAILABLE")
 	// A JWT may emit.
@@ -266,7 +268,7 @@ func (f *fixture) testDTE(t *testing.T) {
 	r = f.do("GET", api+"/dte", nil, f.A.readHdr...)
 	want(t, r, 200)
 	var page struct {
-		Items      []dte.DTE
+		Items      []billing.DTE
 		NextCursor *string `json:"next_cursor"`
 		TotalCount int     `json:"total_count"`
 	}
@@ -306,7 +308,7 @@ func (f *fixture) testDTE(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"limit=0", "limit=101", "limit=x", "tipo_dte=35", "estado=pendiente", "fecha_desde=2024-13-01", "cursor=garbage"} {
-		want(t, f.do("GET", api+"/dte?"+q, nil, f.A.readHdr...), 400, dte.CodeValidationError)
+		want(t, f.do("GET", api+"/dte?"+q, nil, f.A.readHdr...), 400, fault.Validation)
 	}
 }
 
@@ -325,7 +327,7 @@ func (f *fixture) testIdempotency(t *testing.T) {
 		t.Errorf("replay: header %q, body %s vs %s", again.Header.Get("X-Idempotency-Replay"), again.Body, first.Body)
 	}
 	other := factura(3)
-	want(t, f.do("POST", api+"/dte", other, hdr...), 422, dte.CodeIdempotencyBodyMismatch)
+	want(t, f.do("POST", api+"/dte", other, hdr...), 422, fault.IdempotencyMismatch)
 
 	// A key whose first request is still running: recorded as in progress
 	// with the stored fingerprint of the first request.
@@ -341,7 +343,7 @@ func (f *fixture) testIdempotency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want(t, f.do("POST", api+"/dte", body, append(f.A.writeHdr, "Idempotency-Key", busy)...), 409, dte.CodeIdempotencyInProgress)
+	want(t, f.do("POST", api+"/dte", body, append(f.A.writeHdr, "Idempotency-Key", busy)...), 409, fault.IdempotencyInProgress)
 
 	// A folio already taken outside the protocol: DUPLICATE_FOLIO.
 	cafs, err := f.st.ListCAFs(ctx, f.A.id, 61)
@@ -372,12 +374,12 @@ func (f *fixture) testClientes(t *testing.T) {
 	// The same rut in another company is another customer.
 	want(t, f.do("POST", api+"/clientes", c, f.B.writeHdr...), 201)
 	r = f.do("POST", api+"/clientes", map[string]any{"rut": "76086428-4", "razon_social": ""}, f.A.writeHdr...)
-	want(t, r, 400, dte.CodeValidationError)
+	want(t, r, 400, fault.Validation)
 	if !strings.Contains(string(r.Body), `"field":"rut","code":"INVALID_RUT"`) || !strings.Contains(string(r.Body), `"field":"razon_social"`) {
 		t.Errorf("invalid cliente: %s", r.Body)
 	}
-	want(t, f.do("POST", api+"/clientes", map[string]any{"rut": "11111111-1", "razon_social": "x", "nombre": "y"}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", api+"/clientes", c, f.A.readHdr...), 403, CodeWriteNotAllowed)
+	want(t, f.do("POST", api+"/clientes", map[string]any{"rut": "11111111-1", "razon_social": "x", "nombre": "y"}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("POST", api+"/clientes", c, f.A.readHdr...), 403, fault.WriteNotAllowed)
 	want(t, f.do("POST", api+"/clientes", map[string]any{"rut": "11111111-1", "razon_social": "Otro Cliente Ltda."}, f.A.writeHdr...), 201)
 
 	want(t, f.do("GET", api+"/clientes/"+cl.ID, nil, f.A.readHdr...), 200)
@@ -386,8 +388,8 @@ func (f *fixture) testClientes(t *testing.T) {
 	if !strings.Contains(string(r.Body), "2345 6789") {
 		t.Errorf("update: %s", r.Body)
 	}
-	want(t, f.do("PUT", api+"/clientes/"+cl.ID, map[string]any{"rut": "11111111-1"}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("PUT", api+"/clientes/"+newUUID(), map[string]any{"notas": "x"}, f.A.writeHdr...), 404, CodeNotFound)
+	want(t, f.do("PUT", api+"/clientes/"+cl.ID, map[string]any{"rut": "11111111-1"}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("PUT", api+"/clientes/"+newUUID(), map[string]any{"notas": "x"}, f.A.writeHdr...), 404, fault.NotFound)
 
 	var page struct {
 		Data       []struct{ ID, Rut string }
@@ -414,13 +416,13 @@ func (f *fixture) testClientes(t *testing.T) {
 			t.Errorf("search %q: %d results, want %d", q, len(page.Data), n)
 		}
 	}
-	want(t, f.do("GET", api+"/clientes/search", nil, f.A.readHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("GET", api+"/clientes?limit=500", nil, f.A.readHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("GET", api+"/clientes/search", nil, f.A.readHdr...), 400, fault.Validation)
+	want(t, f.do("GET", api+"/clientes?limit=500", nil, f.A.readHdr...), 400, fault.Validation)
 
-	want(t, f.do("DELETE", api+"/clientes/"+cl.ID, nil, f.A.readHdr...), 403, CodeWriteNotAllowed)
+	want(t, f.do("DELETE", api+"/clientes/"+cl.ID, nil, f.A.readHdr...), 403, fault.WriteNotAllowed)
 	want(t, f.do("DELETE", api+"/clientes/"+cl.ID, nil, f.A.writeHdr...), 200)
-	want(t, f.do("GET", api+"/clientes/"+cl.ID, nil, f.A.readHdr...), 404, CodeNotFound)
-	want(t, f.do("DELETE", api+"/clientes/"+cl.ID, nil, f.A.writeHdr...), 404, CodeNotFound)
+	want(t, f.do("GET", api+"/clientes/"+cl.ID, nil, f.A.readHdr...), 404, fault.NotFound)
+	want(t, f.do("DELETE", api+"/clientes/"+cl.ID, nil, f.A.writeHdr...), 404, fault.NotFound)
 	// Soft-deleted: its rut is free again.
 	want(t, f.do("POST", api+"/clientes", c, f.A.writeHdr...), 201)
 }
@@ -432,8 +434,8 @@ func (f *fixture) testProductos(t *testing.T) {
 	var pr struct{ ID string }
 	r.JSON(t, &pr)
 	want(t, f.do("POST", api+"/productos", p, f.A.writeHdr...), 409, "PRODUCTO_CODIGO_CONFLICT")
-	want(t, f.do("POST", api+"/productos", map[string]any{"nombre": "", "precio_unitario": -1}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", api+"/productos", map[string]any{"nombre": "x", "precio_unitario": 1.5}, f.A.writeHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("POST", api+"/productos", map[string]any{"nombre": "", "precio_unitario": -1}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("POST", api+"/productos", map[string]any{"nombre": "x", "precio_unitario": 1.5}, f.A.writeHdr...), 400, fault.Validation)
 	want(t, f.do("POST", api+"/productos", map[string]any{"nombre": "Servicio de instalación", "es_exento": true}, f.A.writeHdr...), 201)
 	want(t, f.do("GET", api+"/productos/"+pr.ID, nil, f.A.readHdr...), 200)
 	r = f.do("PUT", api+"/productos/"+pr.ID, map[string]any{"precio_unitario": 5290}, f.A.writeHdr...)
@@ -441,8 +443,8 @@ func (f *fixture) testProductos(t *testing.T) {
 	if !strings.Contains(string(r.Body), `"precio_unitario":5290`) {
 		t.Errorf("update: %s", r.Body)
 	}
-	want(t, f.do("PUT", api+"/productos/"+pr.ID, map[string]any{"precio_unitario": -5}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("PUT", api+"/productos/"+newUUID(), map[string]any{"nombre": "x"}, f.A.writeHdr...), 404, CodeNotFound)
+	want(t, f.do("PUT", api+"/productos/"+pr.ID, map[string]any{"precio_unitario": -5}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("PUT", api+"/productos/"+newUUID(), map[string]any{"nombre": "x"}, f.A.writeHdr...), 404, fault.NotFound)
 	r = f.do("GET", api+"/productos", nil, f.A.readHdr...)
 	want(t, r, 200)
 	if !strings.Contains(string(r.Body), `"total_count":2`) {
@@ -453,9 +455,9 @@ func (f *fixture) testProductos(t *testing.T) {
 	if !strings.Contains(string(r.Body), pr.ID) || strings.Contains(string(r.Body), "instalación") {
 		t.Errorf("search: %s", r.Body)
 	}
-	want(t, f.do("GET", api+"/productos/search?q="+strings.Repeat("x", 101), nil, f.A.readHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("GET", api+"/productos/search?q="+strings.Repeat("x", 101), nil, f.A.readHdr...), 400, fault.Validation)
 	want(t, f.do("DELETE", api+"/productos/"+pr.ID, nil, f.A.writeHdr...), 200)
-	want(t, f.do("GET", api+"/productos/"+pr.ID, nil, f.A.readHdr...), 404, CodeNotFound)
+	want(t, f.do("GET", api+"/productos/"+pr.ID, nil, f.A.readHdr...), 404, fault.NotFound)
 	want(t, f.do("POST", api+"/productos", p, f.A.writeHdr...), 201)
 }
 
@@ -463,7 +465,7 @@ func (f *fixture) testWebhooks(t *testing.T) {
 	r := f.do("GET", api+"/webhooks", nil, f.A.readHdr...)
 	want(t, r, 200)
 	body := map[string]any{"url": "https://hooks.example.com/dtekit", "events": []string{"dte.created", "dte.accepted"}}
-	want(t, f.do("POST", api+"/webhooks", body, f.A.readHdr...), 403, CodeWriteNotAllowed)
+	want(t, f.do("POST", api+"/webhooks", body, f.A.readHdr...), 403, fault.WriteNotAllowed)
 	r = f.do("POST", api+"/webhooks", body, f.A.writeHdr...)
 	want(t, r, 201)
 	var wh struct{ ID, Secret string }
@@ -482,12 +484,12 @@ func (f *fixture) testWebhooks(t *testing.T) {
 		{"url": "https://hooks.example.com/x", "events": []string{}},
 		{"url": "https://hooks.example.com/x", "events": []string{"dte.deleted"}},
 	} {
-		want(t, f.do("POST", api+"/webhooks", bad, f.A.writeHdr...), 400, dte.CodeValidationError)
+		want(t, f.do("POST", api+"/webhooks", bad, f.A.writeHdr...), 400, fault.Validation)
 	}
 	hook := api + "/webhooks/" + wh.ID
 
 	// A ping queues a delivery; it is listed, readable and may be resent.
-	want(t, f.do("POST", hook+"/ping", nil, f.A.readHdr...), 403, CodeWriteNotAllowed)
+	want(t, f.do("POST", hook+"/ping", nil, f.A.readHdr...), 403, fault.WriteNotAllowed)
 	r = f.do("POST", hook+"/ping", nil, f.A.writeHdr...)
 	want(t, r, 202)
 	var dl struct {
@@ -503,11 +505,11 @@ func (f *fixture) testWebhooks(t *testing.T) {
 	if !strings.Contains(string(r.Body), dl.ID) {
 		t.Errorf("deliveries: %s", r.Body)
 	}
-	want(t, f.do("GET", hook+"/deliveries?limit=0", nil, f.A.readHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("GET", hook+"/deliveries?limit=0", nil, f.A.readHdr...), 400, fault.Validation)
 	want(t, f.do("GET", hook+"/deliveries/"+dl.ID, nil, f.A.readHdr...), 200)
-	want(t, f.do("GET", hook+"/deliveries/"+newUUID(), nil, f.A.readHdr...), 404, CodeNotFound)
+	want(t, f.do("GET", hook+"/deliveries/"+newUUID(), nil, f.A.readHdr...), 404, fault.NotFound)
 	want(t, f.do("POST", hook+"/deliveries/"+dl.ID+"/resend", nil, f.A.writeHdr...), 202)
-	want(t, f.do("POST", hook+"/deliveries/"+newUUID()+"/resend", nil, f.A.writeHdr...), 404, CodeNotFound)
+	want(t, f.do("POST", hook+"/deliveries/"+newUUID()+"/resend", nil, f.A.writeHdr...), 404, fault.NotFound)
 
 	// Rotation: a generated secret, or the one sent; a bad one is refused.
 	r = f.do("POST", hook+"/rotate-secret", nil, f.A.writeHdr...)
@@ -517,8 +519,8 @@ func (f *fixture) testWebhooks(t *testing.T) {
 	if !strings.HasPrefix(rot.Secret, "whsec_") || rot.Secret == wh.Secret {
 		t.Errorf("rotated secret %q", rot.Secret)
 	}
-	want(t, f.do("POST", hook+"/rotate-secret", map[string]any{"secret": "plain"}, f.A.writeHdr...), 400, dte.CodeValidationError)
-	want(t, f.do("POST", hook+"/rotate-secret", map[string]any{"secreto": "x"}, f.A.writeHdr...), 400, dte.CodeValidationError)
+	want(t, f.do("POST", hook+"/rotate-secret", map[string]any{"secret": "plain"}, f.A.writeHdr...), 400, fault.Validation)
+	want(t, f.do("POST", hook+"/rotate-secret", map[string]any{"secreto": "x"}, f.A.writeHdr...), 400, fault.Validation)
 	want(t, f.do("POST", hook+"/enable", nil, f.A.writeHdr...), 200)
 
 	// Company B sees none of it.
@@ -527,21 +529,21 @@ func (f *fixture) testWebhooks(t *testing.T) {
 		{"POST", hook + "/deliveries/" + dl.ID + "/resend"}, {"POST", hook + "/rotate-secret"},
 		{"POST", hook + "/enable"}, {"DELETE", hook},
 	} {
-		want(t, f.do(pb.method, pb.path, nil, f.B.writeHdr...), 404, CodeNotFound)
+		want(t, f.do(pb.method, pb.path, nil, f.B.writeHdr...), 404, fault.NotFound)
 	}
 	want(t, f.do("DELETE", api+"/webhooks/"+wh.ID, nil, f.A.writeHdr...), 200)
-	want(t, f.do("DELETE", api+"/webhooks/"+wh.ID, nil, f.A.writeHdr...), 404, CodeNotFound)
+	want(t, f.do("DELETE", api+"/webhooks/"+wh.ID, nil, f.A.writeHdr...), 404, fault.NotFound)
 }
 
 func (f *fixture) testRouting(t *testing.T) {
-	want(t, f.do("GET", "/api/v1/billing/nothing", nil, f.A.readHdr...), 404, CodeNotFound)
+	want(t, f.do("GET", "/api/v1/billing/nothing", nil, f.A.readHdr...), 404, fault.NotFound)
 	r := f.do("PATCH", api+"/empresa", nil, f.A.writeHdr...)
-	want(t, r, 405, CodeMethodNotAllowed)
+	want(t, r, 405, fault.MethodNotAllowed)
 	if a := r.Header.Get("Allow"); !strings.Contains(a, "GET") || !strings.Contains(a, "PUT") {
 		t.Errorf("Allow %q", a)
 	}
-	want(t, f.do("DELETE", api+"/dte", nil, f.A.writeHdr...), 405, CodeMethodNotAllowed)
-	want(t, f.do("PUT", api+"/dte/"+newUUID()+"/pdf", nil, f.A.writeHdr...), 405, CodeMethodNotAllowed)
+	want(t, f.do("DELETE", api+"/dte", nil, f.A.writeHdr...), 405, fault.MethodNotAllowed)
+	want(t, f.do("PUT", api+"/dte/"+newUUID()+"/pdf", nil, f.A.writeHdr...), 405, fault.MethodNotAllowed)
 }
 
 // testTenants: company B probing every id of company A gets 404, exactly
@@ -576,7 +578,7 @@ func (f *fixture) testTenants(t *testing.T) {
 		}
 		for _, hdr := range [][]string{f.B.writeHdr, f.B.adminHdr} {
 			r := f.do(pb.method, pb.path, body, hdr...)
-			want(t, r, 404, CodeNotFound)
+			want(t, r, 404, fault.NotFound)
 		}
 	}
 	// A's own data is untouched and still there.
@@ -604,7 +606,7 @@ func TestRateLimitOverBilling(t *testing.T) {
 			want(t, f.do("GET", api+"/empresa", nil, f.A.readHdr...), 200)
 		}
 		r := f.do("GET", api+"/empresa", nil, f.A.readHdr...)
-		want(t, r, 429, CodeRateLimited)
+		want(t, r, 429, fault.RateLimited)
 		if r.Header.Get("Retry-After") != "1" {
 			t.Errorf("Retry-After %q", r.Header.Get("Retry-After"))
 		}
@@ -615,7 +617,7 @@ func TestRateLimitOverBilling(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			want(t, f.do("GET", api+"/empresa", nil, "X-Api-Key", "dtk_bad"), 401)
 		}
-		want(t, f.do("GET", api+"/empresa", nil, "X-Api-Key", "dtk_bad"), 429, CodeRateLimited)
+		want(t, f.do("GET", api+"/empresa", nil, "X-Api-Key", "dtk_bad"), 429, fault.RateLimited)
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -129,7 +130,7 @@ func JWKSKeyfunc(ctx context.Context, url string) (jwt.Keyfunc, error) {
 // looking at it.
 const maxCredentialLen = 8192
 
-var errUnauthorized = newError(http.StatusUnauthorized, CodeUnauthorized, "missing or invalid credential")
+var errUnauthorized = newError(http.StatusUnauthorized, fault.Unauthorized, "missing or invalid credential")
 
 // authenticate resolves the request's credential.
 func (s *Server) authenticate(r *http.Request) (*Principal, error) {
@@ -137,7 +138,7 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 	key := r.Header.Get("X-Api-Key")
 	switch {
 	case authz != "" && key != "":
-		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "send either X-Api-Key or Authorization, not both")
+		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "send either X-Api-Key or Authorization, not both")
 	case key != "":
 		if len(key) > maxCredentialLen {
 			return nil, errUnauthorized
@@ -154,7 +155,7 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 		}
 		return s.verifyJWT(strings.TrimSpace(tok))
 	default:
-		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "missing credential: send X-Api-Key or Authorization: Bearer")
+		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "missing credential: send X-Api-Key or Authorization: Bearer")
 	}
 }
 
@@ -162,7 +163,7 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 func (s *Server) verifyJWT(tok string) (*Principal, error) {
 	cfg := s.jwt
 	if cfg == nil || cfg.Keyfunc == nil {
-		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "bearer tokens are not configured on this server")
+		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "bearer tokens are not configured on this server")
 	}
 	leeway := cfg.Leeway
 	if leeway == 0 {
@@ -177,10 +178,10 @@ func (s *Server) verifyJWT(tok string) (*Principal, error) {
 		jwt.WithLeeway(leeway),
 	)
 	if err != nil {
-		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "invalid bearer token")
+		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "invalid bearer token")
 	}
 	if !isUUID(c.EmpresaID) {
-		return nil, newError(http.StatusUnauthorized, CodeUnauthorized, "bearer token without a valid empresa_id claim")
+		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "bearer token without a valid empresa_id claim")
 	}
 	sub := c.Subject
 	if sub == "" {

@@ -55,7 +55,12 @@ func BenchmarkEmitLoad(b *testing.B) {
 		ctx := context.Background()
 
 		inproc := func() error {
-			_, err := fx.b.EmitDTE(ctx, fx.A.id, newUUID(), body)
+			// Decoded here too, as the HTTP path does.
+			req, err := dte.DecodeRequest(bytes.NewReader(body))
+			if err != nil {
+				return err
+			}
+			_, _, err = fx.b.Emit(ctx, fx.A.id, newUUID(), req)
 			return err
 		}
 		overHTTP := func() error {

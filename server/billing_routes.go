@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"mime"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 )
 
@@ -89,7 +91,7 @@ func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *Principal) e
 		return err
 	}
 	if page.Items == nil {
-		page.Items = []dte.DTE{}
+		page.Items = []billing.DTE{}
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
@@ -110,16 +112,31 @@ func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *Principal) e
 	if err != nil {
 		return err
 	}
-	res, err := s.billing.EmitDTE(r.Context(), p.EmpresaID, r.Header.Get("Idempotency-Key"), body)
+	key := r.Header.Get("Idempotency-Key")
+	if err := billing.CheckIdempotencyKey(key); err != nil {
+		return err
+	}
+	req, err := dte.DecodeRequest(bytes.NewReader(body))
+	if err != nil {
+		var ve *dte.ValidationError
+		if errors.As(err, &ve) {
+			return err
+		}
+		return validation("the request body cannot be read",
+			dte.FieldError{Field: "body", Code: dte.CodeInvalidJSON, Message: "the request body cannot be read: " + err.Error()})
+	}
+	res, replayed, err := s.billing.Emit(r.Context(), p.EmpresaID, key, req)
 	if err != nil {
 		return err
 	}
-	if res.Replay {
+	// A replay answers the first response: the same value, encoded the
+	// same way, so the same bytes.
+	if replayed {
 		w.Header().Set("X-Idempotency-Replay", "true")
 	} else {
 		s.metrics.emission.Observe(time.Since(start).Seconds())
 	}
-	writeJSONBytes(w, res.Status, res.Body)
+	writeJSON(w, http.StatusCreated, res)
 	return nil
 }
 
@@ -217,7 +234,7 @@ const maxFormField = 1024
 func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *Principal) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
-		return newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be multipart/form-data")
+		return newError(http.StatusUnsupportedMediaType, fault.UnsupportedMediaType, "the body must be multipart/form-data")
 	}
 	if r.ContentLength > maxCertBody {
 		return tooLarge(maxCertBody)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 )
 
@@ -31,7 +32,7 @@ const (
 func readBody(w http.ResponseWriter, r *http.Request, want string, limit int64) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != want {
-		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be "+want)
+		return nil, newError(http.StatusUnsupportedMediaType, fault.UnsupportedMediaType, "the body must be "+want)
 	}
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
@@ -42,7 +43,7 @@ func readBody(w http.ResponseWriter, r *http.Request, want string, limit int64) 
 		if errors.As(err, &mbe) {
 			return nil, tooLarge(limit)
 		}
-		return nil, newError(http.StatusBadRequest, dte.CodeValidationError, "could not read the request body")
+		return nil, newError(http.StatusBadRequest, fault.Validation, "could not read the request body")
 	}
 	return b, nil
 }

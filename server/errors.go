@@ -7,43 +7,40 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 )
 
-// Top-level error codes the server itself produces, beside the ones billing
-// and dte return (VALIDATION_ERROR, DUPLICATE_FOLIO, …).
-const (
-	CodeUnauthorized         = "UNAUTHORIZED"
-	CodeForbidden            = "FORBIDDEN"
-	CodeWriteNotAllowed      = "WRITE_NOT_ALLOWED"
-	CodeNotFound             = "NOT_FOUND"
-	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
-	CodePayloadTooLarge      = "PAYLOAD_TOO_LARGE"
-	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
-	CodeRateLimited          = "RATE_LIMITED"
-	CodeInternal             = "INTERNAL_ERROR"
-	CodeUnavailable          = "SERVICE_UNAVAILABLE"
-)
+// ErrorResponse is the contract's error envelope (§7): every answer
+// with a status of 400 or more carries one.
+type ErrorResponse struct {
+	Code     fault.Code       `json:"code"`
+	Message  string           `json:"message"`
+	Error    string           `json:"error,omitempty"`
+	Details  []dte.FieldError `json:"details,omitempty"`
+	Severity string           `json:"severity,omitempty"`
+	Context  map[string]any   `json:"context,omitempty"`
+}
 
 // httpError is an error with the status and envelope it answers.
 type httpError struct {
 	status  int
-	code    string
+	code    fault.Code
 	message string
 	details []dte.FieldError
 	// header holds extra response headers (Allow, Retry-After).
 	header http.Header
 }
 
-func (e *httpError) Error() string { return e.code + ": " + e.message }
+func (e *httpError) Error() string { return string(e.code) + ": " + e.message }
 
-func newError(status int, code, message string) *httpError {
+func newError(status int, code fault.Code, message string) *httpError {
 	return &httpError{status: status, code: code, message: message}
 }
 
 // validation returns a 400 VALIDATION_ERROR with the given details.
 func validation(message string, details ...dte.FieldError) *httpError {
-	return &httpError{status: http.StatusBadRequest, code: dte.CodeValidationError, message: message, details: details}
+	return &httpError{status: http.StatusBadRequest, code: fault.Validation, message: message, details: details}
 }
 
 // invalidParam reports one malformed query or form parameter.
@@ -52,7 +49,7 @@ func invalidParam(name string, code dte.DetailCode, message string) *httpError {
 }
 
 var (
-	errNotFound = newError(http.StatusNotFound, CodeNotFound, "resource not found")
+	errNotFound = newError(http.StatusNotFound, fault.NotFound, "resource not found")
 )
 
 // severity returns the envelope severity of an HTTP status.
@@ -73,7 +70,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Add(k, v)
 		}
 	}
-	env := dte.ErrorResponse{
+	env := ErrorResponse{
 		Code:     he.code,
 		Message:  he.message,
 		Error:    he.message,
@@ -90,11 +87,6 @@ func (s *Server) classify(r *http.Request, err error) *httpError {
 	if errors.As(err, &he) {
 		return he
 	}
-	var ve *dte.ValidationError
-	if errors.As(err, &ve) {
-		env := ve.Envelope()
-		return &httpError{status: http.StatusBadRequest, code: env.Code, message: env.Message, details: env.Details}
-	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return tooLarge(mbe.Limit)
@@ -108,11 +100,11 @@ func (s *Server) classify(r *http.Request, err error) *httpError {
 	}
 	s.logger.LogAttrs(r.Context(), slog.LevelError, "internal error",
 		slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
-	return newError(http.StatusInternalServerError, CodeInternal, "internal error; quote the request id when reporting it")
+	return newError(http.StatusInternalServerError, fault.Internal, "internal error; quote the request id when reporting it")
 }
 
 func tooLarge(limit int64) *httpError {
-	return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+	return newError(http.StatusRequestEntityTooLarge, fault.PayloadTooLarge,
 		"the request body exceeds "+strconv.FormatInt(limit, 10)+" bytes")
 }
 
@@ -123,7 +115,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		// Every value the server writes is marshalable; reaching this is a
 		// bug, and the client still gets an envelope.
 		status = http.StatusInternalServerError
-		b = []byte(`{"code":"INTERNAL_ERROR","message":"response encoding failed","error":"response encoding failed","severity":"critical"}`)
+		b = []byte(`{"code":"` + string(fault.Internal) + `","message":"response encoding failed","error":"response encoding failed","severity":"critical"}`)
 	}
 	writeJSONBytes(w, status, b)
 }

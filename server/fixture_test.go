@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/pgtest"
@@ -200,10 +201,10 @@ func (f *fixture) do(method, target string, body any, hdr ...string) *response {
 }
 
 // want fails the test unless r has the status (and, when given, the code).
-func want(t testing.TB, r *response, status int, code ...string) {
+func want(t testing.TB, r *response, status int, code ...fault.Code) {
 	t.Helper()
 	if r.Status != status || (len(code) > 0 && r.Code() != code[0]) {
-		c := ""
+		c := fault.Code("")
 		if len(code) > 0 {
 			c = code[0]
 		}
@@ -258,7 +259,7 @@ func (f *fixture) emit(c company, body any) (string, *response) {
 	f.t.Helper()
 	r := f.do("POST", "/api/v1/billing/dte", body, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(f.t, r, http.StatusCreated)
-	var out dte.EmitirDTEResponse
+	var out billing.EmitResponse
 	r.JSON(f.t, &out)
 	return out.ID, r
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
@@ -141,9 +142,9 @@ func (r *response) JSON(t testing.TB, v any) {
 }
 
 // Code returns the envelope's code.
-func (r *response) Code() string {
+func (r *response) Code() fault.Code {
 	var env struct {
-		Code string `json:"code"`
+		Code fault.Code `json:"code"`
 	}
 	_ = json.Unmarshal(r.Body, &env)
 	return env.Code

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store/sqlite"
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -126,11 +127,11 @@ func TestRoutingErrorsAreEnvelopes(t *testing.T) {
 	tt := &tester{t: t, h: s}
 
 	r := tt.do(newReq("GET", "/nope", nil))
-	if r.Status != 404 || r.Code() != CodeNotFound {
+	if r.Status != 404 || r.Code() != fault.NotFound {
 		t.Errorf("unknown path: %d %s", r.Status, r.Body)
 	}
 	r = tt.do(newReq("DELETE", "/healthz", nil))
-	if r.Status != 405 || r.Code() != CodeMethodNotAllowed || !strings.Contains(r.Header.Get("Allow"), "GET") {
+	if r.Status != 405 || r.Code() != fault.MethodNotAllowed || !strings.Contains(r.Header.Get("Allow"), "GET") {
 		t.Errorf("wrong method: %d %v %s", r.Status, r.Header, r.Body)
 	}
 	r = tt.do(newReq("GET", "/healthz", nil))
@@ -147,7 +148,7 @@ func TestRoutingErrorsAreEnvelopes(t *testing.T) {
 	}
 	s.Drain()
 	r = tt.do(newReq("GET", "/readyz", nil))
-	if r.Status != 503 || r.Code() != CodeUnavailable {
+	if r.Status != 503 || r.Code() != fault.Unavailable {
 		t.Errorf("readyz while draining: %d %s", r.Status, r.Body)
 	}
 }
@@ -173,7 +174,7 @@ func TestPanicAnswers500WithoutStack(t *testing.T) {
 		panic("boom: secret detail")
 	})
 	r := (&tester{t: t, h: s}).do(newReq("GET", "/api/v1/billing/empresa", nil))
-	if r.Status != 500 || r.Code() != CodeInternal {
+	if r.Status != 500 || r.Code() != fault.Internal {
 		t.Fatalf("panic: %d %s", r.Status, r.Body)
 	}
 	if strings.Contains(string(r.Body), "boom") || strings.Contains(string(r.Body), "goroutine") {
@@ -232,7 +233,7 @@ func TestAuthentication(t *testing.T) {
 		if r.Status != c.want {
 			t.Errorf("%s: status %d, want %d: %s", c.name, r.Status, c.want, r.Body)
 		}
-		if c.want == 401 && r.Code() != CodeUnauthorized {
+		if c.want == 401 && r.Code() != fault.Unauthorized {
 			t.Errorf("%s: code %s", c.name, r.Code())
 		}
 	}
@@ -244,12 +245,12 @@ func TestRoles(t *testing.T) {
 		acc  access
 		hdr  []string
 		want int
-		code string
+		code fault.Code
 	}{
-		{write, []string{"X-Api-Key", "read-key"}, 403, CodeWriteNotAllowed},
+		{write, []string{"X-Api-Key", "read-key"}, 403, fault.WriteNotAllowed},
 		{write, []string{"X-Api-Key", "write-key"}, 200, ""},
-		{admin, []string{"X-Api-Key", "write-key"}, 403, CodeForbidden},
-		{admin, []string{"Authorization", "Bearer " + signToken(t, jwt.SigningMethodRS256, key, func() jwt.MapClaims { c := goodClaims(); c["role"] = "user"; return c }())}, 403, CodeForbidden},
+		{admin, []string{"X-Api-Key", "write-key"}, 403, fault.Forbidden},
+		{admin, []string{"Authorization", "Bearer " + signToken(t, jwt.SigningMethodRS256, key, func() jwt.MapClaims { c := goodClaims(); c["role"] = "user"; return c }())}, 403, fault.Forbidden},
 		{admin, []string{"Authorization", "Bearer " + signToken(t, jwt.SigningMethodRS256, key, goodClaims())}, 200, ""},
 	} {
 		s := newInfraServer(t, key, RateLimit{PerSecond: -1})
@@ -276,7 +277,7 @@ func TestRateLimit(t *testing.T) {
 		}
 	}
 	r := tt.do(newReq("GET", "/api/v1/billing/empresa", nil, "X-Api-Key", "read-key"))
-	if r.Status != 429 || r.Code() != CodeRateLimited {
+	if r.Status != 429 || r.Code() != fault.RateLimited {
 		t.Fatalf("third request: %d %s", r.Status, r.Body)
 	}
 	// One token every 2 s: the wait is at most 2 s, written in whole seconds.

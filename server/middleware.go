@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"time"
+
+	"github.com/dtekit/dtekit/billing/fault"
 )
 
 type ctxKey int
@@ -138,14 +140,14 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request) (route string) {
 				// Headers are gone; the client sees a truncated response.
 				panic(http.ErrAbortHandler)
 			}
-			s.writeError(w, r, newError(http.StatusInternalServerError, CodeInternal,
+			s.writeError(w, r, newError(http.StatusInternalServerError, fault.Internal,
 				"internal error; quote the request id when reporting it"))
 		}
 	}()
 	if r.URL.Path != cleanPath(r.URL.Path) {
 		// The mux would redirect to the cleaned path; an API client that
 		// sends "." or ".." segments or doubled slashes gets a plain 404.
-		s.writeError(w, r, newError(http.StatusNotFound, CodeNotFound, "no such path: "+strconv.Quote(r.URL.Path)))
+		s.writeError(w, r, newError(http.StatusNotFound, fault.NotFound, "no such path: "+strconv.Quote(r.URL.Path)))
 		return "unmatched"
 	}
 	h, pattern := s.mux.Handler(r)
@@ -155,7 +157,7 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request) (route string) {
 		rec := &headerRecorder{header: http.Header{}}
 		h.ServeHTTP(rec, r)
 		if rec.status == http.StatusMethodNotAllowed {
-			he := newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			he := newError(http.StatusMethodNotAllowed, fault.MethodNotAllowed,
 				"method "+r.Method+" is not allowed on this path")
 			if allow := rec.header.Get("Allow"); allow != "" {
 				he.header = http.Header{"Allow": {allow}}
@@ -163,7 +165,7 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request) (route string) {
 			s.writeError(w, r, he)
 			return "unmatched"
 		}
-		s.writeError(w, r, newError(http.StatusNotFound, CodeNotFound, "no such path: "+strconv.Quote(r.URL.Path)))
+		s.writeError(w, r, newError(http.StatusNotFound, fault.NotFound, "no such path: "+strconv.Quote(r.URL.Path)))
 		return "unmatched"
 	}
 	route = pattern

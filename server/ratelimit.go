@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"golang.org/x/time/rate"
 )
 
@@ -103,7 +104,7 @@ func rateLimited(wait time.Duration) *httpError {
 	if secs < 1 {
 		secs = 1
 	}
-	he := newError(http.StatusTooManyRequests, CodeRateLimited,
+	he := newError(http.StatusTooManyRequests, fault.RateLimited,
 		"rate limit exceeded; retry after "+strconv.Itoa(secs)+" s")
 	he.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
 	return he

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
 )
 
 // Config configures a Server.
@@ -121,10 +122,10 @@ func (s *Server) handle(pattern string, acc access, h apiHandler) {
 		}
 		switch {
 		case acc == admin && !p.Admin:
-			s.writeError(w, r, newError(http.StatusForbidden, CodeForbidden, "this operation requires the admin role"))
+			s.writeError(w, r, newError(http.StatusForbidden, fault.Forbidden, "this operation requires the admin role"))
 			return
 		case acc >= write && !p.Write:
-			s.writeError(w, r, newError(http.StatusForbidden, CodeWriteNotAllowed,
+			s.writeError(w, r, newError(http.StatusForbidden, fault.WriteNotAllowed,
 				"this API key is read-only; ask the operator for write access"))
 			return
 		}
@@ -159,7 +160,7 @@ const readyTimeout = 3 * time.Second
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
-		he := newError(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down")
+		he := newError(http.StatusServiceUnavailable, fault.Unavailable, "the server is shutting down")
 		s.writeError(w, r, he)
 		return
 	}
@@ -179,7 +180,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if len(failed) > 0 {
 		s.logger.LogAttrs(r.Context(), slog.LevelWarn, "not ready", slog.Any("checks", failed))
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{
-			"code":     CodeUnavailable,
+			"code":     fault.Unavailable,
 			"message":  "not ready",
 			"error":    "not ready",
 			"severity": "critical",
@@ -194,7 +195,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) billingAPIKey(ctx context.Context, key string) (*Principal, error) {
 	bp, err := s.billing.AuthenticateAPIKey(ctx, key)
 	if err != nil {
-		if billing.KindOf(err) == billing.KindInternal || billing.KindOf(err) == billing.KindUnavailable {
+		if fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable {
 			return nil, err
 		}
 		return nil, errUnauthorized

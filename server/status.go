@@ -4,31 +4,38 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/dte"
 )
 
 // kindStatus is the status of each billing error kind (contract §7):
 // validation 400, credential 401, role 403, not found 404, conflicts and a
 // key still in progress 409, a key reused with another body 422, a
 // dependency down 503, anything else 500.
-var kindStatus = map[billing.Kind]int{
-	billing.KindValidation:            http.StatusBadRequest,
-	billing.KindUnauthorized:          http.StatusUnauthorized,
-	billing.KindForbidden:             http.StatusForbidden,
-	billing.KindNotFound:              http.StatusNotFound,
-	billing.KindConflict:              http.StatusConflict,
-	billing.KindIdempotencyInProgress: http.StatusConflict,
-	billing.KindIdempotencyMismatch:   http.StatusUnprocessableEntity,
-	billing.KindUnavailable:           http.StatusServiceUnavailable,
-	billing.KindInternal:              http.StatusInternalServerError,
+var kindStatus = map[fault.Kind]int{
+	fault.KindValidation:            http.StatusBadRequest,
+	fault.KindUnauthorized:          http.StatusUnauthorized,
+	fault.KindForbidden:             http.StatusForbidden,
+	fault.KindNotFound:              http.StatusNotFound,
+	fault.KindConflict:              http.StatusConflict,
+	fault.KindIdempotencyInProgress: http.StatusConflict,
+	fault.KindIdempotencyMismatch:   http.StatusUnprocessableEntity,
+	fault.KindUnavailable:           http.StatusServiceUnavailable,
+	fault.KindInternal:              http.StatusInternalServerError,
 }
 
-// classifyService maps a billing error to its answer, or returns nil when
+// classifyService maps a billing error (a *fault.Error, or a
+// *dte.ValidationError) to its answer, or returns nil when
 // err is not one. Internal errors keep billing's generic message; their
 // cause (Err) goes to the log only.
 func classifyService(err error) *httpError {
-	var be *billing.Error
-	if !errors.As(err, &be) {
+	var be *fault.Error
+	var ve *dte.ValidationError
+	switch {
+	case errors.As(err, &be):
+	case errors.As(err, &ve):
+		be = fault.FromValidation(ve)
+	default:
 		return nil
 	}
 	status, ok := kindStatus[be.Kind]
@@ -37,10 +44,10 @@ func classifyService(err error) *httpError {
 	}
 	code, msg := be.Code, be.Message
 	if status == http.StatusInternalServerError {
-		code, msg = CodeInternal, "internal error; quote the request id when reporting it"
+		code, msg = fault.Internal, "internal error; quote the request id when reporting it"
 	}
 	if code == "" {
-		code = CodeInternal
+		code = fault.Internal
 	}
 	if msg == "" {
 		msg = http.StatusText(status)

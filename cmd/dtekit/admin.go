@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 )
 
@@ -196,7 +197,7 @@ func adminJSON(env *cmdEnv, v any) int {
 
 // adminFail prints a failure; billing's validation details one per line.
 func adminFail(env *cmdEnv, err error) int {
-	var be *billing.Error
+	var be *fault.Error
 	if errors.As(err, &be) {
 		fmt.Fprintf(env.stderr, "dtekit admin: %s (%s)\n", be.Message, be.Code)
 		for _, d := range be.Details {

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/smallrsa"
+	"github.com/dtekit/dtekit/server"
 	"github.com/dtekit/dtekit/signer"
 )
 
@@ -92,7 +94,7 @@ func report(env *cmdEnv, cmd string, jsonOut bool, e *cliError) int {
 	fmt.Fprintf(env.stderr, "dtekit %s: %s (%s)\n", cmd, e, e.code)
 	if jsonOut {
 		msg := e.Error()
-		_ = totalsWriteJSON(env.stdout, dte.ErrorResponse{Code: e.code, Message: msg, Error: msg, Severity: "error"})
+		_ = totalsWriteJSON(env.stdout, server.ErrorResponse{Code: fault.Code(e.code), Message: msg, Error: msg, Severity: "error"})
 	}
 	return exitFail
 }
@@ -111,7 +113,9 @@ func reportValidation(env *cmdEnv, cmd, input string, jsonOut bool, ve *dte.Vali
 		fmt.Fprintf(env.stderr, "  %s: %s (%s)\n", d.Field, msg, d.Code)
 	}
 	if jsonOut {
-		_ = totalsWriteJSON(env.stdout, ve.Envelope())
+		fe := fault.FromValidation(ve)
+		_ = totalsWriteJSON(env.stdout, server.ErrorResponse{Code: fe.Code, Message: fe.Message, Error: fe.Message,
+			Details: fe.Details, Severity: "error"})
 	}
 	return exitFail
 }

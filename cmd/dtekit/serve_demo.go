@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
@@ -225,7 +226,7 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 			return err
 		}
 		in := billing.CAFInput{TipoDTE: t, CAFXML: base64.StdEncoding.EncodeToString(file)}
-		if _, err := b.RegisterCAF(ctx, empresaID, in); err != nil && billing.AsError(err).Code != billing.CodeCAFRangeConflict {
+		if _, err := b.RegisterCAF(ctx, empresaID, in); err != nil && fault.As(err).Code != fault.CAFRangeConflict {
 			return fmt.Errorf("registering the CAF of type %d: %w", t, err)
 		}
 	}

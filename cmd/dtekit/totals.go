@@ -51,7 +51,7 @@ func runTotals(ctx context.Context, env *cmdEnv, args []string) int {
 		var err error
 		if tot, err = dte.ComputeTotals(req); err != nil {
 			if !errors.As(err, &verr) {
-				verr = &dte.ValidationError{Details: []dte.FieldError{{Code: dte.CodeValidationError, Message: err.Error()}}}
+				verr = &dte.ValidationError{Details: []dte.FieldError{{Code: dte.CodeInvalidValue, Message: err.Error()}}}
 			}
 		}
 	}
@@ -75,7 +75,7 @@ func validateDecodedRequest(r *dte.EmitirDTERequest) *dte.ValidationError {
 	if errors.As(err, &ve) {
 		return ve
 	}
-	return &dte.ValidationError{Details: []dte.FieldError{{Code: dte.CodeValidationError, Message: err.Error()}}}
+	return &dte.ValidationError{Details: []dte.FieldError{{Code: dte.CodeInvalidValue, Message: err.Error()}}}
 }
 
 // decodeRequest decodes an emission request strictly with dte.DecodeRequest

@@ -1,0 +1,71 @@
+package billing
+
+import (
+	"time"
+
+	"github.com/dtekit/dtekit/dte"
+)
+
+// DTE is a document as the service shows it (contract §2.2): its
+// amounts, lines and references, its state, and how its submission to the
+// SII went.
+type DTE struct {
+	ID                  string             `json:"id"`
+	TipoDTE             dte.TipoDTE        `json:"tipo_dte"`
+	Folio               int64              `json:"folio"`
+	Estado              dte.Estado         `json:"estado"`
+	RutReceptor         string             `json:"rut_receptor"`
+	RazonSocialReceptor string             `json:"razon_social_receptor"`
+	FechaEmision        string             `json:"fecha_emision"`
+	MontoNeto           *int64             `json:"monto_neto"`
+	MontoExento         *int64             `json:"monto_exento"`
+	TasaIVA             dte.Decimal        `json:"tasa_iva,omitempty"`
+	IVA                 *int64             `json:"iva"`
+	MontoTotal          int64              `json:"monto_total"`
+	Detalle             []dte.LineaDetalle `json:"detalle"`
+	Referencias         []dte.Referencia   `json:"referencias,omitempty"`
+	Tracking            *Tracking          `json:"tracking,omitempty"`
+	SIIStatus           *SIIStatus         `json:"sii_status,omitempty"`
+	XMLDocumento        string             `json:"xml_documento,omitempty"`
+	Metadata            map[string]any     `json:"metadata,omitempty"`
+	CreatedAt           time.Time          `json:"created_at"`
+	UpdatedAt           time.Time          `json:"updated_at"`
+}
+
+// Tracking follows a document's submission to the SII (contract §2.2).
+type Tracking struct {
+	EnvioID     *string `json:"envio_id,omitempty"`
+	TrackID     *string `json:"track_id,omitempty"`
+	EstadoEnvio *string `json:"estado_envio,omitempty"`
+	CodigoSII   *string `json:"codigo_sii,omitempty"`
+	GlosaSII    *string `json:"glosa_sii,omitempty"`
+	Informados  *int    `json:"informados,omitempty"`
+	Aceptados   *int    `json:"aceptados,omitempty"`
+	Rechazados  *int    `json:"rechazados,omitempty"`
+	Reparos     *int    `json:"reparos,omitempty"`
+	Intentos    *int    `json:"intentos,omitempty"`
+}
+
+// SIIStatus is the last fine-grained status query (contract §2.2).
+type SIIStatus struct {
+	Source      string     `json:"source,omitempty"`
+	TrackID     *string    `json:"track_id,omitempty"`
+	EstadoSII   *string    `json:"estado_sii,omitempty"`
+	Glosa       *string    `json:"glosa,omitempty"`
+	GlosaEstado *string    `json:"glosa_estado,omitempty"`
+	ErrCode     *string    `json:"err_code,omitempty"`
+	GlosaErr    *string    `json:"glosa_err,omitempty"`
+	NumAtencion *string    `json:"num_atencion,omitempty"`
+	CheckedAt   *time.Time `json:"checked_at,omitempty"`
+	RawXML      *string    `json:"raw_xml,omitempty"`
+}
+
+// EmitResponse is the outcome of an emission (contract §2.4, EmitirDTEResponse).
+type EmitResponse struct {
+	ID         string      `json:"id"`
+	Folio      int64       `json:"folio"`
+	TipoDTE    dte.TipoDTE `json:"tipo_dte"`
+	Estado     dte.Estado  `json:"estado"`
+	MontoTotal int64       `json:"monto_total"`
+	CreatedAt  time.Time   `json:"created_at"`
+}
