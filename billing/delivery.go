@@ -189,11 +189,7 @@ func (s *Service) sweepWebhook(ctx context.Context, empresaID, webhookID string,
 // scheduledSlot is the position in the retry schedule of a pending
 // delivery's next attempt: one more than its scheduled attempts so far.
 func (s *Service) scheduledSlot(ctx context.Context, d *store.Delivery) (int, error) {
-	log, err := attemptLog(s.st)
-	if err != nil {
-		return 0, err
-	}
-	atts, err := log.ListDeliveryAttempts(ctx, d.EmpresaID, d.ID)
+	atts, err := s.st.ListDeliveryAttempts(ctx, d.EmpresaID, d.ID)
 	if err != nil {
 		return 0, fault.Failed("reading attempts of delivery "+d.ID, err)
 	}
@@ -234,15 +230,6 @@ func (s *Service) registerDelivery() error {
 		return err
 	}
 	return s.registerCertExpiry()
-}
-
-// attemptLog returns the attempt log of a store reader or transaction.
-func attemptLog(r any) (store.AttemptLog, error) {
-	l, ok := r.(store.AttemptLog)
-	if !ok {
-		return nil, fmt.Errorf("billing: the store (%T) keeps no webhook attempt log", r)
-	}
-	return l, nil
 }
 
 // fanOut creates one delivery of ev for every active webhook of its
@@ -344,10 +331,6 @@ func (s *Service) runDelivery(ctx context.Context, a deliverArgs) error {
 
 // recordAttempt logs one attempt's result and moves the delivery on.
 func (s *Service) recordAttempt(ctx context.Context, tx store.Tx, a deliverArgs, res webhook.Result) error {
-	log, err := attemptLog(tx)
-	if err != nil {
-		return err
-	}
 	d, err := tx.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
 	if err != nil {
 		return err
@@ -366,7 +349,7 @@ func (s *Service) recordAttempt(ctx context.Context, tx store.Tx, a deliverArgs,
 	if res.Err != nil {
 		at.Error = clipText(res.Err.Error(), 300)
 	}
-	if err := log.InsertDeliveryAttempt(ctx, at); err != nil {
+	if err := tx.InsertDeliveryAttempt(ctx, at); err != nil {
 		return err
 	}
 	d.LastStatusCode, d.LastError = res.Status, attemptSummary(res)
@@ -399,7 +382,7 @@ func (s *Service) recordAttempt(ctx context.Context, tx store.Tx, a deliverArgs,
 		}
 	}
 	if !res.OK() && disable == "" {
-		since, err := log.WebhookFailingSince(ctx, d.EmpresaID, d.WebhookID)
+		since, err := tx.WebhookFailingSince(ctx, d.EmpresaID, d.WebhookID)
 		if err != nil {
 			return err
 		}

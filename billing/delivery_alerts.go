@@ -37,12 +37,8 @@ type AlertSettings struct {
 }
 
 // lowStockThreshold returns the company's threshold, or the default.
-func lowStockThreshold(ctx context.Context, r any, empresaID string) (int64, error) {
-	as, ok := r.(store.AlertSettings)
-	if !ok {
-		return DefaultLowStockThreshold, nil
-	}
-	n, set, err := as.LowStockThreshold(ctx, empresaID)
+func lowStockThreshold(ctx context.Context, r store.Reader, empresaID string) (int64, error) {
+	n, set, err := r.LowStockThreshold(ctx, empresaID)
 	if err != nil || !set {
 		return DefaultLowStockThreshold, err
 	}
@@ -68,14 +64,10 @@ func (s *Service) UpdateAlertSettings(ctx context.Context, empresaID string, in 
 			fmt.Sprintf("caf_low_stock_threshold must be between 0 and %d", MaxLowStockThreshold))
 	}
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		as, ok := tx.(store.AlertSettings)
-		if !ok {
-			return fmt.Errorf("billing: the store (%T) keeps no alert settings", tx)
-		}
 		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
 			return err
 		}
-		return as.SetLowStockThreshold(ctx, empresaID, in.CAFLowStockThreshold)
+		return tx.SetLowStockThreshold(ctx, empresaID, in.CAFLowStockThreshold)
 	})
 	if err != nil {
 		return nil, storeErr(err, "updating alert settings", "empresa", empresaID)

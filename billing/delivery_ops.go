@@ -75,11 +75,7 @@ func (s *Service) deliveryFromStore(ctx context.Context, r store.Reader, d *stor
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return out, err
 	}
-	log, err := attemptLog(r)
-	if err != nil {
-		return out, err
-	}
-	atts, err := log.ListDeliveryAttempts(ctx, d.EmpresaID, d.ID)
+	atts, err := r.ListDeliveryAttempts(ctx, d.EmpresaID, d.ID)
 	if err != nil {
 		return out, err
 	}

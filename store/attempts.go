@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // Attempt triggers.
 const (
@@ -15,7 +12,9 @@ const (
 // cut by the store.
 const MaxAttemptResponse = 16 << 10
 
-// DeliveryAttempt is one attempt of a delivery: a row of its attempt log.
+// DeliveryAttempt is one attempt of a delivery: a row of its attempt log,
+// written by Tx.InsertDeliveryAttempt and read by
+// Reader.ListDeliveryAttempts.
 type DeliveryAttempt struct {
 	ID          string
 	EmpresaID   string
@@ -30,21 +29,4 @@ type DeliveryAttempt struct {
 	Duration    time.Duration
 	Response    []byte // start of the response body, at most MaxAttemptResponse bytes
 	OK          bool   // the receiver answered 2xx
-}
-
-// AttemptLog is the attempt log of webhook deliveries. The Tx of every
-// backend implements it (assert tx.(store.AttemptLog)); the Store does too,
-// for its read methods.
-type AttemptLog interface {
-	// InsertDeliveryAttempt appends an attempt (inside a write
-	// transaction only).
-	InsertDeliveryAttempt(ctx context.Context, a *DeliveryAttempt) error
-	// ListDeliveryAttempts returns a delivery's attempts, oldest first,
-	// at most MaxLimit of the latest.
-	ListDeliveryAttempts(ctx context.Context, empresaID, deliveryID string) ([]DeliveryAttempt, error)
-	// WebhookFailingSince returns when the webhook's current run of
-	// failures began: the time of its first failed attempt after its last
-	// successful one, or the zero time when its latest attempt succeeded
-	// or it has none.
-	WebhookFailingSince(ctx context.Context, empresaID, webhookID string) (time.Time, error)
 }

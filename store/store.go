@@ -221,6 +221,23 @@ type Reader interface {
 	ListDeliveries(ctx context.Context, empresaID, webhookID string, f ListFilter) (*Page[Delivery], error)
 
 	GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error)
+
+	// ListDeliveryAttempts returns the attempt log of a delivery of the
+	// company, oldest first: at most MaxLimit attempts, the latest ones.
+	// A delivery with no attempts, or one that does not exist in the
+	// company, gives an empty list and no error.
+	ListDeliveryAttempts(ctx context.Context, empresaID, deliveryID string) ([]DeliveryAttempt, error)
+	// WebhookFailingSince returns when the webhook's current run of
+	// failures began: the time of its first failed attempt after its last
+	// successful one. It returns the zero time, and no error, when the
+	// webhook's latest attempt succeeded, when it has no attempts, and
+	// when the company has no such webhook.
+	WebhookFailingSince(ctx context.Context, empresaID, webhookID string) (time.Time, error)
+
+	// LowStockThreshold returns the caf.low_stock threshold the company
+	// set (SetLowStockThreshold). It reports ok false, with n 0 and no
+	// error, when the company never set one or does not exist.
+	LowStockThreshold(ctx context.Context, empresaID string) (n int64, ok bool, err error)
 }
 
 // SerialWriter is implemented by a Store whose Writes never run at the
@@ -331,6 +348,20 @@ type Tx interface {
 	// UpdateDelivery replaces State, Attempts, LastStatusCode, LastError,
 	// NextAttemptAt and UpdatedAt.
 	UpdateDelivery(ctx context.Context, d *Delivery) error
+
+	// InsertDeliveryAttempt appends an attempt to its delivery's attempt
+	// log. It fills an empty ID with a new UUID and a zero AttemptedAt
+	// with the current time, and cuts a Response longer than
+	// MaxAttemptResponse bytes to that length (in a too). An attempt
+	// whose ID is taken is refused with a ConflictError on
+	// ConstraintPrimaryKey; ErrNotFound when the company or the delivery
+	// does not exist.
+	InsertDeliveryAttempt(ctx context.Context, a *DeliveryAttempt) error
+
+	// SetLowStockThreshold records the company's caf.low_stock threshold,
+	// replacing the one it had; ErrNotFound when the company does not
+	// exist. The store does not bound n (the service does).
+	SetLowStockThreshold(ctx context.Context, empresaID string, n int64) error
 
 	InsertEnvio(ctx context.Context, e *Envio) error
 	// UpdateEnvio replaces TrackID, Estado, Attempts, XML, Response and

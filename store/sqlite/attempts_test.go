@@ -48,13 +48,12 @@ func attemptLog(t *testing.T, s store.Store) {
 		if err := tx.InsertDelivery(ctx, d); err != nil {
 			return err
 		}
-		log := tx.(store.AttemptLog)
-		if since, err := log.WebhookFailingSince(ctx, e.ID, w.ID); err != nil || !since.IsZero() {
+		if since, err := tx.WebhookFailingSince(ctx, e.ID, w.ID); err != nil || !since.IsZero() {
 			t.Errorf("no attempts: failing since %v, %v", since, err)
 		}
 		for i := range at {
 			at[i].EmpresaID, at[i].DeliveryID, at[i].WebhookID = e.ID, d.ID, w.ID
-			if err := log.InsertDeliveryAttempt(ctx, &at[i]); err != nil {
+			if err := tx.InsertDeliveryAttempt(ctx, &at[i]); err != nil {
 				return err
 			}
 		}
@@ -63,8 +62,7 @@ func attemptLog(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := s.(store.AttemptLog)
-	got, err := log.ListDeliveryAttempts(ctx, e.ID, d.ID)
+	got, err := s.ListDeliveryAttempts(ctx, e.ID, d.ID)
 	if err != nil || len(got) != 4 {
 		t.Fatalf("list: %d attempts, %v", len(got), err)
 	}
@@ -77,11 +75,11 @@ func attemptLog(t *testing.T, s store.Store) {
 	if len(got[3].Response) != store.MaxAttemptResponse {
 		t.Errorf("response kept %d bytes", len(got[3].Response))
 	}
-	since, err := log.WebhookFailingSince(ctx, e.ID, w.ID)
+	since, err := s.WebhookFailingSince(ctx, e.ID, w.ID)
 	if err != nil || !since.Equal(at[2].AttemptedAt) {
 		t.Errorf("failing since %v (%v), want %v", since, err, at[2].AttemptedAt)
 	}
-	if other, err := log.ListDeliveryAttempts(ctx, "another-empresa", d.ID); err != nil || len(other) != 0 {
+	if other, err := s.ListDeliveryAttempts(ctx, "another-empresa", d.ID); err != nil || len(other) != 0 {
 		t.Errorf("another company sees %d attempts (%v)", len(other), err)
 	}
 }
@@ -110,23 +108,22 @@ func alertSettings(t *testing.T, s store.Store) {
 	if err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
 		t.Fatal(err)
 	}
-	as := s.(store.AlertSettings)
-	if n, ok, err := as.LowStockThreshold(ctx, e.ID); err != nil || ok || n != 0 {
+	if n, ok, err := s.LowStockThreshold(ctx, e.ID); err != nil || ok || n != 0 {
 		t.Fatalf("unset: %d %v %v", n, ok, err)
 	}
 	for _, n := range []int64{50, 7} { // insert, then update
 		err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-			return tx.(store.AlertSettings).SetLowStockThreshold(ctx, e.ID, n)
+			return tx.SetLowStockThreshold(ctx, e.ID, n)
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, ok, err := as.LowStockThreshold(ctx, e.ID); err != nil || !ok || got != n {
+		if got, ok, err := s.LowStockThreshold(ctx, e.ID); err != nil || !ok || got != n {
 			t.Fatalf("after setting %d: %d %v %v", n, got, ok, err)
 		}
 	}
 	err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		return tx.(store.AlertSettings).SetLowStockThreshold(ctx, "no-such-empresa", 5)
+		return tx.SetLowStockThreshold(ctx, "no-such-empresa", 5)
 	})
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown company: %v", err)

@@ -4,15 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-
-	"github.com/dtekit/dtekit/store"
 )
 
-// Per-company alert preferences (store.AlertSettings).
-var (
-	_ store.AlertSettings = (*tx)(nil)
-	_ store.AlertSettings = (*DB)(nil)
-)
+// Per-company alert preferences: the threshold of caf.low_stock.
 
 // LowStockThreshold returns the company's caf.low_stock threshold.
 func (r *reader) LowStockThreshold(ctx context.Context, empresaID string) (int64, bool, error) {
@@ -38,11 +32,4 @@ func (t *tx) SetLowStockThreshold(ctx context.Context, empresaID string, n int64
 		return t.errf(err, "writing the alert settings of empresa %q", empresaID)
 	}
 	return nil
-}
-
-// SetLowStockThreshold is not available outside a write transaction.
-func (db *DB) SetLowStockThreshold(ctx context.Context, empresaID string, n int64) error {
-	return db.Write(ctx, func(ctx context.Context, t store.Tx) error {
-		return t.(*tx).SetLowStockThreshold(ctx, empresaID, n)
-	})
 }

@@ -7,12 +7,8 @@ import (
 	"github.com/dtekit/dtekit/store"
 )
 
-// The attempt log of webhook deliveries (store.AttemptLog), on the Tx and,
-// for its reads, on the DB.
-var (
-	_ store.AttemptLog = (*tx)(nil)
-	_ store.AttemptLog = (*DB)(nil)
-)
+// The attempt log of webhook deliveries: appended on the Tx, read on
+// both the Tx and the DB.
 
 const attemptCols = "id, empresa_id, delivery_id, webhook_id, attempt, trigger, attempted_at, status_code, error_class, error, duration_us, response, ok"
 
@@ -27,13 +23,6 @@ func (t *tx) InsertDeliveryAttempt(ctx context.Context, a *store.DeliveryAttempt
 		a.ID, a.EmpresaID, a.DeliveryID, a.WebhookID, a.Attempt, a.Trigger, t.d.targ(a.AttemptedAt), a.StatusCode,
 		a.ErrorClass, a.Error, a.Duration.Microseconds(), blob(a.Response), boolArg(a.OK))
 	return t.inserted(ctx, res, err, "delivery attempt", "delivery_attempts", a.ID, store.ConstraintPrimaryKey)
-}
-
-// InsertDeliveryAttempt is not available outside a write transaction.
-func (db *DB) InsertDeliveryAttempt(ctx context.Context, a *store.DeliveryAttempt) error {
-	return db.Write(ctx, func(ctx context.Context, t store.Tx) error {
-		return t.(*tx).InsertDeliveryAttempt(ctx, a)
-	})
 }
 
 // ListDeliveryAttempts returns the latest store.MaxLimit attempts of a
