@@ -1,7 +1,6 @@
 package billing
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -43,21 +42,6 @@ func storeErr(err error, op, what, id string) error {
 		return fault.Clash(fault.Conflict, fmt.Sprintf("the write conflicts with existing data (%s)", store.ConflictOn(err)))
 	}
 	return fault.Failed(op, err)
-}
-
-// eachEmpresa calls fn for every company, oldest first, a page at a time,
-// and stops at fn's first error. The periodic jobs that visit every
-// company use it.
-func (s *Service) eachEmpresa(ctx context.Context, fn func(e *store.Empresa) error) error {
-	for e, err := range store.Empresas(ctx, s.st) {
-		if err != nil {
-			return fault.Failed("listing companies", err)
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func empresaFromStore(e *store.Empresa) *Empresa {

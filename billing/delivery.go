@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/internal/ssrf"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
@@ -77,36 +79,6 @@ func newDeliverer(cfg DeliveryConfig, now func() time.Time) *deliverer {
 	return d
 }
 
-// deliverArgs is the job that makes one attempt of one delivery.
-type deliverArgs struct {
-	EmpresaID  string `json:"empresa_id"`
-	DeliveryID string `json:"delivery_id"`
-	// Attempt is the position in the retry schedule of a scheduled
-	// attempt (1 for the first); 0 for a manual one.
-	Attempt int `json:"attempt,omitempty"`
-	// Due is the delivery's NextAttemptAt (Unix ms) this scheduled job was
-	// enqueued for; a job whose delivery moved on is stale and does
-	// nothing, so a rescued or repeated job never sends twice for one
-	// schedule slot.
-	Due int64 `json:"due,omitempty"`
-	// Manual marks a resend or ping: one attempt, no retries.
-	Manual bool `json:"manual,omitempty"`
-	// Nonce tells manual requests apart.
-	Nonce string `json:"nonce,omitempty"`
-}
-
-// deliverKind names the delivery job.
-const deliverKind = "webhook.deliver"
-
-// Kind names the delivery job.
-func (deliverArgs) Kind() string { return deliverKind }
-
-// JobOpts: a delivery job retries only store failures (the webhook's own
-// schedule is the delivery's, not the job's), a few times; it is unique by
-// its arguments (delivery, slot, or manual nonce), so the sweep can
-// re-enqueue a lost one without doubling one that lives.
-func (deliverArgs) JobOpts() store.JobOpts { return store.JobOpts{MaxAttempts: 6, UniqueByArgs: true} }
-
 // Delivery sweep: a backstop for delivery jobs lost to repeated store
 // failures (discarded by the runner) while their delivery still waits.
 const (
@@ -133,7 +105,7 @@ func (deliverySweepArgs) Kind() string { return "webhook.sweep" }
 func (s *Service) SweepDeliveries(ctx context.Context) (int, error) {
 	now := s.now()
 	n := 0
-	err := s.eachEmpresa(ctx, func(e *store.Empresa) error {
+	err := periodic.EachEmpresa(ctx, s.st, func(e *store.Empresa) error {
 		hooks, err := s.st.ListWebhooks(ctx, e.ID)
 		if err != nil {
 			return fault.Failed("listing webhooks", err)
@@ -170,7 +142,7 @@ func (s *Service) sweepWebhook(ctx context.Context, empresaID, webhookID string,
 			if err != nil {
 				return n, err
 			}
-			res, err := s.st.Jobs().Enqueue(ctx, deliverArgs{EmpresaID: empresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}, nil)
+			res, err := s.st.Jobs().Enqueue(ctx, outbox.DeliverArgs{EmpresaID: empresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}, nil)
 			if err != nil {
 				return n, fault.Failed("re-enqueuing delivery "+d.ID, err)
 			}
@@ -210,9 +182,9 @@ func (s *Service) registerDelivery() error {
 		timeout = ssrf.DefaultTimeout
 	}
 	if err := s.st.Jobs().Register(store.Worker{
-		Kind: deliverKind,
+		Kind: outbox.DeliverKind,
 		Work: func(ctx context.Context, job *store.Job) error {
-			a, err := store.DecodeArgs[deliverArgs](job)
+			a, err := store.DecodeArgs[outbox.DeliverArgs](job)
 			if err != nil {
 				return err
 			}
@@ -223,56 +195,13 @@ func (s *Service) registerDelivery() error {
 		// store's RescueAfter must exceed it.
 		Timeout: 2*timeout + 5*time.Second,
 	}); err != nil {
-		return fmt.Errorf("billing: registering %s: %w", deliverKind, err)
+		return fmt.Errorf("billing: registering %s: %w", outbox.DeliverKind, err)
 	}
-	if err := s.registerPeriodic(periodicJob{args: deliverySweepArgs{}, every: DeliverySweepInterval, timeout: 10 * time.Minute,
-		run: func(ctx context.Context) error { _, err := s.SweepDeliveries(ctx); return err }}); err != nil {
+	if err := periodic.Register(s.st.Jobs(), periodic.Job{Args: deliverySweepArgs{}, Every: DeliverySweepInterval, Timeout: 10 * time.Minute,
+		Run: func(ctx context.Context) error { _, err := s.SweepDeliveries(ctx); return err }}); err != nil {
 		return err
 	}
 	return s.registerCertExpiry()
-}
-
-// fanOut creates one delivery of ev for every active webhook of its
-// company subscribed to its type, each with its first attempt enqueued, in
-// the transaction that records the event.
-func (s *Service) fanOut(ctx context.Context, tx store.Tx, ev *store.Event) error {
-	hooks, err := tx.ListWebhooks(ctx, ev.EmpresaID)
-	if err != nil {
-		return fmt.Errorf("billing: listing webhooks for event %s: %w", ev.ID, err)
-	}
-	for i := range hooks {
-		if h := &hooks[i]; h.IsActive && subscribed(h, ev.Type) {
-			if _, err := s.newDelivery(ctx, tx, ev, h.ID); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// subscribed reports whether h receives events of type typ.
-func subscribed(h *store.Webhook, typ string) bool {
-	for _, e := range h.Events {
-		if e == typ {
-			return true
-		}
-	}
-	return false
-}
-
-// newDelivery records a pending delivery of ev to one webhook and
-// enqueues its first attempt, due now.
-func (s *Service) newDelivery(ctx context.Context, tx store.Tx, ev *store.Event, webhookID string) (*store.Delivery, error) {
-	due := s.now().Truncate(time.Millisecond)
-	d := &store.Delivery{ID: newID(), EmpresaID: ev.EmpresaID, WebhookID: webhookID, EventID: ev.ID,
-		State: store.DeliveryPending, NextAttemptAt: due}
-	if err := tx.InsertDelivery(ctx, d); err != nil {
-		return nil, fmt.Errorf("billing: recording delivery of event %s to webhook %s: %w", ev.ID, webhookID, err)
-	}
-	if _, err := tx.Enqueue(ctx, deliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: 1, Due: due.UnixMilli()}, nil); err != nil {
-		return nil, fmt.Errorf("billing: enqueuing delivery %s: %w", d.ID, err)
-	}
-	return d, nil
 }
 
 // runDelivery makes the attempt a delivery job stands for: it sends the
@@ -281,7 +210,7 @@ func (s *Service) newDelivery(ctx context.Context, tx store.Tx, ev *store.Event,
 // the webhook, in one transaction. Only store failures are returned (the
 // job runner retries them); what the receiver did is the delivery's
 // business.
-func (s *Service) runDelivery(ctx context.Context, a deliverArgs) error {
+func (s *Service) runDelivery(ctx context.Context, a outbox.DeliverArgs) error {
 	d, err := s.st.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -330,7 +259,7 @@ func (s *Service) runDelivery(ctx context.Context, a deliverArgs) error {
 }
 
 // recordAttempt logs one attempt's result and moves the delivery on.
-func (s *Service) recordAttempt(ctx context.Context, tx store.Tx, a deliverArgs, res webhook.Result) error {
+func (s *Service) recordAttempt(ctx context.Context, tx store.Tx, a outbox.DeliverArgs, res webhook.Result) error {
 	d, err := tx.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
 	if err != nil {
 		return err
@@ -373,7 +302,7 @@ func (s *Service) recordAttempt(ctx context.Context, tx store.Tx, a deliverArgs,
 		if delay, ok := s.dlv.policy.Next(a.Attempt, res, s.dlv.rand()); ok {
 			due := now.Add(delay).Truncate(time.Millisecond)
 			d.NextAttemptAt = due
-			if _, err := tx.Enqueue(ctx, deliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: a.Attempt + 1, Due: due.UnixMilli()},
+			if _, err := tx.Enqueue(ctx, outbox.DeliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: a.Attempt + 1, Due: due.UnixMilli()},
 				&store.JobOpts{ScheduledAt: due}); err != nil {
 				return err
 			}
@@ -404,7 +333,7 @@ func (s *Service) recordAttempt(ctx context.Context, tx store.Tx, a deliverArgs,
 
 // endDelivery fails a pending delivery without an attempt (its webhook is
 // gone or disabled), so its retries stop.
-func (s *Service) endDelivery(ctx context.Context, a deliverArgs, reason string) error {
+func (s *Service) endDelivery(ctx context.Context, a outbox.DeliverArgs, reason string) error {
 	return s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		d, err := tx.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
 		if err != nil {

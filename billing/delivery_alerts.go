@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/periodic"
 
 	"github.com/google/uuid"
 
@@ -117,7 +118,7 @@ func (s *Service) checkLowStock(ctx context.Context, tx store.Tx, rec *store.CAF
 	if avail != threshold {
 		return nil
 	}
-	_, err = s.publish(ctx, tx, rec.EmpresaID, webhook.EventCAFLowStock, webhook.CAFLowStockData{
+	_, err = s.outbox.Publish(ctx, tx, rec.EmpresaID, webhook.EventCAFLowStock, webhook.CAFLowStockData{
 		ID: taken.ID, TipoDTE: taken.TipoDTE, FolioDesde: taken.FolioDesde, FolioHasta: taken.FolioHasta,
 		FoliosDisponibles: avail, Umbral: threshold, Ambiente: taken.Ambiente})
 	return err
@@ -131,8 +132,8 @@ func (certExpiryArgs) Kind() string { return "certificado.expiry_check" }
 
 // registerCertExpiry registers the daily certificate check.
 func (s *Service) registerCertExpiry() error {
-	return s.registerPeriodic(periodicJob{args: certExpiryArgs{}, every: CertExpiryInterval, onStart: true, timeout: 10 * time.Minute,
-		run: func(ctx context.Context) error { _, err := s.CheckCertificateExpiry(ctx); return err }})
+	return periodic.Register(s.st.Jobs(), periodic.Job{Args: certExpiryArgs{}, Every: CertExpiryInterval, OnStart: true, Timeout: 10 * time.Minute,
+		Run: func(ctx context.Context) error { _, err := s.CheckCertificateExpiry(ctx); return err }})
 }
 
 // CheckCertificateExpiry records certificado.expiring for every company
@@ -143,7 +144,7 @@ func (s *Service) registerCertExpiry() error {
 // fires only the nearest threshold reached, not every one skipped.
 func (s *Service) CheckCertificateExpiry(ctx context.Context) (int, error) {
 	fired := 0
-	err := s.eachEmpresa(ctx, func(e *store.Empresa) error {
+	err := periodic.EachEmpresa(ctx, s.st, func(e *store.Empresa) error {
 		ok, err := s.checkCertExpiry(ctx, e.ID)
 		if err != nil {
 			return err
@@ -194,11 +195,11 @@ func (s *Service) checkCertExpiry(ctx context.Context, empresaID string) (bool, 
 			return err
 		}
 		ev := &store.Event{ID: id, EmpresaID: empresaID, Type: string(webhook.EventCertificadoExpiring), Payload: body}
-		if err := tx.InsertEvent(ctx, ev); err != nil {
+		if err := s.outbox.Record(ctx, tx, ev); err != nil {
 			return err
 		}
 		fired = true
-		return s.fanOut(ctx, tx, ev)
+		return nil
 	})
 	if err != nil {
 		return false, fault.Failed("recording certificado.expiring", err)

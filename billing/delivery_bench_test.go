@@ -104,7 +104,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 		events := 0
 		for b.Loop() {
 			err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				_, err := s.publish(ctx, tx, e.ID, webhook.EventDTECreated, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(events + 1), Estado: "firmado"})
+				_, err := s.outbox.Publish(ctx, tx, e.ID, webhook.EventDTECreated, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(events + 1), Estado: "firmado"})
 				return err
 			})
 			if err != nil {

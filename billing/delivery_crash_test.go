@@ -100,7 +100,7 @@ func TestDeliveryKill9(t *testing.T) {
 	var eventIDs []string
 	for i := range n {
 		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-			ev, err := s.publish(ctx, tx, e.ID, webhook.EventDTECreated, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"})
+			ev, err := s.outbox.Publish(ctx, tx, e.ID, webhook.EventDTECreated, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"})
 			if err == nil {
 				eventIDs = append(eventIDs, ev.ID)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -157,7 +158,7 @@ func (s *Service) ResendDelivery(ctx context.Context, empresaID, webhookID, id s
 		if _, err := tx.GetWebhook(ctx, empresaID, webhookID); err != nil {
 			return err
 		}
-		if _, err := tx.Enqueue(ctx, deliverArgs{EmpresaID: empresaID, DeliveryID: id, Manual: true, Nonce: newID()}, nil); err != nil {
+		if _, err := tx.Enqueue(ctx, outbox.DeliverArgs{EmpresaID: empresaID, DeliveryID: id, Manual: true, Nonce: newID()}, nil); err != nil {
 			return err
 		}
 		out, err = s.deliveryFromStore(ctx, tx, d)
@@ -190,7 +191,7 @@ func (s *Service) PingWebhook(ctx context.Context, empresaID, webhookID string) 
 		if err := tx.InsertDelivery(ctx, d); err != nil {
 			return err
 		}
-		if _, err := tx.Enqueue(ctx, deliverArgs{EmpresaID: empresaID, DeliveryID: d.ID, Manual: true, Nonce: newID()}, nil); err != nil {
+		if _, err := tx.Enqueue(ctx, outbox.DeliverArgs{EmpresaID: empresaID, DeliveryID: d.ID, Manual: true, Nonce: newID()}, nil); err != nil {
 			return err
 		}
 		out, err = s.deliveryFromStore(ctx, tx, d)
@@ -200,18 +201,4 @@ func (s *Service) PingWebhook(ctx context.Context, empresaID, webhookID string) 
 		return nil, storeErr(err, "pinging a webhook", "webhook", webhookID)
 	}
 	return &out, nil
-}
-
-// publish records an event in the outbox with its payload frozen and fans
-// it out to the subscribed webhooks, in the caller's transaction.
-func (s *Service) publish(ctx context.Context, tx store.Tx, empresaID string, typ webhook.EventType, data any) (*store.Event, error) {
-	body, err := webhook.MarshalEvent(typ, s.now().UTC().Truncate(time.Second), data)
-	if err != nil {
-		return nil, err
-	}
-	ev := &store.Event{ID: newID(), EmpresaID: empresaID, Type: string(typ), Payload: body}
-	if err := tx.InsertEvent(ctx, ev); err != nil {
-		return nil, err
-	}
-	return ev, s.fanOut(ctx, tx, ev)
 }

@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -102,7 +103,7 @@ func (f *deliveryFixture) publishDTE(t *testing.T, typ webhook.EventType, folio 
 	var ev *store.Event
 	err := f.st.Write(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		var err error
-		ev, err = f.s.publish(ctx, tx, f.empresa, typ, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: folio,
+		ev, err = f.s.outbox.Publish(ctx, tx, f.empresa, typ, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: folio,
 			Estado: "firmado", RutReceptor: "96790240-3", RazonSocialReceptor: "Distribuidora Austral Ltda",
 			MontoTotal: 119000, FechaEmision: "2026-03-02"})
 		return err
@@ -128,7 +129,7 @@ func (f *deliveryFixture) deliveries(t *testing.T, webhookID string) []store.Del
 func (f *deliveryFixture) runDue(t *testing.T, d *store.Delivery, attempt int) {
 	t.Helper()
 	f.clock.Set(d.NextAttemptAt)
-	if err := f.s.runDelivery(context.Background(), deliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}); err != nil {
+	if err := f.s.runDelivery(context.Background(), outbox.DeliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/pdf"
 	"github.com/dtekit/dtekit/store"
@@ -45,10 +46,12 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 		out.MontoNeto, out.MontoExento, out.TasaIVA, out.IVA = t.MontoNeto, t.MontoExento, t.TasaIVA, t.IVA
 	}
 	if len(d.Tracking) > 0 {
-		out.Tracking = new(Tracking)
-		if err := json.Unmarshal(d.Tracking, out.Tracking); err != nil {
+		t, err := outbox.ParseTracking(d.Tracking)
+		if err != nil {
 			return nil, fmt.Errorf("billing: DTE %s: stored tracking: %w", d.ID, err)
 		}
+		tr := Tracking(t)
+		out.Tracking = &tr
 	}
 	if len(d.SIIStatus) > 0 {
 		out.SIIStatus = new(SIIStatus)

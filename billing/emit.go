@@ -473,7 +473,7 @@ func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key st
 				return err
 			}
 		}
-		if err := s.recordEvent(ctx, tx, &d, webhook.EventDTECreated); err != nil {
+		if err := s.outbox.PublishDTE(ctx, tx, &d, webhook.EventDTECreated); err != nil {
 			return err
 		}
 		for _, h := range s.onSigned {
@@ -501,27 +501,6 @@ func idempotencyRecord(ctx context.Context, tx store.Tx, empresaID, key string) 
 		return nil, nil // purged
 	}
 	return rec, err
-}
-
-// recordEvent stores an outbox event for d with its payload frozen now,
-// and fans it out to the subscribed webhooks.
-func (s *Service) recordEvent(ctx context.Context, tx store.Tx, d *store.DTE, typ webhook.EventType) error {
-	data := webhook.DTEData{ID: d.ID, TipoDTE: d.TipoDTE, Folio: d.Folio, Estado: d.Estado,
-		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, MontoTotal: d.MontoTotal,
-		FechaEmision: d.FechaEmision}
-	// The SII's side, once known (dte.accepted, dte.rejected, dte.repaired).
-	t := trackingOf(d)
-	data.TrackID = t.TrackID
-	if t.CodigoSII != nil {
-		data.CodigoSII = *t.CodigoSII
-	}
-	if t.GlosaSII != nil {
-		data.GlosaSII = *t.GlosaSII
-	}
-	if _, err := s.publish(ctx, tx, d.EmpresaID, typ, data); err != nil {
-		return fmt.Errorf("billing: recording event %s for DTE %s: %w", typ, d.ID, err)
-	}
-	return nil
 }
 
 // parsedCAF returns the parsed CAF of a stored record, from the cache. A

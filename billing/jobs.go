@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -75,40 +76,13 @@ func (s *Service) registerRecovery() error {
 	}); err != nil {
 		return fmt.Errorf("billing: registering %s: %w", recoverArgs{}.Kind(), err)
 	}
-	return s.registerPeriodic(periodicJob{args: sweepArgs{}, every: SweepInterval, onStart: true, timeout: 10 * time.Minute,
-		run: func(ctx context.Context) error { _, err := s.RecoverPending(ctx); return err }})
+	return periodic.Register(s.st.Jobs(), periodic.Job{Args: sweepArgs{}, Every: SweepInterval, OnStart: true, Timeout: 10 * time.Minute,
+		Run: func(ctx context.Context) error { _, err := s.RecoverPending(ctx); return err }})
 }
 
 func (s *Service) registerIdempotencyPurge() error {
-	return s.registerPeriodic(periodicJob{args: purgeArgs{}, every: PurgeInterval, onStart: true,
-		run: func(ctx context.Context) error { _, err := s.PurgeIdempotency(ctx); return err }})
-}
-
-// periodicJob is a job that visits the whole database on a timer: the
-// recovery sweep, the idempotency purge, the delivery sweep and the
-// certificate expiry check.
-type periodicJob struct {
-	args    store.JobArgs // the job's (empty) arguments, which name it
-	every   time.Duration
-	onStart bool          // also run as soon as the runner starts
-	timeout time.Duration // 0: the store's default
-	run     func(context.Context) error
-}
-
-// registerPeriodic registers p's worker and its schedule. A tick runs at
-// most once per period however many processes share the database
-// (UniqueByPeriod is the interval).
-func (s *Service) registerPeriodic(p periodicJob) error {
-	j := s.st.Jobs()
-	if err := j.Register(store.Worker{
-		Kind:    p.args.Kind(),
-		Work:    func(ctx context.Context, _ *store.Job) error { return p.run(ctx) },
-		Timeout: p.timeout,
-	}); err != nil {
-		return fmt.Errorf("billing: registering %s: %w", p.args.Kind(), err)
-	}
-	return j.AddPeriodic(store.PeriodicJob{Interval: p.every, RunOnStart: p.onStart,
-		Args: func() store.JobArgs { return p.args }, Opts: &store.JobOpts{UniqueByPeriod: p.every}})
+	return periodic.Register(s.st.Jobs(), periodic.Job{Args: purgeArgs{}, Every: PurgeInterval, OnStart: true,
+		Run: func(ctx context.Context) error { _, err := s.PurgeIdempotency(ctx); return err }})
 }
 
 // Start starts the store's job runner with the service's workers
@@ -145,7 +119,7 @@ func (s *Service) RecoverPending(ctx context.Context) (int, error) {
 
 func (s *Service) recoverPendingOlder(ctx context.Context, before time.Time) (int, error) {
 	done := 0
-	err := s.eachEmpresa(ctx, func(e *store.Empresa) error {
+	err := periodic.EachEmpresa(ctx, s.st, func(e *store.Empresa) error {
 		n, err := s.recoverEmpresaPending(ctx, e.ID, before)
 		done += n
 		return err

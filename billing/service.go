@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/store"
 )
@@ -73,6 +74,8 @@ type Service struct {
 	// runs: RecoveryAfter, or groupTimeout when longer.
 	recDelay time.Duration
 	dlv      *deliverer
+	// outbox records events and fans them out to webhooks.
+	outbox *outbox.Outbox
 
 	// crashAfterTx1 makes EmitDTE stop after transaction 1, as a process
 	// that dies there would (tests of the recovery).
@@ -115,6 +118,7 @@ func New(cfg Config) (*Service, error) {
 		s.recAge = DefaultRecoveryAfter
 	}
 	s.recDelay = max(s.recAge, groupTimeout)
+	s.outbox = outbox.New(s.now)
 	s.dlv = newDeliverer(cfg.Delivery, s.now)
 	if err := s.registerJobs(); err != nil {
 		return nil, err

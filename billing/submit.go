@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
@@ -231,15 +232,6 @@ func (sb *submitter) client(ctx context.Context, empresaID string) (*sii.Client,
 	return c, emp, err
 }
 
-// trackingOf decodes a document's tracking fields.
-func trackingOf(d *store.DTE) Tracking {
-	var t Tracking
-	if len(d.Tracking) > 0 {
-		_ = json.Unmarshal(d.Tracking, &t) // written only by this file
-	}
-	return t
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // deref returns *p, or the zero value for nil.
@@ -248,13 +240,6 @@ func deref[T any](p *T) (v T) {
 		v = *p
 	}
 	return v
-}
-
-// setTracking encodes t into d.
-func setTracking(d *store.DTE, t Tracking) error {
-	b, err := json.Marshal(t)
-	d.Tracking = b
-	return err
 }
 
 // transition moves a locked document to a final state with its event.
@@ -269,7 +254,7 @@ func (sb *submitter) transition(ctx context.Context, tx store.Tx, d *store.DTE, 
 	if typ == "" {
 		return nil
 	}
-	return sb.s.recordEvent(ctx, tx, d, typ)
+	return sb.s.outbox.PublishDTE(ctx, tx, d, typ)
 }
 
 // upload runs the upload step: it packs the document in an envelope (or
@@ -290,7 +275,7 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 	if err != nil {
 		return sb.uploadFailed(ctx, a, "", err, false)
 	}
-	tr := trackingOf(d)
+	tr := outbox.TrackingOf(d)
 	var envio *store.Envio
 	if tr.EnvioID != nil {
 		if envio, err = sb.s.st.GetEnvio(ctx, a.EmpresaID, *tr.EnvioID); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -346,9 +331,9 @@ func (sb *submitter) upload(ctx context.Context, a submitArgs) error {
 		if err != nil {
 			return err
 		}
-		t := trackingOf(cur)
+		t := outbox.TrackingOf(cur)
 		t.EnvioID, t.Intentos = ptr(e.ID), ptr(e.Attempts)
-		if err := setTracking(cur, t); err != nil {
+		if err := outbox.SetTracking(cur, t); err != nil {
 			return err
 		}
 		cur.Estado = store.EstadoEnviando
@@ -397,7 +382,7 @@ func (sb *submitter) answered(ctx context.Context, a submitArgs, envio *store.En
 			return nil
 		}
 		envio.Response, envio.UpdatedAt = raw, time.Time{}
-		t := trackingOf(cur)
+		t := outbox.TrackingOf(cur)
 		t.CodigoSII, t.GlosaSII = ptr(o.Code), ptr(o.Glosa)
 		switch o.Estado {
 		case dte.EstadoProcesando:
@@ -414,7 +399,7 @@ func (sb *submitter) answered(ctx context.Context, a submitArgs, envio *store.En
 		if err := tx.UpdateEnvio(ctx, envio); err != nil {
 			return err
 		}
-		if err := setTracking(cur, t); err != nil {
+		if err := outbox.SetTracking(cur, t); err != nil {
 			return err
 		}
 		switch o.Estado {
@@ -492,9 +477,9 @@ func (sb *submitter) interrupted(ctx context.Context, a submitArgs, client *sii.
 		if err := tx.UpdateEnvio(ctx, e); err != nil {
 			return err
 		}
-		t := trackingOf(cur)
+		t := outbox.TrackingOf(cur)
 		t.CodigoSII, t.GlosaSII = ptr(ds.Estado), ptr(ds.GlosaEstado)
-		if err := setTracking(cur, t); err != nil {
+		if err := outbox.SetTracking(cur, t); err != nil {
 			return err
 		}
 		now := sb.s.now().UTC()
@@ -563,9 +548,9 @@ func (sb *submitter) uploadFailed(ctx context.Context, a submitArgs, envioID str
 				return err
 			}
 		}
-		t := trackingOf(cur)
+		t := outbox.TrackingOf(cur)
 		t.GlosaSII = ptr(cause.Error())
-		if err := setTracking(cur, t); err != nil {
+		if err := outbox.SetTracking(cur, t); err != nil {
 			return err
 		}
 		cur.UpdatedAt = time.Time{}
@@ -606,7 +591,7 @@ func (sb *submitter) poll(ctx context.Context, a submitArgs) error {
 	if err != nil {
 		return err
 	}
-	tr := trackingOf(d)
+	tr := outbox.TrackingOf(d)
 	if d.Estado != store.EstadoProcesando || tr.TrackID == nil {
 		return nil
 	}
@@ -668,7 +653,7 @@ func (sb *submitter) poll(ctx context.Context, a submitArgs) error {
 		if cur.Estado != store.EstadoProcesando {
 			return nil
 		}
-		t := trackingOf(cur)
+		t := outbox.TrackingOf(cur)
 		t.EstadoEnvio, t.GlosaSII = ptr(st.Estado), ptr(st.Glosa)
 		if c, ok := st.CountsFor(d.TipoDTE); ok {
 			t.Informados, t.Aceptados, t.Rechazados, t.Reparos = ptr(c.Informados), ptr(c.Aceptados), ptr(c.Rechazados), ptr(c.Reparos)
@@ -676,7 +661,7 @@ func (sb *submitter) poll(ctx context.Context, a submitArgs) error {
 		if o.Final() {
 			t.CodigoSII, t.GlosaSII = ptr(o.Code), ptr(o.Glosa)
 		}
-		if err := setTracking(cur, t); err != nil {
+		if err := outbox.SetTracking(cur, t); err != nil {
 			return err
 		}
 		if cur.SIIStatus, err = json.Marshal(status); err != nil {

@@ -1,0 +1,53 @@
+// Package periodic registers the billing service's periodic jobs: work
+// that visits the whole database on a timer (the recovery sweep, the
+// idempotency purge, the delivery sweep, the certificate expiry check).
+// Each subsystem registers its own on the store's job runner.
+package periodic
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/store"
+)
+
+// Job is a periodic job.
+type Job struct {
+	Args    store.JobArgs // the job's (empty) arguments, which name it
+	Every   time.Duration
+	OnStart bool          // also run as soon as the runner starts
+	Timeout time.Duration // 0: the store's default
+	Run     func(context.Context) error
+}
+
+// Register registers p's worker and its schedule on j. A tick runs at
+// most once per period however many processes share the database
+// (UniqueByPeriod is the interval).
+func Register(j store.Jobs, p Job) error {
+	if err := j.Register(store.Worker{
+		Kind:    p.Args.Kind(),
+		Work:    func(ctx context.Context, _ *store.Job) error { return p.Run(ctx) },
+		Timeout: p.Timeout,
+	}); err != nil {
+		return fmt.Errorf("billing: registering %s: %w", p.Args.Kind(), err)
+	}
+	return j.AddPeriodic(store.PeriodicJob{Interval: p.Every, RunOnStart: p.OnStart,
+		Args: func() store.JobArgs { return p.Args }, Opts: &store.JobOpts{UniqueByPeriod: p.Every}})
+}
+
+// EachEmpresa calls fn for every company r lists, oldest first, a page at
+// a time, and stops at fn's first error. The periodic jobs that visit
+// every company use it.
+func EachEmpresa(ctx context.Context, r store.Reader, fn func(e *store.Empresa) error) error {
+	for e, err := range store.Empresas(ctx, r) {
+		if err != nil {
+			return fault.Failed("listing companies", err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
