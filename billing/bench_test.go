@@ -45,23 +45,12 @@ func concurrently(n int, call func() error) error {
 // bare emitter's (bare-emissions/s) and their ratio billing/bare; the goal
 // on SQLite is at least 0.8. It also reports the process's CPU time per
 // emission on each side (cpu-µs/op, bare-cpu-µs/op), steadier than the
-// rates on a shared machine. On the 2-core development machine (November
-// 2026, alternating runs, quiet machine) SQLite measured billing/bare
-// 0.72-0.77, billing's CPU per emission being 1,525-1,610 µs against the
-// bare emitter's 1,240-1,270 (RSA signing dominates both, and the same RSA
-// code runs about 7% slower beside the SQLite writer than beside another
-// signature). An execution trace (-trace) shows the rest: for about a sixth
-// of billing's time one core idles although goroutines are ready to run,
-// because the writer's thread keeps its scheduler slot through the WAL's
-// fsync until the runtime's monitor takes it back, which it does late
-// after a quiet spell. GOMAXPROCS=3 avoids that but loses as much to
-// thread switching (0.75-0.77). With the database on tmpfs (TMPDIR=/dev/shm:
-// fsync nearly free, synchronous=FULL unchanged) the same build measured
-// 0.83-0.86 against 0.75-0.78 on the disk in alternating runs; that disk
-// takes about 140 µs for a 4 KiB append and fsync, and SQLite's WAL commits
-// about 0.6 ms (median; checkpoints of the database file up to 5-9 ms).
-// PostgreSQL measured 0.34-0.37 (its server's CPU, on the same two cores,
-// is not counted in cpu-µs/op).
+// rates on a shared machine.
+//
+//	go test -run '^$' -bench 'BenchmarkEmission/sqlite' -benchtime 4096x ./billing/
+//
+// Figures, and why SQLite stays below the goal on the development
+// machine (its disk's fsync), are in docs/performance.md.
 func BenchmarkEmission(b *testing.B) {
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
