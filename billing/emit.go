@@ -12,6 +12,7 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/groupcommit"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -115,9 +116,9 @@ func (s *Service) Emit(ctx context.Context, empresaID, idempotencyKey string, re
 		return nil, false, fault.Invalid("body", dte.CodeRequired, "the emission request is missing")
 	}
 	// Announce transaction 1 now, so that a group forming meanwhile
-	// waits for this request (see groupCommit.coming).
-	tx1 := s.group.coming()
-	defer s.group.withdraw(tx1)
+	// waits for this request (see txGroup).
+	tx1 := s.group.Announce()
+	defer s.group.Withdraw(tx1)
 	res, err := s.emit(ctx, tx1, empresaID, idempotencyKey, req)
 	if err != nil {
 		return nil, false, err
@@ -131,7 +132,7 @@ type emitted struct {
 	replayed bool
 }
 
-func (s *Service) emit(ctx context.Context, tx1 *arrival, empresaID, idempotencyKey string, req *dte.EmitirDTERequest) (*emitted, error) {
+func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID, idempotencyKey string, req *dte.EmitirDTERequest) (*emitted, error) {
 	canon, hashHex, err := requestHash(req)
 	if err != nil {
 		// A number the decoder kept as text but that is not a plain
@@ -189,7 +190,7 @@ func (s *Service) emit(ctx context.Context, tx1 *arrival, empresaID, idempotency
 	// taken hears from transaction 1 which folio it took, before it commits.
 	taken := make(chan takenFolio, 1)
 	// Transaction 1: the key, the folio, the pending row, the recovery job.
-	tx1Done := s.group.start(ctx, tx1, func(ctx context.Context, tx store.Tx, gt *groupTx) error {
+	tx1Done := s.group.Start(ctx, tx1, func(ctx context.Context, tx store.Tx, gt *groupTx) error {
 		replay, cafRec = nil, nil
 		idem := &store.Idempotency{EmpresaID: empresaID, Key: idempotencyKey, BodyHash: hash,
 			State: store.IdempotencyInProgress, DTEID: row.ID, CreatedAt: at, UpdatedAt: at}
@@ -232,11 +233,11 @@ func (s *Service) emit(ctx context.Context, tx1 *arrival, empresaID, idempotency
 	var stampErr error
 	// A caller signing announces transaction 2, so that the group then
 	// forming waits for it (outside any transaction, up to the linger).
-	var tx2 *arrival
+	var tx2 *groupcommit.Arrival
 	select {
 	case signed = <-taken:
-		tx2 = s.finishes.coming()
-		defer s.finishes.withdraw(tx2)
+		tx2 = s.finishes.Announce()
+		defer s.finishes.Withdraw(tx2)
 		if !s.crashAfterTx1 {
 			out, stampErr = s.stamp(ctx, em, prep, signed)
 		}
@@ -419,7 +420,7 @@ func storedResponse(rec *store.Idempotency) (*EmitResponse, error) {
 // the idempotency response, the dte.created event and, through the hooks,
 // submission. When the row is no longer pending (another process finished
 // it), it answers what that process stored.
-func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key string, out *dte.Emitted) (*emitted, error) {
+func (s *Service) finish(ctx context.Context, a *groupcommit.Arrival, row *store.DTE, key string, out *dte.Emitted) (*emitted, error) {
 	tot, err := json.Marshal(totalsOf(out.Totals))
 	if err != nil {
 		return nil, fault.Failed("encoding totals", err)
@@ -431,7 +432,7 @@ func (s *Service) finish(ctx context.Context, a *arrival, row *store.DTE, key st
 		return nil, fault.Failed("encoding the response", err)
 	}
 	var res *emitted
-	err = s.finishes.write(ctx, a, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
+	err = s.finishes.Do(ctx, a, func(ctx context.Context, tx store.Tx, _ *groupTx) error {
 		res = nil
 		// The row as transaction 1 wrote it, signed, on condition that it
 		// is still pendiente: one statement, no read. Every column is

@@ -56,7 +56,7 @@ type Service struct {
 	// on PostgreSQL a group taking folios and a group storing signed
 	// documents run at once on two connections (one and the same on a
 	// store whose writes run one at a time).
-	group, finishes *groupCommit
+	group, finishes *txGroup
 	// recoveryUntil holds, per company id, the latest Before of a
 	// committed recovery job (a time.Time; see enqueueRecovery).
 	recoveryUntil sync.Map
@@ -95,8 +95,8 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, st: cfg.Store, keys: cfg.Keyring, trust: cfg.TrustedKeys, now: cfg.Now, log: cfg.Logger,
 		ttl: cfg.IdempotencyTTL, recAge: cfg.RecoveryAfter}
-	s.group = &groupCommit{st: cfg.Store, after: s.enqueueRecovery}
-	s.finishes = &groupCommit{st: cfg.Store}
+	s.group = newTxGroup(cfg.Store, groupLinger, s.enqueueRecovery)
+	s.finishes = newTxGroup(cfg.Store, groupLinger, nil)
 	if sw, ok := cfg.Store.(store.SerialWriter); ok && sw.SerialWrites() {
 		// One leader: two would only take turns at the one writer, each
 		// with a commit of its own.

@@ -4,16 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"sync"
 
+	"github.com/dtekit/dtekit/internal/groupcommit"
 	"github.com/dtekit/dtekit/store"
 )
 
 // Group commit (SQLite). With one writer connection and synchronous=FULL,
 // every commit waits for an fsync of the WAL, and that wait, not the SQL,
 // bounds how many Writes per second the store takes. So concurrent Writes
-// are gathered by one writer goroutine and run one after the other in a
-// single database transaction, each inside its own SAVEPOINT: a function
+// are gathered into batches (internal/groupcommit, one batch at a time),
+// and a batch runs one Write after the other in a single database
+// transaction, each inside its own SAVEPOINT: a function
 // that fails is rolled back to its savepoint alone, the others commit
 // together, and every Write returns only once that commit is durable. The
 // outcome is the same as running the functions one by one in separate
@@ -23,10 +24,11 @@ import (
 // maxGroup bounds how many Writes share one commit.
 const maxGroup = 64
 
+// writeReq is one Write handed to the group: its function and, once the
+// group ran it, its outcome.
 type writeReq struct {
-	ctx  context.Context
-	fn   func(ctx context.Context, tx store.Tx) error
-	done chan writeResult
+	fn  func(ctx context.Context, tx store.Tx) error
+	res writeResult
 }
 
 type writeResult struct {
@@ -35,70 +37,46 @@ type writeResult struct {
 	panicVal any
 }
 
-// group is the writer goroutine's state.
-type group struct {
-	queue chan *writeReq
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
+// writeOp is a Write in the group's queue.
+type writeOp = groupcommit.Op[*writeReq]
+
+// finish hands r its outcome.
+func finish(r *writeOp, res writeResult) {
+	r.Item.res = res
+	r.Finish(nil)
 }
 
 var errClosed = errors.New("store: closed")
 
 func (db *DB) startGroup() {
-	g := &group{queue: make(chan *writeReq), stop: make(chan struct{})}
-	db.group = g
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		for {
-			select {
-			case <-g.stop:
-				return
-			case r := <-g.queue:
-				batch := []*writeReq{r}
-			gather:
-				for len(batch) < maxGroup {
-					select {
-					case r := <-g.queue:
-						batch = append(batch, r)
-					default:
-						break gather
-					}
-				}
-				db.runGroup(batch)
-			}
-		}
-	}()
+	db.group = &groupcommit.Group[*writeReq]{Max: maxGroup,
+		Run: func(b *groupcommit.Batch[*writeReq]) { db.runGroup(b.Ops) }}
 }
 
 func (db *DB) stopGroup() {
-	if db.group == nil {
-		return
+	if db.group != nil {
+		db.group.Close()
 	}
-	db.group.once.Do(func() {
-		close(db.group.stop)
-		db.group.wg.Wait()
-	})
 }
 
-// groupWrite hands fn to the writer goroutine and waits for its outcome.
+// groupWrite hands fn to the group and waits for its outcome. Once
+// queued, fn may run: the outcome is awaited whatever ctx does (the group
+// skips fn if ctx ends before its batch forms).
 func (db *DB) groupWrite(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
-	r := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
-	select {
-	case db.group.queue <- r:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-db.group.stop:
-		return errClosed
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	// Once handed over, fn may run: wait for the outcome whatever ctx
-	// does (the writer skips fn if ctx ends before its turn).
-	res := <-r.done
-	if res.panicked {
-		panic(res.panicVal)
+	r := &writeReq{fn: fn}
+	if err := db.group.Do(ctx, nil, r); err != nil {
+		if errors.Is(err, groupcommit.ErrClosed) {
+			return errClosed
+		}
+		return err
 	}
-	return res.err
+	if r.res.panicked {
+		panic(r.res.panicVal)
+	}
+	return r.res.err
 }
 
 // runGroup runs a batch in one transaction. A request whose savepoint
@@ -107,17 +85,17 @@ func (db *DB) groupWrite(ctx context.Context, fn func(ctx context.Context, tx st
 // batch without it, as Write's contract allows. The first request runs
 // without a savepoint; when it fails, the transaction is rolled back and
 // the others, not run yet, form the next batch.
-func (db *DB) runGroup(batch []*writeReq) {
+func (db *DB) runGroup(batch []*writeOp) {
 	for len(batch) > 0 {
 		batch = db.runGroupOnce(batch)
 	}
 }
 
-func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
+func (db *DB) runGroupOnce(batch []*writeOp) (again []*writeOp) {
 	live := batch[:0:0]
 	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.done <- writeResult{err: err}
+		if err := r.Ctx.Err(); err != nil {
+			finish(r, writeResult{err: err})
 			continue
 		}
 		live = append(live, r)
@@ -125,9 +103,9 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 	if len(live) == 0 {
 		return nil
 	}
-	fail := func(rs []*writeReq, err error) {
+	fail := func(rs []*writeOp, err error) {
 		for _, r := range rs {
-			r.done <- writeResult{err: err}
+			finish(r, writeResult{err: err})
 		}
 	}
 	sqlTx, err := db.cfg.Writer.BeginTx(context.Background(), nil)
@@ -148,8 +126,8 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 	// of every page it changes to the sub-journal.)
 	if results[0] = db.runFn(live[0], sqlTx); results[0].err != nil || results[0].panicked {
 		sqlTx.Rollback()
-		live[0].done <- results[0]
-		return append([]*writeReq{}, live[1:]...)
+		finish(live[0], results[0])
+		return append([]*writeOp{}, live[1:]...)
 	}
 	for i, r := range live {
 		if i == 0 {
@@ -157,8 +135,8 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 		}
 		if _, err := sqlTx.ExecContext(bg, "SAVEPOINT "+sp); err != nil {
 			sqlTx.Rollback()
-			r.done <- writeResult{err: db.errf(err, "opening a savepoint")}
-			return append(append([]*writeReq{}, live[:i]...), live[i+1:]...)
+			finish(r, writeResult{err: db.errf(err, "opening a savepoint")})
+			return append(append([]*writeOp{}, live[:i]...), live[i+1:]...)
 		}
 		res := db.runFn(r, sqlTx)
 		if res.err != nil || res.panicked {
@@ -167,8 +145,8 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 				if res.err == nil && !res.panicked {
 					res.err = db.errf(err, "rolling back")
 				}
-				r.done <- res
-				return append(append([]*writeReq{}, live[:i]...), live[i+1:]...)
+				finish(r, res)
+				return append(append([]*writeOp{}, live[:i]...), live[i+1:]...)
 			}
 		}
 		if _, err := sqlTx.ExecContext(bg, "RELEASE "+sp); err != nil {
@@ -179,8 +157,8 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 			if res.err == nil && !res.panicked {
 				res.err = db.errf(err, "releasing a savepoint")
 			}
-			r.done <- res
-			return append(append([]*writeReq{}, live[:i]...), live[i+1:]...)
+			finish(r, res)
+			return append(append([]*writeOp{}, live[:i]...), live[i+1:]...)
 		}
 		results[i] = res
 	}
@@ -190,19 +168,19 @@ func (db *DB) runGroupOnce(batch []*writeReq) (again []*writeReq) {
 			if results[i].err == nil && !results[i].panicked {
 				results[i].err = err
 			}
-			r.done <- results[i]
+			finish(r, results[i])
 		}
 		return nil
 	}
 	for i, r := range live {
-		r.done <- results[i]
+		finish(r, results[i])
 	}
 	return nil
 }
 
 // runFn runs one request's function on the group's transaction,
 // catching a panic so that it reaches the request's own goroutine.
-func (db *DB) runFn(r *writeReq, sqlTx *sql.Tx) (res writeResult) {
+func (db *DB) runFn(r *writeOp, sqlTx *sql.Tx) (res writeResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panicked: true, panicVal: p}
@@ -210,5 +188,5 @@ func (db *DB) runFn(r *writeReq, sqlTx *sql.Tx) (res writeResult) {
 	}()
 	t := &tx{reader: reader{d: db.cfg.Dialect, q: sqlTx, now: db.cfg.Now}, tx: sqlTx, jobs: db.jobs}
 	t.snapshot = func(ctx context.Context, fn func(q querier) error) error { return fn(sqlTx) }
-	return writeResult{err: r.fn(r.ctx, t)}
+	return writeResult{err: r.Item.fn(r.Ctx, t)}
 }

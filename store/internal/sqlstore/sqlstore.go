@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river/riverdriver"
 
+	"github.com/dtekit/dtekit/internal/groupcommit"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -47,7 +48,7 @@ type DB struct {
 	reader
 	cfg   Config
 	jobs  *jobs
-	group *group // nil unless cfg.GroupCommit
+	group *groupcommit.Group[*writeReq] // nil unless cfg.GroupCommit
 }
 
 var (
