@@ -238,9 +238,7 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 	case signed = <-taken:
 		tx2 = s.finishes.Announce()
 		defer s.finishes.Withdraw(tx2)
-		if !s.crashAfterTx1 {
-			out, stampErr = s.stamp(ctx, em, prep, signed)
-		}
+		out, stampErr = s.stamp(ctx, em, prep, signed)
 		err = <-tx1Done
 	case err = <-tx1Done:
 	}
@@ -249,9 +247,6 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 	}
 	if replay != nil {
 		return replay, nil
-	}
-	if s.crashAfterTx1 {
-		return nil, errSimulatedCrash
 	}
 	if signed.caf == nil || signed.folio != row.Folio || signed.caf.ID != cafRec.ID {
 		out, stampErr = s.stamp(ctx, em, prep, takenFolio{folio: row.Folio, caf: cafRec})

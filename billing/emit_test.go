@@ -288,15 +288,15 @@ func TestEmitAndRead(t *testing.T) {
 func TestRecoveryFinishesPending(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			f := newFixture(t, b, true)
+			f, cs := newCrashFixture(t, b)
 			ctx := context.Background()
 			key := newKey()
-			// Run transaction 1 only, through a stamp that "crashes".
-			f.s.crashAfterTx1 = true
+			// Transaction 1 commits; transaction 2 "crashes".
+			cs.crash.Store(true)
 			if _, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(2)); !errors.Is(err, errSimulatedCrash) {
 				t.Fatalf("simulated crash: %v", err)
 			}
-			f.s.crashAfterTx1 = false
+			cs.crash.Store(false)
 			if _, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(2)); fault.KindOf(err) != fault.KindIdempotencyInProgress {
 				t.Errorf("retry while pending: %v, want in progress", err)
 			}
@@ -351,7 +351,7 @@ func TestRecoveryFinishesPending(t *testing.T) {
 func TestRecoveryJobFinishesPending(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			f := newFixture(t, b, true)
+			f, cs := newCrashFixture(t, b)
 			ctx := context.Background()
 			// The sweep leaves rows younger than an hour alone; the jobs
 			// run 300 ms after their one-second window.
@@ -362,8 +362,8 @@ func TestRecoveryJobFinishesPending(t *testing.T) {
 			t.Cleanup(func() { f.s.Stop(context.Background()) })
 			crash := func() {
 				t.Helper()
-				f.s.crashAfterTx1 = true
-				defer func() { f.s.crashAfterTx1 = false }()
+				cs.crash.Store(true)
+				defer cs.crash.Store(false)
 				if _, err := emitBody(f.s, ctx, f.emp.ID, newKey(), facturaBody(1)); !errors.Is(err, errSimulatedCrash) {
 					t.Fatalf("simulated crash: %v", err)
 				}

@@ -3,8 +3,10 @@ package billing
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,3 +153,60 @@ func facturaBody(n int) []byte {
 
 // newKey returns a fresh Idempotency-Key.
 func newKey() string { return newID() }
+
+// crashStore is a store on which, while crash is set, transaction 2 of
+// an emission never commits, as if the process died right after
+// transaction 1: the statement that signs a pendiente row fails.
+type crashStore struct {
+	store.Store
+	crash atomic.Bool
+}
+
+// errSimulatedCrash is what transaction 2 fails with on a crashStore.
+var errSimulatedCrash = errors.New("billing test: simulated crash after transaction 1")
+
+// SerialWrites forwards the wrapped store's answer, so the service groups
+// its transactions as it would on that store.
+func (c *crashStore) SerialWrites() bool {
+	sw, ok := c.Store.(store.SerialWriter)
+	return ok && sw.SerialWrites()
+}
+
+func (c *crashStore) Write(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	return c.Store.Write(ctx, func(ctx context.Context, tx store.Tx) error { return fn(ctx, crashTx{Tx: tx, s: c}) })
+}
+
+type crashTx struct {
+	store.Tx
+	s *crashStore
+}
+
+func (t crashTx) UpdateDTEIf(ctx context.Context, d *store.DTE, from string) (bool, error) {
+	if t.s.crash.Load() && from == store.EstadoPendiente {
+		return false, errSimulatedCrash
+	}
+	return t.Tx.UpdateDTEIf(ctx, d, from)
+}
+
+// newCrashFixture is newFixture over a crashStore.
+func newCrashFixture(t testing.TB, b backend) (*fixture, *crashStore) {
+	t.Helper()
+	dsn := b.dsn(t)
+	creds(t)
+	st, err := openStore(context.Background(), b.name, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &crashStore{Store: st}
+	kek, _ := ParseKEK(testKEK)
+	kr, err := NewKeyring(kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Store: cs, Keyring: kr, TrustedKeys: credsVal.Keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &fixture{s: s, emp: setupEmpresa(t, s, true), dsn: dsn}, cs
+}

@@ -73,17 +73,10 @@ type Service struct {
 	// recDelay is how long after the end of its window a recovery job
 	// runs: RecoveryAfter, or groupTimeout when longer.
 	recDelay time.Duration
-	dlv      *deliverer
+	dlv      *delivery.Deliverer
 	// outbox records events and fans them out to webhooks.
 	outbox *outbox.Outbox
-
-	// crashAfterTx1 makes EmitDTE stop after transaction 1, as a process
-	// that dies there would (tests of the recovery).
-	crashAfterTx1 bool
 }
-
-// errSimulatedCrash is what EmitDTE returns when crashAfterTx1 is set.
-var errSimulatedCrash = errors.New("billing: simulated crash after transaction 1")
 
 // New builds a Service from cfg.
 func New(cfg Config) (*Service, error) {

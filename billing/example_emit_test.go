@@ -1,0 +1,85 @@
+package billing_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/billingtest"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/store/sqlite"
+)
+
+// Example_emit emits a factura through the service and sends the same
+// request again under the same Idempotency-Key, which answers the first
+// response. The company, its certificate and its CAF come from
+// billingtest's test authority; in production they are the company's own,
+// registered with CreateEmpresa, UploadCertificate and RegisterCAF.
+func Example_emit() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "dtekit-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, sqlite.FileName), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+	creds, err := billingtest.SharedCredentials()
+	if err != nil {
+		panic(err)
+	}
+	keys, err := billing.NewKeyring(billingtest.KEK)
+	if err != nil {
+		panic(err)
+	}
+	svc, err := billing.New(billing.Config{Store: st, Keyring: keys, TrustedKeys: creds.TrustedKeys})
+	if err != nil {
+		panic(err)
+	}
+	emp, err := billingtest.Provision(ctx, svc, creds, billingtest.Company{Tipos: []dte.TipoDTE{33}})
+	if err != nil {
+		panic(err)
+	}
+
+	// One line of 10,000 pesos net: IVA 19 % is 1,900, the total 11,900.
+	req, err := dte.DecodeRequest(strings.NewReader(`{"tipo_dte":33,
+		"receptor":{"rut":"76086428-5","razon_social":"Cliente de Prueba SpA","giro":"Servicios",
+			"direccion":"Av. Providencia 1234","comuna":"Providencia","ciudad":"Santiago"},
+		"detalle":[{"nombre":"Asesoría","cantidad":1,"precio":10000}],
+		"auto_send":false}`))
+	if err != nil {
+		panic(err) // a *dte.ValidationError naming each bad field
+	}
+	const key = "0b6f3c1e-5d7a-4c8e-9f10-2a3b4c5d6e7f"
+	first, replayed, err := svc.Emit(ctx, emp.ID, key, req)
+	if err != nil {
+		panic(err) // a *fault.Error: its Kind, Code and Details say what failed
+	}
+	fmt.Println(first.TipoDTE, first.Folio, first.Estado, first.MontoTotal, replayed)
+
+	again, replayed, err := svc.Emit(ctx, emp.ID, key, req)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(again.ID == first.ID, replayed)
+
+	xml, err := svc.DTEXML(ctx, emp.ID, first.ID)
+	if err != nil {
+		panic(err)
+	}
+	rep, err := dte.Verify(xml, creds.TrustedKeys)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("signature, stamp and totals verify:", rep.OK())
+	// Output:
+	// 33 1 firmado 11900 false
+	// true true
+	// signature, stamp and totals verify: true
+}
