@@ -16,7 +16,6 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
 )
@@ -98,7 +97,7 @@ func (f *fixture) testCertificado(t *testing.T) {
 	if !strings.Contains(string(r.Body), `"has_certificado":true`) {
 		t.Errorf("status: %s", r.Body)
 	}
-	fields := map[string]string{"password": f.creds.Password, "rut_firmante": testcreds.SignerRUT}
+	fields := map[string]string{"password": f.creds.Password, "rut_firmante": f.creds.SignerRUT}
 	ct, body := multipartBody(t, f.creds.P12, fields)
 	want(t, f.upload(ct, body, f.A.adminHdr...), 200)
 	want(t, f.upload(ct, body, f.A.userHdr...), 403, fault.Forbidden)
@@ -106,7 +105,7 @@ func (f *fixture) testCertificado(t *testing.T) {
 	want(t, f.upload(ct, body), 401, fault.Unauthorized)
 	want(t, f.upload("application/json", body, f.A.adminHdr...), 415, fault.UnsupportedMediaType)
 
-	ct, body = multipartBody(t, f.creds.P12, map[string]string{"password": "wrong", "rut_firmante": testcreds.SignerRUT})
+	ct, body = multipartBody(t, f.creds.P12, map[string]string{"password": "wrong", "rut_firmante": f.creds.SignerRUT})
 	want(t, f.upload(ct, body, f.A.adminHdr...), 400, fault.Validation)
 	ct, body = multipartBody(t, nil, fields)
 	r = f.upload(ct, body, f.A.adminHdr...)
@@ -148,7 +147,7 @@ func (f *fixture) testCAF(t *testing.T) {
 	want(t, f.do("GET", api+"/caf/"+newUUID(), nil, f.A.readHdr...), 404, fault.NotFound)
 	want(t, f.do("GET", api+"/caf/not-a-uuid", nil, f.A.readHdr...), 404, fault.NotFound)
 
-	file, err := f.creds.Authority.Issue(caftest.IssueRequest{RutEmisor: f.A.rut, RazonSocial: testcreds.EmisorRazonSocial, Tipo: 34,
+	file, err := f.creds.Authority.Issue(caftest.IssueRequest{RutEmisor: f.A.rut, RazonSocial: f.creds.Emisor.RazonSocial, Tipo: 34,
 		Desde: 1, Hasta: 50, FechaAutorizacion: dte.ChileTime(time.Now()).AddDate(0, 0, -7)})
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -41,7 +40,7 @@ func BenchmarkEmitLoad(b *testing.B) {
 	backendsB(b, func(b *testing.B, st store.Store) {
 		fx := newFixture(b, st, RateLimit{PerSecond: -1})
 		// Room for every folio the benchmark takes.
-		file, err := fx.creds.Authority.Issue(caftest.IssueRequest{RutEmisor: fx.A.rut, RazonSocial: testcreds.EmisorRazonSocial,
+		file, err := fx.creds.Authority.Issue(caftest.IssueRequest{RutEmisor: fx.A.rut, RazonSocial: fx.creds.Emisor.RazonSocial,
 			Tipo: 33, Desde: 1001, Hasta: 200000, FechaAutorizacion: dte.ChileTime(time.Now()).AddDate(0, 0, -7)})
 		if err != nil {
 			b.Fatal(err)

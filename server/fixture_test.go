@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,37 +15,28 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
-	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/pgtest"
-	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/postgres"
-	"github.com/dtekit/dtekit/store/sqlite"
 )
 
-// Shared, slow-to-generate credentials: the test SII authority with its
-// CAFs and signing certificate, and the JWT signing key.
+// Shared, slow-to-generate credentials: the test authority with its CAFs
+// and signing certificate (billingtest), and the JWT signing key.
 var (
-	credsOnce sync.Once
-	creds     *testcreds.Creds
-	jwtKey    *rsa.PrivateKey
-	credsErr  error
+	jwtOnce sync.Once
+	jwtKey  *rsa.PrivateKey
+	jwtErr  error
 )
 
-func sharedCreds(t testing.TB) (*testcreds.Creds, *rsa.PrivateKey) {
+func sharedCreds(t testing.TB) (*billingtest.Credentials, *rsa.PrivateKey) {
 	t.Helper()
-	credsOnce.Do(func() {
-		creds, credsErr = testcreds.New(nil)
-		if credsErr == nil {
-			jwtKey, credsErr = rsa.GenerateKey(rand.Reader, 2048)
-		}
-	})
-	if credsErr != nil {
-		t.Fatal(credsErr)
+	cr := billingtest.Creds(t)
+	jwtOnce.Do(func() { jwtKey, jwtErr = rsa.GenerateKey(rand.Reader, 2048) })
+	if jwtErr != nil {
+		t.Fatal(jwtErr)
 	}
-	return creds, jwtKey
+	return cr, jwtKey
 }
 
 // The second company of the tenant tests: a RUT with a hand-computed
@@ -70,67 +60,39 @@ type fixture struct {
 	b     *billing.Service
 	srv   *Server
 	tt    *tester
-	creds *testcreds.Creds
+	creds *billingtest.Credentials
 	A, B  company
 }
 
-// backends runs f once per store backend: SQLite in a temporary file and
-// PostgreSQL in a throwaway schema (skipped when PostgreSQL is not
-// installed, failed under DTEKIT_REQUIRE_ORACLES=1).
+// backends runs f once per store backend (billingtest.Backends): SQLite
+// in a temporary file and PostgreSQL in a throwaway schema.
 func backends(t *testing.T, f func(t *testing.T, open func(t *testing.T) store.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		f(t, func(t *testing.T) store.Store {
-			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "dtekit.db"), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 50 * time.Millisecond}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
+	for _, b := range billingtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			f(t, func(t *testing.T) store.Store { return b.NewStore(t) })
 		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		f(t, func(t *testing.T) store.Store {
-			st, err := postgres.Open(context.Background(), pgtest.URL(t), &postgres.Options{Jobs: store.JobsConfig{PollInterval: 50 * time.Millisecond}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		})
-	})
+	}
 }
 
-// backendsB is backends for benchmarks.
+// backendsB is backends for benchmarks, with the job runner's default
+// polling.
 func backendsB(b *testing.B, f func(b *testing.B, st store.Store)) {
-	b.Run("sqlite", func(b *testing.B) {
-		st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "dtekit.db"), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		f(b, st)
-	})
-	b.Run("postgres", func(b *testing.B) {
-		st, err := postgres.Open(context.Background(), pgtest.URL(b), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		f(b, st)
-	})
+	for _, be := range billingtest.Backends() {
+		b.Run(be.Name, func(b *testing.B) {
+			st, err := be.Open(context.Background(), be.DSN(b), store.JobsConfig{PollInterval: time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			f(b, st)
+		})
+	}
 }
 
 func newFixture(t testing.TB, st store.Store, rl RateLimit) *fixture {
 	t.Helper()
 	cr, key := sharedCreds(t)
-	kr, err := billing.NewKeyring(bytes.Repeat([]byte{7}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: cr.Keys})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := billingtest.NewService(t, st, billing.Config{})
 	kf, err := PEMKeyfunc(pemPublic(t, key))
 	if err != nil {
 		t.Fatal(err)
@@ -142,37 +104,22 @@ func newFixture(t testing.TB, st store.Store, rl RateLimit) *fixture {
 	}
 	f := &fixture{t: t, st: st, b: b, srv: srv, tt: &tester{t: t, h: srv}, creds: cr}
 	ctx := context.Background()
-	em := cr.Emisor
-	f.A = f.provision(ctx, em.Rut, em.RazonSocial, map[dte.TipoDTE][]byte{33: cr.CAFFiles[33], 39: cr.CAFFiles[39], 61: cr.CAFFiles[61]})
-	cafB, err := cr.Authority.Issue(caftest.IssueRequest{RutEmisor: rutB, RazonSocial: "Empresa B de Prueba", Tipo: 33,
-		Desde: 1, Hasta: 100, FechaAutorizacion: dte.ChileTime(time.Now()).AddDate(0, 0, -7)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.B = f.provision(ctx, rutB, "Empresa B de Prueba", map[dte.TipoDTE][]byte{33: cafB})
+	f.A = f.provision(ctx, billingtest.Company{Tipos: []dte.TipoDTE{33, 39, 61}})
+	f.B = f.provision(ctx, billingtest.Company{Rut: rutB, RazonSocial: "Empresa B de Prueba", Tipos: []dte.TipoDTE{33}, Hasta: 100})
 	return f
 }
 
-// provision creates a company through billing (the operator's path) with
-// its certificate, CAFs, API keys and JWTs.
-func (f *fixture) provision(ctx context.Context, rut, razon string, cafs map[dte.TipoDTE][]byte) company {
+// provision creates a company through billing (billingtest.Provision:
+// the operator's path) with its certificate and CAFs, then its API keys
+// and JWTs.
+func (f *fixture) provision(ctx context.Context, want billingtest.Company) company {
 	t := f.t
 	t.Helper()
-	em := f.creds.Emisor
-	e, err := f.b.CreateEmpresa(ctx, billing.EmpresaInput{Rut: rut, RazonSocial: razon, Giro: em.Giro, Direccion: em.Direccion,
-		Comuna: em.Comuna, Ciudad: em.Ciudad, Ambiente: dte.AmbienteCertificacion, FechaResolucion: em.FechaResolucion,
-		NumeroResolucion: 0, Acteco: em.Acteco})
+	e, err := billingtest.Provision(ctx, f.b, f.creds, want)
 	if err != nil {
-		t.Fatalf("create empresa %s: %v", rut, err)
+		t.Fatal(err)
 	}
-	if _, err := f.b.UploadCertificate(ctx, e.ID, f.creds.P12, f.creds.Password, testcreds.SignerRUT); err != nil {
-		t.Fatalf("certificate of %s: %v", rut, err)
-	}
-	for tipo, file := range cafs {
-		if _, err := f.b.RegisterCAF(ctx, e.ID, billing.CAFInput{TipoDTE: tipo, CAFXML: string(file)}); err != nil {
-			t.Fatalf("CAF %d of %s: %v", tipo, rut, err)
-		}
-	}
+	rut := e.Rut
 	wk, err := f.b.CreateAPIKey(ctx, e.ID, true)
 	if err != nil {
 		t.Fatal(err)
