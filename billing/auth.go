@@ -51,7 +51,7 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principa
 	if !k.RevokedAt.IsZero() {
 		return nil, errUnauthorized()
 	}
-	return &Principal{EmpresaID: k.EmpresaID, KeyID: k.ID, Write: k.Write}, nil
+	return &Principal{EmpresaID: k.EmpresaID, Credential: "apikey:" + k.ID, Write: k.Write}, nil
 }
 
 // CreateAPIKey issues an API key for the company; the plaintext is in the

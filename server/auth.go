@@ -12,29 +12,13 @@ import (
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
+	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Principal is the authenticated caller of a request: the company it acts
-// for and what it may do.
-type Principal struct {
-	// EmpresaID is the tenant every call of the request is scoped to.
-	EmpresaID string
-	// Credential identifies the credential without revealing it
-	// ("apikey:<id>" or "jwt:<subject>"); the rate limiter keys on it and
-	// logs carry it.
-	Credential string
-	// Write reports whether the credential may change data. JWTs may; API
-	// keys only when the operator granted write access.
-	Write bool
-	// Admin reports the admin role (JWT claim role=admin), needed to upload
-	// the certificate.
-	Admin bool
-}
-
-func setPrincipal(ctx context.Context, p *Principal) {
-	if pp, _ := ctx.Value(keyPrincipal).(**Principal); pp != nil {
+func setPrincipal(ctx context.Context, p *billing.Principal) {
+	if pp, _ := ctx.Value(keyPrincipal).(**billing.Principal); pp != nil {
 		*pp = p
 	}
 }
@@ -133,7 +117,7 @@ const maxCredentialLen = 8192
 var errUnauthorized = newError(http.StatusUnauthorized, fault.Unauthorized, "missing or invalid credential")
 
 // authenticate resolves the request's credential.
-func (s *Server) authenticate(r *http.Request) (*Principal, error) {
+func (s *Server) authenticate(r *http.Request) (*billing.Principal, error) {
 	authz := r.Header.Get("Authorization")
 	key := r.Header.Get("X-Api-Key")
 	switch {
@@ -160,7 +144,7 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 }
 
 // verifyJWT checks a bearer token and returns its principal.
-func (s *Server) verifyJWT(tok string) (*Principal, error) {
+func (s *Server) verifyJWT(tok string) (*billing.Principal, error) {
 	cfg := s.jwt
 	if cfg == nil || cfg.Keyfunc == nil {
 		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "bearer tokens are not configured on this server")
@@ -187,7 +171,7 @@ func (s *Server) verifyJWT(tok string) (*Principal, error) {
 	if sub == "" {
 		sub = "-"
 	}
-	return &Principal{
+	return &billing.Principal{
 		EmpresaID:  c.EmpresaID,
 		Credential: "jwt:" + c.EmpresaID + ":" + sub,
 		Write:      true,

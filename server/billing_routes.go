@@ -63,7 +63,7 @@ var deleted = map[string]string{"status": "deleted"}
 
 // DTE
 
-func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	var f billing.DTEFilter
 	var err error
 	if f.TipoDTE, err = queryTipo(r); err != nil {
@@ -106,7 +106,7 @@ func validEstado(e string) bool {
 	return false
 }
 
-func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	start := time.Now()
 	body, err := readBody(w, r, "application/json", dte.MaxRequestBytes)
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *Principal) e
 	return nil
 }
 
-func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -157,7 +157,7 @@ func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *Principal) er
 	return nil
 }
 
-func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *Principal)
 	return nil
 }
 
-func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *Principal)
 
 // CAF
 
-func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	tipo, err := queryTipo(r)
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *Principal) e
 // maxFormField bounds the text fields of the certificate upload.
 const maxFormField = 1024
 
-func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		return newError(http.StatusUnsupportedMediaType, fault.UnsupportedMediaType, "the body must be multipart/form-data")
@@ -310,7 +310,7 @@ func formError(err error) error {
 
 // Webhooks
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	hooks, err := s.billing.ListWebhooks(r.Context(), p.EmpresaID)
 	if err != nil {
 		return err
@@ -322,7 +322,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *Princip
 	return nil
 }
 
-func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -344,7 +344,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *
 	return nil
 }
 
-func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *Principal) error {
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 // ofTenant answers fn(company) with 200.
 func ofTenant[T any](fn func(context.Context, string) (*T, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 		v, err := fn(r.Context(), p.EmpresaID)
 		if err != nil {
 			return err
@@ -25,7 +25,7 @@ func ofTenant[T any](fn func(context.Context, string) (*T, error)) apiHandler {
 // withBody decodes the JSON body strictly into In and answers
 // fn(company, in) with status.
 func withBody[In, Out any](limit int64, status int, fn func(context.Context, string, In) (*Out, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 		var in In
 		if err := decodeJSON(w, r, limit, &in); err != nil {
 			return err
@@ -41,7 +41,7 @@ func withBody[In, Out any](limit int64, status int, fn func(context.Context, str
 
 // byID answers fn(company, {id}) with status.
 func byID[T any](status int, fn func(context.Context, string, string) (*T, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
 			return err
@@ -58,7 +58,7 @@ func byID[T any](status int, fn func(context.Context, string, string) (*T, error
 // byIDWithBody decodes the JSON body strictly into In and answers
 // fn(company, {id}, in) with 200: the updates.
 func byIDWithBody[In, Out any](fn func(context.Context, string, string, In) (*Out, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
 			return err
@@ -78,7 +78,7 @@ func byIDWithBody[In, Out any](fn func(context.Context, string, string, In) (*Ou
 
 // deleteByID runs fn(company, {id}) and answers {"status":"deleted"}.
 func deleteByID(fn func(context.Context, string, string) error) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
 			return err
@@ -93,7 +93,7 @@ func deleteByID(fn func(context.Context, string, string) error) apiHandler {
 
 // byDelivery answers fn(company, {id}, {delivery_id}) with status.
 func byDelivery[T any](status int, fn func(context.Context, string, string, string) (*T, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
 			return err
@@ -114,7 +114,7 @@ func byDelivery[T any](status int, fn func(context.Context, string, string, stri
 // catalog answers a page of a catalog (clientes, productos): the list, or
 // with search the required q.
 func catalog[P any](search bool, fn func(context.Context, string, billing.ListParams) (*P, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 		lp, err := listParams(r, search)
 		if err != nil {
 			return err

@@ -50,7 +50,7 @@ type Server struct {
 	mux      *http.ServeMux
 	logger   *slog.Logger
 	billing  *billing.Service
-	apiKeys  func(ctx context.Context, key string) (*Principal, error)
+	apiKeys  func(ctx context.Context, key string) (*billing.Principal, error)
 	jwt      *JWTConfig
 	limit    *limiters
 	metrics  *metrics
@@ -99,7 +99,7 @@ const (
 )
 
 // apiHandler serves one authenticated API route.
-type apiHandler func(w http.ResponseWriter, r *http.Request, p *Principal) error
+type apiHandler func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error
 
 // handle registers an authenticated API route.
 func (s *Server) handle(pattern string, acc access, h apiHandler) {
@@ -192,7 +192,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // billingAPIKey resolves an API key through billing.
-func (s *Server) billingAPIKey(ctx context.Context, key string) (*Principal, error) {
+func (s *Server) billingAPIKey(ctx context.Context, key string) (*billing.Principal, error) {
 	bp, err := s.billing.AuthenticateAPIKey(ctx, key)
 	if err != nil {
 		if fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable {
@@ -200,5 +200,5 @@ func (s *Server) billingAPIKey(ctx context.Context, key string) (*Principal, err
 		}
 		return nil, errUnauthorized
 	}
-	return &Principal{EmpresaID: bp.EmpresaID, Credential: "apikey:" + bp.KeyID, Write: bp.Write}, nil
+	return bp, nil
 }
