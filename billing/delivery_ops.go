@@ -2,14 +2,12 @@ package billing
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
-	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/webhook"
 )
 
 // Delivery is one event sent (or to be sent) to one webhook, with its
@@ -59,28 +57,20 @@ type DeliveryPage struct {
 	NextCursor *string    `json:"next_cursor"`
 }
 
-// deliveryFromStore renders a delivery with its event type and attempts.
-func (s *Service) deliveryFromStore(ctx context.Context, r store.Reader, d *store.Delivery) (Delivery, error) {
-	out := Delivery{ID: d.ID, WebhookID: d.WebhookID, EventID: d.EventID, State: d.State, Attempts: d.Attempts,
-		LastError: d.LastError, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), AttemptLog: []DeliveryAttempt{}}
-	if d.LastStatusCode != 0 {
-		c := d.LastStatusCode
+// deliveryOut renders a delivery with its event type and attempts.
+func deliveryOut(r *delivery.Record) *Delivery {
+	out := &Delivery{ID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, EventType: r.EventType, State: r.State,
+		Attempts: r.Delivery.Attempts, LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		AttemptLog: make([]DeliveryAttempt, 0, len(r.Attempts))}
+	if r.LastStatusCode != 0 {
+		c := r.LastStatusCode
 		out.LastStatusCode = &c
 	}
-	if !d.NextAttemptAt.IsZero() {
-		t := d.NextAttemptAt.UTC()
+	if !r.NextAttemptAt.IsZero() {
+		t := r.NextAttemptAt.UTC()
 		out.NextAttemptAt = &t
 	}
-	if ev, err := r.GetEvent(ctx, d.EmpresaID, d.EventID); err == nil {
-		out.EventType = ev.Type
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return out, err
-	}
-	atts, err := r.ListDeliveryAttempts(ctx, d.EmpresaID, d.ID)
-	if err != nil {
-		return out, err
-	}
-	for _, a := range atts {
+	for _, a := range r.Attempts {
 		da := DeliveryAttempt{Attempt: a.Attempt, Trigger: a.Trigger, AttemptedAt: a.AttemptedAt.UTC(),
 			ErrorClass: a.ErrorClass, Error: a.Error, DurationMS: a.Duration.Milliseconds(),
 			Response: strings.ToValidUTF8(string(a.Response), "\uFFFD")}
@@ -90,7 +80,7 @@ func (s *Service) deliveryFromStore(ctx context.Context, r store.Reader, d *stor
 		}
 		out.AttemptLog = append(out.AttemptLog, da)
 	}
-	return out, nil
+	return out
 }
 
 // ListDeliveries pages through a webhook's deliveries, newest first, each
@@ -115,11 +105,11 @@ func (s *Service) ListDeliveries(ctx context.Context, empresaID, webhookID, curs
 	}
 	out := &DeliveryPage{Data: make([]Delivery, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor)}
 	for i := range page.Items {
-		d, err := s.deliveryFromStore(ctx, s.st, &page.Items[i])
+		r, err := delivery.Read(ctx, s.st, &page.Items[i])
 		if err != nil {
 			return nil, fault.Failed("reading a delivery", err)
 		}
-		out.Data = append(out.Data, d)
+		out.Data = append(out.Data, *deliveryOut(r))
 	}
 	return out, nil
 }
@@ -133,11 +123,11 @@ func (s *Service) GetDelivery(ctx context.Context, empresaID, webhookID, id stri
 	if err != nil {
 		return nil, storeErr(err, "reading a delivery", "delivery", id)
 	}
-	out, err := s.deliveryFromStore(ctx, s.st, d)
+	r, err := delivery.Read(ctx, s.st, d)
 	if err != nil {
 		return nil, fault.Failed("reading a delivery", err)
 	}
-	return &out, nil
+	return deliveryOut(r), nil
 }
 
 // ResendDelivery sends a delivery again, once, now: same webhook-id and
@@ -146,59 +136,20 @@ func (s *Service) GetDelivery(ctx context.Context, empresaID, webhookID, id stri
 // pending retries). The attempt runs in the background; the answer is the
 // delivery as it stands.
 func (s *Service) ResendDelivery(ctx context.Context, empresaID, webhookID, id string) (*Delivery, error) {
-	var out Delivery
-	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		d, err := tx.GetDelivery(ctx, empresaID, id)
-		if err != nil {
-			return err
-		}
-		if d.WebhookID != webhookID {
-			return store.ErrNotFound
-		}
-		if _, err := tx.GetWebhook(ctx, empresaID, webhookID); err != nil {
-			return err
-		}
-		if _, err := tx.Enqueue(ctx, outbox.DeliverArgs{EmpresaID: empresaID, DeliveryID: id, Manual: true, Nonce: newID()}, nil); err != nil {
-			return err
-		}
-		out, err = s.deliveryFromStore(ctx, tx, d)
-		return err
-	})
+	r, err := s.dlv.Resend(ctx, empresaID, webhookID, id)
 	if err != nil {
 		return nil, storeErr(err, "resending a delivery", "delivery", id)
 	}
-	return &out, nil
+	return deliveryOut(r), nil
 }
 
 // PingWebhook sends a webhook.ping test event to one webhook (active or
 // not), once, in the background; the answer is the new delivery, whose
 // attempt log shows the outcome.
 func (s *Service) PingWebhook(ctx context.Context, empresaID, webhookID string) (*Delivery, error) {
-	var out Delivery
-	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		if _, err := tx.GetWebhook(ctx, empresaID, webhookID); err != nil {
-			return err
-		}
-		body, err := webhook.MarshalEvent(webhook.EventPing, s.now().UTC().Truncate(time.Second), webhook.PingData{WebhookID: webhookID})
-		if err != nil {
-			return err
-		}
-		ev := &store.Event{ID: newID(), EmpresaID: empresaID, Type: string(webhook.EventPing), Payload: body}
-		if err := tx.InsertEvent(ctx, ev); err != nil {
-			return err
-		}
-		d := &store.Delivery{ID: newID(), EmpresaID: empresaID, WebhookID: webhookID, EventID: ev.ID, State: store.DeliveryPending}
-		if err := tx.InsertDelivery(ctx, d); err != nil {
-			return err
-		}
-		if _, err := tx.Enqueue(ctx, outbox.DeliverArgs{EmpresaID: empresaID, DeliveryID: d.ID, Manual: true, Nonce: newID()}, nil); err != nil {
-			return err
-		}
-		out, err = s.deliveryFromStore(ctx, tx, d)
-		return err
-	})
+	r, err := s.dlv.Ping(ctx, empresaID, webhookID)
 	if err != nil {
 		return nil, storeErr(err, "pinging a webhook", "webhook", webhookID)
 	}
-	return &out, nil
+	return deliveryOut(r), nil
 }

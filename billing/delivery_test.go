@@ -70,6 +70,15 @@ type deliveryFixture struct {
 
 func newDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deliveryFixture {
 	t.Helper()
+	cfg.AllowLoopback = true
+	return openDeliveryFixture(t, start, cfg)
+}
+
+// openDeliveryFixture is newDeliveryFixture with cfg as given: webhooks
+// may point at loopback only if cfg allows it. A zero start means the real
+// clock (and no f.clock).
+func openDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deliveryFixture {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "dtekit.db"), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	if err != nil {
@@ -80,12 +89,16 @@ func newDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deli
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := clocktest.New(start)
-	cfg.AllowLoopback = true
+	var clock *clocktest.Clock
+	now := time.Now
+	if !start.IsZero() {
+		clock = clocktest.New(start)
+		now = clock.Now
+	}
 	if cfg.Rand == nil {
 		cfg.Rand = func() float64 { return 0.5 }
 	}
-	s, err := New(Config{Store: st, Keyring: kr, Now: clock.Now, Delivery: cfg})
+	s, err := New(Config{Store: st, Keyring: kr, Now: now, Delivery: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +142,7 @@ func (f *deliveryFixture) deliveries(t *testing.T, webhookID string) []store.Del
 func (f *deliveryFixture) runDue(t *testing.T, d *store.Delivery, attempt int) {
 	t.Helper()
 	f.clock.Set(d.NextAttemptAt)
-	if err := f.s.runDelivery(context.Background(), outbox.DeliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}); err != nil {
+	if err := f.s.dlv.Run(context.Background(), outbox.DeliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -426,8 +439,9 @@ func TestDeliveryRetryAfter(t *testing.T) {
 // dial time and logged as blocked.
 func TestDeliveryBlocked(t *testing.T) {
 	ctx := context.Background()
-	f := newDeliveryFixture(t, time.Now(), DeliveryConfig{})
-	f.s.dlv.cfg.AllowLoopback = false
+	// Loopback not allowed; the name hooks.example.com resolves (stub) to
+	// the metadata address.
+	f := openDeliveryFixture(t, time.Now(), DeliveryConfig{Resolver: stubResolver{"hooks.example.com": "169.254.169.254"}})
 	for _, u := range []string{"http://127.0.0.1:8081/", "https://10.0.0.1/", "https://localhost/", "ftp://x.example.com/", "https://169.254.169.254/"} {
 		if _, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: u, Events: []string{"dte.created"}}); fault.KindOf(err) != fault.KindValidation || fault.As(err).Details[0].Field != "url" {
 			t.Errorf("CreateWebhook(%s): %v", u, err)
@@ -442,8 +456,6 @@ func TestDeliveryBlocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The name resolves (stub) to the metadata address.
-	f.s.dlv = newDeliverer(DeliveryConfig{Resolver: stubResolver{"hooks.example.com": "169.254.169.254"}, Rand: func() float64 { return 0.5 }}, f.clock.Now)
 	f.publishDTE(t, webhook.EventDTECreated, 1)
 	d := f.deliveries(t, wh.ID)[0]
 	f.runDue(t, &d, 1)
@@ -457,10 +469,7 @@ func TestDeliveryBlocked(t *testing.T) {
 // receiver once; a resend of a failed delivery succeeds with the same id
 // and a fresh signature, logged as manual.
 func TestDeliveryResendAndPing(t *testing.T) {
-	f := newDeliveryFixture(t, time.Now(), DeliveryConfig{})
-	f.clock = nil
-	f.s.now = time.Now
-	f.s.dlv.sender.Now = time.Now
+	f := newDeliveryFixture(t, time.Time{}, DeliveryConfig{}) // the real clock
 	ctx := context.Background()
 	rec := newHookReceiver(t, http.StatusNoContent)
 	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created"}})
@@ -550,57 +559,4 @@ func (s stubResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 		return []netip.Addr{netip.MustParseAddr(a)}, nil
 	}
 	return nil, errors.New("no such host")
-}
-
-// TestDeliverySweep: a pending delivery whose job was lost (here: never
-// enqueued) is enqueued again by the sweep once 15 minutes late, once
-// (a second sweep finds the job alive), and then delivered.
-func TestDeliverySweep(t *testing.T) {
-	now := time.Now()
-	f := newDeliveryFixture(t, now, DeliveryConfig{})
-	ctx := context.Background()
-	rec := newHookReceiver(t, http.StatusNoContent)
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lost, onTime store.Delivery
-	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		for i, d := range []*store.Delivery{&lost, &onTime} {
-			body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"})
-			ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
-			if err := tx.InsertEvent(ctx, ev); err != nil {
-				return err
-			}
-			due := now.Add(-16 * time.Minute)
-			if i == 1 {
-				due = now.Add(-14 * time.Minute) // late, but within the grace
-			}
-			*d = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: due.Truncate(time.Millisecond)}
-			if err := tx.InsertDelivery(ctx, d); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := f.s.SweepDeliveries(ctx); err != nil || n != 1 {
-		t.Fatalf("first sweep: %d, %v (want 1)", n, err)
-	}
-	if n, err := f.s.SweepDeliveries(ctx); err != nil || n != 0 {
-		t.Fatalf("second sweep: %d, %v (want 0: the job is alive)", n, err)
-	}
-	if err := f.s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer f.s.Stop(ctx)
-	waitFor(t, func() bool { return f.get(t, lost.ID).State == store.DeliverySucceeded })
-	if d := f.get(t, onTime.ID); d.State != store.DeliveryPending || d.Attempts != 0 {
-		t.Errorf("delivery within the grace: %+v", d)
-	}
-	if got := len(rec.requests()); got != 1 {
-		t.Errorf("receiver got %d requests, want 1", got)
-	}
 }

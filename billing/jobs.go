@@ -42,7 +42,8 @@ func (s *Service) registerJobs() error {
 	for _, reg := range []func() error{
 		s.registerRecovery,
 		s.registerIdempotencyPurge,
-		s.registerDelivery,
+		func() error { return s.dlv.Register(s.st.Jobs()) },
+		s.registerCertExpiry,
 	} {
 		if err := reg(); err != nil {
 			return err

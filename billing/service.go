@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/store"
@@ -112,7 +113,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.recDelay = max(s.recAge, groupTimeout)
 	s.outbox = outbox.New(s.now)
-	s.dlv = newDeliverer(cfg.Delivery, s.now)
+	s.dlv = s.newDeliverer(cfg.Delivery)
 	if err := s.registerJobs(); err != nil {
 		return nil, err
 	}

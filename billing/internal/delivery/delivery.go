@@ -1,0 +1,398 @@
+// Package delivery sends the billing service's events to webhooks and
+// keeps the webhooks themselves.
+//
+// The outbox (billing/internal/outbox) records each event with its payload
+// frozen and one pending delivery per subscribed webhook, with its first
+// attempt enqueued. The delivery worker (Run) makes one attempt per job:
+// it sends the frozen bytes signed with the webhook's active secrets
+// (Standard Webhooks), logs the attempt, and in the same transaction
+// schedules the next attempt per the retry policy, finishes the delivery,
+// or disables a webhook that answered 410 Gone or has failed for too long.
+// A periodic sweep re-enqueues attempts whose job was lost. Webhook
+// secrets are kept sealed; a rotated-out secret keeps signing beside the
+// new one for a grace period.
+//
+// A Deliverer needs a store, a clock, a logger and the functions that
+// seal and open secrets; it knows nothing of billing.Service.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/billing/internal/periodic"
+	"github.com/dtekit/dtekit/internal/ssrf"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// Config is what a Deliverer needs. Every field is required unless it
+// says otherwise; billing.New fills the defaults of its DeliveryConfig in.
+type Config struct {
+	Store  store.Store
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Seal encrypts plaintext bound to aad, and Open decrypts what Seal
+	// made with the same aad (billing's Keyring): webhook secrets are
+	// kept sealed.
+	Seal func(plaintext, aad []byte) ([]byte, error)
+	Open func(sealed, aad []byte) ([]byte, error)
+	// AllowLoopback lets webhooks point at loopback addresses (tests and
+	// local trials only).
+	AllowLoopback bool
+	// Client sends the deliveries; nil builds internal/ssrf's guarded
+	// client from AllowLoopback, Resolver and Timeout.
+	Client *http.Client
+	// Resolver is the guarded client's DNS resolver; nil means the
+	// system's.
+	Resolver ssrf.Resolver
+	// Policy is the retry schedule and the rule that disables a failing
+	// webhook.
+	Policy webhook.RetryPolicy
+	// Rand returns uniform numbers in [0, 1) for the retry jitter.
+	Rand func() float64
+	// RotationGrace is how long a replaced secret keeps signing beside
+	// the new one.
+	RotationGrace time.Duration
+	// Timeout bounds one attempt (connect, TLS, request, response).
+	Timeout time.Duration
+}
+
+// userAgent identifies dtekit's deliveries to receivers.
+const userAgent = "dtekit-webhooks/1"
+
+// Deliverer delivers events to webhooks and manages the webhooks. Build
+// it with New; it is safe for concurrent use.
+type Deliverer struct {
+	cfg    Config
+	st     store.Store
+	now    func() time.Time
+	log    *slog.Logger
+	sender *webhook.Sender
+}
+
+// New builds a Deliverer from cfg. Register its jobs before the runner
+// starts.
+func New(cfg Config) *Deliverer {
+	client := cfg.Client
+	if client == nil {
+		client = ssrf.NewClient(ssrf.Options{AllowLoopback: cfg.AllowLoopback, Resolver: cfg.Resolver,
+			Timeout: cfg.Timeout, UserAgent: userAgent})
+	}
+	return &Deliverer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger,
+		sender: &webhook.Sender{Client: client, Now: cfg.Now, MaxResponseBytes: store.MaxAttemptResponse, UserAgent: userAgent}}
+}
+
+// newID returns a new record id (a UUIDv7, so ids sort by creation).
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// Delivery sweep: a backstop for delivery jobs lost to repeated store
+// failures (discarded by the runner) while their delivery still waits.
+const (
+	// sweepInterval is how often the sweep runs.
+	sweepInterval = 10 * time.Minute
+	// sweepGrace is how late a scheduled attempt must be before the sweep
+	// enqueues it again.
+	sweepGrace = 15 * time.Minute
+	// sweepWindow bounds how far back the sweep looks (the retry schedule
+	// spans about 28 hours).
+	sweepWindow = 3 * 24 * time.Hour
+)
+
+// sweepArgs is the periodic delivery sweep job.
+type sweepArgs struct{}
+
+// Kind names the delivery sweep job.
+func (sweepArgs) Kind() string { return "webhook.sweep" }
+
+// Register registers the delivery worker and the delivery sweep on j.
+func (d *Deliverer) Register(j store.Jobs) error {
+	if err := j.Register(store.Worker{
+		Kind: outbox.DeliverKind,
+		Work: func(ctx context.Context, job *store.Job) error {
+			a, err := store.DecodeArgs[outbox.DeliverArgs](job)
+			if err != nil {
+				return err
+			}
+			return d.Run(ctx, a)
+		},
+		Retry: []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute},
+		// The attempt's own bound plus room for the store writes; the
+		// store's RescueAfter must exceed it.
+		Timeout: 2*d.cfg.Timeout + 5*time.Second,
+	}); err != nil {
+		return fmt.Errorf("billing: registering %s: %w", outbox.DeliverKind, err)
+	}
+	return periodic.Register(j, periodic.Job{Args: sweepArgs{}, Every: sweepInterval, Timeout: 10 * time.Minute,
+		Run: func(ctx context.Context) error { _, err := d.Sweep(ctx); return err }})
+}
+
+// Sweep enqueues again the scheduled attempt of every pending delivery
+// created in the last three days whose attempt is more than 15 minutes
+// late, and reports how many it enqueued (duplicates of a job still alive
+// are skipped by uniqueness). The periodic sweep job runs it.
+func (d *Deliverer) Sweep(ctx context.Context) (int, error) {
+	now := d.now()
+	n := 0
+	err := periodic.EachEmpresa(ctx, d.st, func(e *store.Empresa) error {
+		hooks, err := d.st.ListWebhooks(ctx, e.ID)
+		if err != nil {
+			return fault.Failed("listing webhooks", err)
+		}
+		for _, h := range hooks {
+			m, err := d.sweepWebhook(ctx, e.ID, h.ID, now)
+			n += m
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// sweepWebhook re-enqueues the late attempts of one webhook's deliveries.
+func (d *Deliverer) sweepWebhook(ctx context.Context, empresaID, webhookID string, now time.Time) (int, error) {
+	n := 0
+	cursor := ""
+	for {
+		page, err := d.st.ListDeliveries(ctx, empresaID, webhookID, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			return n, fault.Failed("listing deliveries", err)
+		}
+		for _, dl := range page.Items {
+			if dl.CreatedAt.Before(now.Add(-sweepWindow)) {
+				return n, nil // newest first: the rest is older
+			}
+			if dl.State != store.DeliveryPending || dl.NextAttemptAt.IsZero() || dl.NextAttemptAt.After(now.Add(-sweepGrace)) {
+				continue
+			}
+			attempt, err := d.scheduledSlot(ctx, &dl)
+			if err != nil {
+				return n, err
+			}
+			res, err := d.st.Jobs().Enqueue(ctx, outbox.DeliverArgs{EmpresaID: empresaID, DeliveryID: dl.ID, Attempt: attempt, Due: dl.NextAttemptAt.UnixMilli()}, nil)
+			if err != nil {
+				return n, fault.Failed("re-enqueuing delivery "+dl.ID, err)
+			}
+			if !res.Duplicate {
+				n++
+				d.log.Warn("webhook delivery re-enqueued by the sweep", "empresa_id", empresaID, "delivery_id", dl.ID)
+			}
+		}
+		if page.NextCursor == "" {
+			return n, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// scheduledSlot is the position in the retry schedule of a pending
+// delivery's next attempt: one more than its scheduled attempts so far.
+func (d *Deliverer) scheduledSlot(ctx context.Context, dl *store.Delivery) (int, error) {
+	atts, err := d.st.ListDeliveryAttempts(ctx, dl.EmpresaID, dl.ID)
+	if err != nil {
+		return 0, fault.Failed("reading attempts of delivery "+dl.ID, err)
+	}
+	slot := 1
+	for _, a := range atts {
+		if a.Trigger == store.TriggerScheduled {
+			slot++
+		}
+	}
+	return slot, nil
+}
+
+// Run makes the attempt a delivery job stands for: it sends the event's
+// frozen bytes signed with the webhook's active secrets, logs the
+// attempt, and schedules the next one, finishes the delivery, or disables
+// the webhook, in one transaction. Only store failures are returned (the
+// job runner retries them); what the receiver did is the delivery's
+// business.
+func (d *Deliverer) Run(ctx context.Context, a outbox.DeliverArgs) error {
+	dl, err := d.st.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !a.Manual && (dl.State != store.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due) {
+		return nil // stale: this slot was already attempted, or the delivery ended
+	}
+	wh, err := d.st.GetWebhook(ctx, a.EmpresaID, dl.WebhookID)
+	gone := errors.Is(err, store.ErrNotFound)
+	if err != nil && !gone {
+		return err
+	}
+	if gone || (!wh.IsActive && !a.Manual) {
+		if a.Manual {
+			return nil
+		}
+		reason := "webhook deleted"
+		if !gone {
+			reason = "webhook disabled"
+		}
+		return d.endDelivery(ctx, a, reason)
+	}
+	ev, err := d.st.GetEvent(ctx, a.EmpresaID, dl.EventID)
+	if err != nil {
+		return err
+	}
+	secrets, err := d.openSecrets(wh)
+	if err != nil {
+		return err
+	}
+	res, sendErr := d.sender.Send(ctx, wh.URL, webhook.Message{ID: ev.ID, Body: ev.Payload, Secrets: secrets.active(d.now())})
+	if sendErr != nil { // the request could not even be built: count it as a failure
+		res = webhook.Result{Time: d.now(), Class: webhook.ClassRequest, Err: sendErr}
+	}
+	if ctx.Err() != nil && res.Class == webhook.ClassTimeout && !res.OK() {
+		// The job itself is being cancelled (shutdown): let the runner
+		// retry it rather than count an attempt we cut short.
+		return ctx.Err()
+	}
+	return d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return d.recordAttempt(ctx, tx, a, res)
+	})
+}
+
+// recordAttempt logs one attempt's result and moves the delivery on.
+func (d *Deliverer) recordAttempt(ctx context.Context, tx store.Tx, a outbox.DeliverArgs, res webhook.Result) error {
+	dl, err := tx.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
+	if err != nil {
+		return err
+	}
+	if !a.Manual && (dl.State != store.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due) {
+		return nil // another run of this job got here first
+	}
+	trigger := store.TriggerScheduled
+	if a.Manual {
+		trigger = store.TriggerManual
+	}
+	dl.Attempts++
+	at := &store.DeliveryAttempt{ID: newID(), EmpresaID: dl.EmpresaID, DeliveryID: dl.ID, WebhookID: dl.WebhookID,
+		Attempt: dl.Attempts, Trigger: trigger, AttemptedAt: res.Time, StatusCode: res.Status,
+		ErrorClass: string(res.Class), Duration: res.Duration, Response: res.Response, OK: res.OK()}
+	if res.Err != nil {
+		at.Error = clipText(res.Err.Error(), 300)
+	}
+	if err := tx.InsertDeliveryAttempt(ctx, at); err != nil {
+		return err
+	}
+	dl.LastStatusCode, dl.LastError = res.Status, attemptSummary(res)
+	now := d.now()
+	disable := ""
+	switch {
+	case res.OK():
+		dl.State, dl.NextAttemptAt = store.DeliverySucceeded, time.Time{}
+	case res.Gone():
+		disable = "the receiver answered 410 Gone"
+		if !a.Manual {
+			dl.State, dl.NextAttemptAt = store.DeliveryFailed, time.Time{}
+		}
+	case a.Manual:
+		// A manual attempt leaves the schedule as it was; a delivery with
+		// no schedule (a ping) ends with it.
+		if dl.State == store.DeliveryPending && dl.NextAttemptAt.IsZero() {
+			dl.State = store.DeliveryFailed
+		}
+	default:
+		if delay, ok := d.cfg.Policy.Next(a.Attempt, res, d.cfg.Rand()); ok {
+			due := now.Add(delay).Truncate(time.Millisecond)
+			dl.NextAttemptAt = due
+			if _, err := tx.Enqueue(ctx, outbox.DeliverArgs{EmpresaID: dl.EmpresaID, DeliveryID: dl.ID, Attempt: a.Attempt + 1, Due: due.UnixMilli()},
+				&store.JobOpts{ScheduledAt: due}); err != nil {
+				return err
+			}
+		} else {
+			dl.State, dl.NextAttemptAt = store.DeliveryFailed, time.Time{}
+		}
+	}
+	if !res.OK() && disable == "" {
+		since, err := tx.WebhookFailingSince(ctx, dl.EmpresaID, dl.WebhookID)
+		if err != nil {
+			return err
+		}
+		if d.cfg.Policy.ShouldDisable(since, now) {
+			disable = fmt.Sprintf("failing since %s", since.UTC().Format(time.RFC3339))
+		}
+	}
+	dl.UpdatedAt = time.Time{}
+	if err := tx.UpdateDelivery(ctx, dl); err != nil {
+		return err
+	}
+	if disable != "" {
+		if err := d.disableWebhook(ctx, tx, dl.EmpresaID, dl.WebhookID, disable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endDelivery fails a pending delivery without an attempt (its webhook is
+// gone or disabled), so its retries stop.
+func (d *Deliverer) endDelivery(ctx context.Context, a outbox.DeliverArgs, reason string) error {
+	return d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		dl, err := tx.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
+		if err != nil {
+			return err
+		}
+		if dl.State != store.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due {
+			return nil
+		}
+		dl.State, dl.NextAttemptAt, dl.LastError, dl.UpdatedAt = store.DeliveryFailed, time.Time{}, reason, time.Time{}
+		return tx.UpdateDelivery(ctx, dl)
+	})
+}
+
+// disableWebhook turns a webhook off; its pending deliveries stop at
+// their next attempt.
+func (d *Deliverer) disableWebhook(ctx context.Context, tx store.Tx, empresaID, id, why string) error {
+	wh, err := tx.GetWebhook(ctx, empresaID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !wh.IsActive {
+		return nil
+	}
+	wh.IsActive, wh.UpdatedAt = false, time.Time{}
+	if err := tx.UpdateWebhook(ctx, wh); err != nil {
+		return err
+	}
+	d.log.Warn("webhook disabled", "empresa_id", empresaID, "webhook_id", id, "reason", why)
+	return nil
+}
+
+// attemptSummary is the one-line LastError of a delivery.
+func attemptSummary(res webhook.Result) string {
+	switch {
+	case res.OK():
+		return ""
+	case res.Status != 0:
+		return fmt.Sprintf("%s: status %d", res.Class, res.Status)
+	case res.Err != nil:
+		return clipText(string(res.Class)+": "+res.Err.Error(), 300)
+	}
+	return string(res.Class)
+}
+
+// clipText cuts s to at most n bytes on a UTF-8 boundary.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

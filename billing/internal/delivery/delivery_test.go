@@ -1,0 +1,149 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/internal/clocktest"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// fixture is a Deliverer over a fresh SQLite store alone, with one
+// company, its clock stopped at the fixture's start.
+type fixture struct {
+	d       *Deliverer
+	st      store.Store
+	empresa string
+}
+
+// testSeal and testOpen stand in for billing's Keyring: the sealed form
+// is the associated data followed by the plaintext, so opening with
+// another owner's aad fails.
+func testSeal(plain, aad []byte) ([]byte, error) {
+	return append(append([]byte{}, aad...), plain...), nil
+}
+
+func testOpen(sealed, aad []byte) ([]byte, error) {
+	if !bytes.HasPrefix(sealed, aad) {
+		return nil, errors.New("sealed for another owner")
+	}
+	return sealed[len(aad):], nil
+}
+
+func newFixture(t *testing.T, start time.Time) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := clocktest.New(start)
+	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
+		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0.5 },
+		RotationGrace: 24 * time.Hour, Timeout: 5 * time.Second})
+	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
+	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{d: d, st: st, empresa: e.ID}
+}
+
+func (f *fixture) get(t *testing.T, id string) *store.Delivery {
+	t.Helper()
+	d, err := f.st.GetDelivery(context.Background(), f.empresa, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// receiver is a loopback endpoint answering 204 and counting requests.
+func receiver(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+// waitFor polls cond until it holds. The bound is a liveness limit for a
+// loaded CI machine, not a timing claim.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSweep: a pending delivery whose job was lost (here: never enqueued)
+// is enqueued again by the sweep once 15 minutes late, once (a second
+// sweep finds the job alive), and then delivered.
+func TestSweep(t *testing.T) {
+	now := time.Now()
+	f := newFixture(t, now)
+	ctx := context.Background()
+	srv, requests := receiver(t)
+	wh, _, err := f.d.CreateWebhook(ctx, f.empresa, srv.URL, []string{"dte.created"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost, onTime store.Delivery
+	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		for i, d := range []*store.Delivery{&lost, &onTime} {
+			body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"})
+			ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
+			if err := tx.InsertEvent(ctx, ev); err != nil {
+				return err
+			}
+			due := now.Add(-16 * time.Minute)
+			if i == 1 {
+				due = now.Add(-14 * time.Minute) // late, but within the grace
+			}
+			*d = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: due.Truncate(time.Millisecond)}
+			if err := tx.InsertDelivery(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.d.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("first sweep: %d, %v (want 1)", n, err)
+	}
+	if n, err := f.d.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d, %v (want 0: the job is alive)", n, err)
+	}
+	if err := f.d.Register(f.st.Jobs()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Jobs().Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer f.st.Jobs().Stop(ctx)
+	waitFor(t, func() bool { return f.get(t, lost.ID).State == store.DeliverySucceeded })
+	if d := f.get(t, onTime.ID); d.State != store.DeliveryPending || d.Attempts != 0 {
+		t.Errorf("delivery within the grace: %+v", d)
+	}
+	if got := requests.Load(); got != 1 {
+		t.Errorf("receiver got %d requests, want 1", got)
+	}
+}

@@ -1,0 +1,324 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/ssrf"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// Methods that write answer store errors as the store gave them
+// (store.ErrNotFound, conflicts) and their own as *fault.Error; the
+// caller turns the former into a fault.Error naming what it was doing.
+
+// maxSecrets bounds the secrets kept per webhook (the newest and those
+// still in their rotation grace).
+const maxSecrets = 10
+
+// secretSet is the plaintext of a webhook's sealed Secret field: its
+// secrets, newest first, each with the time it stops signing (none for the
+// current one).
+type secretSet struct {
+	Keys []secretEntry `json:"keys"`
+}
+
+// secretEntry is one secret of a set.
+type secretEntry struct {
+	Secret    string     `json:"secret"` // whsec_ form
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// active returns the secrets that sign at now, newest first.
+func (set secretSet) active(now time.Time) []webhook.Secret {
+	var out []webhook.Secret
+	for _, k := range set.Keys {
+		if k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
+			continue
+		}
+		if sec, err := webhook.ParseSecret(k.Secret); err == nil {
+			out = append(out, sec)
+		}
+	}
+	return out
+}
+
+// secretAAD binds a sealed secret set to its webhook: the associated data
+// names the owner and purpose, in the form billing uses for every sealed
+// secret ("dtekit/<purpose>/<empresa>/<id>").
+func secretAAD(empresaID, id string) []byte {
+	return []byte("dtekit/webhook-secret/" + empresaID + "/" + id)
+}
+
+// sealSecrets encrypts a secret set for storage in w.Secret.
+func (d *Deliverer) sealSecrets(w *store.Webhook, set secretSet) error {
+	plain, err := json.Marshal(set)
+	if err != nil {
+		return fault.Failed("encoding webhook secrets", err)
+	}
+	sealed, err := d.cfg.Seal(plain, secretAAD(w.EmpresaID, w.ID))
+	if err != nil {
+		return fault.Failed("sealing webhook secrets", err)
+	}
+	w.Secret = sealed
+	return nil
+}
+
+// openSecrets decrypts the secret set of a stored webhook.
+func (d *Deliverer) openSecrets(w *store.Webhook) (secretSet, error) {
+	var set secretSet
+	plain, err := d.cfg.Open(w.Secret, secretAAD(w.EmpresaID, w.ID))
+	if err != nil {
+		return set, fault.Failed("opening the secrets of webhook "+w.ID, err)
+	}
+	if err := json.Unmarshal(plain, &set); err != nil || len(set.Keys) == 0 {
+		return set, fault.Failed("reading the secrets of webhook "+w.ID, fmt.Errorf("malformed secret set: %v", err))
+	}
+	return set, nil
+}
+
+// CurrentSecret returns the secret a stored webhook signs with now (the
+// newest of its set), false when its set cannot be opened.
+func (d *Deliverer) CurrentSecret(w *store.Webhook) (webhook.Secret, bool) {
+	set, err := d.openSecrets(w)
+	if err != nil {
+		return webhook.Secret{}, false
+	}
+	sec, err := webhook.ParseSecret(set.Keys[0].Secret)
+	return sec, err == nil
+}
+
+// newSecret parses a given secret (whsec_ or bare base64 of 24 to 64
+// bytes) or generates one when given is empty.
+func newSecret(given string) (webhook.Secret, error) {
+	if given == "" {
+		return webhook.GenerateSecret(), nil
+	}
+	sec, err := webhook.ParseSecret(given)
+	if err != nil {
+		return webhook.Secret{}, fault.Invalid("secret", fault.DetailInvalidSecret,
+			"secret must be whsec_ followed by standard base64 of 24 to 64 bytes")
+	}
+	return sec, nil
+}
+
+// checkInput validates a registration (contract §4.4) and returns the
+// cleaned URL and events.
+func (d *Deliverer) checkInput(rawURL string, events []string) (string, []string, error) {
+	u, err := ssrf.CheckURL(rawURL, d.cfg.AllowLoopback)
+	if err != nil {
+		return "", nil, fault.Invalid("url", fault.DetailInvalidURL, err.Error())
+	}
+	if len(events) == 0 {
+		return "", nil, fault.Invalid("events", dte.CodeRequired, "events must list at least one event type")
+	}
+	seen := map[string]bool{}
+	var out []string
+	for i, e := range events {
+		if !webhook.EventType(e).Known() {
+			return "", nil, fault.Invalid(fmt.Sprintf("events[%d]", i), fault.DetailUnsupportedEvent,
+				fmt.Sprintf("event %q is not one of dte.created, dte.accepted, dte.rejected, dte.repaired, caf.low_stock, certificado.expiring", clipText(e, 64)))
+		}
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return u.String(), out, nil
+}
+
+// CreateWebhook registers a webhook of the company: an https URL that
+// passes the SSRF check (loopback only with AllowLoopback), one or more
+// of the six event types, and secret given (whsec_, 24 to 64 bytes) or,
+// when empty, generated. It returns the stored webhook and its secret.
+func (d *Deliverer) CreateWebhook(ctx context.Context, empresaID, rawURL string, events []string, secret string) (*store.Webhook, webhook.Secret, error) {
+	u, events, err := d.checkInput(rawURL, events)
+	if err != nil {
+		return nil, webhook.Secret{}, err
+	}
+	sec, err := newSecret(secret)
+	if err != nil {
+		return nil, webhook.Secret{}, err
+	}
+	rec := &store.Webhook{ID: newID(), EmpresaID: empresaID, URL: u, Events: events, IsActive: true}
+	if err := d.sealSecrets(rec, secretSet{Keys: []secretEntry{{Secret: sec.Encode()}}}); err != nil {
+		return nil, webhook.Secret{}, err
+	}
+	err = d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
+			return err
+		}
+		return tx.InsertWebhook(ctx, rec)
+	})
+	if err != nil {
+		return nil, webhook.Secret{}, err
+	}
+	return rec, sec, nil
+}
+
+// DeleteWebhook removes a webhook: it receives nothing more, and its
+// pending deliveries end (as failed, "webhook deleted") when their next
+// attempt comes due.
+func (d *Deliverer) DeleteWebhook(ctx context.Context, empresaID, id string) error {
+	return d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.DeleteWebhook(ctx, empresaID, id)
+	})
+}
+
+// RotateSecret replaces a webhook's signing secret with newSecret (whsec_
+// form) or, when empty, a generated one. The previous secrets keep
+// signing beside the new one for RotationGrace. It returns the stored
+// webhook and its new secret.
+func (d *Deliverer) RotateSecret(ctx context.Context, empresaID, id, given string) (*store.Webhook, webhook.Secret, error) {
+	sec, err := newSecret(given)
+	if err != nil {
+		return nil, webhook.Secret{}, err
+	}
+	var rec *store.Webhook
+	err = d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		w, err := tx.GetWebhook(ctx, empresaID, id)
+		if err != nil {
+			return err
+		}
+		set, err := d.openSecrets(w)
+		if err != nil {
+			return err
+		}
+		now := d.now()
+		until := now.Add(d.cfg.RotationGrace).UTC()
+		next := secretSet{Keys: []secretEntry{{Secret: sec.Encode()}}}
+		for _, k := range set.Keys {
+			if k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
+				continue // already retired
+			}
+			if k.ExpiresAt == nil || k.ExpiresAt.After(until) {
+				k.ExpiresAt = &until
+			}
+			if len(next.Keys) < maxSecrets {
+				next.Keys = append(next.Keys, k)
+			}
+		}
+		if err := d.sealSecrets(w, next); err != nil {
+			return err
+		}
+		w.UpdatedAt = time.Time{}
+		rec = w
+		return tx.UpdateWebhook(ctx, w)
+	})
+	if err != nil {
+		return nil, webhook.Secret{}, err
+	}
+	return rec, sec, nil
+}
+
+// EnableWebhook turns a webhook that was disabled (by a 410 answer, by
+// failing for too long, or by hand) back on; events recorded from then on
+// reach it again. It returns the stored webhook.
+func (d *Deliverer) EnableWebhook(ctx context.Context, empresaID, id string) (*store.Webhook, error) {
+	var rec *store.Webhook
+	err := d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		w, err := tx.GetWebhook(ctx, empresaID, id)
+		if err != nil {
+			return err
+		}
+		rec = w
+		if w.IsActive {
+			return nil
+		}
+		w.IsActive, w.UpdatedAt = true, time.Time{}
+		return tx.UpdateWebhook(ctx, w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// Record is a delivery with what its read model shows beside it: the
+// type of its event and its attempt log, oldest first.
+type Record struct {
+	store.Delivery
+	EventType string
+	Attempts  []store.DeliveryAttempt
+}
+
+// Read completes a stored delivery with its event type and attempts,
+// read through r (the store, or a transaction).
+func Read(ctx context.Context, r store.Reader, dl *store.Delivery) (*Record, error) {
+	out := &Record{Delivery: *dl}
+	if ev, err := r.GetEvent(ctx, dl.EmpresaID, dl.EventID); err == nil {
+		out.EventType = ev.Type
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	atts, err := r.ListDeliveryAttempts(ctx, dl.EmpresaID, dl.ID)
+	if err != nil {
+		return nil, err
+	}
+	out.Attempts = atts
+	return out, nil
+}
+
+// Resend sends a delivery of the webhook again, once, now: same
+// webhook-id and bytes, fresh timestamp and signature, no retries of its
+// own. It works on any state; a success marks the delivery succeeded (and
+// stops its pending retries). The attempt runs in the background; the
+// answer is the delivery as it stands.
+func (d *Deliverer) Resend(ctx context.Context, empresaID, webhookID, id string) (*Record, error) {
+	var out *Record
+	err := d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		dl, err := tx.GetDelivery(ctx, empresaID, id)
+		if err != nil {
+			return err
+		}
+		if dl.WebhookID != webhookID {
+			return store.ErrNotFound
+		}
+		if _, err := tx.GetWebhook(ctx, empresaID, webhookID); err != nil {
+			return err
+		}
+		if _, err := tx.Enqueue(ctx, outbox.DeliverArgs{EmpresaID: empresaID, DeliveryID: id, Manual: true, Nonce: newID()}, nil); err != nil {
+			return err
+		}
+		out, err = Read(ctx, tx, dl)
+		return err
+	})
+	return out, err
+}
+
+// Ping sends a webhook.ping test event to one webhook (active or not),
+// once, in the background; the answer is the new delivery, whose attempt
+// log shows the outcome.
+func (d *Deliverer) Ping(ctx context.Context, empresaID, webhookID string) (*Record, error) {
+	var out *Record
+	err := d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.GetWebhook(ctx, empresaID, webhookID); err != nil {
+			return err
+		}
+		body, err := webhook.MarshalEvent(webhook.EventPing, d.now().UTC().Truncate(time.Second), webhook.PingData{WebhookID: webhookID})
+		if err != nil {
+			return err
+		}
+		ev := &store.Event{ID: newID(), EmpresaID: empresaID, Type: string(webhook.EventPing), Payload: body}
+		if err := tx.InsertEvent(ctx, ev); err != nil {
+			return err
+		}
+		dl := &store.Delivery{ID: newID(), EmpresaID: empresaID, WebhookID: webhookID, EventID: ev.ID, State: store.DeliveryPending}
+		if err := tx.InsertDelivery(ctx, dl); err != nil {
+			return err
+		}
+		if _, err := tx.Enqueue(ctx, outbox.DeliverArgs{EmpresaID: empresaID, DeliveryID: dl.ID, Manual: true, Nonce: newID()}, nil); err != nil {
+			return err
+		}
+		out, err = Read(ctx, tx, dl)
+		return err
+	})
+	return out, err
+}
