@@ -206,8 +206,15 @@ type Jobs interface {
 	// Start begins working jobs until Stop or until ctx is cancelled.
 	Start(ctx context.Context) error
 	// Stop waits for running jobs to finish (up to ctx's deadline, then
-	// cancels them) and stops the runner.
+	// cancels them) and stops the runner; it fails when the runner is not
+	// started.
 	Stop(ctx context.Context) error
+	// Running reports whether this runner works jobs, for readiness: it
+	// is true from a successful Start until Stop (or the store's Close)
+	// begins, the context given to Start is cancelled, or the runner
+	// stops on its own; false before Start and after a failed Start. A
+	// runner started again after Stop is running again.
+	Running() bool
 	// Enqueue inserts a job in its own transaction.
 	Enqueue(ctx context.Context, args JobArgs, opts *JobOpts) (*JobResult, error)
 	// Job reports a job's current state.

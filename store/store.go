@@ -157,6 +157,14 @@ type Store interface {
 	// is an error (use tx).
 	Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 
+	// Ping checks that the database answers, for readiness: one cheap
+	// read (of at most one row) on the connections that serve reads,
+	// bounded by ctx. It returns nil when the read succeeds, whether or
+	// not any company exists; ctx's error when ctx ends first; and
+	// another error when the database cannot be reached or the store is
+	// closed.
+	Ping(ctx context.Context) error
+
 	// Jobs returns the background job runner bound to this store.
 	Jobs() Jobs
 

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -282,19 +281,15 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	if err := be.bill.Start(jobsCtx); err != nil {
 		return fmt.Errorf("starting the job runner: %w", err)
 	}
-	var jobsStopped atomic.Bool
 	srv, err := server.New(server.Config{
 		Billing:   be.bill,
 		JWT:       jc,
 		RateLimit: server.RateLimit{PerSecond: o.rate, Burst: o.burst},
 		Logger:    logger,
 		ReadyChecks: map[string]func(context.Context) error{
-			"database": func(ctx context.Context) error {
-				_, err := be.st.ListEmpresas(ctx, store.ListFilter{Limit: 1})
-				return err
-			},
+			"database": be.st.Ping,
 			"jobs": func(context.Context) error {
-				if jobsStopped.Load() || jobsCtx.Err() != nil {
+				if !be.st.Jobs().Running() {
 					return errors.New("the job runner is stopped")
 				}
 				return nil
@@ -341,7 +336,6 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer cancel()
 	err = hs.Shutdown(sctx)
-	jobsStopped.Store(true)
 	if jerr := be.bill.Stop(sctx); jerr != nil {
 		err = errors.Join(err, jerr)
 	}

@@ -461,3 +461,77 @@ func (h *harness) testJobsRescue(t *testing.T) {
 	}
 	waitJob(t, s, res.ID, 30*time.Second, "completion", stateIs(store.JobCompleted))
 }
+
+// testJobsRunning: Running is false before Start, true once started,
+// still true after a refused second Start, false from Stop, true again
+// after a restart, false once the context given to Start is cancelled,
+// and false after Close.
+func (h *harness) testJobsRunning(t *testing.T) {
+	loc := h.b.NewDB(t)
+	s, err := h.b.Open(t, loc, testJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
+	j := s.Jobs()
+	if err := j.Register(store.Worker{Kind: testArgs{}.Kind(), Work: func(context.Context, *store.Job) error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if j.Running() {
+		t.Error("Running before Start")
+	}
+	stop := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := j.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !j.Running() {
+		t.Error("not Running after Start")
+	}
+	if err := j.Start(context.Background()); err == nil {
+		t.Error("Start twice succeeded")
+	}
+	if !j.Running() {
+		t.Error("not Running after a refused second Start")
+	}
+	stop()
+	if j.Running() {
+		t.Error("Running after Stop")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := j.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !j.Running() {
+		t.Error("not Running after a restart")
+	}
+	cancel()
+	if j.Running() {
+		t.Error("Running after the context given to Start was cancelled")
+	}
+	stop()
+
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if j.Running() {
+		t.Error("Running after Close")
+	}
+}

@@ -843,3 +843,39 @@ func (h *harness) testEmpresasIterator(t *testing.T) {
 		t.Fatalf("the loop saw %d companies before breaking, want 2", seen)
 	}
 }
+
+// testPing: Ping succeeds on a new (empty) database and on one with
+// companies, and fails once its context has ended or the store is closed.
+func (h *harness) testPing(t *testing.T) {
+	loc := h.b.NewDB(t)
+	s, err := h.b.Open(t, loc, testJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
+	ctx := ctxT(t)
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("Ping of an empty database: %v", err)
+	}
+	empresa(t, s, "76192083-9")
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("Ping with a company: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Ping(cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Ping with a cancelled context: %v, want context.Canceled", err)
+	}
+	closed = true
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(ctx); err == nil {
+		t.Error("Ping of a closed store succeeded")
+	}
+}

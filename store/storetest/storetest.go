@@ -48,6 +48,7 @@ func Run(t *testing.T, b Backend) {
 	h := &harness{b: b}
 	t.Run("Empresa", h.testEmpresa)
 	t.Run("EmpresasIterator", h.testEmpresasIterator)
+	t.Run("Ping", h.testPing)
 	t.Run("Certificado", h.testCertificado)
 	t.Run("CAF", h.testCAF)
 	t.Run("CAFOverlapConcurrent", h.testCAFOverlapConcurrent)
@@ -76,6 +77,7 @@ func Run(t *testing.T, b Backend) {
 		t.Run("Unique", h.testJobsUnique)
 		t.Run("Periodic", h.testJobsPeriodic)
 		t.Run("Registration", h.testJobsRegistration)
+		t.Run("Running", h.testJobsRunning)
 		t.Run("Rescue", h.testJobsRescue)
 	})
 }

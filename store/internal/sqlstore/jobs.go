@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -31,6 +32,17 @@ type jobs struct {
 	periodic []*river.PeriodicJob
 	runner   *river.Client[*sql.Tx]
 	started  bool
+
+	// working is the runner started and not being stopped, with the
+	// context Start was given; nil otherwise. Running reads it without
+	// the lock, which Stop holds while jobs finish.
+	working atomic.Pointer[startedRunner]
+}
+
+// startedRunner is a started River client and the context it runs under.
+type startedRunner struct {
+	client *river.Client[*sql.Tx]
+	ctx    context.Context
 }
 
 func (j *jobs) logger() *slog.Logger {
@@ -248,7 +260,24 @@ func (j *jobs) Start(ctx context.Context) error {
 		return fmt.Errorf("store (%s): starting the job runner: %w", j.cfg.Dialect.Name, err)
 	}
 	j.runner, j.started = c, true
+	j.working.Store(&startedRunner{client: c, ctx: ctx})
 	return nil
+}
+
+// Running reports whether the runner works jobs: true from a successful
+// Start until Stop or Close begins, the context given to Start ends, or
+// River stops on its own.
+func (j *jobs) Running() bool {
+	w := j.working.Load()
+	if w == nil || w.ctx.Err() != nil {
+		return false
+	}
+	select {
+	case <-w.client.Stopped():
+		return false
+	default:
+		return true
+	}
 }
 
 // Stop stops the runner: running jobs get until ctx's deadline to finish,
@@ -263,6 +292,7 @@ func (j *jobs) Stop(ctx context.Context) error {
 }
 
 func (j *jobs) stopLocked(ctx context.Context) error {
+	j.working.Store(nil)
 	err := j.runner.Stop(ctx)
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
