@@ -17,8 +17,8 @@
 // changed. The only exceptions, named as such in their documentation, are
 // the administrative and maintenance methods that by nature cross
 // companies: FindAPIKey, which finds the company of a credential;
-// ListEmpresas, for administration; and PurgeIdempotency, run by a
-// periodic job.
+// GetEmpresaByRut and ListEmpresas, for administration; and
+// PurgeIdempotency, run by a periodic job.
 //
 // # Transactions
 //
@@ -178,6 +178,16 @@ type Store interface {
 type Reader interface {
 	// GetEmpresa returns the company with this id.
 	GetEmpresa(ctx context.Context, empresaID string) (*Empresa, error)
+	// GetEmpresaByRut returns the company with this RUT in this
+	// environment (Empresa.Ambiente), or ErrNotFound when there is none.
+	// A RUT and an environment name at most one company
+	// (ConstraintEmpresaRut), while one RUT may have a company in each
+	// environment. Both are matched exactly as stored, with no
+	// normalization (billing stores the RUT's canonical form, such as
+	// "76192083-9", so "76.192.083-9" finds nothing). Like FindAPIKey, it
+	// crosses companies by nature: it is how the command line finds a
+	// company.
+	GetEmpresaByRut(ctx context.Context, rut, ambiente string) (*Empresa, error)
 	// ListEmpresas returns every company, oldest first (administration;
 	// crosses companies by nature).
 	ListEmpresas(ctx context.Context, f ListFilter) (*Page[Empresa], error)

@@ -12,6 +12,7 @@ import (
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/store"
 )
 
 const adminUsage = `usage: dtekit admin empresa create [flags]
@@ -82,7 +83,7 @@ func (a *adminDB) openEmpresa(ctx context.Context, env *cmdEnv, r dte.RUT) (*bac
 	if err != nil {
 		return nil, "", err
 	}
-	id, err := findEmpresa(ctx, be.st, r.String())
+	id, err := adminFindEmpresa(ctx, be.st, r.String())
 	if err == nil && id == "" {
 		err = fmt.Errorf("no company with RUT %s", r.String())
 	}
@@ -91,6 +92,30 @@ func (a *adminDB) openEmpresa(ctx context.Context, env *cmdEnv, r dte.RUT) (*bac
 		return nil, "", err
 	}
 	return be, id, nil
+}
+
+// adminFindEmpresa returns the id of the company with this RUT, or ""
+// when there is none: the company of either environment, the older one
+// when the RUT has a company in both (as when the command scanned every
+// company, oldest first).
+func adminFindEmpresa(ctx context.Context, st store.Reader, rut string) (string, error) {
+	var found *store.Empresa
+	for _, ambiente := range []string{dte.AmbienteCertificacion, dte.AmbienteProduccion} {
+		e, err := st.GetEmpresaByRut(ctx, rut, ambiente)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if found == nil || e.CreatedAt.Before(found.CreatedAt) {
+			found = e
+		}
+	}
+	if found == nil {
+		return "", nil
+	}
+	return found.ID, nil
 }
 
 func adminEmpresaCreate(ctx context.Context, env *cmdEnv, args []string) int {

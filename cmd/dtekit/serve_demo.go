@@ -168,7 +168,7 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 		}
 	}
 	if empresaID == "" {
-		id, err := findEmpresa(ctx, st, emisor.Rut)
+		id, err := findEmpresa(ctx, st, emisor.Rut, dte.AmbienteCertificacion)
 		if err != nil {
 			return err
 		}
@@ -263,17 +263,17 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 	return writeSecretFile(path, append(data, '\n'))
 }
 
-// findEmpresa returns the id of the company with this RUT, or "".
-func findEmpresa(ctx context.Context, st store.Store, rut string) (string, error) {
-	for e, err := range store.Empresas(ctx, st) {
-		if err != nil {
-			return "", err
-		}
-		if e.Rut == rut {
-			return e.ID, nil
-		}
+// findEmpresa returns the id of the company with this RUT in this
+// environment, or "" when there is none.
+func findEmpresa(ctx context.Context, st store.Reader, rut, ambiente string) (string, error) {
+	e, err := st.GetEmpresaByRut(ctx, rut, ambiente)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
 	}
-	return "", nil
+	if err != nil {
+		return "", err
+	}
+	return e.ID, nil
 }
 
 // demoFactura is the factura the printed curl command emits (contract

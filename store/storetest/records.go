@@ -844,6 +844,69 @@ func (h *harness) testEmpresasIterator(t *testing.T) {
 	}
 }
 
+// testEmpresaByRut: GetEmpresaByRut finds a company by its RUT and
+// environment, each of the two companies a RUT may have, inside and
+// outside transactions, follows a changed RUT, and reports ErrNotFound
+// for a RUT or an environment with no company and for a RUT written in
+// another form than the stored one.
+func (h *harness) testEmpresaByRut(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	cert := &store.Empresa{Rut: "76192083-9", RazonSocial: "Cert SpA", Ambiente: "certificacion", Acteco: []int64{620200}}
+	prod := &store.Empresa{Rut: "76192083-9", RazonSocial: "Prod SpA", Ambiente: "produccion", Acteco: []int64{620200}}
+	other := &store.Empresa{Rut: "77888888-8", RazonSocial: "Otra SpA", Ambiente: "certificacion", Acteco: []int64{}}
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		return errors.Join(tx.InsertEmpresa(ctx, cert), tx.InsertEmpresa(ctx, prod), tx.InsertEmpresa(ctx, other))
+	})
+	for _, want := range []*store.Empresa{cert, prod, other} {
+		got, err := s.GetEmpresaByRut(ctx, want.Rut, want.Ambiente)
+		if err != nil {
+			t.Fatalf("GetEmpresaByRut(%s, %s): %v", want.Rut, want.Ambiente, err)
+		}
+		same(t, "GetEmpresaByRut("+want.Rut+", "+want.Ambiente+")", got, want)
+	}
+	missing := [][2]string{
+		{"77888888-8", "produccion"},    // the RUT has no company in this environment
+		{"11111111-1", "certificacion"}, // no company with this RUT
+		{"76.192.083-9", "certificacion"},
+		{"76192083", "certificacion"},
+		{"76192083-9", ""},
+		{"", "certificacion"},
+	}
+	for _, m := range missing {
+		_, err := s.GetEmpresaByRut(ctx, m[0], m[1])
+		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("GetEmpresaByRut(%q, %q)", m[0], m[1]))
+	}
+
+	// A transaction finds its own new company and a changed RUT; after
+	// commit, so does the store, and the old RUT finds nothing.
+	fresh := &store.Empresa{Rut: "78000000-K", Ambiente: "produccion"}
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.InsertEmpresa(ctx, fresh); err != nil {
+			return err
+		}
+		if got, err := tx.GetEmpresaByRut(ctx, "78000000-K", "produccion"); err != nil || got.ID != fresh.ID {
+			t.Errorf("Tx.GetEmpresaByRut of its own company: %+v, %v", got, err)
+		}
+		other.Rut = "79000000-7"
+		if err := tx.UpdateEmpresa(ctx, other); err != nil {
+			return err
+		}
+		if got, err := tx.GetEmpresaByRut(ctx, "79000000-7", "certificacion"); err != nil || got.ID != other.ID {
+			t.Errorf("Tx.GetEmpresaByRut of a changed RUT: %+v, %v", got, err)
+		}
+		return nil
+	})
+	if got, err := s.GetEmpresaByRut(ctx, "79000000-7", "certificacion"); err != nil || got.ID != other.ID {
+		t.Errorf("GetEmpresaByRut of the new RUT: %+v, %v", got, err)
+	}
+	_, err := s.GetEmpresaByRut(ctx, "77888888-8", "certificacion")
+	wantErr(t, err, store.ErrNotFound, "GetEmpresaByRut of the old RUT")
+	if got, err := s.GetEmpresaByRut(ctx, "78000000-K", "produccion"); err != nil || got.ID != fresh.ID {
+		t.Errorf("GetEmpresaByRut of a committed company: %+v, %v", got, err)
+	}
+}
+
 // testPing: Ping succeeds on a new (empty) database and on one with
 // companies, and fails once its context has ended or the store is closed.
 func (h *harness) testPing(t *testing.T) {

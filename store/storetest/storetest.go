@@ -48,6 +48,7 @@ func Run(t *testing.T, b Backend) {
 	h := &harness{b: b}
 	t.Run("Empresa", h.testEmpresa)
 	t.Run("EmpresasIterator", h.testEmpresasIterator)
+	t.Run("EmpresaByRut", h.testEmpresaByRut)
 	t.Run("Ping", h.testPing)
 	t.Run("Certificado", h.testCertificado)
 	t.Run("CAF", h.testCAF)

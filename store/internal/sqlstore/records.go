@@ -69,6 +69,16 @@ func (r *reader) GetEmpresa(ctx context.Context, empresaID string) (*store.Empre
 	return &e, nil
 }
 
+// GetEmpresaByRut finds a company by the key of its uniqueness rule
+// (empresas_rut_ambiente), through that rule's index.
+func (r *reader) GetEmpresaByRut(ctx context.Context, rut, ambiente string) (*store.Empresa, error) {
+	e, err := scanEmpresa(r.q.QueryRowContext(ctx, "SELECT "+empresaCols+" FROM empresas WHERE rut = $1 AND ambiente = $2", rut, ambiente))
+	if err != nil {
+		return nil, r.notFound(err, "empresa with rut and ambiente", rut+" "+ambiente)
+	}
+	return &e, nil
+}
+
 func (r *reader) ListEmpresas(ctx context.Context, f store.ListFilter) (*store.Page[store.Empresa], error) {
 	var w where
 	w.add("1 = 1")
