@@ -69,12 +69,8 @@ func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	if f.TipoDTE, err = queryTipo(r); err != nil {
 		return err
 	}
-	if e := r.URL.Query().Get("estado"); e != "" {
-		if !validEstado(e) {
-			return invalidParam("estado", dte.CodeInvalidValue, "estado must be one of the states of contract §3")
-		}
-		f.Estado = dte.Estado(e)
-	}
+	// billing checks the state (dte.Estado.Valid) with the other filters.
+	f.Estado = dte.Estado(r.URL.Query().Get("estado"))
 	if f.FechaDesde, err = queryDate(r, "fecha_desde"); err != nil {
 		return err
 	}
@@ -95,15 +91,6 @@ func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
-}
-
-// validEstado reports whether e is a state of contract §3.
-func validEstado(e string) bool {
-	switch e {
-	case "borrador", "generado", "firmado", "enviando", "procesando", "aceptado", "rechazado", "con_reparos":
-		return true
-	}
-	return false
 }
 
 func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
