@@ -196,6 +196,8 @@ type Reader interface {
 	// when none was uploaded.
 	GetCertificado(ctx context.Context, empresaID string) (*Certificado, error)
 
+	// GetCAF returns the company's CAF with this id, XML included, or
+	// ErrNotFound.
 	GetCAF(ctx context.Context, empresaID, id string) (*CAF, error)
 	// ListCAFs returns the company's CAFs of one type (or of every type
 	// when tipoDTE is 0), ordered by type then FolioDesde.
@@ -203,17 +205,25 @@ type Reader interface {
 
 	// GetDTE returns the document with every field, XML included.
 	GetDTE(ctx context.Context, empresaID, id string) (*DTE, error)
+	// GetDTEByFolio returns the company's document of this type and
+	// folio, XML included, or ErrNotFound.
 	GetDTEByFolio(ctx context.Context, empresaID string, tipoDTE int, folio int64) (*DTE, error)
 	// ListDTEs returns a page of documents, newest first, without XML.
 	ListDTEs(ctx context.Context, empresaID string, f DTEFilter) (*Page[DTE], error)
 
 	// GetCliente returns a cliente that is not deleted.
 	GetCliente(ctx context.Context, empresaID, id string) (*Cliente, error)
+	// GetClienteByRut returns the company's cliente with this rut (as
+	// stored) that is not deleted, or ErrNotFound.
 	GetClienteByRut(ctx context.Context, empresaID, rut string) (*Cliente, error)
+	// ListClientes returns a page of the company's clientes that are not
+	// deleted (CatalogFilter).
 	ListClientes(ctx context.Context, empresaID string, f CatalogFilter) (*Page[Cliente], error)
 
 	// GetProducto returns a producto that is not deleted.
 	GetProducto(ctx context.Context, empresaID, id string) (*Producto, error)
+	// ListProductos returns a page of the company's productos that are
+	// not deleted (CatalogFilter).
 	ListProductos(ctx context.Context, empresaID string, f CatalogFilter) (*Page[Producto], error)
 
 	// GetWebhook returns a webhook that is not deleted.
@@ -226,18 +236,27 @@ type Reader interface {
 	// crosses companies by nature: it is how a credential finds its
 	// company.
 	FindAPIKey(ctx context.Context, hash []byte) (*APIKey, error)
+	// ListAPIKeys returns the company's API keys, revoked ones included,
+	// oldest first; an empty list when it has none.
 	ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, error)
 
+	// GetIdempotency returns the Idempotency-Key the company recorded,
+	// or ErrNotFound (also once PurgeIdempotency deleted it).
 	GetIdempotency(ctx context.Context, empresaID, key string) (*Idempotency, error)
 
+	// GetEvent returns the company's event with this id, or ErrNotFound.
 	GetEvent(ctx context.Context, empresaID, id string) (*Event, error)
 	// ListEvents returns the company's events, newest first.
 	ListEvents(ctx context.Context, empresaID string, f ListFilter) (*Page[Event], error)
 
+	// GetDelivery returns the company's delivery with this id (its
+	// webhook deleted or not), or ErrNotFound.
 	GetDelivery(ctx context.Context, empresaID, id string) (*Delivery, error)
 	// ListDeliveries returns the deliveries of one webhook, newest first.
 	ListDeliveries(ctx context.Context, empresaID, webhookID string, f ListFilter) (*Page[Delivery], error)
 
+	// GetEnvio returns the company's envelope with this id, or
+	// ErrNotFound.
 	GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error)
 
 	// ListDeliveryAttempts returns the attempt log of a delivery of the
@@ -276,6 +295,9 @@ type SerialWriter interface {
 type Tx interface {
 	Reader
 
+	// InsertEmpresa records a company; a second company with the same
+	// Rut and Ambiente is refused on ConstraintEmpresaRut, a used ID on
+	// ConstraintPrimaryKey.
 	InsertEmpresa(ctx context.Context, e *Empresa) error
 	// UpdateEmpresa replaces every field but ID and CreatedAt.
 	UpdateEmpresa(ctx context.Context, e *Empresa) error
@@ -333,6 +355,8 @@ type Tx interface {
 	// DeleteProducto marks a producto deleted (soft delete).
 	DeleteProducto(ctx context.Context, empresaID, id string) error
 
+	// InsertWebhook records a webhook; ErrNotFound when its company does
+	// not exist.
 	InsertWebhook(ctx context.Context, w *Webhook) error
 	// UpdateWebhook replaces URL, Events, Secret, IsActive and UpdatedAt.
 	UpdateWebhook(ctx context.Context, w *Webhook) error
@@ -370,10 +394,10 @@ type Tx interface {
 	// InsertDeliveryAttempt appends an attempt to its delivery's attempt
 	// log. It fills an empty ID with a new UUID and a zero AttemptedAt
 	// with the current time, and cuts a Response longer than
-	// MaxAttemptResponse bytes to that length (in a too). An attempt
-	// whose ID is taken is refused with a ConflictError on
-	// ConstraintPrimaryKey; ErrNotFound when the company or the delivery
-	// does not exist.
+	// MaxAttemptResponse bytes to that length (in a too). It returns
+	// ErrNotFound unless a.DeliveryID is a delivery of a.EmpresaID to the
+	// webhook a.WebhookID; an attempt whose ID is taken is refused with a
+	// ConflictError on ConstraintPrimaryKey.
 	InsertDeliveryAttempt(ctx context.Context, a *DeliveryAttempt) error
 
 	// SetLowStockThreshold records the company's caf.low_stock threshold,
@@ -381,6 +405,8 @@ type Tx interface {
 	// exist. The store does not bound n (the service does).
 	SetLowStockThreshold(ctx context.Context, empresaID string, n int64) error
 
+	// InsertEnvio records an envelope sent (or to send) to the SII;
+	// ErrNotFound when its company does not exist.
 	InsertEnvio(ctx context.Context, e *Envio) error
 	// UpdateEnvio replaces TrackID, Estado, Attempts, XML, Response and
 	// UpdatedAt.

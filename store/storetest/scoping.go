@@ -40,7 +40,12 @@ func (h *harness) testTenantScoping(t *testing.T) {
 			return err
 		}
 		del = &store.Delivery{EmpresaID: a.ID, WebhookID: wh.ID, EventID: ev.ID}
-		return tx.InsertDelivery(ctx, del)
+		if err := tx.InsertDelivery(ctx, del); err != nil {
+			return err
+		}
+		return errors.Join(tx.SetLowStockThreshold(ctx, a.ID, 9),
+			tx.InsertDeliveryAttempt(ctx, &store.DeliveryAttempt{EmpresaID: a.ID, DeliveryID: del.ID, WebhookID: wh.ID,
+				Attempt: 1, Trigger: store.TriggerScheduled, StatusCode: 500}))
 	})
 
 	for _, other := range []string{b.ID, "no-such-company"} {
@@ -102,6 +107,15 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				empty("ListEvents", lenPage(evs), err)
 				dels, err := r.ListDeliveries(ctx, other, wh.ID, store.ListFilter{})
 				empty("ListDeliveries", lenPage(dels), err)
+				atts, err := r.ListDeliveryAttempts(ctx, other, del.ID)
+				empty("ListDeliveryAttempts", len(atts), err)
+				// No failures and no threshold: zero, not an error.
+				if since, err := r.WebhookFailingSince(ctx, other, wh.ID); err != nil || !since.IsZero() {
+					errs["WebhookFailingSince"] = fmt.Errorf("%v, %v", since, err)
+				}
+				if n, ok, err := r.LowStockThreshold(ctx, other); err != nil || ok || n != 0 {
+					errs["LowStockThreshold"] = fmt.Errorf("%d, %v, %v", n, ok, err)
+				}
 				return errs
 			}
 			check := func(where string, errs map[string]error) {
@@ -181,6 +195,10 @@ func (h *harness) testTenantScoping(t *testing.T) {
 					u.EmpresaID, u.State = other, store.DeliveryFailed
 					return tx.UpdateDelivery(ctx, &u)
 				},
+				"InsertDeliveryAttempt": func(ctx context.Context, tx store.Tx) error {
+					return tx.InsertDeliveryAttempt(ctx, &store.DeliveryAttempt{EmpresaID: other, DeliveryID: del.ID, WebhookID: wh.ID,
+						Attempt: 2, Trigger: store.TriggerManual})
+				},
 				"UpdateEnvio": func(ctx context.Context, tx store.Tx) error {
 					u := *env
 					u.EmpresaID, u.TrackID = other, "hijacked"
@@ -190,6 +208,9 @@ func (h *harness) testTenantScoping(t *testing.T) {
 			if other != b.ID {
 				writes["UpdateEmpresa"] = func(ctx context.Context, tx store.Tx) error {
 					return tx.UpdateEmpresa(ctx, &store.Empresa{ID: other, Rut: "x", Ambiente: "x"})
+				}
+				writes["SetLowStockThreshold"] = func(ctx context.Context, tx store.Tx) error {
+					return tx.SetLowStockThreshold(ctx, other, 1)
 				}
 			}
 			for name, fn := range writes {
@@ -233,6 +254,12 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	}
 	if p, _ := s.ListDeliveries(ctx, a.ID, wh.ID, store.ListFilter{}); lenPage(p) != 1 {
 		t.Errorf("A's deliveries: %d, want 1", lenPage(p))
+	}
+	if atts, err := s.ListDeliveryAttempts(ctx, a.ID, del.ID); err != nil || len(atts) != 1 || atts[0].Attempt != 1 {
+		t.Errorf("A's delivery attempts: %+v, %v; want attempt 1 alone", atts, err)
+	}
+	if n, ok, err := s.LowStockThreshold(ctx, a.ID); err != nil || !ok || n != 9 {
+		t.Errorf("A's threshold: %d, %v, %v; want 9", n, ok, err)
 	}
 
 	// Uniqueness rules are per company: B may reuse A's rut, codigo,

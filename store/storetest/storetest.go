@@ -1,10 +1,12 @@
 // Package storetest is the conformance suite every store.Store
 // implementation passes: records round-trip, uniqueness rules report the
-// right conflict, every method is scoped by company, cursors stay stable
-// under concurrent inserts, folios are handed out once under concurrency,
-// a failed Write leaves nothing behind (its jobs included), and background
-// jobs retry on their kind's schedule, stay unique, run periodically and
-// are rescued after their worker's process is killed.
+// right conflict, every method is scoped by company, companies are found
+// by RUT, Ping answers, the attempt log and the alert threshold keep what
+// they are given, cursors stay stable under concurrent inserts, folios are
+// handed out once under concurrency, a failed Write leaves nothing behind
+// (its jobs included), and background jobs retry on their kind's
+// schedule, stay unique, run periodically and are rescued after their
+// worker's process is killed, while the runner reports whether it runs.
 //
 // A backend's test calls Run with a Backend:
 //
@@ -66,6 +68,9 @@ func Run(t *testing.T, b Backend) {
 	t.Run("IdempotencyConcurrent", h.testIdempotencyConcurrent)
 	t.Run("MixedOutcomes", h.testMixedOutcomes)
 	t.Run("EventDeliveryEnvio", h.testEventDeliveryEnvio)
+	t.Run("AttemptLog", h.testAttemptLog)
+	t.Run("AttemptLogLimit", h.testAttemptLogLimit)
+	t.Run("LowStockThreshold", h.testLowStockThreshold)
 	t.Run("TenantScoping", h.testTenantScoping)
 	t.Run("Rollback", h.testRollback)
 	t.Run("Nested", h.testNested)

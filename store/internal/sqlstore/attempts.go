@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/dtekit/dtekit/store"
@@ -18,6 +19,17 @@ func (t *tx) InsertDeliveryAttempt(ctx context.Context, a *store.DeliveryAttempt
 	t.stamp(&a.ID, &a.AttemptedAt, &none)
 	if len(a.Response) > store.MaxAttemptResponse {
 		a.Response = a.Response[:store.MaxAttemptResponse]
+	}
+	// The delivery must be the company's and go to the attempt's webhook
+	// (the foreign key alone would accept another company's delivery).
+	var n int
+	err := t.q.QueryRowContext(ctx, "SELECT COUNT(*) FROM deliveries WHERE empresa_id = $1 AND id = $2 AND webhook_id = $3",
+		a.EmpresaID, a.DeliveryID, a.WebhookID).Scan(&n)
+	if err != nil {
+		return t.errf(err, "inserting delivery attempt %q", a.ID)
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: delivery attempt %q: delivery %q to webhook %q of empresa %q", store.ErrNotFound, a.ID, a.DeliveryID, a.WebhookID, a.EmpresaID)
 	}
 	res, err := t.q.ExecContext(ctx, "INSERT INTO delivery_attempts ("+attemptCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING",
 		a.ID, a.EmpresaID, a.DeliveryID, a.WebhookID, a.Attempt, a.Trigger, t.d.targ(a.AttemptedAt), a.StatusCode,
