@@ -317,7 +317,7 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 			return nil, 0, &fault.Error{Kind: fault.KindValidation, Code: fault.Validation, Message: "the active CAF cannot stamp this document",
 				Details: []dte.FieldError{{Field: "fecha_emision", Code: fault.DetailCAFNotUsable, Message: err.Error()}}, Err: err}
 		}
-		if err := s.checkLowStock(ctx, tx, rec); err != nil {
+		if err := s.alerts.CheckLowStock(ctx, tx, rec); err != nil {
 			return nil, 0, err
 		}
 		return rec, folio, nil

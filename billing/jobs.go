@@ -43,7 +43,7 @@ func (s *Service) registerJobs() error {
 		s.registerRecovery,
 		s.registerIdempotencyPurge,
 		func() error { return s.dlv.Register(s.st.Jobs()) },
-		s.registerCertExpiry,
+		func() error { return s.alerts.Register(s.st.Jobs()) },
 	} {
 		if err := reg(); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/internal/alerts"
 	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/caf"
@@ -75,6 +76,8 @@ type Service struct {
 	// runs: RecoveryAfter, or groupTimeout when longer.
 	recDelay time.Duration
 	dlv      *delivery.Deliverer
+	// alerts records caf.low_stock and certificado.expiring.
+	alerts *alerts.Alerts
 	// outbox records events and fans them out to webhooks.
 	outbox *outbox.Outbox
 }
@@ -114,6 +117,7 @@ func New(cfg Config) (*Service, error) {
 	s.recDelay = max(s.recAge, groupTimeout)
 	s.outbox = outbox.New(s.now)
 	s.dlv = s.newDeliverer(cfg.Delivery)
+	s.alerts = alerts.New(alerts.Config{Store: s.st, Outbox: s.outbox, Now: s.now})
 	if err := s.registerJobs(); err != nil {
 		return nil, err
 	}

@@ -1,18 +1,71 @@
-package billing
+package alerts
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/sqlite"
 	"github.com/dtekit/dtekit/webhook"
 )
 
+// fixture is an Alerts over a fresh SQLite store alone, with one company
+// and an injected clock.
+type fixture struct {
+	a       *Alerts
+	st      store.Store
+	clock   *clocktest.Clock
+	empresa string
+}
+
+func newFixture(t *testing.T, start time.Time) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := clocktest.New(start)
+	a := New(Config{Store: st, Outbox: outbox.New(clock.Now), Now: clock.Now})
+	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
+	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{a: a, st: st, clock: clock, empresa: e.ID}
+}
+
+// subscribe registers an active webhook of the company for one event
+// type (its secret is never opened here) and returns its id.
+func (f *fixture) subscribe(t *testing.T, typ webhook.EventType) string {
+	t.Helper()
+	w := &store.Webhook{EmpresaID: f.empresa, URL: "https://hooks.example.com/dtekit", Events: []string{string(typ)},
+		Secret: []byte("sealed"), IsActive: true}
+	if err := f.st.Write(context.Background(), func(ctx context.Context, tx store.Tx) error { return tx.InsertWebhook(ctx, w) }); err != nil {
+		t.Fatal(err)
+	}
+	return w.ID
+}
+
+// deliveries returns the deliveries of a webhook.
+func (f *fixture) deliveries(t *testing.T, webhookID string) []store.Delivery {
+	t.Helper()
+	p, err := f.st.ListDeliveries(context.Background(), f.empresa, webhookID, store.ListFilter{Limit: store.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Items
+}
+
 // eventsOf returns the company's events of one type, newest first.
-func (f *deliveryFixture) eventsOf(t *testing.T, typ webhook.EventType) []store.Event {
+func (f *fixture) eventsOf(t *testing.T, typ webhook.EventType) []store.Event {
 	t.Helper()
 	p, err := f.st.ListEvents(context.Background(), f.empresa, store.ListFilter{Limit: store.MaxLimit})
 	if err != nil {
@@ -31,13 +84,9 @@ func (f *deliveryFixture) eventsOf(t *testing.T, typ webhook.EventType) []store.
 // CAF of 50 folios cross the threshold of 20 exactly once; a new CAF lifts
 // the count, and the next crossing fires again.
 func TestLowStockOncePerCrossing(t *testing.T) {
-	f := newDeliveryFixture(t, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC), DeliveryConfig{})
+	f := newFixture(t, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
 	ctx := context.Background()
-	rec := newHookReceiver(t, 204)
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"caf.low_stock"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wh := f.subscribe(t, webhook.EventCAFLowStock)
 	addCAF := func(desde, hasta int64) {
 		err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			return tx.InsertCAF(ctx, &store.CAF{EmpresaID: f.empresa, TipoDTE: 33, FolioDesde: desde, FolioHasta: hasta,
@@ -58,7 +107,7 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					return f.s.checkLowStock(ctx, tx, rec)
+					return f.a.CheckLowStock(ctx, tx, rec)
 				})
 				if err != nil {
 					t.Error(err)
@@ -78,7 +127,7 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 	if err != nil || data.FoliosDisponibles != 20 || data.Umbral != DefaultLowStockThreshold || data.FolioDesde != 1 || data.FolioHasta != 50 || data.TipoDTE != 33 {
 		t.Fatalf("payload %+v %v", data, err)
 	}
-	if n := len(f.deliveries(t, wh.ID)); n != 1 {
+	if n := len(f.deliveries(t, wh)); n != 1 {
 		t.Fatalf("%d deliveries of the crossing", n)
 	}
 	addCAF(51, 80) // 10 + 30 = 40 available
@@ -92,21 +141,21 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 	}
 
 	// The company's own threshold replaces the default.
-	if as, err := f.s.GetAlertSettings(ctx, f.empresa); err != nil || as.CAFLowStockThreshold != DefaultLowStockThreshold {
+	if as, err := f.a.Settings(ctx, f.empresa); err != nil || as.CAFLowStockThreshold != DefaultLowStockThreshold {
 		t.Fatalf("default settings: %+v %v", as, err)
 	}
 	for _, bad := range []int64{-1, MaxLowStockThreshold + 1} {
-		if _, err := f.s.UpdateAlertSettings(ctx, f.empresa, AlertSettings{CAFLowStockThreshold: bad}); fault.KindOf(err) != fault.KindValidation {
+		if _, err := f.a.UpdateSettings(ctx, f.empresa, Settings{CAFLowStockThreshold: bad}); fault.KindOf(err) != fault.KindValidation {
 			t.Errorf("threshold %d: %v", bad, err)
 		}
 	}
-	if _, err := f.s.UpdateAlertSettings(ctx, "no-such-empresa", AlertSettings{CAFLowStockThreshold: 5}); fault.KindOf(err) != fault.KindNotFound {
+	if _, err := f.a.UpdateSettings(ctx, "no-such-empresa", Settings{CAFLowStockThreshold: 5}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown company: %v", err)
 	}
-	if _, err := f.s.UpdateAlertSettings(ctx, f.empresa, AlertSettings{CAFLowStockThreshold: 12}); err != nil {
+	if _, err := f.a.UpdateSettings(ctx, f.empresa, Settings{CAFLowStockThreshold: 12}); err != nil {
 		t.Fatal(err)
 	}
-	if as, _ := f.s.GetAlertSettings(ctx, f.empresa); as.CAFLowStockThreshold != 12 {
+	if as, _ := f.a.Settings(ctx, f.empresa); as.CAFLowStockThreshold != 12 {
 		t.Fatalf("settings after update: %+v", as)
 	}
 	take(3) // 12: crosses the company's threshold
@@ -123,14 +172,10 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 func TestCertificadoExpiring(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 15, 0, 0, 0, time.UTC)
 	notAfter := t0.Add(40 * 24 * time.Hour) // 2026-04-11 11:00 in Santiago
-	f := newDeliveryFixture(t, t0, DeliveryConfig{})
+	f := newFixture(t, t0)
 	ctx := context.Background()
-	rec := newHookReceiver(t, 204)
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"certificado.expiring"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	wh := f.subscribe(t, webhook.EventCertificadoExpiring)
+	err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.PutCertificado(ctx, &store.Certificado{EmpresaID: f.empresa, RutFirmante: "13185095-6", Subject: "CN=Test",
 			FechaVencimiento: notAfter, Sealed: []byte{1}, IsActive: true})
 	})
@@ -141,7 +186,7 @@ func TestCertificadoExpiring(t *testing.T) {
 	for day := 0; day <= 41; day++ {
 		f.clock.Set(t0.Add(time.Duration(day) * 24 * time.Hour))
 		for range 2 { // the job may run twice a day (restart): no repeat
-			if _, err := f.s.CheckCertificateExpiry(ctx); err != nil {
+			if _, err := f.a.CheckCertificates(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -158,13 +203,13 @@ func TestCertificadoExpiring(t *testing.T) {
 	if want := []int{30, 15, 7, 1}; len(got) != 4 || got[0] != 30 || got[1] != 15 || got[2] != 7 || got[3] != 1 {
 		t.Fatalf("fired at %v days, want %v", got, want)
 	}
-	if n := len(f.deliveries(t, wh.ID)); n != 4 {
+	if n := len(f.deliveries(t, wh)); n != 4 {
 		t.Fatalf("%d deliveries, want 4", n)
 	}
 
 	// A company whose check did not run from 35 to 6 days before expiry
 	// hears about 7 days only, once.
-	g := newDeliveryFixture(t, t0, DeliveryConfig{})
+	g := newFixture(t, t0)
 	err = g.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.PutCertificado(ctx, &store.Certificado{EmpresaID: g.empresa, RutFirmante: "13185095-6", FechaVencimiento: notAfter, Sealed: []byte{1}, IsActive: true})
 	})
@@ -172,55 +217,11 @@ func TestCertificadoExpiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.clock.Set(notAfter.Add(-6 * 24 * time.Hour))
-	if n, err := g.s.CheckCertificateExpiry(ctx); err != nil || n != 1 {
+	if n, err := g.a.CheckCertificates(ctx); err != nil || n != 1 {
 		t.Fatalf("after a gap: %d fired, %v", n, err)
 	}
 	e, _ := webhook.ParseEvent(g.eventsOf(t, webhook.EventCertificadoExpiring)[0].Payload)
 	if d, _ := e.CertificadoExpiring(); d.DiasParaVencimiento != 6 {
 		t.Errorf("after a gap: %+v", d)
-	}
-}
-
-// TestLowStockConcurrentEmission: 16 emissions at once through EmitDTE,
-// on both backends, from a CAF of 30 folios: caf.low_stock is recorded
-// once, at 20 folios left.
-func TestLowStockConcurrentEmission(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			f := newFixture(t, b, false)
-			ctx := context.Background()
-			if _, err := f.s.RegisterCAF(ctx, f.emp.ID, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1, 30)}); err != nil {
-				t.Fatal(err)
-			}
-			var wg sync.WaitGroup
-			for i := range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if _, err := emitBody(f.s, ctx, f.emp.ID, newKey(), facturaBody(i+1)); err != nil {
-						t.Error(err)
-					}
-				}()
-			}
-			wg.Wait()
-			page, err := f.s.st.ListEvents(ctx, f.emp.ID, store.ListFilter{Limit: store.MaxLimit})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var low []webhook.CAFLowStockData
-			for _, e := range page.Items {
-				if e.Type == string(webhook.EventCAFLowStock) {
-					ev, _ := webhook.ParseEvent(e.Payload)
-					d, err := ev.CAFLowStock()
-					if err != nil {
-						t.Fatal(err)
-					}
-					low = append(low, d)
-				}
-			}
-			if len(low) != 1 || low[0].FoliosDisponibles != 20 || low[0].FolioHasta != 30 {
-				t.Fatalf("caf.low_stock events: %+v", low)
-			}
-		})
 	}
 }
