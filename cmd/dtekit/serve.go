@@ -67,13 +67,13 @@ const (
 
 // serveOptions are serve's flags, resolved against the environment.
 type serveOptions struct {
-	addr, data, dbURL                   string
-	demo, webhookLoopback               bool
-	jwtKeyFile, jwksURL, issuer, audien string
-	rate                                float64
-	burst                               int
-	logLevel                            string
-	shutdownTimeout                     time.Duration
+	addr, data, dbURL                     string
+	demo, webhookLoopback                 bool
+	jwtKeyFile, jwksURL, issuer, audience string
+	rate                                  float64
+	burst                                 int
+	logLevel                              string
+	shutdownTimeout                       time.Duration
 }
 
 func runServe(ctx context.Context, env *cmdEnv, args []string) int {
@@ -87,7 +87,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.StringVar(&o.jwtKeyFile, "jwt-public-key", env.getenv("DTEKIT_JWT_PUBLIC_KEY"), "PEM file of the bearer tokens' RSA public key(s)")
 	fs.StringVar(&o.jwksURL, "jwks-url", env.getenv("DTEKIT_JWKS_URL"), "JWKS URL of the bearer tokens' keys")
 	fs.StringVar(&o.issuer, "jwt-issuer", env.getenv("DTEKIT_JWT_ISSUER"), "required iss of bearer tokens")
-	fs.StringVar(&o.audien, "jwt-audience", env.getenv("DTEKIT_JWT_AUDIENCE"), "required aud of bearer tokens")
+	fs.StringVar(&o.audience, "jwt-audience", env.getenv("DTEKIT_JWT_AUDIENCE"), "required aud of bearer tokens")
 	fs.Float64Var(&o.rate, "rate-limit", envFloat(env, "DTEKIT_RATE_LIMIT"), "requests per second per credential (0: default 20; -1: off)")
 	fs.IntVar(&o.burst, "rate-burst", int(envFloat(env, "DTEKIT_RATE_BURST")), "burst per credential (0: twice the rate)")
 	fs.StringVar(&o.logLevel, "log-level", env.getenv("DTEKIT_LOG_LEVEL"), "debug, info, warn or error")
@@ -206,7 +206,7 @@ func jwtConfig(ctx context.Context, o serveOptions) (*server.JWTConfig, error) {
 	if o.jwtKeyFile != "" && o.jwksURL != "" {
 		return nil, errors.New("give --jwt-public-key or --jwks-url, not both")
 	}
-	if o.issuer == "" || o.audien == "" {
+	if o.issuer == "" || o.audience == "" {
 		return nil, errors.New("bearer tokens need --jwt-issuer and --jwt-audience")
 	}
 	var kf jwt.Keyfunc
@@ -223,7 +223,7 @@ func jwtConfig(ctx context.Context, o serveOptions) (*server.JWTConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &server.JWTConfig{Keyfunc: kf, Issuer: o.issuer, Audience: o.audien}, nil
+	return &server.JWTConfig{Keyfunc: kf, Issuer: o.issuer, Audience: o.audience}, nil
 }
 
 // serve runs the server until ctx ends, then stops it gracefully.
@@ -265,10 +265,10 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 			if o.issuer == "" {
 				o.issuer = demoIssuer
 			}
-			if o.audien == "" {
-				o.audien = demoAudience
+			if o.audience == "" {
+				o.audience = demoAudience
 			}
-			jc = &server.JWTConfig{Keyfunc: dm.keyfunc(), Issuer: o.issuer, Audience: o.audien}
+			jc = &server.JWTConfig{Keyfunc: dm.keyfunc(), Issuer: o.issuer, Audience: o.audience}
 		}
 		if err := dm.provision(ctx, be.bill, be.st, jc.Issuer, jc.Audience); err != nil {
 			return fmt.Errorf("demo: %w", err)
