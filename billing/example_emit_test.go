@@ -10,7 +10,7 @@ import (
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store"
 )
 
 // Example_emit emits a factura through the service and sends the same
@@ -20,25 +20,21 @@ import (
 // registered with CreateEmpresa, UploadCertificate and RegisterCAF.
 func Example_emit() {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "dtekit-example")
+	dir, err := os.MkdirTemp("", "dtekit-example-emit")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	st, err := sqlite.Open(ctx, filepath.Join(dir, sqlite.FileName), nil)
+	st, err := billingtest.SQLite.Open(ctx, filepath.Join(dir, "dtekit.db"), store.JobsConfig{})
 	if err != nil {
 		panic(err)
 	}
 	defer st.Close()
+	svc, err := billingtest.New(st, billing.Config{}) // test KEK, test authority trusted
+	if err != nil {
+		panic(err)
+	}
 	creds, err := billingtest.SharedCredentials()
-	if err != nil {
-		panic(err)
-	}
-	keys, err := billing.NewKeyring(billingtest.KEK)
-	if err != nil {
-		panic(err)
-	}
-	svc, err := billing.New(billing.Config{Store: st, Keyring: keys, TrustedKeys: creds.TrustedKeys})
 	if err != nil {
 		panic(err)
 	}

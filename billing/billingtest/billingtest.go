@@ -138,24 +138,33 @@ func Creds(t testing.TB) *Credentials {
 	return c
 }
 
-// NewService returns a Service over st built from cfg, whose empty
-// Keyring and TrustedKeys are filled in: a Keyring under KEK and the test
-// authority's keys. Its job runner is stopped when t ends if the test
-// started it.
-func NewService(t testing.TB, st store.Store, cfg billing.Config) *billing.Service {
-	t.Helper()
+// New returns a Service over st built from cfg, whose empty Keyring and
+// TrustedKeys are filled in: a Keyring under KEK and the test authority's
+// keys (SharedCredentials).
+func New(st store.Store, cfg billing.Config) (*billing.Service, error) {
 	cfg.Store = st
 	if cfg.Keyring == nil {
 		kr, err := billing.NewKeyring(KEK)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		cfg.Keyring = kr
 	}
 	if cfg.TrustedKeys == nil {
-		cfg.TrustedKeys = Creds(t).TrustedKeys
+		creds, err := SharedCredentials()
+		if err != nil {
+			return nil, err
+		}
+		cfg.TrustedKeys = creds.TrustedKeys
 	}
-	s, err := billing.New(cfg)
+	return billing.New(cfg)
+}
+
+// NewService is New for a test: it fails t on error, and stops the
+// Service's job runner when t ends if the test started it.
+func NewService(t testing.TB, st store.Store, cfg billing.Config) *billing.Service {
+	t.Helper()
+	s, err := New(st, cfg)
 	if err != nil {
 		t.Fatalf("billingtest: billing.New: %v", err)
 	}
