@@ -53,10 +53,9 @@ func killCrashChild(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) {
 // runJobsChild is the body of a child that runs background jobs until it
 // is killed: it opens the SQLite database at path with crashJobs, builds
 // the Service of cfg over it with the tests' keyring and the SII's CAF
-// keys, lets enable (if not nil) switch on what the test needs, and starts
-// the job runner. It never returns: a failure is printed on stderr and
-// ends the process with status 3.
-func runJobsChild(path string, cfg Config, enable func(*Service) error) {
+// keys, and starts the job runner. It never returns: a failure is printed
+// on stderr and ends the process with status 3.
+func runJobsChild(path string, cfg Config) {
 	ctx := context.Background()
 	err := func() error {
 		st, err := sqlite.Open(ctx, path, &sqlite.Options{Jobs: crashJobs})
@@ -71,11 +70,6 @@ func runJobsChild(path string, cfg Config, enable func(*Service) error) {
 		s, err := New(cfg)
 		if err != nil {
 			return err
-		}
-		if enable != nil {
-			if err := enable(s); err != nil {
-				return err
-			}
 		}
 		return s.Start(ctx)
 	}()

@@ -33,7 +33,7 @@ func TestDeliveryCrashChild(t *testing.T) {
 	if path == "" {
 		t.Skip("run by TestDeliveryKill9")
 	}
-	runJobsChild(path, Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond}}, nil)
+	runJobsChild(path, Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond}})
 }
 
 // TestDeliveryKill9: a process delivering 40 events is killed with

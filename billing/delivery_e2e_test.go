@@ -185,12 +185,10 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	defer fake.Close()
 	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
 	creds(t)
-	s := newService(t, "sqlite", backends[0].dsn(t), Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond}})
 	fast := []time.Duration{0}
-	if err := s.EnableSubmission(SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
-		UploadBackoff: fast, PollBackoff: fast, Timeout: 5 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
+	s := newService(t, "sqlite", backends[0].dsn(t), Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond},
+		Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
+			UploadBackoff: fast, PollBackoff: fast, Timeout: 5 * time.Second}})
 	emp := setupEmpresa(t, s, true)
 	u, _ := url.Parse(ps.URL)
 	wh, err := s.CreateWebhook(ctx, emp.ID, WebhookInput{URL: "http://" + u.Host + "/hooks", Secret: secret,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/pdf"
 	"github.com/dtekit/dtekit/store"
@@ -54,10 +55,12 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 		out.Tracking = &tr
 	}
 	if len(d.SIIStatus) > 0 {
-		out.SIIStatus = new(SIIStatus)
-		if err := json.Unmarshal(d.SIIStatus, out.SIIStatus); err != nil {
+		st, err := submission.ParseStatus(d.SIIStatus)
+		if err != nil {
 			return nil, fmt.Errorf("billing: DTE %s: stored SII status: %w", d.ID, err)
 		}
+		ss := SIIStatus(st)
+		out.SIIStatus = &ss
 	}
 	if len(d.Metadata) > 0 {
 		if err := json.Unmarshal(d.Metadata, &out.Metadata); err != nil {

@@ -35,15 +35,21 @@ type sweepArgs struct{}
 func (sweepArgs) Kind() string { return "dte.sweep" }
 
 // registerJobs registers every worker and periodic job of the service on
-// the store's runner. Each feature adds its own registration function to
-// the list (submission to the SII and webhook delivery live in their own
-// files and add theirs here).
+// the store's runner: emission's own (recovery, idempotency purge) and
+// those of the subsystems under billing/internal (webhook delivery,
+// alerts, and submission to the SII when it is on).
 func (s *Service) registerJobs() error {
 	for _, reg := range []func() error{
 		s.registerRecovery,
 		s.registerIdempotencyPurge,
 		func() error { return s.dlv.Register(s.st.Jobs()) },
 		func() error { return s.alerts.Register(s.st.Jobs()) },
+		func() error {
+			if s.sub == nil {
+				return nil
+			}
+			return s.sub.Register(s.st.Jobs())
+		},
 	} {
 		if err := reg(); err != nil {
 			return err

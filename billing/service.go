@@ -10,6 +10,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/alerts"
 	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/store"
 )
@@ -32,8 +33,13 @@ type Config struct {
 	// IdempotencyTTL is how long completed Idempotency-Keys are kept;
 	// zero means 24 hours (contract §8).
 	IdempotencyTTL time.Duration
-	// Delivery configures webhook delivery (SSRF guard, retry policy).
+	// Delivery configures webhook delivery (SSRF guard, retry policy);
+	// the zero value is the production setting.
 	Delivery DeliveryConfig
+	// Submission turns on the submission of documents to the SII and
+	// configures it (see SubmitConfig); nil means this process submits
+	// nothing.
+	Submission *SubmitConfig
 	// RecoveryAfter is how old a borrador emission must be before the
 	// recovery job finishes it; zero means 30 seconds.
 	RecoveryAfter time.Duration
@@ -78,6 +84,8 @@ type Service struct {
 	dlv      *delivery.Deliverer
 	// alerts records caf.low_stock and certificado.expiring.
 	alerts *alerts.Alerts
+	// sub submits documents to the SII; nil when Config.Submission is.
+	sub *submission.Submitter
 	// outbox records events and fans them out to webhooks.
 	outbox *outbox.Outbox
 }
@@ -118,6 +126,10 @@ func New(cfg Config) (*Service, error) {
 	s.outbox = outbox.New(s.now)
 	s.dlv = s.newDeliverer(cfg.Delivery)
 	s.alerts = alerts.New(alerts.Config{Store: s.st, Outbox: s.outbox, Now: s.now})
+	if cfg.Submission != nil {
+		s.sub = s.newSubmitter(*cfg.Submission)
+		s.onSigned = append(s.onSigned, s.sub.Signed)
+	}
 	if err := s.registerJobs(); err != nil {
 		return nil, err
 	}

@@ -27,8 +27,8 @@ const submitCrashEnv = "DTEKIT_SUBMIT_CRASH_CHILD"
 
 // submitCrashConfig is the submission setting of the crash test: the fake
 // on loopback, no pauses, and a short window for interrupted uploads.
-func submitCrashConfig(fakeURL string) SubmitConfig {
-	return SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return sii.SingleHost(fakeURL) },
+func submitCrashConfig(fakeURL string) *SubmitConfig {
+	return &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return sii.SingleHost(fakeURL) },
 		UploadBackoff: []time.Duration{0}, PollBackoff: []time.Duration{0}, Timeout: 2 * time.Second,
 		ReconcileWindow: 3 * time.Second}
 }
@@ -41,7 +41,7 @@ func TestSubmitCrashChild(t *testing.T) {
 		t.Skip("run by TestSubmitKill9")
 	}
 	path, url, _ := strings.Cut(orders, "|")
-	runJobsChild(path, Config{}, func(s *Service) error { return s.EnableSubmission(submitCrashConfig(url)) })
+	runJobsChild(path, Config{Submission: submitCrashConfig(url)})
 }
 
 // crashScript is the fake's review of a factura in TestSubmitKill9 and
@@ -84,11 +84,8 @@ func TestSubmitKill9(t *testing.T) {
 	url := fake.Endpoints().Classic
 
 	path := filepath.Join(t.TempDir(), sqlite.FileName)
-	s, err := openService("sqlite", path, Config{TrustedKeys: c.Keys})
+	s, err := openService("sqlite", path, Config{TrustedKeys: c.Keys, Submission: submitCrashConfig(url)})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EnableSubmission(submitCrashConfig(url)); err != nil {
 		t.Fatal(err)
 	}
 	emp := setupEmpresa(t, s, true)

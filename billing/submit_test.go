@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,16 +33,37 @@ func newSubmitRig(t *testing.T, opts siitest.Options, timeout time.Duration) *su
 
 // newSubmitRigOn is newSubmitRig on a chosen backend.
 func newSubmitRigOn(t *testing.T, b backend, opts siitest.Options, timeout time.Duration) *submitRig {
+	return newSubmitRigOver(t, b, opts, timeout, nil)
+}
+
+// newSubmitRigOver is newSubmitRigOn with the service over wrap(the
+// store) when wrap is not nil.
+func newSubmitRigOver(t *testing.T, b backend, opts siitest.Options, timeout time.Duration, wrap func(store.Store) store.Store) *submitRig {
 	t.Helper()
 	creds(t)
 	fake := siitest.New(opts).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
-	s := newService(t, b.name, b.dsn(t), Config{})
 	fast := []time.Duration{0}
-	if err := s.EnableSubmission(SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
-		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout}); err != nil {
-		t.Fatal(err)
+	cfg := Config{Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
+		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout}}
+	var s *Service
+	if wrap == nil {
+		s = newService(t, b.name, b.dsn(t), cfg)
+	} else {
+		st, err := openStore(context.Background(), b.name, b.dsn(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		kek, _ := ParseKEK(testKEK)
+		if cfg.Keyring, err = NewKeyring(kek); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Store, cfg.TrustedKeys = wrap(st), credsVal.Keys
+		if s, err = New(cfg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	emp := setupEmpresa(t, s, true)
 	if _, err := s.RegisterCAF(context.Background(), emp.ID, CAFInput{TipoDTE: 39, CAFXML: string(creds(t).CAFFiles[39])}); err != nil {
@@ -432,6 +454,14 @@ func TestSubmitMixed(t *testing.T) {
 	}
 }
 
+// deref returns *p, or the zero value for nil.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
+}
+
 // rerunStore runs every write function twice: once in a transaction it
 // then rolls back, and again in one that commits, as a store may after a
 // serialization failure or a failed savepoint. between, when set, runs
@@ -461,12 +491,37 @@ func (r rerunStore) Write(ctx context.Context, fn func(ctx context.Context, tx s
 	return r.Store.Write(ctx, fn)
 }
 
+// rerunAfterSetup is a rerunStore from the moment on is set (after the
+// company's setup), for the writes of emission and submission.
+type rerunAfterSetup struct {
+	store.Store
+	on atomic.Bool
+}
+
+// SerialWrites forwards the wrapped store's answer, so the service groups
+// its transactions as it would on that store.
+func (r *rerunAfterSetup) SerialWrites() bool {
+	sw, ok := r.Store.(store.SerialWriter)
+	return ok && sw.SerialWrites()
+}
+
+func (r *rerunAfterSetup) Write(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	if !r.on.Load() {
+		return r.Store.Write(ctx, fn)
+	}
+	return rerunStore{Store: r.Store}.Write(ctx, fn)
+}
+
 // TestSubmitWritesRunTwice submits through a store that runs every write
 // function twice (the first run rolled back): the result is the same as
 // with one run — one attempt counted, one envelope, accepted.
 func TestSubmitWritesRunTwice(t *testing.T) {
-	r := newSubmitRig(t, siitest.Options{}, 0)
-	r.s.st = rerunStore{Store: r.s.st}
+	var rs *rerunAfterSetup
+	r := newSubmitRigOver(t, backends[0], siitest.Options{}, 0, func(st store.Store) store.Store {
+		rs = &rerunAfterSetup{Store: st}
+		return rs
+	})
+	rs.on.Store(true)
 	for _, tipo := range []int{33, 39} {
 		res := emitOK(t, r.s, r.emp.ID, submitBody(tipo, true))
 		d := r.waitFinal(t, res.ID)

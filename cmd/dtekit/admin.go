@@ -73,7 +73,7 @@ func (a *adminDB) open(ctx context.Context, env *cmdEnv) (*backend, error) {
 		}
 	}
 	logger, _ := newLogger(env, "warn")
-	return openBackend(ctx, env, a.data, a.dbURL, nil, billing.DeliveryConfig{}, logger)
+	return openBackend(ctx, env, a.data, a.dbURL, nil, billing.DeliveryConfig{}, nil, logger)
 }
 
 // openEmpresa opens the database and finds the company with RUT r; the

@@ -137,7 +137,7 @@ type backend struct {
 
 // openBackend opens the store named by dbURL (PostgreSQL) or the SQLite
 // file under dataDir, and builds the billing service over it.
-func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, logger *slog.Logger) (*backend, error) {
+func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, submit *billing.SubmitConfig, logger *slog.Logger) (*backend, error) {
 	var st store.Store
 	var kr *billing.Keyring
 	var desc string
@@ -189,7 +189,7 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 		return nil, errors.New("--database-url must be a postgres:// URL (omit it for SQLite under --data)")
 	}
 	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger,
-		Delivery: delivery})
+		Delivery: delivery, Submission: submit})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -245,16 +245,13 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		}
 		trust = dm.authority.Keys()
 	}
-	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, logger)
+	submit, stopSII := siiSubmission(env, o.demo)
+	defer stopSII()
+	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, submit, logger)
 	if err != nil {
 		return err
 	}
 	defer be.st.Close()
-	stopSII, err := siiSubmission(env, o.demo, be.bill)
-	if err != nil {
-		return err
-	}
-	defer stopSII()
 
 	jc, err := jwtConfig(ctx, o)
 	if err != nil {

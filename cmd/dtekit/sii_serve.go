@@ -12,16 +12,17 @@ import (
 // test server (such as "dtekit sii fake") instead of the SII.
 const siiURLEnv = "DTEKIT_SII_URL"
 
-// siiSubmission turns on the submission of documents to the SII for
-// "dtekit serve": to the SII's servers of each company's ambiente; to
-// $DTEKIT_SII_URL when set; or, with --demo, to a fake SII in the process,
-// on loopback, that reviews quickly, so a demo document reaches aceptado
-// within a minute; --demo with $DTEKIT_SII_URL keeps the demo's quick
-// schedule against that test server. It returns what stops the fake (a no-op otherwise); call
-// it after the job runner has stopped.
-func siiSubmission(env *cmdEnv, demo bool, bill *billing.Service) (stop func(), err error) {
+// siiSubmission gives the submission settings of "dtekit serve"
+// (billing.Config.Submission): to the SII's servers of each company's
+// ambiente; to $DTEKIT_SII_URL when set; or, with --demo, to a fake SII in
+// the process, on loopback, that reviews quickly, so a demo document
+// reaches aceptado within a minute; --demo with $DTEKIT_SII_URL keeps the
+// demo's quick schedule against that test server. It also returns what
+// stops the fake (a no-op otherwise); call it after the job runner has
+// stopped.
+func siiSubmission(env *cmdEnv, demo bool) (cfg *billing.SubmitConfig, stop func()) {
 	stop = func() {}
-	var cfg billing.SubmitConfig
+	cfg = &billing.SubmitConfig{}
 	base := ""
 	if env.getenv != nil {
 		base = env.getenv(siiURLEnv)
@@ -44,9 +45,5 @@ func siiSubmission(env *cmdEnv, demo bool, bill *billing.Service) (stop func(), 
 		cfg.Timeout = 5 * time.Second
 		cfg.ReconcileWindow = 10 * time.Second
 	}
-	if err := bill.EnableSubmission(cfg); err != nil {
-		stop()
-		return nil, err
-	}
-	return stop, nil
+	return cfg, stop
 }
