@@ -332,12 +332,12 @@ func TestIdempotencyPurge(t *testing.T) {
 	if _, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(1)); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.s.PurgeIdempotency(ctx); err != nil || n != 0 {
+	if n, err := f.s.purgeIdempotency(ctx); err != nil || n != 0 {
 		t.Errorf("purge of fresh keys: %d, %v", n, err)
 	}
 	later := time.Now().Add(DefaultIdempotencyTTL + time.Minute)
 	f.s.now = func() time.Time { return later }
-	if n, err := f.s.PurgeIdempotency(ctx); err != nil || n != 1 {
+	if n, err := f.s.purgeIdempotency(ctx); err != nil || n != 1 {
 		t.Errorf("purge after 24 h: %d, %v", n, err)
 	}
 	if _, err := f.s.st.GetIdempotency(ctx, f.emp.ID, key); fault.KindOf(storeErr(err, "", "", "")) != fault.KindNotFound {

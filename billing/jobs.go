@@ -10,14 +10,14 @@ import (
 	"github.com/dtekit/dtekit/store"
 )
 
-// Job kinds and schedules of the service's own background work.
+// Schedules of the service's own periodic jobs.
 const (
-	// PurgeInterval is how often expired Idempotency-Keys are deleted.
-	PurgeInterval = time.Hour
-	// SweepInterval is how often pendiente emissions are looked for, in
+	// purgeInterval is how often expired Idempotency-Keys are deleted.
+	purgeInterval = time.Hour
+	// sweepInterval is how often pendiente emissions are looked for, in
 	// case a recovery job was lost (a backstop: transaction 1 of every
 	// emission makes sure a recovery job covers it; see enqueueRecovery).
-	SweepInterval = 5 * time.Minute
+	sweepInterval = 5 * time.Minute
 )
 
 // purgeArgs is the periodic job that deletes Idempotency-Keys older than
@@ -83,13 +83,13 @@ func (s *Service) registerRecovery() error {
 	}); err != nil {
 		return fmt.Errorf("billing: registering %s: %w", recoverArgs{}.Kind(), err)
 	}
-	return periodic.Register(s.st.Jobs(), periodic.Job{Args: sweepArgs{}, Every: SweepInterval, OnStart: true, Timeout: 10 * time.Minute,
-		Run: func(ctx context.Context) error { _, err := s.RecoverPending(ctx); return err }})
+	return periodic.Register(s.st.Jobs(), periodic.Job{Args: sweepArgs{}, Every: sweepInterval, OnStart: true, Timeout: 10 * time.Minute,
+		Run: func(ctx context.Context) error { _, err := s.recoverPending(ctx); return err }})
 }
 
 func (s *Service) registerIdempotencyPurge() error {
-	return periodic.Register(s.st.Jobs(), periodic.Job{Args: purgeArgs{}, Every: PurgeInterval, OnStart: true,
-		Run: func(ctx context.Context) error { _, err := s.PurgeIdempotency(ctx); return err }})
+	return periodic.Register(s.st.Jobs(), periodic.Job{Args: purgeArgs{}, Every: purgeInterval, OnStart: true,
+		Run: func(ctx context.Context) error { _, err := s.purgeIdempotency(ctx); return err }})
 }
 
 // Start starts the store's job runner with the service's workers
@@ -100,10 +100,10 @@ func (s *Service) Start(ctx context.Context) error { return s.st.Jobs().Start(ct
 // Stop stops the job runner, waiting for running jobs up to ctx's deadline.
 func (s *Service) Stop(ctx context.Context) error { return s.st.Jobs().Stop(ctx) }
 
-// PurgeIdempotency deletes the Idempotency-Keys older than the retention
-// (24 hours by default) and reports how many it deleted. The periodic
-// purge job calls it.
-func (s *Service) PurgeIdempotency(ctx context.Context) (int64, error) {
+// purgeIdempotency deletes the Idempotency-Keys older than the retention
+// (24 hours by default) and reports how many it deleted: the body of the
+// periodic purge job.
+func (s *Service) purgeIdempotency(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
@@ -116,11 +116,11 @@ func (s *Service) PurgeIdempotency(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// RecoverPending finishes every emission of every company left pendiente
+// recoverPending finishes every emission of every company left pendiente
 // for longer than RecoveryAfter (a process died between its two
-// transactions) and reports how many it finished. The sweep job calls it;
-// a process may also call it once at start.
-func (s *Service) RecoverPending(ctx context.Context) (int, error) {
+// transactions) and reports how many it finished: the body of the sweep
+// job, which also runs as soon as the runner starts.
+func (s *Service) recoverPending(ctx context.Context) (int, error) {
 	return s.recoverPendingOlder(ctx, s.now().Add(-s.recAge))
 }
 
