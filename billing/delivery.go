@@ -18,7 +18,8 @@ type DeliveryConfig struct {
 	// (dtekit serve --webhook-allow-loopback). Never the default.
 	AllowLoopback bool
 	// Client replaces the guarded HTTP client that sends deliveries
-	// (tests); nil builds internal/ssrf's client.
+	// (tests); nil builds the guarded client, which dials public
+	// addresses only (and loopback with AllowLoopback).
 	Client *http.Client
 	// Resolver replaces the DNS resolver of the guarded client (tests).
 	Resolver ssrf.Resolver
@@ -31,7 +32,7 @@ type DeliveryConfig struct {
 	// the new one; zero means DefaultRotationGrace.
 	RotationGrace time.Duration
 	// Timeout bounds one attempt (connect, TLS, request, response);
-	// zero means ssrf.DefaultTimeout (15 s).
+	// zero means 15 seconds.
 	Timeout time.Duration
 }
 

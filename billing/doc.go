@@ -5,6 +5,15 @@
 // certificate, keeps the clientes and productos catalogs, lists and renders
 // documents, and authenticates API keys.
 //
+// A Service is also the one face of subsystems that live under
+// billing/internal, each built by New from Config and the store: webhook
+// delivery (register webhooks, deliver each event with retries, signed,
+// and show the attempts), alerts (caf.low_stock, certificado.expiring)
+// and, when Config.Submission is set, submission of documents to the SII.
+// Their events go through one outbox, written in the transaction that
+// changes what they report. Start runs their background jobs with
+// emission's own.
+//
 // Every method takes a context and then the id of the company (tenant) the
 // caller's credential belongs to; everything it reads or writes is scoped
 // by that company, and another company's id yields a not-found Error.
