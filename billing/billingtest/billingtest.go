@@ -176,9 +176,12 @@ func NewService(t testing.TB, st store.Store, cfg billing.Config) *billing.Servi
 	return s
 }
 
-// Company says which company Provision makes.
+// Company says which company Provision makes, or completes.
 type Company struct {
-	// Rut and RazonSocial name the company; empty means the demo
+	// ID names a company that exists already: Provision completes it
+	// instead of creating one. Empty means a new company.
+	ID string
+	// Rut and RazonSocial name a new company; empty means the demo
 	// emisor's (Credentials.Emisor).
 	Rut, RazonSocial string
 	// Tipos lists the document types that get a CAF (folios 1–Hasta);
@@ -188,34 +191,61 @@ type Company struct {
 	Hasta int64
 }
 
-// Provision creates the company on s with the demo emisor's address,
-// activity and resolution, uploads the test signing certificate and
-// registers a CAF for each type of c.Tipos, issued by the test authority
-// and authorized a week ago.
+// Provision makes sure a company is ready to emit: it creates the
+// company (unless c.ID names one) with the demo emisor's address,
+// activity and resolution, uploads creds' signing certificate unless the
+// company has one, and registers a CAF, issued by creds.Authority and
+// authorized a week ago, for each type of c.Tipos that has none. Each
+// step already done is skipped, so running it again after an interrupted
+// run completes what is missing.
 func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Company) (*billing.Empresa, error) {
 	em := creds.Emisor
-	if c.Rut == "" {
-		c.Rut, c.RazonSocial = em.Rut, em.RazonSocial
-	}
 	if c.Hasta == 0 {
 		c.Hasta = 1000
 	}
-	e, err := s.CreateEmpresa(ctx, billing.EmpresaInput{Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: em.Giro,
-		Direccion: em.Direccion, Comuna: em.Comuna, Ciudad: em.Ciudad, Ambiente: em.Ambiente,
-		FechaResolucion: em.FechaResolucion, NumeroResolucion: em.NumeroResolucion, Acteco: em.Acteco})
-	if err != nil {
-		return nil, fmt.Errorf("billingtest: creating company %s: %w", c.Rut, err)
+	var e *billing.Empresa
+	var err error
+	if c.ID != "" {
+		if e, err = s.GetEmpresa(ctx, c.ID); err != nil {
+			return nil, fmt.Errorf("billingtest: company %s: %w", c.ID, err)
+		}
+	} else {
+		if c.Rut == "" {
+			c.Rut, c.RazonSocial = em.Rut, em.RazonSocial
+		}
+		e, err = s.CreateEmpresa(ctx, billing.EmpresaInput{Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: em.Giro,
+			Direccion: em.Direccion, Comuna: em.Comuna, Ciudad: em.Ciudad, Ambiente: em.Ambiente,
+			FechaResolucion: em.FechaResolucion, NumeroResolucion: em.NumeroResolucion, Acteco: em.Acteco})
+		if err != nil {
+			return nil, fmt.Errorf("billingtest: creating company %s: %w", c.Rut, err)
+		}
 	}
-	if _, err := s.UploadCertificate(ctx, e.ID, creds.P12, creds.Password, creds.SignerRUT); err != nil {
-		return nil, fmt.Errorf("billingtest: certificate of %s: %w", c.Rut, err)
-	}
-	rut, err := dte.ParseRUT(c.Rut)
+	cert, err := s.CertificateStatus(ctx, e.ID)
 	if err != nil {
-		return nil, fmt.Errorf("billingtest: company rut %q: %w", c.Rut, err)
+		return nil, fmt.Errorf("billingtest: certificate of %s: %w", e.Rut, err)
+	}
+	if !cert.HasCertificado {
+		if len(creds.P12) == 0 {
+			return nil, fmt.Errorf("billingtest: company %s has no certificate and the credentials carry none", e.Rut)
+		}
+		if _, err := s.UploadCertificate(ctx, e.ID, creds.P12, creds.Password, creds.SignerRUT); err != nil {
+			return nil, fmt.Errorf("billingtest: certificate of %s: %w", e.Rut, err)
+		}
+	}
+	cafs, err := s.ListCAF(ctx, e.ID, 0)
+	if err != nil {
+		return nil, fmt.Errorf("billingtest: CAFs of %s: %w", e.Rut, err)
+	}
+	have := make(map[dte.TipoDTE]bool, len(cafs))
+	for _, cf := range cafs {
+		have[cf.TipoDTE] = true
 	}
 	fa := dte.ChileTime(time.Now()).AddDate(0, 0, -7)
 	for _, tipo := range c.Tipos {
-		file, err := creds.Authority.Issue(caftest.IssueRequest{RutEmisor: rut.String(), RazonSocial: c.RazonSocial,
+		if have[tipo] {
+			continue
+		}
+		file, err := creds.Authority.Issue(caftest.IssueRequest{RutEmisor: e.Rut, RazonSocial: e.RazonSocial,
 			Tipo: int(tipo), Desde: 1, Hasta: c.Hasta, FechaAutorizacion: fa})
 		if err != nil {
 			return nil, fmt.Errorf("billingtest: issuing a CAF of type %d: %w", tipo, err)

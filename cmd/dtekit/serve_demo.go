@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -21,7 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dtekit/dtekit/billing"
-	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
@@ -174,61 +173,37 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 		}
 		empresaID = id
 	}
-	if empresaID == "" {
-		e, err := b.CreateEmpresa(ctx, billing.EmpresaInput{Rut: emisor.Rut, RazonSocial: emisor.RazonSocial, Giro: emisor.Giro,
-			Direccion: emisor.Direccion, Comuna: emisor.Comuna, Ciudad: emisor.Ciudad, Ambiente: dte.AmbienteCertificacion,
-			FechaResolucion: emisor.FechaResolucion, NumeroResolucion: emisor.NumeroResolucion, Acteco: emisor.Acteco})
+	// The company, its certificate and a CAF of every type, each made
+	// unless already there (billingtest.Provision, with the demo's own
+	// authority and a certificate made only when the company has none).
+	creds := &billingtest.Credentials{Authority: d.authority, Emisor: emisor, Password: demoPassword,
+		SignerRUT: testcreds.SignerRUT}
+	needCert := true
+	if empresaID != "" {
+		st, err := b.CertificateStatus(ctx, empresaID)
 		if err != nil {
-			return fmt.Errorf("creating the company: %w", err)
+			return err
 		}
-		empresaID = e.ID
+		needCert = !st.HasCertificado
 	}
-	if d.file.EmpresaID != empresaID {
-		d.file = demoFile{EmpresaID: empresaID}
-	}
-
-	// The certificate.
-	if st, err := b.CertificateStatus(ctx, empresaID); err != nil {
-		return err
-	} else if !st.HasCertificado {
+	if needCert {
 		now := time.Now()
 		cert, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: testcreds.SignerName, RUT: testcreds.SignerRUT,
 			NotBefore: now.Add(-24 * time.Hour), NotAfter: now.AddDate(2, 0, 0)})
 		if err != nil {
 			return err
 		}
-		p12, err := signertest.EncodePKCS12(cert, demoPassword, signertest.Modern)
-		if err != nil {
+		if creds.P12, err = signertest.EncodePKCS12(cert, demoPassword, signertest.Modern); err != nil {
 			return err
 		}
-		if _, err := b.UploadCertificate(ctx, empresaID, p12, demoPassword, testcreds.SignerRUT); err != nil {
-			return fmt.Errorf("uploading the certificate: %w", err)
-		}
 	}
-
-	// A CAF for every type that has none.
-	cafs, err := b.ListCAF(ctx, empresaID, 0)
+	e, err := billingtest.Provision(ctx, b, creds, billingtest.Company{ID: empresaID, Tipos: dte.Tipos(), Hasta: demoFolios})
 	if err != nil {
 		return err
 	}
-	have := map[dte.TipoDTE]bool{}
-	for _, c := range cafs {
-		have[c.TipoDTE] = true
-	}
-	fa := dte.ChileTime(time.Now()).AddDate(0, 0, -1)
-	for _, t := range dte.Tipos() {
-		if have[t] {
-			continue
-		}
-		file, err := d.authority.Issue(caftest.IssueRequest{RutEmisor: emisor.Rut, RazonSocial: emisor.RazonSocial, Tipo: int(t),
-			Desde: 1, Hasta: demoFolios, FechaAutorizacion: fa})
-		if err != nil {
-			return err
-		}
-		in := billing.CAFInput{TipoDTE: t, CAFXML: base64.StdEncoding.EncodeToString(file)}
-		if _, err := b.RegisterCAF(ctx, empresaID, in); err != nil && fault.As(err).Code != fault.CAFRangeConflict {
-			return fmt.Errorf("registering the CAF of type %d: %w", t, err)
-		}
+	empresaID = e.ID
+	if d.file.EmpresaID != empresaID {
+		d.file = demoFile{EmpresaID: empresaID}
 	}
 
 	// The API key: the one in demo.json while it works, else a new one.
