@@ -1,8 +1,10 @@
 package billing
 
 import (
+	"context"
 	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/dtekit/dtekit/billing/internal/delivery"
@@ -21,8 +23,11 @@ type DeliveryConfig struct {
 	// (tests); nil builds the guarded client, which dials public
 	// addresses only (and loopback with AllowLoopback).
 	Client *http.Client
-	// Resolver replaces the DNS resolver of the guarded client (tests).
-	Resolver ssrf.Resolver
+	// Resolver replaces the DNS resolver of the guarded client (tests);
+	// nil means net.DefaultResolver, which satisfies it.
+	Resolver interface {
+		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+	}
 	// Policy replaces webhook.DefaultRetryPolicy() (tests compress it).
 	Policy *webhook.RetryPolicy
 	// Rand returns uniform numbers in [0, 1) for the retry jitter; nil
