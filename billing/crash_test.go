@@ -184,7 +184,7 @@ func TestCrashRecovery(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, d := range page.Items {
-					if d.Estado != store.EstadoFirmado {
+					if d.Estado != string(dte.EstadoFirmado) {
 						t.Errorf("DTE %s folio %d is %s after recovery", d.ID, d.Folio, d.Estado)
 					}
 					folios = append(folios, d.Folio)
@@ -207,7 +207,7 @@ func TestCrashRecovery(t *testing.T) {
 				if err != nil {
 					t.Fatalf("acknowledged DTE %s (folio %d) is missing: %v", a.id, a.folio, err)
 				}
-				if d.Folio != a.folio || d.Estado != store.EstadoFirmado {
+				if d.Folio != a.folio || d.Estado != string(dte.EstadoFirmado) {
 					t.Errorf("acknowledged DTE %s: folio %d estado %s, acknowledged folio %d", a.id, d.Folio, d.Estado, a.folio)
 				}
 				if _, err := dte.Verify(d.XML, c.Keys); err != nil {

@@ -435,7 +435,7 @@ func (s *Service) finish(ctx context.Context, a *groupcommit.Arrival, row *store
 		// nothing but this and the recovery job writes a pendiente row; a
 		// new writer of pendiente rows must re-read here instead.
 		d := *row
-		d.Estado, d.XML, d.Totals = store.EstadoFirmado, out.XML, tot
+		d.Estado, d.XML, d.Totals = string(dte.EstadoFirmado), out.XML, tot
 		signed, err := tx.UpdateDTEIf(ctx, &d, store.EstadoPendiente)
 		if err != nil {
 			return err

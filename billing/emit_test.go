@@ -312,7 +312,7 @@ func TestRecoveryFinishesPending(t *testing.T) {
 				t.Fatal(err)
 			}
 			d, err := f.s.st.GetDTE(ctx, f.emp.ID, pend.ID)
-			if err != nil || d.Estado != store.EstadoFirmado || d.Folio != pend.Folio || !d.EmittedAt.Equal(pend.EmittedAt) {
+			if err != nil || d.Estado != string(dte.EstadoFirmado) || d.Folio != pend.Folio || !d.EmittedAt.Equal(pend.EmittedAt) {
 				t.Fatalf("recovered row %+v, %v", d, err)
 			}
 			doc, err := dte.ParseDTE(d.XML)
@@ -374,7 +374,7 @@ func TestRecoveryJobFinishesPending(t *testing.T) {
 			crash() // a later window
 			deadline := time.Now().Add(20 * time.Second)
 			for {
-				page, err := f.s.st.ListDTEs(ctx, f.emp.ID, store.DTEFilter{Estado: store.EstadoFirmado})
+				page, err := f.s.st.ListDTEs(ctx, f.emp.ID, store.DTEFilter{Estado: string(dte.EstadoFirmado)})
 				if err != nil {
 					t.Fatal(err)
 				}

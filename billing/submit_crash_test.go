@@ -17,7 +17,6 @@ import (
 	"github.com/dtekit/dtekit/internal/testcreds"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
-	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
 )
 
@@ -52,11 +51,11 @@ func TestSubmitCrashChild(t *testing.T) {
 func crashScript(folio int64) (siitest.Outcome, string, string) {
 	switch folio % 3 {
 	case 1:
-		return siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"}, store.EstadoConReparos, "dte.repaired"
+		return siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"}, string(dte.EstadoConReparos), "dte.repaired"
 	case 2:
-		return siitest.Outcome{Result: siitest.Rejected, Detail: "CAF-3-517"}, store.EstadoRechazado, "dte.rejected"
+		return siitest.Outcome{Result: siitest.Rejected, Detail: "CAF-3-517"}, string(dte.EstadoRechazado), "dte.rejected"
 	}
-	return siitest.Outcome{}, store.EstadoAceptado, "dte.accepted"
+	return siitest.Outcome{}, string(dte.EstadoAceptado), "dte.accepted"
 }
 
 // TestSubmitKill9: a process submitting 30 facturas and boletas to the
@@ -189,7 +188,7 @@ func TestSubmitKill9(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		estado, event := store.EstadoAceptado, "dte.accepted"
+		estado, event := string(dte.EstadoAceptado), "dte.accepted"
 		if d.TipoDTE == 33 {
 			_, estado, event = crashScript(d.Folio)
 		}

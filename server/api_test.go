@@ -351,7 +351,7 @@ func (f *fixture) testIdempotency(t *testing.T) {
 	}
 	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.InsertDTE(ctx, &store.DTE{EmpresaID: f.A.id, TipoDTE: 61, Folio: cafs[0].NextFolio, CAFID: cafs[0].ID,
-			Estado: store.EstadoFirmado, RutReceptor: "76086428-5", RazonSocialReceptor: "x", FechaEmision: dte.Today(time.Now()),
+			Estado: string(dte.EstadoFirmado), RutReceptor: "76086428-5", RazonSocialReceptor: "x", FechaEmision: dte.Today(time.Now()),
 			Request: []byte("{}"), Emisor: []byte("{}"), EmittedAt: time.Now()})
 	})
 	if err != nil {

@@ -62,20 +62,12 @@ func (c *CAF) FoliosDisponibles() int64 {
 	return c.FolioHasta - c.NextFolio + 1
 }
 
-// DTE states (contract §3), stored as written. EstadoPendiente is the
-// intermediate state of the folio protocol: a folio is taken and the
-// request recorded, but the document is not signed yet.
-const (
-	EstadoPendiente  = "pendiente"
-	EstadoBorrador   = "borrador"
-	EstadoGenerado   = "generado"
-	EstadoFirmado    = "firmado"
-	EstadoEnviando   = "enviando"
-	EstadoProcesando = "procesando"
-	EstadoAceptado   = "aceptado"
-	EstadoRechazado  = "rechazado"
-	EstadoConReparos = "con_reparos"
-)
+// EstadoPendiente is the state of a DTE row between the two transactions
+// of the folio protocol: a folio is taken and the request recorded, but
+// the document is not signed yet. Every other state is stored as the
+// contract writes it (dte.Estado: "firmado", "aceptado", …); pendiente is
+// the store's own and is shown as borrador.
+const EstadoPendiente = "pendiente"
 
 // DTE is an emitted (or being emitted) tax document. The JSON fields are
 // kept as the caller encoded them; the store does not interpret them.

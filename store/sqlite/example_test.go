@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
 )
@@ -71,7 +72,7 @@ func Example() {
 		if err != nil {
 			return err
 		}
-		d := &store.DTE{EmpresaID: e.ID, TipoDTE: 33, Folio: folio, CAFID: caf.ID, Estado: store.EstadoFirmado}
+		d := &store.DTE{EmpresaID: e.ID, TipoDTE: 33, Folio: folio, CAFID: caf.ID, Estado: string(dte.EstadoFirmado)}
 		if err := tx.InsertDTE(ctx, d); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -123,7 +124,7 @@ func (h *harness) testCursorConcurrentInserts(t *testing.T) {
 	a := empresa(t, s, "78222222-2")
 	insert := func(folio int) error {
 		return s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-			return tx.InsertDTE(ctx, &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: int64(folio), Estado: store.EstadoFirmado})
+			return tx.InsertDTE(ctx, &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: int64(folio), Estado: string(dte.EstadoFirmado)})
 		})
 	}
 	for f := 1; f <= 30; f++ {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -270,7 +271,7 @@ func (h *harness) testDTE(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		cur.Estado, cur.XML, cur.Totals = store.EstadoFirmado, []byte("<DTE/>"), []byte(`{"MntTotal":1190}`)
+		cur.Estado, cur.XML, cur.Totals = string(dte.EstadoFirmado), []byte("<DTE/>"), []byte(`{"MntTotal":1190}`)
 		cur.Tracking = []byte(`{"intentos":0}`)
 		if err := tx.UpdateDTE(ctx, cur); err != nil {
 			return err
@@ -295,19 +296,19 @@ func (h *harness) testDTE(t *testing.T) {
 		return ok, err
 	}
 	again := *d
-	again.Estado, again.XML = store.EstadoRechazado, []byte("<other/>")
+	again.Estado, again.XML = string(dte.EstadoRechazado), []byte("<other/>")
 	if ok, err := updateIf(again, store.EstadoPendiente); ok || err != nil {
 		t.Errorf("UpdateDTEIf of a firmado DTE from pendiente = %v, %v; want false, nil", ok, err)
 	}
 	got, _ = s.GetDTE(ctx, a.ID, d.ID)
 	same(t, "GetDTE after a refused UpdateDTEIf", got, d)
 	signed := *d34
-	signed.Estado, signed.XML, signed.Totals = store.EstadoFirmado, []byte("<DTE34/>"), []byte(`{"MntTotal":10}`)
+	signed.Estado, signed.XML, signed.Totals = string(dte.EstadoFirmado), []byte("<DTE34/>"), []byte(`{"MntTotal":10}`)
 	if ok, err := updateIf(signed, store.EstadoPendiente); !ok || err != nil {
 		t.Errorf("UpdateDTEIf of a pendiente DTE = %v, %v; want true, nil", ok, err)
 	}
 	got, _ = s.GetDTE(ctx, a.ID, d34.ID)
-	if got == nil || got.Estado != store.EstadoFirmado || string(got.XML) != "<DTE34/>" || string(got.Totals) != `{"MntTotal":10}` || got.MontoTotal != 10 {
+	if got == nil || got.Estado != string(dte.EstadoFirmado) || string(got.XML) != "<DTE34/>" || string(got.Totals) != `{"MntTotal":10}` || got.MontoTotal != 10 {
 		t.Errorf("after UpdateDTEIf: %+v", got)
 	}
 	missing := signed
@@ -338,11 +339,11 @@ func (h *harness) testDTEList(t *testing.T) {
 		rut    string
 	}
 	specs := []spec{
-		{33, store.EstadoFirmado, "2026-01-01", "1-9"},
-		{33, store.EstadoAceptado, "2026-01-15", "2-7"},
-		{61, store.EstadoFirmado, "2026-02-01", "1-9"},
-		{39, store.EstadoRechazado, "2026-02-10", "3-5"},
-		{33, store.EstadoFirmado, "2026-03-01", "2-7"},
+		{33, string(dte.EstadoFirmado), "2026-01-01", "1-9"},
+		{33, string(dte.EstadoAceptado), "2026-01-15", "2-7"},
+		{61, string(dte.EstadoFirmado), "2026-02-01", "1-9"},
+		{39, string(dte.EstadoRechazado), "2026-02-10", "3-5"},
+		{33, string(dte.EstadoFirmado), "2026-03-01", "2-7"},
 	}
 	var ids []string
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
@@ -380,7 +381,7 @@ func (h *harness) testDTEList(t *testing.T) {
 	}
 	check(store.DTEFilter{}, 4, 3, 2, 1, 0) // newest first
 	check(store.DTEFilter{TipoDTE: 33}, 4, 1, 0)
-	check(store.DTEFilter{Estado: store.EstadoFirmado}, 4, 2, 0)
+	check(store.DTEFilter{Estado: string(dte.EstadoFirmado)}, 4, 2, 0)
 	check(store.DTEFilter{FechaDesde: "2026-01-15", FechaHasta: "2026-02-10"}, 3, 2, 1)
 	check(store.DTEFilter{RutReceptor: "2-7"}, 4, 1)
 	check(store.DTEFilter{TipoDTE: 33, RutReceptor: "2-7", FechaHasta: "2026-02-28"}, 1)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -22,7 +23,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	b := empresa(t, s, "79111111-1")
 
 	caf := &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, IsActive: true}
-	dte := &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: 1, Estado: store.EstadoFirmado, XML: []byte("<DTE/>")}
+	doc := &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: 1, Estado: string(dte.EstadoFirmado), XML: []byte("<DTE/>")}
 	cli := &store.Cliente{EmpresaID: a.ID, Rut: "1-9", RazonSocial: "A's cliente"}
 	pro := &store.Producto{EmpresaID: a.ID, Codigo: "P1", Nombre: "A's producto"}
 	wh := &store.Webhook{EmpresaID: a.ID, URL: "https://a.example", Events: []string{"dte.created"}, IsActive: true}
@@ -33,7 +34,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	cert := &store.Certificado{EmpresaID: a.ID, Sealed: []byte{1}, IsActive: true}
 	var del *store.Delivery
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
-		err := errors.Join(tx.InsertCAF(ctx, caf), tx.InsertDTE(ctx, dte), tx.InsertCliente(ctx, cli),
+		err := errors.Join(tx.InsertCAF(ctx, caf), tx.InsertDTE(ctx, doc), tx.InsertCliente(ctx, cli),
 			tx.InsertProducto(ctx, pro), tx.InsertWebhook(ctx, wh), tx.InsertAPIKey(ctx, key),
 			tx.InsertIdempotency(ctx, idem), tx.InsertEvent(ctx, ev), tx.InsertEnvio(ctx, env), tx.PutCertificado(ctx, cert))
 		if err != nil {
@@ -57,7 +58,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				get("GetCertificado", err)
 				_, err = r.GetCAF(ctx, other, caf.ID)
 				get("GetCAF", err)
-				_, err = r.GetDTE(ctx, other, dte.ID)
+				_, err = r.GetDTE(ctx, other, doc.ID)
 				get("GetDTE", err)
 				_, err = r.GetDTEByFolio(ctx, other, 33, 1)
 				get("GetDTEByFolio", err)
@@ -149,18 +150,18 @@ func (h *harness) testTenantScoping(t *testing.T) {
 					return err
 				},
 				"UpdateDTE": func(ctx context.Context, tx store.Tx) error {
-					u := *dte
-					u.EmpresaID, u.Estado = other, store.EstadoRechazado
+					u := *doc
+					u.EmpresaID, u.Estado = other, string(dte.EstadoRechazado)
 					return tx.UpdateDTE(ctx, &u)
 				},
 				"UpdateDTEIf": func(ctx context.Context, tx store.Tx) error {
-					u := *dte
-					u.EmpresaID, u.Estado = other, store.EstadoRechazado
-					_, err := tx.UpdateDTEIf(ctx, &u, dte.Estado)
+					u := *doc
+					u.EmpresaID, u.Estado = other, string(dte.EstadoRechazado)
+					_, err := tx.UpdateDTEIf(ctx, &u, doc.Estado)
 					return err
 				},
 				"GetDTEForUpdate": func(ctx context.Context, tx store.Tx) error {
-					_, err := tx.GetDTEForUpdate(ctx, other, dte.ID)
+					_, err := tx.GetDTEForUpdate(ctx, other, doc.ID)
 					return err
 				},
 				"UpdateCliente": func(ctx context.Context, tx store.Tx) error {
@@ -225,7 +226,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	if c, _ := s.GetCAF(ctx, a.ID, caf.ID); c == nil || !c.IsActive || c.NextFolio != 1 {
 		t.Errorf("A's CAF changed: %+v", c)
 	}
-	if d, _ := s.GetDTE(ctx, a.ID, dte.ID); d == nil || d.Estado != store.EstadoFirmado {
+	if d, _ := s.GetDTE(ctx, a.ID, doc.ID); d == nil || d.Estado != string(dte.EstadoFirmado) {
 		t.Errorf("A's DTE changed: %+v", d)
 	}
 	if c, err := s.GetCliente(ctx, a.ID, cli.ID); err != nil || c.RazonSocial != cli.RazonSocial {
@@ -267,7 +268,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		return errors.Join(
 			tx.InsertCAF(ctx, &store.CAF{EmpresaID: b.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, IsActive: true}),
-			tx.InsertDTE(ctx, &store.DTE{EmpresaID: b.ID, TipoDTE: 33, Folio: 1, Estado: store.EstadoFirmado}),
+			tx.InsertDTE(ctx, &store.DTE{EmpresaID: b.ID, TipoDTE: 33, Folio: 1, Estado: string(dte.EstadoFirmado)}),
 			tx.InsertCliente(ctx, &store.Cliente{EmpresaID: b.ID, Rut: cli.Rut, RazonSocial: "B"}),
 			tx.InsertProducto(ctx, &store.Producto{EmpresaID: b.ID, Codigo: pro.Codigo, Nombre: "B"}),
 			tx.InsertIdempotency(ctx, &store.Idempotency{EmpresaID: b.ID, Key: idem.Key}))

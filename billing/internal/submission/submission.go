@@ -171,7 +171,7 @@ func Enqueue(ctx context.Context, st store.Store, empresaID, id string) error {
 		if err != nil {
 			return err
 		}
-		if d.Estado != store.EstadoFirmado {
+		if d.Estado != string(dte.EstadoFirmado) {
 			return fault.Clash(fault.InvalidState, fmt.Sprintf("the DTE is %s; only a firmado document can be submitted", d.Estado))
 		}
 		_, err = tx.Enqueue(ctx, submitArgs{EmpresaID: empresaID, DTEID: id, Step: stepUpload}, &store.JobOpts{UniqueByArgs: true})
@@ -290,7 +290,7 @@ func (sb *Submitter) upload(ctx context.Context, a submitArgs) error {
 	if err != nil {
 		return err
 	}
-	if d.Estado != store.EstadoFirmado && d.Estado != store.EstadoEnviando {
+	if d.Estado != string(dte.EstadoFirmado) && d.Estado != string(dte.EstadoEnviando) {
 		return nil // already past this step (a duplicate job, or a rescued one)
 	}
 	client, emp, err := sb.client(ctx, a.EmpresaID)
@@ -338,7 +338,7 @@ func (sb *Submitter) upload(ctx context.Context, a submitArgs) error {
 		if err != nil {
 			return err
 		}
-		if skip = cur.Estado != store.EstadoFirmado && cur.Estado != store.EstadoEnviando; skip {
+		if skip = cur.Estado != string(dte.EstadoFirmado) && cur.Estado != string(dte.EstadoEnviando); skip {
 			return nil
 		}
 		e := base
@@ -358,7 +358,7 @@ func (sb *Submitter) upload(ctx context.Context, a submitArgs) error {
 		if err := outbox.SetTracking(cur, t); err != nil {
 			return err
 		}
-		cur.Estado = store.EstadoEnviando
+		cur.Estado = string(dte.EstadoEnviando)
 		cur.UpdatedAt = time.Time{}
 		if err := tx.UpdateDTE(ctx, cur); err != nil {
 			return err
@@ -400,7 +400,7 @@ func (sb *Submitter) answered(ctx context.Context, a submitArgs, envio *store.En
 		if err != nil {
 			return err
 		}
-		if cur.Estado != store.EstadoEnviando {
+		if cur.Estado != string(dte.EstadoEnviando) {
 			return nil
 		}
 		envio.Response, envio.UpdatedAt = raw, time.Time{}
@@ -426,7 +426,7 @@ func (sb *Submitter) answered(ctx context.Context, a submitArgs, envio *store.En
 		}
 		switch o.Estado {
 		case dte.EstadoProcesando:
-			cur.Estado, cur.UpdatedAt = store.EstadoProcesando, time.Time{}
+			cur.Estado, cur.UpdatedAt = string(dte.EstadoProcesando), time.Time{}
 			if err := tx.UpdateDTE(ctx, cur); err != nil {
 				return err
 			}
@@ -485,7 +485,7 @@ func (sb *Submitter) interrupted(ctx context.Context, a submitArgs, client *sii.
 		if err != nil {
 			return err
 		}
-		if cur.Estado != store.EstadoEnviando {
+		if cur.Estado != string(dte.EstadoEnviando) {
 			return nil
 		}
 		if !accepted {
@@ -537,7 +537,7 @@ func (sb *Submitter) recoverTrack(ctx context.Context, a submitArgs, client *sii
 	}
 	return true, true, sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
-		if err != nil || cur.Estado != store.EstadoEnviando {
+		if err != nil || cur.Estado != string(dte.EstadoEnviando) {
 			return err
 		}
 		return sb.next(ctx, tx, a, stepUpload, a.N+1)
@@ -554,7 +554,7 @@ func (sb *Submitter) uploadFailed(ctx context.Context, a submitArgs, envioID str
 		if err != nil {
 			return err
 		}
-		if cur.Estado != store.EstadoFirmado && cur.Estado != store.EstadoEnviando {
+		if cur.Estado != string(dte.EstadoFirmado) && cur.Estado != string(dte.EstadoEnviando) {
 			return nil
 		}
 		if envioID != "" {
@@ -614,7 +614,7 @@ func (sb *Submitter) poll(ctx context.Context, a submitArgs) error {
 		return err
 	}
 	tr := outbox.TrackingOf(d)
-	if d.Estado != store.EstadoProcesando || tr.TrackID == nil {
+	if d.Estado != string(dte.EstadoProcesando) || tr.TrackID == nil {
 		return nil
 	}
 	client, emp, err := sb.client(ctx, a.EmpresaID)
@@ -672,7 +672,7 @@ func (sb *Submitter) poll(ctx context.Context, a submitArgs) error {
 		if err != nil {
 			return err
 		}
-		if cur.Estado != store.EstadoProcesando {
+		if cur.Estado != string(dte.EstadoProcesando) {
 			return nil
 		}
 		t := outbox.TrackingOf(cur)

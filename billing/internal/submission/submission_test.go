@@ -85,7 +85,7 @@ func (f *fixture) queued(t *testing.T) int64 {
 func TestSignedAndEnqueue(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	manual, auto := f.addDTE(t, 1, store.EstadoFirmado, false), f.addDTE(t, 2, store.EstadoFirmado, true)
+	manual, auto := f.addDTE(t, 1, string(dte.EstadoFirmado), false), f.addDTE(t, 2, string(dte.EstadoFirmado), true)
 	for _, d := range []*store.DTE{manual, auto} {
 		if err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return f.sb.Signed(ctx, tx, d) }); err != nil {
 			t.Fatal(err)
@@ -100,7 +100,7 @@ func TestSignedAndEnqueue(t *testing.T) {
 	if n := f.queued(t); n != 2 {
 		t.Fatalf("%d jobs after Enqueue, want 2", n)
 	}
-	done := f.addDTE(t, 3, store.EstadoAceptado, false)
+	done := f.addDTE(t, 3, string(dte.EstadoAceptado), false)
 	if err := Enqueue(ctx, f.st, f.empresa, done.ID); fault.KindOf(err) != fault.KindConflict || fault.As(err).Code != fault.InvalidState {
 		t.Errorf("Enqueue of an aceptado document: %v", err)
 	}
@@ -115,7 +115,7 @@ func TestSignedAndEnqueue(t *testing.T) {
 func TestUploadFailureSchedulesTheNext(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	d := f.addDTE(t, 1, store.EstadoFirmado, true)
+	d := f.addDTE(t, 1, string(dte.EstadoFirmado), true)
 	if err := f.sb.upload(ctx, submitArgs{EmpresaID: f.empresa, DTEID: d.ID, Step: stepUpload}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestUploadFailureSchedulesTheNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := outbox.TrackingOf(got)
-	if got.Estado != store.EstadoFirmado || tr.GlosaSII == nil || !strings.Contains(*tr.GlosaSII, errNoCert.Error()) {
+	if got.Estado != string(dte.EstadoFirmado) || tr.GlosaSII == nil || !strings.Contains(*tr.GlosaSII, errNoCert.Error()) {
 		t.Errorf("after a failed upload: %s, tracking %s", got.Estado, got.Tracking)
 	}
 	if n := f.queued(t); n != 1 {
