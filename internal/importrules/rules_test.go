@@ -1,0 +1,193 @@
+package importrules
+
+// The rules of the house (docs/architecture.md, "Packages and arrows").
+//
+// Paths are relative to the module (github.com/dtekit/dtekit). A pattern
+// is a package path; "x/..." is x and every package below it; "..." is
+// every package; "*" stands for part of one path element ("*/*test").
+// Only imports of dtekit packages are checked: the standard library and
+// other modules are not the business of these rules.
+//
+// A rule whose from is not "..." places packages in the house; every
+// package must be placed by at least one such rule, so a new top-level
+// package fails the test until it has a place here and in the document.
+// The rules whose from is "..." hold across the house.
+//
+// Scope: a rule governs a package's own files (code) unless it says
+// codeAndTests. Tests may reach wider than the code they test (into test
+// helpers, a store backend, the fake SII), but the layers below the
+// service keep their tests below it too.
+
+// testHelpers are the packages that exist for tests (and the demo): the
+// …test packages beside what they help and the test helpers of internal/.
+var testHelpers = []string{
+	"*/*test",         // caf/caftest, signer/signertest, sii/siitest, store/storetest, billing/billingtest, internal/clocktest, internal/pgtest
+	"internal/test*",  // internal/testcreds, internal/testpki
+	"internal/oracle", // the independent tools and reference files the tests use
+}
+
+var rules = []rule{
+	// ---- The ground floor ----------------------------------------------
+	{
+		name: "ground floor",
+		why:  "internal/... is the ground floor: it imports no public dtekit package, so every package may use it without a cycle",
+		from: []string{"internal/..."},
+		only: []string{"internal/..."},
+	},
+
+	// ---- The document layer: leaves, the stamp, dte, pdf ----------------
+	{
+		name: "leaves",
+		why:  "caf, signer and webhook are leaves: they import no public dtekit package",
+		from: []string{"caf", "signer", "webhook"},
+		only: []string{"internal/..."},
+	},
+	{
+		name: "caftest",
+		why:  "caf/caftest, the test CAF authority, builds on caf alone",
+		from: []string{"caf/caftest"},
+		only: []string{"caf", "internal/..."},
+	},
+	{
+		name: "signertest",
+		why:  "signer/signertest, the test certificates, builds on signer alone",
+		from: []string{"signer/signertest"},
+		only: []string{"signer", "internal/..."},
+	},
+	{
+		name: "stamp",
+		why:  "ted signs the stamp with the CAF's key: it uses caf and nothing else public",
+		from: []string{"ted"},
+		only: []string{"caf", "internal/..."},
+	},
+	{
+		name: "document",
+		why:  "dte builds on the three below it: caf, ted and signer",
+		from: []string{"dte"},
+		only: []string{"caf", "ted", "signer", "internal/..."},
+	},
+	{
+		name: "printed form",
+		why:  "pdf renders a parsed dte document: it uses dte and its own subpackages",
+		from: []string{"pdf/..."},
+		only: []string{"dte", "pdf/...", "internal/..."},
+	},
+
+	// ---- The outside world: the SII and the records ---------------------
+	{
+		name: "sii",
+		why:  "the SII client (and its fake) knows documents and signatures, never the service, its records or HTTP",
+		from: []string{"sii/..."},
+		only: []string{"caf", "ted", "signer", "dte", "sii/...", "internal/..."},
+	},
+	{
+		name:   "store",
+		why:    "store is records and interfaces, with one package per database: it imports no dtekit package but its own and internal helpers",
+		from:   []string{"store/..."},
+		except: []string{"store/storetest"},
+		only:   []string{"store/...", "internal/..."},
+	},
+	{
+		name: "storetest",
+		why:  "store/storetest, the conformance suite, uses store and dte's names for the states the service writes into rows (dte.Estado), nothing above",
+		from: []string{"store/storetest"},
+		only: []string{"store", "dte", "internal/..."},
+	},
+
+	// ---- The service ----------------------------------------------------
+	{
+		name: "service",
+		why:  "billing is the service without HTTP: it never imports server, the binary or the examples",
+		from: []string{"billing/..."},
+		not:  []string{"server", "cmd/...", "examples/..."},
+	},
+	{
+		name: "shared types",
+		why:  "billing/fault holds the types the face and the rooms share (as rivertype does for River): it imports no other billing package, so all of them can import it",
+		from: []string{"billing/fault"},
+		not:  []string{"billing/..."},
+	},
+	{
+		name:  "rooms",
+		why:   "the subsystems under billing/internal never import the face (billing) or its fixture: the face imports them, and they get what they share from billing/fault, the seams and the packages below",
+		from:  []string{"billing/internal/..."},
+		not:   []string{"billing", "billing/billingtest"},
+		scope: codeAndTests,
+	},
+	{
+		name:  "seams",
+		why:   "outbox and periodic are the seams the rooms share: they import no other billing/internal package, so no cycle forms between rooms",
+		from:  []string{"billing/internal/outbox", "billing/internal/periodic"},
+		not:   []string{"billing/internal/..."},
+		scope: codeAndTests,
+	},
+
+	// ---- The faces: HTTP, the binary, the example -----------------------
+	{
+		name: "server",
+		why:  "server maps HTTP to billing calls: it reaches the records and the SII only through billing",
+		from: []string{"server"},
+		not:  []string{"store/...", "sii/...", "cmd/...", "examples/..."},
+	},
+	{
+		name: "binary",
+		why:  "cmd/dtekit wires the house together: it may import any package the rules across the house allow",
+		from: []string{"cmd/..."},
+	},
+	{
+		name: "example",
+		why:  "the example webhook receiver is built only on package webhook, as an integrator's would be",
+		from: []string{"examples/..."},
+		only: []string{"webhook"},
+	},
+
+	// ---- Across the house -----------------------------------------------
+	{
+		name:   "HTTP on top",
+		why:    "nothing imports server but the binary",
+		from:   []string{"..."},
+		except: []string{"cmd/..."},
+		not:    []string{"server"},
+	},
+	{
+		name:  "programs",
+		why:   "nothing imports the binary or the examples, tests included",
+		from:  []string{"..."},
+		not:   []string{"cmd/...", "examples/..."},
+		scope: codeAndTests,
+	},
+	{
+		name:   "backends",
+		why:    "the service works against store's interfaces; only the binary and billing/billingtest choose a backend",
+		from:   []string{"..."},
+		except: []string{"store/...", "cmd/...", "billing/billingtest"},
+		not:    []string{"store/sqlite", "store/postgres", "store/internal/..."},
+	},
+	{
+		name:   "test helpers",
+		why:    "test helpers stay out of the production API: only tests, other helpers, the binary's demo and the README's picture generator import them",
+		from:   []string{"..."},
+		except: append([]string{"cmd/...", "pdf/internal/mkimages"}, testHelpers...),
+		not:    testHelpers,
+	},
+	{
+		name:  "below the service",
+		why:   "the layers below the service keep their tests below it too: no test of theirs imports billing, server or the binary",
+		from:  []string{"internal/...", "caf/...", "signer/...", "webhook", "ted", "dte", "pdf/...", "sii/...", "store/..."},
+		not:   []string{"billing/...", "server", "cmd/..."},
+		scope: codeAndTests,
+	},
+}
+
+// exceptions are the arrows that break a rule today, each with the reason
+// it stands.
+var exceptions = []exception{
+	{
+		pkg:     "internal/testcreds",
+		imports: []string{"caf", "caf/caftest", "dte", "signer", "signer/signertest"},
+		rule:    "ground floor",
+		why: "testcreds assembles the public test authorities (caf/caftest, signer/signertest) into one ready set " +
+			"with a dte.Emisor, for the tests of dte, pdf, sii and billing, for billing/billingtest and for the demo; " +
+			"it sits above dte by nature, and giving it a public home is an API decision about thirty importers away",
+	},
+}
