@@ -9,7 +9,7 @@ import (
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
 func TestClientes(t *testing.T) {
@@ -225,15 +225,15 @@ func TestCertificateAndEmpresa(t *testing.T) {
 			if _, err := emitBody(s, ctx, emp.ID, newKey(), facturaBody(1)); fault.As(err) == nil || fault.As(err).Code != fault.CertificateRequired {
 				t.Errorf("emission without certificate: %v", err)
 			}
-			if _, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, "wrong", testcreds.SignerRUT); fault.KindOf(err) != fault.KindValidation {
+			if _, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, "wrong", dtetest.SignerRUT); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("wrong password: %v", err)
 			}
-			up, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, creds(t).Password, testcreds.SignerRUT)
+			up, err := s.UploadCertificate(ctx, emp.ID, creds(t).P12, creds(t).Password, dtetest.SignerRUT)
 			if err != nil {
 				t.Fatal(err)
 			}
 			st, err = s.CertificateStatus(ctx, emp.ID)
-			if err != nil || !st.HasCertificado || !st.IsActive || *st.RutFirmante != testcreds.SignerRUT ||
+			if err != nil || !st.HasCertificado || !st.IsActive || *st.RutFirmante != dtetest.SignerRUT ||
 				*st.DiasParaVencimiento != creds(t).Cert.DaysToExpiry(time.Now()) || up.FechaVencimiento == nil {
 				t.Errorf("status: %+v, %v", st, err)
 			}

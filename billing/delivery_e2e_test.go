@@ -20,7 +20,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/dtekit/dtekit/internal/oracle"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store"
@@ -183,7 +183,7 @@ func TestDeliveryEndToEnd(t *testing.T) {
 
 	fake := siitest.New(siitest.Options{}).Start()
 	defer fake.Close()
-	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	creds(t)
 	fast := []time.Duration{0}
 	s := newService(t, "sqlite", backends[0].dsn(t), Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond},

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/internal/pgtest"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/postgres"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -96,7 +96,7 @@ type fixture struct {
 }
 
 func demoEmpresa() EmpresaInput {
-	e := testcreds.DemoEmisor()
+	e := dtetest.DemoEmisor()
 	return EmpresaInput{Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro, Direccion: e.Direccion, Comuna: e.Comuna,
 		Ciudad: e.Ciudad, Ambiente: e.Ambiente, FechaResolucion: e.FechaResolucion, NumeroResolucion: e.NumeroResolucion,
 		Acteco: e.Acteco}
@@ -120,7 +120,7 @@ func setupEmpresa(t testing.TB, s *Service, withCAF bool) *Empresa {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UploadCertificate(ctx, emp.ID, c.P12, c.Password, testcreds.SignerRUT); err != nil {
+	if _, err := s.UploadCertificate(ctx, emp.ID, c.P12, c.Password, dtetest.SignerRUT); err != nil {
 		t.Fatal(err)
 	}
 	if withCAF {
@@ -135,7 +135,7 @@ func setupEmpresa(t testing.TB, s *Service, withCAF bool) *Empresa {
 func issueCAF(t testing.TB, tipo int, desde, hasta int64) string {
 	t.Helper()
 	c := creds(t)
-	file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+	file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: dtetest.EmisorRUT, RazonSocial: dtetest.EmisorRazonSocial,
 		Tipo: tipo, Desde: desde, Hasta: hasta, FechaAutorizacion: time.Now().AddDate(0, 0, -3)})
 	if err != nil {
 		t.Fatal(err)

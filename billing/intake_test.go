@@ -13,21 +13,21 @@ import (
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
 var (
 	credsOnce sync.Once
-	credsVal  *testcreds.Creds
+	credsVal  *dtetest.Creds
 	credsErr  error
 )
 
 // creds returns the package's shared test credentials (one RSA-2048 key).
-func creds(tb testing.TB) *testcreds.Creds {
+func creds(tb testing.TB) *dtetest.Creds {
 	tb.Helper()
-	credsOnce.Do(func() { credsVal, credsErr = testcreds.New(nil) })
+	credsOnce.Do(func() { credsVal, credsErr = dtetest.New(nil) })
 	if credsErr != nil {
-		tb.Fatalf("testcreds: %v", credsErr)
+		tb.Fatalf("dtetest: %v", credsErr)
 	}
 	return credsVal
 }
@@ -125,7 +125,7 @@ func TestLoadKeyFile(t *testing.T) {
 func TestCheckCertificate(t *testing.T) {
 	c := creds(t)
 	now := time.Now()
-	cert, e := checkCertificate(c.P12, c.Password, testcreds.SignerRUT, now)
+	cert, e := checkCertificate(c.P12, c.Password, dtetest.SignerRUT, now)
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -147,20 +147,20 @@ func TestCheckCertificate(t *testing.T) {
 		field     string
 		code      dte.DetailCode
 	}{
-		{"empty file", nil, c.Password, testcreds.SignerRUT, "file", dte.CodeRequired},
-		{"too large", make([]byte, MaxCertificateSize+1), c.Password, testcreds.SignerRUT, "file", fault.DetailCertTooLarge},
-		{"garbage", []byte("not a pfx"), c.Password, testcreds.SignerRUT, "file", fault.DetailCertInvalid},
-		{"wrong password", c.P12, "nope", testcreds.SignerRUT, "password", fault.DetailCertPassword},
-		{"no password", c.P12, "", testcreds.SignerRUT, "password", dte.CodeRequired},
+		{"empty file", nil, c.Password, dtetest.SignerRUT, "file", dte.CodeRequired},
+		{"too large", make([]byte, MaxCertificateSize+1), c.Password, dtetest.SignerRUT, "file", fault.DetailCertTooLarge},
+		{"garbage", []byte("not a pfx"), c.Password, dtetest.SignerRUT, "file", fault.DetailCertInvalid},
+		{"wrong password", c.P12, "nope", dtetest.SignerRUT, "password", fault.DetailCertPassword},
+		{"no password", c.P12, "", dtetest.SignerRUT, "password", dte.CodeRequired},
 		{"bad rut", c.P12, c.Password, "13567890-3", "rut_firmante", dte.CodeInvalidRUT},
-		{"other rut", c.P12, c.Password, testcreds.EmisorRUT, "rut_firmante", fault.DetailRutMismatch},
+		{"other rut", c.P12, c.Password, dtetest.EmisorRUT, "rut_firmante", fault.DetailRutMismatch},
 	} {
 		_, e := checkCertificate(tc.p12, tc.pass, tc.rut, now)
 		if e == nil || e.Kind != fault.KindValidation || len(e.Details) != 1 || e.Details[0].Field != tc.field || e.Details[0].Code != tc.code {
 			t.Errorf("%s: got %v, want validation on %s (%s)", tc.name, e, tc.field, tc.code)
 		}
 	}
-	if _, e := checkCertificate(c.P12, c.Password, testcreds.SignerRUT, now.AddDate(3, 0, 0)); e == nil || e.Details[0].Code != fault.DetailCertExpired {
+	if _, e := checkCertificate(c.P12, c.Password, dtetest.SignerRUT, now.AddDate(3, 0, 0)); e == nil || e.Details[0].Code != fault.DetailCertExpired {
 		t.Errorf("expired certificate: %v", e)
 	}
 }
@@ -168,7 +168,7 @@ func TestCheckCertificate(t *testing.T) {
 func TestCheckCAF(t *testing.T) {
 	c := creds(t)
 	now := time.Now()
-	emp := &Empresa{Rut: testcreds.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
+	emp := &Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
 	in := CAFInput{TipoDTE: 33, CAFXML: string(c.CAFFiles[33])}
 	got, e := checkCAF(in, emp, c.Keys, now)
 	if e != nil {
@@ -182,12 +182,12 @@ func TestCheckCAF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: "X", Tipo: 33,
+	old, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: dtetest.EmisorRUT, RazonSocial: "X", Tipo: 33,
 		Desde: 1, Hasta: 10, FechaAutorizacion: now.AddDate(-1, 0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prod := &Empresa{Rut: testcreds.EmisorRUT, Ambiente: dte.AmbienteProduccion}
+	prod := &Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteProduccion}
 	for _, tc := range []struct {
 		name  string
 		in    CAFInput

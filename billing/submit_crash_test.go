@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -75,10 +75,10 @@ func TestSubmitKill9(t *testing.T) {
 	c := creds(t)
 	fake := siitest.New(siitest.Options{StepEvery: 100 * time.Millisecond}).Start()
 	defer fake.Close()
-	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	for f := int64(1); f <= 30; f++ {
 		o, _, _ := crashScript(f)
-		fake.Script(testcreds.EmisorRUT, 33, f, o)
+		fake.Script(dtetest.EmisorRUT, 33, f, o)
 	}
 	url := fake.Endpoints().Classic
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store"
@@ -43,7 +43,7 @@ func newSubmitRigOver(t *testing.T, b backend, opts siitest.Options, timeout tim
 	creds(t)
 	fake := siitest.New(opts).Start()
 	t.Cleanup(fake.Close)
-	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	fast := []time.Duration{0}
 	cfg := Config{Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
 		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout}}
@@ -205,7 +205,7 @@ func TestSubmitOutcomes(t *testing.T) {
 		}
 		if tc.script != nil {
 			// The next folio of tipo 33 is i+1: script it before emitting.
-			r.fake.Script(testcreds.EmisorRUT, 33, int64(i+1), *tc.script)
+			r.fake.Script(dtetest.EmisorRUT, 33, int64(i+1), *tc.script)
 		}
 		res := emitOK(t, r.s, r.emp.ID, submitBody(33, true))
 		if res.Folio != int64(i+1) {
@@ -301,7 +301,7 @@ func TestSubmitLostAnswer(t *testing.T) {
 	}
 	for i, tc := range cases {
 		folio := int64(i + 1)
-		r.fake.Script(testcreds.EmisorRUT, 33, folio, tc.script)
+		r.fake.Script(dtetest.EmisorRUT, 33, folio, tc.script)
 		r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
 		uploads := len(r.fake.Requests(siitest.Upload))
 		res := emitOK(t, r.s, r.emp.ID, submitBody(33, true))
@@ -387,7 +387,7 @@ func TestSubmitMixed(t *testing.T) {
 	for _, tipo := range tipos {
 		for f := int64(1); f <= int64(n/len(tipos)); f++ {
 			o, _, _ := script(f)
-			r.fake.Script(testcreds.EmisorRUT, tipo, f, o)
+			r.fake.Script(dtetest.EmisorRUT, tipo, f, o)
 		}
 	}
 	type want struct {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dtekit/dtekit/billing/fault"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
 // TestCrossTenant: every read and write method given another company's id
@@ -75,7 +75,7 @@ func TestCrossTenant(t *testing.T) {
 					return err
 				}},
 				{"UploadCertificate", func() error {
-					_, err := s.UploadCertificate(ctx, "00000000-0000-0000-0000-000000000000", creds(t).P12, creds(t).Password, testcreds.SignerRUT)
+					_, err := s.UploadCertificate(ctx, "00000000-0000-0000-0000-000000000000", creds(t).P12, creds(t).Password, dtetest.SignerRUT)
 					return err
 				}},
 				{"CertificateStatus", func() error { _, err := s.CertificateStatus(ctx, "00000000-0000-0000-0000-000000000000"); return err }},

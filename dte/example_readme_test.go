@@ -20,11 +20,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
 func main() {
-	creds, err := testcreds.New(nil)
+	creds, err := dtetest.New(nil)
 	if err != nil {
 		log.Fatal(err)
 	}

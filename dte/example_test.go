@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
 // A request is read strictly: a misspelt field is an error, not a field
@@ -81,11 +81,11 @@ func ExampleComputeTotals() {
 
 // Emit a factura, pack it in an envelope for the SII and verify the
 // envelope: signatures, stamp and totals. The credentials here come from
-// internal/testcreds (a stand-in SII authority and a test certificate); in
+// dte/dtetest (a stand-in SII authority and a test certificate); in
 // production the CAFs come from the SII, the certificate from signer.Load
 // and the trusted keys are caf.SIIKeys().
 func ExampleEmitter_Emit() {
-	creds, err := testcreds.New(nil)
+	creds, err := dtetest.New(nil)
 	if err != nil {
 		log.Fatal(err)
 	}

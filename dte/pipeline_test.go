@@ -21,22 +21,22 @@ import (
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/oracle"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/signer"
 )
 
 // One credential set per test binary: generating it costs a 2048-bit key.
 var (
 	credsOnce sync.Once
-	credsVal  *testcreds.Creds
+	credsVal  *dtetest.Creds
 	credsErr  error
 )
 
-func creds(tb testing.TB) *testcreds.Creds {
+func creds(tb testing.TB) *dtetest.Creds {
 	tb.Helper()
-	credsOnce.Do(func() { credsVal, credsErr = testcreds.New(nil) })
+	credsOnce.Do(func() { credsVal, credsErr = dtetest.New(nil) })
 	if credsErr != nil {
-		tb.Fatalf("testcreds: %v", credsErr)
+		tb.Fatalf("dtetest: %v", credsErr)
 	}
 	return credsVal
 }
@@ -200,7 +200,7 @@ func TestOracleEmitAllTypes(t *testing.T) {
 			// The DD names the right document and receptor.
 			rr := req.Receptor.Rut
 			for _, want := range []string{"<TD>" + tipo.String() + "</TD>", fmt.Sprintf("<F>%d</F>", out.Folio), "<RR>" + rr + "</RR>",
-				"<RE>" + testcreds.EmisorRUT + "</RE>", "<MNT>" + string(out.MontoTotal) + "</MNT>"} {
+				"<RE>" + dtetest.EmisorRUT + "</RE>", "<MNT>" + string(out.MontoTotal) + "</MNT>"} {
 				if !bytes.Contains(dd, []byte(want)) {
 					t.Errorf("DD lacks %s", want)
 				}
@@ -275,7 +275,7 @@ func TestEmitParseBack(t *testing.T) {
 		if doc.Receptor.RazonSocial != req.Receptor.RazonSocial {
 			t.Errorf("%d: receptor %q, want %q", tipo, doc.Receptor.RazonSocial, req.Receptor.RazonSocial)
 		}
-		if doc.Emisor.RazonSocial != testcreds.EmisorRazonSocial || doc.Emisor.Rut != testcreds.EmisorRUT {
+		if doc.Emisor.RazonSocial != dtetest.EmisorRazonSocial || doc.Emisor.Rut != dtetest.EmisorRUT {
 			t.Errorf("%d: emisor %q %q", tipo, doc.Emisor.Rut, doc.Emisor.RazonSocial)
 		}
 		if len(doc.Detalle) != len(req.Detalle) {
@@ -389,7 +389,7 @@ func TestOracleEnvelopes(t *testing.T) {
 			}
 			cr := parsed.Caratula
 			if parsed.Boleta != tc.boleta || parsed.SetID != "SetDoc" || len(parsed.Documentos) != len(tc.dtes) ||
-				cr.RutEmisor != testcreds.EmisorRUT || cr.RutEnvia != testcreds.SignerRUT || cr.RutReceptor != "60803000-K" ||
+				cr.RutEmisor != dtetest.EmisorRUT || cr.RutEnvia != dtetest.SignerRUT || cr.RutReceptor != "60803000-K" ||
 				cr.FchResol != c.Emisor.FechaResolucion || cr.NroResol != 0 || cr.TmstFirmaEnv != "2026-03-02T14:05:09" {
 				t.Errorf("envelope read back as %+v / %+v", parsed, cr)
 			}
@@ -479,7 +479,7 @@ func TestEmitErrors(t *testing.T) {
 	}
 
 	// The six-month rule: a factura CAF authorized seven months ago.
-	old, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+	old, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: dtetest.EmisorRUT, RazonSocial: dtetest.EmisorRazonSocial,
 		Tipo: 33, Desde: 1, Hasta: 5, FechaAutorizacion: time.Now().AddDate(0, -7, 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -492,7 +492,7 @@ func TestEmitErrors(t *testing.T) {
 		t.Fatalf("expired CAF: got %v", err)
 	}
 	// ... which does not apply to a boleta.
-	oldBoleta, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+	oldBoleta, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: dtetest.EmisorRUT, RazonSocial: dtetest.EmisorRazonSocial,
 		Tipo: 39, Desde: 1, Hasta: 1, FechaAutorizacion: time.Now().AddDate(0, -7, 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -518,7 +518,7 @@ func TestEmitErrors(t *testing.T) {
 	}
 }
 
-func emitterWith(c *testcreds.Creds, cafFile []byte, keys caf.TrustedKeys) (*dte.Emitter, error) {
+func emitterWith(c *dtetest.Creds, cafFile []byte, keys caf.TrustedKeys) (*dte.Emitter, error) {
 	parsed, err := caf.Parse(cafFile)
 	if err != nil {
 		return nil, err
@@ -630,7 +630,7 @@ func BenchmarkRSA2048Sign(b *testing.B) {
 func TestMemoryFolios(t *testing.T) {
 	c := creds(t)
 	issue := func(desde, hasta int64) *caf.CAF {
-		file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: testcreds.EmisorRUT, RazonSocial: testcreds.EmisorRazonSocial,
+		file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: dtetest.EmisorRUT, RazonSocial: dtetest.EmisorRazonSocial,
 			Tipo: 61, Desde: desde, Hasta: hasta, FechaAutorizacion: time.Now()})
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/ted"
 )
@@ -46,7 +46,7 @@ func BenchmarkEmitStages(b *testing.B) {
 	}
 	unsigned := append(append([]byte{}, out.XML[:s]...), out.XML[e+len("</Signature>"):]...)
 	digest := sha1.Sum([]byte("dtekit benchmark baseline"))
-	dd := ted.DD{RE: testcreds.EmisorRUT, TD: 33, F: out.Folio, FE: out.FechaEmision, RR: "77777777-7",
+	dd := ted.DD{RE: dtetest.EmisorRUT, TD: 33, F: out.Folio, FE: out.FechaEmision, RR: "77777777-7",
 		RSR: "Pérez & Hijos Ltda.", MNT: string(out.MontoTotal), IT1: "Artículo Ñandú n° 1", CAF: c.CAFs[33], TSTED: now}
 
 	stage := func(name string, f func() error) {

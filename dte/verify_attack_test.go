@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/ted"
@@ -207,10 +207,10 @@ func TestAttackResignedWithAnotherCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs, gs := rep.Documents[0].Signer, genuine.Documents[0].Signer
-	if fs == nil || gs == nil || fs.RUT != "11111111-1" || gs.RUT != testcreds.SignerRUT || fs.Serial == gs.Serial {
+	if fs == nil || gs == nil || fs.RUT != "11111111-1" || gs.RUT != dtetest.SignerRUT || fs.Serial == gs.Serial {
 		t.Fatalf("signers not visible: forged %v, genuine %v", fs, gs)
 	}
-	policy := dte.VerifyOptions{Keys: c.Keys, AuthorizedSigners: map[string][]string{testcreds.EmisorRUT: {testcreds.SignerRUT}}}
+	policy := dte.VerifyOptions{Keys: c.Keys, AuthorizedSigners: map[string][]string{dtetest.EmisorRUT: {dtetest.SignerRUT}}}
 	if rep, err := dte.VerifyWith(forged, policy); err == nil || rep.Documents[0].Policy.OK {
 		t.Fatalf("authorized-signer policy accepted the forged document: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestAttackResignedWithAnotherCertificate(t *testing.T) {
 		t.Fatalf("authorized-signer policy refused the genuine document: %v", err)
 	}
 	// In an envelope, with the policy that every signer is RutEnvia.
-	envOpts := dte.EnvioOptions{Emisor: c.Emisor, RutEnvia: testcreds.SignerRUT}
+	envOpts := dte.EnvioOptions{Emisor: c.Emisor, RutEnvia: dtetest.SignerRUT}
 	env, err := dte.BuildEnvio(envOpts, c.Cert, forged)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestAttackResignedWithAnotherCertificate(t *testing.T) {
 	}
 	// A certificate that was not valid when the document says it was
 	// signed.
-	expired, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: testcreds.SignerRUT,
+	expired, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: dtetest.SignerRUT,
 		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)

@@ -10,17 +10,17 @@ import (
 	"testing"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
 // verifyBenchInputs builds genuine inputs of about 10 KB (one 25-line
 // factura), 1 MB and 10 MB (envelopes of such facturas), and the two
 // hostile ones of issue 9 at 1 MB and 4 MB.
-func verifyBenchInputs(b *testing.B) (*testcreds.Creds, []struct {
+func verifyBenchInputs(b *testing.B) (*dtetest.Creds, []struct {
 	name string
 	data []byte
 }) {
-	c, err := testcreds.NewWith(testcreds.Options{Hasta: 2000})
+	c, err := dtetest.NewWith(dtetest.Options{Hasta: 2000})
 	if err != nil {
 		b.Fatal(err)
 	}

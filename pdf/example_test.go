@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/pdf"
 )
 
@@ -17,7 +17,7 @@ import (
 func Example() {
 	// A signed factura from test credentials (a real caller reads its own
 	// stored XML instead).
-	creds, err := testcreds.New(nil)
+	creds, err := dtetest.New(nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/oracle"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
 // The documents under test are real emitted DTEs: the project's sample
@@ -35,7 +35,7 @@ var (
 // binary).
 func sharedEmitter() (*dte.Emitter, error) {
 	emitOnce.Do(func() {
-		c, err := testcreds.NewWith(testcreds.Options{
+		c, err := dtetest.NewWith(dtetest.Options{
 			Now:               fixedNow,
 			FechaAutorizacion: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC),
 		})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/oracle"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/pdf"
 )
 
@@ -149,7 +149,7 @@ func TestResolucionText(t *testing.T) {
 			t.Errorf("Fecha %q: err = %v", f, err)
 		}
 	}
-	e := testcreds.DemoEmisor()
+	e := dtetest.DemoEmisor()
 	o := pdf.OptionsFor(e)
 	if o.Resolucion.Numero != e.NumeroResolucion || o.Resolucion.Fecha != e.FechaResolucion || o.OficinaSII != e.OficinaSII || o.Format != pdf.Carta {
 		t.Errorf("OptionsFor = %+v", o)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
@@ -33,8 +33,8 @@ func TestDocumentStatusAdvanced(t *testing.T) {
 	r := newRig(t, siitest.Options{}, nil)
 	ctx := context.Background()
 	env, docs := r.envelope(33, 33)
-	r.fake.Script(testcreds.EmisorRUT, 33, docs[0].Folio, siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"})
-	r.fake.Script(testcreds.EmisorRUT, 33, docs[1].Folio, siitest.Outcome{Result: siitest.Rejected, Detail: "CAF-3-517"})
+	r.fake.Script(dtetest.EmisorRUT, 33, docs[0].Folio, siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"})
+	r.fake.Script(dtetest.EmisorRUT, 33, docs[1].Folio, siitest.Outcome{Result: siitest.Rejected, Detail: "CAF-3-517"})
 	qa, qb := query(docs[0], "76086428-5"), query(docs[1], "76086428-5")
 	sa, sb := signatureOf(t, docs[0]), signatureOf(t, docs[1])
 	ask := func(q sii.DocumentQuery, sig string) *sii.AdvancedStatus {
@@ -113,7 +113,7 @@ func TestDocumentStatusAdvancedUnauthorised(t *testing.T) {
 	r := newRig(t, siitest.Options{}, nil)
 	env, docs := r.envelope(33)
 	upload(t, r, env)
-	r.fake.Deauthorize(testcreds.EmisorRUT)
+	r.fake.Deauthorize(dtetest.EmisorRUT)
 	s, err := r.client.DocumentStatusAdvanced(context.Background(), query(docs[0], "76086428-5"), signatureOf(t, docs[0]))
 	if err != nil || s.Recibido || s.Estado != "EMP" || s.Envelope() != "" {
 		t.Errorf("unauthorised company: %+v, %v; want EMP, not received", s, err)
@@ -131,10 +131,10 @@ func TestMayHaveArrived(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultAcceptThenHang}, siitest.Fault{Kind: siitest.FaultHTML503})
-	if _, err := r.client.Upload(ctx, testcreds.EmisorRUT, env); err == nil || !sii.MayHaveArrived(err) {
+	if _, err := r.client.Upload(ctx, dtetest.EmisorRUT, env); err == nil || !sii.MayHaveArrived(err) {
 		t.Errorf("timeout after acceptance: %v, MayHaveArrived false", err)
 	}
-	if _, err := r.client.Upload(ctx, testcreds.EmisorRUT, env); err == nil || sii.MayHaveArrived(err) {
+	if _, err := r.client.Upload(ctx, dtetest.EmisorRUT, env); err == nil || sii.MayHaveArrived(err) {
 		t.Errorf("HTML 503: %v, MayHaveArrived true", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -147,7 +147,7 @@ func TestMayHaveArrived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Upload(ctx, testcreds.EmisorRUT, env); err == nil || sii.MayHaveArrived(err) {
+	if _, err := c.Upload(ctx, dtetest.EmisorRUT, env); err == nil || sii.MayHaveArrived(err) {
 		t.Errorf("closed port: %v, MayHaveArrived true", err)
 	}
 	if sii.MayHaveArrived(errors.New("not a transport error")) {

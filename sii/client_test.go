@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
@@ -25,7 +25,7 @@ func TestHappyEnvioDTE(t *testing.T) {
 	r := newRig(t, siitest.Options{Schema: xmllintSchema(t)}, func(c *sii.Config) { c.Referer = "https://example.cl" })
 	ctx := context.Background()
 	env, docs := r.envelope(33, 33)
-	res, err := r.client.Upload(ctx, testcreds.EmisorRUT, env)
+	res, err := r.client.Upload(ctx, dtetest.EmisorRUT, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +35,11 @@ func TestHappyEnvioDTE(t *testing.T) {
 	if o := sii.UploadOutcome(res); o.Estado != dte.EstadoProcesando {
 		t.Errorf("UploadOutcome = %+v, want procesando", o)
 	}
-	if res.RutSender != testcreds.SignerRUT || res.RutCompany != testcreds.EmisorRUT {
+	if res.RutSender != dtetest.SignerRUT || res.RutCompany != dtetest.EmisorRUT {
 		t.Errorf("RUTSENDER %q RUTCOMPANY %q", res.RutSender, res.RutCompany)
 	}
 	for i, want := range []string{"SOK", "CRT", "FOK", "PDR", "EPR"} {
-		s, err := r.client.EnvelopeStatus(ctx, testcreds.EmisorRUT, res.TrackID)
+		s, err := r.client.EnvelopeStatus(ctx, dtetest.EmisorRUT, res.TrackID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestHappyEnvioBOLETA(t *testing.T) {
 	r := newRig(t, siitest.Options{Schema: xmllintSchema(t)}, nil)
 	ctx := context.Background()
 	env, docs := r.envelope(39, 39)
-	res, err := r.client.Upload(ctx, testcreds.EmisorRUT, env)
+	res, err := r.client.Upload(ctx, dtetest.EmisorRUT, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestHappyEnvioBOLETA(t *testing.T) {
 	}
 	var last *sii.EnvelopeStatus
 	for i := 0; i < 5; i++ {
-		s, err := r.client.BoletaEnvelopeStatus(ctx, testcreds.EmisorRUT, res.TrackID)
+		s, err := r.client.BoletaEnvelopeStatus(ctx, dtetest.EmisorRUT, res.TrackID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestHappyEnvioBOLETA(t *testing.T) {
 	if err != nil || ds.Estado != "DOK" {
 		t.Errorf("boleta status = %+v, %v; want DOK", ds, err)
 	}
-	if _, err := r.client.BoletaEnvelopeStatus(ctx, testcreds.EmisorRUT, "999999"); !errors.Is(err, sii.ErrNotFound) {
+	if _, err := r.client.BoletaEnvelopeStatus(ctx, dtetest.EmisorRUT, "999999"); !errors.Is(err, sii.ErrNotFound) {
 		t.Errorf("unknown track: %v, want ErrNotFound", err)
 	}
 	// The REST token is separate from the SOAP one and was fetched once.
@@ -185,7 +185,7 @@ func TestUploadStatuses(t *testing.T) {
 	}{
 		{"0 received", 0, dte.EstadoProcesando, siitest.Options{}, nil},
 		{"1 no permission", 1, dte.EstadoRechazado, siitest.Options{}, func(r *rig, env []byte) []byte {
-			r.fake.Withdraw(testcreds.SignerRUT, testcreds.EmisorRUT)
+			r.fake.Withdraw(dtetest.SignerRUT, dtetest.EmisorRUT)
 			return env
 		}},
 		{"2 size", 2, dte.EstadoRechazado, siitest.Options{MaxUpload: 2000}, nil},
@@ -195,7 +195,7 @@ func TestUploadStatuses(t *testing.T) {
 		}},
 		{"5 not authenticated", 5, dte.EstadoEnviando, siitest.Options{}, nil},
 		{"6 company not authorised", 6, dte.EstadoRechazado, siitest.Options{}, func(r *rig, env []byte) []byte {
-			r.fake.Deauthorize(testcreds.EmisorRUT)
+			r.fake.Deauthorize(dtetest.EmisorRUT)
 			return env
 		}},
 		{"7 schema", 7, dte.EstadoRechazado, siitest.Options{}, func(r *rig, env []byte) []byte {
@@ -224,7 +224,7 @@ func TestUploadStatuses(t *testing.T) {
 			if tc.setup != nil {
 				env = tc.setup(r, env)
 			}
-			res, err := r.client.Upload(context.Background(), testcreds.EmisorRUT, env)
+			res, err := r.client.Upload(context.Background(), dtetest.EmisorRUT, env)
 			if err != nil {
 				t.Fatal(err)
 			}

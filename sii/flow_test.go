@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
@@ -23,7 +23,7 @@ func poll(t *testing.T, r *rig, track string, n int) ([]string, *sii.EnvelopeSta
 	var s *sii.EnvelopeStatus
 	for i := 0; i < n; i++ {
 		var err error
-		s, err = r.client.EnvelopeStatus(context.Background(), testcreds.EmisorRUT, track)
+		s, err = r.client.EnvelopeStatus(context.Background(), dtetest.EmisorRUT, track)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func poll(t *testing.T, r *rig, track string, n int) ([]string, *sii.EnvelopeSta
 // upload sends env and requires STATUS 0.
 func upload(t *testing.T, r *rig, env []byte) string {
 	t.Helper()
-	res, err := r.client.Upload(context.Background(), testcreds.EmisorRUT, env)
+	res, err := r.client.Upload(context.Background(), dtetest.EmisorRUT, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestEnvelopeTerminals(t *testing.T) {
 				var docs []*dte.Emitted
 				env, docs = r.envelope(33)
 				if tc.outcome != nil {
-					r.fake.Script(testcreds.EmisorRUT, 33, docs[0].Folio, *tc.outcome)
+					r.fake.Script(dtetest.EmisorRUT, 33, docs[0].Folio, *tc.outcome)
 				}
 			}
 			track := upload(t, r, env)
@@ -128,7 +128,7 @@ func TestEnvelopeTerminals(t *testing.T) {
 func TestEnvelopeCountsPerType(t *testing.T) {
 	r := newRig(t, siitest.Options{Steps: []string{}}, nil)
 	env, docs := r.envelope(33, 33, 34)
-	r.fake.Script(testcreds.EmisorRUT, 33, docs[1].Folio, siitest.Outcome{Result: siitest.Rejected, Detail: "DTE-3-101"})
+	r.fake.Script(dtetest.EmisorRUT, 33, docs[1].Folio, siitest.Outcome{Result: siitest.Rejected, Detail: "DTE-3-101"})
 	track := upload(t, r, env)
 	_, s := poll(t, r, track, 1)
 	if s.Estado != "EPR" || len(s.Counts) != 2 {
@@ -221,7 +221,7 @@ func TestTokenExpiryMidRun(t *testing.T) {
 	}
 	// getEstUp with a revoked token: ESTADO 001, one refresh, one retry.
 	r.fake.RevokeTokens()
-	s, err := r.client.EnvelopeStatus(context.Background(), testcreds.EmisorRUT, track)
+	s, err := r.client.EnvelopeStatus(context.Background(), dtetest.EmisorRUT, track)
 	if err != nil || s.Estado != "SOK" {
 		t.Fatalf("status after revocation: %+v, %v", s, err)
 	}
@@ -231,11 +231,11 @@ func TestTokenExpiryMidRun(t *testing.T) {
 	}
 	// The boleta API answers 401 to a revoked token: same recovery.
 	benv, _ := r.envelope(39)
-	if _, err := r.client.Upload(context.Background(), testcreds.EmisorRUT, benv); err != nil {
+	if _, err := r.client.Upload(context.Background(), dtetest.EmisorRUT, benv); err != nil {
 		t.Fatal(err)
 	}
 	r.fake.RevokeTokens()
-	if _, err := r.client.Upload(context.Background(), testcreds.EmisorRUT, benv); err != nil {
+	if _, err := r.client.Upload(context.Background(), dtetest.EmisorRUT, benv); err != nil {
 		t.Fatalf("boleta upload after revocation: %v", err)
 	}
 	bu := r.fake.Requests(siitest.BoletaUpload)
@@ -266,7 +266,7 @@ func TestTransportFaults(t *testing.T) {
 			env, _ := r.envelope(33)
 			track := upload(t, r, env)
 			r.fake.Inject(siitest.EstUp, f.fault)
-			_, err := r.client.EnvelopeStatus(context.Background(), testcreds.EmisorRUT, track)
+			_, err := r.client.EnvelopeStatus(context.Background(), dtetest.EmisorRUT, track)
 			var te *sii.TransportError
 			if !errors.As(err, &te) || te.Kind != f.kind || te.StatusCode != f.code || !sii.IsRetryable(err) || te.Op != "getEstUp" {
 				t.Errorf("getEstUp: %v, want a %s TransportError with HTTP %d", err, f.kind, f.code)
@@ -275,7 +275,7 @@ func TestTransportFaults(t *testing.T) {
 			r2 := newRig(t, siitest.Options{}, nil)
 			track = upload(t, r2, env)
 			r2.fake.Inject(siitest.EstUp, f.fault)
-			if s, err := r2.client.EnvelopeStatus(context.Background(), testcreds.EmisorRUT, track); err != nil || s.Estado != "SOK" {
+			if s, err := r2.client.EnvelopeStatus(context.Background(), dtetest.EmisorRUT, track); err != nil || s.Estado != "SOK" {
 				t.Errorf("getEstUp with retries: %+v, %v", s, err)
 			}
 			if n := len(r2.fake.Requests(siitest.EstUp)); n != 2 {
@@ -284,7 +284,7 @@ func TestTransportFaults(t *testing.T) {
 			// An upload is never repeated on a transport error.
 			r2.fake.Inject(siitest.Upload, f.fault)
 			env2, _ := r2.envelope(33)
-			_, err = r2.client.Upload(context.Background(), testcreds.EmisorRUT, env2)
+			_, err = r2.client.Upload(context.Background(), dtetest.EmisorRUT, env2)
 			if !errors.As(err, &te) || te.Kind != f.kind {
 				t.Errorf("upload: %v, want %s", err, f.kind)
 			}
@@ -314,7 +314,7 @@ func TestTimeoutAfterAcceptance(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.fake.Inject(siitest.Upload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
-	_, err := r.client.Upload(ctx, testcreds.EmisorRUT, env)
+	_, err := r.client.Upload(ctx, dtetest.EmisorRUT, env)
 	var te *sii.TransportError
 	if !errors.As(err, &te) || te.Kind != sii.KindTimeout || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("upload into a hang: %v, want a timeout", err)
@@ -352,7 +352,7 @@ func TestFAUBeforeProcessing(t *testing.T) {
 	if err != nil || ds.Estado != "FAU" || sii.DocumentOutcome(ds).Final() {
 		t.Errorf("getEstDte before EPR: %+v, %v; want FAU, not final", ds, err)
 	}
-	r.fake.Deauthorize(testcreds.EmisorRUT)
+	r.fake.Deauthorize(dtetest.EmisorRUT)
 	ds, err = r.client.DocumentStatus(context.Background(), query(docs[0], "76086428-5"))
 	if err != nil || ds.Estado != "EMP" || sii.DocumentOutcome(ds).Estado != dte.EstadoRechazado {
 		t.Errorf("getEstDte for an unauthorised company: %+v, %v", ds, err)
@@ -374,7 +374,7 @@ func TestQuirks(t *testing.T) {
 	for _, q := range []siitest.Quirks{{PrefixedReturn: true}, {CDATA: true}, {Latin1: true}, {PrefixedReturn: true, CDATA: true, Latin1: true}} {
 		r := newRig(t, siitest.Options{Quirks: q}, nil)
 		env, docs := r.envelope(33)
-		r.fake.Script(testcreds.EmisorRUT, 33, docs[0].Folio, siitest.Outcome{Envelope: "RCT"})
+		r.fake.Script(dtetest.EmisorRUT, 33, docs[0].Folio, siitest.Outcome{Envelope: "RCT"})
 		track := upload(t, r, env)
 		_, s := poll(t, r, track, 5)
 		if s.Estado != "RCT" || s.Glosa != "Rechazado por Error en Carátula" {
@@ -396,7 +396,7 @@ func TestConcurrentTokenReuse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := r.client.Upload(context.Background(), testcreds.EmisorRUT, env)
+			res, err := r.client.Upload(context.Background(), dtetest.EmisorRUT, env)
 			if err == nil && res.Status != 0 {
 				err = errors.New(res.File + " STATUS not 0")
 			}
@@ -432,7 +432,7 @@ func TestSchemaRejection(t *testing.T) {
 	if bytes.Equal(bad, env) {
 		t.Fatal("no version attribute to change")
 	}
-	res, err := r.client.Upload(context.Background(), testcreds.EmisorRUT, bad)
+	res, err := r.client.Upload(context.Background(), dtetest.EmisorRUT, bad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +440,7 @@ func TestSchemaRejection(t *testing.T) {
 		t.Errorf("STATUS %d errors %v, want 7 naming the version attribute", res.Status, res.Errors)
 	}
 	r2 := newRig(t, siitest.Options{}, nil)
-	if res, err := r2.client.Upload(context.Background(), testcreds.EmisorRUT, bad); err != nil || res.Status != 0 {
+	if res, err := r2.client.Upload(context.Background(), dtetest.EmisorRUT, bad); err != nil || res.Status != 0 {
 		t.Errorf("without the schema check: %+v, %v", res, err)
 	}
 }
@@ -452,7 +452,7 @@ func TestTokenFault(t *testing.T) {
 	env, _ := r.envelope(33)
 	track := upload(t, r, env)
 	r.fake.Inject(siitest.EstUp, siitest.Fault{Kind: siitest.FaultSOAP, Code: "Error de Autenticacion: TOKEN invalido"})
-	s, err := r.client.EnvelopeStatus(context.Background(), testcreds.EmisorRUT, track)
+	s, err := r.client.EnvelopeStatus(context.Background(), dtetest.EmisorRUT, track)
 	if err != nil || s.Estado != "SOK" {
 		t.Fatalf("after a token fault: %+v, %v", s, err)
 	}

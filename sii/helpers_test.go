@@ -14,7 +14,7 @@ import (
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/internal/oracle"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/sii"
@@ -23,7 +23,7 @@ import (
 
 // creds is one set of test credentials for the whole package (generating
 // one costs an RSA key).
-var creds = sync.OnceValues(func() (*testcreds.Creds, error) { return testcreds.New(nil) })
+var creds = sync.OnceValues(func() (*dtetest.Creds, error) { return dtetest.New(nil) })
 
 // newClock returns the settable clock a rig shares between the fake and
 // the client.
@@ -36,7 +36,7 @@ type rig struct {
 	t      *testing.T
 	fake   *siitest.Fake
 	client *sii.Client
-	creds  *testcreds.Creds
+	creds  *dtetest.Creds
 	clock  *clocktest.Clock
 	em     *dte.Emitter
 }
@@ -56,7 +56,7 @@ func newRig(t *testing.T, opts siitest.Options, adjust func(*sii.Config)) *rig {
 	}
 	fake := siitest.New(opts).Start()
 	t.Cleanup(fake.Close)
-	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	cfg := sii.Config{Endpoints: fake.Endpoints(), Certificate: c.Cert, Clock: clock.Now, RetryPause: time.Millisecond, Timeout: 10 * time.Second}
 	if adjust != nil {
 		adjust(&cfg)
@@ -111,7 +111,7 @@ func (r *rig) envelope(tipos ...dte.TipoDTE) ([]byte, []*dte.Emitted) {
 // query is the getEstDte query of an emitted document.
 func query(e *dte.Emitted, receptor string) sii.DocumentQuery {
 	monto, _ := e.MontoTotal.Int64()
-	return sii.DocumentQuery{RutEmisor: testcreds.EmisorRUT, RutReceptor: receptor, Tipo: int(e.Tipo), Folio: e.Folio,
+	return sii.DocumentQuery{RutEmisor: dtetest.EmisorRUT, RutReceptor: receptor, Tipo: int(e.Tipo), Folio: e.Folio,
 		FechaEmision: e.FechaEmision, Monto: monto}
 }
 

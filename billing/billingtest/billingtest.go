@@ -27,7 +27,7 @@ import (
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/pgtest"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/postgres"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -114,13 +114,13 @@ var (
 // first use (RSA keys take a moment) and shared afterwards.
 func SharedCredentials() (*Credentials, error) {
 	credsOnce.Do(func() {
-		c, err := testcreds.New(nil)
+		c, err := dtetest.New(nil)
 		if err != nil {
 			credsErr = err
 			return
 		}
 		credsVal = &Credentials{Authority: c.Authority, TrustedKeys: c.Keys, Emisor: c.Emisor, P12: c.P12,
-			Password: c.Password, SignerRUT: testcreds.SignerRUT, CAFFiles: c.CAFFiles}
+			Password: c.Password, SignerRUT: dtetest.SignerRUT, CAFFiles: c.CAFFiles}
 	})
 	if credsErr != nil {
 		return nil, fmt.Errorf("billingtest: generating test credentials: %w", credsErr)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/pdf"
 )
 
@@ -48,7 +48,7 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	creds, err := testcreds.NewWith(testcreds.Options{Now: now})
+	creds, err := dtetest.NewWith(dtetest.Options{Now: now})
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 }
 
 // demoVerify verifies one written file and prints its report.
-func demoVerify(env *cmdEnv, path string, data []byte, creds *testcreds.Creds) error {
+func demoVerify(env *cmdEnv, path string, data []byte, creds *dtetest.Creds) error {
 	rep, err := dte.Verify(data, creds.Keys)
 	if rep != nil {
 		printReport(env.stdout, path, rep)

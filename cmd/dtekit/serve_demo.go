@@ -24,7 +24,7 @@ import (
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/server"
 	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/store"
@@ -157,7 +157,7 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 	if data, err := os.ReadFile(path); err == nil {
 		_ = json.Unmarshal(data, &d.file)
 	}
-	emisor := testcreds.DemoEmisor()
+	emisor := dtetest.DemoEmisor()
 	// The company: the one demo.json names, else the one with the demo
 	// RUT, else a new one.
 	empresaID := ""
@@ -177,7 +177,7 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 	// unless already there (billingtest.Provision, with the demo's own
 	// authority and a certificate made only when the company has none).
 	creds := &billingtest.Credentials{Authority: d.authority, Emisor: emisor, Password: demoPassword,
-		SignerRUT: testcreds.SignerRUT}
+		SignerRUT: dtetest.SignerRUT}
 	needCert := true
 	if empresaID != "" {
 		st, err := b.CertificateStatus(ctx, empresaID)
@@ -188,7 +188,7 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 	}
 	if needCert {
 		now := time.Now()
-		cert, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: testcreds.SignerName, RUT: testcreds.SignerRUT,
+		cert, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: dtetest.SignerName, RUT: dtetest.SignerRUT,
 			NotBefore: now.Add(-24 * time.Hour), NotAfter: now.AddDate(2, 0, 0)})
 		if err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/internal/pgtest"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
 
@@ -34,7 +34,7 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	// each submission job ran once.
 	fake := siitest.New(siitest.Options{Steps: []string{"SOK"}, StepEvery: 500 * time.Millisecond}).Start()
 	defer fake.Close()
-	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	env := []string{"DTEKIT_DATABASE_URL=" + dbURL, "DTEKIT_KEK=" + hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")),
 		siiURLEnv + "=" + fake.Endpoints().Classic, rescueAfterEnv + "=1m"}
 	p1 := startServe(t, bin, data, env...)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -75,11 +75,11 @@ func TestServeSubmitKill9(t *testing.T) {
 	// envelope whose track id a crash lost still gets reviewed.
 	fake := siitest.New(siitest.Options{Steps: []string{"SOK", "FOK"}, StepEvery: 500 * time.Millisecond}).Start()
 	defer fake.Close()
-	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	for _, tipo := range tipos {
 		for f := int64(1); f <= n/int64(len(tipos))+10; f++ {
 			o, _, _ := e2eScript(f)
-			fake.Script(testcreds.EmisorRUT, tipo, f, o)
+			fake.Script(dtetest.EmisorRUT, tipo, f, o)
 		}
 	}
 	env := []string{siiURLEnv + "=" + fake.Endpoints().Classic, rescueAfterEnv + "=1m"}

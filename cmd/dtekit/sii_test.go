@@ -15,15 +15,15 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/oracle"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
 
 // siiFiles writes a certificate and an EnvioDTE with one factura, and
 // returns their paths and the factura's path.
-func siiFiles(t *testing.T) (p12, envio, dteFile string, creds *testcreds.Creds) {
+func siiFiles(t *testing.T) (p12, envio, dteFile string, creds *dtetest.Creds) {
 	t.Helper()
-	creds, err := testcreds.New(nil)
+	creds, err := dtetest.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestSIICommands(t *testing.T) {
 	p12, envio, dteFile, creds := siiFiles(t)
 	fake := siitest.New(siitest.Options{Steps: []string{"SOK"}}).Start()
 	defer fake.Close()
-	fake.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	url := fake.Endpoints().Classic
 	runOut := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -87,7 +87,7 @@ func TestSIICommands(t *testing.T) {
 		t.Fatalf("upload: %d %s %s", code, out, errs)
 	}
 	for _, want := range []string{"SOK", "EPR"} {
-		code, out, errs = runOut(append([]string{"status", "--company", testcreds.EmisorRUT, up.TrackID}, conn...)...)
+		code, out, errs = runOut(append([]string{"status", "--company", dtetest.EmisorRUT, up.TrackID}, conn...)...)
 		if code != 0 || !strings.Contains(out, `"estado": "`+want+`"`) {
 			t.Fatalf("status: %d %s %s, want %s", code, out, errs, want)
 		}
@@ -104,7 +104,7 @@ func TestSIICommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"recibido": true`) || !strings.Contains(out, `"trackid": "`+up.TrackID+`"`) {
 		t.Errorf("dte-status --advanced: %d %s %s, want track id %s", code, out, errs, up.TrackID)
 	}
-	if code, _, _ := runOut(append([]string{"dte-status", "--advanced", "--emisor", testcreds.EmisorRUT, "--receptor", "66666666-6",
+	if code, _, _ := runOut(append([]string{"dte-status", "--advanced", "--emisor", dtetest.EmisorRUT, "--receptor", "66666666-6",
 		"--tipo", "33", "--folio", "1", "--fecha", "2026-01-02", "--monto", "1"}, conn...)...); code != 2 {
 		t.Errorf("dte-status --advanced without DTE.xml: exit %d, want 2", code)
 	}
@@ -132,7 +132,7 @@ func TestSIIBinary(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	p12, envio, dteFile, creds := siiFiles(t)
-	fake := exec.Command(bin, "sii", "fake", "--addr", "127.0.0.1:0", "--register", testcreds.SignerRUT+"="+testcreds.EmisorRUT)
+	fake := exec.Command(bin, "sii", "fake", "--addr", "127.0.0.1:0", "--register", dtetest.SignerRUT+"="+dtetest.EmisorRUT)
 	stdout, err := fake.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestSIIBinary(t *testing.T) {
 	var states []string
 	for i := 0; i < 6; i++ {
 		var s struct{ Estado string }
-		json.Unmarshal([]byte(dtekit("status", "--company", testcreds.EmisorRUT, up.TrackID)), &s)
+		json.Unmarshal([]byte(dtekit("status", "--company", dtetest.EmisorRUT, up.TrackID)), &s)
 		states = append(states, s.Estado)
 		if s.Estado == "EPR" {
 			break

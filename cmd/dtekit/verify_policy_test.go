@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
 // dtekit verify prints who signed each document and the envelope, and
@@ -14,15 +14,15 @@ func TestVerifySignerPolicyFlags(t *testing.T) {
 	dir := demoFiles(t)
 	pem := filepath.Join(dir, "test-sii-authority.pub.pem")
 	env := filepath.Join(dir, "EnvioDTE.xml")
-	code, out, errs := runCLI(t, "", nil, "verify", "--trust", pem, "--signer", testcreds.EmisorRUT+"="+testcreds.SignerRUT,
+	code, out, errs := runCLI(t, "", nil, "verify", "--trust", pem, "--signer", dtetest.EmisorRUT+"="+dtetest.SignerRUT,
 		"--signer-is-rut-envia", "--valid-at-signing", env)
-	if code != 0 || !strings.Contains(out, "signed by "+testcreds.SignerRUT) || !strings.Contains(out, "signer policy ok") {
+	if code != 0 || !strings.Contains(out, "signed by "+dtetest.SignerRUT) || !strings.Contains(out, "signer policy ok") {
 		t.Fatalf("verify with the demo's own signer as policy: exit %d\n%s\n%s", code, out, errs)
 	}
 	if !strings.Contains(out, "CAF certificacion of ") {
 		t.Errorf("the CAF's environment is not printed:\n%s", out)
 	}
-	code, out, _ = runCLI(t, "", nil, "verify", "--trust", pem, "--signer", testcreds.EmisorRUT+"=11111111-1", env)
+	code, out, _ = runCLI(t, "", nil, "verify", "--trust", pem, "--signer", dtetest.EmisorRUT+"=11111111-1", env)
 	if code != 1 || !strings.Contains(out, "signer policy FAILED") || !strings.Contains(out, "not authorized for emisor") {
 		t.Fatalf("verify with another authorized signer: exit %d, want 1 with a policy failure:\n%s", code, out)
 	}

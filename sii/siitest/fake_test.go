@@ -17,15 +17,15 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/clocktest"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
 
-var creds = sync.OnceValues(func() (*testcreds.Creds, error) { return testcreds.New(nil) })
+var creds = sync.OnceValues(func() (*dtetest.Creds, error) { return dtetest.New(nil) })
 
-func started(t *testing.T, opts siitest.Options) (*siitest.Fake, *testcreds.Creds) {
+func started(t *testing.T, opts siitest.Options) (*siitest.Fake, *dtetest.Creds) {
 	t.Helper()
 	c, err := creds()
 	if err != nil {
@@ -33,12 +33,12 @@ func started(t *testing.T, opts siitest.Options) (*siitest.Fake, *testcreds.Cred
 	}
 	f := siitest.New(opts).Start()
 	t.Cleanup(f.Close)
-	f.Register(testcreds.SignerRUT, testcreds.EmisorRUT)
+	f.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	return f, c
 }
 
 // soapToken gets a token from the fake through the sii client.
-func soapToken(t *testing.T, f *siitest.Fake, c *testcreds.Creds) string {
+func soapToken(t *testing.T, f *siitest.Fake, c *dtetest.Creds) string {
 	t.Helper()
 	client, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: c.Cert})
 	if err != nil {
@@ -111,7 +111,7 @@ func getToken(t *testing.T, f *siitest.Fake, signed string) (estado, glosa strin
 func TestTokenChecks(t *testing.T) {
 	clock := clocktest.New(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	f, c := started(t, siitest.Options{Clock: clock.Now})
-	other, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: testcreds.SignerRUT, Bits: 1024})
+	other, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: dtetest.SignerRUT, Bits: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/pdf"
 )
 
@@ -58,7 +58,7 @@ func run(ctx context.Context, out, requests string, letterDPI, rollDPI int, keep
 	// A fixed clock after the samples' dates, so the pictures only change
 	// when the code or the samples do (keys and signatures still vary).
 	now := time.Date(2025, 6, 3, 10, 30, 0, 0, time.UTC)
-	creds, err := testcreds.NewWith(testcreds.Options{Now: now, FechaAutorizacion: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)})
+	creds, err := dtetest.NewWith(dtetest.Options{Now: now, FechaAutorizacion: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// Package testcreds generates a complete, self-consistent set of test
+// Package dtetest generates a complete, self-consistent set of test
 // credentials for dtekit's tests and its demo command: a stand-in SII
 // authority that signs CAFs (IDK 100, certificación), a CAF for each of the
 // twelve document types, a signing certificate with both PKCS#12 encodings,
@@ -8,7 +8,7 @@
 // against Keys (the SII's keys plus the authority's), never against the
 // SII's keys alone. Generating a set costs one 2048-bit RSA key (about a
 // second), so tests should share one per package.
-package testcreds
+package dtetest
 
 import (
 	"crypto/rand"
@@ -106,11 +106,11 @@ func NewWith(o Options) (*Creds, error) {
 	}
 	auth, err := caftest.NewAuthority(o.Random, IDK)
 	if err != nil {
-		return nil, fmt.Errorf("testcreds: %w", err)
+		return nil, fmt.Errorf("dtetest: %w", err)
 	}
 	pub, err := auth.PublicKeyPEM()
 	if err != nil {
-		return nil, fmt.Errorf("testcreds: %w", err)
+		return nil, fmt.Errorf("dtetest: %w", err)
 	}
 	c := &Creds{
 		Authority:    auth,
@@ -127,11 +127,11 @@ func NewWith(o Options) (*Creds, error) {
 			Desde: o.Desde, Hasta: o.Hasta, FechaAutorizacion: o.FechaAutorizacion,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("testcreds: CAF for tipo %d: %w", t, err)
+			return nil, fmt.Errorf("dtetest: CAF for tipo %d: %w", t, err)
 		}
 		parsed, err := caf.Parse(file)
 		if err != nil {
-			return nil, fmt.Errorf("testcreds: parsing the CAF for tipo %d: %w", t, err)
+			return nil, fmt.Errorf("dtetest: parsing the CAF for tipo %d: %w", t, err)
 		}
 		c.CAFFiles[t], c.CAFs[t] = file, parsed
 	}
@@ -140,13 +140,13 @@ func NewWith(o Options) (*Creds, error) {
 		NotBefore: o.Now.Add(-24 * time.Hour), NotAfter: o.Now.AddDate(2, 0, 0),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("testcreds: %w", err)
+		return nil, fmt.Errorf("dtetest: %w", err)
 	}
 	if c.P12, err = signertest.EncodePKCS12(c.Cert, Password, signertest.Modern); err != nil {
-		return nil, fmt.Errorf("testcreds: %w", err)
+		return nil, fmt.Errorf("dtetest: %w", err)
 	}
 	if c.P12Legacy, err = signertest.EncodePKCS12(c.Cert, Password, signertest.Legacy); err != nil {
-		return nil, fmt.Errorf("testcreds: %w", err)
+		return nil, fmt.Errorf("dtetest: %w", err)
 	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-package testcreds_test
+package dtetest_test
 
 import (
 	"errors"
@@ -6,16 +6,16 @@ import (
 
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/testcreds"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/signer"
 )
 
 func TestNew(t *testing.T) {
-	c, err := testcreds.New(nil)
+	c, err := dtetest.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rut := range []string{testcreds.EmisorRUT, testcreds.SignerRUT} {
+	for _, rut := range []string{dtetest.EmisorRUT, dtetest.SignerRUT} {
 		if _, err := dte.ParseRUT(rut); err != nil {
 			t.Errorf("%s: %v", rut, err)
 		}
@@ -25,7 +25,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, tipo := range dte.Tipos() {
 		cf := c.CAFs[tipo]
-		if cf.Tipo != int(tipo) || cf.RutEmisor != testcreds.EmisorRUT || cf.IDK != 100 || cf.Desde != 1 || cf.Hasta != 1000 {
+		if cf.Tipo != int(tipo) || cf.RutEmisor != dtetest.EmisorRUT || cf.IDK != 100 || cf.Desde != 1 || cf.Hasta != 1000 {
 			t.Errorf("tipo %d: %s", tipo, cf)
 		}
 		if err := cf.Verify(c.Keys); err != nil {
@@ -44,11 +44,11 @@ func TestNew(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s PKCS#12: %v", name, err)
 		}
-		if rut, ok := cert.RUT(); !ok || rut != testcreds.SignerRUT {
+		if rut, ok := cert.RUT(); !ok || rut != dtetest.SignerRUT {
 			t.Errorf("%s PKCS#12: RUT %q", name, rut)
 		}
 	}
-	if len(c.AuthorityPEM) == 0 || c.Emisor.Rut != testcreds.EmisorRUT || len(c.Emisor.Acteco) == 0 {
+	if len(c.AuthorityPEM) == 0 || c.Emisor.Rut != dtetest.EmisorRUT || len(c.Emisor.Acteco) == 0 {
 		t.Errorf("incomplete set: %+v", c.Emisor)
 	}
 }
