@@ -166,8 +166,8 @@ func check(pkgs []pkg, rules []rule, exceptions []exception) report {
 }
 
 // stale lists the patterns of rules and exceptions that match no package
-// of pkgs, and the exceptions that cite no rule: left behind by a rename,
-// they would let a wrong arrow through unseen.
+// of pkgs, and the exceptions that cite no rule (left behind by a rename,
+// they would let a wrong arrow through unseen) or give no reason.
 func stale(pkgs []pkg, rules []rule, exceptions []exception) []string {
 	matchesSome := func(pat string) bool {
 		return slices.ContainsFunc(pkgs, func(p pkg) bool { return match(pat, p.path) })
@@ -183,6 +183,9 @@ func stale(pkgs []pkg, rules []rule, exceptions []exception) []string {
 		}
 	}
 	for _, e := range exceptions {
+		if strings.TrimSpace(e.why) == "" {
+			out = append(out, fmt.Sprintf("exception for %s gives no reason", e.pkg))
+		}
 		if !slices.ContainsFunc(rules, func(r rule) bool { return r.name == e.rule }) {
 			out = append(out, fmt.Sprintf("exception for %s cites no rule: %q", e.pkg, e.rule))
 		}

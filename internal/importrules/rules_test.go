@@ -186,12 +186,13 @@ var rules = []rule{
 	{
 		name:  "below the service",
 		why:   "the layers below the service keep their tests below it too: no test of theirs imports billing, server or the binary",
-		from:  []string{"internal/...", "caf/...", "signer/...", "webhook", "ted", "dte", "pdf/...", "sii/...", "store/..."},
+		from:  []string{"internal/...", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "pdf/...", "sii/...", "store/..."},
 		not:   []string{"billing/...", "server", "cmd/..."},
 		scope: codeAndTests,
 	},
 }
 
 // exceptions are the arrows that break a rule today, each with the reason
-// it stands.
+// it stands: {pkg, imports, rule, why}. There are none; the last one
+// (internal/testcreds, now dte/dtetest) was fixed rather than excused.
 var exceptions = []exception{}
