@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/caf/caftest"
-	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/postgres"
 	"github.com/dtekit/dtekit/store/sqlite"

@@ -8,8 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func sp(s string) *string { return &s }
-func bp(b bool) *bool     { return &b }
+func bp(b bool) *bool { return &b }
 
 // roundTrip writes v as JSON, reads it back into a new T and requires the
 // two values to be equal.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/oracle"
 )
 
 // The documents under test are real emitted DTEs: the project's sample

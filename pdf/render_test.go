@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/pdf"
 )
 

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/internal/oracle"
-	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/sii"

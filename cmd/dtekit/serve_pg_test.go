@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
 

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/signer/signertest"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
