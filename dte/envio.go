@@ -177,7 +177,7 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 		w.buf = append(w.buf, b...)
 	}
 	w.raw("\n</SetDTE></" + root + ">\n")
-	signed, err := cert.SignEnvelopedVerified(w.buf, setID, verified)
+	signed, err := signInPlace(cert, w.buf, setID, verified)
 	if err != nil {
 		return nil, fmt.Errorf("dte: envio: signing SetDTE: %w", err)
 	}

@@ -208,7 +208,7 @@ func (e *Emitter) Stamp(p *Prepared, folio int64, c *caf.CAF) (*Emitted, error) 
 	id := DocumentID(tipo, folio)
 	// The document is this call's own: the Signature goes into its spare
 	// capacity instead of a copy.
-	signed, err := e.Cert.SignEnvelopedVerified(p.prep.assemble(folio, ted, now), id, nil)
+	signed, err := signInPlace(e.Cert, p.prep.assemble(folio, ted, now), id, nil)
 	if err != nil {
 		return nil, &EmitError{Step: StepSign, Tipo: tipo, Folio: folio, Err: err}
 	}

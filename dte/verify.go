@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/internal/signerlink"
 	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/ted"
@@ -230,7 +231,7 @@ type verification struct {
 	opts     VerifyOptions
 	data     []byte
 	rep      *VerifyReport
-	sv       *signer.Verifier
+	sv       signerlink.Checker[signer.VerifiedSignature]
 	caratula *Caratula // the envelope's, once read
 	err      error     // what stopped the parse in closed
 }
@@ -307,7 +308,7 @@ func (v *verification) signature(d *xmltree.Document, sig, target *xmltree.Eleme
 		return signer.VerifiedSignature{}, fmt.Errorf("the %s is not signed", what)
 	}
 	if v.sv == nil {
-		v.sv = signer.NewVerifier(d)
+		v.sv = newSigVerifier(d)
 	}
 	s, err := v.sv.Check(sig)
 	if err != nil {

@@ -22,6 +22,6 @@
 // input. It does not judge whether the signer may sign: that is the
 // caller's policy (dte.VerifyWith states it for DTEs and envelopes).
 //
-// XML is read by internal/xmltree, dtekit's one XML reader; the package
-// imports no other dtekit package.
+// XML is read by dtekit's one XML reader, which dte shares; signer imports
+// no other public dtekit package.
 package signer

@@ -37,15 +37,11 @@ func (c *Certificate) SignEnveloped(doc []byte, id string) ([]byte, error) {
 	return c.signEnveloped(doc, id, nil, false)
 }
 
-// SignEnvelopedVerified is SignEnveloped for a document its caller built
-// for this call: the result may share doc's storage (doc is then
-// overwritten), so a caller that leaves room in doc's capacity saves a
-// copy. verified lists spans already checked by xmltree.ScanRoot (an
-// envelope of pasted DTEs), which the fast canonical path steps over
-// instead of scanning them again (see xmltree.Options.Verified; the caller
-// vouches for them); nil when there are none. It is only for packages of
-// this module.
-func (c *Certificate) SignEnvelopedVerified(doc []byte, id string, verified []xmltree.Span) ([]byte, error) {
+// signInPlace is SignEnveloped for a document its caller built for this
+// call: the result may share doc's storage, and verified lists spans the
+// fast canonical path need not scan again. dtekit's packages reach it as
+// signerlink.SignInPlace (link.go).
+func (c *Certificate) signInPlace(doc []byte, id string, verified []xmltree.Span) ([]byte, error) {
 	return c.signEnveloped(doc, id, verified, true)
 }
 

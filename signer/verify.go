@@ -108,8 +108,8 @@ func canonicalBudget(n int) int { return 4*n + 1<<16 }
 //
 // Of the document only the Signature elements and the elements that carry
 // an ID attribute (a Reference's possible targets) are kept in memory,
-// with their ancestors; the rest is read, checked and counted under
-// xmltree's default limits, and canonicalized from the input's bytes.
+// with their ancestors; the rest is read, checked and counted under the
+// XML reader's default limits, and canonicalized from the input's bytes.
 func Verify(doc []byte) ([]VerifiedSignature, error) {
 	d, err := xmltree.ParseWith(doc, xmltree.Options{Keep: keepForVerify})
 	if err != nil {
@@ -132,7 +132,7 @@ func Verify(doc []byte) ([]VerifiedSignature, error) {
 	}
 	results := make([]VerifiedSignature, len(sigs))
 	var errs []error
-	v := NewVerifier(d)
+	v := newVerifier(d)
 	for i, s := range sigs {
 		results[i], _ = v.Check(s)
 		if results[i].Err != nil {
@@ -152,31 +152,30 @@ func keepForVerify(el *xmltree.Element) (bool, error) {
 	return id, nil
 }
 
-// A Verifier checks Signature elements of one document read by xmltree,
+// A verifier checks Signature elements of one document read by xmltree,
 // one at a time, within the bounds Verify sets for a whole document: at
 // most MaxSignatures, and canonical forms totalling a small multiple of
-// the input. It is for dtekit's readers that keep only part of a document
-// in memory (xmltree's Options.Keep and Options.Close): each Signature
-// element it is given must be kept with its SignedInfo, KeyInfo and their
-// contents, and so must the element its Reference names, with that
-// element's ancestors; canonical forms are written from the input's bytes.
+// the input. Verify uses one for the whole document; dtekit's readers that
+// keep only part of a document in memory get one, as a signerlink.Checker,
+// through signerlink.NewVerifier (link.go), whose comment says what they
+// must keep.
 // Unlike Verify, it does not refuse duplicate IDs itself: the caller
 // checks d.DuplicateID once the whole document has been read.
-type Verifier struct {
+type verifier struct {
 	d      *xmltree.Document
 	budget int
 	n      int
 }
 
-// NewVerifier returns a Verifier for the signatures of d.
-func NewVerifier(d *xmltree.Document) *Verifier {
-	return &Verifier{d: d, budget: canonicalBudget(d.Len())}
+// newVerifier returns a verifier for the signatures of d.
+func newVerifier(d *xmltree.Document) *verifier {
+	return &verifier{d: d, budget: canonicalBudget(d.Len())}
 }
 
 // Check verifies the Signature element sig as Verify does. The error is
 // not nil, and nothing is checked, once more than MaxSignatures have been
 // given.
-func (v *Verifier) Check(sig *xmltree.Element) (VerifiedSignature, error) {
+func (v *verifier) Check(sig *xmltree.Element) (VerifiedSignature, error) {
 	if v.n++; v.n > MaxSignatures {
 		return VerifiedSignature{Offset: sig.Start}, fmt.Errorf("signer: verifying: the document has more than the %d Signature elements an envelope can hold", MaxSignatures)
 	}
@@ -466,4 +465,8 @@ const nsDSig = "http://www.w3.org/2000/09/xmldsig#"
 
 // ErrInvalidXML is wrapped by every error about input that is not a
 // well-formed XML document this package can canonicalize.
-var ErrInvalidXML = xmltree.ErrInvalidXML
+var ErrInvalidXML error = errInvalidXML
+
+// errInvalidXML is the XML reader's sentinel, which every error of its
+// wraps; ErrInvalidXML names it without naming the internal package.
+var errInvalidXML = xmltree.ErrInvalidXML
