@@ -54,21 +54,43 @@ func NewCertificate(random io.Reader, opts CertOptions) (*signer.Certificate, er
 
 // Encryption selects how EncodePKCS12 protects the file: Modern, Legacy or
 // LegacyDES.
-type Encryption = testpki.Encryption
+type Encryption int
 
 // The PKCS#12 encodings EncodePKCS12 writes.
 const (
 	// Modern is PBES2 with PBKDF2-HMAC-SHA-256 and AES-256-CBC and an
 	// HMAC-SHA-256 MAC: what OpenSSL 3 writes by default.
-	Modern = testpki.Modern
+	Modern Encryption = iota
 	// Legacy encrypts certificates with RC2-40 and the key with 3DES under
 	// an HMAC-SHA-1 MAC: what OpenSSL 1.x and older Windows wrote. OpenSSL 3
 	// reads it only with -legacy.
-	Legacy = testpki.Legacy
+	Legacy
 	// LegacyDES uses 3DES for both certificates and key (OpenSSL's
 	// -descert); OpenSSL 3 reads it without the legacy provider.
-	LegacyDES = testpki.LegacyDES
+	LegacyDES
 )
+
+// String names the encryption ("modern", "legacy", "legacy-des").
+func (e Encryption) String() string {
+	if enc, ok := e.pki(); ok {
+		return enc.String()
+	}
+	return fmt.Sprintf("Encryption(%d)", int(e))
+}
+
+// pki returns the encoder setting of the test PKI that e stands for, and
+// false when e is none of the three.
+func (e Encryption) pki() (testpki.Encryption, bool) {
+	switch e {
+	case Modern:
+		return testpki.Modern, true
+	case Legacy:
+		return testpki.Legacy, true
+	case LegacyDES:
+		return testpki.LegacyDES, true
+	}
+	return 0, false
+}
 
 // EncodePKCS12 writes c (key, certificate and chain) as a PKCS#12 file
 // protected by password with the chosen encryption, as a user would
@@ -77,7 +99,11 @@ func EncodePKCS12(c *signer.Certificate, password string, enc Encryption) ([]byt
 	if c == nil {
 		return nil, fmt.Errorf("signertest: no certificate to encode")
 	}
-	out, err := testpki.EncodePKCS12(c.Key, c.Leaf, c.Chain, password, enc)
+	pe, ok := enc.pki()
+	if !ok {
+		return nil, fmt.Errorf("signertest: PKCS#12: unknown encryption %v", enc)
+	}
+	out, err := testpki.EncodePKCS12(c.Key, c.Leaf, c.Chain, password, pe)
 	if err != nil {
 		return nil, fmt.Errorf("signertest: %w", err)
 	}
