@@ -154,7 +154,7 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, &fault.Error{Kind: fault.KindValidation, Code: fault.CertificateRequired,
 			Message: "the company's signing certificate expired on " + cert.NotAfter().UTC().Format(time.DateOnly) + "; upload a new one",
 			Details: []dte.FieldError{{Field: "certificado", Code: fault.DetailCertExpired, Message: "the certificate has expired",
-				Action: "POST /api/v1/billing/empresa/certificado/pfx"}}})
+				Action: "upload the company's signing certificate"}}})
 	}
 	at := s.now().UTC().Truncate(time.Microsecond)
 	prep, err := em.Prepare(req, at)
@@ -297,7 +297,7 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 		if errors.Is(err, store.ErrNoFolios) {
 			return nil, 0, &fault.Error{Kind: fault.KindConflict, Code: fault.NoFolios,
 				Message: fmt.Sprintf("no registered CAF of tipo %d has folios left", prep.Tipo),
-				Details: []dte.FieldError{{Field: "tipo_dte", Code: fault.DetailNoFolios, Message: "register a CAF for this document type", Action: "POST /api/v1/billing/caf"}}}
+				Details: []dte.FieldError{{Field: "tipo_dte", Code: fault.DetailNoFolios, Message: "register a CAF for this document type", Action: "register a CAF of this type"}}}
 		}
 		if err != nil {
 			return nil, 0, err

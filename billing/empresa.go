@@ -229,7 +229,7 @@ func (s *Service) loadCert(ctx context.Context, empresaID string) (*signer.Certi
 		return nil, nil, &fault.Error{Kind: fault.KindValidation, Code: fault.CertificateRequired,
 			Message: "the company has no signing certificate; upload one first",
 			Details: []dte.FieldError{{Field: "certificado", Code: fault.DetailCertRequired, Message: "no certificate uploaded",
-				Action: "POST /api/v1/billing/empresa/certificado/pfx"}}}
+				Action: "upload the company's signing certificate"}}}
 	}
 	if err != nil {
 		return nil, nil, fault.Failed("reading the certificate", err)

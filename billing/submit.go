@@ -18,7 +18,7 @@ import (
 //
 // With submission on, every document emitted with auto_send goes to the
 // SII right after it is signed (an EnvioDTE of its own, or an EnvioBOLETA
-// for boletas), and one emitted without it when SubmitDTE asks. Each
+// for boletas), and one emitted without it when submitDTE asks. Each
 // document walks firmado → enviando (uploading, retried with
 // UploadBackoff) → procesando (polled with PollBackoff) → aceptado,
 // con_reparos or rechazado, each change with its tracking fields and its
@@ -97,13 +97,15 @@ func issuerOf(d *store.DTE) (dte.Emisor, error) {
 	return snap.Empresa.Emisor(), nil
 }
 
-// SubmitDTE queues a firmado document for submission to the SII (for
+// submitDTE queues a firmado document for submission to the SII (for
 // documents emitted with auto_send false) and returns it. A document
 // already on its way or reviewed is a conflict. A process whose
 // Config.Submission is set sends it.
 //
-// No route of server calls it yet.
-func (s *Service) SubmitDTE(ctx context.Context, empresaID, id string) (*DTE, error) {
+// It is unexported until a route gives it its contract (the held
+// documents' submission, with its Idempotency-Key and envelopes, is the
+// next server issue's); the tests call it meanwhile.
+func (s *Service) submitDTE(ctx context.Context, empresaID, id string) (*DTE, error) {
 	if err := submission.Enqueue(ctx, s.st, empresaID, id); err != nil {
 		return nil, storeErr(err, "queueing the submission", "dte", id)
 	}

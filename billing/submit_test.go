@@ -333,7 +333,7 @@ func TestSubmitLostAnswer(t *testing.T) {
 }
 
 // TestSubmitLater: a document emitted without auto_send waits in firmado
-// until SubmitDTE; submitting twice is a conflict.
+// until submitDTE; submitting twice is a conflict.
 func TestSubmitLater(t *testing.T) {
 	r := newSubmitRig(t, siitest.Options{}, 0)
 	res := emitOK(t, r.s, r.emp.ID, submitBody(33, false))
@@ -341,16 +341,16 @@ func TestSubmitLater(t *testing.T) {
 	if d, _ := r.s.GetDTE(context.Background(), r.emp.ID, res.ID, false); d.Estado != dte.EstadoFirmado {
 		t.Fatalf("auto_send false: %s, want firmado", d.Estado)
 	}
-	if _, err := r.s.SubmitDTE(context.Background(), r.emp.ID, res.ID); err != nil {
+	if _, err := r.s.submitDTE(context.Background(), r.emp.ID, res.ID); err != nil {
 		t.Fatal(err)
 	}
 	if d := r.waitFinal(t, res.ID); d.Estado != dte.EstadoAceptado {
 		t.Errorf("submitted later: %s", d.Estado)
 	}
-	if _, err := r.s.SubmitDTE(context.Background(), r.emp.ID, res.ID); fault.KindOf(err) != fault.KindConflict {
+	if _, err := r.s.submitDTE(context.Background(), r.emp.ID, res.ID); fault.KindOf(err) != fault.KindConflict {
 		t.Errorf("second submission: %v, want a conflict", err)
 	}
-	if _, err := r.s.SubmitDTE(context.Background(), "otra-empresa", res.ID); fault.KindOf(err) != fault.KindNotFound {
+	if _, err := r.s.submitDTE(context.Background(), "otra-empresa", res.ID); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("another company's document: %v, want not found", err)
 	}
 }

@@ -9,13 +9,12 @@ import (
 )
 
 // kindStatus is the status of each billing error kind (contract §7):
-// validation 400, credential 401, role 403, not found 404, conflicts and a
+// validation 400, credential 401, not found 404, conflicts and a
 // key still in progress 409, a key reused with another body 422, a
 // dependency down 503, anything else 500.
 var kindStatus = map[fault.Kind]int{
 	fault.KindValidation:            http.StatusBadRequest,
 	fault.KindUnauthorized:          http.StatusUnauthorized,
-	fault.KindForbidden:             http.StatusForbidden,
 	fault.KindNotFound:              http.StatusNotFound,
 	fault.KindConflict:              http.StatusConflict,
 	fault.KindIdempotencyInProgress: http.StatusConflict,

@@ -162,7 +162,10 @@ const (
 )
 
 // Idempotency records one Idempotency-Key of a company: the hash of the
-// request body it was first used with and, once done, the exact response.
+// request it was first used with and, once done, the response.
+// ResponseBody is the JSON of the service's answer (billing.EmitResponse);
+// ResponseStatus is no longer written (rows of earlier versions hold the
+// HTTP status 201 there) and nothing reads it.
 type Idempotency struct {
 	EmpresaID      string
 	Key            string

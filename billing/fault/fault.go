@@ -35,8 +35,6 @@ const (
 	// a cliente rut, a producto codigo, a folio) or with the resource's
 	// state.
 	KindConflict
-	// KindForbidden means the credential may not perform the operation.
-	KindForbidden
 	// KindUnauthorized means the credential is missing, unknown or revoked.
 	KindUnauthorized
 	// KindIdempotencyMismatch means an Idempotency-Key was reused with a
@@ -54,7 +52,6 @@ var kindNames = [...]string{
 	KindValidation:            "validation",
 	KindNotFound:              "not_found",
 	KindConflict:              "conflict",
-	KindForbidden:             "forbidden",
 	KindUnauthorized:          "unauthorized",
 	KindIdempotencyMismatch:   "idempotency_mismatch",
 	KindIdempotencyInProgress: "idempotency_in_progress",
