@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"errors"
-	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dtekit/dtekit/billing/internal/outbox"
 
 	"github.com/dtekit/dtekit/billing/fault"
 
@@ -537,19 +538,8 @@ func TestDeliveryResendAndPing(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds. The bound is a liveness limit for a
-// loaded CI machine (the race detector, other packages' tests), not a
-// timing claim.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 60 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// waitFor polls cond until it holds, for at most a minute.
+func waitFor(t *testing.T, cond func() bool) { t.Helper(); clocktest.Eventually(t, time.Minute, cond) }
 
 // stubResolver answers names from a table (one address each).
 type stubResolver map[string]string

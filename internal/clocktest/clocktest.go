@@ -4,6 +4,7 @@ package clocktest
 
 import (
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -36,4 +37,18 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+// Eventually polls cond every 20 ms until it holds, and fails t when it
+// still does not after within. The bound is a liveness limit for a loaded
+// machine (the race detector, other packages' tests), not a timing claim.
+func Eventually(t testing.TB, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

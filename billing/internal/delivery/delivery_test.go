@@ -79,18 +79,8 @@ func receiver(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	return srv, &n
 }
 
-// waitFor polls cond until it holds. The bound is a liveness limit for a
-// loaded CI machine, not a timing claim.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 60 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// waitFor polls cond until it holds, for at most a minute.
+func waitFor(t *testing.T, cond func() bool) { t.Helper(); clocktest.Eventually(t, time.Minute, cond) }
 
 // TestSweep: a pending delivery whose job was lost (here: never enqueued)
 // is enqueued again by the sweep once 15 minutes late, once (a second
