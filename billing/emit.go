@@ -98,7 +98,8 @@ func (recoverArgs) Kind() string { return "dte.recover" }
 
 // Emit emits a document for the company from an emission request
 // (contract §2.3; read one strictly with dte.DecodeRequest) under an
-// Idempotency-Key, a UUID.
+// Idempotency-Key, a UUID (see ParseIdempotencyKey: its spellings are one
+// key).
 //
 // The first call with a key signs the document and answers its
 // EmitResponse; a later call with the same key and the same request
@@ -109,7 +110,8 @@ func (recoverArgs) Kind() string { return "dte.recover" }
 // still running with fault.KindIdempotencyInProgress. Invalid requests
 // fail with fault.KindValidation, naming every field, and take no folio.
 func (s *Service) Emit(ctx context.Context, empresaID, idempotencyKey string, req *dte.EmitirDTERequest) (resp *EmitResponse, replayed bool, err error) {
-	if err := CheckIdempotencyKey(idempotencyKey); err != nil {
+	idempotencyKey, err = ParseIdempotencyKey(idempotencyKey)
+	if err != nil {
 		return nil, false, err
 	}
 	if req == nil {

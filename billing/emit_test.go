@@ -474,7 +474,7 @@ type emitAnswer struct {
 // emitBody emits the JSON request body as an HTTP layer does: strict
 // decoding (dte.DecodeRequest), then Emit.
 func emitBody(s *Service, ctx context.Context, empresaID, key string, body []byte) (*emitAnswer, error) {
-	if err := CheckIdempotencyKey(key); err != nil {
+	if _, err := ParseIdempotencyKey(key); err != nil {
 		return nil, err
 	}
 	req, err := dte.DecodeRequest(bytes.NewReader(body))
@@ -490,4 +490,44 @@ func emitBody(s *Service, ctx context.Context, empresaID, key string, body []byt
 		return nil, err
 	}
 	return &emitAnswer{Resp: resp, Body: b, Replay: replayed, ID: resp.ID}, nil
+}
+
+// TestIdempotencyKeySpellings: one UUID written five ways (the canonical
+// form, upper case, braces, urn:uuid: and without dashes, all of which
+// uuid.Parse reads) is one key: one document, one folio, four replays.
+func TestIdempotencyKeySpellings(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, true)
+			ctx := context.Background()
+			const canon = "0b6f3c1e-5d7a-4c8e-9f10-2a3b4c5d6e7f"
+			spellings := []string{canon, "0B6F3C1E-5D7A-4C8E-9F10-2A3B4C5D6E7F", "{" + canon + "}",
+				"urn:uuid:" + canon, "0b6f3c1e5d7a4c8e9f102a3b4c5d6e7f"}
+			var first *emitAnswer
+			for i, key := range spellings {
+				res, err := emitBody(f.s, ctx, f.emp.ID, key, facturaBody(1))
+				if err != nil {
+					t.Fatalf("key %q: %v", key, err)
+				}
+				if i == 0 {
+					first = res
+					if res.Replay {
+						t.Fatal("the first emission answered as a replay")
+					}
+					continue
+				}
+				if !res.Replay || res.ID != first.ID {
+					t.Errorf("key %q: replay %v, id %s; want a replay of %s", key, res.Replay, res.ID, first.ID)
+				}
+			}
+			page, err := f.s.ListDTE(ctx, f.emp.ID, DTEFilter{})
+			if err != nil || page.TotalCount != 1 {
+				t.Fatalf("documents after five spellings of one key: %v, %v; want 1", page, err)
+			}
+			rec, err := f.s.st.GetIdempotency(ctx, f.emp.ID, canon)
+			if err != nil || rec.DTEID != first.ID {
+				t.Errorf("the key is not stored in its canonical form: %+v, %v", rec, err)
+			}
+		})
+	}
 }

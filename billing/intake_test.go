@@ -246,10 +246,10 @@ func TestDecodeAndHash(t *testing.T) {
 			t.Errorf("decode %q: %v, want an error on %s", body, e, field)
 		}
 	}
-	if e := CheckIdempotencyKey("not-a-uuid"); e == nil {
+	if _, e := ParseIdempotencyKey("not-a-uuid"); e == nil {
 		t.Error("accepted a non-UUID idempotency key")
 	}
-	if e := CheckIdempotencyKey("0b6f3c1e-5d7a-4c8e-9f10-2a3b4c5d6e7f"); e != nil {
+	if k, e := ParseIdempotencyKey("{0B6F3C1E-5D7A-4C8E-9F10-2A3B4C5D6E7F}"); e != nil || k != "0b6f3c1e-5d7a-4c8e-9f10-2a3b4c5d6e7f" {
 		t.Error(e)
 	}
 }

@@ -26,20 +26,24 @@ func requestHash(req *dte.EmitirDTERequest) ([]byte, string, error) {
 	return canon, hex.EncodeToString(sum[:]), nil
 }
 
-// CheckIdempotencyKey checks an Idempotency-Key as Emit does: required
-// and a UUID (contract §4.1). An HTTP layer calls it to refuse a bad key
+// ParseIdempotencyKey reads an Idempotency-Key as Emit does: required,
+// a UUID (contract §4.1) in any spelling uuid.Parse reads (upper case,
+// braces, urn:uuid:, no dashes), and returns its canonical form (lower
+// case, dashed), under which Emit records it: one UUID is one key,
+// however it is written. An HTTP layer calls it to refuse a bad key
 // before it reads the body.
-func CheckIdempotencyKey(key string) error {
+func ParseIdempotencyKey(key string) (string, error) {
 	if key == "" {
-		return fault.Invalid("Idempotency-Key", dte.CodeRequired, "the Idempotency-Key header is required")
+		return "", fault.Invalid("Idempotency-Key", dte.CodeRequired, "the Idempotency-Key header is required")
 	}
 	if len(key) > MaxIdempotencyKey {
-		return fault.Invalid("Idempotency-Key", dte.CodeTooLong, "the Idempotency-Key is too long")
+		return "", fault.Invalid("Idempotency-Key", dte.CodeTooLong, "the Idempotency-Key is too long")
 	}
-	if _, err := uuid.Parse(key); err != nil {
-		return fault.Invalid("Idempotency-Key", dte.CodeInvalidFormat, "the Idempotency-Key must be a UUID")
+	u, err := uuid.Parse(key)
+	if err != nil {
+		return "", fault.Invalid("Idempotency-Key", dte.CodeInvalidFormat, "the Idempotency-Key must be a UUID")
 	}
-	return nil
+	return u.String(), nil
 }
 
 // newID returns a new resource id: a UUIDv7, so ids grow with time.

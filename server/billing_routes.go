@@ -100,7 +100,8 @@ func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 		return err
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if err := billing.CheckIdempotencyKey(key); err != nil {
+	key, err = billing.ParseIdempotencyKey(key)
+	if err != nil {
 		return err
 	}
 	req, err := dte.DecodeRequest(bytes.NewReader(body))
