@@ -203,6 +203,7 @@ func (f *fixture) testDTE(t *testing.T) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/xml; charset=ISO-8859-1" {
 		t.Errorf("XML content type %q", ct)
 	}
+	wantDownloadHeaders(t, "XML", r)
 	if !bytes.HasPrefix(r.Body, []byte(`<?xml version="1.0" encoding="ISO-8859-1"?>`)) || !bytes.Contains(r.Body, []byte("<Signature")) {
 		t.Errorf("XML: %s", truncate(r.Body))
 	}
@@ -218,6 +219,7 @@ func (f *fixture) testDTE(t *testing.T) {
 		if r.Header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(r.Body, []byte("%PDF-")) {
 			t.Errorf("pdf%s: %s %q", q, r.Header.Get("Content-Type"), truncate(r.Body[:min(len(r.Body), 20)]))
 		}
+		wantDownloadHeaders(t, "PDF"+q, r)
 	}
 	for _, q := range []string{"?copy=original", "?formato=a4", "?cedible=2"} {
 		want(t, f.do("GET", api+"/dte/"+id+"/pdf"+q, nil, f.A.readHdr...), 400, fault.Validation)
@@ -681,5 +683,17 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("the logs carry %q", secret)
 		}
+	}
+}
+
+// wantDownloadHeaders checks that a document download may be neither
+// sniffed into another type nor kept by a cache (issue 20, point 11).
+func wantDownloadHeaders(t *testing.T, what string, r *response) {
+	t.Helper()
+	if v := r.Header.Get("X-Content-Type-Options"); v != "nosniff" {
+		t.Errorf("%s: X-Content-Type-Options %q, want nosniff", what, v)
+	}
+	if v := r.Header.Get("Cache-Control"); v != "no-store" {
+		t.Errorf("%s: Cache-Control %q, want no-store", what, v)
 	}
 }

@@ -171,12 +171,22 @@ func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Pr
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Length", strconv.Itoa(len(pdf)))
-	w.Header().Set("Content-Disposition", `inline; filename="DTE-`+id+`.pdf"`)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(pdf)
+	writeDocument(w, "application/pdf", `inline; filename="DTE-`+id+`.pdf"`, pdf)
 	return nil
+}
+
+// writeDocument answers a downloaded document: its type, never sniffed
+// into another, and no-store, since it carries a company's data and a
+// shared cache must not keep it.
+func writeDocument(w http.ResponseWriter, contentType, disposition string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Disposition", disposition)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
@@ -188,11 +198,7 @@ func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Pr
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/xml; charset=ISO-8859-1")
-	w.Header().Set("Content-Length", strconv.Itoa(len(xml)))
-	w.Header().Set("Content-Disposition", `attachment; filename="DTE-`+id+`.xml"`)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(xml)
+	writeDocument(w, "application/xml; charset=ISO-8859-1", `attachment; filename="DTE-`+id+`.xml"`, xml)
 	return nil
 }
 
