@@ -17,8 +17,14 @@ import (
 // MaxCertificateSize bounds an uploaded .pfx/.p12 file (contract §8: 50 KB).
 const MaxCertificateSize = 50 << 10
 
+// MinCertificateBits is the smallest RSA key an uploaded signing
+// certificate may have; the certificates of Chilean certification
+// authorities are 2048-bit or larger.
+const MinCertificateBits = 2048
+
 // checkCertificate opens an uploaded PKCS#12 file and checks it may sign
-// for the company: size, password, an RSA key, still valid at now, and its
+// for the company: size, password, an RSA key of at least
+// MinCertificateBits, still valid at now, and its
 // holder's RUT equal to rutFirmante.
 func checkCertificate(p12 []byte, password, rutFirmante string, now time.Time) (*signer.Certificate, *fault.Error) {
 	switch {
@@ -41,6 +47,9 @@ func checkCertificate(p12 []byte, password, rutFirmante string, now time.Time) (
 			return nil, fault.Invalid("password", fault.DetailCertPassword, "the password does not open the certificate file")
 		}
 		return nil, fault.Invalid("file", fault.DetailCertInvalid, "the file is not a usable .pfx/.p12 certificate: "+err.Error())
+	}
+	if bits := cert.Key.N.BitLen(); bits < MinCertificateBits {
+		return nil, fault.Invalid("file", fault.DetailCertWeakKey, fmt.Sprintf("the certificate's key has %d bits; at least %d are required", bits, MinCertificateBits))
 	}
 	if now.After(cert.NotAfter()) {
 		return nil, fault.Invalid("file", fault.DetailCertExpired, fmt.Sprintf("the certificate expired on %s", cert.NotAfter().Format(time.DateOnly)))

@@ -14,6 +14,7 @@ import (
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/signer/signertest"
 )
 
 var (
@@ -162,6 +163,19 @@ func TestCheckCertificate(t *testing.T) {
 	}
 	if _, e := checkCertificate(c.P12, c.Password, dtetest.SignerRUT, now.AddDate(3, 0, 0)); e == nil || e.Details[0].Code != fault.DetailCertExpired {
 		t.Errorf("expired certificate: %v", e)
+	}
+	// A key under 2048 bits is refused at upload (issue 20, point 11):
+	// the SII's certificates are at least 2048-bit RSA.
+	weak, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: dtetest.SignerRUT, Bits: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	weakP12, err := signertest.EncodePKCS12(weak, "pw", signertest.Modern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, e := checkCertificate(weakP12, "pw", dtetest.SignerRUT, now); e == nil || e.Details[0].Field != "file" || e.Details[0].Code != fault.DetailCertWeakKey {
+		t.Errorf("1024-bit certificate: %v, want a validation error on file (%s)", e, fault.DetailCertWeakKey)
 	}
 }
 

@@ -221,6 +221,7 @@ const (
 	DetailCertInvalid      dte.DetailCode = "INVALID_CERTIFICATE"
 	DetailCertPassword     dte.DetailCode = "WRONG_PASSWORD"
 	DetailCertExpired      dte.DetailCode = "CERTIFICATE_EXPIRED"
+	DetailCertWeakKey      dte.DetailCode = "WEAK_KEY"
 	DetailCertRequired     dte.DetailCode = "CERTIFICATE_REQUIRED"
 	DetailRutMismatch      dte.DetailCode = "RUT_MISMATCH"
 	DetailInvalidCAF       dte.DetailCode = "INVALID_CAF"
