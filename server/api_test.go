@@ -18,6 +18,7 @@ import (
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/golang-jwt/jwt/v5"
 )
 
 const api = "/api/v1/billing"
@@ -581,6 +582,14 @@ func (f *fixture) testTenants(t *testing.T) {
 			r := f.do(pb.method, pb.path, body, hdr...)
 			want(t, r, 404, fault.NotFound)
 		}
+	}
+	// A valid token naming a company that does not exist is no credential
+	// at all: 401, not a 404 from the first read (issue 20, point 11).
+	_, key := sharedCreds(t)
+	ghost := signToken(t, jwt.SigningMethodRS256, key, jwt.MapClaims{"iss": testIssuer, "aud": testAud, "sub": "u-ghost",
+		"exp": time.Now().Add(time.Hour).Unix(), "empresa_id": newUUID(), "role": "admin"})
+	for _, path := range []string{"/empresa", "/dte"} {
+		want(t, f.do("GET", api+path, nil, "Authorization", "Bearer "+ghost), 401, fault.Unauthorized)
 	}
 	// A's own data is untouched and still there.
 	want(t, f.do("GET", api+"/clientes/"+c.ID, nil, f.A.readHdr...), 200)

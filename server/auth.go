@@ -137,14 +137,16 @@ func (s *Server) authenticate(r *http.Request) (*billing.Principal, error) {
 		if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || len(tok) > maxCredentialLen {
 			return nil, errUnauthorized
 		}
-		return s.verifyJWT(strings.TrimSpace(tok))
+		return s.verifyJWT(r.Context(), strings.TrimSpace(tok))
 	default:
 		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "missing credential: send X-Api-Key or Authorization: Bearer")
 	}
 }
 
-// verifyJWT checks a bearer token and returns its principal.
-func (s *Server) verifyJWT(tok string) (*billing.Principal, error) {
+// verifyJWT checks a bearer token and returns its principal. A token
+// whose empresa_id names no company is refused like any other invalid
+// credential (401), not answered with the 404 of the first read.
+func (s *Server) verifyJWT(ctx context.Context, tok string) (*billing.Principal, error) {
 	cfg := s.jwt
 	if cfg == nil || cfg.Keyfunc == nil {
 		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "bearer tokens are not configured on this server")
@@ -166,6 +168,12 @@ func (s *Server) verifyJWT(tok string) (*billing.Principal, error) {
 	}
 	if !isUUID(c.EmpresaID) {
 		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "bearer token without a valid empresa_id claim")
+	}
+	if err := s.tenantExists(ctx, c.EmpresaID); err != nil {
+		if fault.KindOf(err) == fault.KindNotFound {
+			return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "bearer token for an unknown company")
+		}
+		return nil, err
 	}
 	sub := c.Subject
 	if sub == "" {

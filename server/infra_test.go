@@ -74,6 +74,12 @@ func newInfraServer(t testing.TB, key *rsa.PrivateKey, rl RateLimit) *Server {
 		t.Fatal(err)
 	}
 	s.apiKeys = fakeKeys
+	s.tenantExists = func(_ context.Context, empresaID string) error {
+		if empresaID == testEmpresa {
+			return nil
+		}
+		return fault.Missing("empresa", empresaID)
+	}
 	return s
 }
 

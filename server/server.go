@@ -47,15 +47,18 @@ type Config struct {
 
 // Server is the API's http.Handler.
 type Server struct {
-	mux      *http.ServeMux
-	logger   *slog.Logger
-	billing  *billing.Service
-	apiKeys  func(ctx context.Context, key string) (*billing.Principal, error)
-	jwt      *JWTConfig
-	limit    *limiters
-	metrics  *metrics
-	checks   map[string]func(context.Context) error
-	draining atomic.Bool
+	mux     *http.ServeMux
+	logger  *slog.Logger
+	billing *billing.Service
+	apiKeys func(ctx context.Context, key string) (*billing.Principal, error)
+	// tenantExists answers nil when the company exists, a not-found
+	// error when it does not (tests of the HTTP layer replace it).
+	tenantExists func(ctx context.Context, empresaID string) error
+	jwt          *JWTConfig
+	limit        *limiters
+	metrics      *metrics
+	checks       map[string]func(context.Context) error
+	draining     atomic.Bool
 }
 
 // New returns a Server for cfg.
@@ -81,6 +84,10 @@ func New(cfg Config) (*Server, error) {
 		checks:  cfg.ReadyChecks,
 	}
 	s.apiKeys = s.billingAPIKey
+	s.tenantExists = func(ctx context.Context, empresaID string) error {
+		_, err := s.billing.GetEmpresa(ctx, empresaID)
+		return err
+	}
 	s.routes()
 	return s, nil
 }
