@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -156,14 +158,15 @@ func (s *Server) verifyJWT(ctx context.Context, tok string) (*billing.Principal,
 		leeway = 30 * time.Second
 	}
 	var c Claims
-	_, err := jwt.ParseWithClaims(tok, &c, cfg.Keyfunc,
+	t, err := jwt.ParseWithClaims(tok, &c, cfg.Keyfunc,
 		jwt.WithValidMethods([]string{"RS256"}),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
 		jwt.WithIssuer(cfg.Issuer),
 		jwt.WithAudience(cfg.Audience),
 		jwt.WithLeeway(leeway),
 	)
-	if err != nil {
+	if err != nil || !understood(t) || !numericTimes(tok) {
 		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "invalid bearer token")
 	}
 	if !isUUID(c.EmpresaID) {
@@ -204,6 +207,42 @@ func isUUID(s string) bool {
 			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// understood reports whether the token asks for no critical extension:
+// the server implements none, so a token whose header lists any ("crit",
+// RFC 7515 §4.1.11) must be refused.
+func understood(t *jwt.Token) bool {
+	_, crit := t.Header["crit"]
+	return !crit
+}
+
+// numericTimes reports whether the token's exp, nbf and iat claims, where
+// present, are JSON numbers (RFC 7519 NumericDate), not strings that
+// merely read as numbers.
+func numericTimes(tok string) bool {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return false
+	}
+	var claims map[string]json.RawMessage
+	if json.Unmarshal(payload, &claims) != nil {
+		return false
+	}
+	for _, name := range []string{"exp", "nbf", "iat"} {
+		v, ok := claims[name]
+		if !ok {
+			continue
+		}
+		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+			return false
 		}
 	}
 	return true

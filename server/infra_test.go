@@ -233,6 +233,13 @@ func TestAuthentication(t *testing.T) {
 		{"wrong audience", bearer(signToken(t, jwt.SigningMethodRS256, key, with(func(c jwt.MapClaims) { c["aud"] = "other" }))), 401},
 		{"no empresa", bearer(signToken(t, jwt.SigningMethodRS256, key, with(func(c jwt.MapClaims) { delete(c, "empresa_id") }))), 401},
 		{"garbage token", bearer("a.b.c"), 401},
+		// Issue 20, point 11: a critical extension we do not understand, an
+		// iat beyond the leeway in the future, an exp that is not a number.
+		{"unknown crit", bearer(signTokenHeader(t, key, goodClaims(), map[string]any{"crit": []string{"exp-ext"}, "exp-ext": true})), 401},
+		{"iat in the future", bearer(signToken(t, jwt.SigningMethodRS256, key, with(func(c jwt.MapClaims) { c["iat"] = time.Now().Add(10 * time.Minute).Unix() }))), 401},
+		{"iat within the leeway", bearer(signToken(t, jwt.SigningMethodRS256, key, with(func(c jwt.MapClaims) { c["iat"] = time.Now().Add(10 * time.Second).Unix() }))), 200},
+		{"exp as text", bearer(signToken(t, jwt.SigningMethodRS256, key, with(func(c jwt.MapClaims) { c["exp"] = "tomorrow" }))), 401},
+		{"exp as a numeric string", bearer(signToken(t, jwt.SigningMethodRS256, key, with(func(c jwt.MapClaims) { c["exp"] = strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10) }))), 401},
 	}
 	for _, c := range cases {
 		r := tt.do(c.req)
@@ -303,4 +310,18 @@ func TestPEMKeyfuncRefusesWeakOrForeignKeys(t *testing.T) {
 	if _, err := PEMKeyfunc([]byte("not pem")); err == nil {
 		t.Error("no key accepted")
 	}
+}
+
+// signTokenHeader signs claims with RS256 and extra header parameters.
+func signTokenHeader(t testing.TB, key *rsa.PrivateKey, claims jwt.MapClaims, header map[string]any) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
