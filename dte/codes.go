@@ -69,7 +69,8 @@ const (
 	CodeInvalidCharacter DetailCode = "INVALID_CHARACTER"
 
 	// CodeDuplicate: a value that must be unique within its list repeats
-	// (descuentos_globales nro_lin_dr, impuestos_retenciones tipo_imp).
+	// (descuentos_globales nro_lin_dr, impuestos_retenciones tipo_imp),
+	// or a JSON member appears twice in one object of the request.
 	CodeDuplicate DetailCode = "DUPLICATE"
 )
 

@@ -56,6 +56,7 @@ func DecodeRequest(r io.Reader) (*EmitirDTERequest, error) {
 	}
 	var problems []FieldError
 	checkJSONShape("", tree, reflect.TypeFor[EmitirDTERequest](), &problems)
+	problems = append(problems, duplicateMembers(data)...)
 	if len(problems) > 0 {
 		return nil, &ValidationError{Details: problems}
 	}
@@ -102,6 +103,83 @@ var (
 	decimalType    = reflect.TypeFor[Decimal]()
 	tipoDocRefType = reflect.TypeFor[TipoDocRef]()
 )
+
+// jsonFrame is an object or array being read by duplicateMembers.
+type jsonFrame struct {
+	object  bool
+	path    string
+	keys    map[string]struct{} // the object's members so far
+	wantKey bool                // the object's next token is a member name or '}'
+	key     string              // the object's current member
+	next    int                 // the array's next index
+}
+
+// duplicateMembers reports every member that appears more than once in
+// one object of data, at any depth, with its path (encoding/json would
+// silently keep the last value, so a body saying tipo_dte 33 and then 34
+// would issue a 34). data is valid JSON: DecodeRequest has read it.
+func duplicateMembers(data []byte) []FieldError {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var stack []*jsonFrame
+	var out []FieldError
+	// valuePath is the path of the value starting now in the top frame.
+	valuePath := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.object {
+			f.wantKey = true
+			if f.path == "" {
+				return f.key
+			}
+			return f.path + "." + f.key
+		}
+		p := f.path + "[" + strconv.Itoa(f.next) + "]"
+		f.next++
+		return p
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+			f := stack[n-1]
+			if tok == json.Delim('}') {
+				stack = stack[:n-1]
+				continue
+			}
+			k, ok := tok.(string)
+			if !ok {
+				return out
+			}
+			if _, dup := f.keys[k]; dup {
+				field := k
+				if f.path != "" {
+					field = f.path + "." + k
+				}
+				out = append(out, FieldError{Field: field, Code: CodeDuplicate,
+					Message: fmt.Sprintf("%q appears more than once in this object", k),
+					Action:  "give each member once"})
+			}
+			f.keys[k] = struct{}{}
+			f.key, f.wantKey = k, false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &jsonFrame{object: true, path: valuePath(), keys: map[string]struct{}{}, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, &jsonFrame{path: valuePath()})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			valuePath()
+		}
+	}
+}
 
 // checkJSONShape compares a value decoded generically (with UseNumber) with
 // the Go type it will be stored in, and records unknown members and type

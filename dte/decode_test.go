@@ -38,6 +38,21 @@ var decodeCases = []struct {
 	{"not an object", `[1, 2]`, []decodeDetail{{"", CodeInvalidType, "expected an object, got an array"}}, CodeInvalidType},
 	{"a string tipo_dte", `{"tipo_dte": "33"}`, []decodeDetail{{"tipo_dte", CodeInvalidType, "expected an integer, got a string"}}, CodeInvalidType},
 	{"case differs", `{"Tipo_DTE": 33}`, []decodeDetail{{"Tipo_DTE", CodeUnknownField, `"Tipo_DTE" is not a field`}}, CodeUnknownField},
+	// A member given twice is refused, not read as the last one (issue 20,
+	// point 11: tipo_dte 33 then 34 issued a 34), at any depth.
+	{"duplicate member", `{"tipo_dte": 33, "tipo_dte": 34}`, []decodeDetail{{"tipo_dte", CodeDuplicate, `"tipo_dte" appears more than once`}}, CodeDuplicate},
+	{
+		"duplicate members within",
+		`{"receptor": {"rut": "1-9", "razon_social": "x", "rut": "76086428-5"},
+		  "detalle": [{"nombre": "A"}, {"nombre": "B", "precio": 1, "precio": 1000}],
+		  "metadata": {"k": 1, "k": 2}}`,
+		[]decodeDetail{
+			{"receptor.rut", CodeDuplicate, "more than once"},
+			{"detalle[1].precio", CodeDuplicate, "more than once"},
+			{"metadata.k", CodeDuplicate, "more than once"},
+		},
+		CodeDuplicate,
+	},
 	{
 		"everything at once",
 		`{"tipo_dte": 33, "Fecha_Emision": "2025-05-14", "receptor": {"rut": 76086428, "razon": "x"},
