@@ -56,7 +56,7 @@ func DecodeRequest(r io.Reader) (*EmitirDTERequest, error) {
 	}
 	var problems []FieldError
 	checkJSONShape("", tree, reflect.TypeFor[EmitirDTERequest](), &problems)
-	problems = append(problems, duplicateMembers(data)...)
+	problems = append(problems, DuplicateMembers(data)...)
 	if len(problems) > 0 {
 		return nil, &ValidationError{Details: problems}
 	}
@@ -104,7 +104,7 @@ var (
 	tipoDocRefType = reflect.TypeFor[TipoDocRef]()
 )
 
-// jsonFrame is an object or array being read by duplicateMembers.
+// jsonFrame is an object or array being read by DuplicateMembers.
 type jsonFrame struct {
 	object  bool
 	path    string
@@ -114,11 +114,13 @@ type jsonFrame struct {
 	next    int                 // the array's next index
 }
 
-// duplicateMembers reports every member that appears more than once in
-// one object of data, at any depth, with its path (encoding/json would
-// silently keep the last value, so a body saying tipo_dte 33 and then 34
-// would issue a 34). data is valid JSON: DecodeRequest has read it.
-func duplicateMembers(data []byte) []FieldError {
+// DuplicateMembers reports every member that appears more than once in
+// one object of the JSON data, at any depth, each as a FieldError with its
+// path and CodeDuplicate. encoding/json silently keeps the last value, so
+// a body saying tipo_dte 33 and then 34 would issue a 34; DecodeRequest
+// refuses such a body, and an HTTP layer can refuse its other bodies the
+// same way. Malformed data ends the walk: it reports what it found before.
+func DuplicateMembers(data []byte) []FieldError {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var stack []*jsonFrame

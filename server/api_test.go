@@ -375,6 +375,13 @@ func (f *fixture) testClientes(t *testing.T) {
 	want(t, f.do("POST", api+"/clientes", c, f.A.writeHdr...), 409, "CLIENTE_RUT_CONFLICT")
 	// The same rut in another company is another customer.
 	want(t, f.do("POST", api+"/clientes", c, f.B.writeHdr...), 201)
+	// A member given twice is refused, not read as the last (issue 20,
+	// point 11), in every JSON body.
+	r = f.do("POST", api+"/clientes", `{"rut": "77777777-7", "razon_social": "Dos", "razon_social": "Tres"}`, f.A.writeHdr...)
+	want(t, r, 400, fault.Validation)
+	if !strings.Contains(string(r.Body), `"field":"razon_social","code":"DUPLICATE"`) {
+		t.Errorf("duplicate member: %s", r.Body)
+	}
 	r = f.do("POST", api+"/clientes", map[string]any{"rut": "76086428-4", "razon_social": ""}, f.A.writeHdr...)
 	want(t, r, 400, fault.Validation)
 	if !strings.Contains(string(r.Body), `"field":"rut","code":"INVALID_RUT"`) || !strings.Contains(string(r.Body), `"field":"razon_social"`) {

@@ -61,8 +61,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any) er
 	return unmarshalStrict(b, dst)
 }
 
-// unmarshalStrict decodes one JSON object into dst, refusing unknown
-// members and trailing data, and names the field of every problem.
+// unmarshalStrict decodes one JSON object into dst, refusing unknown or
+// repeated members and trailing data, and names the field of every
+// problem.
 func unmarshalStrict(b []byte, dst any) error {
 	var members map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -73,6 +74,9 @@ func unmarshalStrict(b []byte, dst any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return validation("the body must be a single JSON object",
 			dte.FieldError{Field: "$", Code: dte.CodeInvalidJSON, Message: "data after the JSON object"})
+	}
+	if dups := dte.DuplicateMembers(b); len(dups) > 0 {
+		return validation(fmt.Sprintf("the body gives %d member(s) more than once", len(dups)), dups...)
 	}
 	known := jsonFields(reflect.TypeOf(dst).Elem())
 	var details []dte.FieldError
