@@ -150,6 +150,9 @@ func (s *Service) ListClientes(ctx context.Context, empresaID string, p ListPara
 	if e != nil {
 		return nil, e
 	}
+	if e := checkSearch(p.Q); e != nil {
+		return nil, e
+	}
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
 	}
@@ -266,6 +269,9 @@ func (s *Service) DeleteProducto(ctx context.Context, empresaID, id string) erro
 func (s *Service) ListProductos(ctx context.Context, empresaID string, p ListParams) (*ProductoPage, error) {
 	limit, e := pageLimit(p.Limit)
 	if e != nil {
+		return nil, e
+	}
+	if e := checkSearch(p.Q); e != nil {
 		return nil, e
 	}
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {

@@ -344,3 +344,46 @@ func TestIdempotencyPurge(t *testing.T) {
 		t.Errorf("purged key still there: %v", err)
 	}
 }
+
+// TestTextRefusedBeforeTheStore: a control character (NUL among them,
+// which PostgreSQL refuses with an error and SQLite stores), or a
+// character ISO-8859-1 cannot hold, in a cliente, a producto, the company
+// or a search is a validation error naming the field, on both backends,
+// and nothing is stored (issue 20, point 7).
+func TestTextRefusedBeforeTheStore(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, false)
+			s, ctx, id := f.s, context.Background(), f.emp.ID
+			wantField := func(what string, err error, field string, code dte.DetailCode) {
+				t.Helper()
+				fe := fault.As(err)
+				if fe == nil || fe.Kind != fault.KindValidation || len(fe.Details) == 0 ||
+					fe.Details[0].Field != field || fe.Details[0].Code != code {
+					t.Errorf("%s: %v, want a validation error on %s (%s)", what, err, field, code)
+				}
+			}
+			_, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "76086428-5", RazonSocial: "Uno\x00Dos"})
+			wantField("NUL in razon_social", err, "razon_social", dte.CodeInvalidCharacter)
+			_, err = s.CreateCliente(ctx, id, ClienteInput{Rut: "76086428-5", RazonSocial: "Uno", Giro: "Café ☕"})
+			wantField("a character outside ISO-8859-1", err, "giro", dte.CodeNotLatin1)
+			notas := "línea uno\nlínea dos"
+			if _, err := s.CreateCliente(ctx, id, ClienteInput{Rut: "76086428-5", RazonSocial: "Uno", Notas: notas}); err != nil {
+				t.Errorf("line breaks in notas: %v", err)
+			}
+			_, err = s.CreateProducto(ctx, id, ProductoInput{Nombre: "Resma\x07", PrecioUnitario: 100})
+			wantField("BEL in nombre", err, "nombre", dte.CodeInvalidCharacter)
+			giro := "Servicios\x00"
+			_, err = s.UpdateEmpresa(ctx, id, EmpresaUpdate{Giro: &giro})
+			wantField("NUL in the company's giro", err, "giro", dte.CodeInvalidCharacter)
+			_, err = s.ListClientes(ctx, id, ListParams{Q: "a\x00b"})
+			wantField("NUL in a search", err, "q", dte.CodeInvalidCharacter)
+			_, err = s.ListProductos(ctx, id, ListParams{Q: "\x1b[2J"})
+			wantField("ESC in a search", err, "q", dte.CodeInvalidCharacter)
+			page, err := s.ListClientes(ctx, id, ListParams{})
+			if err != nil || page.TotalCount != 1 {
+				t.Errorf("clientes stored: %+v, %v; want only the one with notas", page, err)
+			}
+		})
+	}
+}

@@ -3,10 +3,8 @@ package billing
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -23,15 +21,27 @@ func (s *Service) GetEmpresa(ctx context.Context, empresaID string) (*Empresa, e
 	return empresaFromStore(e), nil
 }
 
-// checkText appends a problem when a required text is blank or too long.
+// multilineFields are the free texts that may hold line feeds and tabs.
+var multilineFields = map[string]bool{"notas": true, "descripcion": true}
+
+// checkText appends the problem of one text, if any, by dte.CheckText's
+// rules (the ones the SII's documents need: blank when required, too
+// long, a control character, a character ISO-8859-1 cannot hold), so
+// that no bad text reaches the store on either backend.
 func checkText(details []dte.FieldError, field, v string, required bool, maxLen int) []dte.FieldError {
-	switch {
-	case required && strings.TrimSpace(v) == "":
-		return append(details, dte.FieldError{Field: field, Code: dte.CodeRequired, Message: field + " is required"})
-	case utf8.RuneCountInString(v) > maxLen:
-		return append(details, dte.FieldError{Field: field, Code: dte.CodeTooLong, Message: fmt.Sprintf("%s is longer than %d characters", field, maxLen)})
+	if p := dte.CheckText(field, v, maxLen, required, multilineFields[field]); p != nil {
+		return append(details, *p)
 	}
 	return details
+}
+
+// maxSearch bounds a catalog search text.
+const maxSearch = 200
+
+// checkSearch refuses a search text that could not match any stored
+// text (a control character, one outside ISO-8859-1) or is too long.
+func checkSearch(q string) *fault.Error {
+	return invalid(checkText(nil, "q", q, false, maxSearch))
 }
 
 func invalid(details []dte.FieldError) *fault.Error {

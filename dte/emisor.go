@@ -2,9 +2,7 @@ package dte
 
 import (
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Text lengths of a document's receptor in DTE_v10.xsd, in characters.
@@ -56,11 +54,8 @@ func (e *Emisor) Validate() error {
 		{"razon_social", e.RazonSocial, maxRznSocEmisor}, {"giro", e.Giro, maxGiroEmisor}, {"direccion", e.Direccion, maxDirOrigen},
 		{"comuna", e.Comuna, maxCmnaOrigen}, {"ciudad", e.Ciudad, maxCiudadOrigen},
 	} {
-		switch {
-		case strings.TrimSpace(f.v) == "":
-			d = append(d, FieldError{Field: f.name, Code: CodeRequired, Message: f.name + " is required"})
-		case utf8.RuneCountInString(f.v) > f.max:
-			d = append(d, FieldError{Field: f.name, Code: CodeTooLong, Message: fmt.Sprintf("%s is longer than %d characters", f.name, f.max)})
+		if p := CheckText(f.name, f.v, f.max, true, false); p != nil {
+			d = append(d, *p)
 		}
 	}
 	if e.Ambiente != AmbienteCertificacion && e.Ambiente != AmbienteProduccion {

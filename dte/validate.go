@@ -856,6 +856,28 @@ func (v *validator) text(field, s string, max int, mode textMode) bool {
 	return true
 }
 
+// CheckText checks one text field by the rules of a request's texts,
+// the ones the SII's documents need: valid UTF-8 of ISO-8859-1 characters
+// only, no control character (line feeds and tabs only when multiline),
+// at most max characters, and not blank when required. It returns the
+// problem, named by field, or nil. Services apply it to the texts they
+// keep for documents (a catalog's clientes and productos, the issuing
+// company) so that bad text is refused before it is stored.
+func CheckText(field, s string, max int, required, multiline bool) *FieldError {
+	mode := textOptional
+	switch {
+	case required:
+		mode = textRequired
+	case multiline:
+		mode = textMultiline
+	}
+	var v validator
+	if v.text(field, s, max, mode) {
+		return nil
+	}
+	return &v.errs[0]
+}
+
 // textAt is text for the field p+suffix; the name is only built when
 // there is a problem to report.
 func (v *validator) textAt(p, suffix, s string, max int, mode textMode) bool {
