@@ -42,8 +42,10 @@ type DeliveryAttempt struct {
 	// StatusCode is the receiver's HTTP status; null when there was no
 	// response.
 	StatusCode *int `json:"status_code"`
-	// ErrorClass is empty on success; otherwise http, timeout, dns,
-	// connect, tls, blocked or request.
+	// ErrorClass is empty on success; otherwise the category of the
+	// failure: http_status, timeout, dns, refused, tls, private_address or
+	// request. Error says it in a sentence; the details (addresses, the
+	// network error) are in the server's log only.
 	ErrorClass string `json:"error_class,omitempty"`
 	Error      string `json:"error,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
@@ -62,6 +64,14 @@ func deliveryOut(r *delivery.Record) *Delivery {
 	out := &Delivery{ID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, EventType: r.EventType, State: r.State,
 		Attempts: r.Delivery.Attempts, LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		AttemptLog: make([]DeliveryAttempt, 0, len(r.Attempts))}
+	if n := len(r.Attempts); n > 0 && !r.Attempts[n-1].OK {
+		// A last error written from an attempt ("class: …") is shown as
+		// its category's sentence: rows of earlier versions kept the
+		// network error there.
+		if last := r.Attempts[n-1]; last.ErrorClass != "" && strings.HasPrefix(out.LastError, last.ErrorClass+":") {
+			out.LastError = delivery.PublicError(last.ErrorClass, last.StatusCode)
+		}
+	}
 	if r.LastStatusCode != 0 {
 		c := r.LastStatusCode
 		out.LastStatusCode = &c
@@ -72,7 +82,8 @@ func deliveryOut(r *delivery.Record) *Delivery {
 	}
 	for _, a := range r.Attempts {
 		da := DeliveryAttempt{Attempt: a.Attempt, Trigger: a.Trigger, AttemptedAt: a.AttemptedAt.UTC(),
-			ErrorClass: a.ErrorClass, Error: a.Error, DurationMS: a.Duration.Milliseconds(),
+			ErrorClass: delivery.PublicClass(a.ErrorClass), Error: delivery.PublicError(a.ErrorClass, a.StatusCode),
+			DurationMS: a.Duration.Milliseconds(),
 			Response: strings.ToValidUTF8(string(a.Response), "\uFFFD")}
 		if a.StatusCode != 0 {
 			c := a.StatusCode

@@ -219,7 +219,7 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 	}
 	for i, a := range out.AttemptLog {
 		if a.Attempt != i+1 || a.Trigger != "scheduled" || a.StatusCode == nil || *a.StatusCode != 500 ||
-			a.ErrorClass != "http" || a.Response != "answer from the receiver" {
+			a.ErrorClass != "http_status" || a.Error != "http_status: the receiver answered 500" || a.Response != "answer from the receiver" {
 			t.Errorf("log entry %d: %+v", i, a)
 		}
 	}
@@ -461,8 +461,16 @@ func TestDeliveryBlocked(t *testing.T) {
 	d := f.deliveries(t, wh.ID)[0]
 	f.runDue(t, &d, 1)
 	out, _ := f.s.GetDelivery(ctx, f.empresa, wh.ID, d.ID)
-	if out.AttemptLog[0].ErrorClass != "blocked" || !strings.Contains(out.AttemptLog[0].Error, "169.254.169.254") {
-		t.Errorf("blocked attempt logged as %+v", out.AttemptLog[0])
+	// The tenant sees the category and a fixed sentence, never what the
+	// name resolved to nor the resolver's address (issue 20, point 8).
+	a := out.AttemptLog[0]
+	if a.ErrorClass != "private_address" || a.Error == "" {
+		t.Errorf("blocked attempt logged as %+v, want class private_address", a)
+	}
+	for _, leak := range []string{"169.254", "hooks.example.com", "dial", "lookup"} {
+		if strings.Contains(a.Error, leak) || strings.Contains(out.LastError, leak) {
+			t.Errorf("the tenant's view of the attempt reveals %q: error %q, last_error %q", leak, a.Error, out.LastError)
+		}
 	}
 }
 

@@ -34,20 +34,20 @@ const (
 	ClassNone ErrorClass = ""
 	// ClassHTTP: the receiver answered, with a status other than 2xx
 	// (3xx included: redirects are never followed).
-	ClassHTTP ErrorClass = "http"
+	ClassHTTP ErrorClass = "http_status"
 	// ClassTimeout: connect, TLS handshake, or the whole attempt ran out
 	// of time.
 	ClassTimeout ErrorClass = "timeout"
 	// ClassDNS: the host name did not resolve.
 	ClassDNS ErrorClass = "dns"
 	// ClassConnect: the TCP connection was refused or reset.
-	ClassConnect ErrorClass = "connect"
+	ClassConnect ErrorClass = "refused"
 	// ClassTLS: the TLS handshake or the certificate check failed.
 	ClassTLS ErrorClass = "tls"
 	// ClassBlocked: the destination resolved to an address deliveries may
 	// not reach. The client reports it with an error that has a method
 	// Blocked() bool returning true (as internal/ssrf's guard does).
-	ClassBlocked ErrorClass = "blocked"
+	ClassBlocked ErrorClass = "private_address"
 	// ClassRequest: any other failure to send the request or read the
 	// response headers.
 	ClassRequest ErrorClass = "request"

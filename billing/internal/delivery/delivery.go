@@ -283,8 +283,14 @@ func (d *Deliverer) recordAttempt(ctx context.Context, tx store.Tx, a outbox.Del
 	at := &store.DeliveryAttempt{ID: newID(), EmpresaID: dl.EmpresaID, DeliveryID: dl.ID, WebhookID: dl.WebhookID,
 		Attempt: dl.Attempts, Trigger: trigger, AttemptedAt: res.Time, StatusCode: res.Status,
 		ErrorClass: string(res.Class), Duration: res.Duration, Response: res.Response, OK: res.OK()}
+	if !res.OK() {
+		at.Error = PublicError(string(res.Class), res.Status)
+	}
 	if res.Err != nil {
-		at.Error = clipText(res.Err.Error(), 300)
+		// The cause (addresses, resolver, network error) is the
+		// operator's, never the tenant's.
+		d.log.Warn("webhook delivery attempt failed", "empresa_id", dl.EmpresaID, "webhook_id", dl.WebhookID,
+			"delivery_id", dl.ID, "attempt", dl.Attempts, "class", string(res.Class), "error", res.Err.Error())
 	}
 	if err := tx.InsertDeliveryAttempt(ctx, at); err != nil {
 		return err
@@ -376,17 +382,51 @@ func (d *Deliverer) disableWebhook(ctx context.Context, tx store.Tx, empresaID, 
 	return nil
 }
 
-// attemptSummary is the one-line LastError of a delivery.
+// attemptSummary is the one-line LastError of a delivery: what a tenant
+// may see of a failed attempt (PublicError).
 func attemptSummary(res webhook.Result) string {
-	switch {
-	case res.OK():
+	if res.OK() {
 		return ""
-	case res.Status != 0:
-		return fmt.Sprintf("%s: status %d", res.Class, res.Status)
-	case res.Err != nil:
-		return clipText(string(res.Class)+": "+res.Err.Error(), 300)
 	}
-	return string(res.Class)
+	return PublicError(string(res.Class), res.Status)
+}
+
+// Class names that attempts stored before the categories were renamed
+// carry, and the category each is now.
+var oldClasses = map[string]string{"http": "http_status", "connect": "refused", "blocked": "private_address"}
+
+// PublicClass returns the category a tenant sees for a stored error
+// class (webhook.ErrorClass; attempts of earlier versions carry older
+// names).
+func PublicClass(class string) string {
+	if c, ok := oldClasses[class]; ok {
+		return c
+	}
+	return class
+}
+
+// PublicError is the sentence a tenant sees for a failed attempt of the
+// class (and HTTP status, for http_status). It names the category only:
+// what a host resolved to, the resolver's address and the network error
+// stay in the server's log, for the operator.
+func PublicError(class string, status int) string {
+	switch webhook.ErrorClass(PublicClass(class)) {
+	case webhook.ClassNone:
+		return ""
+	case webhook.ClassHTTP:
+		return fmt.Sprintf("http_status: the receiver answered %d", status)
+	case webhook.ClassTimeout:
+		return "timeout: the receiver did not answer in time"
+	case webhook.ClassDNS:
+		return "dns: the host name did not resolve"
+	case webhook.ClassConnect:
+		return "refused: the connection was refused or reset"
+	case webhook.ClassTLS:
+		return "tls: the TLS handshake or the certificate check failed"
+	case webhook.ClassBlocked:
+		return "private_address: the host resolves to an address webhooks may not reach"
+	}
+	return "request: the request could not be sent"
 }
 
 // clipText cuts s to at most n bytes on a UTF-8 boundary.
