@@ -84,7 +84,7 @@ func deliveryOut(r *delivery.Record) *Delivery {
 		da := DeliveryAttempt{Attempt: a.Attempt, Trigger: a.Trigger, AttemptedAt: a.AttemptedAt.UTC(),
 			ErrorClass: delivery.PublicClass(a.ErrorClass), Error: delivery.PublicError(a.ErrorClass, a.StatusCode),
 			DurationMS: a.Duration.Milliseconds(),
-			Response: strings.ToValidUTF8(string(a.Response), "\uFFFD")}
+			Response:   strings.ToValidUTF8(string(a.Response), "\uFFFD")}
 		if a.StatusCode != 0 {
 			c := a.StatusCode
 			da.StatusCode = &c
