@@ -6,12 +6,21 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/store"
 )
+
+// MaxAPIKeys is how many valid (not revoked) API keys one company may
+// hold.
+const MaxAPIKeys = 20
+
+// MaxWebhooks is how many webhooks (not deleted) one company may have.
+const MaxWebhooks = delivery.MaxWebhooks
 
 // APIKeyPrefix starts every API key dtekit issues, so leaked keys are
 // easy to recognize (secret scanners, logs).
@@ -66,6 +75,19 @@ func (s *Service) CreateAPIKey(ctx context.Context, empresaID string, write bool
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
 			return err
+		}
+		keys, err := tx.ListAPIKeys(ctx, empresaID)
+		if err != nil {
+			return err
+		}
+		valid := 0
+		for _, k := range keys {
+			if k.RevokedAt.IsZero() {
+				valid++
+			}
+		}
+		if valid >= MaxAPIKeys {
+			return fault.Clash(fault.LimitExceeded, fmt.Sprintf("a company may hold at most %d valid API keys; revoke one first", MaxAPIKeys))
 		}
 		return tx.InsertAPIKey(ctx, rec)
 	})

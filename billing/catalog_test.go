@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -383,6 +384,56 @@ func TestTextRefusedBeforeTheStore(t *testing.T) {
 			page, err := s.ListClientes(ctx, id, ListParams{})
 			if err != nil || page.TotalCount != 1 {
 				t.Errorf("clientes stored: %+v, %v; want only the one with notas", page, err)
+			}
+		})
+	}
+}
+
+// TestCapsPerTenant: a company holds at most MaxWebhooks webhooks and
+// MaxAPIKeys valid API keys; one more is LIMIT_EXCEEDED (409), and
+// deleting or revoking one makes room (issue 20, point 9).
+func TestCapsPerTenant(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, false)
+			s, ctx, id := f.s, context.Background(), f.emp.ID
+			wantLimit := func(what string, err error) {
+				t.Helper()
+				if fe := fault.As(err); fe == nil || fe.Kind != fault.KindConflict || fe.Code != fault.LimitExceeded {
+					t.Errorf("%s beyond the cap: %v, want LIMIT_EXCEEDED", what, err)
+				}
+			}
+			var hooks []*Webhook
+			for i := range MaxWebhooks {
+				h, err := s.CreateWebhook(ctx, id, WebhookInput{URL: fmt.Sprintf("https://hooks%d.example.com/", i), Events: []string{"dte.created"}})
+				if err != nil {
+					t.Fatalf("webhook %d: %v", i+1, err)
+				}
+				hooks = append(hooks, h)
+			}
+			_, err := s.CreateWebhook(ctx, id, WebhookInput{URL: "https://one-more.example.com/", Events: []string{"dte.created"}})
+			wantLimit("a webhook", err)
+			if err := s.DeleteWebhook(ctx, id, hooks[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CreateWebhook(ctx, id, WebhookInput{URL: "https://one-more.example.com/", Events: []string{"dte.created"}}); err != nil {
+				t.Errorf("a webhook after deleting one: %v", err)
+			}
+			var keys []*APIKey
+			for i := range MaxAPIKeys {
+				k, err := s.CreateAPIKey(ctx, id, false)
+				if err != nil {
+					t.Fatalf("API key %d: %v", i+1, err)
+				}
+				keys = append(keys, k)
+			}
+			_, err = s.CreateAPIKey(ctx, id, true)
+			wantLimit("an API key", err)
+			if err := s.RevokeAPIKey(ctx, id, keys[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CreateAPIKey(ctx, id, true); err != nil {
+				t.Errorf("an API key after revoking one: %v", err)
 			}
 		})
 	}

@@ -18,16 +18,17 @@ import (
 	"github.com/dtekit/dtekit/webhook"
 )
 
-// benchWebhooks is the number of endpoints every event fans out to.
-const benchWebhooks = 100
+// benchWebhooks is the number of endpoints every event fans out to: as
+// many as one company may have.
+const benchWebhooks = MaxWebhooks
 
 // BenchmarkDeliveryThroughput measures deliveries per second to a loopback
-// receiver with 100 webhooks subscribed to dte.created, each iteration one
-// event (100 deliveries). "service" runs the whole path on a SQLite file:
+// receiver with benchWebhooks (16) webhooks subscribed to dte.created, each
+// iteration one event (16 deliveries). "service" runs the whole path on a SQLite file:
 // fan-out in the event's transaction, one job per delivery on the job
 // runner (10 workers), signing, the guarded client, the attempt log and
 // the delivery update. "sender" is the baseline in the same run: the same
-// 100 signed requests per iteration sent by 10 goroutines with
+// 16 signed requests per iteration sent by 10 goroutines with
 // webhook.Sender and the same client, no store. The ratio service/sender is
 // the cost of durability.
 //
@@ -111,7 +112,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 				b.Fatal(err)
 			}
 			events++
-			// Wait until the receiver has this event's 100 deliveries.
+			// Wait until the receiver has this event's deliveries.
 			for received.Load() < base+int64(events*benchWebhooks) {
 				time.Sleep(time.Millisecond)
 			}

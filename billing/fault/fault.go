@@ -104,6 +104,9 @@ const (
 	// InvalidState: the resource's state does not allow the operation
 	// (e.g. submitting a document that is not firmado).
 	InvalidState Code = "INVALID_STATE"
+	// LimitExceeded: the company already has as many of a resource as one
+	// company may (webhooks, API keys); delete one first.
+	LimitExceeded Code = "LIMIT_EXCEEDED"
 	// NoFolios: no registered CAF of the type has folios left.
 	NoFolios Code = "NO_FOLIOS_AVAILABLE"
 	// CertificateRequired: the company has no usable signing certificate.
@@ -127,7 +130,7 @@ const (
 var codes = []Code{
 	Validation, IdempotencyMismatch, IdempotencyInProgress, NotFound, Unauthorized, Forbidden,
 	WriteNotAllowed, DuplicateFolio, CAFRangeConflict, ClienteRUTConflict, ProductoCodigoConflict,
-	EmpresaRUTConflict, Conflict, InvalidState, NoFolios, CertificateRequired, MethodNotAllowed,
+	EmpresaRUTConflict, Conflict, InvalidState, LimitExceeded, NoFolios, CertificateRequired, MethodNotAllowed,
 	PayloadTooLarge, UnsupportedMediaType, RateLimited, Unavailable, Internal,
 }
 

@@ -134,10 +134,16 @@ func (d *Deliverer) checkInput(rawURL string, events []string) (string, []string
 	return u.String(), out, nil
 }
 
+// MaxWebhooks is how many webhooks (not deleted) one company may have:
+// every event is delivered to each subscribed one, so the cap also bounds
+// the deliveries one event makes.
+const MaxWebhooks = 16
+
 // CreateWebhook registers a webhook of the company: an https URL that
 // passes the SSRF check (loopback only with AllowLoopback), one or more
 // of the six event types, and secret given (whsec_, 24 to 64 bytes) or,
-// when empty, generated. It returns the stored webhook and its secret.
+// when empty, generated; a company holding MaxWebhooks already gets a
+// LIMIT_EXCEEDED conflict. It returns the stored webhook and its secret.
 func (d *Deliverer) CreateWebhook(ctx context.Context, empresaID, rawURL string, events []string, secret string) (*store.Webhook, webhook.Secret, error) {
 	u, events, err := d.checkInput(rawURL, events)
 	if err != nil {
@@ -154,6 +160,13 @@ func (d *Deliverer) CreateWebhook(ctx context.Context, empresaID, rawURL string,
 	err = d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
 			return err
+		}
+		hooks, err := tx.ListWebhooks(ctx, empresaID)
+		if err != nil {
+			return err
+		}
+		if len(hooks) >= MaxWebhooks {
+			return fault.Clash(fault.LimitExceeded, fmt.Sprintf("a company may register at most %d webhooks; delete one first", MaxWebhooks))
 		}
 		return tx.InsertWebhook(ctx, rec)
 	})
