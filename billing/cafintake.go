@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
@@ -22,7 +23,11 @@ func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (
 	if !in.TipoDTE.Valid() {
 		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", in.TipoDTE))
 	}
-	c, err := caf.Parse([]byte(in.CAFXML))
+	raw, e := cafBytes(in.CAFXML)
+	if e != nil {
+		return nil, e
+	}
+	c, err := caf.Parse(raw)
 	if err != nil {
 		return nil, fault.Invalid("caf_xml", fault.DetailInvalidCAF, err.Error())
 	}
@@ -52,4 +57,40 @@ func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (
 		return nil, fault.Invalid("caf_xml", code, err.Error())
 	}
 	return c, nil
+}
+
+// cafBytes turns caf_xml into the bytes caf.Parse reads. base64, and a
+// Go string holding the file's own bytes (not valid UTF-8), pass as they
+// are. Valid UTF-8 XML is text: a CAF pasted into a JSON string holds the
+// file's characters, and a file that declares ISO-8859-1 (as every CAF the
+// SII issues does) is those characters encoded back to ISO-8859-1, so that
+// a razón social with Ñ signs as the SII signed it.
+func cafBytes(s string) ([]byte, *fault.Error) {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "<") || !utf8.ValidString(s) || !declaresLatin1(t) {
+		return []byte(s), nil
+	}
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xFF {
+			return nil, fault.Invalid("caf_xml", dte.CodeNotLatin1,
+				fmt.Sprintf("the CAF declares ISO-8859-1 but holds %q (U+%04X), which that encoding cannot represent", r, r))
+		}
+		out = append(out, byte(r))
+	}
+	return out, nil
+}
+
+// declaresLatin1 reports whether an XML text's declaration names
+// ISO-8859-1 (or its alias Latin-1).
+func declaresLatin1(xml string) bool {
+	if !strings.HasPrefix(xml, "<?xml") {
+		return false
+	}
+	end := strings.Index(xml, "?>")
+	if end < 0 {
+		return false
+	}
+	decl := strings.ToLower(xml[:end])
+	return strings.Contains(decl, "iso-8859-1") || strings.Contains(decl, "latin1") || strings.Contains(decl, "latin-1")
 }

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -275,4 +276,35 @@ func decodeBody(body []byte) (*dte.EmitirDTERequest, *fault.Error) {
 		return nil, fault.As(err)
 	}
 	return req, nil
+}
+
+// TestRawCAFWithEñe: a CAF pasted as text (its ISO-8859-1 bytes read as
+// characters, so the JSON string holds them in UTF-8 under the file's
+// ISO-8859-1 declaration) whose razón social has Ñ registers, like its
+// base64 form (issue 20, point 11).
+func TestRawCAFWithEñe(t *testing.T) {
+	c := creds(t)
+	file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: dtetest.EmisorRUT, RazonSocial: "Comercial Ñandú Ltda.",
+		Tipo: 33, Desde: 1, Hasta: 10, FechaAutorizacion: time.Now().AddDate(0, 0, -1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(file, []byte{0xD1}) {
+		t.Fatal("the issued CAF does not hold Ñ in ISO-8859-1")
+	}
+	text := make([]rune, 0, len(file)) // ISO-8859-1 byte b is the character U+00b
+	for _, b := range file {
+		text = append(text, rune(b))
+	}
+	emp := &Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
+	for name, in := range map[string]string{"raw text": string(text), "base64": base64.StdEncoding.EncodeToString(file)} {
+		got, e := checkCAF(CAFInput{TipoDTE: 33, CAFXML: in}, emp, c.Keys, time.Now())
+		if e != nil {
+			t.Errorf("%s: %v", name, e)
+			continue
+		}
+		if got.Desde != 1 || got.Hasta != 10 {
+			t.Errorf("%s: parsed %s", name, got)
+		}
+	}
 }
