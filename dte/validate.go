@@ -1,8 +1,10 @@
 package dte
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +67,7 @@ func validateTotals(r *EmitirDTERequest, today time.Time) (*Totals, error) {
 	v.checkIndServicio(r.IndServicio)
 	v.checkDescuentos(r.DescuentosGlobales)
 	v.checkExportData(r.ExportData)
+	v.checkMetadata(r.Metadata)
 
 	if len(v.errs) > 0 {
 		return nil, &ValidationError{Details: v.errs}
@@ -75,6 +78,47 @@ func validateTotals(r *EmitirDTERequest, today time.Time) (*Totals, error) {
 	// request too, so Validate()==nil guarantees that ComputeTotals
 	// succeeds. computeTotals reports one *ValidationError.
 	return computeTotals(r, v.lines)
+}
+
+// Limits of a request's metadata, the client's own data kept with the
+// document and returned with it (Stripe's, but for values of any JSON
+// type measured as JSON): at most 50 members, each named by 1 to 40
+// characters, each value at most 500 bytes of JSON. A document's metadata
+// is so at most about 27 KB, whatever a list of documents holds.
+const (
+	MaxMetadataKeys  = 50
+	MaxMetadataKey   = 40
+	MaxMetadataValue = 500
+)
+
+// checkMetadata applies the metadata limits.
+func (v *validator) checkMetadata(m map[string]any) {
+	if len(m) > MaxMetadataKeys {
+		v.add("metadata", CodeTooMany, fmt.Sprintf("metadata has %d members; at most %d are kept", len(m), MaxMetadataKeys),
+			"keep the metadata to the keys you need to find the document again")
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		switch n := utf8.RuneCountInString(k); {
+		case n == 0:
+			v.add("metadata", CodeInvalidValue, "a metadata member has an empty name", "name every member")
+			continue
+		case n > MaxMetadataKey:
+			v.add("metadata", CodeTooLong, fmt.Sprintf("the metadata member %.20q… has a name of %d characters; at most %d", k, n, MaxMetadataKey),
+				"shorten the name")
+			continue
+		}
+		b, err := json.Marshal(m[k])
+		if err != nil || len(b) > MaxMetadataValue {
+			v.add("metadata."+k, CodeTooLong, fmt.Sprintf("metadata.%s takes %d bytes of JSON; at most %d", k, len(b), MaxMetadataValue),
+				"keep large data in your own system and put its reference here")
+		}
+	}
 }
 
 // allowsTextOnlyLines reports whether r's lines may omit cantidad and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -969,6 +970,50 @@ func TestDecimalParseShape(t *testing.T) {
 		p, ok := c.in.parse()
 		if ok != c.ok || p.intDigits != c.ints || p.places != c.places || (ok && p.fx.rat().String() != c.value) {
 			t.Errorf("%q.parse() = %+v, %v; want %d, %d, %s, %v", c.in, p, ok, c.ints, c.places, c.value, c.ok)
+		}
+	}
+}
+
+// TestValidateMetadataLimits: metadata holds at most MaxMetadataKeys
+// members, each named by 1 to MaxMetadataKey characters with a value of at
+// most MaxMetadataValue bytes of JSON (issue 20, point 2: 8 MiB of
+// metadata was accepted, stored twice and listed with every document).
+func TestValidateMetadataLimits(t *testing.T) {
+	base := func() *EmitirDTERequest { return loadRequest(t, "factura.json") }
+	ok := base()
+	ok.Metadata = map[string]any{}
+	for i := range MaxMetadataKeys {
+		ok.Metadata[fmt.Sprintf("k%02d", i)] = strings.Repeat("v", MaxMetadataValue-2) // a JSON string of 500 bytes with its quotes
+	}
+	ok.Metadata[strings.Repeat("n", MaxMetadataKey)] = nil
+	delete(ok.Metadata, "k00")
+	if err := ValidateAt(ok, testToday); err != nil {
+		t.Fatalf("metadata at every limit: %v", err)
+	}
+	cases := []struct {
+		name  string
+		meta  map[string]any
+		field string
+		code  DetailCode
+	}{
+		{"51 members", func() map[string]any {
+			m := map[string]any{}
+			for i := range MaxMetadataKeys + 1 {
+				m[fmt.Sprintf("k%02d", i)] = i
+			}
+			return m
+		}(), "metadata", CodeTooMany},
+		{"a 41-character name", map[string]any{strings.Repeat("n", MaxMetadataKey+1): 1}, "metadata", CodeTooLong},
+		{"an empty name", map[string]any{"": 1}, "metadata", CodeInvalidValue},
+		{"a 501-byte value", map[string]any{"nota": strings.Repeat("v", MaxMetadataValue-1)}, "metadata.nota", CodeTooLong},
+		{"a nested value too big", map[string]any{"lista": []any{strings.Repeat("v", 300), strings.Repeat("w", 300)}}, "metadata.lista", CodeTooLong},
+	}
+	for _, c := range cases {
+		r := base()
+		r.Metadata = c.meta
+		ve, _ := AsValidationError(ValidateAt(r, testToday))
+		if ve == nil || len(ve.Details) != 1 || ve.Details[0].Field != c.field || ve.Details[0].Code != c.code {
+			t.Errorf("%s: %v, want one problem on %s (%s)", c.name, ve, c.field, c.code)
 		}
 	}
 }
