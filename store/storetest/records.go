@@ -3,10 +3,12 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -419,6 +421,17 @@ func (h *harness) testDTEList(t *testing.T) {
 	first, _ := s.ListDTEs(ctx, a.ID, store.DTEFilter{Limit: 1})
 	_, err = s.ListClientes(ctx, a.ID, store.CatalogFilter{Cursor: first.NextCursor})
 	wantErr(t, err, store.ErrInvalidCursor, "a DTE cursor used on clientes")
+	// A cursor names the last row of its page and nothing else: no
+	// position counted across companies (a sequence number would tell one
+	// tenant how much the others write).
+	raw, err := base64.RawURLEncoding.DecodeString(first.NextCursor)
+	if err != nil {
+		t.Fatalf("cursor %q is not base64url: %v", first.NextCursor, err)
+	}
+	rest := strings.Replace(string(raw), first.Items[0].ID, "", 1)
+	if len(rest) == len(raw) || strings.ContainsAny(rest, "0123456789") {
+		t.Errorf("cursor %q holds %q besides the id of its last row %s", first.NextCursor, raw, first.Items[0].ID)
+	}
 }
 
 func (h *harness) testCliente(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/dtekit/dtekit/store"
@@ -14,27 +14,27 @@ import (
 // Keyset cursors: every listed table has a seq column that grows with each
 // insert. A page is the next `limit` rows after the last seq of the
 // previous page, so rows inserted meanwhile never shift a later page (no
-// row is repeated or skipped). The cursor is that seq, tagged with the
-// listing it belongs to, base64url-encoded so callers treat it as opaque.
+// row is repeated or skipped). The cursor names the last row of the page by
+// its id (the seq is looked up again), tagged with the listing it belongs
+// to and base64url-encoded so callers treat it as opaque. It does not carry
+// the seq itself: a number counted across companies would tell a tenant
+// how much the others write.
 
-func encodeCursor(listing string, seq int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(listing + ":" + strconv.FormatInt(seq, 10)))
+func encodeCursor(listing, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(listing + ":" + id))
 }
 
-func decodeCursor(listing, cursor string) (int64, error) {
+// decodeCursor returns the id a cursor of the listing names.
+func decodeCursor(listing, cursor string) (string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil {
-		return 0, fmt.Errorf("%w: not base64url", store.ErrInvalidCursor)
+		return "", fmt.Errorf("%w: not base64url", store.ErrInvalidCursor)
 	}
-	name, num, ok := strings.Cut(string(raw), ":")
-	if !ok || name != listing {
-		return 0, fmt.Errorf("%w: not a cursor of this listing", store.ErrInvalidCursor)
+	name, id, ok := strings.Cut(string(raw), ":")
+	if !ok || name != listing || id == "" || len(id) > 64 {
+		return "", fmt.Errorf("%w: not a cursor of this listing", store.ErrInvalidCursor)
 	}
-	seq, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || seq < 0 {
-		return 0, fmt.Errorf("%w: bad position", store.ErrInvalidCursor)
-	}
-	return seq, nil
+	return id, nil
 }
 
 // clampLimit applies store.DefaultLimit and store.MaxLimit.
@@ -95,31 +95,40 @@ func pageOf[T any](ctx context.Context, r *reader, l listing, w where, cursor st
 			op, order = ">", "ASC"
 		}
 		if cursor != "" {
-			seq, err := decodeCursor(l.name, cursor)
+			id, err := decodeCursor(l.name, cursor)
 			if err != nil {
 				return err
+			}
+			var seq int64
+			err = q.QueryRowContext(ctx, "SELECT seq FROM "+l.table+" WHERE id = $1", id).Scan(&seq)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: its row is gone", store.ErrInvalidCursor)
+			}
+			if err != nil {
+				return r.errf(err, "reading the cursor of %s", l.table)
 			}
 			iw.add("seq "+op+" ?", seq)
 		}
 		iw.args = append(iw.args, limit+1)
-		query := fmt.Sprintf("SELECT seq, %s FROM %s WHERE %s ORDER BY seq %s LIMIT $%d", l.cols, l.table, iw.String(), order, len(iw.args))
+		query := fmt.Sprintf("SELECT seq, id, %s FROM %s WHERE %s ORDER BY seq %s LIMIT $%d", l.cols, l.table, iw.String(), order, len(iw.args))
 		rows, err := q.QueryContext(ctx, query, iw.args...)
 		if err != nil {
 			return r.errf(err, "listing %s", l.table)
 		}
 		defer rows.Close()
-		var last int64
+		var last string
 		for rows.Next() {
 			if len(page.Items) == limit {
 				page.NextCursor = encodeCursor(l.name, last)
 				break
 			}
 			var seq int64
-			item, err := scan(seqScanner{rows, &seq})
+			var id string
+			item, err := scan(seqScanner{rows, &seq, &id})
 			if err != nil {
 				return r.errf(err, "reading %s", l.table)
 			}
-			last = seq
+			last = id
 			page.Items = append(page.Items, item)
 		}
 		if err := rows.Err(); err != nil {
@@ -138,12 +147,13 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-// seqScanner prepends the seq column to a row scan.
+// seqScanner prepends the seq and id columns to a row scan.
 type seqScanner struct {
 	rows *sql.Rows
 	seq  *int64
+	id   *string
 }
 
 func (s seqScanner) Scan(dest ...any) error {
-	return s.rows.Scan(append([]any{s.seq}, dest...)...)
+	return s.rows.Scan(append([]any{s.seq, s.id}, dest...)...)
 }
