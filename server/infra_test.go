@@ -325,3 +325,40 @@ func signTokenHeader(t testing.TB, key *rsa.PrivateKey, claims jwt.MapClaims, he
 	}
 	return s
 }
+
+// TestMetricsCarryNoTenant: by default /metrics names no company and no
+// CAF (folios remaining are summed per document type); the operator's
+// MetricsTenantLabels brings the per-company series back (issue 20,
+// point 11).
+func TestMetricsCarryNoTenant(t *testing.T) {
+	const a, b = "0b9d6c1e-7a43-4f0e-9a55-3c2d1e0f9a11", "5d3c2b1a-0f9e-4d8c-8b7a-6f5e4d3c2b1a"
+	folios := func(context.Context) ([]CAFFolios, error) {
+		return []CAFFolios{{EmpresaID: a, TipoDTE: 33, CAFID: "caf-a33", Remaining: 70},
+			{EmpresaID: b, TipoDTE: 33, CAFID: "caf-b33", Remaining: 5}, {EmpresaID: b, TipoDTE: 39, CAFID: "caf-b39", Remaining: 9}}, nil
+	}
+	for _, labels := range []bool{false, true} {
+		s, err := New(Config{Billing: stubBilling(t), CAFFolios: folios, MetricsTenantLabels: labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := (&tester{t: t, h: s}).do(newReq("GET", "/metrics", nil))
+		body := string(r.Body)
+		if !labels {
+			// By hand: 70 + 5 folios of tipo 33, 9 of tipo 39.
+			for _, want := range []string{`dtekit_caf_folios_remaining{tipo_dte="33"} 75`, `dtekit_caf_folios_remaining{tipo_dte="39"} 9`} {
+				if !strings.Contains(body, want) {
+					t.Errorf("default /metrics lacks %s", want)
+				}
+			}
+			for _, leak := range []string{a, b, "caf-", "empresa_id"} {
+				if strings.Contains(body, leak) {
+					t.Errorf("default /metrics carries %q", leak)
+				}
+			}
+			continue
+		}
+		if want := `dtekit_caf_folios_remaining{caf_id="caf-b39",empresa_id="` + b + `",tipo_dte="39"} 9`; !strings.Contains(body, want) {
+			t.Errorf("/metrics with tenant labels lacks %s", want)
+		}
+	}
+}

@@ -32,7 +32,7 @@ type metrics struct {
 // scrapeTimeout bounds the database queries behind the gauges.
 const scrapeTimeout = 5 * time.Second
 
-func newMetrics(folios func(context.Context) ([]CAFFolios, error), queue func(context.Context) (map[string]int64, error)) *metrics {
+func newMetrics(folios func(context.Context) ([]CAFFolios, error), queue func(context.Context) (map[string]int64, error), tenantLabels bool) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -54,9 +54,15 @@ func newMetrics(folios func(context.Context) ([]CAFFolios, error), queue func(co
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if folios != nil {
-		m.registry.MustRegister(&foliosCollector{fn: folios, desc: prometheus.NewDesc(
-			"dtekit_caf_folios_remaining", "Folios not yet assigned, per active CAF.",
-			[]string{"empresa_id", "tipo_dte", "caf_id"}, nil)})
+		c := &foliosCollector{fn: folios, desc: prometheus.NewDesc(
+			"dtekit_caf_folios_remaining", "Folios not yet assigned, summed over the active CAFs of each document type.",
+			[]string{"tipo_dte"}, nil)}
+		if tenantLabels {
+			c.perCAF = true
+			c.desc = prometheus.NewDesc("dtekit_caf_folios_remaining", "Folios not yet assigned, per active CAF.",
+				[]string{"empresa_id", "tipo_dte", "caf_id"}, nil)
+		}
+		m.registry.MustRegister(c)
 	}
 	if queue != nil {
 		m.registry.MustRegister(&queueCollector{fn: queue, desc: prometheus.NewDesc(
@@ -77,6 +83,9 @@ func (m *metrics) handler() http.Handler {
 type foliosCollector struct {
 	fn   func(context.Context) ([]CAFFolios, error)
 	desc *prometheus.Desc
+	// perCAF labels each CAF's series with its company and id; otherwise
+	// the folios are summed per document type and no tenant is named.
+	perCAF bool
 }
 
 func (c *foliosCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
@@ -89,9 +98,19 @@ func (c *foliosCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
+	if c.perCAF {
+		for _, r := range rows {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(r.Remaining),
+				r.EmpresaID, strconv.Itoa(r.TipoDTE), r.CAFID)
+		}
+		return
+	}
+	sums := map[int]int64{}
 	for _, r := range rows {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(r.Remaining),
-			r.EmpresaID, strconv.Itoa(r.TipoDTE), r.CAFID)
+		sums[r.TipoDTE] += r.Remaining
+	}
+	for tipo, n := range sums {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), strconv.Itoa(tipo))
 	}
 }
 

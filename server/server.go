@@ -41,6 +41,10 @@ type Config struct {
 	// dtekit_job_queue_depth gauges at scrape time; nil omits them.
 	CAFFolios  func(context.Context) ([]CAFFolios, error)
 	QueueDepth func(context.Context) (map[string]int64, error)
+	// MetricsTenantLabels labels dtekit_caf_folios_remaining by company
+	// and CAF (empresa_id, caf_id). Off by default: /metrics then names no
+	// tenant, and the folios are summed per document type.
+	MetricsTenantLabels bool
 	// Now is the clock of the rate limiter (nil: time.Now).
 	Now func() time.Time
 }
@@ -80,7 +84,7 @@ func New(cfg Config) (*Server, error) {
 		billing: cfg.Billing,
 		jwt:     cfg.JWT,
 		limit:   newLimiters(cfg.RateLimit, now),
-		metrics: newMetrics(cfg.CAFFolios, cfg.QueueDepth),
+		metrics: newMetrics(cfg.CAFFolios, cfg.QueueDepth, cfg.MetricsTenantLabels),
 		checks:  cfg.ReadyChecks,
 	}
 	s.apiKeys = s.billingAPIKey

@@ -68,7 +68,7 @@ const (
 // serveOptions are serve's flags, resolved against the environment.
 type serveOptions struct {
 	addr, data, dbURL                     string
-	demo, webhookLoopback                 bool
+	demo, webhookLoopback, tenantMetrics  bool
 	jwtKeyFile, jwksURL, issuer, audience string
 	rate                                  float64
 	burst                                 int
@@ -83,6 +83,8 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.StringVar(&o.data, "data", "dtekit-data", "data directory (SQLite database, key file, demo files)")
 	fs.StringVar(&o.dbURL, "database-url", env.getenv("DTEKIT_DATABASE_URL"), "postgres:// URL (default: SQLite under --data)")
 	fs.BoolVar(&o.demo, "demo", false, "provision a demo company, API key and admin token (idempotent)")
+	fs.BoolVar(&o.tenantMetrics, "metrics-tenant-labels", env.getenv("DTEKIT_METRICS_TENANT_LABELS") == "1",
+		"label /metrics' folio gauges by company and CAF (off: summed per document type, no tenant named)")
 	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "let webhooks target loopback addresses, http://127.0.0.1:PORT too (tests and local trials only)")
 	fs.StringVar(&o.jwtKeyFile, "jwt-public-key", env.getenv("DTEKIT_JWT_PUBLIC_KEY"), "PEM file of the bearer tokens' RSA public key(s)")
 	fs.StringVar(&o.jwksURL, "jwks-url", env.getenv("DTEKIT_JWKS_URL"), "JWKS URL of the bearer tokens' keys")
@@ -292,8 +294,9 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 				return nil
 			},
 		},
-		CAFFolios:  func(ctx context.Context) ([]server.CAFFolios, error) { return cafFolios(ctx, be.st) },
-		QueueDepth: be.st.Jobs().Depth,
+		CAFFolios:           func(ctx context.Context) ([]server.CAFFolios, error) { return cafFolios(ctx, be.st) },
+		QueueDepth:          be.st.Jobs().Depth,
+		MetricsTenantLabels: o.tenantMetrics,
 	})
 	if err != nil {
 		return err
