@@ -71,7 +71,7 @@ type serveOptions struct {
 	demo, webhookLoopback, tenantMetrics  bool
 	jwtKeyFile, jwksURL, issuer, audience string
 	rate                                  float64
-	burst                                 int
+	burst, maxConns                       int
 	logLevel                              string
 	shutdownTimeout                       time.Duration
 }
@@ -92,6 +92,8 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.StringVar(&o.audience, "jwt-audience", env.getenv("DTEKIT_JWT_AUDIENCE"), "required aud of bearer tokens")
 	fs.Float64Var(&o.rate, "rate-limit", envFloat(env, "DTEKIT_RATE_LIMIT"), "requests per second per credential (0: default 20; -1: off)")
 	fs.IntVar(&o.burst, "rate-burst", int(envFloat(env, "DTEKIT_RATE_BURST")), "burst per credential (0: twice the rate)")
+	fs.IntVar(&o.maxConns, "max-connections", int(envFloat(env, "DTEKIT_MAX_CONNECTIONS")),
+		"most connections served at once; more wait in the backlog (0: 1024)")
 	fs.StringVar(&o.logLevel, "log-level", env.getenv("DTEKIT_LOG_LEVEL"), "debug, info, warn or error")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a graceful stop waits for requests and jobs")
 	pos, code, ok := parseFlags(env, fs, serveUsage, args)
@@ -323,7 +325,11 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	logger.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("database", be.desc))
 
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	maxConns := o.maxConns
+	if maxConns <= 0 {
+		maxConns = server.DefaultMaxConnections
+	}
+	go func() { errc <- hs.Serve(server.LimitConnections(ln, maxConns)) }()
 	select {
 	case err := <-errc:
 		return err
