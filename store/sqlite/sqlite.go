@@ -29,6 +29,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -74,6 +76,10 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("store/sqlite: bad database path %q (empty, or holds ? or #)", path)
 	}
+	created, err := prepareFile(path)
+	if err != nil {
+		return nil, err
+	}
 	writer, err := openDB(writerDSN(path, o))
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: opening %s: %w", path, err)
@@ -90,6 +96,11 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 	}
 	if err := writer.PingContext(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("store/sqlite: opening %s: %w", path, err), closeAll(writer))
+	}
+	if !created {
+		if err := quickCheck(ctx, writer, path); err != nil {
+			return nil, errors.Join(err, closeAll(writer))
+		}
 	}
 	if err := migrate(ctx, writer); err != nil {
 		return nil, errors.Join(fmt.Errorf("store/sqlite: migrating %s: %w", path, err), closeAll(writer))
@@ -114,6 +125,69 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 		return nil, errors.Join(err, closeAll(reader, writer))
 	}
 	return db, nil
+}
+
+// prepareFile makes sure path is a database file Open may use: a new one
+// is created empty with mode 0600 (SQLite gives its -wal and -shm files the
+// same mode), and reported as created; an existing one of zero length is
+// refused, since every database dtekit made holds its schema (an empty
+// file is a failed copy or a truncation, not a database to start anew).
+func prepareFile(path string) (created bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return true, f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return false, fmt.Errorf("store/sqlite: creating %s: %w", path, err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return false, fmt.Errorf("store/sqlite: %s: %w", path, err)
+	}
+	if info.Size() == 0 {
+		return false, fmt.Errorf("store/sqlite: %s is empty (zero bytes): it is not a dtekit database; restore it from a backup, or remove it to start a new one", path)
+	}
+	return false, nil
+}
+
+// quickCheckTimeout bounds the start-up integrity check: on a database
+// too large to check in that time the check is cut short and Open goes on.
+const quickCheckTimeout = 30 * time.Second
+
+// quickCheck runs SQLite's PRAGMA quick_check on an existing database and
+// refuses one it finds damaged (a truncated file, a torn page), naming the
+// file, instead of serving it.
+func quickCheck(ctx context.Context, db *sql.DB, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, quickCheckTimeout)
+	defer cancel()
+	rows, err := db.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // too large to check in time
+		}
+		return fmt.Errorf("store/sqlite: %s is damaged: %w; restore it from a backup", path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("store/sqlite: checking %s: %w", path, err)
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("store/sqlite: %s is damaged: %w; restore it from a backup", path, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("store/sqlite: %s is damaged (%s); restore it from a backup", path, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // openDB opens a pool of connections to dsn that keep their prepared

@@ -2,7 +2,10 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dtekit/dtekit/store"
@@ -17,4 +20,63 @@ func TestConformance(t *testing.T) {
 			return sqlite.Open(context.Background(), loc, &sqlite.Options{Jobs: jobs})
 		},
 	})
+}
+
+// TestOpenRefusesDamagedFiles: a database file cut short, or of zero
+// length, is refused with a message naming the file rather than served or
+// started anew (issue 20, point 10); a new file is created 0600.
+func TestOpenRefusesDamagedFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	st, err := sqlite.Open(ctx, good, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Some data, so the file has pages beyond the first few.
+	for i := range 200 {
+		e := &store.Empresa{Rut: fmt.Sprintf("%d-%d", 10000000+i, 0), RazonSocial: strings.Repeat("x", 300), Ambiente: "certificacion"}
+		if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := info.Mode().Perm(); perm != 0o600 {
+		t.Errorf("new database file mode %o, want 600", perm)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.db")
+	if err := os.WriteFile(truncated, data[:len(data)-1000], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{truncated, empty} {
+		st, err := sqlite.Open(ctx, path, nil)
+		if err == nil {
+			st.Close()
+			t.Errorf("%s opened, want a refusal", filepath.Base(path))
+			continue
+		}
+		if !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %q does not name the file", filepath.Base(path), err)
+		}
+	}
+	// The intact copy still opens.
+	st, err = sqlite.Open(ctx, good, nil)
+	if err != nil {
+		t.Fatalf("reopening the intact file: %v", err)
+	}
+	st.Close()
 }
