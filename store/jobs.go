@@ -174,6 +174,11 @@ type JobInfo struct {
 	ScheduledAt time.Time
 }
 
+// DefaultRescueAfter is JobsConfig.RescueAfter's default: after a crash,
+// a job left running is run again within this time (or its kind's
+// Timeout, when longer).
+const DefaultRescueAfter = 2 * time.Minute
+
 // JobsConfig tunes the runner; the zero value is fine for production.
 type JobsConfig struct {
 	// Workers is how many jobs run at once (default 10).
@@ -183,7 +188,9 @@ type JobsConfig struct {
 	PollInterval time.Duration
 	// RescueAfter is how long a job may stay running before it is
 	// considered abandoned by a dead worker and scheduled again (default
-	// one hour; it must exceed the longest worker Timeout).
+	// DefaultRescueAfter). A job whose kind has a longer Timeout is
+	// rescued only once that Timeout has passed too, so the delay may be
+	// short without a live job being run twice.
 	RescueAfter time.Duration
 	// Queues names extra queues (besides the default one) and how many
 	// jobs of each run at once. A job enqueued on a queue no runner works

@@ -129,7 +129,8 @@ func newLogger(env *cmdEnv, level string) (*slog.Logger, error) {
 
 // rescueAfterEnv names the variable that sets how long a background job
 // may stay running before it is taken for abandoned by a crashed process
-// and run again (default one hour; a job's own timeout still applies).
+// and run again (default store.DefaultRescueAfter; a job's own timeout
+// still applies).
 const rescueAfterEnv = "DTEKIT_JOBS_RESCUE_AFTER"
 
 // backend is an opened store with the billing service over it.
@@ -236,7 +237,16 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.demo {
+	if o.dbURL == "" {
+		// The data directory holds the SQLite database: one server at a
+		// time. (On PostgreSQL it holds only the demo's keys, which
+		// several servers may share.)
+		release, err := lockDataDir(o.data)
+		if err != nil {
+			return err
+		}
+		defer release()
+	} else if o.demo {
 		if err := os.MkdirAll(o.data, 0o700); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -241,7 +242,7 @@ func (j *jobs) Start(ctx context.Context) error {
 		Workers:              j.workers,
 		Queues:               queues,
 		PeriodicJobs:         j.periodic,
-		RescueStuckJobsAfter: jc.RescueAfter,
+		RescueStuckJobsAfter: cmp.Or(jc.RescueAfter, store.DefaultRescueAfter),
 	}
 	// River wants the rescue delay to be at least the default run
 	// timeout; a short rescue delay (tests) shortens the default timeout.
