@@ -432,6 +432,11 @@ func (h *harness) testDTEList(t *testing.T) {
 	if len(rest) == len(raw) || strings.ContainsAny(rest, "0123456789") {
 		t.Errorf("cursor %q holds %q besides the id of its last row %s", first.NextCursor, raw, first.Items[0].ID)
 	}
+	// The row a cursor names is looked up within the company listed:
+	// company A's cursor is no cursor of company B's listing.
+	b := empresa(t, s, "77777777-7")
+	_, err = s.ListDTEs(ctx, b.ID, store.DTEFilter{Cursor: first.NextCursor})
+	wantErr(t, err, store.ErrInvalidCursor, "company A's cursor on company B's DTEs")
 }
 
 func (h *harness) testCliente(t *testing.T) {

@@ -75,8 +75,11 @@ func (w *where) String() string { return strings.Join(w.conds, " AND ") }
 type listing struct {
 	name  string // cursor tag
 	table string
-	cols  string // selected columns (seq must not be among them)
-	asc   bool   // oldest first when true
+	// empresaID scopes the cursor's row to the company listed (empty
+	// for the listing of companies itself).
+	empresaID string
+	cols      string // selected columns (seq must not be among them)
+	asc       bool   // oldest first when true
 }
 
 // pageOf runs a listing: the rows matching w after the cursor, limited,
@@ -99,8 +102,14 @@ func pageOf[T any](ctx context.Context, r *reader, l listing, w where, cursor st
 			if err != nil {
 				return err
 			}
+			// The row is looked up within the company, like every read of
+			// a tenant's data: another company's row is no cursor here.
+			lookup, args := "SELECT seq FROM "+l.table+" WHERE id = $1", []any{id}
+			if l.empresaID != "" {
+				lookup, args = lookup+" AND empresa_id = $2", append(args, l.empresaID)
+			}
 			var seq int64
-			err = q.QueryRowContext(ctx, "SELECT seq FROM "+l.table+" WHERE id = $1", id).Scan(&seq)
+			err = q.QueryRowContext(ctx, lookup, args...).Scan(&seq)
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("%w: its row is gone", store.ErrInvalidCursor)
 			}

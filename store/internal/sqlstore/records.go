@@ -353,7 +353,7 @@ func (r *reader) ListDTEs(ctx context.Context, empresaID string, f store.DTEFilt
 	if f.RutReceptor != "" {
 		w.add("rut_receptor = ?", f.RutReceptor)
 	}
-	return pageOf(ctx, r, listing{name: "dtes", table: "dtes", cols: dteListCols}, w, f.Cursor, f.Limit, scanDTEList)
+	return pageOf(ctx, r, listing{name: "dtes", table: "dtes", empresaID: empresaID, cols: dteListCols}, w, f.Cursor, f.Limit, scanDTEList)
 }
 
 func (t *tx) InsertDTE(ctx context.Context, d *store.DTE) error {
@@ -440,7 +440,7 @@ func (r *reader) ListClientes(ctx context.Context, empresaID string, f store.Cat
 		p := likePattern(f.Query)
 		w.add(`(lower(razon_social) LIKE ? ESCAPE '\' OR lower(rut) LIKE ? ESCAPE '\')`, p, p)
 	}
-	return pageOf(ctx, r, listing{name: "clientes", table: "clientes", cols: clienteCols, asc: true}, w, f.Cursor, f.Limit, scanCliente)
+	return pageOf(ctx, r, listing{name: "clientes", table: "clientes", empresaID: empresaID, cols: clienteCols, asc: true}, w, f.Cursor, f.Limit, scanCliente)
 }
 
 func (t *tx) InsertCliente(ctx context.Context, c *store.Cliente) error {
@@ -496,7 +496,7 @@ func (r *reader) ListProductos(ctx context.Context, empresaID string, f store.Ca
 		p := likePattern(f.Query)
 		w.add(`(lower(nombre) LIKE ? ESCAPE '\' OR lower(codigo) LIKE ? ESCAPE '\')`, p, p)
 	}
-	return pageOf(ctx, r, listing{name: "productos", table: "productos", cols: productoCols, asc: true}, w, f.Cursor, f.Limit, scanProducto)
+	return pageOf(ctx, r, listing{name: "productos", table: "productos", empresaID: empresaID, cols: productoCols, asc: true}, w, f.Cursor, f.Limit, scanProducto)
 }
 
 func (t *tx) InsertProducto(ctx context.Context, p *store.Producto) error {
@@ -730,7 +730,7 @@ func (r *reader) GetEvent(ctx context.Context, empresaID, id string) (*store.Eve
 func (r *reader) ListEvents(ctx context.Context, empresaID string, f store.ListFilter) (*store.Page[store.Event], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
-	return pageOf(ctx, r, listing{name: "events", table: "events", cols: eventCols}, w, f.Cursor, f.Limit, scanEvent)
+	return pageOf(ctx, r, listing{name: "events", table: "events", empresaID: empresaID, cols: eventCols}, w, f.Cursor, f.Limit, scanEvent)
 }
 
 func (t *tx) InsertEvent(ctx context.Context, e *store.Event) error {
@@ -767,7 +767,7 @@ func (r *reader) ListDeliveries(ctx context.Context, empresaID, webhookID string
 	var w where
 	w.add("empresa_id = ?", empresaID)
 	w.add("webhook_id = ?", webhookID)
-	return pageOf(ctx, r, listing{name: "deliveries", table: "deliveries", cols: deliveryCols}, w, f.Cursor, f.Limit, scanDelivery)
+	return pageOf(ctx, r, listing{name: "deliveries", table: "deliveries", empresaID: empresaID, cols: deliveryCols}, w, f.Cursor, f.Limit, scanDelivery)
 }
 
 func (t *tx) InsertDelivery(ctx context.Context, d *store.Delivery) error {
