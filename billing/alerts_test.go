@@ -9,7 +9,7 @@ import (
 	"github.com/dtekit/dtekit/webhook"
 )
 
-// TestLowStockConcurrentEmission: 16 emissions at once through EmitDTE,
+// TestLowStockConcurrentEmission: 16 emissions at once through Emit,
 // on both backends, from a CAF of 30 folios: caf.low_stock is recorded
 // once, at 20 folios left.
 func TestLowStockConcurrentEmission(t *testing.T) {

@@ -87,7 +87,7 @@ const crashEnv = "DTEKIT_BILLING_CRASH_CHILD"
 
 // TestCrashChild is the process TestCrashRecovery kills: it emits with 8
 // goroutines until killed, printing "ack <key> <id> <folio>" for each
-// emission acknowledged (EmitDTE returned 201). It does nothing when run
+// emission acknowledged (Emit returned). It does nothing when run
 // on its own.
 func TestCrashChild(t *testing.T) {
 	orders := os.Getenv(crashEnv)

@@ -66,7 +66,7 @@ func TestCrossTenant(t *testing.T) {
 					return err
 				}},
 				{"ListCAF", func() error { _, err := s.ListCAF(ctx, "00000000-0000-0000-0000-000000000000", 0); return err }},
-				{"EmitDTE", func() error {
+				{"Emit", func() error {
 					_, err := emitBody(s, ctx, "00000000-0000-0000-0000-000000000000", newKey(), facturaBody(1))
 					return err
 				}},

@@ -20,7 +20,7 @@ import (
 )
 
 // Load benchmark shape: every iteration emits loadOps facturas in process
-// (billing.EmitDTE) and loadOps through HTTP on a loopback listener, in
+// (billing.Service.Emit) and loadOps through HTTP on a loopback listener, in
 // alternating rounds, both with loadClients concurrent clients, and reports
 // both rates, their ratio and the latency percentiles of each.
 const (

@@ -1,7 +1,7 @@
 // Command mkimages regenerates the pictures of the printed representation
 // shown in the README, from the project's own output: it emits the sample
 // factura and boleta of testdata/requests with the test credentials
-// (internal/testcreds, the demo company), renders them with package pdf
+// (dte/dtetest, the demo company), renders them with package pdf
 // (the factura on letter paper, the boleta on 80 mm paper) and rasterizes
 // the PDFs with pdftoppm (poppler-utils).
 //
