@@ -104,14 +104,12 @@ var (
 	tipoDocRefType = reflect.TypeFor[TipoDocRef]()
 )
 
-// jsonFrame is an object or array being read by DuplicateMembers.
-type jsonFrame struct {
-	object  bool
-	path    string
-	keys    map[string]struct{} // the object's members so far
-	wantKey bool                // the object's next token is a member name or '}'
-	key     string              // the object's current member
-	next    int                 // the array's next index
+// dupFrame is an object or array being read by DuplicateMembers.
+type dupFrame struct {
+	object bool
+	path   string
+	keys   map[string]struct{} // the object's members so far
+	next   int                 // the array's next index
 }
 
 // DuplicateMembers reports every member that appears more than once in
@@ -119,68 +117,108 @@ type jsonFrame struct {
 // path and CodeDuplicate. encoding/json silently keeps the last value, so
 // a body saying tipo_dte 33 and then 34 would issue a 34; DecodeRequest
 // refuses such a body, and an HTTP layer can refuse its other bodies the
-// same way. Malformed data ends the walk: it reports what it found before.
+// same way. Member names are compared as decoded ("a" and "\u0061" are
+// one name). It reads data once, byte by byte, without building values;
+// malformed data ends the walk with what it found before.
 func DuplicateMembers(data []byte) []FieldError {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var stack []*jsonFrame
 	var out []FieldError
-	// valuePath is the path of the value starting now in the top frame.
-	valuePath := func() string {
+	var stack []*dupFrame
+	// childPath is the path of the value that starts now in the top frame
+	// (key is its name when the frame is an object).
+	childPath := func(key string) string {
 		if len(stack) == 0 {
 			return ""
 		}
 		f := stack[len(stack)-1]
 		if f.object {
-			f.wantKey = true
 			if f.path == "" {
-				return f.key
+				return key
 			}
-			return f.path + "." + f.key
+			return f.path + "." + key
 		}
 		p := f.path + "[" + strconv.Itoa(f.next) + "]"
 		f.next++
 		return p
 	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return out
-		}
-		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
-			f := stack[n-1]
-			if tok == json.Delim('}') {
-				stack = stack[:n-1]
-				continue
-			}
-			k, ok := tok.(string)
-			if !ok {
+	key := ""
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '{', '[':
+			stack = append(stack, &dupFrame{object: c == '{', path: childPath(key)})
+			key = ""
+		case '}', ']':
+			if len(stack) == 0 {
 				return out
 			}
-			if _, dup := f.keys[k]; dup {
-				field := k
-				if f.path != "" {
-					field = f.path + "." + k
-				}
-				out = append(out, FieldError{Field: field, Code: CodeDuplicate,
-					Message: fmt.Sprintf("%q appears more than once in this object", k),
-					Action:  "give each member once"})
-			}
-			f.keys[k] = struct{}{}
-			f.key, f.wantKey = k, false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &jsonFrame{object: true, path: valuePath(), keys: map[string]struct{}{}, wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, &jsonFrame{path: valuePath()})
-		case json.Delim(']'):
 			stack = stack[:len(stack)-1]
+		case '"':
+			end := jsonStringEnd(data, i)
+			if end < 0 {
+				return out
+			}
+			// A string followed by ':' is a member name.
+			j := end + 1
+			for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
+				j++
+			}
+			if j < len(data) && data[j] == ':' && len(stack) > 0 && stack[len(stack)-1].object {
+				f := stack[len(stack)-1]
+				name := string(data[i+1 : end])
+				if bytes.IndexByte(data[i+1:end], '\\') >= 0 {
+					if err := json.Unmarshal(data[i:end+1], &name); err != nil {
+						return out
+					}
+				}
+				if f.keys == nil {
+					f.keys = make(map[string]struct{}, 8)
+				}
+				if _, dup := f.keys[name]; dup {
+					out = append(out, FieldError{Field: childPath(name), Code: CodeDuplicate,
+						Message: fmt.Sprintf("%q appears more than once in this object", name),
+						Action:  "give each member once"})
+				}
+				f.keys[name] = struct{}{}
+				key = name
+				i = j
+				continue
+			}
+			childPath(key) // a string value: an array counts it
+			i = end
 		default:
-			valuePath()
+			// A number or a literal in an array counts as an element at its
+			// first byte; white space, commas and colons are skipped.
+			if len(stack) > 0 && !stack[len(stack)-1].object && (c == '-' || c >= '0' && c <= '9' || c == 't' || c == 'f' || c == 'n') {
+				childPath("")
+				for i+1 < len(data) && !endsScalar(data[i+1]) {
+					i++
+				}
+			}
 		}
 	}
+	return out
+}
+
+// endsScalar reports whether c ends a JSON number or literal.
+func endsScalar(c byte) bool {
+	switch c {
+	case ',', ']', '}', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// jsonStringEnd returns the index of the quote that closes the JSON
+// string whose opening quote is at data[start], or -1.
+func jsonStringEnd(data []byte, start int) int {
+	for i := start + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
 }
 
 // checkJSONShape compares a value decoded generically (with UseNumber) with
