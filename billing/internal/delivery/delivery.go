@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -261,9 +262,28 @@ func (d *Deliverer) Run(ctx context.Context, a outbox.DeliverArgs) error {
 		// retry it rather than count an attempt we cut short.
 		return ctx.Err()
 	}
-	return d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return d.recordAttempt(ctx, tx, a, res)
 	})
+	if err == nil && res.Err != nil {
+		// The cause (addresses, resolver, network error) is the
+		// operator's, never the tenant's; logged once the attempt is
+		// recorded (the transaction may run more than once).
+		d.log.Warn("webhook delivery attempt failed", "empresa_id", a.EmpresaID, "webhook_id", wh.ID,
+			"delivery_id", a.DeliveryID, "class", string(res.Class), "error", logCause(res.Err))
+	}
+	return err
+}
+
+// logCause is the text of a delivery's network error for the log,
+// without the request's URL: a tenant's webhook URL may carry a token in
+// its query, and logs carry no secrets.
+func logCause(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // recordAttempt logs one attempt's result and moves the delivery on.
@@ -285,12 +305,6 @@ func (d *Deliverer) recordAttempt(ctx context.Context, tx store.Tx, a outbox.Del
 		ErrorClass: string(res.Class), Duration: res.Duration, Response: res.Response, OK: res.OK()}
 	if !res.OK() {
 		at.Error = PublicError(string(res.Class), res.Status)
-	}
-	if res.Err != nil {
-		// The cause (addresses, resolver, network error) is the
-		// operator's, never the tenant's.
-		d.log.Warn("webhook delivery attempt failed", "empresa_id", dl.EmpresaID, "webhook_id", dl.WebhookID,
-			"delivery_id", dl.ID, "attempt", dl.Attempts, "class", string(res.Class), "error", res.Err.Error())
 	}
 	if err := tx.InsertDeliveryAttempt(ctx, at); err != nil {
 		return err

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,5 +138,22 @@ func TestSweep(t *testing.T) {
 	}
 	if got := requests.Load(); got != 1 {
 		t.Errorf("receiver got %d requests, want 1", got)
+	}
+}
+
+// TestLogCauseLeavesTheURLOut: the log line of a failed attempt keeps the
+// network error but not the webhook URL, whose query may hold a token.
+func TestLogCauseLeavesTheURLOut(t *testing.T) {
+	err := fmt.Errorf("sending: %w", &url.Error{Op: "Post", URL: "https://hooks.example.com/in?token=s3cret",
+		Err: errors.New("dial tcp 203.0.113.9:443: connection refused")})
+	got := logCause(err)
+	if strings.Contains(got, "s3cret") || strings.Contains(got, "hooks.example.com/in") {
+		t.Errorf("logCause = %q: it carries the URL", got)
+	}
+	if want := "Post: dial tcp 203.0.113.9:443: connection refused"; got != want {
+		t.Errorf("logCause = %q, want %q", got, want)
+	}
+	if got := logCause(errors.New("plain")); got != "plain" {
+		t.Errorf("logCause(plain) = %q", got)
 	}
 }
