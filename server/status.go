@@ -35,7 +35,11 @@ func classifyService(err error) *httpError {
 	case errors.As(err, &ve):
 		be = fault.FromValidation(ve)
 	default:
-		return nil
+		// An error billing did not wrap may still be one of the store's
+		// that fault classifies (storage full).
+		if be = fault.As(err); be.Kind == fault.KindInternal {
+			return nil
+		}
 	}
 	status, ok := kindStatus[be.Kind]
 	if !ok {
@@ -51,5 +55,13 @@ func classifyService(err error) *httpError {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	return &httpError{status: status, code: code, message: msg, details: be.Details}
+	he := &httpError{status: status, code: code, message: msg, details: be.Details}
+	if status == http.StatusServiceUnavailable {
+		he.header = http.Header{"Retry-After": {unavailableRetryAfter}}
+	}
+	return he
 }
+
+// unavailableRetryAfter is the Retry-After (seconds) of a 503 answered for
+// an unavailable dependency (the credential store, storage full).
+const unavailableRetryAfter = "5"

@@ -53,6 +53,12 @@ var ErrNoFolios = errors.New("store: no folios left")
 // (or that belongs to another listing).
 var ErrInvalidCursor = errors.New("store: invalid cursor")
 
+// ErrStorageFull is matched (errors.Is) by the error of a write the
+// database refused because its storage is full (SQLite's SQLITE_FULL, a
+// write failing with ENOSPC, PostgreSQL's disk_full). Nothing of the
+// write was kept; the same write may succeed once space is freed.
+var ErrStorageFull = errors.New("store: storage full")
+
 // Constraint names reported by ConflictError.
 const (
 	ConstraintEmpresaID      = "empresa_id"      // an Empresa with this id exists
@@ -164,6 +170,13 @@ type Store interface {
 	// another error when the database cannot be reached or the store is
 	// closed.
 	Ping(ctx context.Context) error
+
+	// Writable reports whether writes succeed, for readiness. It returns
+	// nil until a write fails with ErrStorageFull; from then on it runs a
+	// small probe write (at most about once a second; in between it
+	// answers the last probe's outcome) and returns an error matching
+	// ErrStorageFull until a probe or any other write succeeds.
+	Writable(ctx context.Context) error
 
 	// Jobs returns the background job runner bound to this store.
 	Jobs() Jobs

@@ -16,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/store"
 )
 
 // Kind classifies an Error by what the caller should do about it; an HTTP
@@ -180,6 +181,9 @@ func As(err error) *Error {
 	if errors.As(err, &ve) {
 		return FromValidation(ve)
 	}
+	if errors.Is(err, store.ErrStorageFull) {
+		return storageFull("writing", err)
+	}
 	return &Error{Kind: KindInternal, Code: Internal, Message: "internal error", Err: err}
 }
 
@@ -212,8 +216,22 @@ func Clash(code Code, msg string) *Error {
 
 // Failed returns an internal Error: op says what the service was doing,
 // err is the cause (kept for logs, never shown to clients).
+//
+// A store error matching store.ErrStorageFull gives a KindUnavailable
+// Error instead: the database refused the write for want of space, kept
+// nothing of it, and the same request may succeed once space is freed.
 func Failed(op string, err error) *Error {
+	if errors.Is(err, store.ErrStorageFull) {
+		return storageFull(op, err)
+	}
 	return &Error{Kind: KindInternal, Code: Internal, Message: "internal error while " + op, Err: err}
+}
+
+// storageFull is the Error of a write the database refused for want of
+// space.
+func storageFull(op string, err error) *Error {
+	return &Error{Kind: KindUnavailable, Code: Unavailable,
+		Message: "the server's storage is full: nothing was saved while " + op + "; retry later", Err: err}
 }
 
 // Detail codes the service adds to dte's (dte.DetailCodes) in the details

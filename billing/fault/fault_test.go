@@ -7,6 +7,7 @@ import (
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/store"
 )
 
 func TestAs(t *testing.T) {
@@ -60,5 +61,21 @@ func TestErrorTextKeepsTheCause(t *testing.T) {
 	}
 	if e.Kind.String() != "internal" || fault.Kind(99).String() != "Kind(99)" {
 		t.Errorf("Kind strings %q, %q", e.Kind, fault.Kind(99))
+	}
+}
+
+// TestStorageFullIsUnavailable: a store error matching store.ErrStorageFull
+// becomes a KindUnavailable SERVICE_UNAVAILABLE Error (the HTTP layer's
+// 503), whether billing wrapped it with Failed or not; any other store
+// error stays internal.
+func TestStorageFullIsUnavailable(t *testing.T) {
+	full := fmt.Errorf("store (sqlite): committing: %w", fmt.Errorf("%w: database or disk is full", store.ErrStorageFull))
+	for name, e := range map[string]*fault.Error{"Failed": fault.Failed("saving a document", full), "As": fault.As(full)} {
+		if e.Kind != fault.KindUnavailable || e.Code != fault.Unavailable || !errors.Is(e, store.ErrStorageFull) {
+			t.Errorf("%s: got kind %v code %s (cause kept: %v), want unavailable SERVICE_UNAVAILABLE", name, e.Kind, e.Code, errors.Is(e, store.ErrStorageFull))
+		}
+	}
+	if e := fault.Failed("saving a document", errors.New("store (sqlite): committing: disk I/O error")); e.Kind != fault.KindInternal || e.Code != fault.Internal {
+		t.Errorf("another store error: got kind %v code %s, want internal", e.Kind, e.Code)
 	}
 }

@@ -299,6 +299,9 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		Logger:    logger,
 		ReadyChecks: map[string]func(context.Context) error{
 			"database": be.st.Ping,
+			// Fails from a write refused for want of space until a
+			// probe write (or any other) succeeds again.
+			"storage": be.st.Writable,
 			"jobs": func(context.Context) error {
 				if !be.st.Jobs().Running() {
 					return errors.New("the job runner is stopped")

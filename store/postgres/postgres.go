@@ -131,5 +131,7 @@ var dialect = sqlstore.Dialect{
 		c := pgCode(err)
 		return c == "40001" || c == "40P01"
 	},
-	ReadTx: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	// 53100 is disk_full (class 53, insufficient resources).
+	IsStorageFull: func(err error) bool { return pgCode(err) == "53100" },
+	ReadTx:        &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 }

@@ -229,6 +229,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 const (
 	codeConstraintForeignKey = 787
 	codeBusy                 = 5
+	codeFull                 = 13 // SQLITE_FULL: the disk (or max_page_count) is full
 )
 
 func sqliteCode(err error) int {
@@ -240,8 +241,9 @@ func sqliteCode(err error) int {
 }
 
 var dialect = sqlstore.Dialect{
-	Name:         "sqlite",
-	TimeArg:      sqlstore.SQLiteTimeArg,
-	IsForeignKey: func(err error) bool { return sqliteCode(err) == codeConstraintForeignKey },
-	IsRetryable:  func(err error) bool { return sqliteCode(err)&0xff == codeBusy },
+	Name:          "sqlite",
+	TimeArg:       sqlstore.SQLiteTimeArg,
+	IsForeignKey:  func(err error) bool { return sqliteCode(err) == codeConstraintForeignKey },
+	IsRetryable:   func(err error) bool { return sqliteCode(err)&0xff == codeBusy },
+	IsStorageFull: func(err error) bool { return sqliteCode(err)&0xff == codeFull },
 }

@@ -33,6 +33,9 @@ type Dialect struct {
 	// IsRetryable reports an error after which the whole transaction may
 	// be run again (serialization failure, deadlock).
 	IsRetryable func(error) bool
+	// IsStorageFull reports an error by which the database refused a
+	// write for want of space (nil: never).
+	IsStorageFull func(error) bool
 	// ReadTx is the options of the read-only transactions that give
 	// listings one snapshot for their page and their total count.
 	ReadTx *sql.TxOptions

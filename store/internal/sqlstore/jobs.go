@@ -99,7 +99,7 @@ func (j *jobs) Enqueue(ctx context.Context, args store.JobArgs, opts *store.JobO
 	}
 	res, err := j.insert.Insert(ctx, args, insertOpts(args, opts))
 	if err != nil {
-		return nil, fmt.Errorf("store (%s): enqueuing a %s job: %w", j.cfg.Dialect.Name, args.Kind(), err)
+		return nil, j.cfg.Dialect.classify(fmt.Errorf("store (%s): enqueuing a %s job: %w", j.cfg.Dialect.Name, args.Kind(), err))
 	}
 	return jobResult(res), nil
 }

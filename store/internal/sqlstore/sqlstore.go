@@ -46,9 +46,10 @@ type Config struct {
 // DB implements store.Store.
 type DB struct {
 	reader
-	cfg   Config
-	jobs  *jobs
-	group *groupcommit.Group[*writeReq] // nil unless cfg.GroupCommit
+	cfg    Config
+	jobs   *jobs
+	group  *groupcommit.Group[*writeReq] // nil unless cfg.GroupCommit
+	health writeHealth
 }
 
 var (
@@ -125,12 +126,12 @@ func (db *DB) Write(ctx context.Context, fn func(ctx context.Context, tx store.T
 	}
 	wctx := context.WithValue(ctx, inWriteKey{}, true)
 	if db.group != nil {
-		return db.groupWrite(wctx, fn)
+		return db.health.observe(db.classify(db.groupWrite(wctx, fn)))
 	}
 	for attempt := 1; ; attempt++ {
-		err := db.writeOnce(wctx, fn)
+		err := db.classify(db.writeOnce(wctx, fn))
 		if err == nil || attempt == maxRetries || db.cfg.Dialect.IsRetryable == nil || !db.cfg.Dialect.IsRetryable(err) {
-			return err
+			return db.health.observe(err)
 		}
 		if err := sleep(ctx, time.Duration(attempt)*10*time.Millisecond); err != nil {
 			return err
