@@ -262,7 +262,7 @@ var validationCases = []vcase{
 	}, "detalle", CodeOutOfRange},
 	{"fecha_emision tomorrow", "factura.json", func(r *EmitirDTERequest) { r.FechaEmision = "2025-07-01" }, "fecha_emision", CodeOutOfRange},
 	{"fecha_emision before 2000", "factura.json", func(r *EmitirDTERequest) { r.FechaEmision = "1999-12-31" }, "fecha_emision", CodeOutOfRange},
-	{"fecha_ref after emission", "nota_credito.json", func(r *EmitirDTERequest) { r.Referencias[0].FechaRef = "2025-05-27" }, "referencias[0].fecha_ref", CodeOutOfRange},
+	{"fecha_ref after emission", "nota_credito.json", func(r *EmitirDTERequest) { r.FechaEmision, r.Referencias[0].FechaRef = "2025-05-26", "2025-05-27" }, "referencias[0].fecha_ref", CodeOutOfRange},
 	{"fecha_ref after today when fecha_emision omitted", "nota_credito.json", func(r *EmitirDTERequest) {
 		r.FechaEmision = ""
 		r.Referencias[0].FechaRef = "2025-07-01"

@@ -263,9 +263,20 @@ func TestNewcomerMistakes(t *testing.T) {
 		t.Errorf("failed emits wrote %d file(s) beside corrupt.p12", len(entries)-1)
 	}
 
-	// The repository's sample factura is dated 2025-05-14, before the
-	// demo's fresh CAF: refused with the CAF's code and the way out.
-	old := filepath.Join(oracle.RepoRoot(t), "testdata", "requests", "factura.json")
+	// The repository's sample factura dated 2025-05-14, before the demo's
+	// fresh CAF: refused with the CAF's code and the way out.
+	sample, err := os.ReadFile(filepath.Join(oracle.RepoRoot(t), "testdata", "requests", "factura.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(out, "factura-2025-05-14.json")
+	dated := bytes.Replace(sample, []byte(`"tipo_dte": 33,`), []byte(`"tipo_dte": 33, "fecha_emision": "2025-05-14",`), 1)
+	if bytes.Equal(dated, sample) {
+		t.Fatal("factura.json does not start with tipo_dte 33")
+	}
+	if err := os.WriteFile(old, dated, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	args := emit(d+"/cert.p12", d+"/CAF-33.xml", "--cert-password-file", d+"/cert-password.txt")
 	r := runBin(t, wd, nil, append(args[:len(args)-1], old)...)
 	if r.code != 1 || !strings.Contains(r.stdout, `"CAF_NOT_USABLE"`) || !strings.Contains(r.stderr, "leave it out to emit today") {

@@ -245,6 +245,33 @@ func TestServeDemoBinary(t *testing.T) {
 		t.Fatalf("the stamp decodes to %q, the XML's TED is %q", stamp, ted)
 	}
 
+	// Every sample request of the repository emits as shipped through the
+	// demo server (they carry no fecha_emision, so they are dated today,
+	// within the demo CAFs' validity).
+	samples, err := filepath.Glob(filepath.Join(oracle.RepoRoot(t), "testdata", "requests", "*.json"))
+	if err != nil || len(samples) != 12 {
+		t.Fatalf("testdata/requests holds %d files (%v), want 12", len(samples), err)
+	}
+	for _, f := range samples {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want struct {
+			TipoDTE int `json:"tipo_dte"`
+		}
+		json.Unmarshal(b, &want)
+		status, body := call(t, client, "POST", api+"/dte", demo.APIKey, b)
+		var got struct {
+			TipoDTE int    `json:"tipo_dte"`
+			Estado  string `json:"estado"`
+		}
+		json.Unmarshal(body, &got)
+		if status != 201 || got.TipoDTE != want.TipoDTE || !signedOrLater[got.Estado] {
+			t.Errorf("%s through the demo server: %d %s", filepath.Base(f), status, body)
+		}
+	}
+
 	// The admin token of demo.json may read the certificate status.
 	if status, body := call(t, client, "GET", api+"/empresa/certificado", "Bearer "+demo.AdminToken, nil); status != 200 || !bytes.Contains(body, []byte(`"has_certificado":true`)) {
 		t.Fatalf("certificate status with the admin token: %d %s", status, body)
