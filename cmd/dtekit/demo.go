@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,7 +24,9 @@ facturas also on 80 mm paper), packs an EnvioDTE and an EnvioBOLETA, verifies
 every XML file as "dtekit verify" does, and writes everything to DIR (default
 ./dtekit-demo), then prints follow-up commands that use those files. Nothing
 is sent anywhere; the credentials are for tests only (the certificate's
-password is in DIR/cert-password.txt).
+password is in DIR/cert-password.txt). When DIR already holds a demo, its
+files are first moved to DIR/previous/<time>/, where they still verify with
+their own authority key.
 `
 
 // runDemo implements "dtekit demo".
@@ -47,6 +51,11 @@ func runDemo(ctx context.Context, env *cmdEnv, args []string) int {
 func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if prev, err := demoMoveAside(dir, now); err != nil {
+		return err
+	} else if prev != "" {
+		fmt.Fprintf(env.stdout, "dtekit demo: %s held an earlier demo; its files (with the credentials that verify them) are now in %s\n", dir, prev)
 	}
 	creds, err := dtetest.NewWith(dtetest.Options{Now: now})
 	if err != nil {
@@ -141,6 +150,41 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 	fmt.Fprintf(env.stdout, "  print it:      dtekit pdf --trust %s --emisor %s %s\n",
 		pem, filepath.Join(dir, "emisor.json"), filepath.Join(dir, "DTE-33-2.xml"))
 	return nil
+}
+
+// demoPatterns are the patterns of the files a demo writes in its folder,
+// and of the documents its printed commands add there.
+var demoPatterns = []string{"emisor.json", "cert.p12", "cert-legacy.p12", "cert-password.txt", "test-sii-authority.pub.pem",
+	"CAF-*.xml", "request-*.json", "DTE-*.xml", "DTE-*.pdf", "Envio*.xml"}
+
+// demoMoveAside moves an earlier demo's files out of dir, into
+// dir/previous/<time>, and returns that folder ("" when dir holds no
+// demo). A new demo makes new credentials, which would not verify the
+// documents of the earlier one; moved aside together, the earlier files
+// keep verifying with their own authority, and the new demo's printed
+// commands (folio 2, DTE-*.xml) work as printed.
+func demoMoveAside(dir string, now time.Time) (string, error) {
+	if _, err := os.Stat(filepath.Join(dir, "emisor.json")); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	prev := filepath.Join(dir, "previous", now.UTC().Format("20060102T150405.000Z"))
+	if err := os.MkdirAll(prev, 0o755); err != nil {
+		return "", err
+	}
+	for _, pat := range demoPatterns {
+		names, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return "", err
+		}
+		for _, n := range names {
+			if err := os.Rename(n, filepath.Join(prev, filepath.Base(n))); err != nil {
+				return "", fmt.Errorf("moving an earlier demo's file aside: %w", err)
+			}
+		}
+	}
+	return prev, nil
 }
 
 // demoVerify verifies one written file and prints its report.

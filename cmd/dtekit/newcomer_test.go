@@ -119,14 +119,40 @@ func checkNoRepeatedPrefix(t *testing.T, what, msg string) {
 }
 
 // TestNewcomerDemoFollowUps runs the commands the demo prints, exactly as
-// printed, through a shell (so the globs expand as a user's would).
+// printed, through a shell (so the globs expand as a user's would), with
+// the binary on PATH as "go install ./cmd/dtekit" puts it; then runs the
+// demo again in the same folder and its printed commands again: they still
+// work, and the first run's files (with the factura emitted by hand) moved
+// aside still verify with their own authority.
 func TestNewcomerDemoFollowUps(t *testing.T) {
 	wd, demo := newcomerDemo(t)
 	if demo.stderr != "" {
 		t.Errorf("demo wrote to standard error: %q", demo.stderr)
 	}
+	runFollowUps(t, wd, demo.stdout)
+
+	again := runBin(t, wd, nil, "demo")
+	if again.code != 0 || again.stderr != "" {
+		t.Fatalf("second dtekit demo in the same folder: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	runFollowUps(t, wd, again.stdout)
+	prev, _ := filepath.Glob(filepath.Join(wd, "dtekit-demo", "previous", "*"))
+	if len(prev) != 1 || !strings.Contains(again.stdout, prev[0]) && !strings.Contains(again.stdout, strings.TrimPrefix(prev[0], wd+"/")) {
+		t.Fatalf("the first run's files: %v; second run said:\n%s", prev, again.stdout)
+	}
+	r := runCmd(t, exec.Command("sh", "-c", "dtekit verify --trust "+prev[0]+"/test-sii-authority.pub.pem "+prev[0]+"/DTE-*.xml "+prev[0]+"/Envio*.xml"),
+		wd, []string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")})
+	if n := strings.Count(r.stdout, ": OK ("); r.code != 0 || n != 15 {
+		t.Errorf("the first run's 15 files (with DTE-33-2.xml) with their authority: exit %d, %d OK\n%s%s", r.code, n, r.stdout, r.stderr)
+	}
+}
+
+// runFollowUps runs the three commands a demo printed (verify, emit, pdf)
+// as printed, in wd, and checks what each answers.
+func runFollowUps(t *testing.T, wd, stdout string) {
+	t.Helper()
 	var cmds []string
-	sc := bufio.NewScanner(strings.NewReader(demo.stdout))
+	sc := bufio.NewScanner(strings.NewReader(stdout))
 	for sc.Scan() {
 		if _, cmd, ok := strings.Cut(sc.Text(), ":  "); ok && strings.HasPrefix(strings.TrimSpace(cmd), "dtekit ") {
 			cmds = append(cmds, strings.TrimSpace(cmd))
@@ -135,7 +161,7 @@ func TestNewcomerDemoFollowUps(t *testing.T) {
 		}
 	}
 	if len(cmds) != 3 {
-		t.Fatalf("demo printed %d follow-up commands, want 3 (verify, emit, pdf):\n%s", len(cmds), demo.stdout)
+		t.Fatalf("demo printed %d follow-up commands, want 3 (verify, emit, pdf):\n%s", len(cmds), stdout)
 	}
 	for _, c := range cmds {
 		cmd := exec.Command("sh", "-c", c)
