@@ -2,13 +2,16 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
@@ -75,5 +78,65 @@ func TestLicense(t *testing.T) {
 	}
 	if !slices.Contains(strings.Fields(string(gi)), "/dtekit-data/") {
 		t.Errorf(".gitignore does not ignore dtekit-data/, serve's default data directory:\n%s", gi)
+	}
+}
+
+// TestOpenAPIEmitExamples: POST /dte's request body carries one example per
+// document type, each equal to its file in testdata/requests, and each
+// emits as it stands through the server (201, answer checked against the
+// document by the tester).
+func TestOpenAPIEmitExamples(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := doc.Paths.Find("/api/v1/billing/dte").Post
+	examples := op.RequestBody.Value.Content.Get("application/json").Examples
+	if len(examples) != len(dte.Tipos()) {
+		t.Fatalf("%d examples, want one per type (%d)", len(examples), len(dte.Tipos()))
+	}
+	seen := map[dte.TipoDTE]string{}
+	bodies := map[string][]byte{}
+	for name, ex := range examples {
+		got, err := json.Marshal(ex.Value.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.ReadFile(filepath.Join(oracle.RepoRoot(t), "testdata", "requests", name+".json"))
+		if err != nil {
+			t.Fatalf("example %s has no file testdata/requests/%s.json: %v", name, name, err)
+		}
+		var a, b any
+		json.Unmarshal(got, &a)
+		if err := json.Unmarshal(file, &b); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(b, a); d != "" {
+			t.Errorf("example %s differs from testdata/requests/%s.json (-file +example):\n%s", name, name, d)
+		}
+		var head struct {
+			TipoDTE dte.TipoDTE `json:"tipo_dte"`
+		}
+		json.Unmarshal(file, &head)
+		if other, dup := seen[head.TipoDTE]; dup {
+			t.Errorf("examples %s and %s are both of type %d", name, other, head.TipoDTE)
+		}
+		seen[head.TipoDTE] = name
+		bodies[name] = file
+	}
+	for _, tipo := range dte.Tipos() {
+		if seen[tipo] == "" {
+			t.Errorf("no example of type %d", tipo)
+		}
+	}
+
+	be := billingtest.Backends()[0]
+	f := newFixture(t, be.NewStore(t), RateLimit{PerSecond: -1})
+	c := f.provision(context.Background(), billingtest.Company{Rut: "11111111-1", RazonSocial: "Empresa de Ejemplos", Tipos: dte.Tipos()})
+	for name, body := range bodies {
+		r := f.do("POST", "/api/v1/billing/dte", json.RawMessage(body), append(c.writeHdr, "Idempotency-Key", newUUID())...)
+		if r.Status != 201 {
+			t.Errorf("example %s: %d %s", name, r.Status, truncate(r.Body))
+		}
 	}
 }
