@@ -68,23 +68,9 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 		}
 	}
 	if includeXML && len(d.XML) > 0 {
-		out.XMLDocumento = string(latin1ToUTF8(d.XML))
+		out.XMLDocumento = dte.XMLText(d.XML)
 	}
 	return out, nil
-}
-
-// latin1ToUTF8 converts the ISO-8859-1 bytes of a signed DTE to UTF-8
-// text for a JSON string (the signed bytes themselves are served by DTEXML).
-func latin1ToUTF8(b []byte) []byte {
-	out := make([]byte, 0, len(b)+len(b)/8)
-	for _, c := range b {
-		if c < 0x80 {
-			out = append(out, c)
-		} else {
-			out = append(out, 0xC0|c>>6, 0x80|c&0x3F)
-		}
-	}
-	return out
 }
 
 // GetDTE returns a document; includeXML adds the signed XML

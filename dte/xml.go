@@ -1,11 +1,14 @@
 package dte
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
 // This file holds the low-level XML writer shared by the DTE and envelope
@@ -254,3 +257,22 @@ func xwSign(d Decimal) int {
 
 // xwTimestamp formats an instant as the SII's local timestamp in Chile.
 func xwTimestamp(t time.Time) string { return ChileTime(t).Format(xwTimestampLayout) }
+
+// utf8Declaration is the XML declaration of the text XMLText returns.
+const utf8Declaration = `<?xml version="1.0" encoding="UTF-8"?>`
+
+// XMLText returns an XML file dtekit wrote (a signed DTE or envelope: ISO-8859-1
+// bytes, usually with a declaration saying so) as UTF-8 text whose
+// declaration says UTF-8. Saved as UTF-8, the text is the same XML
+// document: the same characters, so the same canonical form, and its
+// signatures still verify. It is the form to put in JSON, whose strings
+// are Unicode; the ISO-8859-1 bytes remain the form to send to the SII.
+func XMLText(latin1 []byte) string {
+	body := latin1
+	if bytes.HasPrefix(body, []byte("<?xml")) {
+		if end := bytes.Index(body, []byte("?>")); end > 0 {
+			body = body[end+len("?>"):]
+		}
+	}
+	return utf8Declaration + xmlflat.Latin1ToString(body)
+}
