@@ -10,26 +10,45 @@ import (
 // amounts, lines and references, its state, and how its submission to the
 // SII went.
 type DTE struct {
-	ID                  string             `json:"id"`
-	TipoDTE             dte.TipoDTE        `json:"tipo_dte"`
-	Folio               int64              `json:"folio"`
-	Estado              dte.Estado         `json:"estado"`
-	RutReceptor         string             `json:"rut_receptor"`
-	RazonSocialReceptor string             `json:"razon_social_receptor"`
-	FechaEmision        string             `json:"fecha_emision"`
-	MontoNeto           *int64             `json:"monto_neto"`
-	MontoExento         *int64             `json:"monto_exento"`
-	TasaIVA             dte.Decimal        `json:"tasa_iva,omitempty"`
-	IVA                 *int64             `json:"iva"`
-	MontoTotal          int64              `json:"monto_total"`
-	Detalle             []dte.LineaDetalle `json:"detalle"`
-	Referencias         []dte.Referencia   `json:"referencias,omitempty"`
-	Tracking            *Tracking          `json:"tracking,omitempty"`
-	SIIStatus           *SIIStatus         `json:"sii_status,omitempty"`
-	XMLDocumento        string             `json:"xml_documento,omitempty"`
-	Metadata            map[string]any     `json:"metadata,omitempty"`
-	CreatedAt           time.Time          `json:"created_at"`
-	UpdatedAt           time.Time          `json:"updated_at"`
+	ID                  string      `json:"id"`
+	TipoDTE             dte.TipoDTE `json:"tipo_dte"`
+	Folio               int64       `json:"folio"`
+	Estado              dte.Estado  `json:"estado"`
+	RutReceptor         string      `json:"rut_receptor"`
+	RazonSocialReceptor string      `json:"razon_social_receptor"`
+	FechaEmision        string      `json:"fecha_emision"`
+	MontoNeto           *int64      `json:"monto_neto"`
+	MontoExento         *int64      `json:"monto_exento"`
+	TasaIVA             dte.Decimal `json:"tasa_iva,omitempty"`
+	IVA                 *int64      `json:"iva"`
+	MontoTotal          int64       `json:"monto_total"`
+	// MontosMonedaExtranjera are an export document's amounts in its own
+	// currency when that is not the peso (the monto_* fields are CLP).
+	MontosMonedaExtranjera *MontosMoneda      `json:"montos_moneda_extranjera,omitempty"`
+	Detalle                []dte.LineaDetalle `json:"detalle"`
+	Referencias            []dte.Referencia   `json:"referencias,omitempty"`
+	Tracking               *Tracking          `json:"tracking,omitempty"`
+	SIIStatus              *SIIStatus         `json:"sii_status,omitempty"`
+	XMLDocumento           string             `json:"xml_documento,omitempty"`
+	Metadata               map[string]any     `json:"metadata,omitempty"`
+	CreatedAt              time.Time          `json:"created_at"`
+	UpdatedAt              time.Time          `json:"updated_at"`
+}
+
+// MontosMoneda are an export document's amounts in the currency it was
+// issued in (Totales of its XML), with the exchange rate to pesos when the
+// document carries one.
+type MontosMoneda struct {
+	// TpoMoneda is the SII's name of the currency, e.g. "DOLAR USA".
+	TpoMoneda string `json:"tpo_moneda"`
+	// MontoExento is the exempt amount (up to 4 decimals).
+	MontoExento dte.Decimal `json:"monto_exento,omitempty"`
+	// MontoTotal is the document's total (up to 4 decimals).
+	MontoTotal dte.Decimal `json:"monto_total"`
+	// TpoCambio is the pesos per unit of the currency used for the
+	// document's monto_* fields; absent when the document has no peso
+	// conversion.
+	TpoCambio dte.Decimal `json:"tpo_cambio,omitempty"`
 }
 
 // Tracking follows a document's submission to the SII (contract §2.2).

@@ -45,6 +45,7 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 			return nil, fmt.Errorf("billing: DTE %s: stored totals: %w", d.ID, err)
 		}
 		out.MontoNeto, out.MontoExento, out.TasaIVA, out.IVA = t.MontoNeto, t.MontoExento, t.TasaIVA, t.IVA
+		out.MontosMonedaExtranjera = t.MontosMonedaExtranjera
 	}
 	if len(d.Tracking) > 0 {
 		t, err := outbox.ParseTracking(d.Tracking)

@@ -25,12 +25,34 @@ type storedTotals struct {
 	TasaIVA     dte.Decimal `json:"tasa_iva,omitempty"`
 	IVA         *int64      `json:"iva"`
 	MontoTotal  int64       `json:"monto_total"`
+	// MontosMonedaExtranjera are an export document's amounts in its own
+	// currency, when that is not the peso.
+	MontosMonedaExtranjera *MontosMoneda `json:"montos_moneda_extranjera,omitempty"`
 }
 
+// pesoCL is the SII's name of the Chilean peso (TpoMoneda).
+const pesoCL = "PESO CL"
+
+// totalsOf keeps a document's amounts in pesos: the contract's monto_*
+// fields are CLP. An export document in another currency has its own
+// amounts in MontosMonedaExtranjera; its monto_exento and monto_total are
+// the peso amounts of its OtraMoneda conversion (export_data.tpo_cambio),
+// and without a conversion there is no peso amount: monto_exento is null
+// and monto_total 0.
 func totalsOf(t *dte.Totals) storedTotals {
 	tt := t.Totales
-	return storedTotals{MontoNeto: optInt(tt.MntNeto), MontoExento: optInt(tt.MntExe), TasaIVA: tt.TasaIVA,
+	out := storedTotals{MontoNeto: optInt(tt.MntNeto), MontoExento: optInt(tt.MntExe), TasaIVA: tt.TasaIVA,
 		IVA: optInt(tt.IVA), MontoTotal: montoCLP(t)}
+	if tt.TpoMoneda != "" && tt.TpoMoneda != pesoCL {
+		m := &MontosMoneda{TpoMoneda: tt.TpoMoneda, MontoExento: tt.MntExe, MontoTotal: tt.MntTotal}
+		out.MontoExento = nil
+		if om := t.OtraMoneda; om != nil && om.TpoMoneda == pesoCL {
+			m.TpoCambio = om.TpoCambio
+			out.MontoExento = optInt(om.MntExeOtrMnda)
+		}
+		out.MontosMonedaExtranjera = m
+	}
+	return out
 }
 
 // optInt returns d rounded to a whole number, nil when absent.
@@ -57,16 +79,16 @@ func roundInt(d dte.Decimal) int64 {
 
 // montoCLP is the document total in pesos: MntTotal, or for an export
 // document in another currency its total converted to pesos when the
-// document carries the conversion (OtraMoneda in PESO CL), else MntTotal
-// rounded.
+// document carries the conversion (OtraMoneda in PESO CL), else 0 (there
+// is no peso amount; MontosMonedaExtranjera has the document's own).
 func montoCLP(t *dte.Totals) int64 {
-	if n, ok := t.Totales.MntTotal.Int64(); ok && t.OtraMoneda == nil {
-		return n
+	if cur := t.Totales.TpoMoneda; cur == "" || cur == pesoCL {
+		return roundInt(t.Totales.MntTotal)
 	}
-	if om := t.OtraMoneda; om != nil && om.TpoMoneda == "PESO CL" {
+	if om := t.OtraMoneda; om != nil && om.TpoMoneda == pesoCL {
 		return roundInt(om.MntTotOtrMnda)
 	}
-	return roundInt(t.Totales.MntTotal)
+	return 0
 }
 
 // emission is what transaction 1 keeps in a DTE row's issuer snapshot
