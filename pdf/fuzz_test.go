@@ -39,7 +39,8 @@ func FuzzRender(f *testing.F) {
 			doc.Tipo = dte.BoletaElectronica
 		case 2:
 			doc.Tipo = dte.FacturaExportacionElectronica
-			doc.Export = &dte.ExportData{TpoMoneda: name, ClausulaVenta: price, Marcas: desc, PesoBruto: dte.Decimal(qty)}
+			doc.Export = &dte.ExportData{TpoMoneda: name, ClausulaVenta: price, Marcas: desc, PesoBruto: dte.Decimal(qty),
+				PuertoEmbarque: qty, PuertoDesembarque: total, PaisRecep: disc, PaisDest: price, TipoBulto: total, Nacionalidad: rut}
 		}
 		for _, fm := range []pdf.Format{pdf.Carta, pdf.Termica80} {
 			var buf bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dtekit/dtekit/aduana"
 	"github.com/dtekit/dtekit/dte"
 )
 
@@ -133,56 +134,68 @@ func despachoName(c int) string {
 	return "Código " + strconv.Itoa(c)
 }
 
-// clausulaName names a sale clause code (Aduana/CodClauVenta), the reverse
-// of dte.ClausulaVentaCodigo.
-func clausulaName(code string) string {
-	names := map[string]string{"1": "CIF", "2": "CFR", "3": "EXW", "4": "FAS", "5": "FOB", "6": "S/CL",
-		"7": "DDP", "8": "FCA", "9": "CPT", "10": "CIP", "17": "DAT", "18": "DAP"}
-	code = oneLine(code)
-	if n, ok := names[code]; ok {
-		return n + " (" + code + ")"
+// Customs codes (export documents) are named from the customs tables of
+// package aduana, followed by the code: "SAN ANTONIO (906)". A code the
+// tables lack is printed as its number, "código 999 (no listado)", never
+// as a guess.
+
+// customsName names a customs code written as text (a port, a country, a
+// package type, a sale clause). Text that is not a number, such as a
+// port's free identification (IdAdicPtoEmb), is printed as written.
+func customsName(s string, lookup func(int) (string, bool)) string {
+	s = oneLine(s)
+	if !allDigits(s) || len(s) > 9 {
+		return s
 	}
-	return code
+	n, _ := strconv.Atoi(s)
+	return customsNamed(n, lookup)
 }
 
-// viaName names a transport route code (Aduana/CodViaTransp).
-func viaName(c int) string {
-	switch c {
-	case 1:
-		return "Marítima, fluvial y lacustre"
-	case 4:
-		return "Aérea"
-	case 5:
-		return "Postal"
-	case 6:
-		return "Ferroviaria"
-	case 7:
-		return "Carretera o terrestre"
-	case 8:
-		return "Oleoductos, gasoductos"
-	case 9:
-		return "Tendido eléctrico"
-	case 10:
-		return "Otra"
+// customsNamed names a customs code: its name and the code, or the code
+// alone with a note when the table does not list it.
+func customsNamed(n int, lookup func(int) (string, bool)) string {
+	if name, ok := lookup(n); ok {
+		return name + " (" + itoa(n) + ")"
 	}
-	return "Código " + strconv.Itoa(c)
+	return unlisted(n)
 }
 
-// modalidadName names a sale modality code (Aduana/CodModVenta).
-func modalidadName(c int) string {
-	switch c {
-	case 1:
-		return "A firme"
-	case 2:
-		return "Bajo condición"
-	case 3:
-		return "En consignación libre"
-	case 4:
-		return "En consignación con un mínimo a firme"
-	case 9:
-		return "Sin pago"
+// unlisted prints a customs code the tables do not list.
+func unlisted(n int) string { return "código " + itoa(n) + " (no listado)" }
+
+// formaPagoName names an export payment form (IdDoc/FmaPagExp) by its
+// description, with its short name and code: "COBRANZA HASTA 1 AÑO (COB1,
+// código 1)".
+func formaPagoName(n int) string {
+	sigla, desc, ok := aduana.FormaPagoExportacion(n)
+	if !ok {
+		return unlisted(n)
 	}
-	return "Código " + strconv.Itoa(c)
+	return desc + " (" + sigla + ", código " + itoa(n) + ")"
+}
+
+// bultoName names a package type (TipoBultos/CodTpoBultos) by its long
+// name: "PALLETS, TABLEROS (80)".
+func bultoName(n int) (string, bool) {
+	_, name, ok := aduana.TipoBulto(n)
+	return name, ok
+}
+
+// unidadName prints a unit of measure after a quantity: " KN (KILOGRAMO
+// NETO)", " PAR" when the short name is the name, " (unidad código 77, no
+// listada)" for a code the table lacks, and nothing without a code.
+func unidadName(c *int) string {
+	if c == nil {
+		return ""
+	}
+	sigla, name, ok := aduana.UnidadMedida(*c)
+	switch {
+	case !ok:
+		return " (unidad código " + itoa(*c) + ", no listada)"
+	case sigla == name:
+		return " " + sigla
+	}
+	return " " + sigla + " (" + name + ")"
 }
 
 // impuestoName names an additional tax or retention code (TipoImp).

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
 
@@ -254,4 +255,42 @@ func abs(v int) int {
 func (m stampMeasure) String() string {
 	return fmt.Sprintf("%.1f × %.1f mm at %.1f mm from the left, %.1f mm from the right (box %v)",
 		m.widthMM, m.heightMM, m.leftMM, m.rightMM, m.box)
+}
+
+// layoutValue returns the value printed after label in the text of
+// pdftotext -layout: the text right of the label on its line, up to a gap
+// of three spaces, and the lines below that continue it at the same column
+// while nothing stands under the label. ok is false when no line holds the
+// label.
+func layoutValue(layout, label string) (value string, ok bool) {
+	lines := strings.Split(layout, "\n")
+	for i, line := range lines {
+		at := strings.Index(line, label)
+		if at < 0 {
+			continue
+		}
+		r := []rune(line)
+		lc := utf8.RuneCountInString(line[:at])
+		vc := lc + utf8.RuneCountInString(label)
+		for vc < len(r) && r[vc] == ' ' {
+			vc++
+		}
+		cell := func(r []rune) string {
+			s := string(r[vc:])
+			if end := strings.Index(s, "   "); end >= 0 {
+				s = s[:end]
+			}
+			return strings.TrimSpace(s)
+		}
+		parts := []string{cell(r)}
+		for _, next := range lines[i+1:] {
+			n := []rune(next)
+			if len(n) <= vc || n[vc] == ' ' || n[vc-1] != ' ' || strings.TrimSpace(string(n[lc:vc])) != "" {
+				break
+			}
+			parts = append(parts, cell(n))
+		}
+		return strings.Join(parts, " "), true
+	}
+	return "", false
 }

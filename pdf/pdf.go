@@ -20,7 +20,11 @@
 // them, with a decimal comma ("US$ 18.338,8"). RUTs are printed with
 // thousands dots ("76.192.083-9"), dates as "14 de mayo de 2025". Line
 // discounts and surcharges are shown as amounts with their percentage
-// ("-7.788 (10%)").
+// ("-7.788 (10%)"). An export document's customs codes (nationality,
+// countries, ports, transport route, sale clause and modality, payment
+// form, package type, units) are printed with the names the customs tables
+// of package aduana give them, then the code: "SAN ANTONIO (906)"; a code
+// the tables lack is printed as its number, "código 999 (no listado)".
 //
 // The stamp is the TED's bytes in PDF417 (EC level 5, columns chosen for
 // the SII's 9 × 4 cm box on letter paper, 7.2 cm wide on 80 mm), drawn as filled rectangles in

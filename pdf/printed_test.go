@@ -79,3 +79,63 @@ func TestPrintedOfficeNeverGuessed(t *testing.T) {
 		t.Errorf("office: %s", txt)
 	}
 }
+
+// TestPrintedCustomsNames reads, with pdftotext, the customs data of an
+// export factura (110): every code the XML carries is printed with the
+// name the customs tables give it, and a code the tables lack as its
+// number. The names are written here by hand from the rows of
+// ../shared/sii/aduana/*.csv.
+func TestPrintedCustomsNames(t *testing.T) {
+	req := readRequest(t, "factura_exportacion")
+	x := req.ExportData
+	one, six, unknownUnit := 1, 6, 77
+	tara := int64(120)
+	x.Nacionalidad = "563"                     // paises: ALEMANIA
+	x.FormaPagoExp = &one                      // formas de pago: COB1, COBRANZA HASTA 1 AÑO
+	x.ModalidadVenta = &one                    // modalidades: A FIRME
+	x.ClausulaVenta = "FCA"                    // written as 10; clausulas: FCA
+	x.ViaTransporte = &one                     // vias: MARITIMA, FLUVIAL Y LACUSTRE
+	x.PuertoEmbarque = "906"                   // puertos: SAN ANTONIO
+	x.PuertoDesembarque = "112"                // puertos: COSTA DEL PACÍFICO, OTROS NO ESPECIFICADOS
+	x.PaisRecep = "400"                        // not in paises
+	x.PaisDest = "225"                         // paises: ESTADOS UNIDOS DE AMÉRICA
+	x.TipoBulto = "22"                         // bultos: CAJA DE CARTON, CAJAS DE CARTÓN, LATA O ...
+	x.UnidadPesoBruto = &six                   // unidades: KN, KILOGRAMO NETO
+	x.UnidadPesoNeto = &six                    // idem
+	x.Tara, x.UnidadTara = &tara, &unknownUnit // 77 is not in unidades
+	s := emit(t, "aduana", req)
+	for _, el := range []string{"<Nacionalidad>563</Nacionalidad>", "<FmaPagExp>1</FmaPagExp>", "<CodClauVenta>10</CodClauVenta>",
+		"<CodPtoEmbarque>906</CodPtoEmbarque>", "<CodPtoDesemb>112</CodPtoDesemb>", "<CodPaisRecep>400</CodPaisRecep>",
+		"<CodPaisDestin>225</CodPaisDestin>", "<CodTpoBultos>22</CodTpoBultos>", "<CodUnidMedTara>77</CodUnidMedTara>"} {
+		if !strings.Contains(string(s.xml), el) {
+			t.Fatalf("the emitted XML lacks %s", el)
+		}
+	}
+	b, err := pdf.RenderBytes(s.doc, pdf.Options{Resolucion: testResolucion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := pdfText(t, writeTemp(t, t.TempDir(), "aduana.pdf", b), true, 0, 0)
+	for _, c := range []struct{ label, want string }{
+		{"Nacionalidad:", "ALEMANIA (563)"},
+		{"Forma de pago:", "COBRANZA HASTA 1 AÑO (COB1, código 1)"},
+		{"Modalidad de venta:", "A FIRME (1)"},
+		{"Cláusula de venta:", "FCA (10)"},
+		{"Vía de transporte:", "MARITIMA, FLUVIAL Y LACUSTRE (1)"},
+		{"Puerto de embarque:", "SAN ANTONIO (906)"},
+		{"Puerto de desembarque:", "COSTA DEL PACÍFICO, OTROS NO ESPECIFICADOS (112)"},
+		{"País receptor:", "código 400 (no listado)"},
+		{"País de destino:", "ESTADOS UNIDOS DE AMÉRICA (225)"},
+		{"Tipo de bulto:", "CAJAS DE CARTÓN, LATA O DE CUALQUIER OTRO MATERIAL EXCEPTO MADERA (22)"},
+		{"Peso bruto:", "10.450,5 KN (KILOGRAMO NETO)"},
+		{"Peso neto:", "10.000 KN (KILOGRAMO NETO)"},
+		{"Tara:", "120 (unidad código 77, no listada)"},
+	} {
+		if got, ok := layoutValue(layout, c.label); !ok || got != c.want {
+			t.Errorf("%s %q, want %q", c.label, got, c.want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("pdftotext -layout:\n%s", layout)
+	}
+}

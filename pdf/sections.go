@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dtekit/dtekit/aduana"
 	"github.com/dtekit/dtekit/dte"
 )
 
@@ -59,7 +60,7 @@ func receptorRight(d *dte.Document) []kv {
 	out := []kv{{"R.U.T.:", fmtRUT(d.Receptor.Rut)}, {"Fecha emisión:", fmtFecha(d.FechaEmision)}}
 	if x := d.Export; x != nil {
 		if s := oneLine(x.Nacionalidad); s != "" {
-			out = append(out, kv{"Nacionalidad:", "Código " + s})
+			out = append(out, kv{"Nacionalidad:", customsName(s, aduana.Pais)})
 		}
 		if s := oneLine(x.NumID); s != "" {
 			out = append(out, kv{"Id. extranjero:", s})
@@ -91,43 +92,35 @@ func exportLines(d *dte.Document, cur string) []kv {
 		add("Tipo de cambio:", fmtNumber(x.TpoCambio))
 	}
 	if x.FormaPagoExp != nil {
-		add("Forma de pago:", "Código "+itoa(*x.FormaPagoExp))
+		add("Forma de pago:", formaPagoName(*x.FormaPagoExp))
 	}
 	if x.ModalidadVenta != nil {
-		add("Modalidad de venta:", modalidadName(*x.ModalidadVenta))
+		add("Modalidad de venta:", customsNamed(*x.ModalidadVenta, aduana.ModalidadVenta))
 	}
-	if x.ClausulaVenta != "" {
-		add("Cláusula de venta:", clausulaName(x.ClausulaVenta))
-	}
+	add("Cláusula de venta:", customsName(x.ClausulaVenta, aduana.ClausulaVenta))
 	if x.TotalClausula.IsSet() {
 		add("Total cláusula:", fmtMoney(x.TotalClausula, cur))
 	}
 	if x.ViaTransporte != nil {
-		add("Vía de transporte:", viaName(*x.ViaTransporte))
+		add("Vía de transporte:", customsNamed(*x.ViaTransporte, aduana.ViaTransporte))
 	}
-	add("Puerto de embarque:", x.PuertoEmbarque)
-	add("Puerto de desembarque:", x.PuertoDesembarque)
-	if x.PaisRecep != "" {
-		add("País receptor:", "Código "+x.PaisRecep)
-	}
-	if x.PaisDest != "" {
-		add("País de destino:", "Código "+x.PaisDest)
-	}
+	add("Puerto de embarque:", customsName(x.PuertoEmbarque, aduana.Puerto))
+	add("Puerto de desembarque:", customsName(x.PuertoDesembarque, aduana.Puerto))
+	add("País receptor:", customsName(x.PaisRecep, aduana.Pais))
+	add("País de destino:", customsName(x.PaisDest, aduana.Pais))
 	if x.TotalBultos != nil {
 		add("Total bultos:", fmtInt(*x.TotalBultos))
 	}
-	if x.TipoBulto != "" {
-		add("Tipo de bulto:", "Código "+x.TipoBulto)
-	}
+	add("Tipo de bulto:", customsName(x.TipoBulto, bultoName))
 	add("Marcas:", x.Marcas)
 	if x.PesoBruto.IsSet() {
-		add("Peso bruto:", fmtNumber(x.PesoBruto)+unidadPeso(x.UnidadPesoBruto))
+		add("Peso bruto:", fmtNumber(x.PesoBruto)+unidadName(x.UnidadPesoBruto))
 	}
 	if x.PesoNeto.IsSet() {
-		add("Peso neto:", fmtNumber(x.PesoNeto)+unidadPeso(x.UnidadPesoNeto))
+		add("Peso neto:", fmtNumber(x.PesoNeto)+unidadName(x.UnidadPesoNeto))
 	}
 	if x.Tara != nil {
-		add("Tara:", fmtInt(*x.Tara)+unidadPeso(x.UnidadTara))
+		add("Tara:", fmtInt(*x.Tara)+unidadName(x.UnidadTara))
 	}
 	if x.MntFlete.IsSet() {
 		add("Flete:", fmtMoney(x.MntFlete, cur))
@@ -136,17 +129,6 @@ func exportLines(d *dte.Document, cur string) []kv {
 		add("Seguro:", fmtMoney(x.MntSeguro, cur))
 	}
 	return out
-}
-
-// unidadPeso prints a customs unit code after a weight.
-func unidadPeso(c *int) string {
-	if c == nil {
-		return ""
-	}
-	if *c == 6 {
-		return " kg"
-	}
-	return " (unidad " + itoa(*c) + ")"
 }
 
 // totalLines lists the totals box, the total last; bold marks the total.

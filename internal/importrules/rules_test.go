@@ -43,6 +43,12 @@ var rules = []rule{
 		only: []string{"internal/..."},
 	},
 	{
+		name: "customs tables",
+		why:  "aduana is data: the customs code tables an export DTE carries, embedded and read on the standard library alone, so it imports no dtekit package, not even the ground floor",
+		from: []string{"aduana"},
+		only: []string{},
+	},
+	{
 		name: "caftest",
 		why:  "caf/caftest, the test CAF authority, builds on caf alone",
 		from: []string{"caf/caftest"},
@@ -74,10 +80,10 @@ var rules = []rule{
 	},
 	{
 		name:   "printed form",
-		why:    "pdf renders a parsed dte document: it uses dte and its own subpackages",
+		why:    "pdf renders a parsed dte document: it uses dte, the customs tables (aduana) that name an export's codes, and its own subpackages",
 		from:   []string{"pdf/..."},
 		except: []string{"pdf/internal/mkimages"},
-		only:   []string{"dte", "pdf/...", "internal/..."},
+		only:   []string{"dte", "aduana", "pdf/...", "internal/..."},
 	},
 	{
 		name: "sample images",
@@ -186,7 +192,7 @@ var rules = []rule{
 	{
 		name:  "below the service",
 		why:   "the layers below the service keep their tests below it too: no test of theirs imports billing, server or the binary",
-		from:  []string{"internal/...", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "pdf/...", "sii/...", "store/..."},
+		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "pdf/...", "sii/...", "store/..."},
 		not:   []string{"billing/...", "server", "cmd/..."},
 		scope: codeAndTests,
 	},
