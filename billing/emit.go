@@ -180,6 +180,20 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 			Details: []dte.FieldError{{Field: "certificado", Code: fault.DetailCertExpired, Message: "the certificate has expired",
 				Action: "upload the company's signing certificate"}}})
 	}
+	// The idempotency hash covers the request as sent; the document, and
+	// the request stored for recovery and reading, are the request with
+	// the company's records it names filled in.
+	if resolved, err := s.resolveStored(ctx, empresaID, req); err != nil {
+		if fault.KindOf(err) == fault.KindValidation {
+			return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, err)
+		}
+		return nil, err
+	} else if resolved != req {
+		req = resolved
+		if canon, _, err = requestHash(req); err != nil {
+			return nil, fault.Failed("encoding the request", err)
+		}
+	}
 	at := s.now().UTC().Truncate(time.Microsecond)
 	prep, err := em.Prepare(req, at)
 	if err != nil {

@@ -16,8 +16,12 @@ import (
 
 // EmitirDTERequest is the emission request of contract §2.3.
 type EmitirDTERequest struct {
-	TipoDTE              TipoDTE             `json:"tipo_dte"`
-	FechaEmision         string              `json:"fecha_emision,omitempty"`
+	TipoDTE      TipoDTE `json:"tipo_dte"`
+	FechaEmision string  `json:"fecha_emision,omitempty"`
+	// ClienteID names a cliente of the company's catalog whose data fill
+	// the receptor's empty fields. The reference server resolves it
+	// before validation; dte itself only carries it.
+	ClienteID            string              `json:"cliente_id,omitempty"`
 	Receptor             Receptor            `json:"receptor"`
 	Detalle              []LineaDetalle      `json:"detalle"`
 	Comisiones           []ComisionDTE       `json:"comisiones,omitempty"`
@@ -44,6 +48,11 @@ type Receptor struct {
 
 // LineaDetalle is one detail line (contract §2.3).
 type LineaDetalle struct {
+	// ProductoID names a producto of the company's catalog whose nombre,
+	// precio, unidad and exemption fill the line's empty fields. The
+	// reference server resolves it before validation; dte itself only
+	// carries it.
+	ProductoID   string  `json:"producto_id,omitempty"`
 	TipoDocLiq   string  `json:"tipo_doc_liq,omitempty"`
 	IndExe       *int    `json:"ind_exe,omitempty"`
 	CodImpAdic   *int    `json:"cod_imp_adic,omitempty"`
@@ -77,6 +86,10 @@ type ImpuestoRetencion struct {
 
 // Referencia is a reference to another document (contract §2.3).
 type Referencia struct {
+	// DTEID names one of the company's documents whose type, folio and
+	// date fill the reference's empty fields. The reference server
+	// resolves it before validation; dte itself only carries it.
+	DTEID      string     `json:"dte_id,omitempty"`
 	TipoDocRef TipoDocRef `json:"tipo_doc_ref"`
 	FolioRef   int64      `json:"folio_ref"`
 	FechaRef   string     `json:"fecha_ref"`

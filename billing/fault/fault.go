@@ -256,4 +256,7 @@ const (
 	DetailInvalidSecret    dte.DetailCode = "INVALID_SECRET"
 	DetailInvalidURL       dte.DetailCode = "INVALID_URL"
 	DetailUnsupportedEvent dte.DetailCode = "UNSUPPORTED_EVENT"
+	// DetailNotFound: an id in the request (cliente_id, producto_id,
+	// dte_id) names nothing of the company.
+	DetailNotFound dte.DetailCode = "NOT_FOUND"
 )
