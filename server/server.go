@@ -63,6 +63,9 @@ type Server struct {
 	metrics      *metrics
 	checks       map[string]func(context.Context) error
 	draining     atomic.Bool
+	// routeErr collects routes registered without an operation in the
+	// OpenAPI document; New fails with it.
+	routeErr error
 }
 
 // New returns a Server for cfg.
@@ -93,6 +96,9 @@ func New(cfg Config) (*Server, error) {
 		return err
 	}
 	s.routes()
+	if s.routeErr != nil {
+		return nil, s.routeErr
+	}
 	return s, nil
 }
 
@@ -114,6 +120,13 @@ type apiHandler func(w http.ResponseWriter, r *http.Request, p *billing.Principa
 
 // handle registers an authenticated API route.
 func (s *Server) handle(pattern string, acc access, h apiHandler) {
+	checkQuery, err := queryChecker(pattern)
+	if err != nil {
+		// Every route is an operation of the embedded document; New
+		// reports the first one that is not.
+		s.routeErr = errors.Join(s.routeErr, err)
+		return
+	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r)
 		if err != nil {
@@ -138,6 +151,10 @@ func (s *Server) handle(pattern string, acc access, h apiHandler) {
 		case acc >= write && !p.Write:
 			s.writeError(w, r, newError(http.StatusForbidden, fault.WriteNotAllowed,
 				"this API key is read-only; ask the operator for write access"))
+			return
+		}
+		if err := checkQuery(r); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
 		if err := h(w, r, p); err != nil {

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/dtekit/dtekit/billing/billingtest"
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/dte"
+)
+
+// TestUnknownQueryParameter: a query parameter the route does not declare
+// in the OpenAPI document is a 400 naming it (?folio=1 on the DTE list
+// used to answer every document); declared ones pass.
+func TestUnknownQueryParameter(t *testing.T) {
+	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
+	const api = "/api/v1/billing"
+	id, _ := f.emit(f.A, factura(1))
+	for _, tc := range []struct {
+		target  string
+		unknown string // "" when the request is fine
+	}{
+		{api + "/dte?folio=1", "folio"},
+		{api + "/dte?limit=5&tipo_dte=33", ""},
+		{api + "/dte?limit=5&Limit=6", "Limit"},
+		{api + "/dte/" + id + "?include_xml=true", ""},
+		{api + "/dte/" + id + "?includeXml=true", "includeXml"},
+		{api + "/dte/" + id + "/pdf?formato=80mm", ""},
+		{api + "/clientes?limit=2&sort=rut", "sort"},
+		{api + "/empresa?x=1", "x"},
+		{api + "/webhooks?", ""},
+	} {
+		r := f.do("GET", tc.target, nil, f.A.readHdr...)
+		if tc.unknown == "" {
+			if r.Status != http.StatusOK {
+				t.Errorf("GET %s: %d %s", tc.target, r.Status, truncate(r.Body))
+			}
+			continue
+		}
+		if r.Status != http.StatusBadRequest || r.Code() != fault.Validation {
+			t.Errorf("GET %s: %d %s, want 400 VALIDATION_ERROR", tc.target, r.Status, truncate(r.Body))
+			continue
+		}
+		var env ErrorResponse
+		r.JSON(t, &env)
+		if len(env.Details) != 1 || env.Details[0].Field != tc.unknown || env.Details[0].Code != dte.CodeUnknownField ||
+			!strings.Contains(env.Message, tc.unknown) {
+			t.Errorf("GET %s: %+v, want one UNKNOWN_FIELD detail on %q", tc.target, env, tc.unknown)
+		}
+	}
+}
+
+// TestRoutesAreDocumented: a route registered without an operation in the
+// OpenAPI document makes New fail instead of serving an undocumented
+// route.
+func TestRoutesAreDocumented(t *testing.T) {
+	if _, err := queryChecker("GET /api/v1/billing/undocumented"); err == nil {
+		t.Fatal("queryChecker accepted a route the document lacks")
+	}
+	all, err := declaredQuery()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := all["GET /api/v1/billing/dte"]; !q["limit"] || !q["cursor"] || !q["tipo_dte"] || q["folio"] {
+		t.Errorf("the DTE list's declared parameters: %v", q)
+	}
+}
