@@ -29,7 +29,7 @@ func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (
 	}
 	c, err := caf.Parse(raw)
 	if err != nil {
-		return nil, fault.Invalid("caf_xml", fault.DetailInvalidCAF, err.Error())
+		return nil, cafInvalid(fault.DetailInvalidCAF, "the CAF file cannot be read: "+cafReason(err, caf.ErrMalformed), err)
 	}
 	if c.Tipo != int(in.TipoDTE) {
 		return nil, fault.Invalid("tipo_dte", fault.DetailTipoMismatch, fmt.Sprintf("the CAF is for tipo %d, not %d", c.Tipo, in.TipoDTE))
@@ -39,7 +39,8 @@ func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (
 			fmt.Sprintf("the CAF was authorized for %q (IDK %d) and the company works in %q", c.Ambiente(), c.IDK, emp.Ambiente))
 	}
 	if err := c.Verify(trust); err != nil {
-		return nil, fault.Invalid("caf_xml", fault.DetailCAFSignature, "the SII's signature over the CAF does not verify: "+err.Error())
+		return nil, cafInvalid(fault.DetailCAFSignature, fmt.Sprintf(
+			"the SII's signature over the CAF (FRMA) does not verify with the SII's key for IDK %d: the file was altered, or the SII did not issue it", c.IDK), err)
 	}
 	want, err1 := dte.ParseRUT(emp.Rut)
 	got, err2 := dte.ParseRUT(c.RutEmisor)
@@ -47,16 +48,36 @@ func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (
 		return nil, fault.Invalid("caf_xml", fault.DetailRutMismatch, fmt.Sprintf("the CAF was issued to %s, not to the company %s", c.RutEmisor, emp.Rut))
 	}
 	if err := c.CheckKeyPair(); err != nil {
-		return nil, fault.Invalid("caf_xml", fault.DetailInvalidCAF, err.Error())
+		return nil, cafInvalid(fault.DetailInvalidCAF,
+			"the CAF's private key (RSASK) is not the key pair of its public key (RSAPK): the file was altered", err)
 	}
 	if err := c.CheckUsable(now); err != nil {
-		code := dte.DetailCode(fault.DetailInvalidCAF)
-		if errors.Is(err, caf.ErrExpired) {
-			code = fault.DetailCAFExpired
+		if exp, ok := c.ExpiresAt(); ok && errors.Is(err, caf.ErrExpired) {
+			return nil, cafInvalid(fault.DetailCAFExpired, fmt.Sprintf("the CAF was usable until %s, six months from its authorization on %s (tipo %d); ask the SII for a new one",
+				exp.AddDate(0, 0, -1).Format(time.DateOnly), c.FA, c.Tipo), err)
 		}
-		return nil, fault.Invalid("caf_xml", code, err.Error())
+		return nil, cafInvalid(fault.DetailInvalidCAF, fmt.Sprintf("the CAF's authorization date %s is later than today", c.FA), err)
 	}
 	return c, nil
+}
+
+// cafInvalid is the validation Error of a CAF problem on caf_xml: msg for
+// the client, err (the caf package's words) kept for logs.
+func cafInvalid(code dte.DetailCode, msg string, err error) *fault.Error {
+	e := fault.Invalid("caf_xml", code, msg)
+	e.Err = err
+	return e
+}
+
+// cafReason is what a caf error says after its package prefix and its
+// sentinel's text ("caf: malformed CAF: root element is <nope>" gives
+// "root element is <nope>"): the detail a client can act on.
+func cafReason(err, sentinel error) string {
+	s := err.Error()
+	if r, ok := strings.CutPrefix(s, sentinel.Error()+": "); ok {
+		return r
+	}
+	return strings.TrimPrefix(s, "caf: ")
 }
 
 // cafBytes turns caf_xml into the bytes caf.Parse reads. base64, and a

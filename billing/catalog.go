@@ -66,13 +66,9 @@ func clienteFields(razon, giro, dir, comuna, ciudad, email, tel, contacto, notas
 // (fault.KindConflict, CLIENTE_RUT_CONFLICT).
 func (s *Service) CreateCliente(ctx context.Context, empresaID string, in ClienteInput) (*Cliente, error) {
 	var d []dte.FieldError
-	rut, err := dte.ParseRUT(in.Rut)
-	if err != nil {
-		code := dte.CodeInvalidRUT
-		if strings.TrimSpace(in.Rut) == "" {
-			code = dte.CodeRequired
-		}
-		d = append(d, dte.FieldError{Field: "rut", Code: code, Message: err.Error()})
+	rut, _ := dte.ParseRUT(in.Rut)
+	if p := dte.CheckRUT("rut", in.Rut, true); p != nil {
+		d = append(d, *p)
 	}
 	d = append(d, checkFields(clienteFields(&in.RazonSocial, &in.Giro, &in.Direccion, &in.Comuna, &in.Ciudad,
 		&in.Email, &in.Telefono, &in.Contacto, &in.Notas, true))...)
@@ -83,7 +79,7 @@ func (s *Service) CreateCliente(ctx context.Context, empresaID string, in Client
 	rec := &store.Cliente{ID: newID(), EmpresaID: empresaID, Rut: rut.String(), RazonSocial: in.RazonSocial, Giro: in.Giro,
 		Direccion: in.Direccion, Comuna: in.Comuna, Ciudad: in.Ciudad, Email: in.Email, Telefono: in.Telefono,
 		Contacto: in.Contacto, Notas: in.Notas}
-	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
 			return err
 		}

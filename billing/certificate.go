@@ -37,16 +37,20 @@ func checkCertificate(p12 []byte, password, rutFirmante string, now time.Time) (
 	case rutFirmante == "":
 		return nil, fault.Invalid("rut_firmante", dte.CodeRequired, "rut_firmante is missing")
 	}
-	want, err := dte.ParseRUT(rutFirmante)
-	if err != nil {
-		return nil, fault.Invalid("rut_firmante", dte.CodeInvalidRUT, err.Error())
+	if p := dte.CheckRUT("rut_firmante", rutFirmante, true); p != nil {
+		return nil, fault.FromValidation(&dte.ValidationError{Details: []dte.FieldError{*p}})
 	}
+	want, _ := dte.ParseRUT(rutFirmante)
 	cert, err := signer.Load(p12, password)
 	if err != nil {
 		if errors.Is(err, signer.ErrWrongPassword) {
 			return nil, fault.Invalid("password", fault.DetailCertPassword, "the password does not open the certificate file")
 		}
-		return nil, fault.Invalid("file", fault.DetailCertInvalid, "the file is not a usable .pfx/.p12 certificate: "+err.Error())
+		// The cause (the PKCS#12 decoder's words) stays in Err, for logs.
+		e := fault.Invalid("file", fault.DetailCertInvalid,
+			"the file is not a usable .pfx/.p12 certificate: it is damaged, not PKCS#12, or protected with an encryption this server does not read")
+		e.Err = err
+		return nil, e
 	}
 	if bits := cert.Key.N.BitLen(); bits < MinCertificateBits {
 		return nil, fault.Invalid("file", fault.DetailCertWeakKey, fmt.Sprintf("the certificate's key has %d bits; at least %d are required", bits, MinCertificateBits))

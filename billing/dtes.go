@@ -112,10 +112,10 @@ func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*
 	}
 	rut := f.RutReceptor
 	if rut != "" {
-		r, err := dte.ParseRUT(rut)
-		if err != nil {
-			d = append(d, dte.FieldError{Field: "rut_receptor", Code: dte.CodeInvalidRUT, Message: err.Error()})
+		if p := dte.CheckRUT("rut_receptor", rut, false); p != nil {
+			d = append(d, *p)
 		}
+		r, _ := dte.ParseRUT(rut)
 		rut = r.String()
 	}
 	if e := invalid(d); e != nil {

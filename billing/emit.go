@@ -352,8 +352,14 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 			continue
 		}
 		if err := em.CheckCAF(prep, folio, c); err != nil {
+			if !errors.Is(err, caf.ErrNotYetValid) {
+				return nil, 0, fault.Failed(fmt.Sprintf("checking the CAF of folio %d", folio), err)
+			}
 			return nil, 0, &fault.Error{Kind: fault.KindValidation, Code: fault.Validation, Message: "the active CAF cannot stamp this document",
-				Details: []dte.FieldError{{Field: "fecha_emision", Code: fault.DetailCAFNotUsable, Message: err.Error()}}, Err: err}
+				Details: []dte.FieldError{{Field: "fecha_emision", Code: fault.DetailCAFNotUsable,
+					Message: fmt.Sprintf("the document date %s is before %s, the authorization date of the active CAF of tipo %d (folios %d to %d)",
+						prep.FechaEmision, c.FA, c.Tipo, c.Desde, c.Hasta),
+					Action: "leave fecha_emision out to emit today, or give a date on or after " + c.FA}}, Err: err}
 		}
 		if err := s.alerts.CheckLowStock(ctx, tx, rec); err != nil {
 			return nil, 0, err

@@ -44,8 +44,8 @@ const (
 // storing it and the dtekit command to an --emisor file.
 func (e *Emisor) Validate() error {
 	var d []FieldError
-	if _, err := ParseRUT(e.Rut); err != nil {
-		d = append(d, FieldError{Field: "rut", Code: CodeInvalidRUT, Message: err.Error()})
+	if p := CheckRUT("rut", e.Rut, true); p != nil {
+		d = append(d, *p)
 	}
 	for _, f := range []struct {
 		name, v string

@@ -267,26 +267,12 @@ func (v *validator) checkFechaEmision(s string) {
 }
 
 func (v *validator) checkReceptor(rc *Receptor) {
-	switch {
-	case strings.TrimSpace(rc.Rut) == "":
-		v.add("receptor.rut", CodeRequired, "receptor.rut is required",
-			"send the receptor's RUT with its check digit, e.g. 76086428-5")
-	default:
-		rut, err := ParseRUT(rc.Rut)
-		var re *RUTError
-		switch {
-		case errors.As(err, &re) && re.BadCheckDigit:
-			v.add("receptor.rut", CodeInvalidRUT, "receptor.rut: "+re.Reason,
-				"check the RUT's digits; the check digit is computed with módulo 11")
-		case err != nil:
-			v.add("receptor.rut", CodeInvalidFormat,
-				fmt.Sprintf("receptor.rut %s is not a RUT: %s", quote(rc.Rut), reasonOf(err)),
-				"write the RUT as digits, a hyphen and the check digit (0-9 or K), e.g. 76086428-5")
-		case rut == RUTSinReceptor() && v.tipoOK && !v.tipo.IsBoleta():
-			v.add("receptor.rut", CodeNotAllowed,
-				"the anonymous RUT 66666666-6 is only allowed on boletas (39, 41)",
-				"send the receptor's real RUT")
-		}
+	if p := CheckRUT("receptor.rut", rc.Rut, true); p != nil {
+		v.errs = append(v.errs, *p)
+	} else if rut, err := ParseRUT(rc.Rut); err == nil && rut == RUTSinReceptor() && v.tipoOK && !v.tipo.IsBoleta() {
+		v.add("receptor.rut", CodeNotAllowed,
+			"the anonymous RUT 66666666-6 is only allowed on boletas (39, 41)",
+			"send the receptor's real RUT")
 	}
 	v.text("receptor.razon_social", rc.RazonSocial, maxRznSocRecep, textRequired)
 	req43 := textOptional
@@ -1061,6 +1047,33 @@ func quote(s string) string {
 		s = firstRunes(s, max) + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// CheckRUT checks a RUT given in field: blank (REQUIRED when required,
+// else no problem), not a RUT (INVALID_FORMAT), or a check digit that does
+// not match (INVALID_RUT). It returns the problem, named by field, with a
+// message and action for a person, or nil. Services apply it to every RUT
+// they read so that each is refused the same way.
+func CheckRUT(field, s string, required bool) *FieldError {
+	if strings.TrimSpace(s) == "" {
+		if !required {
+			return nil
+		}
+		return &FieldError{Field: field, Code: CodeRequired, Message: field + " is required",
+			Action: "send the RUT with its check digit, e.g. 76086428-5"}
+	}
+	_, err := ParseRUT(s)
+	if err == nil {
+		return nil
+	}
+	var re *RUTError
+	if errors.As(err, &re) && re.BadCheckDigit {
+		return &FieldError{Field: field, Code: CodeInvalidRUT, Message: field + ": " + re.Reason,
+			Action: "check the RUT's digits; the check digit is computed with módulo 11"}
+	}
+	return &FieldError{Field: field, Code: CodeInvalidFormat,
+		Message: fmt.Sprintf("%s %s is not a RUT: %s", field, quote(s), reasonOf(err)),
+		Action:  "write the RUT as digits, a hyphen and the check digit (0-9 or K), e.g. 76086428-5"}
 }
 
 // reasonOf returns the reason of a RUT error without its prefix.

@@ -14,8 +14,11 @@ import (
 // ErrorResponse is the contract's error envelope (§7): every answer
 // with a status of 400 or more carries one.
 type ErrorResponse struct {
-	Code     fault.Code       `json:"code"`
-	Message  string           `json:"message"`
+	Code    fault.Code `json:"code"`
+	Message string     `json:"message"`
+	// Error is the contract's optional alias of Message. This server
+	// leaves it out, so that a body states its message once; the field
+	// stays to read answers of servers that send it.
 	Error    string           `json:"error,omitempty"`
 	Details  []dte.FieldError `json:"details,omitempty"`
 	Severity string           `json:"severity,omitempty"`
@@ -73,7 +76,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	env := ErrorResponse{
 		Code:     he.code,
 		Message:  he.message,
-		Error:    he.message,
 		Details:  he.details,
 		Severity: severity(he.status),
 		Context:  map[string]any{"request_id": requestID(r.Context())},
@@ -115,7 +117,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		// Every value the server writes is marshalable; reaching this is a
 		// bug, and the client still gets an envelope.
 		status = http.StatusInternalServerError
-		b = []byte(`{"code":"` + string(fault.Internal) + `","message":"response encoding failed","error":"response encoding failed","severity":"critical"}`)
+		b = []byte(`{"code":"` + string(fault.Internal) + `","message":"response encoding failed","severity":"critical"}`)
 	}
 	writeJSONBytes(w, status, b)
 }

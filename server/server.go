@@ -210,7 +210,6 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{
 			"code":     fault.Unavailable,
 			"message":  "not ready",
-			"error":    "not ready",
 			"severity": "critical",
 			"context":  map[string]any{"request_id": requestID(r.Context()), "checks": failed},
 		})

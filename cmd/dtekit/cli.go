@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/dtekit/dtekit/billing/fault"
@@ -60,9 +61,42 @@ type cliError struct {
 
 func (e *cliError) Error() string {
 	if e.where == "" {
-		return dedupe(e.err.Error())
+		return dedupe(plainReason(e.err.Error()))
 	}
-	return dedupe(e.where + ": " + e.err.Error())
+	return dedupe(e.where + ": " + plainReason(e.err.Error()))
+}
+
+// ownPrefix is the prefix a dtekit package puts on its errors ("caf: ",
+// "dte: parse: "); foreignChain is where a library's own words begin
+// (": pkcs12: error reading P12 data: asn1: structure error: …" or
+// " (smallrsa: …)").
+var (
+	ownPrefix    = regexp.MustCompile(`(^|: |\()(dte|caf|ted|signer|xmltree|xmlflat|billing|store|sii)(: parse)?: `)
+	foreignChain = regexp.MustCompile(`(: | \()(pkcs12|asn1|x509|smallrsa|crypto/[a-z0-9]+|rsa|pem|xml|json|strconv|base64): `)
+)
+
+// plainReason turns an error chain into a one-line reason for a person:
+// the packages' prefixes go, and so does what a library says below ours
+// (the cause stays in the error value for whoever wraps it).
+func plainReason(s string) string {
+	for range 8 {
+		loc := foreignChain.FindStringIndex(s)
+		if loc == nil {
+			break
+		}
+		if s[loc[0]+1] != '(' {
+			s = s[:loc[0]] // ": lib: …" runs to the end
+			break
+		}
+		// " (lib: …)" closes: only the parenthesis goes.
+		end := strings.IndexByte(s[loc[1]:], ')')
+		if end < 0 {
+			s = s[:loc[0]]
+			break
+		}
+		s = s[:loc[0]] + s[loc[1]+end+1:]
+	}
+	return ownPrefix.ReplaceAllString(s, "$1")
 }
 
 func (e *cliError) Unwrap() error { return e.err }
@@ -94,7 +128,7 @@ func report(env *cmdEnv, cmd string, jsonOut bool, e *cliError) int {
 	fmt.Fprintf(env.stderr, "dtekit %s: %s (%s)\n", cmd, e, e.code)
 	if jsonOut {
 		msg := e.Error()
-		_ = totalsWriteJSON(env.stdout, server.ErrorResponse{Code: fault.Code(e.code), Message: msg, Error: msg, Severity: "error"})
+		_ = totalsWriteJSON(env.stdout, server.ErrorResponse{Code: fault.Code(e.code), Message: msg, Severity: "error"})
 	}
 	return exitFail
 }
@@ -114,7 +148,7 @@ func reportValidation(env *cmdEnv, cmd, input string, jsonOut bool, ve *dte.Vali
 	}
 	if jsonOut {
 		fe := fault.FromValidation(ve)
-		_ = totalsWriteJSON(env.stdout, server.ErrorResponse{Code: fe.Code, Message: fe.Message, Error: fe.Message,
+		_ = totalsWriteJSON(env.stdout, server.ErrorResponse{Code: fe.Code, Message: fe.Message,
 			Details: fe.Details, Severity: "error"})
 	}
 	return exitFail

@@ -404,3 +404,48 @@ func TestNewcomerFilesAreProtected(t *testing.T) {
 		t.Errorf("pdf without --trust: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// internalChain matches the prefix a Go package puts on its errors
+// ("caf: ", "signer: ", "pkcs12: ", "asn1: "): words for a log, not for the
+// one line a command prints.
+var internalChain = regexp.MustCompile(`(^|[\s(])(dte|caf|ted|billing|store|signer|smallrsa|pkcs12|x509|asn1|sii|xmltree|xmlflat|xml|json|strconv|rsa|crypto/[a-z0-9]+|pem|base64)(: parse)?: `)
+
+// TestCLIErrorsCarryNoInternalChains: the one-line errors of the commands
+// a newcomer runs first name the file and the problem, without the error
+// chains of the packages below (a damaged certificate used to print
+// "signer: corrupt or unsupported PKCS#12 file: pkcs12: error reading P12
+// data: asn1: structure error: …").
+func TestCLIErrorsCarryNoInternalChains(t *testing.T) {
+	wd, _ := newcomerDemo(t)
+	d := filepath.Join(wd, "dtekit-demo")
+	junk := filepath.Join(t.TempDir(), "junk")
+	nope := filepath.Join(t.TempDir(), "nope.xml")
+	os.WriteFile(junk, []byte("not a certificate, not a CAF"), 0o600)
+	os.WriteFile(nope, []byte("<nope/>"), 0o600)
+	emit := func(caf, cert string) []string {
+		return []string{"emit", "--emisor", d + "/emisor.json", "--caf", caf, "--cert", cert, "--cert-password-file", d + "/cert-password.txt",
+			"--trust", d + "/test-sii-authority.pub.pem", "--folio", "9", "--out", t.TempDir(), d + "/request-33.json"}
+	}
+	for _, args := range [][]string{
+		{"caf", "inspect", nope},
+		{"caf", "inspect", "--trust", d + "/test-sii-authority.pub.pem", junk},
+		{"verify", nope},
+		{"verify", junk},
+		emit(d+"/CAF-33.xml", junk),
+		emit(nope, d+"/cert.p12"),
+		emit(junk, d+"/cert.p12"),
+		{"pdf", nope},
+	} {
+		r := runBin(t, wd, nil, args...)
+		if r.code == 0 {
+			t.Errorf("dtekit %v succeeded", args)
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+			if loc := internalChain.FindStringIndex(line); loc != nil {
+				t.Errorf("dtekit %s: the error carries an internal chain at %q: %s", args[0], line[loc[0]:loc[1]], line)
+			}
+			checkNoRepeatedPrefix(t, "stderr", line)
+		}
+	}
+}

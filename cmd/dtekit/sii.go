@@ -85,7 +85,7 @@ func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []stri
 		return code
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(env.stderr, "dtekit sii %s: %v\n", name, err)
+		fmt.Fprintf(env.stderr, "dtekit sii %s: %s\n", name, plainReason(err.Error()))
 		return 1
 	}
 	cert, usage, cerr := cf.load(env, fs)
@@ -224,7 +224,7 @@ func siiPrint(env *cmdEnv, v any) int {
 	enc := json.NewEncoder(env.stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit sii: %v\n", err)
+		fmt.Fprintf(env.stderr, "dtekit sii: %s\n", plainReason(err.Error()))
 		return 1
 	}
 	return 0
