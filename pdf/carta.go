@@ -135,20 +135,28 @@ func (r *renderer) cartaHeader() float64 {
 		r.f.SetLineWidth(0.2)
 	}
 
-	// Issuer.
-	w := bx - cartaLeft - 6
+	// Issuer, right of the logo when there is one.
+	x := cartaLeft
+	logoBottom := cartaTop
+	if r.logo != nil {
+		lw, lh := r.logo.fit(logoMaxW, logoMaxH)
+		r.drawLogo(cartaLeft, cartaTop, lw, lh)
+		x += lw + 3
+		logoBottom += lh
+	}
+	w := bx - x - 6
 	y := cartaTop
 	r.setFont("B", 12)
-	y = r.para(cartaLeft, y, w, encode(d.Emisor.RazonSocial), alignLeft)
+	y = r.para(x, y, w, encode(d.Emisor.RazonSocial), alignLeft)
 	giro, dir := emisorLines(d.Emisor)
 	r.setFont("", 8.5)
 	if giro != "" {
-		y = r.drawLines(cartaLeft, y+0.5, w, limit(r.wrap(encode(giro), w), 3), alignLeft)
+		y = r.drawLines(x, y+0.5, w, limit(r.wrap(encode(giro), w), 3), alignLeft)
 	}
 	if dir != "" {
-		y = r.para(cartaLeft, y, w, encode(dir), alignLeft)
+		y = r.para(x, y, w, encode(dir), alignLeft)
 	}
-	return math.Max(y, yOff) + 3
+	return math.Max(math.Max(y, yOff), logoBottom) + 3
 }
 
 // limit keeps the first n lines, marking the cut.

@@ -31,6 +31,8 @@ type renderer struct {
 	resol string
 	// stamp is the planned PDF417 symbol.
 	stamp *stamp
+	// logo is the checked Options.Logo (nil when none).
+	logo *logo
 	// font state, to avoid redundant SetFont calls
 	style string
 	size  float64
@@ -46,6 +48,10 @@ func newRenderer(doc *dte.Document, opts Options) (*renderer, error) {
 	st, err := planStamp(doc.TED, opts.Format)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", docLabel(doc), err)
+	}
+	lg, err := checkLogo(opts.Logo)
+	if err != nil {
+		return nil, err
 	}
 	f := fpdf.NewCustom(&fpdf.InitType{UnitStr: "mm", Size: fpdf.SizeType{Wd: 215.9, Ht: 279.4}})
 	f.SetAutoPageBreak(false, 0)
@@ -64,7 +70,7 @@ func newRenderer(doc *dte.Document, opts Options) (*renderer, error) {
 	if doc.Tipo.IsExport() {
 		cur = currencySymbol(doc.Totales.TpoMoneda)
 	}
-	r := &renderer{f: f, doc: doc, opts: opts, draw: true, cur: cur, resol: resol, stamp: st}
+	r := &renderer{f: f, doc: doc, opts: opts, draw: true, cur: cur, resol: resol, stamp: st, logo: lg}
 	r.setFont("", 9)
 	return r, nil
 }

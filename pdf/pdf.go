@@ -161,6 +161,11 @@ type Options struct {
 	// (dte.Emisor.OficinaSII); empty prints OficinaNoInformada, never a
 	// guessed office.
 	OficinaSII string
+	// Logo is the issuer's logo, a PNG or JPEG image (each side at most
+	// MaxLogoPixels), printed at the top left of a letter page and centred
+	// above the issuer on 80 mm paper; nil prints none. Another kind of
+	// data fails with ErrLogo.
+	Logo []byte
 }
 
 // OptionsFor returns letter-format options carrying an issuer's resolution

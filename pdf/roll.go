@@ -35,7 +35,12 @@ func (r *renderer) rollBody(y float64) float64 {
 	d := r.doc
 	x, w := rollLeft, rollWidth
 
-	// Issuer.
+	// Logo, then issuer.
+	if r.logo != nil {
+		lw, lh := r.logo.fit(w, rollLogoMaxH)
+		r.drawLogo(x+(w-lw)/2, y, lw, lh)
+		y += lh + 1.5
+	}
 	r.setFont("B", 10)
 	y = r.para(x, y, w, encode(d.Emisor.RazonSocial), alignCenter)
 	giro, dir := emisorLines(d.Emisor)

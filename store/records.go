@@ -18,8 +18,17 @@ type Empresa struct {
 	InboundEmail     string
 	InboundStatus    string
 	Acteco           []int64 // economic activity codes, in the order given
+	OficinaSII       string  // the SII office printed on its documents ("" when not given)
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+}
+
+// Logo is a company's logo, printed on its documents' PDFs. Data is an
+// image the service has checked and re-encoded; the store keeps it as
+// given.
+type Logo struct {
+	ContentType string // "image/png" or "image/jpeg"
+	Data        []byte
 }
 
 // Certificado is a company's digital signature certificate. A company has

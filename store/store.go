@@ -201,6 +201,9 @@ type Reader interface {
 	// crosses companies by nature: it is how the command line finds a
 	// company.
 	GetEmpresaByRut(ctx context.Context, rut, ambiente string) (*Empresa, error)
+	// GetEmpresaLogo returns the company's logo; ErrNotFound when it has
+	// none (or the company does not exist).
+	GetEmpresaLogo(ctx context.Context, empresaID string) (*Logo, error)
 	// ListEmpresas returns every company, oldest first (administration;
 	// crosses companies by nature).
 	ListEmpresas(ctx context.Context, f ListFilter) (*Page[Empresa], error)
@@ -314,6 +317,12 @@ type Tx interface {
 	InsertEmpresa(ctx context.Context, e *Empresa) error
 	// UpdateEmpresa replaces every field but ID and CreatedAt.
 	UpdateEmpresa(ctx context.Context, e *Empresa) error
+	// SetEmpresaLogo records or replaces the company's logo; ErrNotFound
+	// when the company does not exist.
+	SetEmpresaLogo(ctx context.Context, empresaID string, l *Logo) error
+	// DeleteEmpresaLogo removes the company's logo; ErrNotFound when it
+	// has none.
+	DeleteEmpresaLogo(ctx context.Context, empresaID string) error
 
 	// PutCertificado stores the company's certificate, replacing the
 	// previous one.
@@ -326,7 +335,9 @@ type Tx interface {
 	// SetCAFActive changes IsActive of one CAF.
 	SetCAFActive(ctx context.Context, empresaID, id string, active bool) error
 	// TakeFolio hands out the next folio of the company's active CAF of
-	// this type: the active CAF with folios left and the lowest
+	// this type: the active CAF of the company's current ambiente (CAFs
+	// are per environment: a company moved to produccion no longer draws
+	// from its certificacion CAFs) with folios left and the lowest
 	// FolioDesde. Each folio is handed out once, even across concurrent
 	// transactions and processes; the caller must record the folio in the
 	// same transaction (a rolled-back transaction gives the folio back).

@@ -28,7 +28,7 @@ func BenchmarkWrite(b *testing.B) {
 		if err := tx.InsertEmpresa(ctx, e); err != nil {
 			return err
 		}
-		return tx.InsertCAF(ctx, &store.CAF{EmpresaID: e.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 1 << 40, IsActive: true})
+		return tx.InsertCAF(ctx, &store.CAF{EmpresaID: e.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 1 << 40, Ambiente: "certificacion", IsActive: true})
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -61,7 +61,7 @@ func Example() {
 		if err := tx.InsertEmpresa(ctx, e); err != nil {
 			return err
 		}
-		return tx.InsertCAF(ctx, &store.CAF{EmpresaID: e.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 100, IsActive: true})
+		return tx.InsertCAF(ctx, &store.CAF{EmpresaID: e.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 100, Ambiente: "certificacion", IsActive: true})
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -22,8 +22,8 @@ func (h *harness) testTakeFolioConcurrent(t *testing.T) {
 	a := empresa(t, s, "78000000-0")
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		return errors.Join(
-			tx.InsertCAF(ctx, &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: 51, FolioHasta: 100, IsActive: true}),
-			tx.InsertCAF(ctx, &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 50, IsActive: true}))
+			tx.InsertCAF(ctx, &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: 51, FolioHasta: 100, Ambiente: "certificacion", IsActive: true}),
+			tx.InsertCAF(ctx, &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 50, Ambiente: "certificacion", IsActive: true}))
 	})
 	const workers, each = 8, 15
 	var mu sync.Mutex
@@ -93,7 +93,7 @@ func (h *harness) testCAFOverlapConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			results <- s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				return tx.InsertCAF(ctx, &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: int64(1 + i*10), FolioHasta: int64(100 + i*10), IsActive: true})
+				return tx.InsertCAF(ctx, &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: int64(1 + i*10), FolioHasta: int64(100 + i*10), Ambiente: "certificacion", IsActive: true})
 			})
 		}()
 	}

@@ -22,7 +22,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	a := empresa(t, s, "79000000-0")
 	b := empresa(t, s, "79111111-1")
 
-	caf := &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, IsActive: true}
+	caf := &store.CAF{EmpresaID: a.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, Ambiente: "certificacion", IsActive: true}
 	doc := &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: 1, Estado: string(dte.EstadoFirmado), XML: []byte("<DTE/>")}
 	cli := &store.Cliente{EmpresaID: a.ID, Rut: "1-9", RazonSocial: "A's cliente"}
 	pro := &store.Producto{EmpresaID: a.ID, Codigo: "P1", Nombre: "A's producto"}
@@ -267,7 +267,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	// range, folio and idempotency key.
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		return errors.Join(
-			tx.InsertCAF(ctx, &store.CAF{EmpresaID: b.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, IsActive: true}),
+			tx.InsertCAF(ctx, &store.CAF{EmpresaID: b.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, Ambiente: "certificacion", IsActive: true}),
 			tx.InsertDTE(ctx, &store.DTE{EmpresaID: b.ID, TipoDTE: 33, Folio: 1, Estado: string(dte.EstadoFirmado)}),
 			tx.InsertCliente(ctx, &store.Cliente{EmpresaID: b.ID, Rut: cli.Rut, RazonSocial: "B"}),
 			tx.InsertProducto(ctx, &store.Producto{EmpresaID: b.ID, Codigo: pro.Codigo, Nombre: "B"}),

@@ -51,6 +51,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Empresa", h.testEmpresa)
 	t.Run("EmpresasIterator", h.testEmpresasIterator)
 	t.Run("EmpresaByRut", h.testEmpresaByRut)
+	t.Run("EmpresaSettings", h.testEmpresaSettings)
 	t.Run("Ping", h.testPing)
 	t.Run("Certificado", h.testCertificado)
 	t.Run("CAF", h.testCAF)

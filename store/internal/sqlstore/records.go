@@ -51,13 +51,13 @@ func bytesOrNil(b []byte) []byte {
 
 // ---- empresas
 
-const empresaCols = "id, rut, razon_social, giro, direccion, comuna, ciudad, ambiente, fecha_resolucion, numero_resolucion, inbound_email, inbound_status, acteco, created_at, updated_at"
+const empresaCols = "id, rut, razon_social, giro, direccion, comuna, ciudad, ambiente, fecha_resolucion, numero_resolucion, inbound_email, inbound_status, acteco, created_at, updated_at, oficina_sii"
 
 func scanEmpresa(s scanner) (store.Empresa, error) {
 	var e store.Empresa
 	err := s.Scan(&e.ID, &e.Rut, &e.RazonSocial, &e.Giro, &e.Direccion, &e.Comuna, &e.Ciudad, &e.Ambiente,
 		&e.FechaResolucion, &e.NumeroResolucion, &e.InboundEmail, &e.InboundStatus, jsonText{&e.Acteco},
-		ts(&e.CreatedAt), ts(&e.UpdatedAt))
+		ts(&e.CreatedAt), ts(&e.UpdatedAt), &e.OficinaSII)
 	return e, err
 }
 
@@ -91,9 +91,9 @@ func (t *tx) InsertEmpresa(ctx context.Context, e *store.Empresa) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.q.ExecContext(ctx, "INSERT INTO empresas ("+empresaCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT DO NOTHING",
+	res, err := t.q.ExecContext(ctx, "INSERT INTO empresas ("+empresaCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING",
 		e.ID, e.Rut, e.RazonSocial, e.Giro, e.Direccion, e.Comuna, e.Ciudad, e.Ambiente, e.FechaResolucion,
-		e.NumeroResolucion, e.InboundEmail, e.InboundStatus, acteco, t.d.targ(e.CreatedAt), t.d.targ(e.UpdatedAt))
+		e.NumeroResolucion, e.InboundEmail, e.InboundStatus, acteco, t.d.targ(e.CreatedAt), t.d.targ(e.UpdatedAt), e.OficinaSII)
 	return t.inserted(ctx, res, err, "empresa", "empresas", e.ID, store.ConstraintEmpresaRut)
 }
 
@@ -115,11 +115,36 @@ func (t *tx) UpdateEmpresa(ctx context.Context, e *store.Empresa) error {
 		return t.errf(err, "updating empresa %q", e.ID)
 	}
 	res, err := t.q.ExecContext(ctx, `UPDATE empresas SET rut = $2, razon_social = $3, giro = $4, direccion = $5, comuna = $6, ciudad = $7,
-		ambiente = $8, fecha_resolucion = $9, numero_resolucion = $10, inbound_email = $11, inbound_status = $12, acteco = $13, updated_at = $14
+		ambiente = $8, fecha_resolucion = $9, numero_resolucion = $10, inbound_email = $11, inbound_status = $12, acteco = $13, updated_at = $14,
+		oficina_sii = $15
 		WHERE id = $1`,
 		e.ID, e.Rut, e.RazonSocial, e.Giro, e.Direccion, e.Comuna, e.Ciudad, e.Ambiente, e.FechaResolucion,
-		e.NumeroResolucion, e.InboundEmail, e.InboundStatus, acteco, t.d.targ(e.UpdatedAt))
+		e.NumeroResolucion, e.InboundEmail, e.InboundStatus, acteco, t.d.targ(e.UpdatedAt), e.OficinaSII)
 	return t.affectedOne(res, err, "empresa", e.ID)
+}
+
+func (r *reader) GetEmpresaLogo(ctx context.Context, empresaID string) (*store.Logo, error) {
+	var l store.Logo
+	err := r.q.QueryRowContext(ctx, "SELECT content_type, data FROM empresa_logos WHERE empresa_id = $1", empresaID).Scan(&l.ContentType, &l.Data)
+	if err != nil {
+		return nil, r.notFound(err, "logo of empresa", empresaID)
+	}
+	return &l, nil
+}
+
+func (t *tx) SetEmpresaLogo(ctx context.Context, empresaID string, l *store.Logo) error {
+	var one int
+	if err := t.q.QueryRowContext(ctx, "SELECT 1 FROM empresas WHERE id = $1", empresaID).Scan(&one); err != nil {
+		return t.notFound(err, "empresa", empresaID)
+	}
+	_, err := t.q.ExecContext(ctx, `INSERT INTO empresa_logos (empresa_id, content_type, data) VALUES ($1, $2, $3)
+		ON CONFLICT (empresa_id) DO UPDATE SET content_type = excluded.content_type, data = excluded.data`, empresaID, l.ContentType, l.Data)
+	return t.errf(err, "setting the logo of empresa %q", empresaID)
+}
+
+func (t *tx) DeleteEmpresaLogo(ctx context.Context, empresaID string) error {
+	res, err := t.q.ExecContext(ctx, "DELETE FROM empresa_logos WHERE empresa_id = $1", empresaID)
+	return t.affectedOne(res, err, "logo of empresa", empresaID)
 }
 
 func nonNil[T any](s []T) []T {
@@ -257,7 +282,8 @@ func (t *tx) TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (*sto
 		err := t.q.QueryRowContext(ctx, `UPDATE cafs SET next_folio = next_folio + 1
 			WHERE empresa_id = $1 AND is_active = $3 AND next_folio <= folio_hasta AND id = (
 				SELECT id FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
-				AND next_folio <= folio_hasta ORDER BY folio_desde LIMIT 1)
+				AND next_folio <= folio_hasta AND ambiente = (SELECT ambiente FROM empresas WHERE id = $1)
+				ORDER BY folio_desde LIMIT 1)
 			RETURNING `+cafTakeCols, empresaID, tipoDTE, boolArg(true)).Scan(cafFields(&c)...)
 		if err == nil {
 			return &c, c.NextFolio - 1, nil
@@ -267,7 +293,7 @@ func (t *tx) TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (*sto
 		}
 		var one int
 		err = t.q.QueryRowContext(ctx, `SELECT 1 FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
-			AND next_folio <= folio_hasta LIMIT 1`, empresaID, tipoDTE, boolArg(true)).Scan(&one)
+			AND next_folio <= folio_hasta AND ambiente = (SELECT ambiente FROM empresas WHERE id = $1) LIMIT 1`, empresaID, tipoDTE, boolArg(true)).Scan(&one)
 		if errors.Is(err, errNoRows) {
 			return nil, 0, fmt.Errorf("%w: empresa %q, tipo %d", store.ErrNoFolios, empresaID, tipoDTE)
 		}
