@@ -2,8 +2,8 @@ package storetest
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/dtekit/dtekit/store"
