@@ -45,12 +45,16 @@ func checkFields(fs []textField) []dte.FieldError {
 	return d
 }
 
-func checkEmail(d []dte.FieldError, v string) []dte.FieldError {
+func checkEmail(d []dte.FieldError, v string) []dte.FieldError { return checkEmailField(d, "email", v) }
+
+// checkEmailField appends a problem when field's value v, not empty, is
+// not a bare e-mail address.
+func checkEmailField(d []dte.FieldError, field, v string) []dte.FieldError {
 	if v == "" {
 		return d
 	}
 	if a, err := mail.ParseAddress(v); err != nil || a.Address != v {
-		return append(d, dte.FieldError{Field: "email", Code: dte.CodeInvalidFormat, Message: "email is not an e-mail address"})
+		return append(d, dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: field + " is not an e-mail address"})
 	}
 	return d
 }

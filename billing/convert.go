@@ -49,6 +49,7 @@ func empresaFromStore(e *store.Empresa) *Empresa {
 		ID: e.ID, Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro, Direccion: e.Direccion,
 		Comuna: e.Comuna, Ciudad: e.Ciudad, Ambiente: e.Ambiente, FechaResolucion: e.FechaResolucion,
 		NumeroResolucion: int(e.NumeroResolucion), InboundEmail: e.InboundEmail, InboundStatus: e.InboundStatus,
+		OficinaSII: e.OficinaSII,
 	}
 	for _, a := range e.Acteco {
 		out.Acteco = append(out.Acteco, int(a))

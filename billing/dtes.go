@@ -185,6 +185,9 @@ func (s *Service) DTEPDF(ctx context.Context, empresaID, id string, opts PDFOpti
 	}
 	o := pdf.OptionsFor(empresaFromStore(emp).Emisor())
 	o.Format, o.Cedible = format, opts.Cedible
+	if o.Logo, err = s.logoFor(ctx, empresaID); err != nil {
+		return nil, err
+	}
 	out, err := pdf.RenderBytes(doc, o)
 	switch {
 	case errors.Is(err, pdf.ErrNoCedible):

@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -53,7 +54,7 @@ func invalid(details []dte.FieldError) *fault.Error {
 
 // invalidEmisor applies dte.Emisor.Validate, the one check of an issuer.
 // With fields given, only problems of those fields count (an update leaves
-// the others as they were).
+// the others as they were); a problem of acteco[i] counts for acteco.
 func invalidEmisor(e *dte.Emisor, fields map[string]bool) *fault.Error {
 	var ve *dte.ValidationError
 	if !errors.As(e.Validate(), &ve) {
@@ -63,7 +64,7 @@ func invalidEmisor(e *dte.Emisor, fields map[string]bool) *fault.Error {
 	if fields != nil {
 		d = nil
 		for _, f := range ve.Details {
-			if fields[f.Field] {
+			if name, _, _ := strings.Cut(f.Field, "["); fields[name] {
 				d = append(d, f)
 			}
 		}
@@ -89,11 +90,41 @@ func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in Empres
 		set(&e.Direccion, in.Direccion)
 		set(&e.Comuna, in.Comuna)
 		set(&e.Ciudad, in.Ciudad)
+		set(&e.OficinaSII, in.OficinaSII)
+		set(&e.FechaResolucion, in.FechaResolucion)
+		set(&e.InboundEmail, in.InboundEmail)
+		if in.NumeroResolucion != nil {
+			e.NumeroResolucion = int64(*in.NumeroResolucion)
+		}
+		if in.Acteco != nil {
+			e.Acteco = e.Acteco[:0]
+			for _, a := range *in.Acteco {
+				e.Acteco = append(e.Acteco, int64(a))
+			}
+		}
 		updated := map[string]bool{"razon_social": in.RazonSocial != nil, "giro": in.Giro != nil,
-			"direccion": in.Direccion != nil, "comuna": in.Comuna != nil, "ciudad": in.Ciudad != nil}
+			"direccion": in.Direccion != nil, "comuna": in.Comuna != nil, "ciudad": in.Ciudad != nil,
+			"fecha_resolucion": in.FechaResolucion != nil, "numero_resolucion": in.NumeroResolucion != nil,
+			"acteco": in.Acteco != nil, "oficina_sii": in.OficinaSII != nil}
 		em := empresaFromStore(e).Emisor()
 		if bad := invalidEmisor(&em, updated); bad != nil {
 			return bad
+		}
+		var d []dte.FieldError
+		if in.OficinaSII != nil {
+			d = checkText(d, "oficina_sii", e.OficinaSII, false, maxOficinaSII)
+		}
+		if in.InboundEmail != nil {
+			d = checkEmailField(d, "inbound_email", e.InboundEmail)
+		}
+		if bad := invalid(d); bad != nil {
+			return bad
+		}
+		if in.Ambiente != nil && *in.Ambiente != e.Ambiente {
+			if bad := s.checkAmbienteMove(ctx, tx, e, *in.Ambiente); bad != nil {
+				return bad
+			}
+			e.Ambiente = *in.Ambiente
 		}
 		e.UpdatedAt = time.Time{}
 		out = e
@@ -104,6 +135,47 @@ func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in Empres
 	}
 	s.issuers.Delete(empresaID)
 	return empresaFromStore(out), nil
+}
+
+// maxOficinaSII bounds the SII office's name (the longest SII office
+// names are about 30 characters).
+const maxOficinaSII = 60
+
+// checkAmbienteMove checks that the company may move to ambiente: one of
+// the two environments, and for produccion a resolution (a number above
+// 0 and its date) and a signing certificate that has not expired. CAFs
+// are per environment, so none of the other one carries over.
+func (s *Service) checkAmbienteMove(ctx context.Context, tx store.Tx, e *store.Empresa, ambiente string) *fault.Error {
+	switch ambiente {
+	case dte.AmbienteCertificacion:
+		return nil
+	case dte.AmbienteProduccion:
+	default:
+		return fault.Invalid("ambiente", dte.CodeInvalidValue, fmt.Sprintf("ambiente %q is neither %q nor %q", ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion))
+	}
+	var d []dte.FieldError
+	if e.NumeroResolucion <= 0 {
+		d = append(d, dte.FieldError{Field: "numero_resolucion", Code: dte.CodeRequired,
+			Message: "produccion needs the number of the SII resolution that authorizes the company to issue (0 is certificación's)",
+			Action:  "give numero_resolucion (and fecha_resolucion) with the move"})
+	}
+	if e.FechaResolucion == "" {
+		d = append(d, dte.FieldError{Field: "fecha_resolucion", Code: dte.CodeRequired,
+			Message: "produccion needs the date of the SII resolution that authorizes the company to issue"})
+	}
+	cert, err := tx.GetCertificado(ctx, e.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && !cert.IsActive:
+		d = append(d, dte.FieldError{Field: "ambiente", Code: fault.DetailCertRequired,
+			Message: "produccion needs the company's signing certificate", Action: "upload the certificate first"})
+	case err != nil:
+		return fault.Failed("reading the certificate", err)
+	case !s.now().Before(cert.FechaVencimiento):
+		d = append(d, dte.FieldError{Field: "ambiente", Code: fault.DetailCertExpired,
+			Message: "the company's signing certificate expired on " + cert.FechaVencimiento.UTC().Format(time.DateOnly),
+			Action:  "upload a valid certificate first"})
+	}
+	return invalid(d)
 }
 
 // CreateEmpresa registers a company (operator operation, no tenant).

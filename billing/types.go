@@ -41,6 +41,23 @@ type EmpresaUpdate struct {
 	Direccion   *string `json:"direccion,omitempty"`
 	Comuna      *string `json:"comuna,omitempty"`
 	Ciudad      *string `json:"ciudad,omitempty"`
+	// OficinaSII is the SII office printed on every PDF ("" prints none).
+	OficinaSII *string `json:"oficina_sii,omitempty"`
+	// Acteco replaces the economic activity codes (one to four).
+	Acteco *[]int `json:"acteco,omitempty"`
+	// FechaResolucion and NumeroResolucion are the SII resolution that
+	// authorizes the company to issue (number 0 in certificación).
+	FechaResolucion  *string `json:"fecha_resolucion,omitempty"`
+	NumeroResolucion *int    `json:"numero_resolucion,omitempty"`
+	// InboundEmail is the company's intercambio e-mail address, where its
+	// suppliers send their documents ("" clears it).
+	InboundEmail *string `json:"inbound_email,omitempty"`
+	// Ambiente moves the company between certificacion and produccion.
+	// Moving to produccion needs a resolution number and date and a
+	// signing certificate that has not expired; the company then takes
+	// folios only from CAFs of produccion (checked with that
+	// environment's SII key), and documents already emitted keep theirs.
+	Ambiente *string `json:"ambiente,omitempty"`
 }
 
 // CertificadoStatus describes the company's signing certificate (§2.7).

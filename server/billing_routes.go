@@ -31,6 +31,9 @@ func (s *Server) billingRoutes() {
 	s.handle("GET "+base+"/empresa", read, ofTenant(s.billing.GetEmpresa))
 	s.handle("PUT "+base+"/empresa", write, withBody(maxJSONBody, http.StatusOK, s.billing.UpdateEmpresa))
 	s.handle("GET "+base+"/empresa/certificado", read, ofTenant(s.billing.CertificateStatus))
+	s.handle("GET "+base+"/empresa/logo", read, s.getLogo)
+	s.handle("PUT "+base+"/empresa/logo", write, s.putLogo)
+	s.handle("DELETE "+base+"/empresa/logo", write, s.deleteLogo)
 	s.handle("POST "+base+"/empresa/certificado/pfx", admin, s.uploadCertificado)
 	// Webhooks
 	s.handle("GET "+base+"/webhooks", read, s.listWebhooks)
@@ -376,4 +379,42 @@ func listParams(r *http.Request, search bool) (billing.ListParams, error) {
 		}
 	}
 	return lp, nil
+}
+
+// Logo
+
+func (s *Server) getLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	l, err := s.billing.GetLogo(r.Context(), p.EmpresaID)
+	if err != nil {
+		return err
+	}
+	ext := map[string]string{"image/png": "png", "image/jpeg": "jpg"}[l.ContentType]
+	writeDocument(w, l.ContentType, `inline; filename="logo.`+ext+`"`, l.Data)
+	return nil
+}
+
+// putLogo reads the logo as the body, image/png or image/jpeg.
+func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct != "image/png" && ct != "image/jpeg" {
+		return newError(http.StatusUnsupportedMediaType, fault.UnsupportedMediaType, "the body must be image/png or image/jpeg")
+	}
+	body, err := readBody(w, r, ct, billing.MaxLogoSize)
+	if err != nil {
+		return err
+	}
+	l, err := s.billing.SetLogo(r.Context(), p.EmpresaID, body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"content_type": l.ContentType, "size": len(l.Data)})
+	return nil
+}
+
+func (s *Server) deleteLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	if err := s.billing.DeleteLogo(r.Context(), p.EmpresaID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, deleted)
+	return nil
 }

@@ -91,8 +91,14 @@ func backendsB(b *testing.B, f func(b *testing.B, st store.Store)) {
 
 func newFixture(t testing.TB, st store.Store, rl RateLimit) *fixture {
 	t.Helper()
+	return newFixtureWith(t, st, rl, billing.Config{})
+}
+
+// newFixtureWith is newFixture with a service built from cfg.
+func newFixtureWith(t testing.TB, st store.Store, rl RateLimit, cfg billing.Config) *fixture {
+	t.Helper()
 	cr, key := sharedCreds(t)
-	b := billingtest.NewService(t, st, billing.Config{})
+	b := billingtest.NewService(t, st, cfg)
 	kf, err := PEMKeyfunc(pemPublic(t, key))
 	if err != nil {
 		t.Fatal(err)

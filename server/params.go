@@ -94,4 +94,3 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
-

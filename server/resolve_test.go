@@ -143,4 +143,3 @@ func TestEmitFromStoredRecords(t *testing.T) {
 }
 
 func contains(b []byte, s string) bool { return bytes.Contains(b, []byte(s)) }
-
