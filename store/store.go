@@ -97,7 +97,8 @@ func ConflictOn(err error) string {
 // Page is one page of a keyset-paginated listing. NextCursor is empty on
 // the last page. TotalCount is the number of records matching the filter
 // (all pages), counted in the same snapshot as Items where the backend
-// allows it.
+// allows it. A page may hold fewer items than its limit while more follow
+// (see MaxPageBytes): only NextCursor tells whether it is the last.
 type Page[T any] struct {
 	Items      []T
 	NextCursor string
@@ -110,6 +111,14 @@ const (
 	DefaultLimit = 20
 	MaxLimit     = 100
 )
+
+// MaxPageBytes bounds what one page of a listing reads, as DynamoDB bounds
+// a query's page to 1 MB: a page ends with the record that brings the text
+// and blob columns it has read to MaxPageBytes or more, even before Limit
+// records, and its NextCursor continues after that record. A page always
+// holds at least one record, so it reads at most MaxPageBytes plus one
+// record, however large the records are.
+const MaxPageBytes = 1 << 20
 
 // DTEFilter selects documents for ListDTEs. Zero fields do not filter.
 // Pages run from the most recently created document to the oldest;

@@ -439,6 +439,66 @@ func (h *harness) testDTEList(t *testing.T) {
 	wantErr(t, err, store.ErrInvalidCursor, "company A's cursor on company B's DTEs")
 }
 
+// testPageBytes: a page ends with the record that brings what it read to
+// store.MaxPageBytes (1 MiB), before its limit, and its cursor goes on
+// after that record, so a page of large records holds a few of them (or
+// one) and no record is lost (issue 20, point 2: 12 documents of 8 MiB
+// listed 100 at a time took a server from 36 MB to 2.1 GB).
+func (h *harness) testPageBytes(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	a := empresa(t, s, "76777777-7")
+	const kib = 1 << 10
+	// Request sizes, newest (listed first) to oldest. By hand, with
+	// MaxPageBytes = 1024 KiB and the other columns under 1 KiB a row:
+	// 400, 400 (800 read) and 300 (1100 ≥ 1024): the first page ends
+	// there; a 3 MiB record is a page alone; the 10 small ones that
+	// remain fit the third page.
+	sizes := []int{400 * kib, 400 * kib, 300 * kib, 3 << 20, kib, kib, kib, kib, kib, kib, kib, kib, kib, kib}
+	ids := make([]string, len(sizes))
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		for i := len(sizes) - 1; i >= 0; i-- { // oldest first
+			d := &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: int64(len(sizes) - i), Estado: string(dte.EstadoFirmado),
+				FechaEmision: "2026-01-01", RutReceptor: "1-9", Request: bytes.Repeat([]byte("x"), sizes[i])}
+			if err := tx.InsertDTE(ctx, d); err != nil {
+				return err
+			}
+			ids[i] = d.ID
+		}
+		return nil
+	})
+	wantPages := [][]string{ids[0:3], ids[3:4], ids[4:]}
+	var got [][]string
+	cursor := ""
+	for len(got) <= len(wantPages) {
+		p, err := s.ListDTEs(ctx, a.ID, store.DTEFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []string
+		for i, d := range p.Items {
+			page = append(page, d.ID)
+			if j := slices.Index(ids, d.ID); j >= 0 && len(d.Request) != sizes[j] {
+				t.Errorf("page %d item %d: request of %d bytes, want %d", len(got), i, len(d.Request), sizes[j])
+			}
+		}
+		if p.TotalCount != int64(len(sizes)) {
+			t.Errorf("page %d TotalCount %d, want %d", len(got), p.TotalCount, len(sizes))
+		}
+		got = append(got, page)
+		if p.NextCursor == "" {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	same(t, "pages of ids under MaxPageBytes", got, wantPages)
+	// The limit still applies first: 2 small records, then the rest.
+	p, err := s.ListDTEs(ctx, a.ID, store.DTEFilter{Cursor: cursor, Limit: 2})
+	if err != nil || len(p.Items) != 2 || p.NextCursor == "" {
+		t.Errorf("Limit 2 among small records: %d items, next %q, %v; want 2 and a cursor", len(p.Items), p.NextCursor, err)
+	}
+}
+
 func (h *harness) testCliente(t *testing.T) {
 	s, _ := h.open(t)
 	ctx := ctxT(t)

@@ -59,6 +59,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("SerialWrites", h.testSerialWrites)
 	t.Run("DTE", h.testDTE)
 	t.Run("DTEList", h.testDTEList)
+	t.Run("PageBytes", h.testPageBytes)
 	t.Run("CursorConcurrentInserts", h.testCursorConcurrentInserts)
 	t.Run("Cliente", h.testCliente)
 	t.Run("Producto", h.testProducto)
