@@ -41,12 +41,14 @@ func jsonArg(v any) (string, error) {
 }
 
 // bytesOrNil normalizes a scanned blob: SQL NULL stays nil, and an empty
-// stored value is an empty non-nil slice.
+// stored value is an empty non-nil slice. It copies nothing: database/sql
+// already gives a *[]byte destination its own copy of the driver's bytes
+// (a copy more of a document's request would be megabytes per row).
 func bytesOrNil(b []byte) []byte {
 	if b == nil {
 		return nil
 	}
-	return append([]byte{}, b...)
+	return b[:len(b):len(b)]
 }
 
 // ---- empresas
