@@ -135,6 +135,14 @@ type DTEFilter struct {
 	Limit       int
 }
 
+// CAFFilter selects CAFs for ListCAFPage: of one type, or of every type
+// when TipoDTE is 0. Pages run from the first CAF registered to the last.
+type CAFFilter struct {
+	TipoDTE int
+	Cursor  string
+	Limit   int
+}
+
 // CatalogFilter selects clientes or productos. Query, when not empty,
 // matches case-insensitively any part of the name (razon_social / nombre)
 // or of the rut / codigo. Deleted records never appear. Pages run from the
@@ -211,6 +219,13 @@ type Reader interface {
 	// ListCAFs returns the company's CAFs of one type (or of every type
 	// when tipoDTE is 0), ordered by type then FolioDesde.
 	ListCAFs(ctx context.Context, empresaID string, tipoDTE int) ([]CAF, error)
+	// ListCAFPage returns a page of the company's CAFs (CAFFilter),
+	// without XML.
+	ListCAFPage(ctx context.Context, empresaID string, f CAFFilter) (*Page[CAF], error)
+	// CAFsInUse returns, for each type, the id of the CAF TakeFolio takes
+	// the next folio from: the active CAF with folios left and the lowest
+	// FolioDesde. A type without one has no entry.
+	CAFsInUse(ctx context.Context, empresaID string) (map[int]string, error)
 
 	// GetDTE returns the document with every field, XML included.
 	GetDTE(ctx context.Context, empresaID, id string) (*DTE, error)

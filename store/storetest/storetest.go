@@ -54,6 +54,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Ping", h.testPing)
 	t.Run("Certificado", h.testCertificado)
 	t.Run("CAF", h.testCAF)
+	t.Run("CAFPage", h.testCAFPage)
 	t.Run("CAFOverlapConcurrent", h.testCAFOverlapConcurrent)
 	t.Run("TakeFolioConcurrent", h.testTakeFolioConcurrent)
 	t.Run("SerialWrites", h.testSerialWrites)
