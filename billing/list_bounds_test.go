@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -93,4 +95,64 @@ func TestListDeliveriesBounded(t *testing.T) {
 		}
 	}
 	t.Logf("a page of %d deliveries of %d attempts: %d bytes of JSON", deliveries, attempts, len(b))
+}
+
+// TestListCAFPages: the CAF list is paged like every other list (a
+// company gathers CAFs for as long as it issues documents), in the order
+// the CAFs were registered, and is_active marks, on every page, the CAF
+// emission takes folios from: the active one with folios left and the
+// lowest range of its type, wherever the list shows it.
+func TestListCAFPages(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFixture(t, b, true) // 33: 1-1000
+			ctx := context.Background()
+			s, id := f.s, f.emp.ID
+			// 34 registered from the highest range down: 1-100, the last
+			// one registered, is the one in use.
+			for _, r := range [][2]int64{{201, 300}, {101, 200}, {1, 100}} {
+				if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 34, CAFXML: issueCAF(t, 34, r[0], r[1])}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			type row struct {
+				tipo   int
+				desde  int64
+				active bool
+			}
+			want := []row{{33, 1, true}, {34, 201, false}, {34, 101, false}, {34, 1, true}}
+			var got []row
+			cursor := ""
+			for pages := 0; ; pages++ {
+				p, err := s.ListCAF(ctx, id, CAFFilter{Cursor: cursor, Limit: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(p.Data) != 2 || p.TotalCount != 4 {
+					t.Fatalf("page %d: %d CAFs, total %d; want 2 of 4", pages, len(p.Data), p.TotalCount)
+				}
+				for _, c := range p.Data {
+					got = append(got, row{int(c.TipoDTE), c.FolioDesde, c.IsActive})
+					one, err := s.GetCAF(ctx, id, c.ID)
+					if err != nil || one.IsActive != c.IsActive {
+						t.Errorf("GetCAF(%s): %+v, %v; the list says is_active %v", c.ID, one, err, c.IsActive)
+					}
+				}
+				if p.NextCursor == nil {
+					break
+				}
+				cursor = *p.NextCursor
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("CAFs over the pages (tipo, folio_desde, is_active):\n got  %v\n want %v", got, want)
+			}
+			p, err := s.ListCAF(ctx, id, CAFFilter{TipoDTE: 34, Limit: 1})
+			if err != nil || len(p.Data) != 1 || p.TotalCount != 3 || p.NextCursor == nil || p.Data[0].FolioDesde != 201 {
+				t.Errorf("the first CAF of type 34: %+v, %v", p, err)
+			}
+			if _, err := s.ListCAF(ctx, id, CAFFilter{Limit: MaxLimit + 1}); fault.KindOf(err) != fault.KindValidation {
+				t.Errorf("limit %d: %v, want a validation error", MaxLimit+1, err)
+			}
+		})
+	}
 }
