@@ -66,7 +66,10 @@ func TestCrossTenant(t *testing.T) {
 					_, err := s.ListDTE(ctx, "00000000-0000-0000-0000-000000000000", DTEFilter{})
 					return err
 				}},
-				{"ListCAF", func() error { _, err := s.ListCAF(ctx, "00000000-0000-0000-0000-000000000000", CAFFilter{}); return err }},
+				{"ListCAF", func() error {
+					_, err := s.ListCAF(ctx, "00000000-0000-0000-0000-000000000000", CAFFilter{})
+					return err
+				}},
 				{"Emit", func() error {
 					_, err := emitBody(s, ctx, "00000000-0000-0000-0000-000000000000", newKey(), facturaBody(1))
 					return err
