@@ -38,48 +38,42 @@ func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput
 	return s.GetCAF(ctx, empresaID, rec.ID)
 }
 
-// ListCAF lists the company's CAFs, by type then range; tipo 0 lists every
-// type.
-func (s *Service) ListCAF(ctx context.Context, empresaID string, tipo dte.TipoDTE) ([]CAF, error) {
-	if tipo != 0 && !tipo.Valid() {
-		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", tipo))
+// ListCAF pages through the company's CAFs in the order they were
+// registered, like every other list: a company gathers CAFs for as long as
+// it issues documents, so the list has no end of its own. IsActive marks,
+// for each type, the CAF emission takes folios from.
+func (s *Service) ListCAF(ctx context.Context, empresaID string, f CAFFilter) (*CAFPage, error) {
+	limit, e := pageLimit(f.Limit)
+	if e != nil {
+		return nil, e
+	}
+	if f.TipoDTE != 0 && !f.TipoDTE.Valid() {
+		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", f.TipoDTE))
 	}
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
 	}
-	recs, err := s.st.ListCAFs(ctx, empresaID, int(tipo))
+	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{TipoDTE: int(f.TipoDTE), Cursor: f.Cursor, Limit: limit})
 	if err != nil {
 		return nil, storeErr(err, "listing CAFs", "empresa", empresaID)
 	}
-	return cafsInUse(recs), nil
+	inUse, err := s.st.CAFsInUse(ctx, empresaID)
+	if err != nil {
+		return nil, storeErr(err, "listing CAFs", "empresa", empresaID)
+	}
+	out := &CAFPage{Data: make([]CAF, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		out.Data = append(out.Data, cafInUse(&page.Items[i], inUse))
+	}
+	return out, nil
 }
 
-// cafsInUse converts a company's CAFs, marking is_active only on the one
-// emission takes folios from for each type: the enabled CAF with folios
-// left and the lowest range (as store.Tx.TakeFolio chooses).
-func cafsInUse(recs []store.CAF) []CAF {
-	out := make([]CAF, len(recs))
-	inUse := map[int]string{}
-	for i := range recs {
-		r := &recs[i]
-		if cur, ok := inUse[r.TipoDTE]; r.IsActive && r.FoliosDisponibles() > 0 && (!ok || r.FolioDesde < lowest(recs, cur)) {
-			inUse[r.TipoDTE] = r.ID
-		}
-	}
-	for i := range recs {
-		out[i] = cafFromStore(&recs[i])
-		out[i].IsActive = inUse[recs[i].TipoDTE] == recs[i].ID
-	}
-	return out
-}
-
-func lowest(recs []store.CAF, id string) int64 {
-	for i := range recs {
-		if recs[i].ID == id {
-			return recs[i].FolioDesde
-		}
-	}
-	return 0
+// cafInUse converts a CAF, marking IsActive only on the one emission takes
+// folios from for its type (store.Reader.CAFsInUse).
+func cafInUse(r *store.CAF, inUse map[int]string) CAF {
+	c := cafFromStore(r)
+	c.IsActive = inUse[r.TipoDTE] == r.ID
+	return c
 }
 
 // GetCAF returns one CAF.
@@ -88,14 +82,10 @@ func (s *Service) GetCAF(ctx context.Context, empresaID, id string) (*CAF, error
 	if err != nil {
 		return nil, storeErr(err, "reading the CAF", "caf", id)
 	}
-	recs, err := s.st.ListCAFs(ctx, empresaID, rec.TipoDTE)
+	inUse, err := s.st.CAFsInUse(ctx, empresaID)
 	if err != nil {
 		return nil, storeErr(err, "reading the CAF", "caf", id)
 	}
-	for _, c := range cafsInUse(recs) {
-		if c.ID == id {
-			return &c, nil
-		}
-	}
-	return nil, fault.Missing("caf", id)
+	c := cafInUse(rec, inUse)
+	return &c, nil
 }

@@ -158,11 +158,11 @@ func TestCAFRegistration(t *testing.T) {
 			f := newFixture(t, b, true)
 			ctx := context.Background()
 			s, id := f.s, f.emp.ID
-			l, err := s.ListCAF(ctx, id, 33)
-			if err != nil || len(l) != 1 {
+			l, err := s.ListCAF(ctx, id, CAFFilter{TipoDTE: 33})
+			if err != nil || len(l.Data) != 1 {
 				t.Fatal(l, err)
 			}
-			c := l[0]
+			c := l.Data[0]
 			if c.FolioDesde != 1 || c.FolioHasta != 1000 || c.FoliosDisponibles != 1000 || !c.IsActive ||
 				c.Ambiente != dte.AmbienteCertificacion || c.FechaAutorizacion == "" {
 				t.Errorf("CAF %+v", c)
@@ -182,8 +182,8 @@ func TestCAFRegistration(t *testing.T) {
 			if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 34, CAFXML: string(creds(t).CAFFiles[34])}); err != nil {
 				t.Errorf("tipo 34: %v", err)
 			}
-			if all, err := s.ListCAF(ctx, id, 0); err != nil || len(all) != 3 {
-				t.Errorf("ListCAF all: %d, %v", len(all), err)
+			if all, err := s.ListCAF(ctx, id, CAFFilter{}); err != nil || len(all.Data) != 3 || all.TotalCount != 3 {
+				t.Errorf("ListCAF all: %+v, %v", all, err)
 			}
 			emitOK(t, s, id, facturaBody(1))
 			if c, _ := s.GetCAF(ctx, id, c.ID); c.FoliosDisponibles != 999 {

@@ -49,7 +49,8 @@ type DeliveryAttempt struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	Error      string `json:"error,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
-	// Response is the start of the response body (at most 16 KiB).
+	// Response is the start of the response body (at most 16 KiB), shown
+	// by GetDelivery and left out of ListDeliveries' pages.
 	Response string `json:"response,omitempty"`
 }
 
@@ -95,7 +96,9 @@ func deliveryOut(r *delivery.Record) *Delivery {
 }
 
 // ListDeliveries pages through a webhook's deliveries, newest first, each
-// with its attempt log. A deleted webhook's deliveries stay readable.
+// with its attempt log, whose attempts carry no response body (GetDelivery
+// has them), so a page stays small whatever the receiver answered. A
+// deleted webhook's deliveries stay readable.
 func (s *Service) ListDeliveries(ctx context.Context, empresaID, webhookID, cursor string, limit int) (*DeliveryPage, error) {
 	n, verr := pageLimit(limit)
 	if verr != nil {
@@ -120,7 +123,15 @@ func (s *Service) ListDeliveries(ctx context.Context, empresaID, webhookID, curs
 		if err != nil {
 			return nil, fault.Failed("reading a delivery", err)
 		}
-		out.Data = append(out.Data, *deliveryOut(r))
+		d := deliveryOut(r)
+		// A list shows each attempt without the receiver's response, as
+		// GitHub's list of deliveries does: up to 100 attempts of 16 KiB
+		// on each of 100 deliveries would make a page of 160 MB. GET the
+		// delivery for its responses.
+		for j := range d.AttemptLog {
+			d.AttemptLog[j].Response = ""
+		}
+		out.Data = append(out.Data, *d)
 	}
 	return out, nil
 }

@@ -29,7 +29,12 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 	out := &DTE{ID: d.ID, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
 		MontoTotal: d.MontoTotal, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
-	var req dte.EmitirDTERequest
+	// Only the request's lines and references are shown: its metadata
+	// has a column of its own (read below) and is not decoded twice.
+	var req struct {
+		Detalle     []dte.LineaDetalle `json:"detalle"`
+		Referencias []dte.Referencia   `json:"referencias"`
+	}
 	if len(d.Request) > 0 {
 		if err := json.Unmarshal(d.Request, &req); err != nil {
 			return nil, fmt.Errorf("billing: DTE %s: stored request: %w", d.ID, err)
@@ -136,6 +141,9 @@ func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*
 			return nil, fault.Failed("listing DTEs", err)
 		}
 		out.Items = append(out.Items, *item)
+		// The stored row is read: let its bytes go now rather than with
+		// the whole page, so the page is not held twice.
+		page.Items[i] = store.DTE{}
 	}
 	return out, nil
 }

@@ -18,10 +18,11 @@ func TestCrossTenant(t *testing.T) {
 			s, a := f.s, f.emp
 			other := setupOther(t, s)
 			r := emitOK(t, s, a.ID, facturaBody(1))
-			cafs, err := s.ListCAF(ctx, a.ID, 0)
-			if err != nil || len(cafs) != 1 {
-				t.Fatal(cafs, err)
+			cafPage, err := s.ListCAF(ctx, a.ID, CAFFilter{})
+			if err != nil || len(cafPage.Data) != 1 {
+				t.Fatal(cafPage, err)
 			}
+			cafs := cafPage.Data
 			cli, err := s.CreateCliente(ctx, a.ID, ClienteInput{Rut: "77777777-7", RazonSocial: "Cliente A"})
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +66,10 @@ func TestCrossTenant(t *testing.T) {
 					_, err := s.ListDTE(ctx, "00000000-0000-0000-0000-000000000000", DTEFilter{})
 					return err
 				}},
-				{"ListCAF", func() error { _, err := s.ListCAF(ctx, "00000000-0000-0000-0000-000000000000", 0); return err }},
+				{"ListCAF", func() error {
+					_, err := s.ListCAF(ctx, "00000000-0000-0000-0000-000000000000", CAFFilter{})
+					return err
+				}},
 				{"Emit", func() error {
 					_, err := emitBody(s, ctx, "00000000-0000-0000-0000-000000000000", newKey(), facturaBody(1))
 					return err
@@ -106,7 +110,7 @@ func TestCrossTenant(t *testing.T) {
 			if p, err := s.ListDTE(ctx, b, DTEFilter{}); err != nil || p.TotalCount != 0 {
 				t.Errorf("ListDTE of the other company: %+v, %v", p, err)
 			}
-			if l, err := s.ListCAF(ctx, b, 0); err != nil || len(l) != 0 {
+			if l, err := s.ListCAF(ctx, b, CAFFilter{}); err != nil || len(l.Data) != 0 || l.TotalCount != 0 {
 				t.Errorf("ListCAF of the other company: %+v, %v", l, err)
 			}
 			if p, err := s.ListClientes(ctx, b, ListParams{}); err != nil || p.TotalCount != 0 {

@@ -180,6 +180,22 @@ type ProductoPage struct {
 	TotalCount int64      `json:"total_count"`
 }
 
+// CAFPage is a page of the CAF list, in the order the CAFs were
+// registered.
+type CAFPage struct {
+	Data       []CAF   `json:"data"`
+	NextCursor *string `json:"next_cursor"`
+	TotalCount int64   `json:"total_count"`
+}
+
+// CAFFilter selects CAFs for ListCAF: of one type, or of every type when
+// TipoDTE is 0.
+type CAFFilter struct {
+	TipoDTE dte.TipoDTE
+	Cursor  string // next_cursor of the previous page
+	Limit   int    // 0 means 20; 1 to 100
+}
+
 // DTEFilter selects documents for ListDTE (contract §4.1). Zero fields do
 // not filter.
 type DTEFilter struct {

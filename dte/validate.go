@@ -84,7 +84,8 @@ func validateTotals(r *EmitirDTERequest, today time.Time) (*Totals, error) {
 // document and returned with it (Stripe's, but for values of any JSON
 // type measured as JSON): at most 50 members, each named by 1 to 40
 // characters, each value at most 500 bytes of JSON. A document's metadata
-// is so at most about 27 KB, whatever a list of documents holds.
+// is so at most 37,201 bytes of JSON (names of characters JSON escapes in
+// 6 bytes), whatever a list of documents holds.
 const (
 	MaxMetadataKeys  = 50
 	MaxMetadataKey   = 40

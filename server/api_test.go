@@ -137,6 +137,7 @@ func (f *fixture) testCAF(t *testing.T) {
 	if len(list.Data) != 3 {
 		t.Fatalf("A has %d CAFs, want 3: %s", len(list.Data), r.Body)
 	}
+	last := list.Data[2].ID
 	r = f.do("GET", api+"/caf?tipo_dte=39", nil, f.A.readHdr...)
 	want(t, r, 200)
 	r.JSON(t, &list)
@@ -144,6 +145,27 @@ func (f *fixture) testCAF(t *testing.T) {
 		t.Errorf("tipo 39: %s", r.Body)
 	}
 	want(t, f.do("GET", api+"/caf?tipo_dte=35", nil, f.A.readHdr...), 400, fault.Validation)
+	// Paged like the other lists: 2 of 3, then the last one.
+	var page struct {
+		Data       []struct{ ID string }
+		NextCursor *string `json:"next_cursor"`
+		TotalCount int     `json:"total_count"`
+	}
+	r = f.do("GET", api+"/caf?limit=2", nil, f.A.readHdr...)
+	want(t, r, 200)
+	r.JSON(t, &page)
+	if len(page.Data) != 2 || page.NextCursor == nil || page.TotalCount != 3 {
+		t.Fatalf("CAFs limit 2: %s", r.Body)
+	}
+	r = f.do("GET", api+"/caf?limit=2&cursor="+*page.NextCursor, nil, f.A.readHdr...)
+	want(t, r, 200)
+	page.NextCursor = nil
+	r.JSON(t, &page)
+	if len(page.Data) != 1 || page.NextCursor != nil || page.Data[0].ID != last {
+		t.Errorf("CAFs after the cursor: %s", r.Body)
+	}
+	want(t, f.do("GET", api+"/caf?limit=101", nil, f.A.readHdr...), 400, fault.Validation)
+	want(t, f.do("GET", api+"/caf?cursor=bogus", nil, f.A.readHdr...), 400, fault.Validation)
 	want(t, f.do("GET", api+"/caf/"+list.Data[0].ID, nil, f.A.readHdr...), 200)
 	want(t, f.do("GET", api+"/caf/"+newUUID(), nil, f.A.readHdr...), 404, fault.NotFound)
 	want(t, f.do("GET", api+"/caf/not-a-uuid", nil, f.A.readHdr...), 404, fault.NotFound)

@@ -208,18 +208,20 @@ func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Pr
 // CAF
 
 func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	tipo, err := queryTipo(r)
+	var f billing.CAFFilter
+	var err error
+	if f.TipoDTE, err = queryTipo(r); err != nil {
+		return err
+	}
+	if f.Limit, err = queryLimit(r); err != nil {
+		return err
+	}
+	f.Cursor = r.URL.Query().Get("cursor")
+	page, err := s.billing.ListCAF(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}
-	cafs, err := s.billing.ListCAF(r.Context(), p.EmpresaID, tipo)
-	if err != nil {
-		return err
-	}
-	if cafs == nil {
-		cafs = []billing.CAF{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": cafs})
+	writeJSON(w, http.StatusOK, page)
 	return nil
 }
 

@@ -103,7 +103,8 @@ func ConflictOn(err error) string {
 // Page is one page of a keyset-paginated listing. NextCursor is empty on
 // the last page. TotalCount is the number of records matching the filter
 // (all pages), counted in the same snapshot as Items where the backend
-// allows it.
+// allows it. A page may hold fewer items than its limit while more follow
+// (see MaxPageBytes): only NextCursor tells whether it is the last.
 type Page[T any] struct {
 	Items      []T
 	NextCursor string
@@ -116,6 +117,14 @@ const (
 	DefaultLimit = 20
 	MaxLimit     = 100
 )
+
+// MaxPageBytes bounds what one page of a listing reads, as DynamoDB bounds
+// a query's page to 1 MB: a page ends with the record that brings the text
+// and blob columns it has read to MaxPageBytes or more, even before Limit
+// records, and its NextCursor continues after that record. A page always
+// holds at least one record, so it reads at most MaxPageBytes plus one
+// record, however large the records are.
+const MaxPageBytes = 1 << 20
 
 // DTEFilter selects documents for ListDTEs. Zero fields do not filter.
 // Pages run from the most recently created document to the oldest;
@@ -130,6 +139,14 @@ type DTEFilter struct {
 	RutReceptor string
 	Cursor      string
 	Limit       int
+}
+
+// CAFFilter selects CAFs for ListCAFPage: of one type, or of every type
+// when TipoDTE is 0. Pages run from the first CAF registered to the last.
+type CAFFilter struct {
+	TipoDTE int
+	Cursor  string
+	Limit   int
 }
 
 // CatalogFilter selects clientes or productos. Query, when not empty,
@@ -218,6 +235,13 @@ type Reader interface {
 	// ListCAFs returns the company's CAFs of one type (or of every type
 	// when tipoDTE is 0), ordered by type then FolioDesde.
 	ListCAFs(ctx context.Context, empresaID string, tipoDTE int) ([]CAF, error)
+	// ListCAFPage returns a page of the company's CAFs (CAFFilter),
+	// without XML.
+	ListCAFPage(ctx context.Context, empresaID string, f CAFFilter) (*Page[CAF], error)
+	// CAFsInUse returns, for each type, the id of the CAF TakeFolio takes
+	// the next folio from: the active CAF with folios left and the lowest
+	// FolioDesde. A type without one has no entry.
+	CAFsInUse(ctx context.Context, empresaID string) (map[int]string, error)
 
 	// GetDTE returns the document with every field, XML included.
 	GetDTE(ctx context.Context, empresaID, id string) (*DTE, error)

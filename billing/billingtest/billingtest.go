@@ -232,13 +232,13 @@ func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Co
 			return nil, fmt.Errorf("billingtest: certificate of %s: %w", e.Rut, err)
 		}
 	}
-	cafs, err := s.ListCAF(ctx, e.ID, 0)
-	if err != nil {
-		return nil, fmt.Errorf("billingtest: CAFs of %s: %w", e.Rut, err)
-	}
-	have := make(map[dte.TipoDTE]bool, len(cafs))
-	for _, cf := range cafs {
-		have[cf.TipoDTE] = true
+	have := map[dte.TipoDTE]bool{}
+	for _, tipo := range c.Tipos {
+		cafs, err := s.ListCAF(ctx, e.ID, billing.CAFFilter{TipoDTE: tipo, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("billingtest: CAFs of %s: %w", e.Rut, err)
+		}
+		have[tipo] = len(cafs.Data) > 0
 	}
 	fa := dte.ChileTime(time.Now()).AddDate(0, 0, -7)
 	for _, tipo := range c.Tipos {

@@ -439,6 +439,154 @@ func (h *harness) testDTEList(t *testing.T) {
 	wantErr(t, err, store.ErrInvalidCursor, "company A's cursor on company B's DTEs")
 }
 
+// testCAFPage: ListCAFPage pages through a company's CAFs in the order
+// they were registered, without their documents, filtered by type; and
+// CAFsInUse names, per type, the CAF TakeFolio draws from (issue 20,
+// point 2: the list of CAFs is paged like the others).
+func (h *harness) testCAFPage(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	a := empresa(t, s, "76333333-3")
+	b := empresa(t, s, "76444444-4")
+	ins := func(e *store.Empresa, tipo int, desde, hasta int64, active bool) *store.CAF {
+		t.Helper()
+		c := &store.CAF{EmpresaID: e.ID, TipoDTE: tipo, FolioDesde: desde, FolioHasta: hasta, Ambiente: "certificacion",
+			FechaAutorizacion: "2025-01-02", XML: []byte("<AUTORIZACION/>"), IsActive: active}
+		write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertCAF(ctx, c) })
+		return c
+	}
+	// Registered in this order: 33 201-300, 33 101-200 (inactive),
+	// 34 1-1, 33 1-100, 39 1-10; company b's 33 1-100.
+	regs := []*store.CAF{ins(a, 33, 201, 300, true), ins(a, 33, 101, 200, false), ins(a, 34, 1, 1, true),
+		ins(a, 33, 1, 100, true), ins(a, 39, 1, 10, true)}
+	other := ins(b, 33, 1, 100, true)
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		p, err := s.ListCAFPage(ctx, a.ID, store.CAFFilter{Cursor: cursor, Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.TotalCount != int64(len(regs)) {
+			t.Errorf("page %d TotalCount %d, want %d", pages, p.TotalCount, len(regs))
+		}
+		for _, c := range p.Items {
+			if c.XML != nil {
+				t.Errorf("ListCAFPage returned the XML of %s", c.ID)
+			}
+			got = append(got, c.ID)
+		}
+		if p.NextCursor == "" {
+			if pages != 2 {
+				t.Errorf("%d pages of 2 for 5 CAFs, want 3", pages+1)
+			}
+			break
+		}
+		cursor = p.NextCursor
+	}
+	var want []string
+	for _, c := range regs {
+		want = append(want, c.ID)
+	}
+	same(t, "ListCAFPage ids, in the order registered", got, want)
+	p, err := s.ListCAFPage(ctx, a.ID, store.CAFFilter{TipoDTE: 33})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Items) != 3 || p.TotalCount != 3 || p.Items[0].ID != regs[0].ID || p.Items[2].ID != regs[3].ID {
+		t.Errorf("ListCAFPage(33): %d items, total %d", len(p.Items), p.TotalCount)
+	}
+	if c := p.Items[0]; c.FolioDesde != 201 || c.FolioHasta != 300 || c.NextFolio != 201 || !c.IsActive || c.Ambiente != "certificacion" {
+		t.Errorf("ListCAFPage(33) first item %+v", c)
+	}
+	if p, err := s.ListCAFPage(ctx, b.ID, store.CAFFilter{}); err != nil || len(p.Items) != 1 || p.Items[0].ID != other.ID {
+		t.Errorf("company b's CAFs: %+v, %v", p, err)
+	}
+
+	// In use: 33 → 1-100 (lowest active with folios); 34 → 1-1 until its
+	// one folio is taken; 39 → 1-10. Then 33 1-100 is disabled: 201-300
+	// (101-200 is inactive).
+	inUse := func(what string, want map[int]string) {
+		t.Helper()
+		got, err := s.CAFsInUse(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, "CAFsInUse "+what, got, want)
+	}
+	inUse("at first", map[int]string{33: regs[3].ID, 34: regs[2].ID, 39: regs[4].ID})
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		if _, _, err := tx.TakeFolio(ctx, a.ID, 34); err != nil {
+			return err
+		}
+		return tx.SetCAFActive(ctx, a.ID, regs[3].ID, false)
+	})
+	inUse("after 34 ran out and 33 1-100 was disabled", map[int]string{33: regs[0].ID, 39: regs[4].ID})
+	if got, err := s.CAFsInUse(ctx, "no-such-company"); err != nil || len(got) != 0 {
+		t.Errorf("CAFsInUse of no company: %v, %v", got, err)
+	}
+}
+
+// testPageBytes: a page ends with the record that brings what it read to
+// store.MaxPageBytes (1 MiB), before its limit, and its cursor goes on
+// after that record, so a page of large records holds a few of them (or
+// one) and no record is lost (issue 20, point 2: 12 documents of 8 MiB
+// listed 100 at a time took a server from 36 MB to 2.1 GB).
+func (h *harness) testPageBytes(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	a := empresa(t, s, "76777777-7")
+	const kib = 1 << 10
+	// Request sizes, newest (listed first) to oldest. By hand, with
+	// MaxPageBytes = 1024 KiB and the other columns under 1 KiB a row:
+	// 400, 400 (800 read) and 300 (1100 ≥ 1024): the first page ends
+	// there; a 3 MiB record is a page alone; the 10 small ones that
+	// remain fit the third page.
+	sizes := []int{400 * kib, 400 * kib, 300 * kib, 3 << 20, kib, kib, kib, kib, kib, kib, kib, kib, kib, kib}
+	ids := make([]string, len(sizes))
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		for i := len(sizes) - 1; i >= 0; i-- { // oldest first
+			d := &store.DTE{EmpresaID: a.ID, TipoDTE: 33, Folio: int64(len(sizes) - i), Estado: string(dte.EstadoFirmado),
+				FechaEmision: "2026-01-01", RutReceptor: "1-9", Request: bytes.Repeat([]byte("x"), sizes[i])}
+			if err := tx.InsertDTE(ctx, d); err != nil {
+				return err
+			}
+			ids[i] = d.ID
+		}
+		return nil
+	})
+	wantPages := [][]string{ids[0:3], ids[3:4], ids[4:]}
+	var got [][]string
+	cursor := ""
+	for len(got) <= len(wantPages) {
+		p, err := s.ListDTEs(ctx, a.ID, store.DTEFilter{Cursor: cursor, Limit: store.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []string
+		for i, d := range p.Items {
+			page = append(page, d.ID)
+			if j := slices.Index(ids, d.ID); j >= 0 && len(d.Request) != sizes[j] {
+				t.Errorf("page %d item %d: request of %d bytes, want %d", len(got), i, len(d.Request), sizes[j])
+			}
+		}
+		if p.TotalCount != int64(len(sizes)) {
+			t.Errorf("page %d TotalCount %d, want %d", len(got), p.TotalCount, len(sizes))
+		}
+		got = append(got, page)
+		if p.NextCursor == "" {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	same(t, "pages of ids under MaxPageBytes", got, wantPages)
+	// The limit still applies first: 2 small records, then the rest.
+	p, err := s.ListDTEs(ctx, a.ID, store.DTEFilter{Cursor: cursor, Limit: 2})
+	if err != nil || len(p.Items) != 2 || p.NextCursor == "" {
+		t.Errorf("Limit 2 among small records: %d items, next %q, %v; want 2 and a cursor", len(p.Items), p.NextCursor, err)
+	}
+}
+
 func (h *harness) testCliente(t *testing.T) {
 	s, _ := h.open(t)
 	ctx := ctxT(t)

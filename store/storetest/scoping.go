@@ -94,6 +94,10 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				}
 				cafs, err := r.ListCAFs(ctx, other, 0)
 				empty("ListCAFs", len(cafs), err)
+				cafPage, err := r.ListCAFPage(ctx, other, store.CAFFilter{})
+				empty("ListCAFPage", lenPage(cafPage), err)
+				inUse, err := r.CAFsInUse(ctx, other)
+				empty("CAFsInUse", len(inUse), err)
 				dtes, err := r.ListDTEs(ctx, other, store.DTEFilter{})
 				empty("ListDTEs", lenPage(dtes), err)
 				clis, err := r.ListClientes(ctx, other, store.CatalogFilter{})

@@ -126,14 +126,15 @@ func pageOf[T any](ctx context.Context, r *reader, l listing, w where, cursor st
 		}
 		defer rows.Close()
 		var last string
+		read := 0 // bytes of text and blobs read so far (store.MaxPageBytes)
 		for rows.Next() {
-			if len(page.Items) == limit {
+			if len(page.Items) == limit || read >= store.MaxPageBytes {
 				page.NextCursor = encodeCursor(l.name, last)
 				break
 			}
 			var seq int64
 			var id string
-			item, err := scan(seqScanner{rows, &seq, &id})
+			item, err := scan(seqScanner{rows: rows, seq: &seq, id: &id, read: &read})
 			if err != nil {
 				return r.errf(err, "reading %s", l.table)
 			}
@@ -156,13 +157,28 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-// seqScanner prepends the seq and id columns to a row scan.
+// seqScanner prepends the seq and id columns to a row scan and adds to
+// read the bytes of the text and blob columns it scanned (those scanned
+// into a string or a []byte), which is what a record of any listing holds
+// beyond a few fixed-size fields.
 type seqScanner struct {
 	rows *sql.Rows
 	seq  *int64
 	id   *string
+	read *int
 }
 
 func (s seqScanner) Scan(dest ...any) error {
-	return s.rows.Scan(append([]any{s.seq, s.id}, dest...)...)
+	if err := s.rows.Scan(append([]any{s.seq, s.id}, dest...)...); err != nil {
+		return err
+	}
+	for _, d := range dest {
+		switch v := d.(type) {
+		case *string:
+			*s.read += len(*v)
+		case *[]byte:
+			*s.read += len(*v)
+		}
+	}
+	return nil
 }

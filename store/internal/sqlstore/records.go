@@ -41,12 +41,14 @@ func jsonArg(v any) (string, error) {
 }
 
 // bytesOrNil normalizes a scanned blob: SQL NULL stays nil, and an empty
-// stored value is an empty non-nil slice.
+// stored value is an empty non-nil slice. It copies nothing: database/sql
+// already gives a *[]byte destination its own copy of the driver's bytes
+// (a copy more of a document's request would be megabytes per row).
 func bytesOrNil(b []byte) []byte {
 	if b == nil {
 		return nil
 	}
-	return append([]byte{}, b...)
+	return b[:len(b):len(b)]
 }
 
 // ---- empresas
@@ -231,6 +233,46 @@ func (r *reader) ListCAFs(ctx context.Context, empresaID string, tipoDTE int) ([
 		out = append(out, c)
 	}
 	return out, r.errf(rows.Err(), "listing cafs of empresa %q", empresaID)
+}
+
+func (r *reader) ListCAFPage(ctx context.Context, empresaID string, f store.CAFFilter) (*store.Page[store.CAF], error) {
+	var w where
+	w.add("empresa_id = ?", empresaID)
+	if f.TipoDTE != 0 {
+		w.add("tipo_dte = ?", f.TipoDTE)
+	}
+	return pageOf(ctx, r, listing{name: "cafs", table: "cafs", empresaID: empresaID, cols: cafTakeCols, asc: true}, w, f.Cursor, f.Limit,
+		func(s scanner) (store.CAF, error) {
+			var c store.CAF
+			err := s.Scan(cafFields(&c)...)
+			return c, err
+		})
+}
+
+func (r *reader) CAFsInUse(ctx context.Context, empresaID string) (map[int]string, error) {
+	// TakeFolio's choice for every type at once: an active CAF with
+	// folios left such that no other of its type has a lower range.
+	rows, err := r.q.QueryContext(ctx, `SELECT c.tipo_dte, c.id FROM cafs c
+		WHERE c.empresa_id = $1 AND c.is_active = $2 AND c.next_folio <= c.folio_hasta
+		AND NOT EXISTS (SELECT 1 FROM cafs o WHERE o.empresa_id = c.empresa_id AND o.tipo_dte = c.tipo_dte
+			AND o.is_active = $2 AND o.next_folio <= o.folio_hasta AND o.folio_desde < c.folio_desde)`, empresaID, boolArg(true))
+	if err != nil {
+		return nil, r.errf(err, "finding the cafs in use of empresa %q", empresaID)
+	}
+	defer rows.Close()
+	out := map[int]string{}
+	for rows.Next() {
+		var tipo int
+		var id string
+		if err := rows.Scan(&tipo, &id); err != nil {
+			return nil, r.errf(err, "reading the cafs in use of empresa %q", empresaID)
+		}
+		out[tipo] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, r.errf(err, "finding the cafs in use of empresa %q", empresaID)
+	}
+	return out, nil
 }
 
 // lockEmpresa serializes, per company, writers that check-then-insert
