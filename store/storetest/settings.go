@@ -79,6 +79,16 @@ func (h *harness) testEmpresaSettings(t *testing.T) {
 	if n, amb := take(); n != 500 || amb != "produccion" {
 		t.Errorf("take after moving to produccion: folio %d of %s, want 500 of produccion", n, amb)
 	}
+	inUse, err := s.CAFsInUse(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cafs, _ := s.ListCAFs(ctx, a.ID, 33)
+	for _, c := range cafs {
+		if (c.ID == inUse[33]) != (c.Ambiente == "produccion") {
+			t.Errorf("CAFsInUse names %s for tipo 33; the %s CAF %s is not the one TakeFolio draws from", inUse[33], c.Ambiente, c.ID)
+		}
+	}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

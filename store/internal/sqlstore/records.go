@@ -250,12 +250,14 @@ func (r *reader) ListCAFPage(ctx context.Context, empresaID string, f store.CAFF
 }
 
 func (r *reader) CAFsInUse(ctx context.Context, empresaID string) (map[int]string, error) {
-	// TakeFolio's choice for every type at once: an active CAF with
-	// folios left such that no other of its type has a lower range.
+	// TakeFolio's choice for every type at once: an active CAF of the
+	// company's ambiente with folios left such that no other of its type
+	// and ambiente has a lower range.
 	rows, err := r.q.QueryContext(ctx, `SELECT c.tipo_dte, c.id FROM cafs c
 		WHERE c.empresa_id = $1 AND c.is_active = $2 AND c.next_folio <= c.folio_hasta
+		AND c.ambiente = (SELECT ambiente FROM empresas WHERE id = $1)
 		AND NOT EXISTS (SELECT 1 FROM cafs o WHERE o.empresa_id = c.empresa_id AND o.tipo_dte = c.tipo_dte
-			AND o.is_active = $2 AND o.next_folio <= o.folio_hasta AND o.folio_desde < c.folio_desde)`, empresaID, boolArg(true))
+			AND o.ambiente = c.ambiente AND o.is_active = $2 AND o.next_folio <= o.folio_hasta AND o.folio_desde < c.folio_desde)`, empresaID, boolArg(true))
 	if err != nil {
 		return nil, r.errf(err, "finding the cafs in use of empresa %q", empresaID)
 	}
