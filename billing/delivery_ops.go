@@ -58,6 +58,7 @@ type DeliveryAttempt struct {
 type DeliveryPage struct {
 	Data       []Delivery `json:"data"`
 	NextCursor *string    `json:"next_cursor"`
+	TotalCount int64      `json:"total_count"`
 }
 
 // deliveryOut renders a delivery with its event type and attempts.
@@ -117,7 +118,7 @@ func (s *Service) ListDeliveries(ctx context.Context, empresaID, webhookID, curs
 			return nil, storeErr(err, "listing deliveries", "webhook", webhookID)
 		}
 	}
-	out := &DeliveryPage{Data: make([]Delivery, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor)}
+	out := &DeliveryPage{Data: make([]Delivery, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
 		r, err := delivery.Read(ctx, s.st, &page.Items[i])
 		if err != nil {

@@ -140,3 +140,45 @@ func TestOpenAPIEmitExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestOneListShape: every paged list of the document (an operation that
+// takes a cursor) answers next_cursor and total_count beside its records,
+// in items for the DTE list (the contract's name) and in data elsewhere.
+func TestOneListShape(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for path, item := range doc.Paths.Map() {
+		op := item.Get
+		if op == nil {
+			continue
+		}
+		paged := false
+		for _, p := range op.Parameters {
+			if p.Value != nil && p.Value.Name == "cursor" {
+				paged = true
+			}
+		}
+		if !paged {
+			continue
+		}
+		n++
+		schema := op.Responses.Status(200).Value.Content.Get("application/json").Schema.Value
+		records := "data"
+		if path == "/api/v1/billing/dte" {
+			records = "items"
+		}
+		want := []string{records, "next_cursor", "total_count"}
+		got := append([]string(nil), schema.Required...)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) || len(schema.Properties) != 3 {
+			t.Errorf("GET %s answers %v (properties %d), want %v", path, schema.Required, len(schema.Properties), want)
+		}
+	}
+	if n < 6 {
+		t.Errorf("only %d paged lists found; the DTE, CAF, clientes (and search), productos (and search) and deliveries lists are paged", n)
+	}
+}
