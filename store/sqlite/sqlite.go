@@ -206,9 +206,11 @@ func openDB(dsn string) (*sql.DB, error) {
 // commit's savepoints (see sqlstore) in memory: SQLite otherwise spills
 // it to a temporary file once it passes 64 KiB, and writes every page a
 // savepoint changes there (the transaction, at most maxGroup Writes,
-// bounds its size).
+// bounds its size). secure_delete zeroes what a write deletes or replaces
+// instead of leaving it in the file's free space, so that a secret moved
+// or re-sealed leaves no copy behind (see scrub).
 func writerDSN(path string, o Options) string {
-	return "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=temp_store(2)&" + commonPragmas(o)
+	return "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=temp_store(2)&_pragma=secure_delete(1)&" + commonPragmas(o)
 }
 
 // readerDSN is the data source of the read connections: query_only.
@@ -244,4 +246,22 @@ var dialect = sqlstore.Dialect{
 	TimeArg:      sqlstore.SQLiteTimeArg,
 	IsForeignKey: func(err error) bool { return sqliteCode(err) == codeConstraintForeignKey },
 	IsRetryable:  func(err error) bool { return sqliteCode(err)&0xff == codeBusy },
+	Scrub:        scrub,
+}
+
+// scrub copies every page of the write-ahead log into the database file
+// and truncates the log to zero bytes: the log keeps the pages as each
+// write left them, those that still held what a later write replaced
+// included, until SQLite reuses its space. With secure_delete, the pages
+// copied hold zeros where replaced content was. It fails when a reader
+// holds an old snapshot the checkpoint cannot pass.
+func scrub(ctx context.Context, writer *sql.DB) error {
+	var busy, logPages, done int
+	if err := writer.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done); err != nil {
+		return fmt.Errorf("store/sqlite: checkpointing the write-ahead log: %w", err)
+	}
+	if busy != 0 {
+		return errors.New("store/sqlite: checkpointing the write-ahead log: a reader holds an older snapshot; try again once reads are done")
+	}
+	return nil
 }
