@@ -156,6 +156,19 @@ func WriteKeyFile(path string, kek []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// ReplaceKeyFile moves the key file at from onto path, replacing the file
+// there, in one rename made durable: how a finished key rotation puts its
+// new key in place of the old one (which is then gone).
+func ReplaceKeyFile(from, path string) error {
+	if _, err := ReadKeyFile(from); err != nil {
+		return err
+	}
+	if err := os.Rename(from, path); err != nil {
+		return fmt.Errorf("billing: moving the key file %s to %s: %w", from, path, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
 // syncDir makes a rename in dir durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
@@ -183,8 +196,11 @@ func LoadKeyFile(ctx context.Context, st store.Store, path string) (*Keyring, er
 			return nil, rerr
 		}
 		if required {
-			return nil, &KEKError{Err: ErrKEKMissing, Recorded: fp,
-				Detail: fmt.Sprintf("the key file %s does not exist, and the database holds secrets sealed under a key", path)}
+			detail := fmt.Sprintf("the key file %s does not exist", path)
+			if fp == "" {
+				detail += ", and the database holds secrets sealed under a key"
+			}
+			return nil, &KEKError{Err: ErrKEKMissing, Recorded: fp, Detail: detail}
 		}
 		kek, gerr := NewKEK()
 		if gerr != nil {
