@@ -65,10 +65,14 @@ func openCAF(k *Keyring, rec *store.CAF) (*caf.CAF, error) {
 // sealCAFKeys seals the private key of every CAF stored with its key in
 // its document (by a version that did not seal them), one CAF per
 // transaction, so that an interrupted run leaves each CAF either as it was
-// or sealed, and the next run finishes the others. It reports how many
-// CAFs it sealed; the caller then scrubs the replaced documents from the
-// database's files.
+// or sealed, and the next run finishes the others. A run that completes
+// records it (store.SettingCAFKeysSealed), and later runs read nothing
+// more. It reports how many CAFs it sealed; the caller then scrubs the
+// replaced documents from the database's files.
 func sealCAFKeys(ctx context.Context, st store.Store, k *Keyring) (int, error) {
+	if _, done, err := st.Setting(ctx, store.SettingCAFKeysSealed); err != nil || done {
+		return 0, err
+	}
 	n := 0
 	for e, err := range store.Empresas(ctx, st) {
 		if err != nil {
@@ -98,6 +102,12 @@ func sealCAFKeys(ctx context.Context, st store.Store, k *Keyring) (int, error) {
 			}
 			n++
 		}
+	}
+	err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutSetting(ctx, store.SettingCAFKeysSealed, "1")
+	})
+	if err != nil {
+		return n, fmt.Errorf("billing: sealing CAF keys: %w", err)
 	}
 	return n, nil
 }

@@ -317,5 +317,8 @@ func TestCAFKeyMigrationResumes(t *testing.T) {
 	if got := sealed(); got != 3 {
 		t.Errorf("after the next start %d CAFs are sealed, want 3", got)
 	}
+	if _, done, err := f.s.st.Setting(ctx, store.SettingCAFKeysSealed); !done || err != nil {
+		t.Errorf("the completed migration is not recorded: %v, %v", done, err)
+	}
 	emitAndVerify(t, newService(t, backends[0].name, f.dsn, Config{}), f.emp.ID)
 }

@@ -256,4 +256,7 @@ const (
 	// SettingKEKFingerprint holds the fingerprint of the key-encryption
 	// key the secrets are sealed under.
 	SettingKEKFingerprint = "kek_fingerprint"
+	// SettingCAFKeysSealed is set once no CAF holds its private key in its
+	// document any more (every CAF written since seals it).
+	SettingCAFKeysSealed = "caf_keys_sealed"
 )
