@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,8 +80,14 @@ func TestLoadKeyFile(t *testing.T) {
 	if _, err := k2.Open(sealed, nil); err != nil {
 		t.Errorf("the reloaded key does not open what the first sealed: %v", err)
 	}
-	if err := WriteKeyFile(path, bytes.Repeat([]byte{3}, KEKSize)); err == nil {
-		t.Error("WriteKeyFile replaced an existing key file")
+	if err := WriteKeyFile(path, bytes.Repeat([]byte{3}, KEKSize)); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("WriteKeyFile over an existing key file: %v, want fs.ErrExist", err)
+	}
+	if k3, err := ReadKeyFile(path); err != nil || k3.Fingerprint() != k1.Fingerprint() {
+		t.Errorf("the key file changed: %v", err)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "kek.key.tmp*")); len(names) > 0 {
+		t.Errorf("temporary key files left behind: %v", names)
 	}
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)

@@ -121,24 +121,20 @@ func ReadKeyFile(path string) (*Keyring, error) {
 }
 
 // WriteKeyFile writes kek, as 64 hex digits, to a new file at path with
-// mode 0600: to a temporary file beside it first, synced, then renamed and
-// its directory synced, so that path holds the whole key or does not
-// exist, whenever the process stops. It refuses to replace an existing
-// file.
+// mode 0600: to a temporary file beside it first, synced, then linked to
+// path and its directory synced, so that path holds the whole key or does
+// not exist, whenever the process stops. It never replaces an existing
+// file: when path exists (made meanwhile by another process, too) it
+// fails with an error matching fs.ErrExist.
 func WriteKeyFile(path string, kek []byte) error {
 	if len(kek) != KEKSize {
 		return fmt.Errorf("billing: key-encryption key is %d bytes, want %d", len(kek), KEKSize)
 	}
-	if _, err := os.Lstat(path); err == nil {
-		return fmt.Errorf("billing: key file %s exists already; it is never replaced", path)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("billing: key file: %w", err)
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*") // mode 0600
 	if err != nil {
 		return fmt.Errorf("billing: creating key file: %w", err)
 	}
+	defer os.Remove(f.Name())
 	_, werr := f.WriteString(hex.EncodeToString(kek) + "\n")
 	if werr == nil {
 		werr = f.Sync()
@@ -146,12 +142,14 @@ func WriteKeyFile(path string, kek []byte) error {
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
 	if werr != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("billing: writing key file %s: %w", path, werr)
+	}
+	if err := os.Link(f.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("billing: key file %s exists already; it is never replaced: %w", path, fs.ErrExist)
+		}
+		return fmt.Errorf("billing: writing key file %s: %w", path, err)
 	}
 	return syncDir(filepath.Dir(path))
 }
@@ -206,10 +204,15 @@ func LoadKeyFile(ctx context.Context, st store.Store, path string) (*Keyring, er
 		if gerr != nil {
 			return nil, gerr
 		}
-		if werr := WriteKeyFile(path, kek); werr != nil {
+		switch werr := WriteKeyFile(path, kek); {
+		case errors.Is(werr, fs.ErrExist): // made meanwhile by another process
+			k, err = ReadKeyFile(path)
+		case werr != nil:
 			return nil, werr
+		default:
+			k, err = NewKeyring(kek)
 		}
-		if k, err = NewKeyring(kek); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	} else if err != nil {
