@@ -20,6 +20,9 @@ import (
 // of a rotation until the rotation is finished.
 const kekNewSuffix = ".new"
 
+// errPostgresKEK refuses PostgreSQL without DTEKIT_KEK.
+var errPostgresKEK = errors.New("PostgreSQL needs the key-encryption key in DTEKIT_KEK (64 hex digits; the same for every instance)")
+
 // openKeyring returns the key-encryption key of the database st:
 // DTEKIT_KEK when set, else (SQLite) the key file DIR/kek.key, which is
 // made only for a new database. A key that is not the one the database's
@@ -37,7 +40,7 @@ func openKeyring(ctx context.Context, env *cmdEnv, st store.Store, dataDir, dbUR
 		return kr, nil
 	}
 	if dbURL != "" {
-		return nil, errors.New("PostgreSQL needs the key-encryption key in DTEKIT_KEK (64 hex digits; the same for every instance)")
+		return nil, errPostgresKEK
 	}
 	path := filepath.Join(dataDir, kekFileName)
 	kr, err := billing.LoadKeyFile(ctx, st, path)
@@ -69,7 +72,7 @@ func kekAdvice(err error, source, dataDir, dbURL string) error {
 			return fmt.Errorf("%w.\nA key rotation stopped after re-sealing the secrets under the key in %s: run \"dtekit admin kek rotate --data %s\" to finish it", err, pending, dataDir)
 		}
 	}
-	return fmt.Errorf("%w.\nStart with the key this database's secrets were sealed under (%s): restore it from the backup taken with the database. "+
+	return fmt.Errorf("%w.\nStart with the key this database's secrets were sealed under (%s; after \"dtekit admin kek rotate\", the new key): restore it from the backup taken with the database. "+
 		"A new key cannot open the stored certificates, CAF keys and webhook secrets (see \"Backups\" in the README)", err, source)
 }
 

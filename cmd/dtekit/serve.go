@@ -188,7 +188,7 @@ func openStore(ctx context.Context, env *cmdEnv, dataDir, dbURL string, logger *
 		return st, "SQLite " + path, nil
 	case strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://"):
 		if env.getenv("DTEKIT_KEK") == "" {
-			return nil, "", errors.New("PostgreSQL needs the key-encryption key in DTEKIT_KEK (64 hex digits; the same for every instance)")
+			return nil, "", errPostgresKEK
 		}
 		if st, err = postgres.Open(ctx, dbURL, &postgres.Options{Jobs: jobs}); err != nil {
 			return nil, "", err
