@@ -127,6 +127,24 @@ func leaks(copyBytes []byte, secrets map[string][]byte) []string {
 	return found
 }
 
+// oldWrites rewrites a CAF row many times as versions before this one
+// did, on a connection without secure_delete (their setting): each rewrite
+// moves the row within its page or to another, and SQLite leaves the bytes
+// it moved away from in the file's free space.
+func oldWrites(t *testing.T, path, cafID string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=secure_delete(0)&_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for range 130 { // next_folio passes 127: its stored size grows
+		if _, err := db.Exec("UPDATE cafs SET next_folio = next_folio + 1 WHERE id = $1", cafID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // emitAndVerify emits a factura and checks its signature and stamp.
 func emitAndVerify(t *testing.T, s *Service, empresaID string) {
 	t.Helper()
@@ -172,21 +190,27 @@ func TestCAFKeySealedAtRest(t *testing.T) {
 				t.Fatal(err)
 			}
 			emp := setupEmpresa(t, s, false)
-			// Three CAFs as versions before sealing stored them: the
-			// document as uploaded, private key included.
+			// A CAF of each of the twelve types as versions before
+			// sealing stored them: the document as uploaded, private key
+			// included. Twelve span several pages of the table, so SQLite
+			// splits pages and leaves copies of rows in free space, as a
+			// real database's history does.
 			secrets := map[string][]byte{}
-			for i, tipo := range []int{33, 34, 56} {
-				file := []byte(issueCAF(t, tipo, 1, 100))
+			for i, tipo := range []int{33, 34, 39, 41, 43, 46, 52, 56, 61, 110, 111, 112} {
+				file := []byte(issueCAF(t, tipo, 1, 1000))
 				for name, b := range cafSecrets(t, file) {
 					secrets[fmt.Sprintf("CAF %d: %s", tipo, name)] = b
 				}
 				parsed, _ := caf.Parse(file)
-				old := &store.CAF{EmpresaID: emp.ID, TipoDTE: tipo, FolioDesde: 1, FolioHasta: 100, Ambiente: parsed.Ambiente(),
+				old := &store.CAF{EmpresaID: emp.ID, TipoDTE: tipo, FolioDesde: 1, FolioHasta: 1000, Ambiente: parsed.Ambiente(),
 					FechaAutorizacion: parsed.FA, XML: file, IsActive: true}
 				if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertCAF(ctx, old) }); err != nil {
 					t.Fatal(err)
 				}
-				if i == 1 {
+				if b.name == "sqlite" {
+					oldWrites(t, dsn, old.ID)
+				}
+				if i == 5 {
 					s.st.Close() // checkpointed into the database file
 					if s, err = openService(b.name, dsn, Config{}); err != nil {
 						t.Fatal(err)

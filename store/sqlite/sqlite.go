@@ -207,8 +207,8 @@ func openDB(dsn string) (*sql.DB, error) {
 // it to a temporary file once it passes 64 KiB, and writes every page a
 // savepoint changes there (the transaction, at most maxGroup Writes,
 // bounds its size). secure_delete zeroes what a write deletes or replaces
-// instead of leaving it in the file's free space, so that a secret moved
-// or re-sealed leaves no copy behind (see scrub).
+// instead of leaving it in the file's free space, so that a secret
+// replaced leaves no copy behind (see scrub).
 func writerDSN(path string, o Options) string {
 	return "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=temp_store(2)&_pragma=secure_delete(1)&" + commonPragmas(o)
 }
@@ -249,15 +249,32 @@ var dialect = sqlstore.Dialect{
 	Scrub:        scrub,
 }
 
-// scrub copies every page of the write-ahead log into the database file
-// and truncates the log to zero bytes: the log keeps the pages as each
-// write left them, those that still held what a later write replaced
-// included, until SQLite reuses its space. With secure_delete, the pages
-// copied hold zeros where replaced content was. It fails when a reader
-// holds an old snapshot the checkpoint cannot pass.
+// scrub rebuilds the database file with VACUUM, which leaves nothing of
+// what earlier writes moved, replaced or deleted (secure_delete zeroes
+// that from the start; a database written without it keeps copies of rows
+// in pages' free space), then copies the write-ahead log into the file
+// and truncates the log to zero bytes. VACUUM builds its copy in a
+// temporary file, not in memory (temp_store is switched to FILE for it),
+// and needs about twice the database's size on disk meanwhile. It fails
+// when a reader holds an old snapshot the checkpoint cannot pass.
 func scrub(ctx context.Context, writer *sql.DB) error {
+	conn, err := writer.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store/sqlite: scrubbing: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA temp_store = FILE"); err != nil {
+		return fmt.Errorf("store/sqlite: scrubbing: %w", err)
+	}
+	_, err = conn.ExecContext(ctx, "VACUUM")
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA temp_store = MEMORY"); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("store/sqlite: rebuilding the database file (VACUUM): %w", err)
+	}
 	var busy, logPages, done int
-	if err := writer.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done); err != nil {
+	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done); err != nil {
 		return fmt.Errorf("store/sqlite: checkpointing the write-ahead log: %w", err)
 	}
 	if busy != 0 {
