@@ -17,7 +17,8 @@ func dteTipo(n int) dte.TipoDTE { return dte.TipoDTE(n) }
 // environment and the declared type, and not overlap a registered range
 // of the same type (fault.KindConflict, CAF_RANGE_CONFLICT). Emission takes
 // folios from the active CAF with the lowest range that still has folios,
-// moving to the next one when it runs out.
+// moving to the next one when it runs out. The CAF's private key is stored
+// sealed by the Keyring, apart from its public document.
 func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput) (*CAF, error) {
 	emp, err := s.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
@@ -28,7 +29,10 @@ func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput
 		return nil, e
 	}
 	rec := &store.CAF{ID: newID(), EmpresaID: empresaID, TipoDTE: c.Tipo, FolioDesde: c.Desde, FolioHasta: c.Hasta,
-		NextFolio: c.Desde, Ambiente: c.Ambiente(), FechaAutorizacion: c.FA, XML: []byte(in.CAFXML), IsActive: true}
+		NextFolio: c.Desde, Ambiente: c.Ambiente(), FechaAutorizacion: c.FA, IsActive: true}
+	if rec.XML, rec.SealedKey, err = sealCAF(s.keys, c, empresaID, rec.ID); err != nil {
+		return nil, fault.Failed("sealing the CAF's key", err)
+	}
 	if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertCAF(ctx, rec) }); err != nil {
 		return nil, storeErr(err, "registering the CAF", "caf", rec.ID)
 	}

@@ -543,22 +543,22 @@ func idempotencyRecord(ctx context.Context, tx store.Tx, empresaID, key string) 
 	return rec, err
 }
 
-// parsedCAF returns the parsed CAF of a stored record, from the cache. A
-// record without its document (TakeFolio leaves it out) has it read
-// through r the first time; a CAF's document never changes.
+// parsedCAF returns the parsed CAF of a stored record, its private key
+// unsealed, from the cache. A record without its document (TakeFolio
+// leaves it out) has it read through r the first time; a CAF's document
+// and key never change.
 func (s *Service) parsedCAF(ctx context.Context, r store.Reader, rec *store.CAF) (*caf.CAF, error) {
 	if v, ok := s.cafs.Load(rec.ID); ok {
 		return v.(*caf.CAF), nil
 	}
-	raw := rec.XML
-	if raw == nil {
+	if rec.XML == nil {
 		full, err := r.GetCAF(ctx, rec.EmpresaID, rec.ID)
 		if err != nil {
 			return nil, fault.Failed("reading stored CAF "+rec.ID, err)
 		}
-		raw = full.XML
+		rec = full
 	}
-	c, err := caf.Parse(raw)
+	c, err := openCAF(s.keys, rec)
 	if err != nil {
 		return nil, fault.Failed("reading stored CAF "+rec.ID, err)
 	}

@@ -27,8 +27,9 @@ func Example() {
 		panic(err)
 	}
 	defer st.Close()
-	// The key-encryption key lives in a 0600 file beside the database.
-	keys, err := billing.LoadKeyFile(filepath.Join(dir, "kek"))
+	// The key-encryption key lives in a 0600 file beside the database,
+	// made on the first start; the database records its fingerprint.
+	keys, err := billing.LoadKeyFile(ctx, st, filepath.Join(dir, "kek"))
 	if err != nil {
 		panic(err)
 	}

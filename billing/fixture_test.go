@@ -59,17 +59,20 @@ func newService(t testing.TB, kind, dsn string, cfg Config) *Service {
 }
 
 // openService opens a Service over the store at dsn; close s.st when done.
-// A nil cfg.TrustedKeys trusts the test authority.
+// A nil cfg.TrustedKeys trusts the test authority; a nil cfg.Keyring is
+// under testKEK.
 func openService(kind, dsn string, cfg Config) (*Service, error) {
 	ctx := context.Background()
 	st, err := openStore(ctx, kind, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s store: %w", kind, err)
 	}
-	kek, _ := ParseKEK(testKEK)
-	if cfg.Keyring, err = NewKeyring(kek); err != nil {
-		st.Close()
-		return nil, err
+	if cfg.Keyring == nil {
+		kek, _ := ParseKEK(testKEK)
+		if cfg.Keyring, err = NewKeyring(kek); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	cfg.Store = st
 	if cfg.TrustedKeys == nil {

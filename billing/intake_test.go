@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -95,32 +93,6 @@ func TestParseKEK(t *testing.T) {
 		if _, err := ParseKEK(s); err == nil {
 			t.Errorf("ParseKEK(%q) accepted", s)
 		}
-	}
-}
-
-func TestLoadKeyFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "kek")
-	k1, err := LoadKeyFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := os.Stat(path)
-	if err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("key file mode %v, %v; want 0600", st.Mode().Perm(), err)
-	}
-	sealed, _ := k1.Seal([]byte("x"), nil)
-	k2, err := LoadKeyFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := k2.Open(sealed, nil); err != nil {
-		t.Errorf("the reloaded key does not open what the first sealed: %v", err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LoadKeyFile(path); err == nil {
-		t.Error("LoadKeyFile accepted a world-readable key file")
 	}
 }
 

@@ -95,7 +95,26 @@ func (s *Service) registerIdempotencyPurge() error {
 // Start starts the store's job runner with the service's workers
 // (recovery of interrupted emissions, idempotency purge and whatever other
 // features registered). Stop stops it.
-func (s *Service) Start(ctx context.Context) error { return s.st.Jobs().Start(ctx) }
+//
+// First it checks that the Keyring is the key the database's secrets are
+// sealed under (CheckKEK: a *KEKError otherwise, and nothing starts), and
+// seals the private keys of CAFs that an earlier version stored in clear.
+func (s *Service) Start(ctx context.Context) error {
+	if err := CheckKEK(ctx, s.st, s.keys); err != nil {
+		return err
+	}
+	n, err := sealCAFKeys(ctx, s.st, s.keys)
+	if n > 0 {
+		s.log.Info("billing: sealed the private keys of CAFs stored in clear", "cafs", n)
+		if err := scrub(ctx, s.st); err != nil {
+			s.log.Warn("billing: the database files may still hold the CAF keys sealed until their next checkpoint", "error", err.Error())
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return s.st.Jobs().Start(ctx)
+}
 
 // Stop stops the job runner, waiting for running jobs up to ctx's deadline.
 func (s *Service) Stop(ctx context.Context) error { return s.st.Jobs().Stop(ctx) }

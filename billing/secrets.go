@@ -1,16 +1,22 @@
 package billing
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/dtekit/dtekit/store"
 )
 
 // KEKSize is the length in bytes of a key-encryption key (AES-256).
@@ -19,16 +25,21 @@ const KEKSize = 32
 // sealVersion prefixes every sealed blob, so the format can evolve.
 const sealVersion byte = 1
 
-// Keyring seals secrets at rest (certificate private keys, webhook
-// secrets) with AES-256-GCM under a key-encryption key. Each blob is
-// version ‖ 12-byte random nonce ‖ ciphertext+tag, and is bound to
+// Keyring seals secrets at rest (certificate private keys, CAF private
+// keys, webhook secrets) with AES-256-GCM under a key-encryption key. Each
+// blob is version ‖ 12-byte random nonce ‖ ciphertext+tag, and is bound to
 // associated data naming its owner and purpose, so a blob copied to another
 // company's row, or to another field, fails to open.
 //
 // A Keyring is safe for concurrent use.
 type Keyring struct {
 	aead cipher.AEAD
+	fp   string
 }
+
+// fingerprintLabel is the message whose HMAC-SHA256 under the key is the
+// key's fingerprint.
+const fingerprintLabel = "dtekit key-encryption key fingerprint v1"
 
 // NewKeyring returns a Keyring under kek, which must be KEKSize bytes.
 func NewKeyring(kek []byte) (*Keyring, error) {
@@ -43,7 +54,33 @@ func NewKeyring(kek []byte) (*Keyring, error) {
 	if err != nil {
 		return nil, fmt.Errorf("billing: key-encryption key: %w", err)
 	}
-	return &Keyring{aead: aead}, nil
+	mac := hmac.New(sha256.New, kek)
+	mac.Write([]byte(fingerprintLabel))
+	return &Keyring{aead: aead, fp: hex.EncodeToString(mac.Sum(nil))}, nil
+}
+
+// Fingerprint names the key-encryption key without revealing it: the
+// HMAC-SHA256 of a fixed label under the key, in hexadecimal. The database
+// records it (see CheckKEK), so that a server never starts with a key the
+// database's secrets were not sealed under.
+func (k *Keyring) Fingerprint() string { return k.fp }
+
+// ShortFingerprint is the first 16 hexadecimal digits of a fingerprint,
+// as messages show it.
+func ShortFingerprint(fp string) string {
+	if len(fp) > 16 {
+		return fp[:16]
+	}
+	return fp
+}
+
+// NewKEK returns a new random key-encryption key.
+func NewKEK() ([]byte, error) {
+	kek := make([]byte, KEKSize)
+	if _, err := rand.Read(kek); err != nil {
+		return nil, fmt.Errorf("billing: generating a key-encryption key: %w", err)
+	}
+	return kek, nil
 }
 
 // ParseKEK decodes a key-encryption key written as 64 hexadecimal digits or
@@ -64,36 +101,12 @@ func ParseKEK(s string) ([]byte, error) {
 	return nil, fmt.Errorf("billing: the key-encryption key is not 64 hex digits or base64 of %d bytes (%d characters given)", KEKSize, len(s))
 }
 
-// LoadKeyFile reads the key-encryption key kept in the file at path (64 hex
-// digits), creating the file with a new random key and mode 0600 when it
-// does not exist: the embedded mode's key. It refuses a file readable by
-// group or others.
-func LoadKeyFile(path string) (*Keyring, error) {
+// ReadKeyFile reads the key-encryption key kept in the file at path (64
+// hex digits, or base64). It refuses a file readable by group or others; a
+// missing file is an error matching fs.ErrNotExist (it is never created
+// here: see LoadKeyFile).
+func ReadKeyFile(path string) (*Keyring, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		kek := make([]byte, KEKSize)
-		if _, err := rand.Read(kek); err != nil {
-			return nil, fmt.Errorf("billing: generating a key-encryption key: %w", err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			if errors.Is(err, fs.ErrExist) { // created meanwhile by another process
-				return LoadKeyFile(path)
-			}
-			return nil, fmt.Errorf("billing: creating key file: %w", err)
-		}
-		_, werr := f.WriteString(hex.EncodeToString(kek) + "\n")
-		if werr == nil {
-			werr = f.Sync()
-		}
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, fmt.Errorf("billing: writing key file %s: %w", path, werr)
-		}
-		return NewKeyring(kek)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("billing: reading key file: %w", err)
 	}
@@ -105,6 +118,110 @@ func LoadKeyFile(path string) (*Keyring, error) {
 		return nil, fmt.Errorf("billing: key file %s: %w", path, err)
 	}
 	return NewKeyring(kek)
+}
+
+// WriteKeyFile writes kek, as 64 hex digits, to a new file at path with
+// mode 0600: to a temporary file beside it first, synced, then linked to
+// path and its directory synced, so that path holds the whole key or does
+// not exist, whenever the process stops. It never replaces an existing
+// file: when path exists (made meanwhile by another process, too) it
+// fails with an error matching fs.ErrExist.
+func WriteKeyFile(path string, kek []byte) error {
+	if len(kek) != KEKSize {
+		return fmt.Errorf("billing: key-encryption key is %d bytes, want %d", len(kek), KEKSize)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*") // mode 0600
+	if err != nil {
+		return fmt.Errorf("billing: creating key file: %w", err)
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.WriteString(hex.EncodeToString(kek) + "\n")
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("billing: writing key file %s: %w", path, werr)
+	}
+	if err := os.Link(f.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("billing: key file %s exists already; it is never replaced: %w", path, fs.ErrExist)
+		}
+		return fmt.Errorf("billing: writing key file %s: %w", path, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// ReplaceKeyFile moves the key file at from onto path, replacing the file
+// there, in one rename made durable: how a finished key rotation puts its
+// new key in place of the old one (which is then gone).
+func ReplaceKeyFile(from, path string) error {
+	if _, err := ReadKeyFile(from); err != nil {
+		return err
+	}
+	if err := os.Rename(from, path); err != nil {
+		return fmt.Errorf("billing: moving the key file %s to %s: %w", from, path, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("billing: syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("billing: syncing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// LoadKeyFile returns the Keyring of the key-encryption key kept in the
+// file at path (see ReadKeyFile), checked against the database of st
+// (CheckKEK): the embedded mode's key. When the file does not exist it is
+// created with a new random key, but only for a database that holds no
+// sealed secret and records no key: otherwise it fails with ErrKEKMissing,
+// since a new key would leave those secrets unreadable.
+func LoadKeyFile(ctx context.Context, st store.Store, path string) (*Keyring, error) {
+	k, err := ReadKeyFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		fp, required, rerr := KEKRequired(ctx, st)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if required {
+			detail := fmt.Sprintf("the key file %s does not exist", path)
+			if fp == "" {
+				detail += ", and the database holds secrets sealed under a key"
+			}
+			return nil, &KEKError{Err: ErrKEKMissing, Recorded: fp, Detail: detail}
+		}
+		kek, gerr := NewKEK()
+		if gerr != nil {
+			return nil, gerr
+		}
+		switch werr := WriteKeyFile(path, kek); {
+		case errors.Is(werr, fs.ErrExist): // made meanwhile by another process
+			k, err = ReadKeyFile(path)
+		case werr != nil:
+			return nil, werr
+		default:
+			k, err = NewKeyring(kek)
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	if err := CheckKEK(ctx, st, k); err != nil {
+		return nil, err
+	}
+	return k, nil
 }
 
 // Seal encrypts plaintext bound to aad (which is authenticated, not

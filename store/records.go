@@ -47,7 +47,10 @@ type Certificado struct {
 
 // CAF is an authorized folio range of one document type. NextFolio is the
 // next folio TakeFolio will hand out; the range is exhausted when NextFolio
-// exceeds FolioHasta.
+// exceeds FolioHasta. The CAF's private key is kept apart from its public
+// document: XML holds the authorization without the key, SealedKey the key
+// encrypted by the caller (rows written before SealedKey existed have it
+// nil and the key still in XML, until the caller seals it).
 type CAF struct {
 	ID                string
 	EmpresaID         string
@@ -57,7 +60,8 @@ type CAF struct {
 	NextFolio         int64
 	Ambiente          string // "certificacion" or "produccion"
 	FechaAutorizacion string // YYYY-MM-DD
-	XML               []byte // the CAF document as registered (the caller may seal it)
+	XML               []byte // the CAF's public document (the authorization, without its private key)
+	SealedKey         []byte // the CAF's private key, encrypted (opaque to the store); nil when not sealed
 	IsActive          bool   // false takes the range out of TakeFolio's reach
 	CreatedAt         time.Time
 }
@@ -235,3 +239,33 @@ type Envio struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// Kinds of sealed secrets (Sealed.Kind).
+const (
+	SealedCertificado = "certificado"    // Certificado.Sealed; Sealed.ID is ""
+	SealedCAFKey      = "caf_key"        // CAF.SealedKey
+	SealedWebhook     = "webhook_secret" // Webhook.Secret
+)
+
+// SealedKinds lists every kind of sealed secret the store keeps.
+var SealedKinds = []string{SealedCertificado, SealedCAFKey, SealedWebhook}
+
+// Sealed is one secret the caller sealed, wherever the store keeps it: the
+// kind of field, the record that holds it and the sealed bytes. It lets the
+// caller check and re-seal every secret without knowing each record.
+type Sealed struct {
+	Kind      string // one of SealedKinds
+	EmpresaID string
+	ID        string // the record's id; "" for a certificado (one per company)
+	Data      []byte
+}
+
+// Names of settings (Reader.Setting).
+const (
+	// SettingKEKFingerprint holds the fingerprint of the key-encryption
+	// key the secrets are sealed under.
+	SettingKEKFingerprint = "kek_fingerprint"
+	// SettingCAFKeysSealed is set once no CAF holds its private key in its
+	// document any more (every CAF written since seals it).
+	SettingCAFKeysSealed = "caf_keys_sealed"
+)

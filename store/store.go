@@ -17,8 +17,10 @@
 // changed. The only exceptions, named as such in their documentation, are
 // the administrative and maintenance methods that by nature cross
 // companies: FindAPIKey, which finds the company of a credential;
-// GetEmpresaByRut and ListEmpresas, for administration; and
-// PurgeIdempotency, run by a periodic job.
+// GetEmpresaByRut and ListEmpresas, for administration; PurgeIdempotency,
+// run by a periodic job; and ListSealed, ReplaceSealed, Setting and
+// PutSetting, which keep the sealed secrets of every company under one
+// key-encryption key (settings belong to the database, not to a company).
 //
 // # Transactions
 //
@@ -315,6 +317,30 @@ type Reader interface {
 	// set (SetLowStockThreshold). It reports ok false, with n 0 and no
 	// error, when the company never set one or does not exist.
 	LowStockThreshold(ctx context.Context, empresaID string) (n int64, ok bool, err error)
+
+	// ListSealed returns up to limit sealed secrets of one kind (one of
+	// SealedKinds), of every company, after the one named by afterEmpresa
+	// and afterID (both "" for the first page), ordered by company and
+	// id: certificados, CAF keys that were sealed (CAF.SealedKey not nil)
+	// and webhook secrets (a deleted webhook keeps none). It crosses
+	// companies by nature: it is how the caller checks and re-seals every
+	// secret under its key-encryption key.
+	ListSealed(ctx context.Context, kind, afterEmpresa, afterID string, limit int) ([]Sealed, error)
+
+	// Setting returns the value of a setting of the database (one of the
+	// Setting constants); ok is false, with no error, when it was never
+	// set.
+	Setting(ctx context.Context, name string) (value string, ok bool, err error)
+}
+
+// Scrubber is implemented by a Store whose files may still hold, after a
+// write commits, the bytes the write replaced or deleted (SQLite's
+// write-ahead log). Scrub makes the files hold only what the records hold
+// now, so that a copy of them reveals nothing replaced: the caller runs
+// it after moving secrets out of clear text or re-sealing them.
+type Scrubber interface {
+	// Scrub removes replaced and deleted bytes from the database's files.
+	Scrub(ctx context.Context) error
 }
 
 // SerialWriter is implemented by a Store whose Writes never run at the
@@ -356,6 +382,9 @@ type Tx interface {
 	// company's CAFs of the same type is refused with a ConflictError on
 	// ConstraintCAFRange. A zero NextFolio is set to FolioDesde.
 	InsertCAF(ctx context.Context, c *CAF) error
+	// SealCAF replaces XML and SealedKey of one CAF, changing nothing
+	// else: how the caller moves a private key out of a CAF's document.
+	SealCAF(ctx context.Context, c *CAF) error
 	// SetCAFActive changes IsActive of one CAF.
 	SetCAFActive(ctx context.Context, empresaID, id string, active bool) error
 	// TakeFolio hands out the next folio of the company's active CAF of
@@ -408,8 +437,8 @@ type Tx interface {
 	InsertWebhook(ctx context.Context, w *Webhook) error
 	// UpdateWebhook replaces URL, Events, Secret, IsActive and UpdatedAt.
 	UpdateWebhook(ctx context.Context, w *Webhook) error
-	// DeleteWebhook marks a webhook deleted; it disappears from reads at
-	// once, while its deliveries stay readable.
+	// DeleteWebhook marks a webhook deleted and erases its secret; it
+	// disappears from reads at once, while its deliveries stay readable.
 	DeleteWebhook(ctx context.Context, empresaID, id string) error
 
 	// InsertAPIKey refuses a hash already stored (ConstraintAPIKeyHash).
@@ -452,6 +481,14 @@ type Tx interface {
 	// replacing the one it had; ErrNotFound when the company does not
 	// exist. The store does not bound n (the service does).
 	SetLowStockThreshold(ctx context.Context, empresaID string, n int64) error
+
+	// ReplaceSealed replaces the sealed bytes of the secret s names
+	// (Kind, EmpresaID, ID) with s.Data, changing nothing else of its
+	// record (not even its update time); ErrNotFound when there is no
+	// such secret.
+	ReplaceSealed(ctx context.Context, s *Sealed) error
+	// PutSetting sets a setting of the database, replacing its value.
+	PutSetting(ctx context.Context, name, value string) error
 
 	// InsertEnvio records an envelope sent (or to send) to the SII;
 	// ErrNotFound when its company does not exist.

@@ -20,9 +20,11 @@ const adminUsage = `usage: dtekit admin empresa create [flags]
        dtekit admin apikey list --empresa RUT
        dtekit admin apikey revoke --empresa RUT --id KEY_ID
        dtekit admin certificado upload --empresa RUT --cert FILE.p12 --rut-firmante RUT [--cert-password-file FILE]
+       dtekit admin kek rotate [--new-key-file FILE]
 
 Operator commands on the server's database (the same --data, --database-url
-and DTEKIT_KEK as "dtekit serve"; they may run while the server runs).
+and DTEKIT_KEK as "dtekit serve"; they may run while the server runs, except
+kek rotate).
 
   empresa create   registers a company; prints it as JSON
   apikey create    issues an API key for the company with that RUT and prints
@@ -33,6 +35,8 @@ and DTEKIT_KEK as "dtekit serve"; they may run while the server runs).
                    installs the company's signing certificate (what the API's
                    admin role does); the password comes from
                    --cert-password-file, else $DTEKIT_CERT_PASSWORD
+  kek rotate       re-seals every secret under a new key-encryption key; stop
+                   the servers first ("dtekit admin kek rotate --help")
 `
 
 func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
@@ -51,6 +55,8 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminAPIKey(ctx, env, args[1], args[2:])
 	case "certificado upload":
 		return adminCertUpload(ctx, env, args[2:])
+	case "kek rotate":
+		return adminKEKRotate(ctx, env, args[2:])
 	}
 	return usageError(env, "admin", "unknown admin command %q", strings.Join(args[:2], " "))
 }

@@ -47,9 +47,11 @@ local trials with examples/webhook-receiver. Never use it in production.
 
 Environment (flags win):
   DTEKIT_DATABASE_URL   postgres://… database (default: SQLite under --data)
-  DTEKIT_KEK            key-encryption key for certificates and webhook secrets,
-                        64 hex digits or base64 of 32 bytes; required with
-                        PostgreSQL; with SQLite, DIR/kek.key is created if unset
+  DTEKIT_KEK            key-encryption key for certificates, CAF keys and webhook
+                        secrets, 64 hex digits or base64 of 32 bytes; required
+                        with PostgreSQL; with SQLite, DIR/kek.key is created if
+                        unset on a new database. serve refuses any key but the
+                        one the database's secrets are sealed under
   DTEKIT_JWT_PUBLIC_KEY PEM file with the RSA public key(s) of bearer tokens
   DTEKIT_JWKS_URL       JWKS URL of bearer tokens (instead of a PEM file)
   DTEKIT_JWT_ISSUER     required iss of bearer tokens
@@ -141,57 +143,17 @@ type backend struct {
 }
 
 // openBackend opens the store named by dbURL (PostgreSQL) or the SQLite
-// file under dataDir, and builds the billing service over it.
+// file under dataDir with the key-encryption key its secrets are sealed
+// under (openKeyring), and builds the billing service over it.
 func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, submit *billing.SubmitConfig, logger *slog.Logger) (*backend, error) {
-	var st store.Store
-	var kr *billing.Keyring
-	var desc string
-	kekEnv := env.getenv("DTEKIT_KEK")
-	if kekEnv != "" {
-		kek, err := billing.ParseKEK(kekEnv)
-		if err != nil {
-			return nil, fmt.Errorf("DTEKIT_KEK: %w", err)
-		}
-		if kr, err = billing.NewKeyring(kek); err != nil {
-			return nil, err
-		}
+	st, desc, err := openStore(ctx, env, dataDir, dbURL, logger)
+	if err != nil {
+		return nil, err
 	}
-	jobs := store.JobsConfig{Logger: logger}
-	if v := env.getenv(rescueAfterEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("%s %q: want a positive duration such as 90s", rescueAfterEnv, v)
-		}
-		jobs.RescueAfter = d
-	}
-	switch {
-	case dbURL == "":
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			return nil, err
-		}
-		if kr == nil {
-			var err error
-			if kr, err = billing.LoadKeyFile(filepath.Join(dataDir, kekFileName)); err != nil {
-				return nil, err
-			}
-		}
-		path := filepath.Join(dataDir, sqlite.FileName)
-		var err error
-		if st, err = sqlite.Open(ctx, path, &sqlite.Options{Jobs: jobs}); err != nil {
-			return nil, err
-		}
-		desc = "SQLite " + path
-	case strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://"):
-		if kr == nil {
-			return nil, errors.New("PostgreSQL needs the key-encryption key in DTEKIT_KEK (64 hex digits; the same for every instance)")
-		}
-		var err error
-		if st, err = postgres.Open(ctx, dbURL, &postgres.Options{Jobs: jobs}); err != nil {
-			return nil, err
-		}
-		desc = "PostgreSQL"
-	default:
-		return nil, errors.New("--database-url must be a postgres:// URL (omit it for SQLite under --data)")
+	kr, err := openKeyring(ctx, env, st, dataDir, dbURL)
+	if err != nil {
+		st.Close()
+		return nil, err
 	}
 	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger,
 		Delivery: delivery, Submission: submit})
@@ -200,6 +162,41 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 		return nil, err
 	}
 	return &backend{st: st, bill: bill, desc: desc}, nil
+}
+
+// openStore opens the store named by dbURL (PostgreSQL) or the SQLite
+// file under dataDir, its job runner not started; desc is what the log
+// and banner say about the database.
+func openStore(ctx context.Context, env *cmdEnv, dataDir, dbURL string, logger *slog.Logger) (st store.Store, desc string, err error) {
+	jobs := store.JobsConfig{Logger: logger}
+	if v := env.getenv(rescueAfterEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, "", fmt.Errorf("%s %q: want a positive duration such as 90s", rescueAfterEnv, v)
+		}
+		jobs.RescueAfter = d
+	}
+	switch {
+	case dbURL == "":
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, "", err
+		}
+		path := filepath.Join(dataDir, sqlite.FileName)
+		if st, err = sqlite.Open(ctx, path, &sqlite.Options{Jobs: jobs}); err != nil {
+			return nil, "", err
+		}
+		return st, "SQLite " + path, nil
+	case strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://"):
+		if env.getenv("DTEKIT_KEK") == "" {
+			return nil, "", errPostgresKEK
+		}
+		if st, err = postgres.Open(ctx, dbURL, &postgres.Options{Jobs: jobs}); err != nil {
+			return nil, "", err
+		}
+		return st, "PostgreSQL", nil
+	default:
+		return nil, "", errors.New("--database-url must be a postgres:// URL (omit it for SQLite under --data)")
+	}
 }
 
 // jwtConfig builds the bearer-token configuration from the options; nil

@@ -32,12 +32,13 @@ func TestPragmas(t *testing.T) {
 		return v
 	}
 	for name, want := range map[string]string{
-		"journal_mode": "wal",
-		"synchronous":  "2", // FULL
-		"foreign_keys": "1",
-		"busy_timeout": "10000",
-		"query_only":   "0",
-		"temp_store":   "2", // MEMORY
+		"journal_mode":  "wal",
+		"synchronous":   "2", // FULL
+		"foreign_keys":  "1",
+		"busy_timeout":  "10000",
+		"query_only":    "0",
+		"temp_store":    "2", // MEMORY
+		"secure_delete": "1",
 	} {
 		if got := pragma(writerDSN(path, o), name); got != want {
 			t.Errorf("writer: PRAGMA %s = %s, want %s", name, got, want)

@@ -206,9 +206,11 @@ func openDB(dsn string) (*sql.DB, error) {
 // commit's savepoints (see sqlstore) in memory: SQLite otherwise spills
 // it to a temporary file once it passes 64 KiB, and writes every page a
 // savepoint changes there (the transaction, at most maxGroup Writes,
-// bounds its size).
+// bounds its size). secure_delete zeroes what a write deletes or replaces
+// instead of leaving it in the file's free space, so that a secret
+// replaced leaves no copy behind (see scrub).
 func writerDSN(path string, o Options) string {
-	return "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=temp_store(2)&" + commonPragmas(o)
+	return "file:" + path + "?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=temp_store(2)&_pragma=secure_delete(1)&" + commonPragmas(o)
 }
 
 // readerDSN is the data source of the read connections: query_only.
@@ -246,4 +248,39 @@ var dialect = sqlstore.Dialect{
 	IsForeignKey:  func(err error) bool { return sqliteCode(err) == codeConstraintForeignKey },
 	IsRetryable:   func(err error) bool { return sqliteCode(err)&0xff == codeBusy },
 	IsStorageFull: func(err error) bool { return sqliteCode(err)&0xff == codeFull },
+	Scrub:         scrub,
+}
+
+// scrub rebuilds the database file with VACUUM, which leaves nothing of
+// what earlier writes moved, replaced or deleted (secure_delete zeroes
+// that from the start; a database written without it keeps copies of rows
+// in pages' free space), then copies the write-ahead log into the file
+// and truncates the log to zero bytes. VACUUM builds its copy in a
+// temporary file, not in memory (temp_store is switched to FILE for it),
+// and needs about twice the database's size on disk meanwhile. It fails
+// when a reader holds an old snapshot the checkpoint cannot pass.
+func scrub(ctx context.Context, writer *sql.DB) error {
+	conn, err := writer.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store/sqlite: scrubbing: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA temp_store = FILE"); err != nil {
+		return fmt.Errorf("store/sqlite: scrubbing: %w", err)
+	}
+	_, err = conn.ExecContext(ctx, "VACUUM")
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA temp_store = MEMORY"); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("store/sqlite: rebuilding the database file (VACUUM): %w", err)
+	}
+	var busy, logPages, done int
+	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done); err != nil {
+		return fmt.Errorf("store/sqlite: checkpointing the write-ahead log: %w", err)
+	}
+	if busy != 0 {
+		return errors.New("store/sqlite: checkpointing the write-ahead log: a reader holds an older snapshot; try again once reads are done")
+	}
+	return nil
 }

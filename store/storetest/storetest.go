@@ -2,7 +2,8 @@
 // implementation passes: records round-trip, uniqueness rules report the
 // right conflict, every method is scoped by company, companies are found
 // by RUT, Ping answers, the attempt log and the alert threshold keep what
-// they are given, cursors stay stable under concurrent inserts, folios are
+// they are given, sealed secrets are found and rewritten across
+// companies, cursors stay stable under concurrent inserts, folios are
 // handed out once under concurrency, a failed Write leaves nothing behind
 // (its jobs included), and background jobs retry on their kind's
 // schedule, stay unique, run periodically and are rescued after their
@@ -74,6 +75,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("AttemptLog", h.testAttemptLog)
 	t.Run("AttemptLogLimit", h.testAttemptLogLimit)
 	t.Run("LowStockThreshold", h.testLowStockThreshold)
+	t.Run("Sealed", h.testSealed)
 	t.Run("TenantScoping", h.testTenantScoping)
 	t.Run("Rollback", h.testRollback)
 	t.Run("Nested", h.testNested)

@@ -50,10 +50,11 @@ func (set secretSet) active(now time.Time) []webhook.Secret {
 	return out
 }
 
-// secretAAD binds a sealed secret set to its webhook: the associated data
+// SecretAAD binds a sealed secret set to its webhook: the associated data
 // names the owner and purpose, in the form billing uses for every sealed
-// secret ("dtekit/<purpose>/<empresa>/<id>").
-func secretAAD(empresaID, id string) []byte {
+// secret ("dtekit/<purpose>/<empresa>/<id>"). billing re-seals a
+// webhook's secrets with it when the key-encryption key changes.
+func SecretAAD(empresaID, id string) []byte {
 	return []byte("dtekit/webhook-secret/" + empresaID + "/" + id)
 }
 
@@ -63,7 +64,7 @@ func (d *Deliverer) sealSecrets(w *store.Webhook, set secretSet) error {
 	if err != nil {
 		return fault.Failed("encoding webhook secrets", err)
 	}
-	sealed, err := d.cfg.Seal(plain, secretAAD(w.EmpresaID, w.ID))
+	sealed, err := d.cfg.Seal(plain, SecretAAD(w.EmpresaID, w.ID))
 	if err != nil {
 		return fault.Failed("sealing webhook secrets", err)
 	}
@@ -74,7 +75,7 @@ func (d *Deliverer) sealSecrets(w *store.Webhook, set secretSet) error {
 // openSecrets decrypts the secret set of a stored webhook.
 func (d *Deliverer) openSecrets(w *store.Webhook) (secretSet, error) {
 	var set secretSet
-	plain, err := d.cfg.Open(w.Secret, secretAAD(w.EmpresaID, w.ID))
+	plain, err := d.cfg.Open(w.Secret, SecretAAD(w.EmpresaID, w.ID))
 	if err != nil {
 		return set, fault.Failed("opening the secrets of webhook "+w.ID, err)
 	}

@@ -190,7 +190,7 @@ func (t *tx) PutCertificado(ctx context.Context, c *store.Certificado) error {
 
 // cafTakeCols are the columns of a CAF but its document, xml.
 const cafTakeCols = "id, empresa_id, tipo_dte, folio_desde, folio_hasta, next_folio, ambiente, fecha_autorizacion, is_active, created_at"
-const cafCols = cafTakeCols + ", xml"
+const cafCols = cafTakeCols + ", xml, sealed_key"
 
 // cafFields lists the scan destinations of cafTakeCols.
 func cafFields(c *store.CAF) []any {
@@ -200,8 +200,8 @@ func cafFields(c *store.CAF) []any {
 
 func scanCAF(s scanner) (store.CAF, error) {
 	var c store.CAF
-	err := s.Scan(append(cafFields(&c), &c.XML)...)
-	c.XML = bytesOrNil(c.XML)
+	err := s.Scan(append(cafFields(&c), &c.XML, &c.SealedKey)...)
+	c.XML, c.SealedKey = bytesOrNil(c.XML), bytesOrNil(c.SealedKey)
 	return c, err
 }
 
@@ -302,11 +302,11 @@ func (t *tx) InsertCAF(ctx context.Context, c *store.CAF) error {
 		return err
 	}
 	res, err := t.q.ExecContext(ctx, "INSERT INTO cafs ("+cafCols+`)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 		WHERE NOT EXISTS (SELECT 1 FROM cafs WHERE empresa_id = $2 AND tipo_dte = $3 AND folio_desde <= $5 AND folio_hasta >= $4)
 		ON CONFLICT DO NOTHING`,
 		c.ID, c.EmpresaID, c.TipoDTE, c.FolioDesde, c.FolioHasta, c.NextFolio, c.Ambiente, c.FechaAutorizacion,
-		boolArg(c.IsActive), t.d.targ(c.CreatedAt), blob(c.XML))
+		boolArg(c.IsActive), t.d.targ(c.CreatedAt), blob(c.XML), blob(c.SealedKey))
 	return t.inserted(ctx, res, err, "caf", "cafs", c.ID, store.ConstraintCAFRange)
 }
 
@@ -675,7 +675,7 @@ func (t *tx) UpdateWebhook(ctx context.Context, w *store.Webhook) error {
 }
 
 func (t *tx) DeleteWebhook(ctx context.Context, empresaID, id string) error {
-	res, err := t.q.ExecContext(ctx, "UPDATE webhooks SET deleted_at = $3, is_active = $4 WHERE empresa_id = $1 AND id = $2 AND deleted_at IS NULL",
+	res, err := t.q.ExecContext(ctx, "UPDATE webhooks SET deleted_at = $3, is_active = $4, secret = NULL WHERE empresa_id = $1 AND id = $2 AND deleted_at IS NULL",
 		empresaID, id, t.d.targ(t.now()), boolArg(false))
 	return t.affectedOne(res, err, "webhook", id)
 }

@@ -55,6 +55,7 @@ type DB struct {
 var (
 	_ store.Store        = (*DB)(nil)
 	_ store.SerialWriter = (*DB)(nil)
+	_ store.Scrubber     = (*DB)(nil)
 )
 
 // New builds the store over databases already opened and migrated.
