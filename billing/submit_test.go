@@ -539,3 +539,33 @@ func TestSubmitWritesRunTwice(t *testing.T) {
 		t.Errorf("%d boleta uploads, want 1", n)
 	}
 }
+
+// TestSubmitQueuedByAProcessThatDoesNotSubmit: a service without
+// Config.Submission still queues a document for submission (the
+// submission queue is declared with no workers in this process), and its
+// runner leaves the job to the processes that submit: the document stays
+// firmado, its job available.
+func TestSubmitQueuedByAProcessThatDoesNotSubmit(t *testing.T) {
+	f := newFixture(t, backends[0], true)
+	ctx := context.Background()
+	res := emitOK(t, f.s, f.emp.ID, facturaBody(1))
+	if _, err := f.s.submitDTE(ctx, f.emp.ID, res.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer f.s.Stop(ctx)
+	time.Sleep(time.Second) // ten polls of the runner
+	d, err := f.s.GetDTE(ctx, f.emp.ID, res.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth, err := f.s.st.Jobs().Depth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Estado != dte.EstadoFirmado || depth[store.JobAvailable] != 1 {
+		t.Errorf("after a second of the runner: DTE %s, jobs %v; want firmado and its submission job available", d.Estado, depth)
+	}
+}
