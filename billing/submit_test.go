@@ -543,14 +543,25 @@ func TestSubmitWritesRunTwice(t *testing.T) {
 // TestSubmitQueuedByAProcessThatDoesNotSubmit: a service without
 // Config.Submission still queues a document for submission (the
 // submission queue is declared with no workers in this process), and its
-// runner leaves the job to the processes that submit: the document stays
-// firmado, its job available.
+// runner leaves the job alone for the processes that submit: after a
+// second of the runner the document is still firmado and its job waits,
+// available and never attempted.
 func TestSubmitQueuedByAProcessThatDoesNotSubmit(t *testing.T) {
 	f := newFixture(t, backends[0], true)
 	ctx := context.Background()
 	res := emitOK(t, f.s, f.emp.ID, facturaBody(1))
 	if _, err := f.s.submitDTE(ctx, f.emp.ID, res.ID); err != nil {
 		t.Fatal(err)
+	}
+	// The job's id: the store numbers jobs from 1 in a new database.
+	var job *store.JobInfo
+	for id := int64(1); id <= 20 && job == nil; id++ {
+		if info, err := f.s.st.Jobs().Job(ctx, id); err == nil && info.Kind == "dte.sii" {
+			job = info
+		}
+	}
+	if job == nil {
+		t.Fatal("no dte.sii job among the first 20")
 	}
 	if err := f.s.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -561,11 +572,11 @@ func TestSubmitQueuedByAProcessThatDoesNotSubmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	depth, err := f.s.st.Jobs().Depth(ctx)
+	info, err := f.s.st.Jobs().Job(ctx, job.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Estado != dte.EstadoFirmado || depth[store.JobAvailable] != 1 {
-		t.Errorf("after a second of the runner: DTE %s, jobs %v; want firmado and its submission job available", d.Estado, depth)
+	if d.Estado != dte.EstadoFirmado || info.State != store.JobAvailable || info.Attempt != 0 || len(info.Errors) != 0 {
+		t.Errorf("DTE %s, its job %+v; want firmado and the job available, never attempted", d.Estado, info)
 	}
 }
