@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -241,7 +242,15 @@ func TestAttemptBound(t *testing.T) {
 	stalls := map[string]func(c net.Conn){
 		"silent": func(c net.Conn) { io.Copy(io.Discard, c) },
 		"trickle": func(c net.Conn) {
-			go io.Copy(io.Discard, c)
+			// The request's head first, then the answer a byte at a time.
+			r := bufio.NewReader(c)
+			for line := ""; line != "\r\n"; {
+				var err error
+				if line, err = r.ReadString('\n'); err != nil {
+					return
+				}
+			}
+			go io.Copy(io.Discard, r)
 			for _, b := range []byte("HTTP/1.1 200 OK\r\nX-Slow: " + strings.Repeat("a", 200)) {
 				if _, err := c.Write([]byte{b}); err != nil {
 					return
