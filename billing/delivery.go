@@ -36,9 +36,20 @@ type DeliveryConfig struct {
 	// RotationGrace is how long a replaced secret keeps signing beside
 	// the new one; zero means DefaultRotationGrace.
 	RotationGrace time.Duration
-	// Timeout bounds one attempt (connect, TLS, request, response);
-	// zero means 15 seconds.
+	// Timeout bounds one attempt whole (name resolution, connect, TLS,
+	// request, response headers and body), whatever Client does; zero
+	// means 15 seconds. A receiver that takes the connection and never
+	// answers, or answers a byte at a time, is cut there.
 	Timeout time.Duration
+	// MaxInFlightPerCompany caps the attempts of one company that run at
+	// once in this process; an attempt over it waits (it is not failed,
+	// dropped or counted as an attempt) until one ends. Zero means half
+	// the delivery workers (Workers.Delivery), at least 1, so that one
+	// company's slow receivers leave the rest to the others.
+	MaxInFlightPerCompany int
+	// MaxInFlightPerEndpoint caps, in the same way, the attempts to one
+	// webhook; zero means 3 (never above MaxInFlightPerCompany).
+	MaxInFlightPerEndpoint int
 }
 
 // DefaultRotationGrace is how long a rotated-out webhook secret keeps
@@ -50,7 +61,9 @@ const DefaultRotationGrace = 24 * time.Hour
 func (s *Service) newDeliverer(cfg DeliveryConfig) *delivery.Deliverer {
 	dc := delivery.Config{Store: s.st, Now: s.now, Logger: s.log, Seal: s.keys.Seal, Open: s.keys.Open,
 		AllowLoopback: cfg.AllowLoopback, Client: cfg.Client, Resolver: cfg.Resolver,
-		Policy: webhook.DefaultRetryPolicy(), Rand: cfg.Rand, RotationGrace: cfg.RotationGrace, Timeout: cfg.Timeout}
+		Policy: webhook.DefaultRetryPolicy(), Rand: cfg.Rand, RotationGrace: cfg.RotationGrace, Timeout: cfg.Timeout,
+		Workers: budget(s.cfg.Workers.Delivery, DefaultDeliveryWorkers)}
+	dc.MaxPerCompany, dc.MaxPerEndpoint = cfg.MaxInFlightPerCompany, cfg.MaxInFlightPerEndpoint
 	if cfg.Policy != nil {
 		dc.Policy = *cfg.Policy
 	}

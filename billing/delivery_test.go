@@ -143,7 +143,7 @@ func (f *deliveryFixture) deliveries(t *testing.T, webhookID string) []store.Del
 func (f *deliveryFixture) runDue(t *testing.T, d *store.Delivery, attempt int) {
 	t.Helper()
 	f.clock.Set(d.NextAttemptAt)
-	if err := f.s.dlv.Run(context.Background(), outbox.DeliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}); err != nil {
+	if err := f.s.dlv.Run(context.Background(), outbox.DeliverArgs{EmpresaID: d.EmpresaID, DeliveryID: d.ID, Attempt: attempt, Due: d.NextAttemptAt.UnixMilli()}, 0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
+	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -19,6 +21,48 @@ const (
 	// emission makes sure a recovery job covers it; see enqueueRecovery).
 	sweepInterval = 5 * time.Minute
 )
+
+// Workers are the budgets of the service's job queues: how many jobs of
+// each queue one process runs at once. Each kind of work waits in a queue
+// of its own, so that one never waits for another's workers (deliveries
+// to a receiver that hangs hold up no submission to the SII). Zero means
+// the default; a negative value means none, for a process that leaves
+// that work to other processes on the same database (it still enqueues).
+type Workers struct {
+	// Submission: sending documents to the SII and following them
+	// (default 8; always none when Config.Submission is nil).
+	Submission int
+	// Recovery: finishing emissions a crash interrupted, and their
+	// sweep (default 2).
+	Recovery int
+	// Delivery: webhook delivery attempts (default 10). One company's
+	// attempts take at most DeliveryConfig.MaxInFlightPerCompany of them.
+	Delivery int
+	// Maintenance: the periodic purges, sweeps and checks (default 2).
+	Maintenance int
+}
+
+// Default budgets of Workers.
+const (
+	DefaultSubmissionWorkers  = submission.DefaultWorkers
+	DefaultRecoveryWorkers    = 2
+	DefaultDeliveryWorkers    = delivery.DefaultWorkers
+	DefaultMaintenanceWorkers = periodic.DefaultWorkers
+)
+
+// budget resolves one field of Workers: zero is def, negative is none.
+func budget(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// recoveryQueue is the queue recovery jobs and their sweep wait in.
+const recoveryQueue = "recovery"
 
 // purgeArgs is the periodic job that deletes Idempotency-Keys older than
 // the retention.
@@ -34,19 +78,30 @@ type sweepArgs struct{}
 // Kind names the sweep job.
 func (sweepArgs) Kind() string { return "dte.sweep" }
 
+// JobOpts: recovery jobs wait in the recovery queue.
+func (recoverArgs) JobOpts() store.JobOpts { return store.JobOpts{Queue: recoveryQueue} }
+
 // registerJobs registers every worker and periodic job of the service on
 // the store's runner: emission's own (recovery, idempotency purge) and
 // those of the subsystems under billing/internal (webhook delivery,
 // alerts, and submission to the SII when it is on).
+//
+// Each subsystem declares the queue its jobs wait in, with its budget
+// from Config.Workers; the maintenance queue of the periodic jobs is
+// declared here. A process that does not submit declares the submission
+// queue with no workers: it may still queue documents for those that do.
 func (s *Service) registerJobs() error {
 	for _, reg := range []func() error{
+		func() error {
+			return periodic.Declare(s.st.Jobs(), budget(s.cfg.Workers.Maintenance, DefaultMaintenanceWorkers))
+		},
 		s.registerRecovery,
 		s.registerIdempotencyPurge,
 		func() error { return s.dlv.Register(s.st.Jobs()) },
 		func() error { return s.alerts.Register(s.st.Jobs()) },
 		func() error {
 			if s.sub == nil {
-				return nil
+				return submission.Declare(s.st.Jobs(), 0)
 			}
 			return s.sub.Register(s.st.Jobs())
 		},
@@ -60,6 +115,9 @@ func (s *Service) registerJobs() error {
 
 func (s *Service) registerRecovery() error {
 	j := s.st.Jobs()
+	if err := j.DeclareQueue(recoveryQueue, budget(s.cfg.Workers.Recovery, DefaultRecoveryWorkers)); err != nil {
+		return err
+	}
 	if err := j.Register(store.Worker{
 		Kind: recoverArgs{}.Kind(),
 		Work: func(ctx context.Context, job *store.Job) error {
@@ -84,7 +142,7 @@ func (s *Service) registerRecovery() error {
 		return fmt.Errorf("billing: registering %s: %w", recoverArgs{}.Kind(), err)
 	}
 	return periodic.Register(s.st.Jobs(), periodic.Job{Args: sweepArgs{}, Every: sweepInterval, OnStart: true, Timeout: 10 * time.Minute,
-		Run: func(ctx context.Context) error { _, err := s.recoverPending(ctx); return err }})
+		Queue: recoveryQueue, Run: func(ctx context.Context) error { _, err := s.recoverPending(ctx); return err }})
 }
 
 func (s *Service) registerIdempotencyPurge() error {

@@ -43,6 +43,9 @@ type Config struct {
 	// RecoveryAfter is how old a borrador emission must be before the
 	// recovery job finishes it; zero means 30 seconds.
 	RecoveryAfter time.Duration
+	// Workers sets how many background jobs of each kind of work this
+	// process runs at once; the zero value is the production setting.
+	Workers Workers
 }
 
 // Defaults of Config.

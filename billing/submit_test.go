@@ -539,3 +539,44 @@ func TestSubmitWritesRunTwice(t *testing.T) {
 		t.Errorf("%d boleta uploads, want 1", n)
 	}
 }
+
+// TestSubmitQueuedByAProcessThatDoesNotSubmit: a service without
+// Config.Submission still queues a document for submission (the
+// submission queue is declared with no workers in this process), and its
+// runner leaves the job alone for the processes that submit: after a
+// second of the runner the document is still firmado and its job waits,
+// available and never attempted.
+func TestSubmitQueuedByAProcessThatDoesNotSubmit(t *testing.T) {
+	f := newFixture(t, backends[0], true)
+	ctx := context.Background()
+	res := emitOK(t, f.s, f.emp.ID, facturaBody(1))
+	if _, err := f.s.submitDTE(ctx, f.emp.ID, res.ID); err != nil {
+		t.Fatal(err)
+	}
+	// The job's id: the store numbers jobs from 1 in a new database.
+	var job *store.JobInfo
+	for id := int64(1); id <= 20 && job == nil; id++ {
+		if info, err := f.s.st.Jobs().Job(ctx, id); err == nil && info.Kind == "dte.sii" {
+			job = info
+		}
+	}
+	if job == nil {
+		t.Fatal("no dte.sii job among the first 20")
+	}
+	if err := f.s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer f.s.Stop(ctx)
+	time.Sleep(time.Second) // ten polls of the runner
+	d, err := f.s.GetDTE(ctx, f.emp.ID, res.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.s.st.Jobs().Job(ctx, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Estado != dte.EstadoFirmado || info.State != store.JobAvailable || info.Attempt != 0 || len(info.Errors) != 0 {
+		t.Errorf("DTE %s, its job %+v; want firmado and the job available, never attempted", d.Estado, info)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -541,6 +542,17 @@ func (f *fixture) testWebhooks(t *testing.T) {
 	want(t, f.do("GET", hook+"/deliveries/"+newUUID(), nil, f.A.readHdr...), 404, fault.NotFound)
 	want(t, f.do("POST", hook+"/deliveries/"+dl.ID+"/resend", nil, f.A.writeHdr...), 202)
 	want(t, f.do("POST", hook+"/deliveries/"+newUUID()+"/resend", nil, f.A.writeHdr...), 404, fault.NotFound)
+
+	// A webhook takes 5 pings a minute: 4 more, then 429 with the wait
+	// (one ping every 12 s) in Retry-After and the envelope.
+	for range 4 {
+		want(t, f.do("POST", hook+"/ping", nil, f.A.writeHdr...), 202)
+	}
+	r = f.do("POST", hook+"/ping", nil, f.A.writeHdr...)
+	want(t, r, 429, fault.RateLimited)
+	if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 12 || !strings.Contains(string(r.Body), "5 pings a minute") {
+		t.Errorf("sixth ping: Retry-After %q, %s", r.Header.Get("Retry-After"), r.Body)
+	}
 
 	// Rotation: a generated secret, or the one sent; a bad one is refused.
 	r = f.do("POST", hook+"/rotate-secret", nil, f.A.writeHdr...)

@@ -133,7 +133,7 @@ func (s *Server) handle(pattern string, acc access, h apiHandler) {
 			// Failed attempts are limited per client address, so guessing
 			// keys costs as much as using one.
 			if ok, wait := s.limit.allow("addr:" + clientAddr(r)); !ok {
-				s.writeError(w, r, rateLimited(wait))
+				s.writeError(w, r, rateLimited("", wait))
 				return
 			}
 			s.writeError(w, r, err)
@@ -141,7 +141,7 @@ func (s *Server) handle(pattern string, acc access, h apiHandler) {
 		}
 		setPrincipal(r.Context(), p)
 		if ok, wait := s.limit.allow(p.Credential); !ok {
-			s.writeError(w, r, rateLimited(wait))
+			s.writeError(w, r, rateLimited("", wait))
 			return
 		}
 		switch {

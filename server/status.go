@@ -10,8 +10,9 @@ import (
 
 // kindStatus is the status of each billing error kind (contract §7):
 // validation 400, credential 401, not found 404, conflicts and a
-// key still in progress 409, a key reused with another body 422, a
-// dependency down 503, anything else 500.
+// key still in progress 409, a key reused with another body 422, an
+// operation asked for too often 429, a dependency down 503, anything else
+// 500.
 var kindStatus = map[fault.Kind]int{
 	fault.KindValidation:            http.StatusBadRequest,
 	fault.KindUnauthorized:          http.StatusUnauthorized,
@@ -19,6 +20,7 @@ var kindStatus = map[fault.Kind]int{
 	fault.KindConflict:              http.StatusConflict,
 	fault.KindIdempotencyInProgress: http.StatusConflict,
 	fault.KindIdempotencyMismatch:   http.StatusUnprocessableEntity,
+	fault.KindRateLimited:           http.StatusTooManyRequests,
 	fault.KindUnavailable:           http.StatusServiceUnavailable,
 	fault.KindInternal:              http.StatusInternalServerError,
 }
@@ -54,6 +56,10 @@ func classifyService(err error) *httpError {
 	}
 	if msg == "" {
 		msg = http.StatusText(status)
+	}
+	if status == http.StatusTooManyRequests {
+		// The one 429 answer, Retry-After included.
+		return rateLimited(msg, be.RetryAfter)
 	}
 	he := &httpError{status: status, code: code, message: msg, details: be.Details}
 	if status == http.StatusServiceUnavailable {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -26,7 +27,10 @@ type JobArgsWithOpts interface {
 // JobOpts adjusts how one job is inserted. The zero value means: default
 // queue, priority 1, 25 attempts, available at once, not unique.
 type JobOpts struct {
-	Queue       string    // "" means the default queue
+	// Queue names the queue the job waits in; "" means the default queue.
+	// A named queue must be declared first (Jobs.DeclareQueue), or
+	// Enqueue fails with ErrUnknownQueue.
+	Queue       string
 	Priority    int       // 1 (first) to 4; 0 means 1
 	MaxAttempts int       // 0 means 25
 	ScheduledAt time.Time // zero means now
@@ -94,6 +98,9 @@ type Job struct {
 	Attempt     int             // 1 on the first run
 	MaxAttempts int
 	CreatedAt   time.Time
+	// Snoozes counts the times the job was snoozed before this run
+	// (Snooze), so that a worker can wait longer each time.
+	Snoozes int
 }
 
 // DecodeArgs decodes a job's arguments into a value of type T.
@@ -107,9 +114,10 @@ func DecodeArgs[T any](job *Job) (T, error) {
 
 // Worker runs jobs of one kind. Work returning nil completes the job; an
 // error schedules a retry (per Retry) until MaxAttempts runs have failed,
-// after which the job is discarded. A worker whose process dies while
-// running a job leaves it running; the runner rescues it (schedules it
-// again) after the store's rescue delay.
+// after which the job is discarded; the error Snooze returns puts the job
+// back for later without using up an attempt. A worker whose process dies
+// while running a job leaves it running; the runner rescues it (schedules
+// it again) after the store's rescue delay.
 type Worker struct {
 	Kind string
 	Work func(ctx context.Context, job *Job) error
@@ -140,6 +148,27 @@ func (w *Worker) RetryDelay(attempt int) (time.Duration, bool) {
 	}
 	return w.Retry[i], true
 }
+
+// SnoozeError is the error Snooze returns.
+type SnoozeError struct {
+	// Delay is how long the job waits before it runs again.
+	Delay time.Duration
+}
+
+// Error says the job was snoozed, and for how long.
+func (e *SnoozeError) Error() string { return fmt.Sprintf("store: job snoozed for %s", e.Delay) }
+
+// Snooze returns the error a Worker's Work returns to put its job back, to
+// run again after d (0 or less: at once), without counting the run as an
+// attempt: the job is neither failed nor discarded, however often it is
+// snoozed. A worker uses it for a job it may not run yet (a concurrency
+// cap is reached).
+func Snooze(d time.Duration) error { return &SnoozeError{Delay: max(d, 0)} }
+
+// ErrUnknownQueue is the error (wrapped) of an Enqueue whose job names a
+// queue that was not declared (Jobs.DeclareQueue): no runner would ever
+// work it.
+var ErrUnknownQueue = errors.New("store: the job's queue is not declared")
 
 // PeriodicJob enqueues a job at a fixed interval. With several processes
 // on one database, only the elected leader enqueues periodic jobs.
@@ -180,8 +209,11 @@ type JobInfo struct {
 const DefaultRescueAfter = 2 * time.Minute
 
 // JobsConfig tunes the runner; the zero value is fine for production.
+// The budgets of named queues are given where they are declared
+// (Jobs.DeclareQueue).
 type JobsConfig struct {
-	// Workers is how many jobs run at once (default 10).
+	// Workers is how many jobs of the default queue run at once (default
+	// 10).
 	Workers int
 	// PollInterval is how often an idle runner looks for new jobs
 	// (default 1 s; lower it in tests).
@@ -192,19 +224,31 @@ type JobsConfig struct {
 	// rescued only once that Timeout has passed too, so the delay may be
 	// short without a live job being run twice.
 	RescueAfter time.Duration
-	// Queues names extra queues (besides the default one) and how many
-	// jobs of each run at once. A job enqueued on a queue no runner works
-	// waits forever, so every JobOpts.Queue must be listed here.
-	Queues map[string]int
 	// Logger receives the runner's own messages (warnings and errors of
 	// jobs); nil discards messages below warnings.
 	Logger *slog.Logger
 }
 
-// Jobs is the background job runner of a store. Register workers and
-// periodic jobs before Start; Enqueue works whether or not the runner is
-// started (in this process or in any other on the same database).
+// Jobs is the background job runner of a store. Declare queues and
+// register workers and periodic jobs before Start; Enqueue works whether
+// or not the runner is started (in this process or in any other on the
+// same database).
+//
+// Jobs wait in queues. The default queue ("") always exists, its budget
+// JobsConfig.Workers; a named queue is declared with its own budget, so
+// that the jobs of one queue never wait for the workers of another (slow
+// webhook deliveries do not hold up submissions).
 type Jobs interface {
+	// DeclareQueue declares the named queue and how many of its jobs this
+	// process runs at once: workers ≥ 1, or 0 for a queue this process
+	// enqueues on but leaves to other processes on the database. A name is
+	// 1 to 64 lower-case letters and digits, single '_' or '-' between
+	// them. Declaring a queue again with the same budget does nothing;
+	// with another budget, after Start, or with a bad name or budget, it
+	// fails. Declare a queue before enqueuing on it: Enqueue on an
+	// undeclared queue fails with ErrUnknownQueue, and so does Start when
+	// a periodic job names one.
+	DeclareQueue(name string, workers int) error
 	// Register adds a worker; it fails after Start or when the kind is
 	// already registered.
 	Register(w Worker) error
@@ -222,7 +266,8 @@ type Jobs interface {
 	// stops on its own; false before Start and after a failed Start. A
 	// runner started again after Stop is running again.
 	Running() bool
-	// Enqueue inserts a job in its own transaction.
+	// Enqueue inserts a job in its own transaction; its queue must be
+	// the default one or declared (else ErrUnknownQueue).
 	Enqueue(ctx context.Context, args JobArgs, opts *JobOpts) (*JobResult, error)
 	// Job reports a job's current state.
 	Job(ctx context.Context, id int64) (*JobInfo, error)

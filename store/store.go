@@ -498,7 +498,9 @@ type Tx interface {
 	UpdateEnvio(ctx context.Context, e *Envio) error
 
 	// Enqueue inserts a background job in this transaction: it becomes
-	// visible to workers only if the transaction commits.
+	// visible to workers only if the transaction commits. Its queue must
+	// be the default one or declared (Jobs.DeclareQueue), else it fails
+	// with ErrUnknownQueue.
 	Enqueue(ctx context.Context, args JobArgs, opts *JobOpts) (*JobResult, error)
 }
 

@@ -111,6 +111,14 @@ type Sender struct {
 	MaxResponseBytes int
 	// UserAgent, when set, is sent as User-Agent.
 	UserAgent string
+	// Timeout, when positive, bounds each attempt whole, whatever the
+	// Client's own settings: name resolution, connect, TLS handshake,
+	// sending the request, and reading the response headers and body. A
+	// receiver that takes the connection and never answers, or answers a
+	// byte at a time, is cut at the bound (an attempt cut before the
+	// status arrives fails with ClassTimeout; once a status has arrived, a
+	// body cut short is kept as far as it came).
+	Timeout time.Duration
 }
 
 // Send makes one attempt to deliver msg to url: it signs msg.Body under
@@ -128,6 +136,11 @@ func (s *Sender) Send(ctx context.Context, url string, msg Message) (Result, err
 		now = s.Now
 	}
 	start := now()
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
 	h, err := Sign(msg.Secrets, msg.ID, start, msg.Body)
 	if err != nil {
 		return Result{}, err

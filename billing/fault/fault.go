@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
@@ -46,6 +47,9 @@ const (
 	KindIdempotencyInProgress
 	// KindUnavailable means a dependency is temporarily unavailable; retry.
 	KindUnavailable
+	// KindRateLimited means the operation was asked for too often; retry
+	// after Error.RetryAfter.
+	KindRateLimited
 )
 
 var kindNames = [...]string{
@@ -57,6 +61,7 @@ var kindNames = [...]string{
 	KindIdempotencyMismatch:   "idempotency_mismatch",
 	KindIdempotencyInProgress: "idempotency_in_progress",
 	KindUnavailable:           "unavailable",
+	KindRateLimited:           "rate_limited",
 }
 
 // String names the kind, e.g. "not_found".
@@ -152,6 +157,9 @@ type Error struct {
 	Message string
 	Details []dte.FieldError
 	Err     error
+	// RetryAfter, on a KindRateLimited Error, is how long until the
+	// operation is allowed again.
+	RetryAfter time.Duration
 }
 
 // Error returns the code and message, and the cause when there is one.
@@ -212,6 +220,12 @@ func Missing(what, id string) *Error {
 // Clash returns a conflict Error with the given code.
 func Clash(code Code, msg string) *Error {
 	return &Error{Kind: KindConflict, Code: code, Message: msg}
+}
+
+// Throttled returns a rate-limited Error (RATE_LIMITED): msg says which
+// limit was reached, retryAfter when the operation is allowed again.
+func Throttled(msg string, retryAfter time.Duration) *Error {
+	return &Error{Kind: KindRateLimited, Code: RateLimited, Message: msg, RetryAfter: retryAfter}
 }
 
 // Failed returns an internal Error: op says what the service was doing,

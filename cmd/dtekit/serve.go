@@ -60,6 +60,9 @@ Environment (flags win):
   DTEKIT_RATE_BURST     burst per credential (default twice the rate)
   DTEKIT_LOG_LEVEL      debug, info (default), warn or error
   DTEKIT_SII_URL        base URL of a test SII for every submission
+  DTEKIT_JOBS_WORKERS   jobs run at once per queue, e.g. delivery=20,submission=4
+                        (defaults submission=8 recovery=2 delivery=10
+                        maintenance=2; 0: none in this process)
 `
 
 // Names of the files serve keeps in the data directory.
@@ -150,13 +153,18 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 	if err != nil {
 		return nil, err
 	}
+	workers, err := parseWorkers(env.getenv(workersEnv))
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	kr, err := openKeyring(ctx, env, st, dataDir, dbURL)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger,
-		Delivery: delivery, Submission: submit})
+		Delivery: delivery, Submission: submit, Workers: workers})
 	if err != nil {
 		st.Close()
 		return nil, err

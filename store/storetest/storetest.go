@@ -6,8 +6,10 @@
 // companies, cursors stay stable under concurrent inserts, folios are
 // handed out once under concurrency, a failed Write leaves nothing behind
 // (its jobs included), and background jobs retry on their kind's
-// schedule, stay unique, run periodically and are rescued after their
-// worker's process is killed, while the runner reports whether it runs.
+// schedule, stay unique, run periodically, wait in declared queues each
+// worked within its own budget, can be snoozed without using up an
+// attempt, and are rescued after their worker's process is killed, while
+// the runner reports whether it runs.
 //
 // A backend's test calls Run with a Backend:
 //
@@ -88,6 +90,9 @@ func Run(t *testing.T, b Backend) {
 		t.Run("Unique", h.testJobsUnique)
 		t.Run("Periodic", h.testJobsPeriodic)
 		t.Run("Registration", h.testJobsRegistration)
+		t.Run("QueueDeclare", h.testJobsQueueDeclare)
+		t.Run("QueueIsolation", h.testJobsQueueIsolation)
+		t.Run("Snooze", h.testJobsSnooze)
 		t.Run("Running", h.testJobsRunning)
 		t.Run("Rescue", h.testJobsRescue)
 	})

@@ -34,6 +34,10 @@ func newFixture(t *testing.T, start time.Time) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	clock := clocktest.New(start)
+	// The events' deliveries are queued, for no worker here.
+	if err := st.Jobs().DeclareQueue(outbox.DeliverQueue, 0); err != nil {
+		t.Fatal(err)
+	}
 	a := New(Config{Store: st, Outbox: outbox.New(clock.Now), Now: clock.Now})
 	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
 	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {

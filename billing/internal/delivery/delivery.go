@@ -31,6 +31,7 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
+	"github.com/dtekit/dtekit/internal/ratelimit"
 	"github.com/dtekit/dtekit/internal/ssrf"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
@@ -64,8 +65,19 @@ type Config struct {
 	// RotationGrace is how long a replaced secret keeps signing beside
 	// the new one.
 	RotationGrace time.Duration
-	// Timeout bounds one attempt (connect, TLS, request, response).
+	// Timeout bounds one attempt whole (name resolution, connect, TLS,
+	// request, response headers and body), whatever Client does.
 	Timeout time.Duration
+	// Workers is the delivery queue's budget in this process (0: none,
+	// other processes deliver).
+	Workers int
+	// MaxPerCompany and MaxPerEndpoint cap the attempts running at once
+	// in this process for one company and for one webhook; an attempt
+	// over a cap waits, without counting as an attempt, until a slot is
+	// free. Zero means DefaultMaxPerCompany(Workers) and
+	// DefaultMaxPerEndpoint; the endpoint's cap is never above the
+	// company's.
+	MaxPerCompany, MaxPerEndpoint int
 }
 
 // userAgent identifies dtekit's deliveries to receivers.
@@ -79,18 +91,32 @@ type Deliverer struct {
 	now    func() time.Time
 	log    *slog.Logger
 	sender *webhook.Sender
+	// running counts the attempts under way against the caps.
+	running *inFlight
+	// pings holds each webhook's allowance of pings.
+	pings *ratelimit.Buckets
 }
 
 // New builds a Deliverer from cfg. Register its jobs before the runner
 // starts.
 func New(cfg Config) *Deliverer {
+	if cfg.MaxPerCompany <= 0 {
+		cfg.MaxPerCompany = DefaultMaxPerCompany(cfg.Workers)
+	}
+	if cfg.MaxPerEndpoint <= 0 {
+		cfg.MaxPerEndpoint = DefaultMaxPerEndpoint
+	}
+	cfg.MaxPerEndpoint = min(cfg.MaxPerEndpoint, cfg.MaxPerCompany)
 	client := cfg.Client
 	if client == nil {
 		client = ssrf.NewClient(ssrf.Options{AllowLoopback: cfg.AllowLoopback, Resolver: cfg.Resolver,
 			Timeout: cfg.Timeout, UserAgent: userAgent})
 	}
 	return &Deliverer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger,
-		sender: &webhook.Sender{Client: client, Now: cfg.Now, MaxResponseBytes: store.MaxAttemptResponse, UserAgent: userAgent}}
+		sender: &webhook.Sender{Client: client, Now: cfg.Now, MaxResponseBytes: store.MaxAttemptResponse, UserAgent: userAgent,
+			Timeout: cfg.Timeout},
+		running: newInFlight(cfg.MaxPerCompany, cfg.MaxPerEndpoint),
+		pings:   ratelimit.New(PingsPerMinute/60.0, PingsPerMinute)}
 }
 
 // newID returns a new record id (a UUIDv7, so ids sort by creation).
@@ -115,8 +141,12 @@ type sweepArgs struct{}
 // Kind names the delivery sweep job.
 func (sweepArgs) Kind() string { return "webhook.sweep" }
 
-// Register registers the delivery worker and the delivery sweep on j.
+// Register declares the delivery queue with its budget and registers
+// the delivery worker and the delivery sweep (a maintenance job) on j.
 func (d *Deliverer) Register(j store.Jobs) error {
+	if err := Declare(j, d.cfg.Workers); err != nil {
+		return err
+	}
 	if err := j.Register(store.Worker{
 		Kind: outbox.DeliverKind,
 		Work: func(ctx context.Context, job *store.Job) error {
@@ -124,7 +154,7 @@ func (d *Deliverer) Register(j store.Jobs) error {
 			if err != nil {
 				return err
 			}
-			return d.Run(ctx, a)
+			return d.Run(ctx, a, job.Snoozes)
 		},
 		Retry: []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute},
 		// The attempt's own bound plus room for the store writes; the
@@ -218,8 +248,11 @@ func (d *Deliverer) scheduledSlot(ctx context.Context, dl *store.Delivery) (int,
 // attempt, and schedules the next one, finishes the delivery, or disables
 // the webhook, in one transaction. Only store failures are returned (the
 // job runner retries them); what the receiver did is the delivery's
-// business.
-func (d *Deliverer) Run(ctx context.Context, a outbox.DeliverArgs) error {
+// business. When its company or its webhook already has as many attempts
+// under way as its cap allows, it makes none and returns store.Snooze: the
+// job waits longer the more snoozes it has had, and its attempt is not
+// counted.
+func (d *Deliverer) Run(ctx context.Context, a outbox.DeliverArgs, snoozes int) error {
 	dl, err := d.st.GetDelivery(ctx, a.EmpresaID, a.DeliveryID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -230,6 +263,12 @@ func (d *Deliverer) Run(ctx context.Context, a outbox.DeliverArgs) error {
 	if !a.Manual && (dl.State != store.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due) {
 		return nil // stale: this slot was already attempted, or the delivery ended
 	}
+	// One company's slow endpoints may not take every worker: over a cap,
+	// the job waits and asks again, its attempt not counted.
+	if !d.running.acquire(a.EmpresaID, dl.WebhookID) {
+		return store.Snooze(d.snoozeFor(snoozes))
+	}
+	defer d.running.release(a.EmpresaID, dl.WebhookID)
 	wh, err := d.st.GetWebhook(ctx, a.EmpresaID, dl.WebhookID)
 	gone := errors.Is(err, store.ErrNotFound)
 	if err != nil && !gone {

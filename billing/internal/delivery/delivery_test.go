@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -27,6 +28,7 @@ type fixture struct {
 	d       *Deliverer
 	st      store.Store
 	empresa string
+	clock   *clocktest.Clock
 }
 
 // testSeal and testOpen stand in for billing's Keyring: the sealed form
@@ -54,12 +56,12 @@ func newFixture(t *testing.T, start time.Time) *fixture {
 	clock := clocktest.New(start)
 	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0.5 },
-		RotationGrace: 24 * time.Hour, Timeout: 5 * time.Second})
+		RotationGrace: 24 * time.Hour, Timeout: 5 * time.Second, Workers: 4})
 	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
 	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{d: d, st: st, empresa: e.ID}
+	return &fixture{d: d, st: st, empresa: e.ID, clock: clock}
 }
 
 func (f *fixture) get(t *testing.T, id string) *store.Delivery {
@@ -119,14 +121,19 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Registered (its queue declared), not started yet; the sweep is a
+	// maintenance job.
+	if err := periodic.Declare(f.st.Jobs(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.d.Register(f.st.Jobs()); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := f.d.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("first sweep: %d, %v (want 1)", n, err)
 	}
 	if n, err := f.d.Sweep(ctx); err != nil || n != 0 {
 		t.Fatalf("second sweep: %d, %v (want 0: the job is alive)", n, err)
-	}
-	if err := f.d.Register(f.st.Jobs()); err != nil {
-		t.Fatal(err)
 	}
 	if err := f.st.Jobs().Start(ctx); err != nil {
 		t.Fatal(err)

@@ -309,8 +309,15 @@ func (d *Deliverer) Resend(ctx context.Context, empresaID, webhookID, id string)
 
 // Ping sends a webhook.ping test event to one webhook (active or not),
 // once, in the background; the answer is the new delivery, whose attempt
-// log shows the outcome.
+// log shows the outcome. A webhook accepts PingsPerMinute pings a minute;
+// one more is a RATE_LIMITED fault.Error saying when to try again.
 func (d *Deliverer) Ping(ctx context.Context, empresaID, webhookID string) (*Record, error) {
+	if _, err := d.st.GetWebhook(ctx, empresaID, webhookID); err != nil {
+		return nil, err
+	}
+	if err := d.allowPing(webhookID); err != nil {
+		return nil, err
+	}
 	var out *Record
 	err := d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.GetWebhook(ctx, empresaID, webhookID); err != nil {

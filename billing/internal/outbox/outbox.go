@@ -138,11 +138,19 @@ type DeliverArgs struct {
 // DeliverKind names the delivery job.
 const DeliverKind = "webhook.deliver"
 
+// DeliverQueue is the queue delivery jobs wait in: deliveries have their
+// own workers, so a receiver that hangs holds up no submission, recovery
+// or maintenance job.
+const DeliverQueue = "delivery"
+
 // Kind names the delivery job.
 func (DeliverArgs) Kind() string { return DeliverKind }
 
 // JobOpts: a delivery job retries only store failures (the webhook's own
 // schedule is the delivery's, not the job's), a few times; it is unique by
 // its arguments (delivery, slot, or manual nonce), so the sweep can
-// re-enqueue a lost one without doubling one that lives.
-func (DeliverArgs) JobOpts() store.JobOpts { return store.JobOpts{MaxAttempts: 6, UniqueByArgs: true} }
+// re-enqueue a lost one without doubling one that lives. It waits in
+// DeliverQueue.
+func (DeliverArgs) JobOpts() store.JobOpts {
+	return store.JobOpts{Queue: DeliverQueue, MaxAttempts: 6, UniqueByArgs: true}
+}

@@ -1,10 +1,12 @@
 // Package periodic registers the billing service's periodic jobs: work
 // that visits the whole database on a timer (the recovery sweep, the
 // idempotency purge, the delivery sweep, the certificate expiry check).
-// Each subsystem registers its own on the store's job runner.
+// Each subsystem registers its own on the store's job runner; they wait in
+// the maintenance queue (Queue) unless they name another.
 package periodic
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -13,13 +15,31 @@ import (
 	"github.com/dtekit/dtekit/store"
 )
 
+// Queue is the maintenance queue: the periodic jobs that keep the
+// records tidy (purges, sweeps, checks behind alerts) wait there, behind
+// no submission or delivery, and hold none of their workers.
+const Queue = "maintenance"
+
+// DefaultWorkers is the maintenance queue's budget by default: the jobs
+// are few and seldom.
+const DefaultWorkers = 2
+
+// Declare declares the maintenance queue on j with its budget (0: this
+// process leaves its jobs to other processes).
+func Declare(j store.Jobs, workers int) error {
+	return j.DeclareQueue(Queue, workers)
+}
+
 // Job is a periodic job.
 type Job struct {
 	Args    store.JobArgs // the job's (empty) arguments, which name it
 	Every   time.Duration
 	OnStart bool          // also run as soon as the runner starts
 	Timeout time.Duration // 0: the store's default
-	Run     func(context.Context) error
+	// Queue is the queue its runs wait in; "" means the maintenance
+	// queue (Queue). Its subsystem declares it.
+	Queue string
+	Run   func(context.Context) error
 }
 
 // Register registers p's worker and its schedule on j. A tick runs at
@@ -34,7 +54,7 @@ func Register(j store.Jobs, p Job) error {
 		return fmt.Errorf("billing: registering %s: %w", p.Args.Kind(), err)
 	}
 	return j.AddPeriodic(store.PeriodicJob{Interval: p.Every, RunOnStart: p.OnStart,
-		Args: func() store.JobArgs { return p.Args }, Opts: &store.JobOpts{UniqueByPeriod: p.Every}})
+		Args: func() store.JobArgs { return p.Args }, Opts: &store.JobOpts{Queue: cmp.Or(p.Queue, Queue), UniqueByPeriod: p.Every}})
 }
 
 // EachEmpresa calls fn for every company r lists, oldest first, a page at

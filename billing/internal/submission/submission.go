@@ -72,6 +72,24 @@ type Config struct {
 	// getEstDteAv (boletas: getEstDte) to show the SII got it before the
 	// envelope is sent again.
 	ReconcileWindow time.Duration
+	// Workers is the submission queue's budget in this process (0: none,
+	// other processes submit).
+	Workers int
+}
+
+// Queue is the queue submission jobs wait in: they have their own
+// workers, so no webhook delivery or maintenance job holds them up.
+const Queue = "submission"
+
+// DefaultWorkers is the submission queue's budget by default: each step
+// spends most of its time waiting for the SII.
+const DefaultWorkers = 8
+
+// Declare declares the submission queue on j with its budget. A process
+// that does not submit declares it with 0 workers, so it may still queue
+// documents for the processes that do.
+func Declare(j store.Jobs, workers int) error {
+	return j.DeclareQueue(Queue, workers)
 }
 
 // Submitter runs the submission jobs. Build it with New; it is safe for
@@ -116,8 +134,15 @@ type submitArgs struct {
 // Kind names the submission job.
 func (submitArgs) Kind() string { return submitKind }
 
-// Register registers the submission worker on j.
+// JobOpts: every step waits in the submission queue.
+func (submitArgs) JobOpts() store.JobOpts { return store.JobOpts{Queue: Queue} }
+
+// Register declares the submission queue with its budget and registers
+// the submission worker on j.
 func (sb *Submitter) Register(j store.Jobs) error {
+	if err := Declare(j, sb.cfg.Workers); err != nil {
+		return err
+	}
 	err := j.Register(store.Worker{
 		Kind: submitKind,
 		Work: func(ctx context.Context, job *store.Job) error {

@@ -43,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 		SigningCert: func(context.Context, string) (*signer.Certificate, error) { return nil, errNoCert },
 		Emisor:      func(*store.DTE) (dte.Emisor, error) { return dte.Emisor{}, nil },
 		Timeout:     time.Second, UploadBackoff: []time.Duration{time.Hour}, PollBackoff: []time.Duration{time.Hour},
-		ReconcileWindow: time.Hour})
+		ReconcileWindow: time.Hour, Workers: 1})
 	if err := sb.Register(st.Jobs()); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,14 +33,28 @@ type jobs struct {
 	workers  *river.Workers
 	kinds    map[string]bool
 	periodic []*river.PeriodicJob
-	runner   *river.Client[*sql.Tx]
-	started  bool
+	// periodicQueues names the queue of each periodic job, checked at
+	// Start.
+	periodicQueues []periodicQueue
+	runner         *river.Client[*sql.Tx]
+	started        bool
+
+	// queues maps each declared queue to its budget. Enqueue reads it
+	// without the lock (Stop holds the lock while jobs finish, and jobs
+	// enqueue); DeclareQueue replaces the map under the lock.
+	queues atomic.Pointer[map[string]int]
 
 	// working is the runner started and not being stopped, with the
 	// context Start was given; nil otherwise. Running reads it without
 	// the lock, which Stop holds while jobs finish.
 	working atomic.Pointer[startedRunner]
 }
+
+// periodicQueue is the queue a periodic job of a kind is inserted on.
+type periodicQueue struct{ queue, kind string }
+
+// defaultWorkers is JobsConfig.Workers' default.
+const defaultWorkers = 10
 
 // startedRunner is a started River client and the context it runs under.
 type startedRunner struct {
@@ -55,6 +71,7 @@ func (j *jobs) logger() *slog.Logger {
 
 func newJobs(cfg Config) (*jobs, error) {
 	j := &jobs{cfg: cfg, workers: river.NewWorkers(), kinds: map[string]bool{}}
+	j.queues.Store(&map[string]int{})
 	c, err := river.NewClient(cfg.River, &river.Config{Logger: j.logger()})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s): building the job client: %w", cfg.Dialect.Name, err)
@@ -71,12 +88,37 @@ var uniqueStates = []rivertype.JobState{
 }
 
 func insertOpts(args store.JobArgs, opts *store.JobOpts) *river.InsertOpts {
-	o := store.EffectiveJobOpts(args, opts)
+	return riverOpts(store.EffectiveJobOpts(args, opts))
+}
+
+func riverOpts(o store.JobOpts) *river.InsertOpts {
 	ro := &river.InsertOpts{Queue: o.Queue, Priority: o.Priority, MaxAttempts: o.MaxAttempts, ScheduledAt: o.ScheduledAt}
 	if o.UniqueByArgs || o.UniqueByPeriod > 0 {
 		ro.UniqueOpts = river.UniqueOpts{ByArgs: o.UniqueByArgs, ByPeriod: o.UniqueByPeriod, ByState: uniqueStates}
 	}
 	return ro
+}
+
+// checkedOpts returns the insert options of a job, or ErrUnknownQueue
+// when its queue is neither the default one nor declared.
+func (j *jobs) checkedOpts(args store.JobArgs, opts *store.JobOpts) (*river.InsertOpts, error) {
+	o := store.EffectiveJobOpts(args, opts)
+	if err := j.checkQueue(o.Queue); err != nil {
+		return nil, fmt.Errorf("store (%s): enqueuing a %s job: %w", j.cfg.Dialect.Name, args.Kind(), err)
+	}
+	return riverOpts(o), nil
+}
+
+// checkQueue reports ErrUnknownQueue for a queue that is neither the
+// default one nor declared.
+func (j *jobs) checkQueue(name string) error {
+	if name == "" || name == river.QueueDefault {
+		return nil
+	}
+	if _, ok := (*j.queues.Load())[name]; !ok {
+		return fmt.Errorf("%w: queue %q (declare it with Jobs.DeclareQueue before enqueuing on it)", store.ErrUnknownQueue, name)
+	}
+	return nil
 }
 
 func jobResult(res *rivertype.JobInsertResult) *store.JobResult {
@@ -85,7 +127,11 @@ func jobResult(res *rivertype.JobInsertResult) *store.JobResult {
 
 // Enqueue on a Tx inserts the job in the store transaction.
 func (t *tx) Enqueue(ctx context.Context, args store.JobArgs, opts *store.JobOpts) (*store.JobResult, error) {
-	res, err := t.jobs.insert.InsertTx(ctx, t.tx, args, insertOpts(args, opts))
+	ro, err := t.jobs.checkedOpts(args, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.jobs.insert.InsertTx(ctx, t.tx, args, ro)
 	if err != nil {
 		return nil, fmt.Errorf("store (%s): enqueuing a %s job: %w", t.d.Name, args.Kind(), err)
 	}
@@ -97,7 +143,11 @@ func (j *jobs) Enqueue(ctx context.Context, args store.JobArgs, opts *store.JobO
 	if ctx.Value(inWriteKey{}) != nil {
 		return nil, errNested
 	}
-	res, err := j.insert.Insert(ctx, args, insertOpts(args, opts))
+	ro, err := j.checkedOpts(args, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := j.insert.Insert(ctx, args, ro)
 	if err != nil {
 		return nil, j.cfg.Dialect.classify(fmt.Errorf("store (%s): enqueuing a %s job: %w", j.cfg.Dialect.Name, args.Kind(), err))
 	}
@@ -161,9 +211,26 @@ type bridge struct {
 	w store.Worker
 }
 
+// snoozes reads the count of snoozes River keeps in a job's metadata.
+func snoozes(metadata []byte) int {
+	var m struct {
+		Snoozes int `json:"snoozes"`
+	}
+	if len(metadata) == 0 || json.Unmarshal(metadata, &m) != nil {
+		return 0
+	}
+	return m.Snoozes
+}
+
 func (b *bridge) Work(ctx context.Context, job *river.Job[rawArgs]) error {
-	return b.w.Work(ctx, &store.Job{ID: job.ID, Kind: job.Kind, Args: job.EncodedArgs, Attempt: job.Attempt,
-		MaxAttempts: job.MaxAttempts, CreatedAt: job.CreatedAt.UTC()})
+	err := b.w.Work(ctx, &store.Job{ID: job.ID, Kind: job.Kind, Args: job.EncodedArgs, Attempt: job.Attempt,
+		MaxAttempts: job.MaxAttempts, CreatedAt: job.CreatedAt.UTC(), Snoozes: snoozes(job.Metadata)})
+	var snooze *store.SnoozeError
+	if errors.As(err, &snooze) {
+		// River snoozes without counting the run as an attempt.
+		return river.JobSnooze(max(snooze.Delay, 0))
+	}
+	return err
 }
 
 // NextRetry applies the worker's own schedule; a zero time lets River use
@@ -183,6 +250,36 @@ func (b *bridge) Timeout(*river.Job[rawArgs]) time.Duration {
 }
 
 var errStarted = errors.New("store: the job runner is already started")
+
+// queueName is River's rule for queue names.
+var queueName = regexp.MustCompile(`^[a-z0-9]+(?:[_-][a-z0-9]+)*$`)
+
+// DeclareQueue declares a named queue and its budget in this process.
+func (j *jobs) DeclareQueue(name string, workers int) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.started {
+		return fmt.Errorf("store: declaring queue %q: %w", name, errStarted)
+	}
+	if len(name) > 64 || !queueName.MatchString(name) || name == river.QueueDefault {
+		return fmt.Errorf("store: declaring queue %q: a name is 1 to 64 lower-case letters and digits with single _ or - between them, and not %q",
+			name, river.QueueDefault)
+	}
+	if workers < 0 {
+		return fmt.Errorf("store: declaring queue %q: %d workers; want 0 (enqueue only) or more", name, workers)
+	}
+	cur := *j.queues.Load()
+	if n, ok := cur[name]; ok {
+		if n != workers {
+			return fmt.Errorf("store: queue %q is declared already with %d workers, not %d", name, n, workers)
+		}
+		return nil
+	}
+	next := maps.Clone(cur)
+	next[name] = workers
+	j.queues.Store(&next)
+	return nil
+}
 
 // Register adds a worker.
 func (j *jobs) Register(w store.Worker) error {
@@ -214,6 +311,8 @@ func (j *jobs) AddPeriodic(p store.PeriodicJob) error {
 	if p.Interval <= 0 || p.Args == nil {
 		return errors.New("store: adding a periodic job: Interval and Args are required")
 	}
+	args := p.Args()
+	j.periodicQueues = append(j.periodicQueues, periodicQueue{queue: store.EffectiveJobOpts(args, p.Opts).Queue, kind: args.Kind()})
 	j.periodic = append(j.periodic, river.NewPeriodicJob(river.PeriodicInterval(p.Interval),
 		func() (river.JobArgs, *river.InsertOpts) {
 			args := p.Args()
@@ -230,12 +329,16 @@ func (j *jobs) Start(ctx context.Context) error {
 		return errStarted
 	}
 	jc := j.cfg.Jobs
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(jc.Workers, 0)}}
-	if jc.Workers <= 0 {
-		queues[river.QueueDefault] = river.QueueConfig{MaxWorkers: 10}
+	for _, pq := range j.periodicQueues {
+		if err := j.checkQueue(pq.queue); err != nil {
+			return fmt.Errorf("store (%s): starting the job runner: periodic job %s: %w", j.cfg.Dialect.Name, pq.kind, err)
+		}
 	}
-	for name, n := range jc.Queues {
-		queues[name] = river.QueueConfig{MaxWorkers: max(n, 1)}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cmp.Or(max(jc.Workers, 0), defaultWorkers)}}
+	for name, n := range *j.queues.Load() {
+		if n > 0 { // 0: enqueue only, other processes work it
+			queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
 	}
 	rc := &river.Config{
 		Logger:               j.logger(),

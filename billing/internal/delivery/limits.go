@@ -1,0 +1,98 @@
+package delivery
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/store"
+)
+
+// Defaults of the delivery queue and its caps, and the ping allowance.
+const (
+	// DefaultWorkers is the delivery queue's budget: how many attempts
+	// run at once in one process.
+	DefaultWorkers = 10
+	// DefaultMaxPerEndpoint is how many attempts to one webhook run at
+	// once in one process.
+	DefaultMaxPerEndpoint = 3
+	// PingsPerMinute is how many pings one webhook accepts a minute
+	// (a burst of as many, refilled evenly), per process.
+	PingsPerMinute = 5
+)
+
+// DefaultMaxPerCompany is how many attempts of one company run at once
+// in one process when Config.MaxPerCompany is zero: half the workers, at
+// least one, so one company's slow endpoints leave the other half to the
+// others.
+func DefaultMaxPerCompany(workers int) int { return max(workers/2, 1) }
+
+// Declare declares the delivery queue on j with its budget (0: this
+// process leaves deliveries to other processes on the database).
+func Declare(j store.Jobs, workers int) error {
+	return j.DeclareQueue(outbox.DeliverQueue, workers)
+}
+
+// inFlight counts the attempts running in this process per company and
+// per webhook, against their caps.
+type inFlight struct {
+	perCompany, perEndpoint int
+
+	mu       sync.Mutex
+	company  map[string]int
+	endpoint map[string]int
+}
+
+func newInFlight(perCompany, perEndpoint int) *inFlight {
+	return &inFlight{perCompany: perCompany, perEndpoint: perEndpoint, company: map[string]int{}, endpoint: map[string]int{}}
+}
+
+// acquire takes a slot of the company and of its webhook, or reports
+// false when either is at its cap; release gives a taken slot back.
+func (f *inFlight) acquire(empresaID, webhookID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.company[empresaID] >= f.perCompany || f.endpoint[webhookID] >= f.perEndpoint {
+		return false
+	}
+	f.company[empresaID]++
+	f.endpoint[webhookID]++
+	return true
+}
+
+func (f *inFlight) release(empresaID, webhookID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.company[empresaID]--; f.company[empresaID] <= 0 {
+		delete(f.company, empresaID)
+	}
+	if f.endpoint[webhookID]--; f.endpoint[webhookID] <= 0 {
+		delete(f.endpoint, webhookID)
+	}
+}
+
+// maxSnooze bounds how long an attempt over a cap waits at a time.
+const maxSnooze = 5 * time.Minute
+
+// snoozeFor is how long an attempt over a cap waits before it asks
+// again, after it has waited snoozes times already: one attempt's bound
+// (the longest a slot can stay taken) more each time, plus up to as much
+// again of jitter, at most maxSnooze. Waiting longer each time, as
+// Sidekiq's concurrency limiter does, keeps a long line behind a receiver
+// that hangs from asking ever more often.
+func (d *Deliverer) snoozeFor(snoozes int) time.Duration {
+	base := time.Duration(min(snoozes+1, 1000)) * d.cfg.Timeout
+	return min(base+time.Duration(d.cfg.Rand()*float64(base)), maxSnooze)
+}
+
+// allowPing takes one of the webhook's pings, or answers a RATE_LIMITED
+// fault.Error saying when the next one is allowed.
+func (d *Deliverer) allowPing(webhookID string) error {
+	ok, wait := d.pings.Allow(webhookID, d.now())
+	if ok {
+		return nil
+	}
+	return fault.Throttled(fmt.Sprintf("a webhook accepts at most %d pings a minute", PingsPerMinute), wait)
+}
