@@ -84,6 +84,7 @@ func Run(t *testing.T, b Backend) {
 		t.Run("Periodic", h.testJobsPeriodic)
 		t.Run("Registration", h.testJobsRegistration)
 		t.Run("Running", h.testJobsRunning)
+		t.Run("CompleteInTx", h.testJobsCompleteInTx)
 		t.Run("Rescue", h.testJobsRescue)
 	})
 }
