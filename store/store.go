@@ -502,6 +502,15 @@ type Tx interface {
 	// be the default one or declared (Jobs.DeclareQueue), else it fails
 	// with ErrUnknownQueue.
 	Enqueue(ctx context.Context, args JobArgs, opts *JobOpts) (*JobResult, error)
+	// CompleteJob marks the job that ctx belongs to (the context a
+	// Worker's Work was given, or one derived from it) completed in this
+	// transaction. Once the transaction commits the job is done, even if
+	// the process dies before Work returns, so the runner does not rescue
+	// and run it again: a job whose last transaction enqueues the next
+	// step of a chain calls it there, lest a crash between that commit and
+	// the job's own completion leave two runs carrying the chain on. Work
+	// should return nil afterwards. Outside a job's Work it does nothing.
+	CompleteJob(ctx context.Context) error
 }
 
 // Empresas yields every company r lists (ListEmpresas), page by page,

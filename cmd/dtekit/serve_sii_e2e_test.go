@@ -1,12 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,9 +22,13 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/pgtest"
+	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/postgres"
 	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/webhook"
 )
 
 // e2eBody is an emission request of tipo with auto_send: a factura's
@@ -49,15 +61,186 @@ func e2eScript(folio int64) (siitest.Outcome, string, string) {
 	return siitest.Outcome{}, "aceptado", "dte.accepted"
 }
 
-// TestServeSubmitKill9: the built "dtekit serve --demo", sending to a fake
-// SII in this process through DTEKIT_SII_URL, takes 200 documents of four
-// types over HTTP, is killed with SIGKILL while they are on their way and
-// restarted on the same data directory. Every document then reaches the
-// state its script says with tracking and sii_status filled, its events
-// are dte.created and one outcome event, and the fake received each
-// document in exactly one envelope: nothing that got a track id was
-// uploaded again. Facturas and notas whose track id the kill (or a
-// timeout) lost get it back through getEstDteAv and carry it.
+// holdingSII serves a fake SII on loopback and, once armed, holds uploads
+// open until the client goes away (the server is killed): it reads an
+// upload's whole body (only then does net/http notice a client leaving),
+// waits, and then either drops the request, as if the upload had been cut
+// before the SII filed it, or hands it to the fake, which files the
+// envelope and answers a connection nobody reads any more.
+type holdingSII struct {
+	next http.Handler
+	srv  *httptest.Server
+
+	mu                              sync.Mutex
+	armed, held, dropped, forwarded int
+	droppedDigests                  []string      // SHA-256 of each dropped upload's envelope
+	released                        chan struct{} // one value per held request let go
+}
+
+// envelopeDigest is the hex SHA-256 of the archivo part of an upload's
+// multipart body (the envelope as uploaded); empty when there is none.
+func envelopeDigest(contentType string, body []byte) string {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			return ""
+		}
+		if p.FormName() == "archivo" {
+			b, err := io.ReadAll(p)
+			if err != nil {
+				return ""
+			}
+			sum := sha256.Sum256(b)
+			return hex.EncodeToString(sum[:])
+		}
+	}
+}
+
+func newHoldingSII(fake *siitest.Fake) *holdingSII {
+	h := &holdingSII{next: fake.Handler(), released: make(chan struct{}, 1000)}
+	h.srv = httptest.NewServer(h)
+	return h
+}
+
+// hold arms the next n uploads.
+func (h *holdingSII) hold(n int) {
+	h.mu.Lock()
+	h.armed += n
+	h.mu.Unlock()
+}
+
+// holding reports how many uploads have been held so far.
+func (h *holdingSII) holding() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.held
+}
+
+// disarm holds no more uploads and reports how many were held.
+func (h *holdingSII) disarm() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.armed = 0
+	return h.held
+}
+
+func (h *holdingSII) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	upload := r.Method == http.MethodPost && (r.URL.Path == sii.PathUpload || r.URL.Path == sii.PathBoletaEnvio)
+	h.mu.Lock()
+	hold := upload && h.armed > 0
+	n := 0
+	if hold {
+		h.armed--
+		h.held++
+		n = h.held
+	}
+	h.mu.Unlock()
+	if !hold {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	defer func() { h.released <- struct{}{} }()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	select {
+	case <-r.Context().Done():
+	case <-time.After(time.Minute):
+	}
+	if n%2 == 1 {
+		h.mu.Lock()
+		h.dropped++
+		h.droppedDigests = append(h.droppedDigests, envelopeDigest(r.Header.Get("Content-Type"), body))
+		h.mu.Unlock()
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+			}
+		}
+		return
+	}
+	h.mu.Lock()
+	h.forwarded++
+	h.mu.Unlock()
+	r2 := r.Clone(context.WithoutCancel(r.Context()))
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	h.next.ServeHTTP(w, r2)
+}
+
+// hookCounter is a webhook receiver on loopback that counts the deliveries
+// of each event id and remembers each event's type and document.
+type hookCounter struct {
+	srv *httptest.Server
+
+	mu         sync.Mutex
+	deliveries map[string]int       // event id → deliveries received
+	events     map[string]hookEvent // event id → what it reports
+}
+
+type hookEvent struct {
+	typ   string
+	dteID string
+}
+
+func newHookCounter(t *testing.T) *hookCounter {
+	h := &hookCounter{deliveries: map[string]int{}, events: map[string]hookEvent{}}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		id := r.Header.Get("webhook-id")
+		ev, perr := webhook.ParseEvent(body)
+		if err != nil || perr != nil || id == "" {
+			t.Errorf("webhook delivery %q: %v %v: %s", id, err, perr, body)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		d, _ := ev.DTE()
+		h.mu.Lock()
+		h.deliveries[id]++
+		h.events[id] = hookEvent{typ: string(ev.Type), dteID: d.ID}
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	return h
+}
+
+// byDTE returns, per document, the distinct event ids received of each
+// type.
+func (h *hookCounter) byDTE() map[string]map[string][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]map[string][]string{}
+	for id, e := range h.events {
+		if out[e.dteID] == nil {
+			out[e.dteID] = map[string][]string{}
+		}
+		out[e.dteID][e.typ] = append(out[e.dteID][e.typ], id)
+	}
+	return out
+}
+
+// TestServeSubmitKill9 and TestServeSubmitKill9Postgres: the built "dtekit
+// serve --demo" (on a SQLite file, or on PostgreSQL), sending to a fake
+// SII in this process through DTEKIT_SII_URL with the production rescue
+// delay (store.DefaultRescueAfter), takes 200 documents of four types over
+// HTTP with a webhook on loopback subscribed to their events, is killed
+// with SIGKILL while they are on their way and restarted on the same data.
+// At the kill some uploads are held open by the fake: half of them it
+// then drops (the upload never reached the SII), half it files (the SII
+// got it, its answer was lost).
+//
+// Every document then reaches, within four minutes of the restart, the
+// state its script says with tracking and sii_status filled; its events
+// are dte.created and one outcome event, each recorded once and delivered
+// to the webhook under one event id; and the fake filed each document in
+// exactly one envelope: nothing that got a track id was uploaded again.
+// Facturas and notas whose track id the kill (or a timeout) lost get it
+// back through getEstDteAv and carry it.
 //
 // Boletas (39, 41) are the exception the protocol forces: the boleta API
 // has no query that returns a lost track id, and getEstDte knows a boleta
@@ -67,14 +250,27 @@ func e2eScript(folio int64) (siitest.Outcome, string, string) {
 // rejected it is sent again. Both are counted and logged.
 func TestServeSubmitKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary for about two minutes; skipped with -short")
+		t.Skip("builds and runs the binary for about three minutes; skipped with -short")
 	}
+	t.Parallel() // mostly waiting for the rescue, beside the PostgreSQL run
+	submitKill9(t, "")
+}
+
+func TestServeSubmitKill9Postgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary on PostgreSQL for about three minutes; skipped with -short")
+	}
+	t.Parallel()
+	submitKill9(t, pgtest.URL(t))
+}
+
+// submitKill9 runs the test on SQLite (dbURL empty) or PostgreSQL.
+func submitKill9(t *testing.T, dbURL string) {
 	const n = 200
 	tipos := []int{33, 34, 39, 41}
 	// Envelopes also advance with time, polled or not, as at the SII: an
 	// envelope whose track id a crash lost still gets reviewed.
-	fake := siitest.New(siitest.Options{Steps: []string{"SOK", "FOK"}, StepEvery: 500 * time.Millisecond}).Start()
-	defer fake.Close()
+	fake := siitest.New(siitest.Options{Steps: []string{"SOK", "FOK"}, StepEvery: 500 * time.Millisecond})
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	for _, tipo := range tipos {
 		for f := int64(1); f <= n/int64(len(tipos))+10; f++ {
@@ -82,14 +278,29 @@ func TestServeSubmitKill9(t *testing.T) {
 			fake.Script(dtetest.EmisorRUT, tipo, f, o)
 		}
 	}
-	env := []string{siiURLEnv + "=" + fake.Endpoints().Classic, rescueAfterEnv + "=1m"}
+	siiSrv := newHoldingSII(fake)
+	defer siiSrv.srv.Close()
+	hooks := newHookCounter(t)
+	defer hooks.srv.Close()
+	// No DTEKIT_JOBS_RESCUE_AFTER: a job the kill left running is rescued
+	// after the production delay.
+	env := []string{siiURLEnv + "=" + siiSrv.srv.URL}
+	if dbURL != "" {
+		env = append(env, "DTEKIT_DATABASE_URL="+dbURL, "DTEKIT_KEK="+hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
+	}
+	flags := []string{"--webhook-allow-loopback"}
 
 	bin := buildDtekit(t)
 	data := filepath.Join(t.TempDir(), "data")
-	p := startServe(t, bin, data, env...)
+	p := startServeFlags(t, bin, data, flags, env...)
 	demo := readDemoFile(t, data)
 	client := &http.Client{Timeout: 30 * time.Second}
 	api := p.base + "/api/v1/billing"
+	status, body := call(t, client, "POST", api+"/webhooks", demo.APIKey,
+		[]byte(`{"url":"`+hooks.srv.URL+`/hook","events":["dte.created","dte.accepted","dte.rejected","dte.repaired"]}`))
+	if status != 201 {
+		t.Fatalf("creating the webhook: %d %s", status, body)
+	}
 
 	type doc struct {
 		id, estado, event string
@@ -128,27 +339,14 @@ func TestServeSubmitKill9(t *testing.T) {
 		t.FailNow()
 	}
 	emitted := time.Since(start)
-	// Make the next two uploads of each kind succeed at the fake (track
-	// id given) and never answer, so that the kill leaves envelopes the
-	// server never learned the track id of, the case where a careless
-	// restart would upload them again.
-	hangs := map[siitest.Endpoint]int{}
-	for _, ep := range []siitest.Endpoint{siitest.Upload, siitest.BoletaUpload} {
-		hangs[ep] = len(fake.Requests(ep))
-		fake.Inject(ep, siitest.Fault{Kind: siitest.FaultAcceptThenHang}, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
+	// Hold the next uploads open, and kill the server while they wait for
+	// their answer (the server gives up on an exchange after 5 s).
+	const holds = 8
+	siiSrv.hold(holds)
+	for wait := time.Now().Add(3 * time.Second); time.Now().Before(wait) && siiSrv.holding() < holds; {
+		time.Sleep(20 * time.Millisecond)
 	}
-	for wait := time.Now().Add(10 * time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
-		if len(fake.Requests(siitest.Upload)) >= hangs[siitest.Upload]+2 && len(fake.Requests(siitest.BoletaUpload)) >= hangs[siitest.BoletaUpload]+2 {
-			break
-		}
-	}
-	hung := 0
-	for ep, k := range hangs {
-		hung += min(len(fake.Requests(ep))-k, 2)
-	}
-
-	// Kill the server while documents are on their way: some not yet
-	// uploaded, or uploaded but never polled, and the hung uploads.
+	held := siiSrv.disarm()
 	before := fake.Envelopes()
 	unpolled := 0
 	for _, e := range before {
@@ -157,14 +355,21 @@ func TestServeSubmitKill9(t *testing.T) {
 		}
 	}
 	p.kill(t)
-	t.Logf("%d documents emitted in %.1f s; at the kill the fake had %d envelopes, %d of them never polled, %d uploads accepted and left unanswered",
-		n, emitted.Seconds(), len(before), unpolled, hung)
+	for range held {
+		select {
+		case <-siiSrv.released:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a held upload was not released 30 s after the kill")
+		}
+	}
+	t.Logf("%d documents emitted in %.1f s; at the kill the fake had %d envelopes, %d of them never polled, %d uploads held open (%d then dropped, %d filed)",
+		n, emitted.Seconds(), len(before), unpolled, held, siiSrv.dropped, siiSrv.forwarded)
 	if len(before) == n && unpolled == 0 {
 		t.Fatal("every document was uploaded and polled before the kill: nothing was in flight")
 	}
 
 	restart := time.Now()
-	p = startServe(t, bin, data, env...)
+	p = startServeFlags(t, bin, data, flags, env...)
 	api = p.base + "/api/v1/billing" // a new port
 	type dteView struct {
 		Estado   string
@@ -182,6 +387,8 @@ func TestServeSubmitKill9(t *testing.T) {
 	for i := range pending {
 		pending[i] = i
 	}
+	var inFlight map[string]int   // estado → documents, right after the restart
+	var settledAt []time.Duration // when each document in flight was first seen final
 	deadline := restart.Add(4 * time.Minute)
 	for len(pending) > 0 {
 		var left []int
@@ -194,6 +401,14 @@ func TestServeSubmitKill9(t *testing.T) {
 			got[i] = v
 			if !final[v.Estado] {
 				left = append(left, i)
+			} else if inFlight != nil {
+				settledAt = append(settledAt, time.Since(restart))
+			}
+		}
+		if inFlight == nil {
+			inFlight = map[string]int{}
+			for _, i := range left {
+				inFlight[got[i].Estado]++
 			}
 		}
 		pending = left
@@ -210,6 +425,31 @@ func TestServeSubmitKill9(t *testing.T) {
 		}
 	}
 	settled := time.Since(restart)
+	// settledAt is in order: a document is seen final once.
+	pct := func(p int) float64 {
+		if len(settledAt) == 0 {
+			return 0
+		}
+		return settledAt[(len(settledAt)-1)*p/100].Seconds()
+	}
+	// Each document's outcome event reaches the webhook too.
+	for {
+		byDTE, missing := hooks.byDTE(), 0
+		for _, d := range docs {
+			if h := byDTE[d.id]; len(h["dte.created"]) == 0 || len(h) < 2 {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			p.kill(t)
+			t.Fatalf("%d documents' events not delivered to the webhook 4 minutes after the restart", missing)
+		}
+		time.Sleep(time.Second)
+	}
+	delivered := time.Since(restart)
 	p.stop(t)
 
 	// DTEUpload's track ids are zero-padded to ten digits; the boleta
@@ -287,45 +527,85 @@ func TestServeSubmitKill9(t *testing.T) {
 	if len(perDoc) != n {
 		t.Errorf("the fake received %d documents, want %d", len(perDoc), n)
 	}
+	// An upload the kill cut short went again with the same bytes (the
+	// envelope stored before the first attempt), and the fake filed those
+	// bytes once.
+	filed := map[string]int{}
+	for _, e := range fake.Envelopes() {
+		sum := sha256.Sum256(e.Raw)
+		filed[hex.EncodeToString(sum[:])]++
+	}
+	for _, dg := range siiSrv.droppedDigests {
+		if filed[dg] != 1 {
+			t.Errorf("an upload dropped at the kill (envelope SHA-256 %s) was filed %d times afterwards, want once", dg, filed[dg])
+		}
+	}
 
-	// Events once per transition, read from the stopped server's file.
+	// Events once per transition, read from the stopped server's records,
+	// and delivered to the webhook under those ids.
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(data, sqlite.FileName), nil)
+	var st store.Store
+	var err error
+	if dbURL == "" {
+		st, err = sqlite.Open(ctx, filepath.Join(data, sqlite.FileName), nil)
+	} else {
+		st, err = postgres.Open(ctx, dbURL, nil)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	counts := map[string]map[string]int{}
+	recorded := map[string]map[string][]string{} // dte id → type → event ids
 	for cursor := ""; ; {
 		page, err := st.ListEvents(ctx, demo.EmpresaID, store.ListFilter{Cursor: cursor, Limit: store.MaxLimit})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range page.Items {
-			for _, d := range docs {
-				if strings.Contains(string(e.Payload), d.id) {
-					if counts[d.id] == nil {
-						counts[d.id] = map[string]int{}
-					}
-					counts[d.id][e.Type]++
-				}
+			ev, err := webhook.ParseEvent(e.Payload)
+			if err != nil || !ev.Type.IsDTE() {
+				continue
 			}
+			d, err := ev.DTE()
+			if err != nil {
+				t.Fatalf("event %s: %v", e.ID, err)
+			}
+			if recorded[d.ID] == nil {
+				recorded[d.ID] = map[string][]string{}
+			}
+			recorded[d.ID][e.Type] = append(recorded[d.ID][e.Type], e.ID)
 		}
 		if cursor = page.NextCursor; cursor == "" {
 			break
 		}
 	}
+	counts := func(m map[string][]string) string {
+		var types []string
+		for k, v := range m {
+			types = append(types, fmt.Sprintf("%s×%d", k, len(v)))
+		}
+		sort.Strings(types)
+		return strings.Join(types, " ")
+	}
+	byDTE := hooks.byDTE()
+	redelivered := 0
 	for _, d := range docs {
-		c := counts[d.id]
-		if len(c) != 2 || c["dte.created"] != 1 || c[d.event] != 1 {
-			var types []string
-			for k, v := range c {
-				types = append(types, fmt.Sprintf("%s×%d", k, v))
-			}
-			sort.Strings(types)
-			t.Errorf("tipo %d folio %d: events %v, want dte.created and %s once each", d.tipo, d.folio, types, d.event)
+		c := recorded[d.id]
+		if len(c) != 2 || len(c["dte.created"]) != 1 || len(c[d.event]) != 1 {
+			t.Errorf("tipo %d folio %d: events recorded %s, want dte.created and %s once each", d.tipo, d.folio, counts(c), d.event)
+			continue
+		}
+		h := byDTE[d.id]
+		if len(h) != 2 || !slices.Equal(h["dte.created"], c["dte.created"]) || !slices.Equal(h[d.event], c[d.event]) {
+			t.Errorf("tipo %d folio %d: event ids delivered %v, recorded %v", d.tipo, d.folio, h, c)
 		}
 	}
+	hooks.mu.Lock()
+	for _, k := range hooks.deliveries {
+		redelivered += k - 1
+	}
+	deliveries := len(hooks.deliveries)
+	hooks.mu.Unlock()
 	uploads := len(fake.Requests(siitest.Upload)) + len(fake.Requests(siitest.BoletaUpload))
 	recovered := 0
 	for _, q := range fake.Requests(siitest.EstDteAv) {
@@ -333,6 +613,10 @@ func TestServeSubmitKill9(t *testing.T) {
 			recovered++
 		}
 	}
-	t.Logf("all %d final %.1f s after the restart; the fake recorded %d uploads and %d envelopes; %d track ids given back by getEstDteAv; boleta exceptions: %d rejected boletas sent again, %d with reparos ended aceptado",
-		n, settled.Seconds(), uploads, len(fake.Envelopes()), recovered, resent, reparoLost)
+	backend := "SQLite"
+	if dbURL != "" {
+		backend = "PostgreSQL"
+	}
+	t.Logf("%s: in flight right after the restart %v; of those, half final %.1f s after the restart, 90%% after %.1f s; all %d final after %.1f s, their events delivered after %.1f s; the fake filed %d uploads in %d envelopes (%d held uploads dropped); %d track ids given back by getEstDteAv; %d events delivered, %d of them more than once; boleta exceptions: %d rejected boletas sent again, %d with reparos ended aceptado",
+		backend, inFlight, pct(50), pct(90), n, settled.Seconds(), delivered.Seconds(), uploads, len(fake.Envelopes()), siiSrv.dropped, recovered, deliveries, redelivered, resent, reparoLost)
 }

@@ -44,7 +44,14 @@ func buildDtekit(t *testing.T) string {
 // for its listening line.
 func startServe(t *testing.T, bin, data string, env ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--demo", "--data", data, "--addr", "127.0.0.1:0", "--rate-limit", "-1")
+	return startServeFlags(t, bin, data, nil, env...)
+}
+
+// startServeFlags is startServe with extra flags.
+func startServeFlags(t *testing.T, bin, data string, flags []string, env ...string) *serveProc {
+	t.Helper()
+	args := append([]string{"serve", "--demo", "--data", data, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}, flags...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "DTEKIT_KEK=", "DTEKIT_DATABASE_URL=")
 	cmd.Env = append(cmd.Env, env...)
 	stdout, err := cmd.StdoutPipe()

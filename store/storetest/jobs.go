@@ -398,6 +398,68 @@ func rescueChild(t *testing.T, b Backend, loc string) {
 	t.Fatal("child: not killed within 3 minutes")
 }
 
+// testJobsCompleteInTx: a job that completes itself with CompleteJob in a
+// Write is completed as soon as that Write commits, while its Work still
+// runs (a crash from then on cannot make the runner run it again), and
+// stays completed once Work returns; completed in a Write that rolls back,
+// it is still running. Outside a job's Work, CompleteJob does nothing.
+func (h *harness) testJobsCompleteInTx(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	errNo := errors.New("no")
+	wrote := make(chan error)
+	release := make(chan struct{})
+	if err := s.Jobs().Register(store.Worker{Kind: testArgs{}.Kind(), Work: func(ctx context.Context, j *store.Job) error {
+		args, err := store.DecodeArgs[testArgs](j)
+		if err != nil {
+			return err
+		}
+		err = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			if err := tx.CompleteJob(ctx); err != nil {
+				return err
+			}
+			if args.Tag == "rollback" {
+				return errNo
+			}
+			return nil
+		})
+		wrote <- err
+		<-release
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.CompleteJob(ctx) })
+	startJobs(t, s)
+	for _, c := range []struct {
+		tag, state string
+		err        error
+	}{{"commit", store.JobCompleted, nil}, {"rollback", store.JobRunning, errNo}} {
+		res, err := s.Jobs().Enqueue(ctx, testArgs{N: 1, Tag: c.tag}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-wrote:
+			wantErr(t, err, c.err, c.tag+" Write")
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the job did not run within 30 s", c.tag)
+		}
+		info, err := s.Jobs().Job(ctx, res.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State != c.state || info.Attempt != 1 {
+			t.Errorf("%s: while Work still runs, after its Write: %s attempt %d, want %s attempt 1", c.tag, info.State, info.Attempt, c.state)
+		}
+		release <- struct{}{}
+		info = waitJob(t, s, res.ID, 30*time.Second, "completion", stateIs(store.JobCompleted))
+		if info.Attempt != 1 || len(info.Errors) != 0 {
+			t.Errorf("%s: once Work returned: attempt %d, errors %v; want attempt 1 and no error", c.tag, info.Attempt, info.Errors)
+		}
+	}
+}
+
 // testJobsRescue: a child process takes a job and is killed -9 while
 // running it; the job stays running until this process's runner, with a
 // short rescue delay, schedules it again and runs it to completion.

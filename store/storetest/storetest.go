@@ -94,6 +94,7 @@ func Run(t *testing.T, b Backend) {
 		t.Run("QueueIsolation", h.testJobsQueueIsolation)
 		t.Run("Snooze", h.testJobsSnooze)
 		t.Run("Running", h.testJobsRunning)
+		t.Run("CompleteInTx", h.testJobsCompleteInTx)
 		t.Run("Rescue", h.testJobsRescue)
 	})
 }

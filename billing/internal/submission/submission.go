@@ -118,6 +118,20 @@ const (
 	stepPoll   = "poll"
 )
 
+// stepTimeout bounds one step. A step makes two or three exchanges with
+// the SII, and at most eight (seed, token and a new seed after a timed-out
+// one; the call and its repeat with a fresh token; the same for
+// getEstDte), each bounded by Config.Timeout: the bound is eight of them
+// and room for the store, but never more than the store's default rescue
+// delay. The runner rescues a job a crashed process left running only
+// once its timeout has passed too, so with the SII's default timeout
+// (which would give 4 min 10 s) every step under way at a crash goes on
+// within two minutes. A step cut short is safe to run again (an upload
+// left without an answer is reconciled, see interrupted).
+func (sb *Submitter) stepTimeout() time.Duration {
+	return min(8*sb.cfg.Timeout+10*time.Second, store.DefaultRescueAfter)
+}
+
 // submitArgs is one step of a document's submission. N counts the earlier
 // runs of the same step and picks the pause before the next one: waiting
 // for the SII is a new job, not a retry, so it never uses up attempts.
@@ -161,13 +175,8 @@ func (sb *Submitter) Register(j store.Jobs) error {
 		// Failures here are the store's, or a crash's (the SII's are
 		// handled by scheduling the next step); retry them briskly, and
 		// forever at a minute.
-		Retry: []time.Duration{5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute},
-		// A step makes at most eight exchanges (seed, token and a new
-		// seed after a timed-out one; the call and its repeat with a
-		// fresh token; the same for getEstDte). The runner rescues a job
-		// of a crashed process only after this timeout, so it is kept
-		// tight.
-		Timeout: 8*sb.cfg.Timeout + 10*time.Second,
+		Retry:   []time.Duration{5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute},
+		Timeout: sb.stepTimeout(),
 	})
 	if err != nil {
 		return fmt.Errorf("billing: registering %s: %w", submitKind, err)
@@ -239,8 +248,11 @@ func after(schedule []time.Duration, n int) time.Duration {
 }
 
 // next enqueues the following step in tx (RejectedAt carries over to
-// polls).
+// polls), and completes the running step's job in it (stepDone).
 func (sb *Submitter) next(ctx context.Context, tx store.Tx, a submitArgs, step string, n int) error {
+	if err := stepDone(ctx, tx); err != nil {
+		return err
+	}
 	schedule := sb.cfg.PollBackoff
 	if step == stepUpload {
 		schedule = sb.cfg.UploadBackoff
@@ -289,8 +301,19 @@ func deref[T any](p *T) (v T) {
 	return v
 }
 
-// transition moves a locked document to a final state with its event.
+// stepDone completes, in tx, the job of the step that runs: the
+// transaction that schedules the next step (or settles the document) ends
+// this one, so a crash right after it commits cannot make the runner
+// rescue this step and run it beside the next (two uploads of one
+// envelope, two chains of polls).
+func stepDone(ctx context.Context, tx store.Tx) error { return tx.CompleteJob(ctx) }
+
+// transition moves a locked document to a final state with its event,
+// and completes the running step's job in tx (stepDone).
 func (sb *Submitter) transition(ctx context.Context, tx store.Tx, d *store.DTE, estado dte.Estado) error {
+	if err := stepDone(ctx, tx); err != nil {
+		return err
+	}
 	d.Estado = string(estado)
 	d.UpdatedAt = time.Time{}
 	if err := tx.UpdateDTE(ctx, d); err != nil {

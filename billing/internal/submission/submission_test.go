@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,5 +130,75 @@ func TestUploadFailureSchedulesTheNext(t *testing.T) {
 	}
 	if n := f.queued(t); n != 1 {
 		t.Errorf("%d jobs after a failed upload, want the next upload", n)
+	}
+}
+
+// freezingStore is a store whose Write, once armed, does not return after
+// its transaction has committed until released: the process is as good as
+// killed right after that commit, and the test reads what the database
+// says then.
+type freezingStore struct {
+	store.Store
+	armed   atomic.Bool
+	frozen  chan struct{}
+	release chan struct{}
+}
+
+func (s *freezingStore) Write(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	err := s.Store.Write(ctx, fn)
+	if err == nil && s.armed.CompareAndSwap(true, false) {
+		s.frozen <- struct{}{}
+		<-s.release
+	}
+	return err
+}
+
+// TestStepCompletesItsJobWithTheNext: the transaction that schedules a
+// document's next step also completes the job of the step that scheduled
+// it. Frozen right after that commit (as a process killed there), the
+// upload job is already completed, so the runner will not rescue it and
+// upload beside the next step.
+func TestStepCompletesItsJobWithTheNext(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	fs := &freezingStore{Store: f.st, frozen: make(chan struct{}), release: make(chan struct{})}
+	f.sb.st = fs
+	d := f.addDTE(t, 1, string(dte.EstadoFirmado), true)
+	var jobID int64
+	if err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		res, err := tx.Enqueue(ctx, submitArgs{EmpresaID: f.empresa, DTEID: d.ID, Step: stepUpload}, nil)
+		if err == nil {
+			jobID = res.ID
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The upload step fails (no certificate): its one transaction records
+	// why and schedules the next upload.
+	fs.armed.Store(true)
+	if err := f.st.Jobs().Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stop, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		f.st.Jobs().Stop(stop)
+	}()
+	select {
+	case <-fs.frozen:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upload step did not run within 30 s")
+	}
+	info, err := f.st.Jobs().Job(ctx, jobID)
+	close(fs.release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State != store.JobCompleted {
+		t.Errorf("right after the transaction that scheduled the next upload the upload job is %s, want completed", info.State)
+	}
+	if n := f.queued(t); n != 1 {
+		t.Errorf("%d jobs unfinished after the failed upload, want the next upload alone", n)
 	}
 }

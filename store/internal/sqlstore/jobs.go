@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/dtekit/dtekit/store"
@@ -138,6 +139,20 @@ func (t *tx) Enqueue(ctx context.Context, args store.JobArgs, opts *store.JobOpt
 	return jobResult(res), nil
 }
 
+// CompleteJob completes, in the transaction, the job whose Work ctx
+// belongs to (River's transactional completion: the runner's own
+// completion after Work returns then finds it done and changes nothing).
+func (t *tx) CompleteJob(ctx context.Context) error {
+	job, ok := ctx.Value(runningJobKey{}).(*river.Job[rawArgs])
+	if !ok {
+		return nil
+	}
+	if _, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, t.tx, job); err != nil {
+		return fmt.Errorf("store (%s): completing job %d (%s): %w", t.d.Name, job.ID, job.Kind, err)
+	}
+	return nil
+}
+
 // Enqueue inserts a job in its own transaction.
 func (j *jobs) Enqueue(ctx context.Context, args store.JobArgs, opts *store.JobOpts) (*store.JobResult, error) {
 	if ctx.Value(inWriteKey{}) != nil {
@@ -222,7 +237,12 @@ func snoozes(metadata []byte) int {
 	return m.Snoozes
 }
 
+// runningJobKey carries, in the context of a job's Work, the River job
+// being run, for Tx.CompleteJob.
+type runningJobKey struct{}
+
 func (b *bridge) Work(ctx context.Context, job *river.Job[rawArgs]) error {
+	ctx = context.WithValue(ctx, runningJobKey{}, job)
 	err := b.w.Work(ctx, &store.Job{ID: job.ID, Kind: job.Kind, Args: job.EncodedArgs, Attempt: job.Attempt,
 		MaxAttempts: job.MaxAttempts, CreatedAt: job.CreatedAt.UTC(), Snoozes: snoozes(job.Metadata)})
 	var snooze *store.SnoozeError
