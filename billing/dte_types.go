@@ -17,22 +17,31 @@ type DTE struct {
 	RutReceptor         string      `json:"rut_receptor"`
 	RazonSocialReceptor string      `json:"razon_social_receptor"`
 	FechaEmision        string      `json:"fecha_emision"`
-	MontoNeto           *int64      `json:"monto_neto"`
-	MontoExento         *int64      `json:"monto_exento"`
-	TasaIVA             dte.Decimal `json:"tasa_iva,omitempty"`
-	IVA                 *int64      `json:"iva"`
-	MontoTotal          int64       `json:"monto_total"`
+	Montos
+	Detalle      []dte.LineaDetalle `json:"detalle"`
+	Referencias  []dte.Referencia   `json:"referencias,omitempty"`
+	Tracking     *Tracking          `json:"tracking,omitempty"`
+	SIIStatus    *SIIStatus         `json:"sii_status,omitempty"`
+	XMLDocumento string             `json:"xml_documento,omitempty"`
+	Metadata     map[string]any     `json:"metadata,omitempty"`
+	CreatedAt    time.Time          `json:"created_at"`
+	UpdatedAt    time.Time          `json:"updated_at"`
+}
+
+// Montos are a document's amounts (contract §2.2), as a DTE row keeps
+// them once computed. The monto_* fields are pesos: an export document in
+// another currency has the peso amounts of its OtraMoneda conversion
+// (export_data.tpo_cambio) there, monto_exento null and monto_total 0
+// without one, and its own currency's amounts in MontosMonedaExtranjera.
+type Montos struct {
+	MontoNeto   *int64      `json:"monto_neto"`
+	MontoExento *int64      `json:"monto_exento"`
+	TasaIVA     dte.Decimal `json:"tasa_iva,omitempty"`
+	IVA         *int64      `json:"iva"`
+	MontoTotal  int64       `json:"monto_total"`
 	// MontosMonedaExtranjera are an export document's amounts in its own
-	// currency when that is not the peso (the monto_* fields are CLP).
-	MontosMonedaExtranjera *MontosMoneda      `json:"montos_moneda_extranjera,omitempty"`
-	Detalle                []dte.LineaDetalle `json:"detalle"`
-	Referencias            []dte.Referencia   `json:"referencias,omitempty"`
-	Tracking               *Tracking          `json:"tracking,omitempty"`
-	SIIStatus              *SIIStatus         `json:"sii_status,omitempty"`
-	XMLDocumento           string             `json:"xml_documento,omitempty"`
-	Metadata               map[string]any     `json:"metadata,omitempty"`
-	CreatedAt              time.Time          `json:"created_at"`
-	UpdatedAt              time.Time          `json:"updated_at"`
+	// currency when that is not the peso.
+	MontosMonedaExtranjera *MontosMoneda `json:"montos_moneda_extranjera,omitempty"`
 }
 
 // MontosMoneda are an export document's amounts in the currency it was

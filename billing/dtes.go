@@ -28,7 +28,7 @@ func apiEstado(s string) dte.Estado {
 func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 	out := &DTE{ID: d.ID, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
-		MontoTotal: d.MontoTotal, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
+		Montos: Montos{MontoTotal: d.MontoTotal}, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
 	// Only the request's lines and references are shown: its metadata
 	// has a column of its own (read below) and is not decoded twice.
 	var req struct {
@@ -45,12 +45,12 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 		out.Referencias = req.Referencias
 	}
 	if len(d.Totals) > 0 {
-		var t storedTotals
+		var t Montos
 		if err := json.Unmarshal(d.Totals, &t); err != nil {
 			return nil, fmt.Errorf("billing: DTE %s: stored totals: %w", d.ID, err)
 		}
-		out.MontoNeto, out.MontoExento, out.TasaIVA, out.IVA = t.MontoNeto, t.MontoExento, t.TasaIVA, t.IVA
-		out.MontosMonedaExtranjera = t.MontosMonedaExtranjera
+		t.MontoTotal = d.MontoTotal
+		out.Montos = t
 	}
 	if len(d.Tracking) > 0 {
 		t, err := outbox.ParseTracking(d.Tracking)

@@ -17,31 +17,14 @@ import (
 	"github.com/dtekit/dtekit/webhook"
 )
 
-// storedTotals is what a DTE row keeps of its computed totals: the amounts
-// of contract §2.2.
-type storedTotals struct {
-	MontoNeto   *int64      `json:"monto_neto"`
-	MontoExento *int64      `json:"monto_exento"`
-	TasaIVA     dte.Decimal `json:"tasa_iva,omitempty"`
-	IVA         *int64      `json:"iva"`
-	MontoTotal  int64       `json:"monto_total"`
-	// MontosMonedaExtranjera are an export document's amounts in its own
-	// currency, when that is not the peso.
-	MontosMonedaExtranjera *MontosMoneda `json:"montos_moneda_extranjera,omitempty"`
-}
-
 // pesoCL is the SII's name of the Chilean peso (TpoMoneda).
 const pesoCL = "PESO CL"
 
-// totalsOf keeps a document's amounts in pesos: the contract's monto_*
-// fields are CLP. An export document in another currency has its own
-// amounts in MontosMonedaExtranjera; its monto_exento and monto_total are
-// the peso amounts of its OtraMoneda conversion (export_data.tpo_cambio),
-// and without a conversion there is no peso amount: monto_exento is null
-// and monto_total 0.
-func totalsOf(t *dte.Totals) storedTotals {
+// totalsOf is what a DTE row keeps of a document's computed totals: its
+// Montos (see there for export documents in another currency).
+func totalsOf(t *dte.Totals) Montos {
 	tt := t.Totales
-	out := storedTotals{MontoNeto: optInt(tt.MntNeto), MontoExento: optInt(tt.MntExe), TasaIVA: tt.TasaIVA,
+	out := Montos{MontoNeto: optInt(tt.MntNeto), MontoExento: optInt(tt.MntExe), TasaIVA: tt.TasaIVA,
 		IVA: optInt(tt.IVA), MontoTotal: montoCLP(t)}
 	if tt.TpoMoneda != "" && tt.TpoMoneda != pesoCL {
 		m := &MontosMoneda{TpoMoneda: tt.TpoMoneda, MontoExento: tt.MntExe, MontoTotal: tt.MntTotal}
