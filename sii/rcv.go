@@ -33,9 +33,10 @@ import (
 // (taken from third-party clients that read the WSDL).
 const RCVNamespace = "http://ws.registroreclamodte.diii.sdi.sii.cl"
 
-// rcvDateLayout is how the registry writes dates: DD-MM-YYYY HH:MM:SS, in
-// Chile's time.
-const rcvDateLayout = "02-01-2006 15:04:05"
+// RCVDateLayout is how the registry writes dates (event dates, the
+// reception date): DD-MM-YYYY HH:MM:SS, in Chile's time (time.Format
+// layout).
+const RCVDateLayout = "02-01-2006 15:04:05"
 
 // Bounds on the registry's answers: they come from the network and are
 // read as hostile input.
@@ -407,7 +408,7 @@ func readRCVReturn(op string, ret *xmlflat.Node) (*RCVAnswer, []RCVEvent, error)
 		if f[2] != "" {
 			ev.RutResponsable = f[2] + "-" + strings.ToUpper(f[3])
 		}
-		if t, err := time.ParseInLocation(rcvDateLayout, f[4], chile.Location()); err == nil {
+		if t, err := time.ParseInLocation(RCVDateLayout, f[4], chile.Location()); err == nil {
 			ev.At = t
 		}
 		events = append(events, ev)
@@ -425,7 +426,7 @@ func readRCVReception(ret *xmlflat.Node) (*RCVReception, error) {
 	if s == "" {
 		return &RCVReception{}, nil
 	}
-	t, err := time.ParseInLocation(rcvDateLayout, s, chile.Location())
+	t, err := time.ParseInLocation(RCVDateLayout, s, chile.Location())
 	if err != nil {
 		return nil, fmt.Errorf("consultarFechaRecepcionSii: %q is not a DD-MM-YYYY HH:MM:SS date", snippet([]byte(s)))
 	}

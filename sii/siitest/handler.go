@@ -26,6 +26,8 @@ func (f *Fake) Handler() http.Handler {
 	mux.HandleFunc(sii.PathEstDte, f.soap(EstDte, f.getEstDte))
 	mux.HandleFunc(sii.PathEstDteAv, f.soap(EstDteAv, f.getEstDteAv))
 	mux.HandleFunc(sii.PathUpload, f.serveUpload)
+	mux.HandleFunc(sii.PathRCV, f.serveRCV)
+	mux.HandleFunc(sii.PathRCVCert, f.serveRCV)
 	mux.HandleFunc("GET "+sii.PathBoletaSeed, f.serveBoletaSeed)
 	mux.HandleFunc("POST "+sii.PathBoletaToken, f.serveBoletaToken)
 	mux.HandleFunc("POST "+sii.PathBoletaEnvio, f.serveBoletaUpload)
