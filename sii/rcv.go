@@ -208,40 +208,18 @@ func (c *Client) RegisterRCV(ctx context.Context, doc RCVDocument, action RCVAct
 	if !action.Registrable() {
 		return nil, fmt.Errorf("sii: %s: accionDoc %q is not one of ACD, RCD, ERM, RFP, RFT", op, action)
 	}
-	params, err := doc.params(op)
-	if err != nil {
-		return nil, err
-	}
-	ret, raw, err := c.callRCV(ctx, op, append(params, soapParam{"accionDoc", string(action)})...)
-	if err != nil {
-		return nil, err
-	}
-	a, _, err := readRCVReturn(op, ret)
-	if err != nil {
-		return nil, c.rcvMalformed(op, err)
-	}
-	a.Raw = raw
-	return a, nil
+	a, _, err := c.askRCV(ctx, op, doc, soapParam{"accionDoc", string(action)})
+	return a, err
 }
 
 // RCVEvents lists doc's events (listarEventosHistDoc): codResp 15 with the
 // events, 16 when there are none, or another code that says why not.
 // Transport errors are retried per Config.Retries.
 func (c *Client) RCVEvents(ctx context.Context, doc RCVDocument) (*RCVHistory, error) {
-	const op = "listarEventosHistDoc"
-	params, err := doc.params(op)
+	a, events, err := c.askRCV(ctx, "listarEventosHistDoc", doc)
 	if err != nil {
 		return nil, err
 	}
-	ret, raw, err := c.callRCV(ctx, op, params...)
-	if err != nil {
-		return nil, err
-	}
-	a, events, err := readRCVReturn(op, ret)
-	if err != nil {
-		return nil, c.rcvMalformed(op, err)
-	}
-	a.Raw = raw
 	return &RCVHistory{RCVAnswer: *a, Events: events}, nil
 }
 
@@ -250,21 +228,27 @@ func (c *Client) RCVEvents(ctx context.Context, doc RCVDocument) (*RCVHistory, e
 // another code that says why the SII did not tell. Transport errors are
 // retried per Config.Retries.
 func (c *Client) RCVCedible(ctx context.Context, doc RCVDocument) (*RCVAnswer, error) {
-	const op = "consultarDocDteCedible"
+	a, _, err := c.askRCV(ctx, "consultarDocDteCedible", doc)
+	return a, err
+}
+
+// askRCV calls an operation that answers a codResp about doc, with extra
+// parts after the document's, and reads the answer.
+func (c *Client) askRCV(ctx context.Context, op string, doc RCVDocument, extra ...soapParam) (*RCVAnswer, []RCVEvent, error) {
 	params, err := doc.params(op)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ret, raw, err := c.callRCV(ctx, op, params...)
+	ret, raw, err := c.callRCV(ctx, op, append(params, extra...)...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	a, _, err := readRCVReturn(op, ret)
+	a, events, err := readRCVReturn(op, ret)
 	if err != nil {
-		return nil, c.rcvMalformed(op, err)
+		return nil, nil, c.rcvMalformed(op, err)
 	}
 	a.Raw = raw
-	return a, nil
+	return a, events, nil
 }
 
 // RCVReceptionDate asks when the SII received doc

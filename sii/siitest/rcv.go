@@ -1,7 +1,6 @@
 package siitest
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -393,14 +392,7 @@ func (f *Fake) serveRCV(w http.ResponseWriter, r *http.Request) {
 		f.result(idx, "codResp %d", codResp)
 		inner = rcvReturn(codResp, xxx, events)
 	}
-	out := f.rcvResponse(op, inner)
-	if fault.Kind == FaultAcceptThenHang {
-		hang(r.Context())
-		reset(w)
-		return
-	}
-	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
-	w.Write(out)
+	f.reply(w, r, fault, f.rcvResponse(op, inner))
 }
 
 // rcvAnswer runs an action or a query other than the reception date.
@@ -461,15 +453,8 @@ func rcvReturn(code int, xxx sii.RCVAction, events []sii.RCVEvent) string {
 // rcvResponse wraps a <return> in the JAX-WS answer the registry sends
 // (in ISO-8859-1 bytes under a UTF-8 declaration with Quirks.Latin1).
 func (f *Fake) rcvResponse(op, inner string) []byte {
-	var b bytes.Buffer
-	b.WriteString(`<?xml version='1.0' encoding='UTF-8'?>`)
-	b.WriteString(`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body>`)
-	b.WriteString(`<ns2:` + op + `Response xmlns:ns2="` + sii.RCVNamespace + `"><return>` + inner + `</return></ns2:` + op + `Response>`)
-	b.WriteString(`</S:Body></S:Envelope>`)
-	if f.opts.Quirks.Latin1 {
-		if l1, err := xmlflat.ToLatin1(b.String()); err == nil {
-			return l1
-		}
-	}
-	return b.Bytes()
+	return f.encode(`<?xml version='1.0' encoding='UTF-8'?>` +
+		`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body>` +
+		`<ns2:` + op + `Response xmlns:ns2="` + sii.RCVNamespace + `"><return>` + inner + `</return></ns2:` + op + `Response>` +
+		`</S:Body></S:Envelope>`)
 }
