@@ -39,6 +39,9 @@ Connection flags [conn]:
                                    $DTEKIT_CERT_PASSWORD, else --cert-password PASS)
   --timeout 30s                    bound on each HTTP exchange
 
+The fake also serves the registry of acceptances and claims ("dtekit rcv"),
+which knows the documents uploaded to it once their review accepted them.
+
 upload --company defaults to the envelope's RutEmisor. Answers are printed as
 JSON with the contract state they map to; the exit status is 0 when the SII
 answered (whatever it said), 1 on errors.
