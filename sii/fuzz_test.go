@@ -113,8 +113,9 @@ var rcvSeeds = []string{
 // FuzzParseRCV feeds arbitrary bodies to the registry's readers, as each
 // of its four operations: never a panic; a failure is a *TransportError
 // (the envelope) or an error (the return); an answer has a code from
-// -999 to 999 whose outcome is the table's, at most MaxRCVEvents events,
-// and a reception date only with a date.
+// -999 to 999 whose outcome is the table's, at most MaxRCVEvents events
+// with bounded texts and a date only where one was written, and a
+// reception date only with a date.
 func FuzzParseRCV(f *testing.F) {
 	for _, s := range rcvSeeds {
 		f.Add([]byte(s))
@@ -144,7 +145,7 @@ func FuzzParseRCV(f *testing.F) {
 				t.Fatalf("%s: answer %+v with %d events", op, a, len(events))
 			}
 			for _, e := range events {
-				if len(e.Desc) > maxRCVText || len(e.AtText) > maxRCVText || (!e.At.IsZero() && e.At.Format(RCVDateLayout) != e.AtText) {
+				if len(e.Desc) > maxRCVText || len(e.AtText) > maxRCVText || (!e.At.IsZero() && e.AtText == "") {
 					t.Fatalf("%s: event %+v", op, e)
 				}
 			}
