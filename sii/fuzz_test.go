@@ -104,9 +104,9 @@ var rcvSeeds = []string{
 	`<?xml version='1.0' encoding='UTF-8'?><S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:ingresarAceptacionReclamoDocResponse xmlns:ns2="http://ws.registroreclamodte.diii.sdi.sii.cl"><return><codResp>0</codResp><descResp>Acción Completada OK</descResp></return></ns2:ingresarAceptacionReclamoDocResponse></S:Body></S:Envelope>`,
 	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:listarEventosHistDocResponse xmlns:ns2="http://ws.registroreclamodte.diii.sdi.sii.cl"><return><codResp>15</codResp><descResp>Listado de eventos del documento</descResp><listaEventosDoc><codEvento>ACD</codEvento><descEvento>Acepta Contenido del Documento</descEvento><rutResponsable>11111111</rutResponsable><dvResponsable>1</dvResponsable><fechaEvento>29-12-2016 12:05:36</fechaEvento></listaEventosDoc><listaEventosDoc><codEvento>ERM</codEvento><fechaEvento>2016-12-29</fechaEvento></listaEventosDoc></return></ns2:listarEventosHistDocResponse></S:Body></S:Envelope>`,
 	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:consultarFechaRecepcionSiiResponse xmlns:ns2="x"><return>28-09-2026 19:02:03</return></ns2:consultarFechaRecepcionSiiResponse></S:Body></S:Envelope>`,
-	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:consultarDocDteCedibleResponse><return><codResp>-1</codResp></return></ns2:consultarDocDteCedibleResponse></S:Body></S:Envelope>`,
+	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:consultarDocDteCedibleResponse xmlns:ns2="x"><return><codResp>-1</codResp></return></ns2:consultarDocDteCedibleResponse></S:Body></S:Envelope>`,
 	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><S:Fault><faultcode>S:Server</faultcode><faultstring>Error de Autenticacion: TOKEN invalido</faultstring></S:Fault></S:Body></S:Envelope>`,
-	`<S:Envelope><S:Body><ns2:listarEventosHistDocResponse><return><codResp>1e3</codResp></return></ns2:listarEventosHistDocResponse></S:Body></S:Envelope>`,
+	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:listarEventosHistDocResponse xmlns:ns2="x"><return><codResp>1e3</codResp></return></ns2:listarEventosHistDocResponse></S:Body></S:Envelope>`,
 	"<html><body>Servicio no disponible</body></html>",
 }
 
