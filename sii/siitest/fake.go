@@ -172,7 +172,9 @@ const (
 	FaultAcceptThenHang
 	// FaultStatus answers an upload with STATUS Code and no track id.
 	FaultStatus
-	// FaultEstado answers a seed or token request with ESTADO Code.
+	// FaultEstado answers a seed or token request with ESTADO Code, a
+	// registry call with codResp Code (consultarFechaRecepcionSii: the
+	// string Code).
 	FaultEstado
 	// FaultLate handles the request as if it arrived Late after it did
 	// (for example a signed seed presented after the seed expired).

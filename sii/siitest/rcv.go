@@ -50,7 +50,8 @@ import (
 // it does not know or the caller may not see. Codes 5, 9 and 19 are never
 // answered: the manual gives no rule that produces them. Fault injection
 // works as for the other services (FaultEstado answers the codResp in
-// Code).
+// Code). The fake does not reproduce the certification host's demand for
+// a production token: it has one token namespace.
 
 // The registry's operations, as endpoints for fault injection and
 // request recording.
