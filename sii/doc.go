@@ -1,6 +1,7 @@
 // Package sii speaks to the web services of Chile's Servicio de Impuestos
 // Internos (SII): authentication (seed, signed seed, token), the upload of
-// signed envelopes, and the queries of an envelope's and a document's state.
+// signed envelopes, the queries of an envelope's and a document's state,
+// and the registry of acceptances and claims of received documents.
 //
 // Two protocols are covered. The classic one, used for every document type
 // except boletas, is a set of Apache Axis SOAP services (CrSeed, GetTokenFromSeed,
@@ -30,4 +31,14 @@
 // (getEstDte) is asked before believing a duplicate's rejection. The mapping
 // from the SII's codes to the contract's DTE states is UploadOutcome,
 // EnvelopeOutcome and DocumentOutcome.
+//
+// The registry of acceptances and claims (registroreclamodteservice, on
+// ws2.sii.cl in certificación and ws1.sii.cl in producción) is where a
+// receptor accepts (ACD) or claims (RCD, RFP, RFT) a document, or gives the
+// Ley 19.983 receipt of goods (ERM), within 8 days of the SII's reception:
+// RegisterRCV, RCVEvents, RCVCedible and RCVReceptionDate. Its answers
+// carry a codResp, read through one table (RCVCodes) into an RCVOutcome.
+// It is a document/literal SOAP service whose token travels only as the
+// TOKEN cookie; the client takes that token from Endpoints.RCVAuth (palena
+// in both environments) and caches it apart from the classic one.
 package sii

@@ -32,6 +32,16 @@ type Endpoints struct {
 	BoletaAPI string
 	// BoletaUpload serves the boleta upload, /recursos/v1/boleta.electronica.envio.
 	BoletaUpload string
+	// RCV serves the registry of acceptances and claims
+	// (registroreclamodteservice), under PathRCVCert in certificación and
+	// PathRCV in producción (ws2.sii.cl and ws1.sii.cl at the SII).
+	RCV string
+	// RCVAuth serves the seed and token services (CrSeed.jws,
+	// GetTokenFromSeed.jws under /DTEWS) whose token the RCV accepts. At
+	// the SII it is palena.sii.cl in both environments: the certification
+	// registry has refused certification tokens since about 2021 (a
+	// third-party finding, LibreDTE issue #72, not the SII's manual).
+	RCVAuth string
 }
 
 // EndpointsFor returns the SII's own addresses for env.
@@ -43,6 +53,8 @@ func EndpointsFor(env Environment) (Endpoints, error) {
 			Upload:       "https://maullin.sii.cl",
 			BoletaAPI:    "https://apicert.sii.cl",
 			BoletaUpload: "https://pangal.sii.cl",
+			RCV:          "https://ws2.sii.cl",
+			RCVAuth:      "https://palena.sii.cl",
 		}, nil
 	case Produccion:
 		return Endpoints{
@@ -50,6 +62,8 @@ func EndpointsFor(env Environment) (Endpoints, error) {
 			Upload:       "https://palena.sii.cl",
 			BoletaAPI:    "https://api.sii.cl",
 			BoletaUpload: "https://rahue.sii.cl",
+			RCV:          "https://ws1.sii.cl",
+			RCVAuth:      "https://palena.sii.cl",
 		}, nil
 	}
 	return Endpoints{}, fmt.Errorf("sii: unknown environment %q (want %q or %q)", env, Certificacion, Produccion)
@@ -58,7 +72,7 @@ func EndpointsFor(env Environment) (Endpoints, error) {
 // SingleHost returns Endpoints that send every service to one base URL, as
 // a test server such as sii/siitest's fake serves them.
 func SingleHost(base string) Endpoints {
-	return Endpoints{Classic: base, Upload: base, BoletaAPI: base, BoletaUpload: base}
+	return Endpoints{Classic: base, Upload: base, BoletaAPI: base, BoletaUpload: base, RCV: base, RCVAuth: base}
 }
 
 // Service paths, fixed by the protocol.
@@ -73,6 +87,10 @@ const (
 	PathBoletaToken = "/recursos/v1/boleta.electronica.token"
 	PathBoletaEnvio = "/recursos/v1/boleta.electronica.envio"
 	PathBoletaDTE   = "/recursos/v1/boleta.electronica"
+	// PathRCV and PathRCVCert are the registry of acceptances and claims
+	// in producción and certificación.
+	PathRCV     = "/WSREGISTRORECLAMODTE/registroreclamodteservice"
+	PathRCVCert = "/WSREGISTRORECLAMODTECERT/registroreclamodteservice"
 )
 
 // withDefaults fills empty fields from def and checks every URL.
@@ -93,7 +111,8 @@ func (e Endpoints) withDefaults(def Endpoints) (Endpoints, error) {
 		v    *string
 		d    string
 	}{{"Classic", &e.Classic, def.Classic}, {"Upload", &e.Upload, def.Upload},
-		{"BoletaAPI", &e.BoletaAPI, def.BoletaAPI}, {"BoletaUpload", &e.BoletaUpload, def.BoletaUpload}} {
+		{"BoletaAPI", &e.BoletaAPI, def.BoletaAPI}, {"BoletaUpload", &e.BoletaUpload, def.BoletaUpload},
+		{"RCV", &e.RCV, def.RCV}, {"RCVAuth", &e.RCVAuth, def.RCVAuth}} {
 		if err := fill(f.name, f.v, f.d); err != nil {
 			return Endpoints{}, err
 		}

@@ -43,7 +43,9 @@ const (
 type TransportError struct {
 	// Op is the operation ("getSeed", "getToken", "upload", "getEstUp",
 	// "getEstDte", "getEstDteAv", "boleta.semilla", "boleta.token", "boleta.envio",
-	// "boleta.estado", "boleta.dte").
+	// "boleta.estado", "boleta.dte", and the registry's
+	// "ingresarAceptacionReclamoDoc", "listarEventosHistDoc",
+	// "consultarDocDteCedible", "consultarFechaRecepcionSii").
 	Op string
 	// URL is the address called.
 	URL string

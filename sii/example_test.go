@@ -72,3 +72,43 @@ func ExampleClient_DocumentStatusAdvanced() {
 	// Output:
 	// recibido false, estado FAU, envelope ""
 }
+
+// ExampleClient_RegisterRCV accepts a received factura in the SII's
+// registry, as its receptor, and shows that a later claim is refused:
+// the first decision stands. The fake knows the document because it was
+// seeded; it would equally know one its issuer uploaded to it.
+func ExampleClient_RegisterRCV() {
+	cert, err := signertest.NewCertificate(nil, signertest.CertOptions{RUT: "11111111-1", Bits: 1024})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fake := siitest.New(siitest.Options{}).Start()
+	defer fake.Close()
+	fake.Register("11111111-1", "76086428-5") // the signer acts for the receptor
+	fake.SeedRCV(siitest.RCVSeed{RutEmisor: "76192083-9", RutReceptor: "76086428-5", Tipo: 33, Folio: 1001})
+
+	client, err := sii.New(sii.Config{Endpoints: fake.Endpoints(), Certificate: cert})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	doc := sii.RCVDocument{RutEmisor: "76192083-9", Tipo: 33, Folio: 1001}
+	for _, action := range []sii.RCVAction{sii.RCVAccept, sii.RCVClaimContent} {
+		a, err := client.RegisterRCV(ctx, doc, action)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s: codResp %d (%s) %s\n", action, a.Code, a.Outcome, a.Desc)
+	}
+	h, err := client.RCVEvents(ctx, doc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range h.Events {
+		fmt.Println("on record:", e.Action, e.Desc, "by", e.RutResponsable)
+	}
+	// Output:
+	// ACD: codResp 0 (recorded) Acción Completada OK
+	// RCD: codResp 11 (conflict) No se puede reclamar DTE previamente aceptado
+	// on record: ACD Acepta Contenido del Documento by 11111111-1
+}

@@ -97,3 +97,58 @@ func FuzzBoletaJSON(f *testing.F) {
 		}
 	})
 }
+
+// rcvSeeds are registry answers: the shapes the fake writes and
+// third-party clients parse, and broken ones.
+var rcvSeeds = []string{
+	`<?xml version='1.0' encoding='UTF-8'?><S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:ingresarAceptacionReclamoDocResponse xmlns:ns2="http://ws.registroreclamodte.diii.sdi.sii.cl"><return><codResp>0</codResp><descResp>Acción Completada OK</descResp></return></ns2:ingresarAceptacionReclamoDocResponse></S:Body></S:Envelope>`,
+	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:listarEventosHistDocResponse xmlns:ns2="http://ws.registroreclamodte.diii.sdi.sii.cl"><return><codResp>15</codResp><descResp>Listado de eventos del documento</descResp><listaEventosDoc><codEvento>ACD</codEvento><descEvento>Acepta Contenido del Documento</descEvento><rutResponsable>11111111</rutResponsable><dvResponsable>1</dvResponsable><fechaEvento>29-12-2016 12:05:36</fechaEvento></listaEventosDoc><listaEventosDoc><codEvento>ERM</codEvento><fechaEvento>2016-12-29</fechaEvento></listaEventosDoc></return></ns2:listarEventosHistDocResponse></S:Body></S:Envelope>`,
+	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:consultarFechaRecepcionSiiResponse xmlns:ns2="x"><return>28-09-2026 19:02:03</return></ns2:consultarFechaRecepcionSiiResponse></S:Body></S:Envelope>`,
+	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:consultarDocDteCedibleResponse xmlns:ns2="x"><return><codResp>-1</codResp></return></ns2:consultarDocDteCedibleResponse></S:Body></S:Envelope>`,
+	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><S:Fault><faultcode>S:Server</faultcode><faultstring>Error de Autenticacion: TOKEN invalido</faultstring></S:Fault></S:Body></S:Envelope>`,
+	`<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><ns2:listarEventosHistDocResponse xmlns:ns2="x"><return><codResp>1e3</codResp></return></ns2:listarEventosHistDocResponse></S:Body></S:Envelope>`,
+	"<html><body>Servicio no disponible</body></html>",
+}
+
+// FuzzParseRCV feeds arbitrary bodies to the registry's readers, as each
+// of its four operations: never a panic; a failure is a *TransportError
+// (the envelope) or an error (the return); an answer has a code from
+// -999 to 999 whose outcome is the table's, at most MaxRCVEvents events
+// with bounded texts and a date only where one was written, and a
+// reception date only with a date.
+func FuzzParseRCV(f *testing.F) {
+	for _, s := range rcvSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, op := range []string{"ingresarAceptacionReclamoDoc", "listarEventosHistDoc", "consultarDocDteCedible", "consultarFechaRecepcionSii"} {
+			ret, err := parseRCVReturn(op, http.StatusOK, http.Header{}, body)
+			if err != nil {
+				if _, ok := err.(*TransportError); !ok {
+					t.Fatalf("%s: error %T is not a *TransportError: %v", op, err, err)
+				}
+				continue
+			}
+			if op == "consultarFechaRecepcionSii" {
+				r, err := readRCVReception(ret)
+				if err == nil && r.Received == r.At.IsZero() {
+					t.Fatalf("reception %+v: Received disagrees with the date", r)
+				}
+				continue
+			}
+			a, events, err := readRCVReturn(op, ret)
+			if err != nil {
+				continue
+			}
+			entry, _ := LookupRCVCode(a.Code)
+			if a.Code < -999 || a.Code > 999 || a.Outcome != entry.Outcome || len(events) > MaxRCVEvents {
+				t.Fatalf("%s: answer %+v with %d events", op, a, len(events))
+			}
+			for _, e := range events {
+				if len(e.Desc) > maxRCVText || len(e.AtText) > maxRCVText || (!e.At.IsZero() && e.AtText == "") {
+					t.Fatalf("%s: event %+v", op, e)
+				}
+			}
+		}
+	})
+}

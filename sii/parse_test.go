@@ -3,7 +3,9 @@ package sii
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestParseEstUpCapture reads a getEstUp answer shaped like the capture in
@@ -99,5 +101,79 @@ func TestParseEstDteAv(t *testing.T) {
 		if e := estDteAvStatus(r).Envelope(); e != "" {
 			t.Errorf("%s: Envelope() = %q, want none", doc, e)
 		}
+	}
+}
+
+// TestRCVRequestShape: a registry call is document/literal, as the
+// third-party clients that read the WSDL write it: the operation element
+// in RCVNamespace, the parts unqualified, without xsi:type, in the WSDL's
+// order (rutEmisor, dvEmisor upper-case, tipoDoc, folio, accionDoc).
+func TestRCVRequestShape(t *testing.T) {
+	params, err := RCVDocument{RutEmisor: "96874030-k", Tipo: 33, Folio: 1001}.params("ingresarAceptacionReclamoDoc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(soapEnvelope(rcvLiteral, "ingresarAceptacionReclamoDoc", append(params, soapParam{"accionDoc", "ACD"})...))
+	want := `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` +
+		`<soapenv:Body><ns1:ingresarAceptacionReclamoDoc xmlns:ns1="http://ws.registroreclamodte.diii.sdi.sii.cl">` +
+		`<rutEmisor>96874030</rutEmisor><dvEmisor>K</dvEmisor><tipoDoc>33</tipoDoc><folio>1001</folio><accionDoc>ACD</accionDoc>` +
+		`</ns1:ingresarAceptacionReclamoDoc></soapenv:Body></soapenv:Envelope>`
+	if got != want {
+		t.Errorf("request\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestParseRCVAnswers reads hand-written registry answers in the shape
+// third-party clients parse: a listing whose second event has a date that
+// is not one (kept as written, no instant), a bare reception date, a
+// codResp that is not a number, too many events, and a fault.
+func TestParseRCVAnswers(t *testing.T) {
+	ret, err := parseRCVReturn("listarEventosHistDoc", http.StatusOK, nil, []byte(rcvSeeds[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, events, err := readRCVReturn("listarEventosHistDoc", ret)
+	if err != nil || a.Code != 15 || a.Outcome != RCVEventsListed || len(events) != 2 {
+		t.Fatalf("%+v %+v %v", a, events, err)
+	}
+	santiago := time.FixedZone("CLST", -3*3600) // Chile's summer time on 2016-12-29
+	if e := events[0]; e.Action != RCVAccept || e.RutResponsable != "11111111-1" || !e.At.Equal(time.Date(2016, 12, 29, 12, 5, 36, 0, santiago)) {
+		t.Errorf("event 0: %+v", e)
+	}
+	if e := events[1]; e.Action != RCVReceipt || !e.At.IsZero() || e.AtText != "2016-12-29" || e.RutResponsable != "" {
+		t.Errorf("event 1: %+v", e)
+	}
+	ret, err = parseRCVReturn("consultarFechaRecepcionSii", http.StatusOK, nil, []byte(rcvSeeds[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := readRCVReception(ret)
+	if err != nil || !r.Received || !r.At.Equal(time.Date(2026, 9, 28, 19, 2, 3, 0, santiago)) ||
+		!r.WindowEnds().Equal(time.Date(2026, 10, 6, 19, 2, 3, 0, santiago)) {
+		t.Errorf("reception %+v %v", r, err)
+	}
+	ret, err = parseRCVReturn("listarEventosHistDoc", http.StatusOK, nil, []byte(rcvSeeds[5]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readRCVReturn("listarEventosHistDoc", ret); err == nil || !strings.Contains(err.Error(), "codResp") {
+		t.Errorf("codResp 1e3: %v", err)
+	}
+	many := `<S:Envelope xmlns:S="s"><S:Body><x:listarEventosHistDocResponse xmlns:x="x"><return><codResp>15</codResp>` +
+		strings.Repeat(`<listaEventosDoc><codEvento>ACD</codEvento></listaEventosDoc>`, MaxRCVEvents+1) +
+		`</return></x:listarEventosHistDocResponse></S:Body></S:Envelope>`
+	if ret, err = parseRCVReturn("listarEventosHistDoc", http.StatusOK, nil, []byte(many)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readRCVReturn("listarEventosHistDoc", ret); err == nil {
+		t.Errorf("%d events read", MaxRCVEvents+1)
+	}
+	_, err = parseRCVReturn("listarEventosHistDoc", http.StatusInternalServerError, nil, []byte(rcvSeeds[4]))
+	if !isTokenFault(err) {
+		t.Errorf("token fault: %v", err)
+	}
+	if _, err := parseRCVReturn("consultarDocDteCedible", http.StatusOK, nil, []byte(rcvSeeds[0])); err == nil {
+		t.Error("an answer to another operation read as consultarDocDteCedible's")
 	}
 }

@@ -11,21 +11,47 @@ import (
 	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
-// soapParam is one part of an RPC-style SOAP call.
+// soapParam is one part of a SOAP call.
 type soapParam struct{ name, value string }
 
-// soapEnvelope builds the RPC/encoded request the SII's Axis services
-// expect: the operation element in a namespace, one xsd:string child per
-// WSDL part, values escaped.
-func soapEnvelope(op string, params ...soapParam) []byte {
+// soapDialect is how a family of services wants its calls written.
+type soapDialect struct {
+	// ns is the operation element's namespace.
+	ns string
+	// encoded writes the Axis RPC/encoded form: an encodingStyle on the
+	// operation and an xsi:type on each part. Without it the parts are
+	// plain unqualified elements (document/literal).
+	encoded bool
+}
+
+// The two dialects the SII's services speak.
+var (
+	// axisRPC is the classic Axis services' (CrSeed, GetTokenFromSeed,
+	// QueryEstUp, QueryEstDte, QueryEstDteAv).
+	axisRPC = soapDialect{ns: "http://DefaultNamespace", encoded: true}
+	// rcvLiteral is the RCV registry's (registroreclamodteservice): the
+	// operation in RCVNamespace, the parts unqualified.
+	rcvLiteral = soapDialect{ns: RCVNamespace}
+)
+
+// soapEnvelope builds a request in dialect d: the operation element in its
+// namespace, one child per part in order, values escaped.
+func soapEnvelope(d soapDialect, op string, params ...soapParam) []byte {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"` +
 		` xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">`)
-	b.WriteString(`<soapenv:Body><ns1:` + op + ` xmlns:ns1="http://DefaultNamespace"` +
-		` soapenv:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/">`)
+	b.WriteString(`<soapenv:Body><ns1:` + op + ` xmlns:ns1="` + d.ns + `"`)
+	if d.encoded {
+		b.WriteString(` soapenv:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/"`)
+	}
+	b.WriteString(`>`)
 	for _, p := range params {
-		b.WriteString(`<` + p.name + ` xsi:type="xsd:string">`)
+		b.WriteString(`<` + p.name)
+		if d.encoded {
+			b.WriteString(` xsi:type="xsd:string"`)
+		}
+		b.WriteString(`>`)
 		xmlflat.EscapeText(&b, p.value)
 		b.WriteString(`</` + p.name + `>`)
 	}
@@ -37,14 +63,7 @@ func soapEnvelope(op string, params ...soapParam) []byte {
 // SII:RESPUESTA document of its <op>Return.
 func (c *Client) callSOAP(ctx context.Context, base, path, op string, params ...soapParam) (*respuesta, error) {
 	url := base + path
-	body := soapEnvelope(op, params...)
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("sii: %s: %w", op, err)
-	}
-	req.Header.Set("Content-Type", "text/xml; charset=utf-8")
-	req.Header.Set("SOAPAction", `""`)
-	res, err := c.do(ctx, op, req)
+	res, err := c.postSOAP(ctx, url, op, soapEnvelope(axisRPC, op, params...), "")
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +79,21 @@ func (c *Client) callSOAP(ctx context.Context, base, path, op string, params ...
 		return nil, &TransportError{Op: op, URL: url, Kind: KindMalformed, StatusCode: res.status, Detail: err.Error()}
 	}
 	return r, nil
+}
+
+// postSOAP posts one SOAP request to url, with the token as the cookie
+// when one is given, and reads the answer (see Client.do).
+func (c *Client) postSOAP(ctx context.Context, url, op string, body []byte, token string) (*response, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("sii: %s: %w", op, err)
+	}
+	req.Header.Set("Content-Type", "text/xml; charset=utf-8")
+	req.Header.Set("SOAPAction", `""`)
+	if token != "" {
+		req.Header.Set("Cookie", "TOKEN="+token)
+	}
+	return c.do(ctx, op, req)
 }
 
 // lenientText turns a response body into UTF-8 text: a UTF-8 byte order
@@ -85,31 +119,9 @@ func parseXMLLenient(b []byte) (*xmlflat.Node, error) {
 // without the return element is a *TransportError; a fault whose text says
 // the token is invalid also satisfies isTokenFault.
 func parseSOAPReturn(op string, status int, header http.Header, body []byte) (string, error) {
-	if err := classify(op, "", &response{status: status, header: header, body: body}); err != nil {
-		return "", err
-	}
-	root, err := parseXMLLenient(body)
+	bodyEl, err := soapBody(op, status, header, body)
 	if err != nil {
-		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: "unreadable SOAP response: " + err.Error()}
-	}
-	if root.Name != "Envelope" {
-		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: fmt.Sprintf("root element is <%s>, not a SOAP Envelope", root.QName)}
-	}
-	var bodyEl *xmlflat.Node
-	for _, k := range root.Kids {
-		if k.Name == "Body" {
-			bodyEl = k
-		}
-	}
-	if bodyEl == nil {
-		return "", &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: "SOAP Envelope without a Body"}
-	}
-	if f := bodyEl.Find("Fault"); f != nil {
-		detail := "SOAP Fault"
-		if fs := f.Find("faultstring"); fs != nil {
-			detail = fs.Text
-		}
-		return "", &TransportError{Op: op, Kind: KindFault, StatusCode: status, Detail: detail}
+		return "", err
 	}
 	ret := bodyEl.Find(op + "Return")
 	if ret == nil {
@@ -119,6 +131,40 @@ func parseSOAPReturn(op string, status int, header http.Header, body []byte) (st
 		return "", &TransportError{Op: op, Kind: KindHTTP, StatusCode: status, Detail: "a SOAP answer with an error status"}
 	}
 	return ret.Text, nil
+}
+
+// soapBody reads a SOAP response and returns its Body element. An empty
+// body, "Error 500", an HTML page, a document that is not a SOAP Envelope
+// with a Body, and a SOAP Fault (Detail: its faultstring) are each a
+// *TransportError.
+func soapBody(op string, status int, header http.Header, body []byte) (*xmlflat.Node, error) {
+	if err := classify(op, "", &response{status: status, header: header, body: body}); err != nil {
+		return nil, err
+	}
+	root, err := parseXMLLenient(body)
+	if err != nil {
+		return nil, &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: "unreadable SOAP response: " + err.Error()}
+	}
+	if root.Name != "Envelope" {
+		return nil, &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: fmt.Sprintf("root element is <%s>, not a SOAP Envelope", root.QName)}
+	}
+	var bodyEl *xmlflat.Node
+	for _, k := range root.Kids {
+		if k.Name == "Body" {
+			bodyEl = k
+		}
+	}
+	if bodyEl == nil {
+		return nil, &TransportError{Op: op, Kind: KindMalformed, StatusCode: status, Detail: "SOAP Envelope without a Body"}
+	}
+	if f := bodyEl.Find("Fault"); f != nil {
+		detail := "SOAP Fault"
+		if fs := f.Find("faultstring"); fs != nil {
+			detail = fs.Text
+		}
+		return nil, &TransportError{Op: op, Kind: KindFault, StatusCode: status, Detail: detail}
+	}
+	return bodyEl, nil
 }
 
 // isTokenFault reports whether err is a SOAP fault saying the token is not

@@ -147,7 +147,7 @@ func estUpStatus(r *respuesta, trackID string) *EnvelopeStatus {
 // ESTADO 001–003 or a token fault get a fresh token and one more call.
 func (c *Client) query(ctx context.Context, path, op string, params ...soapParam) (*respuesta, error) {
 	var r *respuesta
-	err := c.withSOAPToken(ctx, func(token string) (bool, error) {
+	err := c.withToken(ctx, soapToken, func(token string) (bool, error) {
 		var err error
 		r, err = retry(ctx, c, func() (*respuesta, error) {
 			return c.callSOAP(ctx, c.ep.Classic, path, op, append(params[:len(params):len(params)], soapParam{"Token", token})...)
@@ -163,11 +163,11 @@ func (c *Client) query(ctx context.Context, path, op string, params ...soapParam
 	return r, nil
 }
 
-// withSOAPToken runs f with the cached token, and once more with a new
+// withToken runs f with the cached token of kind, and once more with a new
 // token when f reports that the SII refused the first.
-func (c *Client) withSOAPToken(ctx context.Context, f func(token string) (authFailed bool, err error)) error {
+func (c *Client) withToken(ctx context.Context, kind tokenKind, f func(token string) (authFailed bool, err error)) error {
 	for attempt := 0; ; attempt++ {
-		token, err := c.token(ctx, soapToken)
+		token, err := c.token(ctx, kind)
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func (c *Client) withSOAPToken(ctx context.Context, f func(token string) (authFa
 		if !authFailed || attempt == 1 {
 			return err
 		}
-		c.invalidate(soapToken, token)
+		c.invalidate(kind, token)
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// TokenCache keeps the tokens the SII issued, per kind (SOAP or boleta
-// REST, which are different tokens), environment, base URL and
+// TokenCache keeps the tokens the SII issued, per kind (SOAP, boleta REST,
+// or the RCV registry's, which are different tokens), environment, base URL and
 // certificate. One cache may serve many clients; it is safe for concurrent
 // use, and concurrent callers needing the same token wait for one request
 // instead of each authenticating.
@@ -39,20 +39,31 @@ func (tc *TokenCache) entry(key string) *tokenEntry {
 	return e
 }
 
-// tokenKind tells the SOAP token from the boleta REST one.
+// tokenKind tells the classic SOAP token from the boleta REST one and
+// from the RCV registry's. The RCV's is a SOAP token too, but obtained
+// from Endpoints.RCVAuth and cached apart, as the protocol notes advise
+// (sii-wave3-notes.md §2.7).
 type tokenKind int
 
 const (
 	soapToken tokenKind = iota
 	restToken
+	rcvToken
 )
 
-func (c *Client) tokenKey(kind tokenKind) string {
-	base := c.ep.Classic
-	if kind == restToken {
-		base = c.ep.BoletaAPI
+// authBase is the base URL that issues tokens of kind.
+func (c *Client) authBase(kind tokenKind) string {
+	switch kind {
+	case restToken:
+		return c.ep.BoletaAPI
+	case rcvToken:
+		return c.ep.RCVAuth
 	}
-	return fmt.Sprintf("%d|%s|%s|%s", kind, c.cfg.Environment, base, c.certKey)
+	return c.ep.Classic
+}
+
+func (c *Client) tokenKey(kind tokenKind) string {
+	return fmt.Sprintf("%d|%s|%s|%s", kind, c.cfg.Environment, c.authBase(kind), c.certKey)
 }
 
 // Token returns a token for the classic services (upload, getEstUp,
@@ -106,8 +117,8 @@ func (c *Client) authenticateOnce(ctx context.Context, kind tokenKind) (string, 
 	}
 	var seedResp *respuesta
 	var err error
-	if kind == soapToken {
-		seedResp, err = c.callSOAP(ctx, c.ep.Classic, PathSeed, "getSeed")
+	if kind != restToken {
+		seedResp, err = c.callSOAP(ctx, c.authBase(kind), PathSeed, "getSeed")
 	} else {
 		seedResp, err = c.callREST(ctx, seedOp, http.MethodGet, c.ep.BoletaAPI+PathBoletaSeed, nil)
 	}
@@ -129,8 +140,8 @@ func (c *Client) authenticateOnce(ctx context.Context, kind tokenKind) (string, 
 		return "", fmt.Errorf("sii: signing the seed %s: %w", seed, err)
 	}
 	var tokResp *respuesta
-	if kind == soapToken {
-		tokResp, err = c.callSOAP(ctx, c.ep.Classic, PathToken, "getToken", soapParam{"pszXml", string(signed)})
+	if kind != restToken {
+		tokResp, err = c.callSOAP(ctx, c.authBase(kind), PathToken, "getToken", soapParam{"pszXml", string(signed)})
 	} else {
 		tokResp, err = c.callREST(ctx, tokenOp, http.MethodPost, c.ep.BoletaAPI+PathBoletaToken, signed)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -38,6 +39,9 @@ Connection flags [conn]:
                                    $DTEKIT_CERT_PASSWORD, else --cert-password PASS)
   --timeout 30s                    bound on each HTTP exchange
 
+The fake also serves the registry of acceptances and claims ("dtekit rcv"),
+which knows the documents uploaded to it once their review accepted them.
+
 upload --company defaults to the envelope's RutEmisor. Answers are printed as
 JSON with the contract state they map to; the exit status is 0 when the SII
 answered (whatever it said), 1 on errors.
@@ -66,11 +70,8 @@ func runSII(ctx context.Context, env *cmdEnv, args []string) int {
 // siiClientCommand runs token, upload, status and dte-status.
 func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []string) int {
 	fs := newFlagSet(env, "sii "+name)
-	environment := fs.String("env", string(sii.Certificacion), "certificacion or produccion")
-	base := fs.String("url", "", "base URL of a test server for every service")
-	var cf certFlags
-	cf.define(fs)
-	timeout := fs.Duration("timeout", sii.DefaultTimeout, "bound on each HTTP exchange")
+	var conn siiConn
+	conn.define(fs, "")
 	company := fs.String("company", "", "issuing company's RUT")
 	boleta := fs.Bool("boleta", false, "status: the track id is a boleta envelope (REST API)")
 	emisor := fs.String("emisor", "", "dte-status: issuer RUT")
@@ -88,19 +89,14 @@ func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []stri
 		fmt.Fprintf(env.stderr, "dtekit sii %s: %s\n", name, plainReason(err.Error()))
 		return 1
 	}
-	cert, usage, cerr := cf.load(env, fs)
-	if usage {
-		return usageError(env, "sii "+name, "%v", cerr)
-	}
-	if cerr != nil {
+	client, usage, err := conn.client(env, fs)
+	var cerr *cliError
+	switch {
+	case usage:
+		return usageError(env, "sii "+name, "%v", err)
+	case errors.As(err, &cerr):
 		return report(env, "sii "+name, false, cerr)
-	}
-	cfg := sii.Config{Environment: sii.Environment(*environment), Certificate: cert, Timeout: *timeout}
-	if *base != "" {
-		cfg.Endpoints = sii.SingleHost(*base)
-	}
-	client, err := sii.New(cfg)
-	if err != nil {
+	case err != nil:
 		return fail(err)
 	}
 	switch name {
@@ -211,6 +207,39 @@ func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []stri
 			"glosa_err": s.GlosaErr, "num_atencion": s.NumAtencion, "outcome": outcomeJSON(sii.DocumentOutcome(s))})
 	}
 	return 2
+}
+
+// siiConn are the flags that say which SII to talk to and with which
+// certificate: --env, --url, --cert and its password, --timeout.
+type siiConn struct {
+	environment, url string
+	cert             certFlags
+	timeout          time.Duration
+}
+
+// define registers the flags; defaultURL is --url's default (a test
+// server named by the environment, or "").
+func (c *siiConn) define(fs *flag.FlagSet, defaultURL string) {
+	fs.StringVar(&c.environment, "env", string(sii.Certificacion), "certificacion or produccion")
+	fs.StringVar(&c.url, "url", defaultURL, "base URL of a test server for every service")
+	c.cert.define(fs)
+	fs.DurationVar(&c.timeout, "timeout", sii.DefaultTimeout, "bound on each HTTP exchange")
+}
+
+// client loads the certificate and builds the client. usage is true when
+// the flags contradict each other; a certificate that cannot be loaded is
+// a *cliError; anything else is the sii package's error.
+func (c *siiConn) client(env *cmdEnv, fs *flag.FlagSet) (client *sii.Client, usage bool, err error) {
+	cert, usage, cerr := c.cert.load(env, fs)
+	if cerr != nil {
+		return nil, usage, cerr
+	}
+	cfg := sii.Config{Environment: sii.Environment(c.environment), Certificate: cert, Timeout: c.timeout}
+	if c.url != "" {
+		cfg.Endpoints = sii.SingleHost(c.url)
+	}
+	client, err = sii.New(cfg)
+	return client, false, err
 }
 
 // outcomeJSON is the printed form of an Outcome.

@@ -120,19 +120,16 @@ func TestSIICommands(t *testing.T) {
 	}
 }
 
-// TestSIIBinary builds dtekit, runs "dtekit sii fake" as a process and
-// drives a submission through it with the other sii commands.
-func TestSIIBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary; skipped with -short")
+// startSIIFake runs "dtekit sii fake" on a free loopback port with a
+// --register for each of registers, and returns the process (killed when
+// the test ends) and its base URL.
+func startSIIFake(t *testing.T, bin string, registers ...string) (*exec.Cmd, string) {
+	t.Helper()
+	args := []string{"sii", "fake", "--addr", "127.0.0.1:0"}
+	for _, r := range registers {
+		args = append(args, "--register", r)
 	}
-	goTool := oracle.Tool(t, "go")
-	bin := filepath.Join(t.TempDir(), "dtekit")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	p12, envio, dteFile, creds := siiFiles(t)
-	fake := exec.Command(bin, "sii", "fake", "--addr", "127.0.0.1:0", "--register", dtetest.SignerRUT+"="+dtetest.EmisorRUT)
+	fake := exec.Command(bin, args...)
 	stdout, err := fake.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -149,17 +146,32 @@ func TestSIIBinary(t *testing.T) {
 		}
 		close(lines)
 	}()
-	var url string
 	select {
 	case l := <-lines:
 		m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:[0-9]+)`).FindStringSubmatch(l)
 		if m == nil {
 			t.Fatalf("fake printed %q", l)
 		}
-		url = m[1]
+		return fake, m[1]
 	case <-time.After(20 * time.Second):
 		t.Fatal("the fake did not start")
 	}
+	return nil, ""
+}
+
+// TestSIIBinary builds dtekit, runs "dtekit sii fake" as a process and
+// drives a submission through it with the other sii commands.
+func TestSIIBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary; skipped with -short")
+	}
+	goTool := oracle.Tool(t, "go")
+	bin := filepath.Join(t.TempDir(), "dtekit")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	p12, envio, dteFile, creds := siiFiles(t)
+	fake, url := startSIIFake(t, bin, dtetest.SignerRUT+"="+dtetest.EmisorRUT)
 	dtekit := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, append(append([]string{"sii"}, args...), "--url", url, "--cert", p12)...)

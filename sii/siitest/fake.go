@@ -1,7 +1,9 @@
 // Package siitest provides a fake SII for tests: the seed, token, upload
 // and status services (getEstUp, getEstDte, getEstDteAv) of the classic
-// SOAP protocol and of the boleta REST API, served on loopback with net/http/httptest, as strict as the real
-// services on everything the SII documents.
+// SOAP protocol and of the boleta REST API, and the registry of
+// acceptances and claims (registroreclamodteservice), served on loopback
+// with net/http/httptest, as strict as the real services on everything
+// the SII documents.
 //
 // The fake checks what the SII checks: the seed's age against an
 // injectable clock and its single use, the signed seed's XML signature and
@@ -13,6 +15,11 @@
 // formats: SOAP with the RESPUESTA escaped inside the return element,
 // RESP_BODY before RESP_HDR, zero-padded 10-digit track ids, and the
 // boleta API's JSON.
+//
+// The registry knows the documents it was seeded with (SeedRCV) and those
+// another company uploaded to the fake and its review accepted, so a
+// receptor can accept or claim a document its issuer sent through the
+// same fake; see serveRCV's rules in rcv.go.
 //
 // Tests steer it through its Go API: Register the signers and companies,
 // Script the outcome of each document (accepted, with reparos, rejected
@@ -34,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/sii"
 )
 
@@ -164,7 +172,9 @@ const (
 	FaultAcceptThenHang
 	// FaultStatus answers an upload with STATUS Code and no track id.
 	FaultStatus
-	// FaultEstado answers a seed or token request with ESTADO Code.
+	// FaultEstado answers a seed or token request with ESTADO Code, a
+	// registry call with codResp Code (consultarFechaRecepcionSii: the
+	// string Code).
 	FaultEstado
 	// FaultLate handles the request as if it arrived Late after it did
 	// (for example a signed seed presented after the seed expired).
@@ -218,6 +228,10 @@ type Doc struct {
 	Result DocResult
 	Detail string
 	raw    []byte
+	// refs and fmaPago are what the registry of acceptances and claims
+	// reads: a credit note's references, an invoice's payment form.
+	refs    []dte.Referencia
+	fmaPago int
 }
 
 // Envelope is an envelope the fake gave a track id.
@@ -258,6 +272,8 @@ type Fake struct {
 	envelopes []*Envelope
 	byTrack   map[string]*Envelope
 	trackNext int64
+	rcvSeeds  map[string]*RCVSeed       // docKey → seeded document
+	rcvEvents map[string][]sii.RCVEvent // docKey → events registered
 
 	classic, api, envio *httptest.Server
 }
@@ -297,6 +313,8 @@ func New(opts Options) *Fake {
 		faults:    map[Endpoint][]Fault{},
 		byTrack:   map[string]*Envelope{},
 		trackNext: 4711,
+		rcvSeeds:  map[string]*RCVSeed{},
+		rcvEvents: map[string][]sii.RCVEvent{},
 	}
 }
 
@@ -323,7 +341,8 @@ func (f *Fake) Close() {
 
 // Endpoints returns the base URLs of a started fake, for sii.Config.
 func (f *Fake) Endpoints() sii.Endpoints {
-	return sii.Endpoints{Classic: f.classic.URL, Upload: f.classic.URL, BoletaAPI: f.api.URL, BoletaUpload: f.envio.URL}
+	return sii.Endpoints{Classic: f.classic.URL, Upload: f.classic.URL, BoletaAPI: f.api.URL, BoletaUpload: f.envio.URL,
+		RCV: f.classic.URL, RCVAuth: f.classic.URL}
 }
 
 // Register lets the holder of a certificate with signerRUT authenticate

@@ -26,6 +26,8 @@ func (f *Fake) Handler() http.Handler {
 	mux.HandleFunc(sii.PathEstDte, f.soap(EstDte, f.getEstDte))
 	mux.HandleFunc(sii.PathEstDteAv, f.soap(EstDteAv, f.getEstDteAv))
 	mux.HandleFunc(sii.PathUpload, f.serveUpload)
+	mux.HandleFunc(sii.PathRCV, f.serveRCV)
+	mux.HandleFunc(sii.PathRCVCert, f.serveRCV)
 	mux.HandleFunc("GET "+sii.PathBoletaSeed, f.serveBoletaSeed)
 	mux.HandleFunc("POST "+sii.PathBoletaToken, f.serveBoletaToken)
 	mux.HandleFunc("POST "+sii.PathBoletaEnvio, f.serveBoletaUpload)
@@ -154,15 +156,20 @@ func (f *Fake) soap(ep Endpoint, h soapHandler) http.HandlerFunc {
 				f.mu.Unlock()
 			}
 		}
-		out := f.soapResponse(op, respuesta(hdr, body))
-		if fault.Kind == FaultAcceptThenHang {
-			hang(r.Context())
-			reset(w)
-			return
-		}
-		w.Header().Set("Content-Type", "text/xml; charset=utf-8")
-		w.Write(out)
+		f.reply(w, r, fault, f.soapResponse(op, respuesta(hdr, body)))
 	}
+}
+
+// reply writes a SOAP answer, or, under FaultAcceptThenHang, keeps the
+// client waiting and then drops the connection.
+func (f *Fake) reply(w http.ResponseWriter, r *http.Request, fault Fault, out []byte) {
+	if fault.Kind == FaultAcceptThenHang {
+		hang(r.Context())
+		reset(w)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.Write(out)
 }
 
 // parseSOAPRequest reads an RPC SOAP request and returns its parts.
@@ -239,12 +246,18 @@ func (f *Fake) soapResponse(op, inner string) []byte {
 		xmlflat.EscapeText(&b, inner)
 	}
 	b.WriteString(`</` + ret + `></ns1:` + op + `Response></soapenv:Body></soapenv:Envelope>`)
-	if q.Latin1 {
-		if l1, err := xmlflat.ToLatin1(b.String()); err == nil {
+	return f.encode(b.String())
+}
+
+// encode returns a SOAP answer's bytes: UTF-8, or ISO-8859-1 under the
+// UTF-8 declaration with Quirks.Latin1.
+func (f *Fake) encode(s string) []byte {
+	if f.opts.Quirks.Latin1 {
+		if l1, err := xmlflat.ToLatin1(s); err == nil {
 			return l1
 		}
 	}
-	return []byte(b.String())
+	return []byte(s)
 }
 
 // wsdl serves a minimal WSDL whose service address points back at the

@@ -238,7 +238,8 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Env
 		for _, d := range env.Documentos {
 			monto, _ := d.Totales.MntTotal.Int64()
 			e.Docs = append(e.Docs, Doc{RutEmisor: strings.ToUpper(d.Emisor.Rut), Tipo: int(d.Tipo), Folio: d.Folio,
-				Fecha: d.FechaEmision, Monto: monto, Receptor: strings.ToUpper(d.Receptor.Rut), SignatureValue: d.SignatureValue, raw: d.Raw})
+				Fecha: d.FechaEmision, Monto: monto, Receptor: strings.ToUpper(d.Receptor.Rut), SignatureValue: d.SignatureValue, raw: d.Raw,
+				refs: d.Referencias, fmaPago: fmaPago(d)})
 		}
 	}
 	f.mu.Lock()
@@ -273,6 +274,25 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Env
 	f.envelopes = append(f.envelopes, e)
 	f.byTrack[e.TrackID] = e
 	return e, 0, nil
+}
+
+// fmaPago reads an invoice's payment form (IdDoc/FmaPago), which the
+// registry of acceptances and claims consults; 0 when absent or for the
+// types the registry does not cover.
+func fmaPago(d *dte.Document) int {
+	if d.Tipo != 33 && d.Tipo != 34 && d.Tipo != 43 {
+		return 0
+	}
+	root, err := xmlflat.ParseDocument(d.Raw)
+	if err != nil {
+		return 0
+	}
+	n := root.Find("FmaPago")
+	if n == nil {
+		return 0
+	}
+	v, _ := strconv.Atoi(strings.TrimSpace(n.Text))
+	return v
 }
 
 // truncateSteps cuts the timeline where an envelope rejection happens:
