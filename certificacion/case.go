@@ -60,8 +60,8 @@ func (p *parser) classify(raw string) lineKind {
 		first = fold(cols[0])
 	}
 	switch {
-	case f == "":
-		return lkBlank
+	case f == "" || reDashes.MatchString(f):
+		return lkBlank // a blank line, or the separator before the next set
 	case p.setStart(f):
 		return lkEnd
 	case p.set.Kind == SetBoleta && reRule.MatchString(f):
