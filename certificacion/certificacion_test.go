@@ -515,3 +515,69 @@ func fmtInts(n []int) []string {
 	}
 	return out
 }
+
+// TestEnvelopes checks one envelope per emitting set, addressed as a set
+// envelope must be (sii-wave3-notes §6.3: RutReceptor 60803000-K, NroResol
+// 0, the emisor's FchResol), carrying the set's documents in case order;
+// the boleta set in one EnvioBOLETA; the libro sets with none.
+func TestEnvelopes(t *testing.T) {
+	c := creds(t)
+	for _, name := range setFiles {
+		res := generate(t, name)
+		for _, s := range res.Sets {
+			if !s.Set.Kind.Emits() {
+				if s.Envelope != nil {
+					t.Errorf("%s: the libro set %s has an envelope", name, s.Set.Name)
+				}
+				continue
+			}
+			env, err := dte.ParseEnvio(s.Envelope)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			cr := env.Caratula
+			if cr.RutReceptor != "60803000-K" || cr.NroResol != 0 || cr.FchResol != c.Emisor.FechaResolucion || cr.RutEmisor != c.Emisor.Rut {
+				t.Errorf("%s: carátula %+v", name, cr)
+			}
+			if env.Boleta != (s.Set.Kind == certificacion.SetBoleta) {
+				t.Errorf("%s: EnvioBOLETA %v for a %s set", name, env.Boleta, s.Set.Kind)
+			}
+			if len(env.Documentos) != len(s.Set.Cases) {
+				t.Fatalf("%s: %d documents in the envelope, %d cases", name, len(env.Documentos), len(s.Set.Cases))
+			}
+			for i, d := range env.Documentos {
+				if d.ID != s.Docs[i].Emitted.ID {
+					t.Errorf("%s: document %d is %s, case %s is %s", name, i+1, d.ID, s.Docs[i].Case.ID, s.Docs[i].Emitted.ID)
+				}
+			}
+		}
+	}
+}
+
+// TestSamples checks the printed samples' names and copies: one PDF per
+// document in upload order, plus the cedible copy on 33, 34, 46 and the
+// guías that are sales, never on notes, exports, boletas or the traslado
+// interno.
+func TestSamples(t *testing.T) {
+	c := creds(t)
+	for name, want := range map[string][]string{
+		"005-guia_despacho.txt": {"001-T52F1-tributario.pdf", "002-T52F2-tributario.pdf", "003-T52F2-cedible.pdf", "004-T52F3-tributario.pdf", "005-T52F3-cedible.pdf"},
+		"008-factura_compra.txt": {"001-T46F1-tributario.pdf", "002-T46F1-cedible.pdf", "003-T61F1-tributario.pdf", "004-T56F1-tributario.pdf"},
+		"009-set_exportacion_1.txt": {"001-T110F1-tributario.pdf", "002-T112F1-tributario.pdf", "003-T111F1-tributario.pdf"},
+	} {
+		samples, err := generate(t, name).Samples(c.Emisor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range samples {
+			got = append(got, s.Name)
+			if len(s.PDF) == 0 || len(s.PDF) > 500<<10 {
+				t.Errorf("%s: %s is %d bytes (the SII takes at most 500 KB)", name, s.Name, len(s.PDF))
+			}
+		}
+		if !equal(got, want) {
+			t.Errorf("%s: samples %q, want %q", name, got, want)
+		}
+	}
+}

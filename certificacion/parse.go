@@ -154,15 +154,6 @@ func kw(f, keyword string) bool {
 	return true
 }
 
-// kwPrefix reports whether f starts with keyword (as kw compares) and
-// returns the rest.
-func kwPrefix(f, keyword string) (string, bool) {
-	if len(f) < len(keyword) || !kw(f[:len(keyword)], keyword) {
-		return "", false
-	}
-	return f[len(keyword):], true
-}
-
 // fieldSep splits a line into columns: tabs or runs of two or more spaces.
 var fieldSep = regexp.MustCompile(`(?:\t| {2,})+`)
 
