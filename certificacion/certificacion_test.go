@@ -561,8 +561,8 @@ func TestEnvelopes(t *testing.T) {
 func TestSamples(t *testing.T) {
 	c := creds(t)
 	for name, want := range map[string][]string{
-		"005-guia_despacho.txt": {"001-T52F1-tributario.pdf", "002-T52F2-tributario.pdf", "003-T52F2-cedible.pdf", "004-T52F3-tributario.pdf", "005-T52F3-cedible.pdf"},
-		"008-factura_compra.txt": {"001-T46F1-tributario.pdf", "002-T46F1-cedible.pdf", "003-T61F1-tributario.pdf", "004-T56F1-tributario.pdf"},
+		"005-guia_despacho.txt":     {"001-T52F1-tributario.pdf", "002-T52F2-tributario.pdf", "003-T52F2-cedible.pdf", "004-T52F3-tributario.pdf", "005-T52F3-cedible.pdf"},
+		"008-factura_compra.txt":    {"001-T46F1-tributario.pdf", "002-T46F1-cedible.pdf", "003-T61F1-tributario.pdf", "004-T56F1-tributario.pdf"},
 		"009-set_exportacion_1.txt": {"001-T110F1-tributario.pdf", "002-T112F1-tributario.pdf", "003-T111F1-tributario.pdf"},
 	} {
 		samples, err := generate(t, name).Samples(c.Emisor)
