@@ -86,7 +86,9 @@
 //   - references: folio_ref > 0 and at most 18 digits (0 is accepted for
 //     free-code references such as "SET"); a numeric tipo_doc_ref is 1–999, a
 //     text one at most 3 characters; razon_ref up to 200 characters (carried
-//     as Referencia.RazonRefXML explains).
+//     as Referencia.RazonRefXML explains). On a boleta, a reference of code
+//     "SET" (the SII's test set) needs no fecha_ref and is written CodRef SET
+//     with its RazonRef only, as the boleta schema has it.
 //
 // Dates: fecha_emision and fecha_ref are real YYYY-MM-DD dates between
 // 2000-01-01 and 2050-12-31 (the SII's FechaType); fecha_emision may not be

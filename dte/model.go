@@ -110,6 +110,12 @@ type TipoDocRef struct {
 // RefTipo returns a numeric document-type reference.
 func RefTipo(t TipoDTE) TipoDocRef { return TipoDocRef{Tipo: t} }
 
+// RefCodigoSET is the free code of the reference to the SII's set of test
+// cases that every certification document carries. On a boleta (39, 41)
+// that reference is written as the boleta schema has it: CodRef SET and
+// RazonRef, without TpoDocRef, FolioRef or FchRef.
+const RefCodigoSET = "SET"
+
 // RefCodigo returns a free-code reference such as "SET".
 func RefCodigo(code string) TipoDocRef { return TipoDocRef{Codigo: code} }
 

@@ -554,6 +554,11 @@ func pxDocument(dteNode *pxNode, src []byte) (*Document, error) {
 		})
 	}
 	for _, r := range body.all("Referencia") {
+		if doc.Tipo.IsBoleta() && r.val("TpoDocRef") == "" && r.val("CodRef") == RefCodigoSET {
+			// A boleta's reference to the test set (see docReferencias).
+			doc.Referencias = append(doc.Referencias, Referencia{TipoDocRef: RefCodigo(RefCodigoSET), RazonRef: r.txt("RazonRef")})
+			continue
+		}
 		ref := Referencia{
 			FolioRef:  pxFolioRef(r.val("FolioRef")),
 			FechaRef:  r.val("FchRef"),

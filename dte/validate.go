@@ -599,7 +599,9 @@ func (v *validator) checkReferencias(refs []Referencia) {
 				"send the referenced document's folio")
 		}
 		// fecha_ref
-		if ref.FechaRef == "" {
+		if ref.FechaRef == "" && v.tipoOK && v.tipo.IsBoleta() && ref.TipoDocRef.Codigo == RefCodigoSET {
+			// A boleta's test-set reference carries no date (docReferencias).
+		} else if ref.FechaRef == "" {
 			v.add(p+".fecha_ref", CodeRequired, p+".fecha_ref is required", "send the referenced document's date as YYYY-MM-DD")
 		} else if d, ok := v.date(p+".fecha_ref", ref.FechaRef); ok && v.hasEmision && d.after(v.emision) {
 			v.add(p+".fecha_ref", CodeOutOfRange,

@@ -414,6 +414,15 @@ func docReferencias(w *xw, in *docInput) {
 		field := "referencias[" + strconv.Itoa(i) + "]"
 		w.open("Referencia")
 		w.int("NroLinRef", int64(i+1))
+		if t.IsBoleta() && r.TipoDocRef.Codigo == RefCodigoSET {
+			// The boleta schema's reference to the SII's test set:
+			// CodRef SET and the case, no TpoDocRef, FolioRef or FchRef
+			// (which DTEUpload refuses on a boleta with HED-3-211).
+			w.plain("CodRef", RefCodigoSET)
+			w.text("RazonRef", field+".razon_ref", r.RazonRefXML(), maxRazonRef)
+			w.close("Referencia")
+			continue
+		}
 		w.text("TpoDocRef", field+".tipo_doc_ref", r.TipoDocRef.String(), maxTpoDocRef)
 		w.int("FolioRef", r.FolioRef)
 		if !t.IsBoleta() {

@@ -12,6 +12,7 @@
 //	dtekit demo [--out DIR]
 //	dtekit pdf DTE.xml [--cedible] [--format carta|80mm] [-o OUT.pdf]
 //	dtekit webhook sign|verify|secret ...
+//	dtekit certificacion generar --set SET.txt --emisor EMISOR.json --cert CERT.p12 --caf CAF.xml... --out DIR
 //	dtekit sii token|upload|status|dte-status|fake ...
 //	dtekit rcv aceptar|reclamar|recibo|eventos|fecha-recepcion|cedible --emisor-rut RUT --tipo N --folio N ...
 //	dtekit serve [--addr 127.0.0.1:8080] [--data DIR] [--database-url URL] [--demo]
@@ -64,6 +65,7 @@ func commands() []command {
 		{name: "demo", usage: "demo [--out DIR]                emit and verify one document of each type", run: runDemo},
 		{name: "pdf", usage: "pdf DTE.xml [flags]             render the printed representation", run: runPDF},
 		{name: "webhook", usage: "webhook sign|verify|secret      sign or verify a webhook delivery", run: runWebhook},
+		{name: "certificacion", usage: "certificacion generar [flags]   the SII certification kit: every case of a set file, envelopes, samples", run: runCertificacion},
 		{name: "sii", usage: "sii token|upload|status|dte-status|fake  talk to the SII, or run a fake one", run: runSII},
 		{name: "rcv", usage: "rcv aceptar|reclamar|recibo|eventos|...  accept or claim a received DTE in the SII's registry", run: runRCV},
 		{name: "serve", usage: "serve [--addr A] [--data DIR] [--demo]  run the REST API server", run: runServe},

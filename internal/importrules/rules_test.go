@@ -92,6 +92,13 @@ var rules = []rule{
 		only: []string{"dte", "dte/dtetest", "pdf/...", "internal/..."},
 	},
 
+	{
+		name: "certification kit",
+		why:  "certificacion turns the SII's set of tests into documents, envelopes and printed samples through the document layer (dte, pdf, caf, signer) and the customs tables; it speaks to no service, record or network",
+		from: []string{"certificacion/..."},
+		only: []string{"caf", "signer", "dte", "pdf", "aduana", "internal/..."},
+	},
+
 	// ---- The outside world: the SII and the records ---------------------
 	{
 		name: "sii",
@@ -192,7 +199,7 @@ var rules = []rule{
 	{
 		name:  "below the service",
 		why:   "the layers below the service keep their tests below it too: no test of theirs imports billing, server or the binary",
-		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "pdf/...", "sii/...", "store/..."},
+		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "pdf/...", "certificacion/...", "sii/...", "store/..."},
 		not:   []string{"billing/...", "server", "cmd/..."},
 		scope: codeAndTests,
 	},

@@ -1,0 +1,210 @@
+package certificacion_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dtekit/dtekit/certificacion"
+	"github.com/dtekit/dtekit/dte"
+)
+
+// latin1ToUTF8 re-saves a Latin-1 file as UTF-8.
+func latin1ToUTF8(b []byte) []byte {
+	r := make([]rune, len(b))
+	for i, c := range b {
+		r[i] = rune(c)
+	}
+	return []byte(string(r))
+}
+
+// summary flattens a plan's cases for comparison.
+func summary(p *certificacion.Plan) string {
+	var b strings.Builder
+	for _, s := range p.Sets {
+		b.WriteString(string(s.Kind) + " " + s.Atencion + "\n")
+		for _, c := range s.Cases {
+			b.WriteString(c.ID + " " + c.Tipo.String() + " " + c.Razon)
+			if c.Ref != nil {
+				b.WriteString(" ->" + c.Ref.CaseID)
+			}
+			for _, it := range c.Items {
+				b.WriteString(" | " + strings.TrimSpace(it.Nombre) + ";" + string(it.Cantidad) + ";" + string(it.Precio) + ";" + string(it.DescuentoPct))
+			}
+			b.WriteString(" G" + string(c.DescuentoGlobalPct) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// TestParseVariants reads the basic set in the forms newer downloads and
+// re-saves take (sii-wave3-notes §6.2) and wants the same plan each time.
+func TestParseVariants(t *testing.T) {
+	orig := setFile(t, "001-basico.txt")
+	base, err := certificacion.Parse(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summary(base)
+	if !strings.Contains(want, "Cajón AFECTO") || !strings.Contains(want, "Pañuelo AFECTO;235;1926;4") {
+		t.Fatalf("the Latin-1 accents were not read: %s", want)
+	}
+	header := "INDICACIONES GENERALES:\r\nSE DEBE ADJUNTAR EJEMPLAR TRIBUTARIO Y CEDIBLE.\r\n\r\nSET BASICO - NUMERO DE ATENCI\xd3N: 414175\r\n"
+	sep := "\r\n" + strings.Repeat("-", 80) + "\r\n"
+	variants := map[string][]byte{
+		"utf8":             latin1ToUTF8(orig),
+		"utf8+bom":         append([]byte("\xEF\xBB\xBF"), latin1ToUTF8(orig)...),
+		"lf":               bytes.ReplaceAll(orig, []byte("\r\n"), []byte("\n")),
+		"mixed-eol":        bytes.Replace(orig, []byte("\r\n"), []byte("\n"), 20),
+		"one-space-caso":   bytes.ReplaceAll(orig, []byte("CASO  "), []byte("CASO ")),
+		"spaces-not-tabs":  bytes.ReplaceAll(orig, []byte("\t"), []byte("    ")),
+		"no-blank-lines":   bytes.ReplaceAll(bytes.ReplaceAll(orig, []byte("\r\n\r\n"), []byte("\r\n")), []byte("\r\n\r\n"), []byte("\r\n")),
+		"header+separator": append(append([]byte(header), orig...), []byte(sep+"SET LIBRO DE VENTAS - NUMERO DE ATENCION: 414176\r\nCONSTRUYA EL LIBRO.\r\n")...),
+		"header-utf8":      latin1ToUTF8(append([]byte(header), orig...)),
+	}
+	for name, data := range variants {
+		p, err := certificacion.Parse(data)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		got := summary(p)
+		if strings.HasPrefix(name, "header+") {
+			want := want + "LIBRO DE VENTAS 414176\n"
+			if got != want {
+				t.Errorf("%s:\n%s\nwant\n%s", name, got, want)
+			}
+			if len(p.Indicaciones) != 1 || p.Sets[0].Name != "SET BASICO" {
+				t.Errorf("%s: preamble %q, set %q", name, p.Indicaciones, p.Sets[0].Name)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%s:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+}
+
+// TestParseRefuses checks that what the parser cannot read is an error
+// naming the line, never a guess.
+func TestParseRefuses(t *testing.T) {
+	orig := setFile(t, "001-basico.txt")
+	utf8 := latin1ToUTF8(orig)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		line int
+		want string
+	}{
+		// A UTF-8 re-save that lost the accent of "Cajón" (line 7).
+		{"lost accent", bytes.Replace(utf8, []byte("Cajón"), []byte("Caj\uFFFDn"), 1), 7, "U+FFFD"},
+		{"unknown line", append(append([]byte{}, orig...), "\r\nPAGUE AL CONTADO\r\n"...), 73, "unexpected line"},
+		{"unknown document", bytes.Replace(orig, []byte("DOCUMENTO\tFACTURA ELECTRONICA"), []byte("DOCUMENTO\tBOLETA DE HONORARIOS"), 1), 4, "unknown document"},
+		{"bad quantity", bytes.Replace(orig, []byte("    123"), []byte("    12x"), 1), 7, "not a number"},
+		{"missing column", bytes.Replace(orig, []byte("\t\t    923"), nil, 1), 7, "column"},
+		{"unknown reason", bytes.Replace(orig, []byte("CORRIGE GIRO DEL RECEPTOR"), []byte("POR QUE SI"), 1), 46, "reason"},
+		{"reference to a later case", bytes.Replace(orig, []byte("CORRESPONDIENTE A CASO  414175-1"), []byte("CORRESPONDIENTE A CASO  414175-8"), 1), 45, "not an earlier case"},
+		{"unknown set", []byte("SET DE MAGIA - NUMERO DE ATENCION: 1\r\n"), 1, "unknown set"},
+		{"not a set file", []byte("hola\r\n"), 1, "not a set header"},
+		{"empty", nil, 0, "no set"},
+	} {
+		_, err := certificacion.Parse(tc.data)
+		var pe *certificacion.ParseError
+		if !errors.As(err, &pe) {
+			t.Errorf("%s: got %v, want a ParseError", tc.name, err)
+			continue
+		}
+		if pe.Line != tc.line || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v (line %d), want line %d and %q", tc.name, err, pe.Line, tc.line, tc.want)
+		}
+	}
+}
+
+// TestParseSets checks what the parser reads from each kind of set.
+func TestParseSets(t *testing.T) {
+	compras, err := certificacion.Parse(setFile(t, "003-compras.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := compras.Sets[0]
+	// The table of 003-compras.txt, row by row.
+	want := []certificacion.Compra{{Documento: "FACTURA", Tipo: 30, Folio: 234, MontoAfecto: 53253},
+		{Documento: "FACTURA ELECTRONICA", Tipo: 33, Folio: 32, MontoExento: 10633, MontoAfecto: 11473},
+		{Documento: "FACTURA", Tipo: 30, Folio: 781, MontoAfecto: 30171},
+		{Documento: "NOTA DE CREDITO", Tipo: 60, Folio: 451, MontoAfecto: 2928},
+		{Documento: "FACTURA ELECTRONICA", Tipo: 33, Folio: 67, MontoAfecto: 12135},
+		{Documento: "FACTURA DE COMPRA ELECTRONICA", Tipo: 46, Folio: 9, MontoAfecto: 10632},
+		{Documento: "NOTA DE CREDITO", Tipo: 60, Folio: 211, MontoAfecto: 9053}}
+	if s.Kind != certificacion.SetLibroCompras || s.Atencion != "414177" || len(s.Compras) != len(want) || s.FactorProporcionalidad != "0.60" {
+		t.Fatalf("compras: %+v", s)
+	}
+	for i, w := range want {
+		g := s.Compras[i]
+		if g.Documento != w.Documento || g.Tipo != w.Tipo || g.Folio != w.Folio || g.MontoExento != w.MontoExento || g.MontoAfecto != w.MontoAfecto || g.Observacion == "" {
+			t.Errorf("row %d: %+v, want %+v", i+1, g, w)
+		}
+	}
+	guias, err := certificacion.Parse(setFile(t, "006-libro_guias.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := guias.Sets[0]; g.Kind != certificacion.SetLibroGuias || len(g.GuiasFacturadas) != 1 || g.GuiasFacturadas[0] != 2 || len(g.GuiasAnuladas) != 1 || g.GuiasAnuladas[0] != 3 {
+		t.Errorf("libro de guías: %+v", g)
+	}
+	for name, kind := range map[string]certificacion.SetKind{"002-ventas.txt": certificacion.SetLibroVentas, "004-factura_exenta.txt": certificacion.SetFacturaExenta,
+		"005-guia_despacho.txt": certificacion.SetGuiaDespacho, "008-factura_compra.txt": certificacion.SetFacturaCompra,
+		"009-set_exportacion_1.txt": certificacion.SetExportacion, "boleta-SetPruebaBE-reconstructed.txt": certificacion.SetBoleta} {
+		p, err := certificacion.Parse(setFile(t, name))
+		if err != nil || len(p.Sets) != 1 || p.Sets[0].Kind != kind {
+			t.Errorf("%s: %v %+v, want one set %s", name, err, p, kind)
+		}
+	}
+	exp, _ := certificacion.Parse(setFile(t, "010-set_exportacion_2.txt"))
+	c := exp.Sets[0].Cases[1]
+	if c.Items[0].DescuentoPct != "5" || c.Export.ComisionPct != "11" || len(c.Export.Referencias) != 2 || c.Export.Get("TOTAL BULTOS") != "88" {
+		t.Errorf("export case 2: %+v %+v", c.Items[0], c.Export)
+	}
+	if r := exp.Sets[0].Cases[0].Items[0].RecargoPct; r != "10" {
+		t.Errorf("export case 1: line surcharge %q, want 10", r)
+	}
+	if got := dte.TipoDTE(exp.Sets[0].Cases[0].Tipo); got != 110 {
+		t.Errorf("export case 1: tipo %d", got)
+	}
+}
+
+// FuzzParse feeds the parser mutations of the SII's files: it must never
+// panic, and a plan it returns must be one Generate can rely on (every
+// case typed, every note's reference resolved).
+func FuzzParse(f *testing.F) {
+	for _, name := range setFiles {
+		f.Add(setFile(f, name))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := certificacion.Parse(data)
+		if err != nil {
+			var pe *certificacion.ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("not a ParseError: %v", err)
+			}
+			return
+		}
+		for _, s := range p.Sets {
+			seen := map[string]bool{}
+			for _, c := range s.Cases {
+				if !c.Tipo.Valid() {
+					t.Fatalf("case %s: tipo %d", c.ID, c.Tipo)
+				}
+				if c.Ref != nil && !seen[c.Ref.CaseID] {
+					t.Fatalf("case %s refers to %s, not an earlier case", c.ID, c.Ref.CaseID)
+				}
+				for _, it := range c.Items {
+					if strings.ContainsRune(it.Nombre, '\uFFFD') {
+						t.Fatalf("case %s: a lost accent accepted in %q", c.ID, it.Nombre)
+					}
+				}
+				seen[c.ID] = true
+			}
+		}
+	})
+}

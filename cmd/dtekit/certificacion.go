@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/certificacion"
+)
+
+// Error codes of "dtekit certificacion".
+const (
+	codeInvalidSet = "INVALID_SET_FILE" // the set-of-tests file has a line the kit cannot read
+	codeMissingCAF = "CAF_MISSING"      // no CAF (or too few folios) for a type the set needs
+)
+
+const certificacionUsage = `usage: dtekit certificacion generar [flags]
+
+The SII certification kit. Subcommands:
+
+  generar   emit every case of the SII's set-of-tests file, one envelope per
+            set, the printed samples, a manifest.json and a LEEME.md
+
+Run "dtekit certificacion generar --help" for its flags.
+`
+
+const generarUsage = `usage: dtekit certificacion generar --set SET.txt --emisor EMISOR.json --cert CERT.p12
+                  [--cert-password-file FILE] --caf CAF.xml [--caf CAF.xml]...
+                  [--trust KEY.pem]... [--fecha YYYY-MM-DD] --out DIR
+
+Reads the set-of-tests file the SII handed the company (SIISetDePruebas<RUT>.txt,
+or the boleta set; ISO-8859-1 or UTF-8, with or without headers), emits every
+case exactly as the set asks (the SET reference "CASO <atención>-<n>", notes
+pointing at the documents of the cases they name, items as given), signs one
+envelope per set (the boleta set in one EnvioBOLETA; Carátula to the SII,
+NroResol 0, the emisor's certification fecha_resolucion) and prints each
+document as a letter PDF from its exact signed XML, with the cedible copy where
+the type has one. DIR (absent or empty) receives:
+
+  documentos/T<tipo>F<folio>.xml   the signed documents
+  envios/NN-Envio….xml            one envelope per set, numbered in upload order
+  muestras/NNN-….pdf              the printed samples, numbered in upload order
+  manifest.json                   sets (name, número de atención, envelope) and
+                                  cases (case id, tipo_dte, folio, file, monto_total)
+  LEEME.md                        what to upload and declare, in order
+
+--caf is repeatable: give one CAF per document type the set uses (several per
+type are allowed). A type without a CAF, or without enough folios, is one
+CAF_MISSING error listing every such type, before anything is signed or
+written. --fecha is the emission date (default today in Chile; the SII wants
+today's). The emisor must be registered for certification (numero_resolucion 0).
+The certificate's password is read from --cert-password-file, else
+$DTEKIT_CERT_PASSWORD, else --cert-password. CAF signatures are checked against
+the SII's keys plus any --trust key.
+
+On failure nothing is written and the exit status is 1, with a line on standard
+error and its code: FILE_UNREADABLE, INVALID_SET_FILE (naming the line),
+INVALID_EMISOR, INVALID_CAF, CAF_MISSING, CAF_NOT_USABLE, CERTIFICATE_PASSWORD,
+INVALID_CERTIFICATE, INVALID_TRUSTED_KEY, OUTPUT_EXISTS, OUTPUT_FAILED or
+EMISSION_FAILED. A wrong command line exits 2. On success a JSON summary
+{"out":…,"sets":…,"documents":…,"samples":…} is printed on standard output.
+`
+
+// runCertificacion implements "dtekit certificacion".
+func runCertificacion(ctx context.Context, env *cmdEnv, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.stderr, certificacionUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(env.stdout, certificacionUsage)
+		return exitOK
+	case "generar":
+		return runGenerar(ctx, env, args[1:])
+	}
+	return usageError(env, "certificacion", "unknown subcommand %q (want generar)", args[0])
+}
+
+// runGenerar implements "dtekit certificacion generar".
+func runGenerar(ctx context.Context, env *cmdEnv, args []string) int {
+	const cmd = "certificacion generar"
+	fs := newFlagSet(env, cmd)
+	setPath := fs.String("set", "", "the SII's set-of-tests file")
+	emisorPath := fs.String("emisor", "", "issuer JSON (contract §2.6 plus acteco), registered for certification")
+	var cf certFlags
+	cf.define(fs)
+	var cafPaths, trust stringList
+	fs.Var(&cafPaths, "caf", "CAF of a document type the set uses; repeatable")
+	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	fecha := fs.String("fecha", "", "emission date YYYY-MM-DD (default today in Chile)")
+	out := fs.String("out", "", "output directory (absent or empty)")
+	pos, code, ok := parseFlags(env, fs, generarUsage, args, "set", "emisor", "cert", "caf", "out")
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return usageError(env, cmd, "unexpected arguments %q", pos)
+	}
+	if *fecha != "" {
+		if _, err := time.Parse("2006-01-02", *fecha); err != nil {
+			return usageError(env, cmd, "--fecha %q must be YYYY-MM-DD", *fecha)
+		}
+	}
+	fail := func(e *cliError) int { return report(env, cmd, false, e) }
+
+	setData, cerr := readArg("--set", *setPath, maxSmallFile)
+	if cerr != nil {
+		return fail(cerr)
+	}
+	plan, err := certificacion.Parse(setData)
+	if err != nil {
+		return fail(newError(codeInvalidSet, "--set "+*setPath, err))
+	}
+	emisor, keys, cerr := loadIssuer(*emisorPath, trust)
+	if cerr != nil {
+		return fail(cerr)
+	}
+	var cafs []*caf.CAF
+	for _, p := range cafPaths {
+		data, cerr := readArg("--caf", p, maxSmallFile)
+		if cerr != nil {
+			return fail(cerr)
+		}
+		c, err := caf.Parse(data)
+		if err != nil {
+			return fail(newError(codeInvalidCAF, "--caf "+p, err))
+		}
+		if err := c.Verify(keys); err != nil {
+			return fail(newError(codeCAFUnusable, "--caf "+p, err))
+		}
+		cafs = append(cafs, c)
+	}
+	if err := plan.CheckCAFs(emisor, cafs); err != nil {
+		var me *certificacion.MissingCAFError
+		if errors.As(err, &me) {
+			return fail(newError(codeMissingCAF, "--caf", err))
+		}
+		return fail(newError(codeCAFUnusable, "--caf", err))
+	}
+	cert, usage, cerr := cf.load(env, fs)
+	if usage {
+		return usageError(env, cmd, "%v", cerr)
+	}
+	if cerr != nil {
+		return fail(cerr)
+	}
+	res, err := certificacion.Generate(ctx, plan, certificacion.Config{
+		Emisor: emisor, Cert: cert, CAFs: cafs, TrustedKeys: keys, Fecha: *fecha})
+	if err != nil {
+		if cafProblem(err) {
+			return fail(newError(codeCAFUnusable, "--caf", err))
+		}
+		return fail(newError(codeEmitFailed, "", err))
+	}
+	m, err := certificacion.WriteDir(*out, res, emisor)
+	switch {
+	case errors.Is(err, certificacion.ErrOutputExists):
+		return fail(newError(codeOutputExists, "--out "+*out, errors.New("the folder exists and is not empty; give a new one")))
+	case err != nil:
+		return fail(newError(codeOutputFailed, "--out "+*out, err))
+	}
+	docs := 0
+	for _, s := range m.Sets {
+		docs += len(s.Cases)
+	}
+	_ = totalsWriteJSON(env.stdout, map[string]any{"out": *out, "sets": len(m.Sets), "documents": docs, "samples": len(m.Muestras)})
+	return exitOK
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dtekit/dtekit/internal/oracle"
+)
+
+// TestCertificacionGenerarBinary runs "dtekit certificacion generar" through
+// the built binary on the SII's basic set, with the demo's credentials:
+// help on standard output, a missing CAF refused before anything is
+// written, an unreadable line named, then the folder with its manifest.
+func TestCertificacionGenerarBinary(t *testing.T) {
+	wd := t.TempDir()
+	if r := runBin(t, wd, nil, "demo", "--out", "creds"); r.code != 0 {
+		t.Fatalf("demo: %d %s", r.code, r.stderr)
+	}
+	set := oracle.SharedFile(t, "sii", "sets", "001-basico.txt")
+	base := []string{"certificacion", "generar", "--set", set, "--emisor", "creds/emisor.json", "--cert", "creds/cert.p12",
+		"--cert-password-file", "creds/cert-password.txt", "--trust", "creds/test-sii-authority.pub.pem"}
+	withCAFs := func(out string, tipos ...string) []string {
+		a := append([]string{}, base...)
+		for _, tp := range tipos {
+			a = append(a, "--caf", "creds/CAF-"+tp+".xml")
+		}
+		return append(a, "--out", out)
+	}
+
+	if r := runBin(t, wd, nil, "certificacion", "generar", "--help"); r.code != 0 || !strings.Contains(r.stdout, "manifest.json") || r.stderr != "" {
+		t.Errorf("--help: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, wd, nil, "certificacion", "generar", "--set", set); r.code != 2 || !strings.Contains(r.stderr, "--emisor") {
+		t.Errorf("missing flags: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	// The basic set needs 33, 56 and 61: one error naming both missing
+	// types, and no folder.
+	r := runBin(t, wd, nil, withCAFs("out-missing", "33")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "(CAF_MISSING)") || !strings.Contains(r.stderr, "tipo 56") || !strings.Contains(r.stderr, "tipo 61") {
+		t.Errorf("missing CAFs: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "out-missing")); !os.IsNotExist(err) {
+		t.Errorf("a folder was written despite the missing CAFs: %v", err)
+	}
+
+	// A set file with a line the kit cannot read: the line is named.
+	bad := filepath.Join(wd, "bad.txt")
+	data, _ := os.ReadFile(set)
+	if err := os.WriteFile(bad, append(data, []byte("\r\nPAGUE CON CHEQUE\r\n")...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := withCAFs("out-bad", "33", "56", "61")
+	args[3] = bad
+	r = runBin(t, wd, nil, args...)
+	if r.code != 1 || !strings.Contains(r.stderr, "(INVALID_SET_FILE)") || !strings.Contains(r.stderr, "line 73") {
+		t.Errorf("bad set: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	r = runBin(t, wd, nil, withCAFs("out", "33", "56", "61")...)
+	if r.code != 0 {
+		t.Fatalf("generar: exit %d, stderr %s", r.code, r.stderr)
+	}
+	var m struct {
+		Sets []struct {
+			Name, NumeroAtencion, Envelope string
+			Cases                          []struct {
+				CaseID     string `json:"case_id"`
+				TipoDTE    int    `json:"tipo_dte"`
+				Folio      int64
+				File       string
+				MontoTotal json.Number `json:"monto_total"`
+			}
+		}
+		Libros []any
+	}
+	mj, err := os.ReadFile(filepath.Join(wd, "out", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(mj)))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Sets) != 1 || m.Sets[0].Envelope != "envios/01-EnvioDTE-BASICO-414175.xml" || len(m.Sets[0].Cases) != 8 || m.Libros == nil {
+		t.Fatalf("manifest: %s", mj)
+	}
+	// Case 1: 123 × 923 + 53 × 1473 = 191598, IVA 36404, total 228002.
+	if c := m.Sets[0].Cases[0]; c.CaseID != "414175-1" || c.TipoDTE != 33 || c.Folio != 1 || c.File != "documentos/T33F1.xml" || c.MontoTotal != "228002" {
+		t.Errorf("case 1 in the manifest: %+v", c)
+	}
+	for _, f := range []string{"LEEME.md", "documentos/T61F3.xml", m.Sets[0].Envelope, "muestras/001-T33F1-tributario.pdf", "muestras/002-T33F1-cedible.pdf"} {
+		if _, err := os.Stat(filepath.Join(wd, "out", f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// Again into the same folder: refused, nothing replaced.
+	if r := runBin(t, wd, nil, withCAFs("out", "33", "56", "61")...); r.code != 1 || !strings.Contains(r.stderr, "(OUTPUT_EXISTS)") {
+		t.Errorf("existing folder: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
