@@ -131,7 +131,7 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "injected failure", http.StatusInternalServerError)
 		return
 	case n == 2 && odd:
-		time.Sleep(1500 * time.Millisecond) // beyond the 500 ms attempt timeout
+		time.Sleep(4 * time.Second) // beyond the 3 s attempt timeout
 		return
 	}
 	status := 0
@@ -186,7 +186,10 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 	creds(t)
 	fast := []time.Duration{0}
-	s := newService(t, "sqlite", backends[0].dsn(t), Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 500 * time.Millisecond},
+	// The attempt timeout leaves room for a loaded machine: a forwarded
+	// attempt (two round trips to the receiver's process) must not time out
+	// by accident, or it is sent again and counts one duplicate more.
+	s := newService(t, "sqlite", backends[0].dsn(t), Config{Delivery: DeliveryConfig{AllowLoopback: true, Policy: fastPolicy(), Timeout: 3 * time.Second},
 		Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
 			UploadBackoff: fast, PollBackoff: fast, Timeout: 5 * time.Second}})
 	emp := setupEmpresa(t, s, true)
