@@ -284,11 +284,11 @@ func TestConsumoBoletas(t *testing.T) {
 	// 14720. CASO-5: 5 × 700 = 3500; 2941.18 → 2941, IVA 559.
 	first := e.boletas[0].Folio
 	same(t, "Resumen", c.Resumen, []libro.ResumenConsumo{{TipoDocumento: 39,
-		MntNeto:   25042 + 1714 + 3445 + 10689 + 2941, // 43831
-		MntIva:    4758 + 326 + 655 + 2031 + 559,      // 8329
-		TasaIVA:   "19",
-		MntExento: 2000,
-		MntTotal:  29800 + 2040 + 4100 + 14720 + 3500, // 54160 = 43831 + 8329 + 2000
+		MntNeto:        25042 + 1714 + 3445 + 10689 + 2941, // 43831
+		MntIva:         4758 + 326 + 655 + 2031 + 559,      // 8329
+		TasaIVA:        "19",
+		MntExento:      2000,
+		MntTotal:       29800 + 2040 + 4100 + 14720 + 3500, // 54160 = 43831 + 8329 + 2000
 		FoliosEmitidos: 5, FoliosUtilizados: 5, RangoUtilizados: []libro.Rango{{Inicial: first, Final: first + 4}},
 	}})
 }

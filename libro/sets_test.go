@@ -148,7 +148,9 @@ func guiaRequests() []*dte.EmitirDTERequest {
 	em := dtetest.DemoEmisor()
 	self := dte.Receptor{Rut: em.Rut, RazonSocial: em.RazonSocial, Giro: "Venta al por mayor", Direccion: em.Direccion, Comuna: em.Comuna}
 	client := dte.Receptor{Rut: rut(77000009), RazonSocial: "Cliente de Guías S.A.", Giro: "Comercio", Direccion: "Calle 9", Comuna: "Santiago"}
-	qty := func(name, q string) dte.LineaDetalle { return dte.LineaDetalle{Nombre: name, Cantidad: dte.Decimal(q), Precio: "0"} }
+	qty := func(name, q string) dte.LineaDetalle {
+		return dte.LineaDetalle{Nombre: name, Cantidad: dte.Decimal(q), Precio: "0"}
+	}
 	priced := func(name, q, p string) dte.LineaDetalle {
 		return dte.LineaDetalle{Nombre: name, Cantidad: dte.Decimal(q), Precio: dte.Decimal(p)}
 	}
