@@ -186,10 +186,3 @@ func boletaRequests() []*dte.EmitirDTERequest {
 		boleta(5, arroz),
 	}
 }
-
-func TestSetsEmit(t *testing.T) {
-	e := theSets(t)
-	for _, d := range append(append(append([]*dte.Emitted{}, e.basico...), e.guias...), e.boletas...) {
-		t.Logf("tipo %d folio %d total %s neto %s iva %s exe %s", d.Tipo, d.Folio, d.MontoTotal, d.Totals.Totales.MntNeto, d.Totals.Totales.IVA, d.Totals.Totales.MntExe)
-	}
-}
