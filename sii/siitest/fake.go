@@ -14,6 +14,13 @@
 // RESP_BODY before RESP_HDR, zero-padded 10-digit track ids, and the
 // boleta API's JSON.
 //
+// Libros and the RCOF uploaded through DTEUpload are reviewed as the SII
+// and its certification reviewer do (libro.go): schema, signature,
+// carátula, the envío's parts, the cuadratura of every total and, for the
+// sales and guías libros, each row against the document the fake received;
+// getEstUp answers LSO and then LOK, LRH, LRC, LRF or LNC (an RCOF, RPR
+// with reparo 250).
+//
 // Tests steer it through its Go API: Register the signers and companies,
 // Script the outcome of each document (accepted, with reparos, rejected
 // with a detail code, or its whole envelope rejected) and the states its
@@ -88,7 +95,8 @@ type Options struct {
 	MaxUpload int64
 	// Schema, when set, checks an envelope against its schema and returns
 	// the error lines (none when valid). root is "EnvioDTE" or
-	// "EnvioBOLETA".
+	// "EnvioBOLETA", or for a libro "LibroCompraVenta", "LibroGuia" or
+	// "ConsumoFolios".
 	Schema func(root string, envelope []byte) []string
 	// DeferRejections reports schema and signature failures of DTEUpload
 	// later, as the envelope states RSC and RFR, instead of as upload
@@ -236,6 +244,9 @@ type Envelope struct {
 	Steps []string
 	// Raw is the envelope as uploaded.
 	Raw []byte
+	// Libro is set when the upload was a libro or an RCOF rather than an
+	// envelope of documents (Docs is then empty); see libro.go.
+	Libro *LibroReview
 }
 
 // Fake is a fake SII. Build it with New, serve it with Start (or mount
@@ -258,6 +269,7 @@ type Fake struct {
 	envelopes []*Envelope
 	byTrack   map[string]*Envelope
 	trackNext int64
+	resol     map[string]resolucion // company → its resolution (SetResolucion)
 
 	classic, api, envio *httptest.Server
 }
@@ -297,6 +309,7 @@ func New(opts Options) *Fake {
 		faults:    map[Endpoint][]Fault{},
 		byTrack:   map[string]*Envelope{},
 		trackNext: 4711,
+		resol:     map[string]resolucion{},
 	}
 }
 
