@@ -96,7 +96,6 @@ func NewCompras(opts Options, compras []Compra) (*Libro, error) {
 	ms := months{}
 	seen := map[string]int{}
 	l := &Libro{ID: opts.id("LibroCompras"), Schema: SchemaCompraVenta, TmstFirma: opts.at()}
-	sums := map[int]*Totales{}
 	for i, c := range compras {
 		row, err := compraRow(i, c)
 		if err != nil {
@@ -111,22 +110,13 @@ func NewCompras(opts Options, compras []Compra) (*Libro, error) {
 			return nil, fmt.Errorf("libro: compras[%d] has IVA de uso común: set options.FctProp, the factor de proporcionalidad", i)
 		}
 		ms.add(c.Fecha)
-		t := sums[row.TpoDoc]
-		if t == nil {
-			t = &Totales{TpoDoc: row.TpoDoc}
-			sums[row.TpoDoc] = t
-		}
-		t.add(&row)
 		l.Detalle = append(l.Detalle, row)
 	}
 	var err error
-	if l.Caratula, err = opts.caratula("compras", OperacionCompra, ms.only()); err != nil {
-		if opts.Periodo == "" && len(ms) > 1 {
-			return nil, fmt.Errorf("libro: compras: the documents fall in %s: set options.Periodo (YYYY-MM)", ms.list())
-		}
+	if l.Caratula, err = opts.caratula("compras", OperacionCompra, ms); err != nil {
 		return nil, err
 	}
-	l.ResumenPeriodo = sortedTotales(sums)
+	l.ResumenPeriodo = Totalize(l.Detalle)
 	for i := range l.ResumenPeriodo {
 		t := &l.ResumenPeriodo[i]
 		if t.TotOpIVAUsoComun > 0 {

@@ -88,10 +88,7 @@ func NewGuias(opts Options, guias ...[]byte) (*LibroGuia, error) {
 		return nil, errors.New("libro: guias: no guías de despacho (type 52) among the documents")
 	}
 	l := &LibroGuia{ID: opts.id("LibroGuias"), Schema: SchemaGuia, TmstFirma: opts.at()}
-	if l.Caratula, err = opts.caratula("guias", "", ms.only()); err != nil {
-		if opts.Periodo == "" && len(ms) > 1 {
-			return nil, fmt.Errorf("libro: guias: the guías fall in %s: set options.Periodo (YYYY-MM)", ms.list())
-		}
+	if l.Caratula, err = opts.caratula("guias", "", ms); err != nil {
 		return nil, err
 	}
 	folios := make([]int64, 0, len(byFolio)+len(opts.Anuladas))

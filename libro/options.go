@@ -1,7 +1,6 @@
 package libro
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
 	"sort"
@@ -76,9 +75,9 @@ const tasaIVA = 19
 const maxAmount = 999_999_999_999_999
 
 // caratula checks the options common to the libros and returns the
-// carátula they give; kind is "ventas", "compras" or "guias", period the
-// month of the documents ("" when unknown or mixed).
-func (o *Options) caratula(kind, operacion, period string) (Caratula, error) {
+// carátula they give; kind is "ventas", "compras" or "guias", ms the months
+// of the documents.
+func (o *Options) caratula(kind, operacion string, ms months) (Caratula, error) {
 	var c Caratula
 	rut, err := dte.ParseRUT(o.Emisor.Rut)
 	if err != nil {
@@ -97,10 +96,14 @@ func (o *Options) caratula(kind, operacion, period string) (Caratula, error) {
 	}
 	c.PeriodoTributario = o.Periodo
 	if c.PeriodoTributario == "" {
-		c.PeriodoTributario = period
+		c.PeriodoTributario = ms.only()
 	}
-	if c.PeriodoTributario == "" {
-		return c, errors.New("libro: the documents span more than one month: set options.Periodo (YYYY-MM)")
+	switch {
+	case c.PeriodoTributario != "":
+	case len(ms) == 0:
+		return c, fmt.Errorf("libro: %s: no document gives the period: set options.Periodo (YYYY-MM)", kind)
+	default:
+		return c, fmt.Errorf("libro: %s: the documents fall in %s: set options.Periodo (YYYY-MM)", kind, ms.list())
 	}
 	if _, err := time.Parse("2006-01", c.PeriodoTributario); err != nil || len(c.PeriodoTributario) != 7 {
 		return c, fmt.Errorf("libro: options.Periodo %q is not a YYYY-MM month", c.PeriodoTributario)

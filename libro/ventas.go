@@ -81,15 +81,12 @@ func NewVentas(opts Options, docs ...[]byte) (*Libro, error) {
 			t = &Totales{TpoDoc: row.TpoDoc}
 			sums[row.TpoDoc] = t
 		}
-		t.add(&row)
+		t.Add(&row)
 		if !d.Tipo.IsBoleta() {
 			l.Detalle = append(l.Detalle, row)
 		}
 	}
-	if l.Caratula, err = opts.caratula("ventas", OperacionVenta, ms.only()); err != nil {
-		if opts.Periodo == "" && len(ms) > 1 {
-			return nil, fmt.Errorf("libro: ventas: the documents fall in %s: set options.Periodo (YYYY-MM)", ms.list())
-		}
+	if l.Caratula, err = opts.caratula("ventas", OperacionVenta, ms); err != nil {
 		return nil, err
 	}
 	sort.Slice(l.Detalle, func(i, j int) bool {
@@ -144,9 +141,12 @@ func ventaRow(d *dte.Document, what string) (Detalle, error) {
 	return row, err
 }
 
-// add totals one row into t: annulled rows count in TotDoc and TotAnulado
-// only.
-func (t *Totales) add(r *Detalle) {
+// Add totals one Detalle row of t's type into t, as the SII's cuadratura
+// asks: the row counts in TotDoc, an annulled one also in TotAnulado and
+// with no amount; every amount adds to its total, IVA not recoverable and
+// other taxes by code, and the rows with IVA de uso común or IVA retained
+// are counted. FctProp and TotCredIVAUsoComun are left as they are.
+func (t *Totales) Add(r *Detalle) {
 	t.TotDoc++
 	if r.Anulado {
 		t.TotAnulado++
@@ -193,6 +193,21 @@ func (t *Totales) add(r *Detalle) {
 		t.TotIVARetParcial += r.IVARetParcial
 	}
 	t.TotMntTotal += r.MntTotal
+}
+
+// Totalize returns the summary of rows: one Totales per document type, in
+// ascending order, each the Add of its type's rows.
+func Totalize(rows []Detalle) []Totales {
+	sums := map[int]*Totales{}
+	for i := range rows {
+		t := sums[rows[i].TpoDoc]
+		if t == nil {
+			t = &Totales{TpoDoc: rows[i].TpoDoc}
+			sums[rows[i].TpoDoc] = t
+		}
+		t.Add(&rows[i])
+	}
+	return sortedTotales(sums)
 }
 
 // sortedTotales returns the summary rows in ascending type order, with

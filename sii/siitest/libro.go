@@ -3,8 +3,8 @@ package siitest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/big"
-	"sort"
 	"strings"
 
 	"github.com/dtekit/dtekit/dte"
@@ -287,6 +287,39 @@ func (f *Fake) identity(p *problems, company string, r *LibroReview) {
 	}
 }
 
+// gate runs the checks a libro passes before its totals are looked at:
+// the signature (LRF), the carátula (LRC; extra adds the kind's own
+// checks), and the envío's parts and identity (LNC, with seg, per and det
+// telling whether ResumenSegmento, ResumenPeriodo and Detalle are there).
+// done is true, with the final state and rev.Problems set, when one fails.
+// Call with f.mu held.
+func (f *Fake) gate(rev *LibroReview, sigOK bool, id string, c *libro.Caratula, seg, per, det bool,
+	tokenRUT, company string, extra func(*problems)) (final string, done bool) {
+	var p problems
+	switch {
+	case !sigOK:
+		p.add("la firma del libro no es valida o no cubre EnvioLibro %q", id)
+		final = "LRF"
+	default:
+		if f.caratula(&p, c, tokenRUT, company); extra != nil {
+			extra(&p)
+		}
+		if len(p) > 0 {
+			final = "LRC"
+			break
+		}
+		if tipoEnvio(&p, c.TipoEnvio, seg, per, det); len(p) == 0 {
+			f.identity(&p, company, rev)
+		}
+		final = "LNC"
+	}
+	if len(p) == 0 {
+		return "", false
+	}
+	rev.Problems = p
+	return final, true
+}
+
 // received returns the documents of company the fake accepted in
 // envelopes, by type and folio. Call with f.mu held.
 func (f *Fake) received(company string) map[[2]int64]*dte.Document {
@@ -326,26 +359,15 @@ func (f *Fake) reviewCV(l *libro.Libro, sigOK bool, tokenRUT, company string) (*
 	c := &l.Caratula
 	rev := &LibroReview{Root: libro.RootCompraVenta, TipoOperacion: c.TipoOperacion, TipoLibro: c.TipoLibro,
 		TipoEnvio: c.TipoEnvio, Periodo: c.PeriodoTributario, FolioNotificacion: c.FolioNotificacion}
+	operacion := func(p *problems) {
+		if c.TipoOperacion != libro.OperacionVenta && c.TipoOperacion != libro.OperacionCompra {
+			p.add("TipoOperacion %q no es COMPRA ni VENTA", c.TipoOperacion)
+		}
+	}
+	if final, done := f.gate(rev, sigOK, l.ID, c, l.ResumenSegmento != nil, l.ResumenPeriodo != nil, len(l.Detalle) > 0, tokenRUT, company, operacion); done {
+		return rev, final
+	}
 	var p problems
-	if !sigOK {
-		p.add("la firma del libro no es valida o no cubre EnvioLibro %q", l.ID)
-		rev.Problems = p
-		return rev, "LRF"
-	}
-	if f.caratula(&p, c, tokenRUT, company); c.TipoOperacion != libro.OperacionVenta && c.TipoOperacion != libro.OperacionCompra {
-		p.add("TipoOperacion %q no es COMPRA ni VENTA", c.TipoOperacion)
-	}
-	if len(p) > 0 {
-		rev.Problems = p
-		return rev, "LRC"
-	}
-	if tipoEnvio(&p, c.TipoEnvio, l.ResumenSegmento != nil, l.ResumenPeriodo != nil, len(l.Detalle) > 0); len(p) == 0 {
-		f.identity(&p, company, rev)
-	}
-	if len(p) > 0 {
-		rev.Problems = p
-		return rev, "LNC"
-	}
 	resumen := l.ResumenPeriodo
 	if c.TipoEnvio == "PARCIAL" {
 		resumen = l.ResumenSegmento
@@ -364,41 +386,11 @@ func (f *Fake) reviewCV(l *libro.Libro, sigOK bool, tokenRUT, company string) (*
 	return rev, "LOK"
 }
 
-// cuadraturaCV checks every Detalle row's formulas and every summary row
-// of a type with rows against their sum.
+// cuadraturaCV checks every Detalle row's formulas, and every summary row
+// of a type with rows against their sum (libro.Totalize, the SII's rule).
 func cuadraturaCV(p *problems, resumen []libro.Totales, detalle []libro.Detalle) {
-	sums := map[int]*libro.Totales{}
-	var types []int
 	for i := range detalle {
-		d := &detalle[i]
-		rowFormulas(p, d)
-		t := sums[d.TpoDoc]
-		if t == nil {
-			t = &libro.Totales{TpoDoc: d.TpoDoc}
-			sums[d.TpoDoc] = t
-			types = append(types, d.TpoDoc)
-		}
-		t.TotDoc++
-		if d.Anulado {
-			t.TotAnulado++
-			continue
-		}
-		t.TotMntExe += d.MntExe
-		t.TotMntNeto += d.MntNeto
-		t.TotMntIVA += d.MntIVA
-		for _, n := range d.IVANoRec {
-			addNoRec(t, n.CodIVANoRec, n.MntIVANoRec)
-		}
-		if d.IVAUsoComun != 0 {
-			t.TotOpIVAUsoComun++
-			t.TotIVAUsoComun += d.IVAUsoComun
-		}
-		for _, o := range d.OtrosImp {
-			addOtro(t, o.CodImp, o.MntImp)
-		}
-		t.TotIVARetTotal += d.IVARetTotal
-		t.TotIVARetParcial += d.IVARetParcial
-		t.TotMntTotal += d.MntTotal
+		rowFormulas(p, &detalle[i])
 	}
 	byType := map[int]*libro.Totales{}
 	for i := range resumen {
@@ -408,7 +400,7 @@ func cuadraturaCV(p *problems, resumen []libro.Totales, detalle []libro.Detalle)
 		}
 		byType[r.TpoDoc] = r
 		if r.FctProp.IsSet() && r.FctProp.Valid() {
-			want, _ := dte.DecimalFromRat(new(big.Rat).Mul(r.FctProp.Rat(), new(big.Rat).SetInt64(r.TotIVAUsoComun)), 0).Int64()
+			want := roundTimes(r.TotIVAUsoComun, r.FctProp.Rat())
 			if r.TotCredIVAUsoComun != want {
 				p.add("TpoDoc %d: TotCredIVAUsoComun %d, FctProp %s x TotIVAUsoComun %d da %d", r.TpoDoc, r.TotCredIVAUsoComun, r.FctProp, r.TotIVAUsoComun, want)
 			}
@@ -416,9 +408,8 @@ func cuadraturaCV(p *problems, resumen []libro.Totales, detalle []libro.Detalle)
 			p.add("TpoDoc %d: TotIVAUsoComun sin FctProp", r.TpoDoc)
 		}
 	}
-	sort.Ints(types)
-	for _, tipo := range types {
-		s, r := sums[tipo], byType[tipo]
+	for _, s := range libro.Totalize(detalle) {
+		tipo, r := s.TpoDoc, byType[s.TpoDoc]
 		if r == nil {
 			p.add("TpoDoc %d tiene Detalle pero no esta en el resumen", tipo)
 			continue
@@ -439,13 +430,24 @@ func cuadraturaCV(p *problems, resumen []libro.Totales, detalle []libro.Detalle)
 		if r.TotOpIVAUsoComun != 0 && r.TotOpIVAUsoComun != s.TotOpIVAUsoComun {
 			p.add("TpoDoc %d: TotOpIVAUsoComun %d, el Detalle tiene %d", tipo, r.TotOpIVAUsoComun, s.TotOpIVAUsoComun)
 		}
-		if a, b := noRecMap(r), noRecMap(s); !equalMaps(a, b) {
+		if a, b := noRecMap(r), noRecMap(&s); !maps.Equal(a, b) {
 			p.add("TpoDoc %d: TotIVANoRec %v, la suma del Detalle es %v", tipo, a, b)
 		}
-		if a, b := otrosMap(r), otrosMap(s); !equalMaps(a, b) {
+		if a, b := otrosMap(r), otrosMap(&s); !maps.Equal(a, b) {
 			p.add("TpoDoc %d: TotOtrosImp %v, la suma del Detalle es %v", tipo, a, b)
 		}
 	}
+}
+
+// roundTimes returns round(n × f), half away from zero.
+func roundTimes(n int64, f *big.Rat) int64 {
+	v, _ := dte.DecimalFromRat(new(big.Rat).Mul(new(big.Rat).SetInt64(n), f), 0).Int64()
+	return v
+}
+
+// ivaAt returns the IVA of neto at rate percent, rounded half up.
+func ivaAt(neto int64, rate dte.Decimal) int64 {
+	return roundTimes(neto, new(big.Rat).Quo(rate.Rat(), big.NewRat(100, 1)))
 }
 
 // rowFormulas checks one row: its IVA splits round(MntNeto × TasaImp) and
@@ -459,9 +461,7 @@ func rowFormulas(p *problems, d *libro.Detalle) {
 		noRec += n.MntIVANoRec
 	}
 	if d.TasaImp.Valid() && d.MntNeto > 0 {
-		r := new(big.Rat).Mul(new(big.Rat).SetInt64(d.MntNeto), d.TasaImp.Rat())
-		want, _ := dte.DecimalFromRat(r.Quo(r, big.NewRat(100, 1)), 0).Int64()
-		if got := d.MntIVA + noRec + d.IVAUsoComun; got != want {
+		if got, want := d.MntIVA+noRec+d.IVAUsoComun, ivaAt(d.MntNeto, d.TasaImp); got != want {
 			p.add("Detalle tipo %d folio %d: MntIVA + IVANoRec + IVAUsoComun = %d, MntNeto x TasaImp = %d", d.TpoDoc, d.NroDoc, got, want)
 		}
 	}
@@ -516,26 +516,6 @@ func ventaMatches(p *problems, d *libro.Detalle, docs map[[2]int64]*dte.Document
 	}
 }
 
-func addNoRec(t *libro.Totales, code int, m int64) {
-	for i := range t.TotIVANoRec {
-		if t.TotIVANoRec[i].CodIVANoRec == code {
-			t.TotIVANoRec[i].TotMntIVANoRec += m
-			return
-		}
-	}
-	t.TotIVANoRec = append(t.TotIVANoRec, libro.TotIVANoRec{CodIVANoRec: code, TotMntIVANoRec: m})
-}
-
-func addOtro(t *libro.Totales, code int, m int64) {
-	for i := range t.TotOtrosImp {
-		if t.TotOtrosImp[i].CodImp == code {
-			t.TotOtrosImp[i].TotMntImp += m
-			return
-		}
-	}
-	t.TotOtrosImp = append(t.TotOtrosImp, libro.TotOtrosImp{CodImp: code, TotMntImp: m})
-}
-
 func noRecMap(t *libro.Totales) map[int]int64 {
 	m := map[int]int64{}
 	for _, n := range t.TotIVANoRec {
@@ -552,40 +532,15 @@ func otrosMap(t *libro.Totales) map[int]int64 {
 	return m
 }
 
-func equalMaps(a, b map[int]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // reviewGuia reviews a LibroGuia. Call with f.mu held.
 func (f *Fake) reviewGuia(l *libro.LibroGuia, sigOK bool, tokenRUT, company string) (*LibroReview, string) {
 	c := &l.Caratula
 	rev := &LibroReview{Root: libro.RootGuia, TipoLibro: c.TipoLibro, TipoEnvio: c.TipoEnvio,
 		Periodo: c.PeriodoTributario, FolioNotificacion: c.FolioNotificacion}
+	if final, done := f.gate(rev, sigOK, l.ID, c, l.ResumenSegmento != nil, l.ResumenPeriodo != nil, len(l.Detalle) > 0, tokenRUT, company, nil); done {
+		return rev, final
+	}
 	var p problems
-	if !sigOK {
-		p.add("la firma del libro no es valida o no cubre EnvioLibro %q", l.ID)
-		rev.Problems = p
-		return rev, "LRF"
-	}
-	if f.caratula(&p, c, tokenRUT, company); len(p) > 0 {
-		rev.Problems = p
-		return rev, "LRC"
-	}
-	if tipoEnvio(&p, c.TipoEnvio, l.ResumenSegmento != nil, l.ResumenPeriodo != nil, len(l.Detalle) > 0); len(p) == 0 {
-		f.identity(&p, company, rev)
-	}
-	if len(p) > 0 {
-		rev.Problems = p
-		return rev, "LNC"
-	}
 	r := l.ResumenPeriodo
 	if c.TipoEnvio == "PARCIAL" {
 		r = l.ResumenSegmento
@@ -615,8 +570,7 @@ func (f *Fake) reviewGuia(l *libro.LibroGuia, sigOK bool, tokenRUT, company stri
 			traslados[d.TpoOper] = t
 		}
 		if d.TasaImp.Valid() && d.MntNeto > 0 {
-			r := new(big.Rat).Mul(new(big.Rat).SetInt64(d.MntNeto), d.TasaImp.Rat())
-			if iva, _ := dte.DecimalFromRat(r.Quo(r, big.NewRat(100, 1)), 0).Int64(); iva != d.IVA {
+			if iva := ivaAt(d.MntNeto, d.TasaImp); iva != d.IVA {
 				p.add("Detalle folio %d: IVA %d, MntNeto x TasaImp = %d", d.Folio, d.IVA, iva)
 			}
 		}

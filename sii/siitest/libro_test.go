@@ -4,53 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/libro"
+	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
-
-// libroSchema is a fake schema check with xmllint and the official XSDs
-// of the libros (and of the envelopes, so documents can be sent first).
-func libroSchema(t *testing.T) func(root string, data []byte) []string {
-	t.Helper()
-	xmllint := oracle.Tool(t, "xmllint")
-	schemas := oracle.Schemas(t)
-	dir := t.TempDir()
-	var mu sync.Mutex
-	n := 0
-	return func(root string, data []byte) []string {
-		xsd := map[string]string{"EnvioDTE": "EnvioDTE_v10.xsd", "LibroCompraVenta": "LibroCV_v10.xsd",
-			"LibroGuia": "LibroGuia_v10.xsd", "ConsumoFolios": "ConsumoFolio_v10.xsd"}[root]
-		if xsd == "" {
-			return []string{"unknown root " + root}
-		}
-		mu.Lock()
-		n++
-		p := filepath.Join(dir, fmt.Sprintf("f%d.xml", n))
-		mu.Unlock()
-		if err := os.WriteFile(p, data, 0o600); err != nil {
-			return []string{err.Error()}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, xmllint, "--noout", "--schema", filepath.Join(schemas, xsd), p).CombinedOutput()
-		if err != nil {
-			return []string{strings.TrimSpace(string(out))}
-		}
-		return nil
-	}
-}
 
 // libroWorld is a started fake, a client, and the company's documents
 // already accepted by the fake.
@@ -65,7 +29,7 @@ type libroWorld struct {
 
 func newLibroWorld(t *testing.T) *libroWorld {
 	t.Helper()
-	f, c := started(t, siitest.Options{Schema: libroSchema(t)})
+	f, c := started(t, siitest.Options{Schema: oracle.SchemaCheck(t)})
 	client, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: c.Cert})
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +130,22 @@ func (w *libroWorld) review(t *testing.T, st *sii.EnvelopeStatus) *siitest.Libro
 
 func (w *libroWorld) opts() libro.Options { return libro.Options{Emisor: w.c.Emisor} }
 
+// signed changes a libro built by a libro.New… function and signs it.
+func signed[L interface {
+	Sign(*signer.Certificate) ([]byte, error)
+}](t *testing.T, cert *signer.Certificate, l L, err error, change func(L)) []byte {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	change(l)
+	out, err := l.Sign(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // expect checks a libro's final state and that some problem line
 // mentions each of want.
 func (w *libroWorld) expect(t *testing.T, what string, data []byte, estado string, want ...string) {
@@ -209,15 +189,7 @@ func TestLibroVentasReview(t *testing.T) {
 		o := w.opts()
 		o.FolioNotificacion = folio
 		l, err := libro.NewVentas(o, xmls...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(l)
-		out, err := l.Sign(w.c.Cert)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return signed(t, w.c.Cert, l, err, change)
 	}
 	w.expect(t, "a new FolioNotificacion", fresh(10, func(*libro.Libro) {}), "LOK")
 	w.expect(t, "a summary total off by one", fresh(11, func(l *libro.Libro) { l.ResumenPeriodo[0].TotMntNeto++ }),
@@ -248,15 +220,7 @@ func TestLibroRefusals(t *testing.T) {
 		o := w.opts()
 		o.FolioNotificacion = folio
 		l, err := libro.NewVentas(o, xml)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(l)
-		out, err := l.Sign(w.c.Cert)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return signed(t, w.c.Cert, l, err, change)
 	}
 	w.expect(t, "another company's libro", sign(20, func(l *libro.Libro) { l.Caratula.RutEmisorLibro = "76086428-5" }),
 		"LRC", "RutEmisorLibro 76086428-5")
@@ -311,15 +275,7 @@ func TestLibroComprasReview(t *testing.T) {
 	}
 	build := func(folio int64, change func(*libro.Libro)) []byte {
 		l, err := libro.NewCompras(libro.Options{Emisor: w.c.Emisor, FctProp: "0.60", FolioNotificacion: folio}, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(l)
-		out, err := l.Sign(w.c.Cert)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return signed(t, w.c.Cert, l, err, change)
 	}
 	w.expect(t, "the set's purchases", build(2, func(*libro.Libro) {}), "LOK")
 	// 0.60 × 5732 = 3439.2 → 3439; 3440 is wrong.
@@ -346,15 +302,7 @@ func TestLibroGuiasReview(t *testing.T) {
 		o.FolioNotificacion = folio
 		o.Facturas = map[int64]libro.DocRef{g[1].Folio: {Tipo: 33, Folio: w.docs[0].Folio, Fecha: w.docs[0].FechaEmision}}
 		l, err := libro.NewGuias(o, g[0].XML, g[1].XML)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(l)
-		out, err := l.Sign(w.c.Cert)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return signed(t, w.c.Cert, l, err, change)
 	}
 	w.expect(t, "the guías", build(3, func(*libro.LibroGuia) {}), "LOK")
 	w.expect(t, "a sale counted twice", build(4, func(l *libro.LibroGuia) { l.ResumenPeriodo.TotGuiaVenta = 2 }),
@@ -381,15 +329,7 @@ func TestConsumoFoliosReview(t *testing.T) {
 	b := w.boletas
 	build := func(sec int, change func(*libro.Consumo)) []byte {
 		c, err := libro.NewConsumo(libro.Options{Emisor: w.c.Emisor, SecEnvio: sec}, b[0].XML, b[1].XML)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(c)
-		out, err := c.Sign(w.c.Cert)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return signed(t, w.c.Cert, c, err, change)
 	}
 	expect := func(what string, data []byte, estado string, want ...string) {
 		t.Helper()
