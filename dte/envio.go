@@ -149,8 +149,7 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 	// the certificate), which the signer then inserts in place.
 	w := &xw{buf: make([]byte, 0, size+2048+2*len(cert.CertificatePEM()))}
 	w.raw(xmlDeclaration)
-	w.raw(`<` + root + ` xmlns="` + NamespaceSiiDte + `" xmlns:xsi="` + namespaceXSI +
-		`" xsi:schemaLocation="` + NamespaceSiiDte + ` ` + schema + `" version="1.0">`)
+	xwSignedRoot(w, root, schema)
 	w.raw(`<SetDTE ID="` + setID + `">`)
 	w.raw(`<Caratula version="1.0">`)
 	w.plain("RutEmisor", rutEm.String())

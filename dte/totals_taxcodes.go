@@ -72,3 +72,40 @@ func lookupTaxCode(c int) (taxCode, bool) {
 	}
 	return taxCode{}, false
 }
+
+// TaxKind tells how an additional tax or retention code (the TipoImp of
+// ImptoReten) moves a document's MntTotal, as ComputeTotals applies it.
+type TaxKind uint8
+
+// The kinds of tax code.
+const (
+	// TaxUnknown is a code outside the SII's ImpAdicDTEType, or one whose
+	// effect the SII material dtekit follows does not state (54, 55).
+	TaxUnknown TaxKind = iota
+	// TaxAdded is an additional tax, added to the total.
+	TaxAdded
+	// TaxWithheld is withheld from the total without being IVA (53, a
+	// retained income tax).
+	TaxWithheld
+	// TaxIVAWithheld is a retention of IVA, withheld from the total: in
+	// full (15) or in part (the other codes of the kind).
+	TaxIVAWithheld
+)
+
+// TaxCodeKind returns the kind of an additional tax or retention code, from
+// the same table ComputeTotals and Validate use.
+func TaxCodeKind(code int) TaxKind {
+	tc, ok := lookupTaxCode(code)
+	if !ok {
+		return TaxUnknown
+	}
+	switch tc.class {
+	case taxAddition:
+		return TaxAdded
+	case taxRetention:
+		return TaxWithheld
+	case taxIVARetention:
+		return TaxIVAWithheld
+	}
+	return TaxUnknown
+}

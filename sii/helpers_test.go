@@ -2,11 +2,6 @@ package sii_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,44 +111,10 @@ func query(e *dte.Emitted, receptor string) sii.DocumentQuery {
 }
 
 // xmllintSchema returns a fake schema check that runs xmllint with the
-// official XSDs, or nil (with the test skipped or failed per the oracle
-// policy) when they are not available.
+// official XSDs (see oracle.SchemaCheck).
 func xmllintSchema(t *testing.T) func(root string, envelope []byte) []string {
 	t.Helper()
-	xmllint := oracle.Tool(t, "xmllint")
-	schemas := oracle.Schemas(t)
-	dir := t.TempDir()
-	var n int
-	var mu sync.Mutex
-	return func(root string, envelope []byte) []string {
-		xsd := map[string]string{"EnvioDTE": "EnvioDTE_v10.xsd", "EnvioBOLETA": "EnvioBOLETA_v11.xsd"}[root]
-		if xsd == "" {
-			return []string{"unknown root " + root}
-		}
-		mu.Lock()
-		n++
-		p := filepath.Join(dir, fmt.Sprintf("envio-%d.xml", n))
-		mu.Unlock()
-		if err := os.WriteFile(p, envelope, 0o600); err != nil {
-			return []string{err.Error()}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, xmllint, "--noout", "--schema", filepath.Join(schemas, xsd), p).CombinedOutput()
-		if err == nil {
-			return nil
-		}
-		var lines []string
-		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			if l != "" && !strings.HasSuffix(l, "fails to validate") {
-				lines = append(lines, l)
-			}
-		}
-		if len(lines) == 0 {
-			lines = []string{err.Error()}
-		}
-		return lines
-	}
+	return oracle.SchemaCheck(t)
 }
 
 // siitestCert makes a certificate for another RUT (1024 bits, quick).

@@ -45,7 +45,10 @@ func (r *UploadResult) Accepted() bool { return r.Status == 0 && r.TrackID != ""
 
 // Upload sends a signed envelope for rutCompany (the issuer, "76192083-9"):
 // an EnvioDTE through DTEUpload, an EnvioBOLETA through the boleta REST
-// API, chosen by the root element. The request is multipart/form-data
+// API, chosen by the root element. A libro (LibroCompraVenta, LibroGuia)
+// or an RCOF (ConsumoFolios, which the REST API does not take) goes
+// through DTEUpload like an EnvioDTE; its getEstUp states are the libros'
+// (LSO, then LOK, LRH, LRC, LRF or LNC). The request is multipart/form-data
 // with the fields rutSender, dvSender, rutCompany, dvCompany and archivo in
 // that order, an explicit Content-Length, the browser-like headers of the
 // SII's manual and the token cookie. The envelope must be ISO-8859-1; an
@@ -69,8 +72,10 @@ func (c *Client) Upload(ctx context.Context, rutCompany string, envelope []byte)
 	if err != nil {
 		return nil, fmt.Errorf("sii: upload: %w", err)
 	}
-	if root != "EnvioDTE" && root != "EnvioBOLETA" {
-		return nil, fmt.Errorf("sii: upload: the file's root element is <%s>, not <EnvioDTE> or <EnvioBOLETA>", root)
+	switch root {
+	case "EnvioDTE", "EnvioBOLETA", "LibroCompraVenta", "LibroGuia", "ConsumoFolios":
+	default:
+		return nil, fmt.Errorf("sii: upload: the file's root element is <%s>, not <EnvioDTE>, <EnvioBOLETA> or a libro (<LibroCompraVenta>, <LibroGuia>, <ConsumoFolios>)", root)
 	}
 	envelope, err = latin1Declared(envelope)
 	if err != nil {

@@ -73,6 +73,12 @@ var rules = []rule{
 		only: []string{"caf", "ted", "signer", "internal/..."},
 	},
 	{
+		name: "libros",
+		why:  "libro builds, signs and reads the SII's libros and the RCOF from the company's documents: it reads them with dte and signs through dte's signed-file writer, so it uses dte, signer and nothing else public",
+		from: []string{"libro"},
+		only: []string{"dte", "signer", "internal/..."},
+	},
+	{
 		name: "test credentials",
 		why:  "dte/dtetest assembles the test authorities (caf/caftest, signer/signertest) into one set with a dte.Emisor",
 		from: []string{"dte/dtetest"},
@@ -102,9 +108,9 @@ var rules = []rule{
 	// ---- The outside world: the SII and the records ---------------------
 	{
 		name: "sii",
-		why:  "the SII client (and its fake) knows documents and signatures, never the service, its records or HTTP",
+		why:  "the SII client (and its fake) knows documents, libros and signatures, never the service, its records or HTTP: the fake reads uploaded libros with libro's reader",
 		from: []string{"sii/..."},
-		only: []string{"caf", "ted", "signer", "dte", "sii/...", "internal/..."},
+		only: []string{"caf", "ted", "signer", "dte", "libro", "sii/...", "internal/..."},
 	},
 	{
 		name:   "store",
@@ -199,7 +205,7 @@ var rules = []rule{
 	{
 		name:  "below the service",
 		why:   "the layers below the service keep their tests below it too: no test of theirs imports billing, server or the binary",
-		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "pdf/...", "certificacion/...", "sii/...", "store/..."},
+		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "libro/...", "pdf/...", "certificacion/...", "sii/...", "store/..."},
 		not:   []string{"billing/...", "server", "cmd/..."},
 		scope: codeAndTests,
 	},

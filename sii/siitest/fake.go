@@ -20,6 +20,12 @@
 // another company uploaded to the fake and its review accepted, so a
 // receptor can accept or claim a document its issuer sent through the
 // same fake; see serveRCV's rules in rcv.go.
+// Libros and the RCOF uploaded through DTEUpload are reviewed as the SII
+// and its certification reviewer do (libro.go): schema, signature,
+// carátula, the envío's parts, the cuadratura of every total and, for the
+// sales and guías libros, each row against the document the fake received;
+// getEstUp answers LSO and then LOK, LRH, LRC, LRF or LNC (an RCOF, RPR
+// with reparo 250).
 //
 // Tests steer it through its Go API: Register the signers and companies,
 // Script the outcome of each document (accepted, with reparos, rejected
@@ -96,7 +102,8 @@ type Options struct {
 	MaxUpload int64
 	// Schema, when set, checks an envelope against its schema and returns
 	// the error lines (none when valid). root is "EnvioDTE" or
-	// "EnvioBOLETA".
+	// "EnvioBOLETA", or for a libro "LibroCompraVenta", "LibroGuia" or
+	// "ConsumoFolios".
 	Schema func(root string, envelope []byte) []string
 	// DeferRejections reports schema and signature failures of DTEUpload
 	// later, as the envelope states RSC and RFR, instead of as upload
@@ -250,6 +257,9 @@ type Envelope struct {
 	Steps []string
 	// Raw is the envelope as uploaded.
 	Raw []byte
+	// Libro is set when the upload was a libro or an RCOF rather than an
+	// envelope of documents (Docs is then empty); see libro.go.
+	Libro *LibroReview
 }
 
 // Fake is a fake SII. Build it with New, serve it with Start (or mount
@@ -274,6 +284,7 @@ type Fake struct {
 	trackNext int64
 	rcvSeeds  map[string]*RCVSeed       // docKey → seeded document
 	rcvEvents map[string][]sii.RCVEvent // docKey → events registered
+	resol     map[string]resolucion     // company → its resolution (SetResolucion)
 
 	classic, api, envio *httptest.Server
 }
@@ -315,6 +326,7 @@ func New(opts Options) *Fake {
 		trackNext: 4711,
 		rcvSeeds:  map[string]*RCVSeed{},
 		rcvEvents: map[string][]sii.RCVEvent{},
+		resol:     map[string]resolucion{},
 	}
 }
 

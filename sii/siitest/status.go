@@ -67,6 +67,22 @@ func stateGlosa(s string) string {
 		return "Rechazado por Error en Carátula"
 	case "-11":
 		return "Error: ver ERR_CODE"
+	case "RPR":
+		return "Aceptado con Reparos"
+	case "RCH":
+		return "Rechazado por Error en Informacion"
+	case "LSO":
+		return "Schema de Envio de Libro Correcto"
+	case "LOK":
+		return "Envio de Libro Aceptado - Cuadrado"
+	case "LRH":
+		return "Envio de Libro Rechazado - Descuadrado"
+	case "LRC":
+		return "Caratula de Envio de Libro Invalida"
+	case "LRF":
+		return "Envio de Libro Rechazado por Firma"
+	case "LNC":
+		return "Tipo de Envio de Libro No Corresponde"
 	}
 	return s
 }

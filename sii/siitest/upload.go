@@ -189,6 +189,11 @@ func (f *Fake) permission(tokenRUT, sender, company string) (int, []string) {
 // the upload STATUS (7 schema, 8 signature) unless rejections are
 // deferred; carátula problems are always found later (RCT).
 func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Envelope, int, []string) {
+	if !boleta {
+		if e, status, errs, ok := f.receiveLibro(data, tokenRUT, company); ok {
+			return e, status, errs
+		}
+	}
 	defer_ := f.opts.DeferRejections || boleta
 	final, steps := "", []string(nil)
 	reject := func(status int, state string, errs []string) (int, []string) {
