@@ -20,6 +20,7 @@
 // another company uploaded to the fake and its review accepted, so a
 // receptor can accept or claim a document its issuer sent through the
 // same fake; see serveRCV's rules in rcv.go.
+//
 // Libros and the RCOF uploaded through DTEUpload are reviewed as the SII
 // and its certification reviewer do (libro.go): schema, signature,
 // carátula, the envío's parts, the cuadratura of every total and, for the
