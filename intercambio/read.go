@@ -396,7 +396,7 @@ func readEnvioRecibos(data []byte, root *xmltree.Element) (*Respuesta, error) {
 			Recinto: rd.req(b, "Recinto"), RutFirma: rd.rut(b, "RutFirma"), TmstFirmaRecibo: rd.req(b, "TmstFirmaRecibo"),
 			Firmante: signerOf(sigs[i+1])}
 		if decl := text(b, "Declaracion"); decl != Declaracion && rd.err == nil {
-			rd.fail("Declaracion is not the text Recibos_v10.xsd fixes: %.60q…", decl)
+			rd.fail("Declaracion differs from the text Recibos_v10.xsd fixes from character %d on", differsAt(decl, Declaracion)+1)
 		}
 		if rd.err != nil {
 			return nil, rd.err
@@ -550,6 +550,17 @@ func (rd *reader) docRef(e *xmltree.Element, tipo string) DocRef {
 		rd.fail("%s %d is not a DTE type", tipo, d.Tipo)
 	}
 	return d
+}
+
+// differsAt returns the index of the first character where a and b
+// differ.
+func differsAt(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	i := 0
+	for i < len(ra) && i < len(rb) && ra[i] == rb[i] {
+		i++
+	}
+	return i
 }
 
 // firstOf returns the first non-empty text.
