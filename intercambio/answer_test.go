@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/internal/oracle"
 )
 
 // answers builds B's three answers to an envelope: the acuse, a resultado

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtekit/dtekit/intercambio"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/xmlflat"
-	"github.com/dtekit/dtekit/intercambio"
 )
 
 // plain writes a glosa of the notes as the schema does: without accents,

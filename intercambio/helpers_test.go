@@ -14,8 +14,8 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
-	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/signer/signertest"
 )
