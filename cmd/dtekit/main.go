@@ -13,6 +13,7 @@
 //	dtekit pdf DTE.xml [--cedible] [--format carta|80mm] [-o OUT.pdf]
 //	dtekit webhook sign|verify|secret ...
 //	dtekit sii token|upload|status|dte-status|fake ...
+//	dtekit intercambio responder|leer ...
 //	dtekit serve [--addr 127.0.0.1:8080] [--data DIR] [--database-url URL] [--demo]
 //	dtekit admin empresa create|apikey create|list|revoke|certificado upload ...
 //	dtekit version
@@ -64,6 +65,7 @@ func commands() []command {
 		{name: "pdf", usage: "pdf DTE.xml [flags]             render the printed representation", run: runPDF},
 		{name: "webhook", usage: "webhook sign|verify|secret      sign or verify a webhook delivery", run: runWebhook},
 		{name: "sii", usage: "sii token|upload|status|dte-status|fake  talk to the SII, or run a fake one", run: runSII},
+		{name: "intercambio", usage: "intercambio responder|leer      answer a supplier's EnvioDTE, read a customer's answer", run: runIntercambio},
 		{name: "serve", usage: "serve [--addr A] [--data DIR] [--demo]  run the REST API server", run: runServe},
 		{name: "admin", usage: "admin empresa|apikey ...        operator commands on the server's database", run: runAdmin},
 		{name: "version", usage: "version                         print dtekit's version", run: runVersion},
