@@ -99,7 +99,10 @@ type Respuesta struct {
 	Avisos []string `json:"avisos,omitempty"`
 }
 
-// EnvioRespondido is one RecepcionEnvio of an acuse.
+// EnvioRespondido is one RecepcionEnvio of an acuse: the file's name as
+// the receptor saw it, when it received it and the number it gave it, the
+// SetDTE ID and signature digest it read, the Carátula's RUTs it read, and
+// its reception state with the glosa it wrote.
 type EnvioRespondido struct {
 	NmbEnvio    string         `json:"nombre_envio"`
 	FchRecep    string         `json:"fecha_recepcion"`

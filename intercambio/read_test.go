@@ -156,6 +156,12 @@ func TestReadRefuses(t *testing.T) {
 	acuse, resultado, recibos := f.answers(t, r)
 	recepcion := regexp.MustCompile(`(?s)<RecepcionEnvio>.*</RecepcionEnvio>`).Find(acuse)
 	folio33 := field(t, f.docs[33], "Folio")
+	// RecepcionEnvio given an ID and signed alone, its Signature then
+	// moved to where Resultado's goes: it verifies, but leaves the
+	// Caratula unsigned.
+	partSigned := f.resignAnswer(t, replaceOnce(t, acuse, "<RecepcionEnvio>", `<RecepcionEnvio ID="X">`), "X")
+	sigEl := regexp.MustCompile(`(?s)<Signature .*</Signature>`).Find(partSigned)
+	partSigned = replaceOnce(t, bytes.Replace(partSigned, sigEl, nil, 1), "</Resultado>", "</Resultado>"+string(sigEl))
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -169,6 +175,7 @@ func TestReadRefuses(t *testing.T) {
 			intercambio.ReadOptions{}, "only RecepcionEnvio or ResultadoDTE"},
 		{"a Signature hidden in a RecepcionDTE", replaceOnce(t, acuse, "</RecepDTEGlosa>", "</RecepDTEGlosa>"+string(regexp.MustCompile(`(?s)<Signature .*</Signature>`).Find(acuse))),
 			intercambio.ReadOptions{}, "a <Signature> inside <RecepcionDTE>"},
+		{"a signature over part of Resultado, where Resultado's goes", partSigned, intercambio.ReadOptions{}, `references "#X", not it`},
 		{"both branches", f.resignAnswer(t, replaceOnce(t, resultado, "</Resultado>", string(recepcion)+"</Resultado>"), "Resp6"), intercambio.ReadOptions{}, "mixes"},
 		{"a wrong Declaracion", f.resignAnswer(t, bytes.ReplaceAll(recibos, []byte("del Art. 4,"), []byte("del Art. 4\xb0,")), "ReciboT33F"+folio33, "ReciboT34F"+field(t, f.docs[34], "Folio"), "SetRecibos"),
 			intercambio.ReadOptions{}, "Declaracion"},

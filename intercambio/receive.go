@@ -66,8 +66,9 @@ type Options struct {
 }
 
 // DocRef identifies a DTE the way every answer repeats it (RecepcionDTE,
-// ResultadoDTE and DocumentoRecibo start with these six fields). RUTs are
-// in canonical form ("76192083-9").
+// ResultadoDTE and DocumentoRecibo start with these six fields): type,
+// folio, emission date (YYYY-MM-DD), the emitter's and the receptor's
+// RUTs in canonical form ("76192083-9") and the total.
 type DocRef struct {
 	Tipo      dte.TipoDTE `json:"tipo_dte"`
 	Folio     int64       `json:"folio"`
@@ -159,7 +160,8 @@ func (r *Recepcion) Recibido() bool { return r.Estado == EnvioRecibidoConforme }
 //
 //   - 91 when the file cannot be read as XML (malformed, an unknown
 //     encoding, a DOCTYPE, over the reader's limits), 99 when it is larger
-//     than dte.MaxEnvioBytes;
+//     than dte.MaxEnvioBytes (a caller reading a file may stop after
+//     dte.MaxEnvioBytes+1 bytes and pass those);
 //   - 1 when it is XML but not an EnvioDTE the schema accepts (another
 //     root, elements out of place, a signed element where none belongs, an
 //     ID twice, a number or date that is not one);
@@ -211,7 +213,7 @@ func Receive(data []byte, opts Options) (*Recepcion, error) {
 // receive fills r from the envelope.
 func (r *Recepcion) receive(data []byte, opts Options, expected string) {
 	if len(data) > dte.MaxEnvioBytes {
-		r.set(EnvioOtros, fmt.Sprintf("the file is %d bytes, more than the %d accepted", len(data), dte.MaxEnvioBytes))
+		r.set(EnvioOtros, fmt.Sprintf("the file is larger than the %d bytes accepted", dte.MaxEnvioBytes))
 		return
 	}
 	rep, err := dte.VerifyWith(data, opts.Verify)

@@ -172,6 +172,26 @@ func TestReceiveCodes(t *testing.T) {
 			if len([]rune(r.Glosa)) > intercambio.MaxGlosa {
 				t.Errorf("envelope glosa of %d characters", len([]rune(r.Glosa)))
 			}
+			// The acuse says the same, as A reads it.
+			if r.RutEmisor == "" {
+				return
+			}
+			acuse, err := r.Acuse(f.certB, intercambio.AnswerOptions{IdRespuesta: 1, At: answerAt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := intercambio.Read(acuse, intercambio.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Envios[0].Estado != tc.want.env || back.Envios[0].Glosa != r.Glosa || len(back.Documentos) != len(tc.want.docs) {
+				t.Fatalf("the acuse reads back as %+v", back)
+			}
+			for i, d := range back.Documentos {
+				if d.Codigo != int(tc.want.docs[i]) {
+					t.Errorf("the acuse gives document %d EstadoRecepDTE %d, want %v", i+1, d.Codigo, tc.want.docs[i])
+				}
+			}
 		})
 	}
 }
@@ -194,7 +214,7 @@ func TestReceiveTooLarge(t *testing.T) {
 	}
 	f := fix(t)
 	r := f.receive(t, make([]byte, dte.MaxEnvioBytes+1))
-	if r.Estado != intercambio.EnvioOtros || !strings.Contains(r.Glosa, "more than the") {
+	if r.Estado != intercambio.EnvioOtros || !strings.Contains(r.Glosa, "larger than the") {
 		t.Errorf("%v %q", r.Estado, r.Glosa)
 	}
 }
