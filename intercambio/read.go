@@ -12,9 +12,13 @@ import (
 )
 
 // MaxRespuestaBytes bounds the answers Read accepts: an EnvioRecibos of
-// 2,000 receipts, each with its signature and certificate, stays well
-// under it.
-const MaxRespuestaBytes = 32 << 20
+// 2,000 receipts, each with its signature and certificate, is about 8 MB.
+const MaxRespuestaBytes = 16 << 20
+
+// MaxDocumentos bounds the documents one answer may name (RecepcionDTE,
+// ResultadoDTE and Recibo elements together): NroDetalles and NroDTE
+// have at most four digits.
+const MaxDocumentos = 9999
 
 // maxAnswerDepth bounds the nesting of an answer: a Recibo's signature
 // key is eight levels down.
@@ -159,15 +163,17 @@ type DocumentoRespondido struct {
 // policy (Firmante names them). The answers have no legal effect: the
 // acceptance or claim that counts is the one in the SII's registry.
 //
-// Input is bounded (MaxRespuestaBytes, nesting, element count, signature
-// count and canonicalization cost); anything malformed is an error, never
-// a panic.
+// Input is bounded (MaxRespuestaBytes, MaxDocumentos, nesting, element
+// count, signature count and canonicalization cost), and only the elements
+// the schemas give an answer are kept while it is read: anything else is
+// refused where it appears. Anything malformed is an error, never a panic.
 func Read(data []byte, opts ReadOptions) (*Respuesta, error) {
 	if len(data) > MaxRespuestaBytes {
 		return nil, fmt.Errorf("intercambio: read: the answer is %d bytes, more than the %d accepted", len(data), MaxRespuestaBytes)
 	}
+	k := &answerKeep{}
 	d, err := xmltree.ParseWith(data, xmltree.Options{MaxBytes: MaxRespuestaBytes, MaxDepth: maxAnswerDepth,
-		MaxElements: len(data)/16 + 256})
+		MaxElements: len(data)/16 + 256, Keep: k.keep})
 	if err != nil {
 		return nil, fmt.Errorf("intercambio: read: %w", err)
 	}
@@ -208,6 +214,90 @@ func (r *Respuesta) forUs(empresa string) error {
 		}
 	}
 	return nil
+}
+
+// answerFields lists, for each element of an answer that holds others,
+// the elements the schemas allow in it (RespuestaEnvioDTE_v10.xsd,
+// EnvioRecibos_v10.xsd, Recibos_v10.xsd); the Caratula entry serves both
+// answers. Elements not listed hold text only.
+var answerFields = func() map[string]map[string]bool {
+	set := func(names string) map[string]bool {
+		m := map[string]bool{}
+		for _, n := range strings.Fields(names) {
+			m[n] = true
+		}
+		return m
+	}
+	ref := "TipoDTE Folio FchEmis RUTEmisor RUTRecep MntTotal "
+	return map[string]map[string]bool{
+		"RespuestaDTE": set("Resultado"),
+		"Resultado":    set("Caratula RecepcionEnvio ResultadoDTE"),
+		"Caratula": set("RutResponde RutRecibe IdRespuesta NroDetalles NmbContacto FonoContacto MailContacto " +
+			"TmstFirmaResp TmstFirmaEnv"),
+		"RecepcionEnvio": set("NmbEnvio FchRecep CodEnvio EnvioDTEID Digest RutEmisor RutReceptor EstadoRecepEnv " +
+			"RecepEnvGlosa NroDTE RecepcionDTE"),
+		"RecepcionDTE":    set(ref + "EstadoRecepDTE RecepDTEGlosa"),
+		"ResultadoDTE":    set(ref + "CodEnvio EstadoDTE EstadoDTEGlosa CodRchDsc"),
+		"EnvioRecibos":    set("SetRecibos"),
+		"SetRecibos":      set("Caratula Recibo"),
+		"Recibo":          set("DocumentoRecibo"),
+		"DocumentoRecibo": set("TipoDoc Folio FchEmis RUTEmisor RUTRecep MntTotal Recinto RutFirma Declaracion TmstFirmaRecibo"),
+	}
+}()
+
+// signedParents are the elements whose Signature follows their signed
+// child: RespuestaDTE (Resultado), EnvioRecibos (SetRecibos) and Recibo
+// (DocumentoRecibo).
+var signedParents = map[string]bool{"RespuestaDTE": true, "EnvioRecibos": true, "Recibo": true}
+
+// answerKeep is Read's xmltree Options.Keep: it keeps what the schemas put
+// in an answer and refuses, as it meets it, anything else in the SII's
+// namespace, any element inside a text field, a Signature anywhere but
+// after a signed element, and more than MaxDocumentos documents; of a
+// Signature it keeps what signer reads. So a hostile answer costs the
+// memory of the elements an answer has, never more.
+type answerKeep struct{ docs int }
+
+func (k *answerKeep) keep(el *xmltree.Element) (bool, error) {
+	p := el.Parent
+	if !p.Kept() {
+		if el.Is(nsDSig, "Signature") {
+			return false, fmt.Errorf("a <%s> inside <%s>, where the schema has none", el.QName(), p.QName())
+		}
+		return false, nil
+	}
+	if p.URI == nsDSig {
+		if el.Is(nsDSig, "Signature") {
+			return false, fmt.Errorf("a <%s> inside <%s>, where the schema has none", el.QName(), p.QName())
+		}
+		return el.URI == nsDSig, nil
+	}
+	if p.URI != dte.NamespaceSiiDte {
+		return false, nil
+	}
+	if el.Is(nsDSig, "Signature") {
+		if !signedParents[p.Local] {
+			return false, fmt.Errorf("a <%s> inside <%s>, where the schema has none", el.QName(), p.QName())
+		}
+		return true, nil
+	}
+	fields, ok := answerFields[p.Local]
+	if p.Parent == nil && p.Local != "RespuestaDTE" && p.Local != "EnvioRecibos" {
+		return false, fmt.Errorf("the root is <%s>, not RespuestaDTE or EnvioRecibos", p.QName())
+	}
+	switch {
+	case !ok:
+		return false, fmt.Errorf("<%s> holds an element, <%s>; the schema gives it text only", p.QName(), el.QName())
+	case el.URI != dte.NamespaceSiiDte || !fields[el.Local]:
+		return false, fmt.Errorf("<%s> holds <%s>, which the schema does not put there", p.QName(), el.QName())
+	}
+	switch el.Local {
+	case "RecepcionDTE", "ResultadoDTE", "Recibo":
+		if k.docs++; k.docs > MaxDocumentos {
+			return false, fmt.Errorf("the answer names more than %d documents", MaxDocumentos)
+		}
+	}
+	return true, nil
 }
 
 // readRespuestaDTE reads a RespuestaDTE: Resultado, then its Signature.

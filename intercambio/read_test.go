@@ -172,7 +172,7 @@ func TestReadRefuses(t *testing.T) {
 		{"an edited receipt", replaceOnce(t, recibos, "<Recinto>Bodega", "<Recinto>Casa"), intercambio.ReadOptions{}, "does not verify"},
 		{"an unsigned answer", regexp.MustCompile(`(?s)<Signature .*</Signature>`).ReplaceAll(acuse, nil), intercambio.ReadOptions{}, "Signature"},
 		{"a second Signature inside Resultado", replaceOnce(t, acuse, "</Caratula>", "</Caratula>"+string(regexp.MustCompile(`(?s)<Signature .*</Signature>`).Find(acuse))),
-			intercambio.ReadOptions{}, "only RecepcionEnvio or ResultadoDTE"},
+			intercambio.ReadOptions{}, "a <Signature> inside <Resultado>"},
 		{"a Signature hidden in a RecepcionDTE", replaceOnce(t, acuse, "</RecepDTEGlosa>", "</RecepDTEGlosa>"+string(regexp.MustCompile(`(?s)<Signature .*</Signature>`).Find(acuse))),
 			intercambio.ReadOptions{}, "a <Signature> inside <RecepcionDTE>"},
 		{"a signature over part of Resultado, where Resultado's goes", partSigned, intercambio.ReadOptions{}, `references "#X", not it`},
@@ -188,8 +188,16 @@ func TestReadRefuses(t *testing.T) {
 		{"another root", []byte(`<RespuestaDTE version="1.0"/>`), intercambio.ReadOptions{}, "not RespuestaDTE or EnvioRecibos"},
 		{"an EnvioDTE", f.envio(t, rutB, f.docs[33]), intercambio.ReadOptions{}, "not RespuestaDTE"},
 		{"not XML", []byte("{}"), intercambio.ReadOptions{}, "invalid XML"},
-		{"too deep", []byte(`<RespuestaDTE xmlns="http://www.sii.cl/SiiDte">` + strings.Repeat("<a>", 40) + strings.Repeat("</a>", 40) + `</RespuestaDTE>`),
+		{"too deep", []byte(`<RespuestaDTE xmlns="http://www.sii.cl/SiiDte"><Signature xmlns="http://www.w3.org/2000/09/xmldsig#">` +
+			strings.Repeat("<Object>", 40) + strings.Repeat("</Object>", 40) + `</Signature></RespuestaDTE>`),
 			intercambio.ReadOptions{}, "nested deeper"},
+		{"an element the schema does not have", []byte(`<RespuestaDTE xmlns="http://www.sii.cl/SiiDte"><Resultado ID="R"><Extra/></Resultado></RespuestaDTE>`),
+			intercambio.ReadOptions{}, "<Resultado> holds <Extra>, which the schema does not put there"},
+		{"an element inside a text field", replaceOnce(t, acuse, "<NmbEnvio>", "<NmbEnvio><b>x</b>"),
+			intercambio.ReadOptions{}, "<NmbEnvio> holds an element, <b>"},
+		{"more documents than an answer names", []byte(`<RespuestaDTE xmlns="http://www.sii.cl/SiiDte"><Resultado ID="R"><Caratula/>` +
+			strings.Repeat("<ResultadoDTE><TipoDTE>33</TipoDTE></ResultadoDTE>", intercambio.MaxDocumentos+1) + `</Resultado></RespuestaDTE>`),
+			intercambio.ReadOptions{}, "more than 9999 documents"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := intercambio.Read(tc.data, tc.opts)
