@@ -71,10 +71,14 @@ func Todos(d Decision) Decide { return func(DocumentoRecibido) Decision { return
 // ResultadoDTE is the decision on one document as a ResultadoDTE states it.
 type ResultadoDTE struct {
 	DocRef
-	CodEnvio  int64     `json:"cod_envio"`
-	Estado    EstadoDTE `json:"estado"`
-	Glosa     string    `json:"glosa"`
-	CodRchDsc int       `json:"cod_rch_dsc,omitempty"`
+	// CodEnvio is our number of the envelope that carried the document.
+	CodEnvio int64 `json:"cod_envio"`
+	// Estado is the decision and Glosa its text with the reason.
+	Estado EstadoDTE `json:"estado"`
+	Glosa  string    `json:"glosa"`
+	// CodRchDsc is the code of a rejection or discrepancy (negative), 0
+	// for an acceptance.
+	CodRchDsc int `json:"cod_rch_dsc,omitempty"`
 }
 
 // Acuse builds the acuse de recibo of the envelope: a RespuestaDTE holding
@@ -211,8 +215,7 @@ func (r *Recepcion) respuesta(cert *signer.Certificate, o AnswerOptions, n int, 
 	}
 	id := "Resp" + formatCodigo(o.IdRespuesta)
 	var w xw
-	w.raw(xmlDecl + `<RespuestaDTE xmlns="` + dte.NamespaceSiiDte + `" xmlns:xsi="` + nsXSI + `" xsi:schemaLocation="` +
-		dte.NamespaceSiiDte + ` RespuestaEnvioDTE_v10.xsd" version="1.0">`)
+	w.root("RespuestaDTE", "RespuestaEnvioDTE_v10.xsd")
 	w.raw(`<Resultado ID="` + id + `">`)
 	w.raw(`<Caratula version="1.0">`)
 	w.el("RutResponde", r.Empresa)
@@ -293,8 +296,7 @@ func (r *Recepcion) Recibos(cert *signer.Certificate, o AnswerOptions, recinto s
 		return nil, nil, ErrNoDocuments
 	}
 	var w xw
-	w.raw(xmlDecl + `<EnvioRecibos xmlns="` + dte.NamespaceSiiDte + `" xmlns:xsi="` + nsXSI + `" xsi:schemaLocation="` +
-		dte.NamespaceSiiDte + ` EnvioRecibos_v10.xsd" version="1.0">`)
+	w.root("EnvioRecibos", "EnvioRecibos_v10.xsd")
 	w.raw(`<SetRecibos ID="SetRecibos">`)
 	w.raw(`<Caratula version="1.0">`)
 	w.el("RutResponde", r.Empresa)
@@ -398,6 +400,14 @@ func (w *xw) opt(name, v string) {
 	if v != "" {
 		w.el(name, v)
 	}
+}
+
+// root writes the XML declaration and the start tag of an answer's root,
+// with the schema it follows. Its namespace declarations are the ones a
+// Recibo signed on its own declares too.
+func (w *xw) root(name, schema string) {
+	w.raw(xmlDecl + `<` + name + ` xmlns="` + dte.NamespaceSiiDte + `" xmlns:xsi="` + nsXSI + `" xsi:schemaLocation="` +
+		dte.NamespaceSiiDte + ` ` + schema + `" version="1.0">`)
 }
 
 // el writes <name>text</name>.

@@ -277,26 +277,14 @@ func runResponder(ctx context.Context, env *cmdEnv, args []string) int {
 // readUpTo reads a file, or standard input for "-", stopping after limit
 // bytes without error.
 func readUpTo(ctx context.Context, env *cmdEnv, path string, limit int64) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
+	r, name, err := openInput(ctx, env, path)
+	if err != nil {
 		return nil, err
 	}
-	var r io.Reader
-	if path == "-" {
-		if env.stdin == nil {
-			return nil, errors.New("no standard input")
-		}
-		r = env.stdin
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
+	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, limit))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	return data, nil
 }
