@@ -104,6 +104,12 @@ func writeIntercambioFiles(root, dir string) error {
 	if err != nil {
 		return err
 	}
+	// As the SII's certification step sends it: addressed to B, with one
+	// document addressed to someone else.
+	mixed, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: a.Emisor, RutReceptor: icRutB}, a.Cert, toB[0], toC)
+	if err != nil {
+		return err
+	}
 	certB, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: "Bernardita Receptora", RUT: icSignerB})
 	if err != nil {
 		return err
@@ -112,7 +118,7 @@ func writeIntercambioFiles(root, dir string) error {
 	if err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{"envio-b.xml": envB, "envio-c.xml": envC, "b.p12": p12, "b-password.txt": []byte("clave-b\n"),
+	for name, b := range map[string][]byte{"envio-b.xml": envB, "envio-c.xml": envC, "envio-mixto.xml": mixed, "b.p12": p12, "b-password.txt": []byte("clave-b\n"),
 		"b.pem": certB.CertificatePEM(), "authority.pem": a.AuthorityPEM, "junk.xml": []byte("<EnvioDTE><SetDTE>")} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			return err
@@ -240,6 +246,47 @@ func readString(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestIntercambioCertificationStep: the SII's certification intercambio
+// step (sii-wave3-notes.md §6.5) sends an envelope addressed to the
+// applicant with a document addressed to another RUT; one run writes the
+// three files it wants back: the acuse (NroDetalles 1, CodEnvio, EnvioDTEID
+// and Digest of the envelope), the resultado (the other RUT's document
+// rejected: EstadoRecepDTE 3, EstadoDTE 2, CodRchDsc -1) and the receipt
+// (RutFirma the signer's RUT).
+func TestIntercambioCertificationStep(t *testing.T) {
+	oracle.Tool(t, "xmllint")
+	oracle.Tool(t, "xmlsec1")
+	dir := intercambioFiles(t)
+	out := t.TempDir()
+	r := responder(t, dir, out, "--aceptar", "--recibo", "--recinto", "Oficina central", "--cod-envio", "1", "envio-mixto.xml")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	env := readString(t, filepath.Join(dir, "envio-mixto.xml"))
+	digests := regexp.MustCompile(`<DigestValue>([^<]+)</DigestValue>`).FindAllStringSubmatch(env, -1)
+	for file, want := range map[string][]string{
+		"RecepcionEnvio-1.xml": {"<NroDetalles>1</NroDetalles>", "<CodEnvio>1</CodEnvio><EnvioDTEID>SetDoc</EnvioDTEID><Digest>" + digests[len(digests)-1][1] + "</Digest>",
+			"<EstadoRecepEnv>0</EstadoRecepEnv>", "<NroDTE>2</NroDTE>", "<RUTRecep>" + icRutC + "</RUTRecep><MntTotal>"},
+		"ResultadoDTE-1.xml": {"<NroDetalles>2</NroDetalles>", "<EstadoDTE>0</EstadoDTE><EstadoDTEGlosa>ACEPTADO OK</EstadoDTEGlosa>",
+			"<EstadoDTE>2</EstadoDTE><EstadoDTEGlosa>RECHAZADO: DTE No Recibido - Error en RUT Receptor", "<CodRchDsc>-1</CodRchDsc>"},
+		"EnvioRecibos-1.xml": {"<Recinto>Oficina central</Recinto><RutFirma>" + icSignerB + "</RutFirma>"},
+	} {
+		got := readString(t, filepath.Join(out, file))
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q", file, w)
+			}
+		}
+		checkAnswerFile(t, dir, filepath.Join(out, file))
+	}
+	if n := strings.Count(readString(t, filepath.Join(out, "EnvioRecibos-1.xml")), "<Recibo "); n != 1 {
+		t.Errorf("%d receipts, want 1 (the document addressed to us)", n)
+	}
+	if !strings.Contains(r.stdout, ": 3 DTE No Recibido - Error en RUT Receptor: RUTRecep "+icRutC+" is not "+icRutB+"; EstadoDTE 2 RECHAZADO") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
 }
 
 // TestIntercambioHostileAndMisaddressed: an unreadable file and an
