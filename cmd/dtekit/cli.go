@@ -71,7 +71,7 @@ func (e *cliError) Error() string {
 // (": pkcs12: error reading P12 data: asn1: structure error: …" or
 // " (smallrsa: …)").
 var (
-	ownPrefix    = regexp.MustCompile(`(^|: |\()(dte|caf|ted|signer|xmltree|xmlflat|billing|store|sii|certificacion)(: parse)?: `)
+	ownPrefix    = regexp.MustCompile(`(^|: |\()(dte|caf|ted|signer|xmltree|xmlflat|billing|store|sii|certificacion|intercambio)(: parse|: read)?: `)
 	foreignChain = regexp.MustCompile(`(: | \()(pkcs12|asn1|x509|smallrsa|crypto/[a-z0-9]+|rsa|pem|xml|json|strconv|base64): `)
 )
 

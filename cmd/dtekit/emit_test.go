@@ -39,7 +39,7 @@ func demoFiles(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range []string{demoDir, binDir, newcomerWD} {
+	for _, dir := range []string{demoDir, binDir, newcomerWD, icDir} {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}

@@ -11,25 +11,31 @@ import (
 // readInput reads a file, or standard input for "-", refusing anything
 // larger than limit bytes.
 func readInput(ctx context.Context, env *cmdEnv, path string, limit int) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
+	r, name, err := openInput(ctx, env, path)
+	if err != nil {
 		return nil, err
 	}
-	var r io.Reader
-	name := path
+	defer r.Close()
+	return readLimited(r, name, limit)
+}
+
+// openInput opens a file, or standard input for "-", and returns the name
+// errors give it.
+func openInput(ctx context.Context, env *cmdEnv, path string) (io.ReadCloser, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
 	if path == "-" {
 		if env.stdin == nil {
-			return nil, errors.New("no standard input")
+			return nil, "", errors.New("no standard input")
 		}
-		r, name = env.stdin, "standard input"
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
+		return io.NopCloser(env.stdin), "standard input", nil
 	}
-	return readLimited(r, name, limit)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, path, nil
 }
 
 // readLimited reads r whole, refusing more than limit bytes; name says what

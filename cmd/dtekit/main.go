@@ -15,6 +15,7 @@
 //	dtekit certificacion generar --set SET.txt --emisor EMISOR.json --cert CERT.p12 --caf CAF.xml... --out DIR
 //	dtekit sii token|upload|status|dte-status|fake ...
 //	dtekit rcv aceptar|reclamar|recibo|eventos|fecha-recepcion|cedible --emisor-rut RUT --tipo N --folio N ...
+//	dtekit intercambio responder|leer ...
 //	dtekit serve [--addr 127.0.0.1:8080] [--data DIR] [--database-url URL] [--demo]
 //	dtekit admin empresa create|apikey create|list|revoke|certificado upload ...
 //	dtekit version
@@ -68,6 +69,7 @@ func commands() []command {
 		{name: "certificacion", usage: "certificacion generar [flags]   the SII certification kit: every case of a set file, envelopes, samples", run: runCertificacion},
 		{name: "sii", usage: "sii token|upload|status|dte-status|fake  talk to the SII, or run a fake one", run: runSII},
 		{name: "rcv", usage: "rcv aceptar|reclamar|recibo|eventos|...  accept or claim a received DTE in the SII's registry", run: runRCV},
+		{name: "intercambio", usage: "intercambio responder|leer      answer a supplier's EnvioDTE, read a customer's answer", run: runIntercambio},
 		{name: "serve", usage: "serve [--addr A] [--data DIR] [--demo]  run the REST API server", run: runServe},
 		{name: "admin", usage: "admin empresa|apikey ...        operator commands on the server's database", run: runAdmin},
 		{name: "version", usage: "version                         print dtekit's version", run: runVersion},

@@ -104,6 +104,12 @@ var rules = []rule{
 		from: []string{"certificacion/..."},
 		only: []string{"caf", "signer", "dte", "pdf", "aduana", "internal/..."},
 	},
+	{
+		name: "intercambio",
+		why:  "intercambio answers the documents other companies send and reads their answers to ours: it builds on dte (verification, envelopes) and signer, and knows neither the SII's web services, the service, its records nor HTTP",
+		from: []string{"intercambio"},
+		only: []string{"dte", "signer", "internal/..."},
+	},
 
 	// ---- The outside world: the SII and the records ---------------------
 	{
@@ -205,7 +211,7 @@ var rules = []rule{
 	{
 		name:  "below the service",
 		why:   "the layers below the service keep their tests below it too: no test of theirs imports billing, server or the binary",
-		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "libro/...", "pdf/...", "certificacion/...", "sii/...", "store/..."},
+		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "libro/...", "intercambio/...", "pdf/...", "certificacion/...", "sii/...", "store/..."},
 		not:   []string{"billing/...", "server", "cmd/..."},
 		scope: codeAndTests,
 	},
