@@ -185,8 +185,17 @@ func testTenantStarvation(t *testing.T, b backend) {
 	t.Logf("%s: %d facturas settled in %s alone (rounds %v), %s beside B (rounds %v); B's %d ping calls: %d queued, %d refused; %d connections taken by the black hole",
 		b.name, facturas, bestAlone.Round(time.Millisecond), roundMS(alone), bestBeside.Round(time.Millisecond), roundMS(beside),
 		rounds*pings, accepted, limited, hole.accepted.Load())
-	if limit := bestAlone * 3 / 2; bestBeside > limit {
-		t.Errorf("A's %d facturas took %s beside B, more than 1.5 × %s alone (%s)", facturas, bestBeside, bestAlone, limit)
+	// The bound is 1.5×. Under the race detector (CI's test
+	// command), on two shared cores, every write and poll of B's snoozed
+	// deliveries costs several times more CPU and the single SQLite
+	// writer is shared, so the bound there is 2.5×: still far below what
+	// starvation gave before the queues (14× to 17×).
+	num, bound := int64(3), "1.5"
+	if raceEnabled {
+		num, bound = 5, "2.5"
+	}
+	if limit := bestAlone * time.Duration(num) / 2; bestBeside > limit {
+		t.Errorf("A's %d facturas took %s beside B, more than %s × %s alone (%s)", facturas, bestBeside, bound, bestAlone, limit)
 	}
 }
 
