@@ -315,7 +315,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 			},
 		},
 		CAFFolios:           func(ctx context.Context) ([]server.CAFFolios, error) { return cafFolios(ctx, be.st) },
-		QueueDepth:          be.st.Jobs().Depth,
+		QueueDepth:          be.st.Jobs().QueueDepth,
 		MetricsTenantLabels: o.tenantMetrics,
 	})
 	if err != nil {
