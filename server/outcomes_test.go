@@ -86,7 +86,7 @@ func TestOperatorOutcomes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the job runner against a fake SII; run without -short")
 	}
-	fake := siitest.New(siitest.Options{AnySigner: true}).Start()
+	fake := siitest.New(siitest.Options{}).Start()
 	defer fake.Close()
 	logs := &logCapture{}
 	fast := []time.Duration{0}
@@ -99,6 +99,7 @@ func TestOperatorOutcomes(t *testing.T) {
 		Delivery: billing.DeliveryConfig{AllowLoopback: true, Policy: &policy}}
 	f := newFixtureWith(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1}, cfg)
 	c := f.A
+	fake.Register(f.creds.SignerRUT, c.rut)
 	fake.Script(c.rut, 33, 2, siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"})
 	fake.Script(c.rut, 33, 3, siitest.Outcome{Result: siitest.Rejected, Detail: "DTE-3-101"})
 
