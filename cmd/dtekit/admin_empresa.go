@@ -134,9 +134,6 @@ func adminEmpresaList(ctx context.Context, env *cmdEnv, args []string) int {
 	if len(pos) > 0 {
 		return usageError(env, "admin", "unexpected arguments %q", pos)
 	}
-	if ambiente != "" && ambiente != dte.AmbienteCertificacion && ambiente != dte.AmbienteProduccion {
-		return usageError(env, "admin", "--ambiente %q: want %s or %s", ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion)
-	}
 	be, err := db.open(ctx, env)
 	if err != nil {
 		return adminFail(env, err)

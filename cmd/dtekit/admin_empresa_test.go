@@ -131,7 +131,7 @@ func TestAdminEmpresaCommands(t *testing.T) {
 			t.Errorf("empresa list %v: %d %s %s", c.args, code, out, stderr)
 		}
 	}
-	if code, _, stderr := admin("empresa", "list", "--ambiente", "pruebas"); code != exitUsage || !strings.Contains(stderr, "--ambiente") {
+	if code, _, stderr := admin("empresa", "list", "--ambiente", "pruebas"); code != exitFail || !strings.Contains(stderr, `ambiente "pruebas"`) {
 		t.Errorf("list --ambiente pruebas: %d %s", code, stderr)
 	}
 

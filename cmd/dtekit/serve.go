@@ -97,7 +97,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.BoolVar(&o.demo, "demo", false, "provision a demo company, API key and admin token (idempotent)")
 	fs.Var(&o.trust, "trust", trustUsage)
 	fs.BoolVar(&o.tenantMetrics, "metrics-tenant-labels", env.getenv("DTEKIT_METRICS_TENANT_LABELS") == "1",
-		"label /metrics' folio gauges by company and CAF (off: summed per document type, no tenant named)")
+		"label /metrics' folio gauges by company and CAF and its outcome counters by company (off: summed, no tenant named)")
 	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "let webhooks target loopback addresses, http://127.0.0.1:PORT too (tests and local trials only)")
 	fs.StringVar(&o.jwtKeyFile, "jwt-public-key", env.getenv("DTEKIT_JWT_PUBLIC_KEY"), "PEM file of the bearer tokens' RSA public key(s)")
 	fs.StringVar(&o.jwksURL, "jwks-url", env.getenv("DTEKIT_JWKS_URL"), "JWKS URL of the bearer tokens' keys")
