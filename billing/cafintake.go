@@ -23,13 +23,9 @@ func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (
 	if !in.TipoDTE.Valid() {
 		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", in.TipoDTE))
 	}
-	raw, e := cafBytes(in.CAFXML)
+	c, e := parseCAF(in.CAFXML)
 	if e != nil {
 		return nil, e
-	}
-	c, err := caf.Parse(raw)
-	if err != nil {
-		return nil, cafInvalid(fault.DetailInvalidCAF, "the CAF file cannot be read: "+cafReason(err, caf.ErrMalformed), err)
 	}
 	if c.Tipo != int(in.TipoDTE) {
 		return nil, fault.Invalid("tipo_dte", fault.DetailTipoMismatch, fmt.Sprintf("the CAF is for tipo %d, not %d", c.Tipo, in.TipoDTE))
@@ -57,6 +53,22 @@ func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (
 				exp.AddDate(0, 0, -1).Format(time.DateOnly), c.FA, c.Tipo), err)
 		}
 		return nil, cafInvalid(fault.DetailInvalidCAF, fmt.Sprintf("the CAF's authorization date %s is later than today", c.FA), err)
+	}
+	return c, nil
+}
+
+// parseCAF reads an uploaded CAF (caf_xml) without checking it.
+func parseCAF(cafXML string) (*caf.CAF, *fault.Error) {
+	if strings.TrimSpace(cafXML) == "" {
+		return nil, fault.Invalid("caf_xml", dte.CodeRequired, "caf_xml is missing")
+	}
+	raw, e := cafBytes(cafXML)
+	if e != nil {
+		return nil, e
+	}
+	c, err := caf.Parse(raw)
+	if err != nil {
+		return nil, cafInvalid(fault.DetailInvalidCAF, "the CAF file cannot be read: "+cafReason(err, caf.ErrMalformed), err)
 	}
 	return c, nil
 }

@@ -42,6 +42,17 @@ func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput
 	return s.GetCAF(ctx, empresaID, rec.ID)
 }
 
+// RegisterCAFFile registers a CAF file as RegisterCAF does, its type
+// read from the file itself: the operator's path (dtekit admin caf
+// upload), where no request declares it.
+func (s *Service) RegisterCAFFile(ctx context.Context, empresaID string, file []byte) (*CAF, error) {
+	c, e := parseCAF(string(file))
+	if e != nil {
+		return nil, e
+	}
+	return s.RegisterCAF(ctx, empresaID, CAFInput{TipoDTE: dte.TipoDTE(c.Tipo), CAFXML: string(file)})
+}
+
 // ListCAF pages through the company's CAFs in the order they were
 // registered, like every other list: a company gathers CAFs for as long as
 // it issues documents, so the list has no end of its own. IsActive marks,

@@ -62,7 +62,7 @@ func (s *Service) newDeliverer(cfg DeliveryConfig) *delivery.Deliverer {
 	dc := delivery.Config{Store: s.st, Now: s.now, Logger: s.log, Seal: s.keys.Seal, Open: s.keys.Open,
 		AllowLoopback: cfg.AllowLoopback, Client: cfg.Client, Resolver: cfg.Resolver,
 		Policy: webhook.DefaultRetryPolicy(), Rand: cfg.Rand, RotationGrace: cfg.RotationGrace, Timeout: cfg.Timeout,
-		Workers: budget(s.cfg.Workers.Delivery, DefaultDeliveryWorkers)}
+		Workers: budget(s.cfg.Workers.Delivery, DefaultDeliveryWorkers), Failed: s.deliveryFailures.add}
 	dc.MaxPerCompany, dc.MaxPerEndpoint = cfg.MaxInFlightPerCompany, cfg.MaxInFlightPerEndpoint
 	if cfg.Policy != nil {
 		dc.Policy = *cfg.Policy

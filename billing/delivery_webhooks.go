@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -69,6 +70,44 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, empresaID, id, newSec
 		return nil, storeErr(err, "rotating a webhook secret", "webhook", id)
 	}
 	return s.webhookWithSecret(rec, sec), nil
+}
+
+// GetWebhook returns one of the company's webhooks, its secret masked as
+// in the list.
+func (s *Service) GetWebhook(ctx context.Context, empresaID, id string) (*Webhook, error) {
+	w, err := s.st.GetWebhook(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading a webhook", "webhook", id)
+	}
+	return s.webhookOut(w), nil
+}
+
+// WebhookUpdate changes a webhook; absent (nil) fields stay as they are.
+type WebhookUpdate struct {
+	// URL replaces the address, with the checks of registration (https,
+	// the SSRF guard). Deliveries still pending go to the new address at
+	// their next attempt.
+	URL *string `json:"url,omitempty"`
+	// Events replaces the subscribed event types (one or more of the
+	// six); it applies to events recorded from then on.
+	Events *[]string `json:"events,omitempty"`
+	// IsActive true turns a disabled webhook back on, as EnableWebhook;
+	// false turns it off: events recorded from then on are not delivered
+	// to it, and its pending deliveries end (failed, "webhook disabled")
+	// when their next attempt comes due.
+	IsActive *bool `json:"is_active,omitempty"`
+}
+
+// UpdateWebhook changes a webhook's URL, events and state at once, with
+// the checks of registration (the cap of MaxWebhooks counts only
+// registrations). The answer carries the secret masked; rotate it with
+// RotateWebhookSecret.
+func (s *Service) UpdateWebhook(ctx context.Context, empresaID, id string, in WebhookUpdate) (*Webhook, error) {
+	rec, err := s.dlv.UpdateWebhook(ctx, empresaID, id, delivery.WebhookChange{URL: in.URL, Events: in.Events, Active: in.IsActive})
+	if err != nil {
+		return nil, storeErr(err, "updating a webhook", "webhook", id)
+	}
+	return s.webhookOut(rec), nil
 }
 
 // EnableWebhook turns a webhook that was disabled (by a 410 answer, by

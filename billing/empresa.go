@@ -74,6 +74,13 @@ func invalidEmisor(e *dte.Emisor, fields map[string]bool) *fault.Error {
 
 // UpdateEmpresa changes the company's tax and contact data.
 func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in EmpresaUpdate) (*Empresa, error) {
+	var logo *Logo
+	if in.Logo != nil {
+		var e *fault.Error
+		if logo, e = cleanLogo(in.Logo); e != nil {
+			return nil, e
+		}
+	}
 	var out *store.Empresa
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		e, err := tx.GetEmpresa(ctx, empresaID)
@@ -126,6 +133,11 @@ func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in Empres
 			}
 			e.Ambiente = *in.Ambiente
 		}
+		if logo != nil {
+			if err := tx.SetEmpresaLogo(ctx, empresaID, &store.Logo{ContentType: logo.ContentType, Data: logo.Data}); err != nil {
+				return err
+			}
+		}
 		e.UpdatedAt = time.Time{}
 		out = e
 		return tx.UpdateEmpresa(ctx, e)
@@ -176,6 +188,26 @@ func (s *Service) checkAmbienteMove(ctx context.Context, tx store.Tx, e *store.E
 			Action:  "upload a valid certificate first"})
 	}
 	return invalid(d)
+}
+
+// ListEmpresas returns every company, oldest first, or those working in
+// ambiente when it is not empty: an operator's view across companies,
+// which no API route serves.
+func (s *Service) ListEmpresas(ctx context.Context, ambiente string) ([]Empresa, error) {
+	if ambiente != "" && ambiente != dte.AmbienteCertificacion && ambiente != dte.AmbienteProduccion {
+		return nil, fault.Invalid("ambiente", dte.CodeInvalidValue,
+			fmt.Sprintf("ambiente %q is neither %q nor %q", ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion))
+	}
+	out := []Empresa{}
+	for e, err := range store.Empresas(ctx, s.st) {
+		if err != nil {
+			return nil, fault.Failed("listing companies", err)
+		}
+		if ambiente == "" || e.Ambiente == ambiente {
+			out = append(out, *empresaFromStore(e))
+		}
+	}
+	return out, nil
 }
 
 // CreateEmpresa registers a company (operator operation, no tenant).

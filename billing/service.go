@@ -91,6 +91,8 @@ type Service struct {
 	sub *submission.Submitter
 	// outbox records events and fans them out to webhooks.
 	outbox *outbox.Outbox
+	// siiOutcomes and deliveryFailures count what Counts reports.
+	siiOutcomes, deliveryFailures tally
 }
 
 // New builds a Service from cfg.

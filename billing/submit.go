@@ -72,7 +72,8 @@ func (s *Service) newSubmitter(cfg SubmitConfig) *submission.Submitter {
 	sc := submission.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log,
 		SigningCert: s.signingCert, Emisor: issuerOf, Endpoints: cfg.Endpoints, HTTPClient: cfg.HTTPClient,
 		Timeout: cfg.Timeout, UploadBackoff: cfg.UploadBackoff, PollBackoff: cfg.PollBackoff, ReconcileWindow: cfg.ReconcileWindow,
-		Workers: budget(s.cfg.Workers.Submission, DefaultSubmissionWorkers)}
+		Workers: budget(s.cfg.Workers.Submission, DefaultSubmissionWorkers),
+		Settled: func(o submission.Settled) { s.siiOutcomes.add(o.EmpresaID, string(o.Estado)) }}
 	if len(sc.UploadBackoff) == 0 {
 		sc.UploadBackoff = defaultUploadBackoff()
 	}

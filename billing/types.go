@@ -58,6 +58,10 @@ type EmpresaUpdate struct {
 	// folios only from CAFs of produccion (checked with that
 	// environment's SII key), and documents already emitted keep theirs.
 	Ambiente *string `json:"ambiente,omitempty"`
+	// Logo, when not nil, installs the company's logo as SetLogo does, in
+	// the same transaction as the other changes (the operator's command
+	// line; the API has /empresa/logo).
+	Logo []byte `json:"-"`
 }
 
 // CertificadoStatus describes the company's signing certificate (§2.7).

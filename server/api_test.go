@@ -683,7 +683,7 @@ func (f *fixture) testMetrics(t *testing.T) {
 		"dtekit_emission_duration_seconds_count",
 		// The runner is not started in these tests: the jobs the
 		// emissions enqueued are still waiting.
-		`dtekit_job_queue_depth{state=`,
+		`dtekit_job_queue_depth{queue=`,
 		"go_goroutines",
 	} {
 		if !strings.Contains(body, s) {

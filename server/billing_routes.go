@@ -38,6 +38,8 @@ func (s *Server) billingRoutes() {
 	// Webhooks
 	s.handle("GET "+base+"/webhooks", read, s.listWebhooks)
 	s.handle("POST "+base+"/webhooks", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateWebhook))
+	s.handle("GET "+base+"/webhooks/{id}", read, byID(http.StatusOK, s.billing.GetWebhook))
+	s.handle("PATCH "+base+"/webhooks/{id}", write, byIDWithBody(s.billing.UpdateWebhook))
 	s.handle("DELETE "+base+"/webhooks/{id}", write, deleteByID(s.billing.DeleteWebhook))
 	s.handle("POST "+base+"/webhooks/{id}/rotate-secret", write, s.rotateWebhookSecret)
 	s.handle("POST "+base+"/webhooks/{id}/enable", write, byID(http.StatusOK, s.billing.EnableWebhook))

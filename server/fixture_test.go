@@ -104,7 +104,7 @@ func newFixtureWith(t testing.TB, st store.Store, rl RateLimit, cfg billing.Conf
 		t.Fatal(err)
 	}
 	srv, err := New(Config{Billing: b, JWT: &JWTConfig{Keyfunc: kf, Issuer: testIssuer, Audience: testAud}, RateLimit: rl,
-		QueueDepth: st.Jobs().Depth})
+		QueueDepth: st.Jobs().QueueDepth})
 	if err != nil {
 		t.Fatal(err)
 	}

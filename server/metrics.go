@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dtekit/dtekit/billing"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -32,7 +34,8 @@ type metrics struct {
 // scrapeTimeout bounds the database queries behind the gauges.
 const scrapeTimeout = 5 * time.Second
 
-func newMetrics(folios func(context.Context) ([]CAFFolios, error), queue func(context.Context) (map[string]int64, error), tenantLabels bool) *metrics {
+func newMetrics(folios func(context.Context) ([]CAFFolios, error), queue func(context.Context) (map[string]map[string]int64, error),
+	counts func() billing.Counts, tenantLabels bool) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -66,7 +69,11 @@ func newMetrics(folios func(context.Context) ([]CAFFolios, error), queue func(co
 	}
 	if queue != nil {
 		m.registry.MustRegister(&queueCollector{fn: queue, desc: prometheus.NewDesc(
-			"dtekit_job_queue_depth", "Background jobs by state.", []string{"state"}, nil)})
+			"dtekit_job_queue_depth", "Background jobs not finished, by queue and state, across every process on the database.",
+			[]string{"queue", "state"}, nil)})
+	}
+	if counts != nil {
+		m.registry.MustRegister(newCountsCollector(counts, tenantLabels))
 	}
 	return m
 }
@@ -115,7 +122,7 @@ func (c *foliosCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 type queueCollector struct {
-	fn   func(context.Context) (map[string]int64, error)
+	fn   func(context.Context) (map[string]map[string]int64, error)
 	desc *prometheus.Desc
 }
 
@@ -129,7 +136,62 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
-	for state, n := range depth {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), state)
+	for queue, states := range depth {
+		for state, n := range states {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), queue, state)
+		}
+	}
+}
+
+// countsCollector exports billing's outcome counters: the SII's reviews
+// by final estado and failed webhook delivery attempts by category,
+// summed over companies (every label present, zero until it happens), or
+// per company with tenant labels.
+type countsCollector struct {
+	fn                func() billing.Counts
+	perTenant         bool
+	outcomes, failure *prometheus.Desc
+}
+
+func newCountsCollector(fn func() billing.Counts, perTenant bool) *countsCollector {
+	labels := func(l string) []string {
+		if perTenant {
+			return []string{"empresa_id", l}
+		}
+		return []string{l}
+	}
+	return &countsCollector{fn: fn, perTenant: perTenant,
+		outcomes: prometheus.NewDesc("dtekit_sii_outcomes_total",
+			"Documents whose review by the SII this process settled, by final estado (aceptado, con_reparos: accepted with objections, rechazado).",
+			labels("estado"), nil),
+		failure: prometheus.NewDesc("dtekit_webhook_delivery_failures_total",
+			"Failed webhook delivery attempts made by this process, scheduled and manual, by category (dns, refused, private_address, timeout, tls, http_status, request).",
+			labels("category"), nil)}
+}
+
+func (c *countsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.outcomes; ch <- c.failure }
+
+func (c *countsCollector) Collect(ch chan<- prometheus.Metric) {
+	counts := c.fn()
+	c.collect(ch, c.outcomes, billing.SIIOutcomeLabels(), counts.SIIOutcomes)
+	c.collect(ch, c.failure, billing.DeliveryFailureLabels(), counts.DeliveryFailures)
+}
+
+func (c *countsCollector) collect(ch chan<- prometheus.Metric, desc *prometheus.Desc, known []string, counts []billing.Count) {
+	if c.perTenant {
+		for _, n := range counts {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(n.N), n.EmpresaID, n.Label)
+		}
+		return
+	}
+	sums := map[string]uint64{}
+	for _, l := range known {
+		sums[l] = 0
+	}
+	for _, n := range counts {
+		sums[n.Label] += n.N
+	}
+	for l, n := range sums {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(n), l)
 	}
 }

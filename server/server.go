@@ -39,11 +39,15 @@ type Config struct {
 	ReadyChecks map[string]func(context.Context) error
 	// CAFFolios and QueueDepth feed the dtekit_caf_folios_remaining and
 	// dtekit_job_queue_depth gauges at scrape time; nil omits them.
+	// QueueDepth gives each queue's unfinished jobs by state
+	// (store.Jobs.QueueDepth).
 	CAFFolios  func(context.Context) ([]CAFFolios, error)
-	QueueDepth func(context.Context) (map[string]int64, error)
+	QueueDepth func(context.Context) (map[string]map[string]int64, error)
 	// MetricsTenantLabels labels dtekit_caf_folios_remaining by company
-	// and CAF (empresa_id, caf_id). Off by default: /metrics then names no
-	// tenant, and the folios are summed per document type.
+	// and CAF (empresa_id, caf_id), and dtekit_sii_outcomes_total and
+	// dtekit_webhook_delivery_failures_total by company (empresa_id). Off
+	// by default: /metrics then names no tenant, the folios are summed per
+	// document type and the counters over companies.
 	MetricsTenantLabels bool
 	// Now is the clock of the rate limiter (nil: time.Now).
 	Now func() time.Time
@@ -87,7 +91,7 @@ func New(cfg Config) (*Server, error) {
 		billing: cfg.Billing,
 		jwt:     cfg.JWT,
 		limit:   newLimiters(cfg.RateLimit, now),
-		metrics: newMetrics(cfg.CAFFolios, cfg.QueueDepth, cfg.MetricsTenantLabels),
+		metrics: newMetrics(cfg.CAFFolios, cfg.QueueDepth, cfg.Billing.Counts, cfg.MetricsTenantLabels),
 		checks:  cfg.ReadyChecks,
 	}
 	s.apiKeys = s.billingAPIKey

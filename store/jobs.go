@@ -225,7 +225,8 @@ type JobsConfig struct {
 	// short without a live job being run twice.
 	RescueAfter time.Duration
 	// Logger receives the runner's own messages (warnings and errors of
-	// jobs); nil discards messages below warnings.
+	// jobs); nil discards messages below warnings. Its routine messages
+	// (job counts, maintenance runs, start and stop) come at debug level.
 	Logger *slog.Logger
 }
 
@@ -276,4 +277,16 @@ type Jobs interface {
 	// the database; states with no job are absent. It feeds the server's
 	// queue-depth gauge.
 	Depth(ctx context.Context) (map[string]int64, error)
+	// QueueDepth is Depth by queue: for each queue, its unfinished jobs by
+	// state, across every process on the database. Every queue declared
+	// in this process and the default one (named "default") appear with
+	// every unfinished state, zero when it has no job; a queue only
+	// another process declared appears when it has jobs.
+	QueueDepth(ctx context.Context) (map[string]map[string]int64, error)
+}
+
+// UnfinishedStates are the states of a job that has not finished, which
+// Jobs.Depth and Jobs.QueueDepth count.
+func UnfinishedStates() []string {
+	return []string{JobAvailable, JobScheduled, JobRunning, JobRetryable, JobPending}
 }

@@ -11,11 +11,16 @@ import (
 
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
 
 const adminUsage = `usage: dtekit admin empresa create [flags]
+       dtekit admin empresa update --empresa RUT [--ambiente produccion] [flags]
+       dtekit admin empresa show --empresa RUT
+       dtekit admin empresa list [--ambiente certificacion|produccion]
+       dtekit admin caf upload --empresa RUT [--trust [IDK=]KEY.pem]... FILE.xml
        dtekit admin apikey create --empresa RUT [--write]
        dtekit admin apikey list --empresa RUT
        dtekit admin apikey revoke --empresa RUT --id KEY_ID
@@ -27,6 +32,17 @@ and DTEKIT_KEK as "dtekit serve"; they may run while the server runs, except
 kek rotate).
 
   empresa create   registers a company; prints it as JSON
+  empresa update   changes the company with that RUT: the fields of the API's
+                   PUT /empresa (only the flags given), its logo (--logo), and
+                   the move to produccion (--ambiente produccion, refused
+                   without a resolution number and date and a valid
+                   certificate); prints it as JSON
+  empresa show     prints the company with that RUT as JSON
+  empresa list     prints every company (or those of one --ambiente) as JSON
+  caf upload       registers a CAF file for the company (its type read from
+                   the file), checked as the API's POST /caf checks it: the
+                   SII's signature for the company's ambiente (--trust adds a
+                   test authority's key), RUT, range; prints it as JSON
   apikey create    issues an API key for the company with that RUT and prints
                    it once (only its hash is stored); read-only unless --write
   apikey list      lists the company's keys (ids and prefixes, never the keys)
@@ -51,6 +67,14 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
 	switch args[0] + " " + args[1] {
 	case "empresa create":
 		return adminEmpresaCreate(ctx, env, args[2:])
+	case "empresa update":
+		return adminEmpresaUpdate(ctx, env, args[2:])
+	case "empresa show":
+		return adminEmpresaShow(ctx, env, args[2:])
+	case "empresa list":
+		return adminEmpresaList(ctx, env, args[2:])
+	case "caf upload":
+		return adminCAFUpload(ctx, env, args[2:])
 	case "apikey create", "apikey list", "apikey revoke":
 		return adminAPIKey(ctx, env, args[1], args[2:])
 	case "certificado upload":
@@ -61,8 +85,12 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
 	return usageError(env, "admin", "unknown admin command %q", strings.Join(args[:2], " "))
 }
 
-// adminDB are the flags that locate the database.
-type adminDB struct{ data, dbURL string }
+// adminDB are the flags that locate the database, and the CAF keys the
+// service trusts (nil: the SII's).
+type adminDB struct {
+	data, dbURL string
+	trust       caf.TrustedKeys
+}
 
 func (a *adminDB) define(env *cmdEnv, fs interface {
 	StringVar(*string, string, string, string)
@@ -79,7 +107,7 @@ func (a *adminDB) open(ctx context.Context, env *cmdEnv) (*backend, error) {
 		}
 	}
 	logger, _ := newLogger(env, "warn")
-	return openBackend(ctx, env, a.data, a.dbURL, nil, billing.DeliveryConfig{}, nil, logger)
+	return openBackend(ctx, env, a.data, a.dbURL, a.trust, billing.DeliveryConfig{}, nil, logger)
 }
 
 // openEmpresa opens the database and finds the company with RUT r; the
@@ -144,12 +172,9 @@ func adminEmpresaCreate(ctx context.Context, env *cmdEnv, args []string) int {
 	if !ok {
 		return code
 	}
-	for _, a := range strings.Split(acteco, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(a))
-		if err != nil {
-			return usageError(env, "admin", "--acteco %q: want comma-separated numbers", acteco)
-		}
-		in.Acteco = append(in.Acteco, n)
+	var err error
+	if in.Acteco, err = parseActeco(acteco); err != nil {
+		return usageError(env, "admin", "%v", err)
 	}
 	be, err := db.open(ctx, env)
 	if err != nil {
@@ -161,6 +186,19 @@ func adminEmpresaCreate(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminFail(env, err)
 	}
 	return adminJSON(env, e)
+}
+
+// parseActeco reads --acteco: comma-separated activity codes.
+func parseActeco(s string) ([]int, error) {
+	var out []int
+	for _, a := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(a))
+		if err != nil {
+			return nil, fmt.Errorf("--acteco %q: want comma-separated numbers", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func adminAPIKey(ctx context.Context, env *cmdEnv, verb string, args []string) int {
@@ -234,6 +272,11 @@ func adminFail(env *cmdEnv, err error) int {
 		for _, d := range be.Details {
 			fmt.Fprintf(env.stderr, "  %s: %s (%s)\n", d.Field, d.Message, d.Code)
 		}
+		return exitFail
+	}
+	var ce *cliError
+	if errors.As(err, &ce) {
+		fmt.Fprintf(env.stderr, "dtekit admin: %v (%s)\n", ce, ce.code)
 		return exitFail
 	}
 	fmt.Fprintf(env.stderr, "dtekit admin: %v\n", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/dtekit/dtekit/billing/fault"
@@ -318,21 +319,34 @@ func readArg(where, path string, limit int) ([]byte, *cliError) {
 	return data, nil
 }
 
+// trustUsage describes --trust for the commands that take it.
+const trustUsage = "extra trusted CAF-authority public key (PEM), for test CAFs; [IDK=]KEY.pem, IDK 100 (certificación) unless given; repeatable"
+
 // trustedKeys returns the SII's CAF keys plus each --trust PEM public key.
-// A --trust key is trusted for certification CAFs only (IDK 100): a test
-// authority must never make a CAF pass as a production one.
-func trustedKeys(paths []string) (caf.TrustedKeys, error) {
+// A --trust key is trusted for certification CAFs (IDK 100) unless the
+// argument names another IDK ("300=KEY.pem"): a test authority makes a
+// CAF pass as a production one only when asked to by name, as an
+// end-to-end test of production does.
+func trustedKeys(args []string) (caf.TrustedKeys, error) {
 	keys := caf.SIIKeys()
-	for _, p := range paths {
+	for _, a := range args {
+		idk, p := caf.IDKCertificacion, a
+		if n, rest, ok := strings.Cut(a, "="); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			v, err := strconv.Atoi(n)
+			if err != nil || v <= 0 {
+				return nil, newError(codeInvalidTrust, "", fmt.Errorf("%s: the IDK before = must be a positive number", a))
+			}
+			idk, p = v, rest
+		}
 		data, err := readFile(p, maxSmallFile)
 		if err != nil {
 			return nil, newError(codeFileUnreadable, "", err)
 		}
 		pub, err := smallrsa.ParsePublicKeyPEM(data)
 		if err != nil {
-			return nil, newError(codeInvalidTrust, "", fmt.Errorf("%s: %v", p, err))
+			return nil, newError(codeInvalidTrust, "", fmt.Errorf("%s is not a PEM public key: %w", p, err))
 		}
-		keys = keys.With(caf.IDKCertificacion, pub)
+		keys = keys.With(idk, pub)
 	}
 	return keys, nil
 }

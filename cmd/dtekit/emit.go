@@ -144,7 +144,7 @@ func runEmit(ctx context.Context, env *cmdEnv, args []string) int {
 	outDir := fs.String("out", ".", "directory the DTE is written to")
 	force := fs.Bool("force", false, "replace an existing DTE-<tipo>-<folio>.xml")
 	var trust stringList
-	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	fs.Var(&trust, "trust", trustUsage)
 	pos, code, ok := parseFlags(env, fs, emitUsage, args, "emisor", "caf", "cert", "folio")
 	if !ok {
 		return code
@@ -258,7 +258,7 @@ func runEnvio(ctx context.Context, env *cmdEnv, args []string) int {
 	rutEnvia := fs.String("rut-envia", "", "sender's RUT (default the certificate's)")
 	noVerify := fs.Bool("no-verify", false, "pack documents even if their signature, TED or totals do not verify")
 	var trust stringList
-	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	fs.Var(&trust, "trust", trustUsage)
 	pos, code, ok := parseFlags(env, fs, envioUsage, args, "emisor", "cert")
 	if !ok {
 		return code
@@ -469,7 +469,7 @@ func runCAF(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet(env, cmd)
 	at := fs.String("at", "", "reference time for the six-month rule, Chile local time YYYY-MM-DDTHH:MM:SS (default now)")
 	var trust stringList
-	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	fs.Var(&trust, "trust", trustUsage)
 	pos, code, ok := parseFlags(env, fs, cafUsage, args[1:])
 	if !ok {
 		return code

@@ -56,7 +56,7 @@ func runPDF(ctx context.Context, env *cmdEnv, args []string) int {
 	docN := fs.Int("doc", 1, "document of an envelope to print (1-based)")
 	noVerify := fs.Bool("no-verify", false, "print the document even if its signature, TED or totals do not verify")
 	var trust stringList
-	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	fs.Var(&trust, "trust", trustUsage)
 	pos, code, ok := parseFlags(env, fs, pdfUsage, args)
 	if !ok {
 		return code

@@ -23,7 +23,7 @@ import (
 	"github.com/dtekit/dtekit/store/sqlite"
 )
 
-const serveUsage = `usage: dtekit serve [--addr 127.0.0.1:8080] [--data DIR] [--database-url URL] [--demo] [flags]
+const serveUsage = `usage: dtekit serve [--addr 127.0.0.1:8080] [--data DIR] [--database-url URL] [--demo] [--trust [IDK=]KEY.pem]... [flags]
 
 Runs the REST API of contract 0.2.0 (OpenAPI document at /api/v1/openapi.yaml),
 with /healthz, /readyz and /metrics. Records live in an embedded SQLite file
@@ -40,6 +40,12 @@ Documents emitted with auto_send (the default) go to the SII of their
 company's ambiente (maullin or palena; DTEKIT_SII_URL sends them to a test
 server such as "dtekit sii fake" instead). --demo submits them to a fake SII
 inside the process, so a demo factura reaches aceptado within seconds.
+
+CAFs are accepted when the SII signed them (its keys for IDK 100,
+certificación, and 300, producción). --trust adds a test authority's public
+key, for certificación CAFs, or for the IDK it names ("300=KEY.pem": tests
+only): "--trust dtekit-demo/test-sii-authority.pub.pem" lets the server take
+the CAFs "dtekit demo" made.
 
 Webhooks may only target public HTTPS endpoints; --webhook-allow-loopback
 also allows loopback addresses (and http://127.0.0.1:PORT), for tests and
@@ -74,6 +80,7 @@ const (
 type serveOptions struct {
 	addr, data, dbURL                     string
 	demo, webhookLoopback, tenantMetrics  bool
+	trust                                 stringList
 	jwtKeyFile, jwksURL, issuer, audience string
 	rate                                  float64
 	burst, maxConns                       int
@@ -88,8 +95,9 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.StringVar(&o.data, "data", "dtekit-data", "data directory (SQLite database, key file, demo files)")
 	fs.StringVar(&o.dbURL, "database-url", env.getenv("DTEKIT_DATABASE_URL"), "postgres:// URL (default: SQLite under --data)")
 	fs.BoolVar(&o.demo, "demo", false, "provision a demo company, API key and admin token (idempotent)")
+	fs.Var(&o.trust, "trust", trustUsage)
 	fs.BoolVar(&o.tenantMetrics, "metrics-tenant-labels", env.getenv("DTEKIT_METRICS_TENANT_LABELS") == "1",
-		"label /metrics' folio gauges by company and CAF (off: summed per document type, no tenant named)")
+		"label /metrics' folio gauges by company and CAF and its outcome counters by company (off: summed, no tenant named)")
 	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "let webhooks target loopback addresses, http://127.0.0.1:PORT too (tests and local trials only)")
 	fs.StringVar(&o.jwtKeyFile, "jwt-public-key", env.getenv("DTEKIT_JWT_PUBLIC_KEY"), "PEM file of the bearer tokens' RSA public key(s)")
 	fs.StringVar(&o.jwksURL, "jwks-url", env.getenv("DTEKIT_JWKS_URL"), "JWKS URL of the bearer tokens' keys")
@@ -257,12 +265,20 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		}
 	}
 	var dm *demoState
-	var trust caf.TrustedKeys
+	var trust caf.TrustedKeys // nil: the SII's keys
+	if len(o.trust) > 0 {
+		if trust, err = trustedKeys(o.trust); err != nil {
+			return fmt.Errorf("--trust: %w", err)
+		}
+	}
 	if o.demo {
 		if dm, err = loadDemoKeys(o.data); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		trust = dm.authority.Keys()
+		if trust == nil {
+			trust = caf.SIIKeys()
+		}
+		trust = trust.With(dm.authority.IDK(), dm.authority.PublicKey())
 	}
 	submit, stopSII := siiSubmission(env, o.demo)
 	defer stopSII()
@@ -315,7 +331,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 			},
 		},
 		CAFFolios:           func(ctx context.Context) ([]server.CAFFolios, error) { return cafFolios(ctx, be.st) },
-		QueueDepth:          be.st.Jobs().Depth,
+		QueueDepth:          be.st.Jobs().QueueDepth,
 		MetricsTenantLabels: o.tenantMetrics,
 	})
 	if err != nil {

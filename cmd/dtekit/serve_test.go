@@ -44,14 +44,20 @@ func buildDtekit(t *testing.T) string {
 // for its listening line.
 func startServe(t *testing.T, bin, data string, env ...string) *serveProc {
 	t.Helper()
-	return startServeFlags(t, bin, data, nil, env...)
+	return startServeArgs(t, bin, []string{"--demo", "--data", data}, env...)
 }
 
 // startServeFlags is startServe with extra flags.
 func startServeFlags(t *testing.T, bin, data string, flags []string, env ...string) *serveProc {
 	t.Helper()
-	args := append([]string{"serve", "--demo", "--data", data, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}, flags...)
-	cmd := exec.Command(bin, args...)
+	return startServeArgs(t, bin, append([]string{"--demo", "--data", data}, flags...), env...)
+}
+
+// startServeArgs starts "dtekit serve" with args on a free loopback port,
+// without rate limits, and waits for its listening line.
+func startServeArgs(t *testing.T, bin string, args []string, env ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(bin, append(append([]string{"serve"}, args...), "--addr", "127.0.0.1:0", "--rate-limit", "-1")...)
 	cmd.Env = append(os.Environ(), "DTEKIT_KEK=", "DTEKIT_DATABASE_URL=")
 	cmd.Env = append(cmd.Env, env...)
 	stdout, err := cmd.StdoutPipe()

@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -303,5 +305,66 @@ func (h *harness) testJobsSnooze(t *testing.T) {
 		if gap := runs[i].Sub(runs[i-1]); gap < delay-slack {
 			t.Errorf("run %d came %v after a snooze of %v", i+1, gap, delay)
 		}
+	}
+}
+
+// testJobsQueueDepth: QueueDepth counts the unfinished jobs by queue and
+// state (here: jobs of a runner not started wait available, or scheduled
+// when due later), lists every queue this process declared and the
+// default one with every unfinished state at zero, and a queue only
+// another process declared once it has jobs; summed over queues it is
+// Depth.
+func (h *harness) testJobsQueueDepth(t *testing.T) {
+	s, loc := h.open(t)
+	j := s.Jobs()
+	ctx := ctxT(t)
+	for _, q := range []string{"alpha", "idle"} {
+		if err := j.DeclareQueue(q, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue := func(j store.Jobs, n int, opts *store.JobOpts) {
+		t.Helper()
+		if _, err := j.Enqueue(ctx, testArgs{N: n}, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue(j, 1, &store.JobOpts{Queue: "alpha"})
+	enqueue(j, 2, &store.JobOpts{Queue: "alpha"})
+	enqueue(j, 3, &store.JobOpts{Queue: "alpha", ScheduledAt: time.Now().Add(time.Hour)})
+	enqueue(j, 4, &store.JobOpts{ScheduledAt: time.Now().Add(time.Hour)})
+	other := h.openAt(t, loc, testJobs)
+	if err := other.Jobs().DeclareQueue("beta", 0); err != nil {
+		t.Fatal(err)
+	}
+	enqueue(other.Jobs(), 5, &store.JobOpts{Queue: "beta"})
+
+	got, err := j.QueueDepth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := map[string]int64{store.JobAvailable: 0, store.JobScheduled: 0, store.JobRunning: 0, store.JobRetryable: 0, store.JobPending: 0}
+	with := func(state string, n int64) map[string]int64 {
+		m := maps.Clone(zero)
+		m[state] = n
+		return m
+	}
+	alpha := with(store.JobAvailable, 2)
+	alpha[store.JobScheduled] = 1
+	want := map[string]map[string]int64{
+		"alpha":   alpha,
+		"idle":    zero,
+		"default": with(store.JobScheduled, 1),
+		"beta":    with(store.JobAvailable, 1),
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("QueueDepth = %v\nwant %v", got, want)
+	}
+	depth, err := j.Depth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if depth[store.JobAvailable] != 3 || depth[store.JobScheduled] != 2 {
+		t.Errorf("Depth = %v, want 3 available and 2 scheduled (QueueDepth summed)", depth)
 	}
 }

@@ -92,6 +92,7 @@ func Run(t *testing.T, b Backend) {
 		t.Run("Registration", h.testJobsRegistration)
 		t.Run("QueueDeclare", h.testJobsQueueDeclare)
 		t.Run("QueueIsolation", h.testJobsQueueIsolation)
+		t.Run("QueueDepth", h.testJobsQueueDepth)
 		t.Run("Snooze", h.testJobsSnooze)
 		t.Run("Running", h.testJobsRunning)
 		t.Run("CompleteInTx", h.testJobsCompleteInTx)

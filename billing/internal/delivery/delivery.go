@@ -78,6 +78,11 @@ type Config struct {
 	// DefaultMaxPerEndpoint; the endpoint's cap is never above the
 	// company's.
 	MaxPerCompany, MaxPerEndpoint int
+	// Failed, when set, is told of every failed attempt once it is
+	// recorded: the company and the attempt's public category
+	// (PublicClass: dns, refused, private_address, timeout, tls,
+	// http_status or request). billing counts them for /metrics.
+	Failed func(empresaID, category string)
 }
 
 // userAgent identifies dtekit's deliveries to receivers.
@@ -304,14 +309,45 @@ func (d *Deliverer) Run(ctx context.Context, a outbox.DeliverArgs, snoozes int) 
 	err = d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return d.recordAttempt(ctx, tx, a, res)
 	})
-	if err == nil && res.Err != nil {
-		// The cause (addresses, resolver, network error) is the
-		// operator's, never the tenant's; logged once the attempt is
-		// recorded (the transaction may run more than once).
-		d.log.Warn("webhook delivery attempt failed", "empresa_id", a.EmpresaID, "webhook_id", wh.ID,
-			"delivery_id", a.DeliveryID, "class", string(res.Class), "error", logCause(res.Err))
+	if err == nil && !res.OK() {
+		d.attemptFailed(a, wh.ID, res)
 	}
 	return err
+}
+
+// attemptFailed logs a failed attempt and reports it to Config.Failed,
+// once the attempt is recorded (the transaction may run more than once).
+// The cause (addresses, resolver, network error) is the operator's,
+// never the tenant's: it goes to the log only, without the URL.
+func (d *Deliverer) attemptFailed(a outbox.DeliverArgs, webhookID string, res webhook.Result) {
+	category := FailureCategory(res)
+	attrs := []any{"empresa_id", a.EmpresaID, "webhook_id", webhookID, "delivery_id", a.DeliveryID, "class", category}
+	if res.Status != 0 {
+		attrs = append(attrs, "status", res.Status)
+	}
+	if res.Err != nil {
+		attrs = append(attrs, "error", logCause(res.Err))
+	}
+	d.log.Warn("webhook delivery attempt failed", attrs...)
+	if d.cfg.Failed != nil {
+		d.cfg.Failed(a.EmpresaID, category)
+	}
+}
+
+// FailureCategories are the public categories of a failed attempt, in
+// the order /metrics lists them.
+func FailureCategories() []string {
+	return []string{string(webhook.ClassDNS), string(webhook.ClassConnect), string(webhook.ClassBlocked),
+		string(webhook.ClassTimeout), string(webhook.ClassTLS), string(webhook.ClassHTTP), string(webhook.ClassRequest)}
+}
+
+// FailureCategory is the public category of a failed attempt: its class
+// by its current name, http_status for an answer outside 2xx.
+func FailureCategory(res webhook.Result) string {
+	if c := PublicClass(string(res.Class)); c != "" {
+		return c
+	}
+	return string(webhook.ClassHTTP)
 }
 
 // logCause is the text of a delivery's network error for the log,

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/store"
@@ -162,5 +163,54 @@ func TestLogCauseLeavesTheURLOut(t *testing.T) {
 	}
 	if got := logCause(errors.New("plain")); got != "plain" {
 		t.Errorf("logCause(plain) = %q", got)
+	}
+}
+
+// TestUpdateWebhookOff: a webhook turned off by UpdateWebhook sends no
+// more scheduled attempts: its pending delivery ends failed, "webhook
+// disabled", when its attempt comes due, and the receiver hears nothing.
+// Turned on again, it keeps its URL, events and secret.
+func TestUpdateWebhookOff(t *testing.T) {
+	now := time.Now()
+	f := newFixture(t, now)
+	ctx := context.Background()
+	srv, requests := receiver(t)
+	wh, sec, err := f.d.CreateWebhook(ctx, f.empresa, srv.URL, []string{"dte.created"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dl store.Delivery
+	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: 1, Estado: "firmado"})
+		ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
+		if err := tx.InsertEvent(ctx, ev); err != nil {
+			return err
+		}
+		dl = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: now.Truncate(time.Millisecond)}
+		return tx.InsertDelivery(ctx, &dl)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, on := false, true
+	got, err := f.d.UpdateWebhook(ctx, f.empresa, wh.ID, WebhookChange{Active: &off})
+	if err != nil || got.IsActive {
+		t.Fatalf("UpdateWebhook off: %+v, %v", got, err)
+	}
+	if err := f.d.Run(ctx, outbox.DeliverArgs{EmpresaID: f.empresa, DeliveryID: dl.ID, Attempt: 1, Due: dl.NextAttemptAt.UnixMilli()}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if d := f.get(t, dl.ID); d.State != store.DeliveryFailed || d.LastError != "webhook disabled" || d.Attempts != 0 {
+		t.Errorf("pending delivery of a webhook turned off: %+v", d)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the receiver got %d requests from a webhook turned off", n)
+	}
+	got, err = f.d.UpdateWebhook(ctx, f.empresa, wh.ID, WebhookChange{Active: &on})
+	if err != nil || !got.IsActive || got.URL != wh.URL || fmt.Sprint(got.Events) != "[dte.created]" {
+		t.Fatalf("UpdateWebhook on: %+v, %v", got, err)
+	}
+	if cur, ok := f.d.CurrentSecret(got); !ok || cur.Encode() != sec.Encode() {
+		t.Error("turning the webhook off and on changed its secret")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
@@ -113,18 +114,39 @@ func newSecret(given string) (webhook.Secret, error) {
 // checkInput validates a registration (contract §4.4) and returns the
 // cleaned URL and events.
 func (d *Deliverer) checkInput(rawURL string, events []string) (string, []string, error) {
+	u, err := d.checkURL(rawURL)
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := checkEvents(events)
+	if err != nil {
+		return "", nil, err
+	}
+	return u, out, nil
+}
+
+// checkURL validates a webhook's URL with the SSRF guard (https, no IP
+// literal or local name of a blocked range; loopback only with
+// AllowLoopback) and returns it cleaned.
+func (d *Deliverer) checkURL(rawURL string) (string, error) {
 	u, err := ssrf.CheckURL(rawURL, d.cfg.AllowLoopback)
 	if err != nil {
-		return "", nil, fault.Invalid("url", fault.DetailInvalidURL, err.Error())
+		return "", fault.Invalid("url", fault.DetailInvalidURL, err.Error())
 	}
+	return u.String(), nil
+}
+
+// checkEvents validates a webhook's event list (one or more of the six
+// event types) and returns it without repeats, in the order given.
+func checkEvents(events []string) ([]string, error) {
 	if len(events) == 0 {
-		return "", nil, fault.Invalid("events", dte.CodeRequired, "events must list at least one event type")
+		return nil, fault.Invalid("events", dte.CodeRequired, "events must list at least one event type")
 	}
 	seen := map[string]bool{}
 	var out []string
 	for i, e := range events {
 		if !webhook.EventType(e).Known() {
-			return "", nil, fault.Invalid(fmt.Sprintf("events[%d]", i), fault.DetailUnsupportedEvent,
+			return nil, fault.Invalid(fmt.Sprintf("events[%d]", i), fault.DetailUnsupportedEvent,
 				fmt.Sprintf("event %q is not one of dte.created, dte.accepted, dte.rejected, dte.repaired, caf.low_stock, certificado.expiring", clipText(e, 64)))
 		}
 		if !seen[e] {
@@ -132,7 +154,7 @@ func (d *Deliverer) checkInput(rawURL string, events []string) (string, []string
 			out = append(out, e)
 		}
 	}
-	return u.String(), out, nil
+	return out, nil
 }
 
 // MaxWebhooks is how many webhooks (not deleted) one company may have:
@@ -236,18 +258,79 @@ func (d *Deliverer) RotateSecret(ctx context.Context, empresaID, id, given strin
 // failing for too long, or by hand) back on; events recorded from then on
 // reach it again. It returns the stored webhook.
 func (d *Deliverer) EnableWebhook(ctx context.Context, empresaID, id string) (*store.Webhook, error) {
+	on := true
+	return d.UpdateWebhook(ctx, empresaID, id, WebhookChange{Active: &on})
+}
+
+// WebhookChange is what UpdateWebhook changes; nil fields stay as they
+// are.
+type WebhookChange struct {
+	// URL replaces the address, checked as at registration. Deliveries
+	// still pending go to the new address at their next attempt.
+	URL *string
+	// Events replaces the subscribed event types, checked as at
+	// registration; it applies to events recorded from then on.
+	Events *[]string
+	// Active turns the webhook on (as EnableWebhook) or off. A webhook
+	// turned off gets no delivery of events recorded from then on, and
+	// its pending deliveries end (failed, "webhook disabled") when their
+	// next attempt comes due; manual resends and pings still go out.
+	Active *bool
+}
+
+// UpdateWebhook changes a webhook's URL, events and state in one
+// transaction, with the checks of registration (the cap on webhooks only
+// counts registrations). It returns the stored webhook; a change that
+// changes nothing writes nothing.
+func (d *Deliverer) UpdateWebhook(ctx context.Context, empresaID, id string, ch WebhookChange) (*store.Webhook, error) {
+	var u string
+	var events []string
+	var err error
+	if ch.URL != nil {
+		if u, err = d.checkURL(*ch.URL); err != nil {
+			return nil, err
+		}
+	}
+	if ch.Events != nil {
+		if events, err = checkEvents(*ch.Events); err != nil {
+			return nil, err
+		}
+	}
 	var rec *store.Webhook
-	err := d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		w, err := tx.GetWebhook(ctx, empresaID, id)
 		if err != nil {
 			return err
 		}
 		rec = w
-		if w.IsActive {
-			return nil
+		changed, disable := false, false
+		if ch.URL != nil && u != w.URL {
+			w.URL, changed = u, true
 		}
-		w.IsActive, w.UpdatedAt = true, time.Time{}
-		return tx.UpdateWebhook(ctx, w)
+		if ch.Events != nil && !slices.Equal(events, w.Events) {
+			w.Events, changed = events, true
+		}
+		if ch.Active != nil && *ch.Active != w.IsActive {
+			if *ch.Active {
+				w.IsActive, changed = true, true
+			} else {
+				disable = true
+			}
+		}
+		if changed {
+			w.UpdatedAt = time.Time{}
+			if err := tx.UpdateWebhook(ctx, w); err != nil {
+				return err
+			}
+		}
+		if disable {
+			// The one way a webhook goes off, with its log line.
+			if err := d.disableWebhook(ctx, tx, empresaID, id, "turned off on request"); err != nil {
+				return err
+			}
+			w.IsActive = false
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -75,6 +75,9 @@ type Config struct {
 	// Workers is the submission queue's budget in this process (0: none,
 	// other processes submit).
 	Workers int
+	// Settled, when set, is told of each document the SII's review
+	// settled, once the transaction that recorded it has committed.
+	Settled func(Settled)
 }
 
 // Queue is the queue submission jobs wait in: they have their own
@@ -106,7 +109,7 @@ type Submitter struct {
 // New builds a Submitter from cfg. Register its worker before the runner
 // starts.
 func New(cfg Config) *Submitter {
-	return &Submitter{cfg: cfg, st: cfg.Store, outbox: cfg.Outbox, now: cfg.Now, log: cfg.Logger, tokens: sii.NewTokenCache()}
+	return &Submitter{cfg: cfg, st: afterCommitStore{cfg.Store}, outbox: cfg.Outbox, now: cfg.Now, log: cfg.Logger, tokens: sii.NewTokenCache()}
 }
 
 // submitKind names the submission job.
@@ -324,6 +327,7 @@ func (sb *Submitter) transition(ctx context.Context, tx store.Tx, d *store.DTE, 
 	if typ == "" {
 		return nil
 	}
+	sb.settled(ctx, d, estado)
 	return sb.outbox.PublishDTE(ctx, tx, d, typ)
 }
 

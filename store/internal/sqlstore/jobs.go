@@ -65,7 +65,7 @@ type startedRunner struct {
 
 func (j *jobs) logger() *slog.Logger {
 	if j.cfg.Jobs.Logger != nil {
-		return j.cfg.Jobs.Logger
+		return slog.New(routineHandler{j.cfg.Jobs.Logger.Handler()})
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
@@ -205,6 +205,43 @@ func (j *jobs) Depth(ctx context.Context) (map[string]int64, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store (%s): counting jobs: %w", j.cfg.Dialect.Name, err)
+	}
+	return out, nil
+}
+
+// QueueDepth counts the unfinished jobs by queue and state; the declared
+// queues and the default one appear with every state.
+func (j *jobs) QueueDepth(ctx context.Context) (map[string]map[string]int64, error) {
+	out := map[string]map[string]int64{}
+	zero := func(queue string) {
+		if out[queue] == nil {
+			out[queue] = map[string]int64{}
+			for _, st := range store.UnfinishedStates() {
+				out[queue][st] = 0
+			}
+		}
+	}
+	zero(river.QueueDefault)
+	for name := range *j.queues.Load() {
+		zero(name)
+	}
+	rows, err := j.cfg.Reader.QueryContext(ctx, `SELECT queue, state, count(*) FROM river_job
+		WHERE state IN ('available', 'scheduled', 'running', 'retryable', 'pending') GROUP BY queue, state`)
+	if err != nil {
+		return nil, fmt.Errorf("store (%s): counting jobs by queue: %w", j.cfg.Dialect.Name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var queue, state string
+		var n int64
+		if err := rows.Scan(&queue, &state, &n); err != nil {
+			return nil, fmt.Errorf("store (%s): counting jobs by queue: %w", j.cfg.Dialect.Name, err)
+		}
+		zero(queue)
+		out[queue][state] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store (%s): counting jobs by queue: %w", j.cfg.Dialect.Name, err)
 	}
 	return out, nil
 }

@@ -1,0 +1,78 @@
+package billing
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/dtekit/dtekit/billing/internal/delivery"
+	"github.com/dtekit/dtekit/dte"
+)
+
+// Count is one counter of Counts: how many times Label happened to the
+// company EmpresaID in this process.
+type Count struct {
+	EmpresaID string
+	Label     string
+	N         uint64
+}
+
+// Counts are the service's outcome counters since this process built it,
+// per company, for an operator's metrics (the server's /metrics sums them
+// over companies unless told to label tenants). Each list is sorted by
+// label, then company.
+type Counts struct {
+	// SIIOutcomes counts the documents whose review by the SII this
+	// process settled, by their final estado (SIIOutcomeLabels).
+	SIIOutcomes []Count
+	// DeliveryFailures counts failed webhook delivery attempts, scheduled
+	// and manual, by public category (DeliveryFailureLabels).
+	DeliveryFailures []Count
+}
+
+// SIIOutcomeLabels are the labels of Counts.SIIOutcomes: the final
+// states of a review (accepted, accepted with objections, rejected).
+func SIIOutcomeLabels() []string {
+	return []string{string(dte.EstadoAceptado), string(dte.EstadoConReparos), string(dte.EstadoRechazado)}
+}
+
+// DeliveryFailureLabels are the labels of Counts.DeliveryFailures: the
+// public categories of a failed attempt, as its attempt log shows them.
+func DeliveryFailureLabels() []string { return delivery.FailureCategories() }
+
+// Counts returns the outcome counters as they stand.
+func (s *Service) Counts() Counts {
+	return Counts{SIIOutcomes: s.siiOutcomes.snapshot(), DeliveryFailures: s.deliveryFailures.snapshot()}
+}
+
+// tally counts labels per company; safe for concurrent use.
+type tally struct {
+	mu sync.Mutex
+	n  map[tallyKey]uint64
+}
+
+type tallyKey struct{ empresaID, label string }
+
+func (t *tally) add(empresaID, label string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == nil {
+		t.n = map[tallyKey]uint64{}
+	}
+	t.n[tallyKey{empresaID, label}]++
+}
+
+func (t *tally) snapshot() []Count {
+	t.mu.Lock()
+	out := make([]Count, 0, len(t.n))
+	for k, n := range t.n {
+		out = append(out, Count{EmpresaID: k.empresaID, Label: k.label, N: n})
+	}
+	t.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Label != out[j].Label {
+			return out[i].Label < out[j].Label
+		}
+		return out[i].EmpresaID < out[j].EmpresaID
+	})
+	return out
+}
