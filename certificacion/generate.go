@@ -48,6 +48,12 @@ type Result struct {
 	// Sets are the plan's sets, in order (the libro sets with no
 	// documents).
 	Sets []*SetResult
+	// Libros are the signed libros the plan's libro sets ask for (ventas,
+	// compras, guías) and the RCOF of the boleta set, in upload order.
+	Libros []*LibroResult
+	// Pending are the libro sets whose libro this plan alone cannot give
+	// (a Libro de Ventas without the basic set in the file).
+	Pending []PendingLibro
 }
 
 // SetResult is one set's documents and envelope.
@@ -156,7 +162,12 @@ type generator struct {
 // Generate emits every case of the plan's emitting sets, in order, and
 // packs each set into one signed envelope (the boleta set into one
 // EnvioBOLETA), addressed to the SII (60803000-K) with the emisor's
-// certification resolution. It checks first, before signing anything,
+// certification resolution. It then signs the libros the libro sets ask
+// for: the Libro de Ventas of the SET BASICO's documents (of SET FACTURA
+// EXENTA's without it), the Libro de Compras of the set's table
+// (ComprasRows), the Libro de Guías of the guía set's guías, and the RCOF
+// of the boleta set; a libro whose source set is not in the file is listed
+// in Result.Pending. It checks first, before signing anything,
 // that the CAFs cover every type the plan needs (*MissingCAFError) and
 // that the emisor is registered for certification (NumeroResolucion 0).
 // Liquidación-factura cases are not described by the SII material the kit
@@ -233,6 +244,9 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("certificacion: envelope of %s: %w", s.Name, err)
 		}
 		sr.Envelope = env
+	}
+	if err := g.libros(res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -21,7 +21,8 @@ const certificacionUsage = `usage: dtekit certificacion generar [flags]
 The SII certification kit. Subcommands:
 
   generar   emit every case of the SII's set-of-tests file, one envelope per
-            set, the printed samples, a manifest.json and a LEEME.md
+            set, the libros and the RCOF, the printed samples, a
+            manifest.json and a LEEME.md
 
 Run "dtekit certificacion generar --help" for its flags.
 `
@@ -41,9 +42,15 @@ the type has one. DIR (absent or empty) receives:
 
   documentos/T<tipo>F<folio>.xml   the signed documents
   envios/NN-Envio….xml            one envelope per set, numbered in upload order
+  libros/NN-Libro….xml            the signed Libro de Ventas (of the SET BASICO's
+                                  documents, else SET FACTURA EXENTA's), Libro de
+                                  Compras (of the set's table), Libro de Guías (of
+                                  the guía set) and the RCOF of the boleta set,
+                                  as the file asks, numbered in upload order
   muestras/NNN-….pdf              the printed samples, numbered in upload order
-  manifest.json                   sets (name, número de atención, envelope) and
+  manifest.json                   sets (name, número de atención, envelope),
                                   cases (case id, tipo_dte, folio, file, monto_total)
+                                  and libros (kind, file, set, número de atención)
   LEEME.md                        what to upload and declare, in order
 
 --caf is repeatable: give one CAF per document type the set uses (several per
@@ -60,7 +67,9 @@ error and its code: FILE_UNREADABLE, INVALID_SET_FILE (naming the line),
 INVALID_EMISOR, INVALID_CAF, CAF_MISSING, CAF_NOT_USABLE, CERTIFICATE_PASSWORD,
 INVALID_CERTIFICATE, INVALID_TRUSTED_KEY, OUTPUT_EXISTS, OUTPUT_FAILED or
 EMISSION_FAILED. A wrong command line exits 2. On success a JSON summary
-{"out":…,"sets":…,"documents":…,"samples":…} is printed on standard output.
+{"out":…,"sets":…,"documents":…,"libros":…,"samples":…} is printed on standard
+output. A libro set whose source set is not in the file (SET LIBRO DE VENTAS
+without SET BASICO) is listed in LEEME.md and manifest.json's "pendientes".
 `
 
 // runCertificacion implements "dtekit certificacion".
@@ -166,6 +175,6 @@ func runGenerar(ctx context.Context, env *cmdEnv, args []string) int {
 	for _, s := range m.Sets {
 		docs += len(s.Cases)
 	}
-	_ = totalsWriteJSON(env.stdout, map[string]any{"out": *out, "sets": len(m.Sets), "documents": docs, "samples": len(m.Muestras)})
+	_ = totalsWriteJSON(env.stdout, map[string]any{"out": *out, "sets": len(m.Sets), "documents": docs, "libros": len(m.Libros), "samples": len(m.Muestras)})
 	return exitOK
 }

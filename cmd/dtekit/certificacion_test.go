@@ -98,6 +98,26 @@ func TestCertificacionGenerarBinary(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	// The basic set with its SET LIBRO DE VENTAS (as the SII's file puts
+	// them): the folder carries the Libro de Ventas, listed in the summary
+	// and the manifest.
+	full := filepath.Join(wd, "full.txt")
+	ventas, err := os.ReadFile(oracle.SharedFile(t, "sii", "sets", "002-ventas.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, append(append([]byte("SET BASICO - NUMERO DE ATENCION:  414175\r\n\r\n"), append(data, '\r', '\n')...), ventas...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args = withCAFs("out-libros", "33", "56", "61")
+	args[3] = full
+	if r := runBin(t, wd, nil, args...); r.code != 0 || !strings.Contains(r.stdout, `"libros": 1`) {
+		t.Errorf("generar with the libro set: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "out-libros", "libros", "01-LibroVentas-414176.xml")); err != nil {
+		t.Errorf("the Libro de Ventas: %v", err)
+	}
+
 	// Again into the same folder: refused, nothing replaced.
 	if r := runBin(t, wd, nil, withCAFs("out", "33", "56", "61")...); r.code != 1 || !strings.Contains(r.stderr, "(OUTPUT_EXISTS)") {
 		t.Errorf("existing folder: exit %d, stderr %q", r.code, r.stderr)
