@@ -38,6 +38,8 @@ type ManifestSet struct {
 	// for a set that emits no documents (the libro sets).
 	Envelope string         `json:"envelope,omitempty"`
 	Cases    []ManifestCase `json:"cases"`
+	// Envio is the envelope's upload (Enviar) and last state (Estado).
+	Envio *Envio `json:"envio,omitempty"`
 }
 
 // ManifestCase is one emitted case.
@@ -60,6 +62,8 @@ type LibroEntry struct {
 	// boleta set for the RCOF) and NumeroAtencion its número de atención.
 	Set            string `json:"set,omitempty"`
 	NumeroAtencion string `json:"numero_atencion,omitempty"`
+	// Envio is the libro's upload (Enviar) and last state (Estado).
+	Envio *Envio `json:"envio,omitempty"`
 }
 
 // Sample is one printed sample.
@@ -179,6 +183,13 @@ func WriteDir(dir string, r *Result, emisor dte.Emisor) (*Manifest, error) {
 	m, files, err := r.layout(samples)
 	if err != nil {
 		return nil, err
+	}
+	if m.RutEmisor == "" { // a folder of libro sets alone: the emisor says who sends
+		rut, err := dte.ParseRUT(emisor.Rut)
+		if err != nil {
+			return nil, fmt.Errorf("certificacion: emisor rut: %w", err)
+		}
+		m.RutEmisor = rut.String()
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrOutputExists, dir)
