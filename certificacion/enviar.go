@@ -130,11 +130,23 @@ func (m *Manifest) Uploads() []Upload {
 	return out
 }
 
+// UploadRefusedError is an upload the SII refused, with its status.
+type UploadRefusedError struct {
+	// File is relative to the folder; Status and Glosa the SII's answer
+	// (STATUS 7 "schema", a boleta's estado …).
+	File, Status, Glosa string
+}
+
+// Error names the file and the SII's answer.
+func (e *UploadRefusedError) Error() string {
+	return fmt.Sprintf("certificacion: the SII refused %s: status %s, %s", e.File, e.Status, e.Glosa)
+}
+
 // Enviar uploads every envelope and libro of the folder dir that has no
 // track id yet, in manifest order, for the manifest's company, and records
 // each track id in manifest.json as soon as the SII gives it (so a second
 // run sends only what is left). An upload the SII refuses stops the run
-// with an error naming the file and the SII's status.
+// with an *UploadRefusedError naming the file and the SII's status.
 func Enviar(ctx context.Context, c *sii.Client, dir string, now func() time.Time) (*Manifest, error) {
 	if now == nil {
 		now = time.Now
@@ -157,7 +169,7 @@ func Enviar(ctx context.Context, c *sii.Client, dir string, now func() time.Time
 		}
 		if !res.Accepted() {
 			o := sii.UploadOutcome(res)
-			return m, fmt.Errorf("certificacion: the SII refused %s: status %s, %s", u.File, o.Code, o.Glosa)
+			return m, &UploadRefusedError{File: u.File, Status: o.Code, Glosa: o.Glosa}
 		}
 		*u.Envio = &Envio{TrackID: res.TrackID, Fecha: now().In(dte.SantiagoLocation()).Format(time.RFC3339), Boleta: res.Boleta}
 		if err := SaveManifest(dir, m); err != nil {

@@ -300,6 +300,8 @@ func Leeme(m *Manifest) string {
 	w("")
 	w("Suba cada archivo en este orden (DTEUpload, o la página de envío de DTE del ambiente de certificación) y anote el número de envío (track id) y la fecha. Cada envío debe quedar **EPR con 0 reparos y 0 rechazos**; si un caso tiene reparos, se vuelve a emitir con un folio nuevo (el mismo folio da rechazo por duplicado).")
 	w("")
+	w("`dtekit certificacion enviar --dir CARPETA` sube los envíos y los libros en este orden y anota cada track id en manifest.json; `dtekit certificacion estado --dir CARPETA --esperar 10m` consulta su estado hasta que sea final e imprime la tabla para declarar el avance.")
+	w("")
 	w("| # | set | número de atención | archivo | documentos | track id | fecha |")
 	w("|---|---|---|---|---|---|---|")
 	n := 0

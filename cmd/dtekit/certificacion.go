@@ -16,15 +16,18 @@ const (
 	codeMissingCAF = "CAF_MISSING"      // no CAF (or too few folios) for a type the set needs
 )
 
-const certificacionUsage = `usage: dtekit certificacion generar [flags]
+const certificacionUsage = `usage: dtekit certificacion generar|enviar|estado [flags]
 
 The SII certification kit. Subcommands:
 
   generar   emit every case of the SII's set-of-tests file, one envelope per
             set, the libros and the RCOF, the printed samples, a
             manifest.json and a LEEME.md
+  enviar    upload the folder's envelopes and libros to the SII, in order,
+            recording each track id in its manifest.json
+  estado    ask the SII for their states and print the portal's table
 
-Run "dtekit certificacion generar --help" for its flags.
+Run "dtekit certificacion SUBCOMMAND --help" for its flags.
 `
 
 const generarUsage = `usage: dtekit certificacion generar --set SET.txt --emisor EMISOR.json --cert CERT.p12
@@ -84,8 +87,10 @@ func runCertificacion(ctx context.Context, env *cmdEnv, args []string) int {
 		return exitOK
 	case "generar":
 		return runGenerar(ctx, env, args[1:])
+	case "enviar", "estado":
+		return runCertificacionSII(ctx, env, args[0], args[1:])
 	}
-	return usageError(env, "certificacion", "unknown subcommand %q (want generar)", args[0])
+	return usageError(env, "certificacion", "unknown subcommand %q (want generar, enviar or estado)", args[0])
 }
 
 // runGenerar implements "dtekit certificacion generar".
