@@ -27,6 +27,9 @@ type Manifest struct {
 	// Pendientes are the libro sets whose libro is not in the folder, with
 	// the reason.
 	Pendientes []string `json:"pendientes,omitempty"`
+	// Intercambio lists the answers of the intercambio step, relative to
+	// the folder, once written.
+	Intercambio []string `json:"intercambio,omitempty"`
 }
 
 // ManifestSet is one set of the manifest.
@@ -129,11 +132,14 @@ func (r *Result) Samples(emisor dte.Emisor) ([]Sample, error) {
 
 // Folder layout.
 const (
-	ManifestFile   = "manifest.json"
-	LeemeFile      = "LEEME.md"
-	DocumentsDir   = "documentos"
-	EnvelopesDir   = "envios"
-	LibrosDir      = "libros"
+	ManifestFile = "manifest.json"
+	LeemeFile    = "LEEME.md"
+	DocumentsDir = "documentos"
+	EnvelopesDir = "envios"
+	LibrosDir    = "libros"
+	// IntercambioDir receives the answers of the intercambio step
+	// ("dtekit certificacion intercambio").
+	IntercambioDir = "intercambio"
 	SamplesDir     = "muestras"
 	filePermission = 0o644
 )

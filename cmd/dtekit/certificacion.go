@@ -16,7 +16,7 @@ const (
 	codeMissingCAF = "CAF_MISSING"      // no CAF (or too few folios) for a type the set needs
 )
 
-const certificacionUsage = `usage: dtekit certificacion generar|enviar|estado [flags]
+const certificacionUsage = `usage: dtekit certificacion generar|enviar|estado|intercambio [flags]
 
 The SII certification kit. Subcommands:
 
@@ -26,6 +26,9 @@ The SII certification kit. Subcommands:
   enviar    upload the folder's envelopes and libros to the SII, in order,
             recording each track id in its manifest.json
   estado    ask the SII for their states and print the portal's table
+  intercambio
+            answer the EnvioDTE of the SII's intercambio step (acuse,
+            resultado, recibos) into the folder
 
 Run "dtekit certificacion SUBCOMMAND --help" for its flags.
 `
@@ -89,8 +92,10 @@ func runCertificacion(ctx context.Context, env *cmdEnv, args []string) int {
 		return runGenerar(ctx, env, args[1:])
 	case "enviar", "estado":
 		return runCertificacionSII(ctx, env, args[0], args[1:])
+	case "intercambio":
+		return runCertificacionIntercambio(ctx, env, args[1:])
 	}
-	return usageError(env, "certificacion", "unknown subcommand %q (want generar, enviar or estado)", args[0])
+	return usageError(env, "certificacion", "unknown subcommand %q (want generar, enviar, estado or intercambio)", args[0])
 }
 
 // runGenerar implements "dtekit certificacion generar".

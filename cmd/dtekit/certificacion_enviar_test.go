@@ -92,3 +92,44 @@ func TestCertificacionEnviarEstado(t *testing.T) {
 		t.Errorf("enviar --help: %d %s", code, out)
 	}
 }
+
+// TestCertificacionIntercambio: the intercambio step in the kit's folder
+// answers the SII's envelope (addressed to the company, one document to
+// another RUT) for the manifest's company with the three files, written
+// under intercambio/ and listed in manifest.json, the same answers as
+// "dtekit intercambio responder --aceptar --recibo".
+func TestCertificacionIntercambio(t *testing.T) {
+	dir := intercambioFiles(t)
+	kit := filepath.Join(t.TempDir(), "kit")
+	if err := os.Mkdir(kit, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := certificacion.SaveManifest(kit, &certificacion.Manifest{RutEmisor: icRutB}); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, dir, nil, "certificacion", "intercambio", "--dir", kit, "--cert", "b.p12", "--cert-password-file", "b-password.txt",
+		"--trust", "authority.pem", "--cod-envio", "7", "envio-mixto.xml")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	m, err := certificacion.ReadManifest(kit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"intercambio/RecepcionEnvio-7.xml", "intercambio/ResultadoDTE-7.xml", "intercambio/EnvioRecibos-7.xml"}
+	if strings.Join(m.Intercambio, " ") != strings.Join(want, " ") {
+		t.Fatalf("manifest intercambio %v, want %v", m.Intercambio, want)
+	}
+	for _, f := range want {
+		checkAnswerFile(t, dir, filepath.Join(kit, f))
+	}
+	if got := readString(t, filepath.Join(kit, want[1])); !strings.Contains(got, "<EstadoDTE>2</EstadoDTE>") || !strings.Contains(got, "<CodRchDsc>-1</CodRchDsc>") {
+		t.Errorf("the resultado does not reject the document addressed to another RUT:\n%s", got)
+	}
+	if got := readString(t, filepath.Join(kit, want[2])); !strings.Contains(got, "<Recinto>CASA MATRIZ</Recinto>") {
+		t.Errorf("the receipt's Recinto is not the default")
+	}
+	if r := runBin(t, dir, nil, "certificacion", "intercambio", "--dir", filepath.Join(kit, "nada"), "--cert", "b.p12", "envio-mixto.xml"); r.code != 1 || !strings.Contains(r.stderr, "(FILE_UNREADABLE)") {
+		t.Errorf("missing folder: exit %d %s", r.code, r.stderr)
+	}
+}
