@@ -26,6 +26,10 @@ const MinSimulacion = 10
 var SimulacionTipos = []dte.TipoDTE{dte.FacturaElectronica, dte.FacturaNoAfectaOExenta, dte.GuiaDespachoElectronica,
 	dte.NotaCreditoElectronica, dte.NotaDebitoElectronica}
 
+// ErrSimulacionCAF is returned (wrapped) when the CAFs do not cover the
+// types the simulación needs.
+var ErrSimulacionCAF = errors.New("certificacion: the CAFs do not cover the simulación")
+
 // producto is one line of the simulación's catalog.
 type producto struct {
 	nombre, unidad string
@@ -100,12 +104,12 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 			return nil, fmt.Errorf("certificacion: the simulación does not emit tipo %d (%s); it emits %v", t, t.Name(), SimulacionTipos)
 		}
 		if !have[t] {
-			return nil, fmt.Errorf("certificacion: no CAF for tipo %d (%s), which the simulación was asked to emit", t, t.Name())
+			return nil, fmt.Errorf("%w: no CAF for tipo %d (%s), which it was asked to emit", ErrSimulacionCAF, t, t.Name())
 		}
 		hasFactura = hasFactura || t == dte.FacturaElectronica || t == dte.FacturaNoAfectaOExenta
 	}
 	if len(tipos) == 0 || !hasFactura {
-		return nil, errors.New("certificacion: the simulación needs a CAF of factura electrónica (33) or exenta (34): the notes modify facturas")
+		return nil, fmt.Errorf("%w: it needs a CAF of factura electrónica (33) or exenta (34), whose facturas the notes modify", ErrSimulacionCAF)
 	}
 	now := time.Now
 	if cfg.Now != nil {

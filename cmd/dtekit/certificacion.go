@@ -8,6 +8,7 @@ import (
 
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/certificacion"
+	"github.com/dtekit/dtekit/dte"
 )
 
 // Error codes of "dtekit certificacion".
@@ -16,7 +17,7 @@ const (
 	codeMissingCAF = "CAF_MISSING"      // no CAF (or too few folios) for a type the set needs
 )
 
-const certificacionUsage = `usage: dtekit certificacion generar|enviar|estado|intercambio [flags]
+const certificacionUsage = `usage: dtekit certificacion generar|enviar|estado|intercambio|simulacion [flags]
 
 The SII certification kit. Subcommands:
 
@@ -29,6 +30,9 @@ The SII certification kit. Subcommands:
   intercambio
             answer the EnvioDTE of the SII's intercambio step (acuse,
             resultado, recibos) into the folder
+  simulacion
+            ten or more real-like documents without the SET reference, in
+            one envelope, into a folder like generar's
 
 Run "dtekit certificacion SUBCOMMAND --help" for its flags.
 `
@@ -94,8 +98,10 @@ func runCertificacion(ctx context.Context, env *cmdEnv, args []string) int {
 		return runCertificacionSII(ctx, env, args[0], args[1:])
 	case "intercambio":
 		return runCertificacionIntercambio(ctx, env, args[1:])
+	case "simulacion":
+		return runSimulacion(ctx, env, args[1:])
 	}
-	return usageError(env, "certificacion", "unknown subcommand %q (want generar, enviar, estado or intercambio)", args[0])
+	return usageError(env, "certificacion", "unknown subcommand %q (want generar, enviar, estado, intercambio or simulacion)", args[0])
 }
 
 // runGenerar implements "dtekit certificacion generar".
@@ -133,24 +139,9 @@ func runGenerar(ctx context.Context, env *cmdEnv, args []string) int {
 	if err != nil {
 		return fail(newError(codeInvalidSet, "--set "+*setPath, err))
 	}
-	emisor, keys, cerr := loadIssuer(*emisorPath, trust)
+	emisor, keys, cafs, cerr := loadKitCAFs(*emisorPath, trust, cafPaths)
 	if cerr != nil {
 		return fail(cerr)
-	}
-	var cafs []*caf.CAF
-	for _, p := range cafPaths {
-		data, cerr := readArg("--caf", p, maxSmallFile)
-		if cerr != nil {
-			return fail(cerr)
-		}
-		c, err := caf.Parse(data)
-		if err != nil {
-			return fail(newError(codeInvalidCAF, "--caf "+p, err))
-		}
-		if err := c.Verify(keys); err != nil {
-			return fail(newError(codeCAFUnusable, "--caf "+p, err))
-		}
-		cafs = append(cafs, c)
 	}
 	if err := plan.CheckCAFs(emisor, cafs); err != nil {
 		var me *certificacion.MissingCAFError
@@ -187,4 +178,30 @@ func runGenerar(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	_ = totalsWriteJSON(env.stdout, map[string]any{"out": *out, "sets": len(m.Sets), "documents": docs, "libros": len(m.Libros), "samples": len(m.Muestras)})
 	return exitOK
+}
+
+// loadKitCAFs reads the issuer, the trusted keys and the CAFs of
+// "certificacion generar" and "simulacion", each CAF checked against the
+// keys.
+func loadKitCAFs(emisorPath string, trust, cafPaths stringList) (dte.Emisor, caf.TrustedKeys, []*caf.CAF, *cliError) {
+	emisor, keys, cerr := loadIssuer(emisorPath, trust)
+	if cerr != nil {
+		return emisor, nil, nil, cerr
+	}
+	var cafs []*caf.CAF
+	for _, p := range cafPaths {
+		data, cerr := readArg("--caf", p, maxSmallFile)
+		if cerr != nil {
+			return emisor, nil, nil, cerr
+		}
+		c, err := caf.Parse(data)
+		if err != nil {
+			return emisor, nil, nil, newError(codeInvalidCAF, "--caf "+p, err)
+		}
+		if err := c.Verify(keys); err != nil {
+			return emisor, nil, nil, newError(codeCAFUnusable, "--caf "+p, err)
+		}
+		cafs = append(cafs, c)
+	}
+	return emisor, keys, cafs, nil
 }
