@@ -155,6 +155,7 @@ func (p *Plan) CheckCAFs(emisor dte.Emisor, cafs []*caf.CAF) error {
 type generator struct {
 	cfg     Config
 	fecha   string
+	at      time.Time
 	pool    []dte.Receptor
 	nextRcp int
 }
@@ -193,27 +194,12 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 	if err := plan.CheckCAFs(cfg.Emisor, cfg.CAFs); err != nil {
 		return nil, err
 	}
-	now := time.Now
-	if cfg.Now != nil {
-		now = cfg.Now
-	}
-	at := now()
-	fecha := cfg.Fecha
-	if fecha == "" {
-		fecha = dte.Today(at)
-	} else if _, err := time.Parse("2006-01-02", fecha); err != nil {
-		return nil, fmt.Errorf("certificacion: fecha %q is not YYYY-MM-DD", fecha)
-	}
-	folios, err := dte.NewMemoryFolios(cfg.CAFs...)
+	g, em, folios, err := start(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("certificacion: %w", err)
+		return nil, err
 	}
-	em := &dte.Emitter{Emisor: cfg.Emisor, Cert: cfg.Cert, Folios: folios, Now: func() time.Time { return at }, TrustedKeys: cfg.TrustedKeys}
-	g := &generator{cfg: cfg, fecha: fecha, pool: cfg.Receptores}
-	if g.pool == nil {
-		g.pool = DefaultReceptores()
-	}
-	res := &Result{Plan: plan, Fecha: fecha, At: at}
+	at := g.at
+	res := &Result{Plan: plan, Fecha: g.fecha, At: at}
 	for _, s := range plan.Sets {
 		sr := &SetResult{Set: s}
 		res.Sets = append(res.Sets, sr)
@@ -249,6 +235,32 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// start reads the clock once and returns the run's generator, an
+// emitter signing at that instant and the folios of the CAFs.
+func start(cfg Config) (*generator, *dte.Emitter, *dte.MemoryFolios, error) {
+	now := time.Now
+	if cfg.Now != nil {
+		now = cfg.Now
+	}
+	at := now()
+	fecha := cfg.Fecha
+	if fecha == "" {
+		fecha = dte.Today(at)
+	} else if _, err := time.Parse("2006-01-02", fecha); err != nil {
+		return nil, nil, nil, fmt.Errorf("certificacion: fecha %q is not YYYY-MM-DD", fecha)
+	}
+	folios, err := dte.NewMemoryFolios(cfg.CAFs...)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("certificacion: %w", err)
+	}
+	em := &dte.Emitter{Emisor: cfg.Emisor, Cert: cfg.Cert, Folios: folios, Now: func() time.Time { return at }, TrustedKeys: cfg.TrustedKeys}
+	g := &generator{cfg: cfg, fecha: fecha, at: at, pool: cfg.Receptores}
+	if g.pool == nil {
+		g.pool = DefaultReceptores()
+	}
+	return g, em, folios, nil
 }
 
 // receptor returns the next receptor of the pool for a factura, guía or

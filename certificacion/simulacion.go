@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dtekit/dtekit/dte"
 )
@@ -75,6 +74,9 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 	if err := cfg.Emisor.Validate(); err != nil {
 		return nil, fmt.Errorf("certificacion: emisor: %w", err)
 	}
+	if cfg.Emisor.NumeroResolucion != 0 {
+		return nil, fmt.Errorf("certificacion: the emisor's numero_resolucion is %d; in certification it is 0 (a wrong pair gives CRT-3-19)", cfg.Emisor.NumeroResolucion)
+	}
 	n := cfg.N
 	if n == 0 {
 		n = MinSimulacion
@@ -111,26 +113,11 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 	if len(tipos) == 0 || !hasFactura {
 		return nil, fmt.Errorf("%w: it needs a CAF of factura electrónica (33) or exenta (34), whose facturas the notes modify", ErrSimulacionCAF)
 	}
-	now := time.Now
-	if cfg.Now != nil {
-		now = cfg.Now
-	}
-	at := now()
-	fecha := cfg.Fecha
-	if fecha == "" {
-		fecha = dte.Today(at)
-	} else if _, err := time.Parse("2006-01-02", fecha); err != nil {
-		return nil, fmt.Errorf("certificacion: fecha %q is not YYYY-MM-DD", fecha)
-	}
-	folios, err := dte.NewMemoryFolios(cfg.CAFs...)
+	g, em, _, err := start(cfg.Config)
 	if err != nil {
-		return nil, fmt.Errorf("certificacion: %w", err)
+		return nil, err
 	}
-	em := &dte.Emitter{Emisor: cfg.Emisor, Cert: cfg.Cert, Folios: folios, Now: func() time.Time { return at }, TrustedKeys: cfg.TrustedKeys}
-	g := &generator{cfg: cfg.Config, fecha: fecha, pool: cfg.Receptores}
-	if g.pool == nil {
-		g.pool = DefaultReceptores()
-	}
+	at, fecha := g.at, g.fecha
 	set := &Set{Kind: SetSimulacion, Name: "SIMULACION"}
 	sr := &SetResult{Set: set}
 	var last *Doc // the latest factura, which a note modifies

@@ -165,12 +165,9 @@ func runGenerar(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 		return fail(newError(codeEmitFailed, "", err))
 	}
-	m, err := certificacion.WriteDir(*out, res, emisor)
-	switch {
-	case errors.Is(err, certificacion.ErrOutputExists):
-		return fail(newError(codeOutputExists, "--out "+*out, errors.New("the folder exists and is not empty; give a new one")))
-	case err != nil:
-		return fail(newError(codeOutputFailed, "--out "+*out, err))
+	m, cerr := writeKit(*out, res, emisor)
+	if cerr != nil {
+		return fail(cerr)
 	}
 	docs := 0
 	for _, s := range m.Sets {
@@ -204,4 +201,17 @@ func loadKitCAFs(emisorPath string, trust, cafPaths stringList) (dte.Emisor, caf
 		cafs = append(cafs, c)
 	}
 	return emisor, keys, cafs, nil
+}
+
+// writeKit writes a kit's folder (certificacion.WriteDir) and says what
+// failed as the commands report it.
+func writeKit(out string, res *certificacion.Result, emisor dte.Emisor) (*certificacion.Manifest, *cliError) {
+	m, err := certificacion.WriteDir(out, res, emisor)
+	switch {
+	case errors.Is(err, certificacion.ErrOutputExists):
+		return nil, newError(codeOutputExists, "--out "+out, errors.New("the folder exists and is not empty; give a new one"))
+	case err != nil:
+		return nil, newError(codeOutputFailed, "--out "+out, err)
+	}
+	return m, nil
 }

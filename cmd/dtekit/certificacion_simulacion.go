@@ -82,12 +82,9 @@ func runSimulacion(ctx context.Context, env *cmdEnv, args []string) int {
 	case err != nil:
 		return fail(newError(codeEmitFailed, "", err))
 	}
-	m, err := certificacion.WriteDir(*out, res, emisor)
-	switch {
-	case errors.Is(err, certificacion.ErrOutputExists):
-		return fail(newError(codeOutputExists, "--out "+*out, errors.New("the folder exists and is not empty; give a new one")))
-	case err != nil:
-		return fail(newError(codeOutputFailed, "--out "+*out, err))
+	m, cerr := writeKit(*out, res, emisor)
+	if cerr != nil {
+		return fail(cerr)
 	}
 	_ = totalsWriteJSON(env.stdout, map[string]any{"out": *out, "documents": len(m.Sets[0].Cases), "samples": len(m.Muestras)})
 	return exitOK
