@@ -89,15 +89,9 @@ func runCertificacionSII(ctx context.Context, env *cmdEnv, name string, args []s
 	if _, err := certificacion.ReadManifest(*dir); err != nil {
 		return report(env, cmd, false, newError(codeFileUnreadable, "--dir "+*dir, err))
 	}
-	client, usageErr, err := conn.client(env, fs)
-	var cerr *cliError
-	switch {
-	case usageErr:
-		return usageError(env, cmd, "%v", err)
-	case errors.As(err, &cerr):
-		return report(env, cmd, false, cerr)
-	case err != nil:
-		return usageError(env, cmd, "%s", plainReason(err.Error()))
+	client, code, ok := conn.openClient(env, fs, cmd)
+	if !ok {
+		return code
 	}
 	failed := func(err error) int {
 		code := codeSIIUnavailable
@@ -113,7 +107,10 @@ func runCertificacionSII(ctx context.Context, env *cmdEnv, name string, args []s
 		}
 		return report(env, cmd, false, newError(code, "--dir "+*dir, err))
 	}
-	var m *certificacion.Manifest
+	var (
+		m   *certificacion.Manifest
+		err error
+	)
 	if name == "enviar" {
 		m, err = certificacion.Enviar(ctx, client, *dir, nil)
 	} else {
