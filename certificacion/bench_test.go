@@ -15,8 +15,9 @@ import (
 // BenchmarkGenerar times "generar" for the SII's full basic set (8 cases)
 // and factura exenta set (8 cases): parse, emit and sign every document,
 // sign the envelope, print every sample and write the folder, beside one
-// bare RSA-2048 signature with the same key in the same run (rsa). The
-// issue's goal: a full set in under 2 s.
+// bare RSA-2048 signature with the same key in the same run (rsa); and a
+// whole set file ("full": basic and guía sets, boletas, the three libros
+// and the RCOF). The goal: a full set in under 2 s.
 func BenchmarkGenerar(b *testing.B) {
 	c := creds(b)
 	digest := sha1.Sum([]byte("dtekit benchmark baseline"))
@@ -27,8 +28,13 @@ func BenchmarkGenerar(b *testing.B) {
 			}
 		}
 	})
-	for _, name := range []string{"001-basico.txt", "004-factura_exenta.txt"} {
-		data := setFile(b, name)
+	for _, name := range []string{"001-basico.txt", "004-factura_exenta.txt", "full"} {
+		var data []byte
+		if name == "full" {
+			data = fullSetFile(b, fullSetFiles...)
+		} else {
+			data = setFile(b, name)
+		}
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
 			n := 0

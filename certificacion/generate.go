@@ -48,6 +48,12 @@ type Result struct {
 	// Sets are the plan's sets, in order (the libro sets with no
 	// documents).
 	Sets []*SetResult
+	// Libros are the signed libros the plan's libro sets ask for (ventas,
+	// compras, guías) and the RCOF of the boleta set, in upload order.
+	Libros []*LibroResult
+	// Pending are the libro sets whose libro this plan alone cannot give
+	// (a Libro de Ventas without the basic set in the file).
+	Pending []PendingLibro
 }
 
 // SetResult is one set's documents and envelope.
@@ -149,6 +155,7 @@ func (p *Plan) CheckCAFs(emisor dte.Emisor, cafs []*caf.CAF) error {
 type generator struct {
 	cfg     Config
 	fecha   string
+	at      time.Time
 	pool    []dte.Receptor
 	nextRcp int
 }
@@ -156,7 +163,12 @@ type generator struct {
 // Generate emits every case of the plan's emitting sets, in order, and
 // packs each set into one signed envelope (the boleta set into one
 // EnvioBOLETA), addressed to the SII (60803000-K) with the emisor's
-// certification resolution. It checks first, before signing anything,
+// certification resolution. It then signs the libros the libro sets ask
+// for: the Libro de Ventas of the SET BASICO's documents (of SET FACTURA
+// EXENTA's without it), the Libro de Compras of the set's table
+// (ComprasRows), the Libro de Guías of the guía set's guías, and the RCOF
+// of the boleta set; a libro whose source set is not in the file is listed
+// in Result.Pending. It checks first, before signing anything,
 // that the CAFs cover every type the plan needs (*MissingCAFError) and
 // that the emisor is registered for certification (NumeroResolucion 0).
 // Liquidación-factura cases are not described by the SII material the kit
@@ -182,27 +194,12 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 	if err := plan.CheckCAFs(cfg.Emisor, cfg.CAFs); err != nil {
 		return nil, err
 	}
-	now := time.Now
-	if cfg.Now != nil {
-		now = cfg.Now
-	}
-	at := now()
-	fecha := cfg.Fecha
-	if fecha == "" {
-		fecha = dte.Today(at)
-	} else if _, err := time.Parse("2006-01-02", fecha); err != nil {
-		return nil, fmt.Errorf("certificacion: fecha %q is not YYYY-MM-DD", fecha)
-	}
-	folios, err := dte.NewMemoryFolios(cfg.CAFs...)
+	g, em, folios, err := start(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("certificacion: %w", err)
+		return nil, err
 	}
-	em := &dte.Emitter{Emisor: cfg.Emisor, Cert: cfg.Cert, Folios: folios, Now: func() time.Time { return at }, TrustedKeys: cfg.TrustedKeys}
-	g := &generator{cfg: cfg, fecha: fecha, pool: cfg.Receptores}
-	if g.pool == nil {
-		g.pool = DefaultReceptores()
-	}
-	res := &Result{Plan: plan, Fecha: fecha, At: at}
+	at := g.at
+	res := &Result{Plan: plan, Fecha: g.fecha, At: at}
 	for _, s := range plan.Sets {
 		sr := &SetResult{Set: s}
 		res.Sets = append(res.Sets, sr)
@@ -234,7 +231,36 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 		}
 		sr.Envelope = env
 	}
+	if err := g.libros(res); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// start reads the clock once and returns the run's generator, an
+// emitter signing at that instant and the folios of the CAFs.
+func start(cfg Config) (*generator, *dte.Emitter, *dte.MemoryFolios, error) {
+	now := time.Now
+	if cfg.Now != nil {
+		now = cfg.Now
+	}
+	at := now()
+	fecha := cfg.Fecha
+	if fecha == "" {
+		fecha = dte.Today(at)
+	} else if _, err := time.Parse("2006-01-02", fecha); err != nil {
+		return nil, nil, nil, fmt.Errorf("certificacion: fecha %q is not YYYY-MM-DD", fecha)
+	}
+	folios, err := dte.NewMemoryFolios(cfg.CAFs...)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("certificacion: %w", err)
+	}
+	em := &dte.Emitter{Emisor: cfg.Emisor, Cert: cfg.Cert, Folios: folios, Now: func() time.Time { return at }, TrustedKeys: cfg.TrustedKeys}
+	g := &generator{cfg: cfg, fecha: fecha, at: at, pool: cfg.Receptores}
+	if g.pool == nil {
+		g.pool = DefaultReceptores()
+	}
+	return g, em, folios, nil
 }
 
 // receptor returns the next receptor of the pool for a factura, guía or

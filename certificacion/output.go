@@ -24,6 +24,12 @@ type Manifest struct {
 	Libros []LibroEntry `json:"libros"`
 	// Muestras lists the printed samples in upload order.
 	Muestras []string `json:"muestras"`
+	// Pendientes are the libro sets whose libro is not in the folder, with
+	// the reason.
+	Pendientes []string `json:"pendientes,omitempty"`
+	// Intercambio lists the answers of the intercambio step, relative to
+	// the folder, once written.
+	Intercambio []string `json:"intercambio,omitempty"`
 }
 
 // ManifestSet is one set of the manifest.
@@ -35,6 +41,8 @@ type ManifestSet struct {
 	// for a set that emits no documents (the libro sets).
 	Envelope string         `json:"envelope,omitempty"`
 	Cases    []ManifestCase `json:"cases"`
+	// Envio is the envelope's upload (Enviar) and last state (Estado).
+	Envio *Envio `json:"envio,omitempty"`
 }
 
 // ManifestCase is one emitted case.
@@ -53,6 +61,12 @@ type ManifestCase struct {
 type LibroEntry struct {
 	Kind string `json:"kind"`
 	File string `json:"file"`
+	// Set is the set the libro answers ("SET LIBRO DE VENTAS", or the
+	// boleta set for the RCOF) and NumeroAtencion its número de atención.
+	Set            string `json:"set,omitempty"`
+	NumeroAtencion string `json:"numero_atencion,omitempty"`
+	// Envio is the libro's upload (Enviar) and last state (Estado).
+	Envio *Envio `json:"envio,omitempty"`
 }
 
 // Sample is one printed sample.
@@ -118,10 +132,14 @@ func (r *Result) Samples(emisor dte.Emisor) ([]Sample, error) {
 
 // Folder layout.
 const (
-	ManifestFile   = "manifest.json"
-	LeemeFile      = "LEEME.md"
-	DocumentsDir   = "documentos"
-	EnvelopesDir   = "envios"
+	ManifestFile = "manifest.json"
+	LeemeFile    = "LEEME.md"
+	DocumentsDir = "documentos"
+	EnvelopesDir = "envios"
+	LibrosDir    = "libros"
+	// IntercambioDir receives the answers of the intercambio step
+	// ("dtekit certificacion intercambio").
+	IntercambioDir = "intercambio"
 	SamplesDir     = "muestras"
 	filePermission = 0o644
 )
@@ -144,11 +162,23 @@ func EnvelopeName(n int, s *Set, boleta bool) string {
 	return fmt.Sprintf("%02d-%s-%s.xml", n, root, slug)
 }
 
+// LibroName returns the file name of a libro, numbered in upload order:
+// "01-LibroVentas-414176.xml", "04-ConsumoFolios.xml".
+func LibroName(n int, l *LibroResult) string {
+	name := map[LibroKind]string{LibroVentas: "LibroVentas", LibroCompras: "LibroCompras", LibroGuias: "LibroGuias", LibroRCOF: "ConsumoFolios"}[l.Kind]
+	if l.Set != nil && l.Set.Atencion != "" {
+		name += "-" + l.Set.Atencion
+	}
+	return fmt.Sprintf("%02d-%s.xml", n, name)
+}
+
 // WriteDir writes the result into dir, which must be absent or empty: the
 // signed documents (documentos/T33F1.xml …), one envelope per set in
 // upload order (envios/01-EnvioDTE-BASICO-414175.xml …), the printed
 // samples in upload order (muestras/001-T33F1-tributario.pdf …), the
-// manifest.json and the LEEME.md that says what to upload and declare. The
+// signed libros and RCOF in upload order (libros/01-LibroVentas-414176.xml
+// …), the manifest.json and the LEEME.md that says what to upload and
+// declare. The
 // folder is written beside dir and renamed into place, so a failure leaves
 // no half-written folder. It returns the manifest.
 func WriteDir(dir string, r *Result, emisor dte.Emisor) (*Manifest, error) {
@@ -159,6 +189,13 @@ func WriteDir(dir string, r *Result, emisor dte.Emisor) (*Manifest, error) {
 	m, files, err := r.layout(samples)
 	if err != nil {
 		return nil, err
+	}
+	if m.RutEmisor == "" { // a folder of libro sets alone: the emisor says who sends
+		rut, err := dte.ParseRUT(emisor.Rut)
+		if err != nil {
+			return nil, fmt.Errorf("certificacion: emisor rut: %w", err)
+		}
+		m.RutEmisor = rut.String()
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrOutputExists, dir)
@@ -174,7 +211,7 @@ func WriteDir(dir string, r *Result, emisor dte.Emisor) (*Manifest, error) {
 		return nil, fmt.Errorf("certificacion: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	for _, sub := range []string{DocumentsDir, EnvelopesDir, SamplesDir} {
+	for _, sub := range []string{DocumentsDir, EnvelopesDir, LibrosDir, SamplesDir} {
 		if err := os.Mkdir(filepath.Join(tmp, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("certificacion: %w", err)
 		}
@@ -241,6 +278,17 @@ func (r *Result) layout(samples []Sample) (*Manifest, []outFile, error) {
 		}
 		m.Sets = append(m.Sets, ms)
 	}
+	for i, l := range r.Libros {
+		e := LibroEntry{Kind: string(l.Kind), File: LibrosDir + "/" + LibroName(i+1, l)}
+		if l.Set != nil {
+			e.Set, e.NumeroAtencion = l.Set.Name, l.Set.Atencion
+		}
+		m.Libros = append(m.Libros, e)
+		files = append(files, outFile{e.File, l.XML})
+	}
+	for _, p := range r.Pending {
+		m.Pendientes = append(m.Pendientes, fmt.Sprintf("%s (número de atención %s): %s", p.Set.Name, orDash(p.Set.Atencion), p.Reason))
+	}
 	return m, files, nil
 }
 
@@ -257,6 +305,8 @@ func Leeme(m *Manifest) string {
 	w("## 1. Subir los envíos")
 	w("")
 	w("Suba cada archivo en este orden (DTEUpload, o la página de envío de DTE del ambiente de certificación) y anote el número de envío (track id) y la fecha. Cada envío debe quedar **EPR con 0 reparos y 0 rechazos**; si un caso tiene reparos, se vuelve a emitir con un folio nuevo (el mismo folio da rechazo por duplicado).")
+	w("")
+	w("`dtekit certificacion enviar --dir CARPETA` sube los envíos y los libros en este orden y anota cada track id en manifest.json; `dtekit certificacion estado --dir CARPETA --esperar 10m` consulta su estado hasta que sea final e imprime la tabla para declarar el avance.")
 	w("")
 	w("| # | set | número de atención | archivo | documentos | track id | fecha |")
 	w("|---|---|---|---|---|---|---|")
@@ -281,23 +331,24 @@ func Leeme(m *Manifest) string {
 	w("")
 	w("## 3. Libros")
 	w("")
-	if len(m.Libros) == 0 {
-		var libros []string
-		for _, s := range m.Sets {
-			if s.Envelope == "" {
-				libros = append(libros, fmt.Sprintf("%s (número de atención %s)", s.Name, orDash(s.NumeroAtencion)))
-			}
-		}
-		if len(libros) == 0 {
-			w("Este archivo de set no pide libros.")
-		} else {
-			w("El archivo de set pide: %s. Estos libros no están en esta carpeta; el Libro de Ventas se declara después de que el SET BASICO esté aprobado.", strings.Join(libros, "; "))
-		}
-	} else {
-		w("Suba cada libro en este orden; cada uno debe quedar **LOK**, y declare su avance con su track id:")
+	if len(m.Libros) == 0 && len(m.Pendientes) == 0 {
+		w("Este archivo de set no pide libros.")
+	}
+	if len(m.Libros) > 0 {
+		w("Suba cada libro en este orden por DTEUpload; cada uno debe quedar **LOK**, y declare su avance con su track id (el Libro de Ventas, después de que el SET BASICO esté aprobado; la Consumo de Folios va con el set de boletas):")
 		w("")
+		w("| # | libro | set | número de atención | archivo | track id | fecha |")
+		w("|---|---|---|---|---|---|---|")
 		for i, l := range m.Libros {
-			w("%d. %s: `%s`", i+1, l.Kind, l.File)
+			w("| %d | %s | %s | %s | `%s` | | |", i+1, l.Kind, orDash(l.Set), orDash(l.NumeroAtencion), l.File)
+		}
+	}
+	if len(m.Pendientes) > 0 {
+		w("")
+		w("Libros que no están en esta carpeta (genere la carpeta con el archivo de set completo):")
+		w("")
+		for _, p := range m.Pendientes {
+			w("- %s", p)
 		}
 	}
 	w("")

@@ -449,10 +449,12 @@ func (p *parser) setBody() error {
 // observaciones reads a set's closing OBSERVACIONES GENERALES.
 func (p *parser) observaciones() error {
 	s := p.set
+	// The observations end at the next set's header or at the end of the
+	// file; either way the factor is read from them.
 	for p.i < len(p.lines) {
 		f := fold(p.lines[p.i])
 		if reSetHeader.MatchString(f) || kw(f, boletaTitle) {
-			return nil
+			break
 		}
 		if f != "" && !reDashes.MatchString(f) {
 			s.Observaciones = append(s.Observaciones, strings.TrimSpace(p.lines[p.i]))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/certificacion"
+	"github.com/dtekit/dtekit/dte"
 )
 
 // Error codes of "dtekit certificacion".
@@ -16,14 +17,24 @@ const (
 	codeMissingCAF = "CAF_MISSING"      // no CAF (or too few folios) for a type the set needs
 )
 
-const certificacionUsage = `usage: dtekit certificacion generar [flags]
+const certificacionUsage = `usage: dtekit certificacion generar|enviar|estado|intercambio|simulacion [flags]
 
 The SII certification kit. Subcommands:
 
   generar   emit every case of the SII's set-of-tests file, one envelope per
-            set, the printed samples, a manifest.json and a LEEME.md
+            set, the libros and the RCOF, the printed samples, a
+            manifest.json and a LEEME.md
+  enviar    upload the folder's envelopes and libros to the SII, in order,
+            recording each track id in its manifest.json
+  estado    ask the SII for their states and print the portal's table
+  intercambio
+            answer the EnvioDTE of the SII's intercambio step (acuse,
+            resultado, recibos) into the folder
+  simulacion
+            ten or more real-like documents without the SET reference, in
+            one envelope, into a folder like generar's
 
-Run "dtekit certificacion generar --help" for its flags.
+Run "dtekit certificacion SUBCOMMAND --help" for its flags.
 `
 
 const generarUsage = `usage: dtekit certificacion generar --set SET.txt --emisor EMISOR.json --cert CERT.p12
@@ -41,9 +52,15 @@ the type has one. DIR (absent or empty) receives:
 
   documentos/T<tipo>F<folio>.xml   the signed documents
   envios/NN-Envio….xml            one envelope per set, numbered in upload order
+  libros/NN-Libro….xml            the signed Libro de Ventas (of the SET BASICO's
+                                  documents, else SET FACTURA EXENTA's), Libro de
+                                  Compras (of the set's table), Libro de Guías (of
+                                  the guía set) and the RCOF of the boleta set,
+                                  as the file asks, numbered in upload order
   muestras/NNN-….pdf              the printed samples, numbered in upload order
-  manifest.json                   sets (name, número de atención, envelope) and
+  manifest.json                   sets (name, número de atención, envelope),
                                   cases (case id, tipo_dte, folio, file, monto_total)
+                                  and libros (kind, file, set, número de atención)
   LEEME.md                        what to upload and declare, in order
 
 --caf is repeatable: give one CAF per document type the set uses (several per
@@ -60,7 +77,9 @@ error and its code: FILE_UNREADABLE, INVALID_SET_FILE (naming the line),
 INVALID_EMISOR, INVALID_CAF, CAF_MISSING, CAF_NOT_USABLE, CERTIFICATE_PASSWORD,
 INVALID_CERTIFICATE, INVALID_TRUSTED_KEY, OUTPUT_EXISTS, OUTPUT_FAILED or
 EMISSION_FAILED. A wrong command line exits 2. On success a JSON summary
-{"out":…,"sets":…,"documents":…,"samples":…} is printed on standard output.
+{"out":…,"sets":…,"documents":…,"libros":…,"samples":…} is printed on standard
+output. A libro set whose source set is not in the file (SET LIBRO DE VENTAS
+without SET BASICO) is listed in LEEME.md and manifest.json's "pendientes".
 `
 
 // runCertificacion implements "dtekit certificacion".
@@ -75,8 +94,14 @@ func runCertificacion(ctx context.Context, env *cmdEnv, args []string) int {
 		return exitOK
 	case "generar":
 		return runGenerar(ctx, env, args[1:])
+	case "enviar", "estado":
+		return runCertificacionSII(ctx, env, args[0], args[1:])
+	case "intercambio":
+		return runCertificacionIntercambio(ctx, env, args[1:])
+	case "simulacion":
+		return runSimulacion(ctx, env, args[1:])
 	}
-	return usageError(env, "certificacion", "unknown subcommand %q (want generar)", args[0])
+	return usageError(env, "certificacion", "unknown subcommand %q (want generar, enviar, estado, intercambio or simulacion)", args[0])
 }
 
 // runGenerar implements "dtekit certificacion generar".
@@ -114,24 +139,9 @@ func runGenerar(ctx context.Context, env *cmdEnv, args []string) int {
 	if err != nil {
 		return fail(newError(codeInvalidSet, "--set "+*setPath, err))
 	}
-	emisor, keys, cerr := loadIssuer(*emisorPath, trust)
+	emisor, keys, cafs, cerr := loadKitCAFs(*emisorPath, trust, cafPaths)
 	if cerr != nil {
 		return fail(cerr)
-	}
-	var cafs []*caf.CAF
-	for _, p := range cafPaths {
-		data, cerr := readArg("--caf", p, maxSmallFile)
-		if cerr != nil {
-			return fail(cerr)
-		}
-		c, err := caf.Parse(data)
-		if err != nil {
-			return fail(newError(codeInvalidCAF, "--caf "+p, err))
-		}
-		if err := c.Verify(keys); err != nil {
-			return fail(newError(codeCAFUnusable, "--caf "+p, err))
-		}
-		cafs = append(cafs, c)
 	}
 	if err := plan.CheckCAFs(emisor, cafs); err != nil {
 		var me *certificacion.MissingCAFError
@@ -155,17 +165,53 @@ func runGenerar(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 		return fail(newError(codeEmitFailed, "", err))
 	}
-	m, err := certificacion.WriteDir(*out, res, emisor)
-	switch {
-	case errors.Is(err, certificacion.ErrOutputExists):
-		return fail(newError(codeOutputExists, "--out "+*out, errors.New("the folder exists and is not empty; give a new one")))
-	case err != nil:
-		return fail(newError(codeOutputFailed, "--out "+*out, err))
+	m, cerr := writeKit(*out, res, emisor)
+	if cerr != nil {
+		return fail(cerr)
 	}
 	docs := 0
 	for _, s := range m.Sets {
 		docs += len(s.Cases)
 	}
-	_ = totalsWriteJSON(env.stdout, map[string]any{"out": *out, "sets": len(m.Sets), "documents": docs, "samples": len(m.Muestras)})
+	_ = totalsWriteJSON(env.stdout, map[string]any{"out": *out, "sets": len(m.Sets), "documents": docs, "libros": len(m.Libros), "samples": len(m.Muestras)})
 	return exitOK
+}
+
+// loadKitCAFs reads the issuer, the trusted keys and the CAFs of
+// "certificacion generar" and "simulacion", each CAF checked against the
+// keys.
+func loadKitCAFs(emisorPath string, trust, cafPaths stringList) (dte.Emisor, caf.TrustedKeys, []*caf.CAF, *cliError) {
+	emisor, keys, cerr := loadIssuer(emisorPath, trust)
+	if cerr != nil {
+		return emisor, nil, nil, cerr
+	}
+	var cafs []*caf.CAF
+	for _, p := range cafPaths {
+		data, cerr := readArg("--caf", p, maxSmallFile)
+		if cerr != nil {
+			return emisor, nil, nil, cerr
+		}
+		c, err := caf.Parse(data)
+		if err != nil {
+			return emisor, nil, nil, newError(codeInvalidCAF, "--caf "+p, err)
+		}
+		if err := c.Verify(keys); err != nil {
+			return emisor, nil, nil, newError(codeCAFUnusable, "--caf "+p, err)
+		}
+		cafs = append(cafs, c)
+	}
+	return emisor, keys, cafs, nil
+}
+
+// writeKit writes a kit's folder (certificacion.WriteDir) and says what
+// failed as the commands report it.
+func writeKit(out string, res *certificacion.Result, emisor dte.Emisor) (*certificacion.Manifest, *cliError) {
+	m, err := certificacion.WriteDir(out, res, emisor)
+	switch {
+	case errors.Is(err, certificacion.ErrOutputExists):
+		return nil, newError(codeOutputExists, "--out "+out, errors.New("the folder exists and is not empty; give a new one"))
+	case err != nil:
+		return nil, newError(codeOutputFailed, "--out "+out, err)
+	}
+	return m, nil
 }

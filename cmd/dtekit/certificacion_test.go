@@ -98,8 +98,66 @@ func TestCertificacionGenerarBinary(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	// The basic set with its SET LIBRO DE VENTAS (as the SII's file puts
+	// them): the folder carries the Libro de Ventas, listed in the summary
+	// and the manifest.
+	full := filepath.Join(wd, "full.txt")
+	ventas, err := os.ReadFile(oracle.SharedFile(t, "sii", "sets", "002-ventas.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, append(append([]byte("SET BASICO - NUMERO DE ATENCION:  414175\r\n\r\n"), append(data, '\r', '\n')...), ventas...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args = withCAFs("out-libros", "33", "56", "61")
+	args[3] = full
+	if r := runBin(t, wd, nil, args...); r.code != 0 || !strings.Contains(r.stdout, `"libros": 1`) {
+		t.Errorf("generar with the libro set: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "out-libros", "libros", "01-LibroVentas-414176.xml")); err != nil {
+		t.Errorf("the Libro de Ventas: %v", err)
+	}
+
 	// Again into the same folder: refused, nothing replaced.
 	if r := runBin(t, wd, nil, withCAFs("out", "33", "56", "61")...); r.code != 1 || !strings.Contains(r.stderr, "(OUTPUT_EXISTS)") {
 		t.Errorf("existing folder: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestCertificacionSimulacionBinary runs "dtekit certificacion simulacion"
+// through the built binary with the demo's credentials: ten documents of
+// the CAFs' types in one envelope; fewer than ten, or no factura CAF, are
+// refused before anything is written.
+func TestCertificacionSimulacionBinary(t *testing.T) {
+	wd := t.TempDir()
+	if r := runBin(t, wd, nil, "demo", "--out", "creds"); r.code != 0 {
+		t.Fatalf("demo: %d %s", r.code, r.stderr)
+	}
+	base := []string{"certificacion", "simulacion", "--emisor", "creds/emisor.json", "--cert", "creds/cert.p12",
+		"--cert-password-file", "creds/cert-password.txt", "--trust", "creds/test-sii-authority.pub.pem"}
+	with := func(out string, tipos ...string) []string {
+		a := append([]string{}, base...)
+		for _, tp := range tipos {
+			a = append(a, "--caf", "creds/CAF-"+tp+".xml")
+		}
+		return append(a, "--out", out)
+	}
+	if r := runBin(t, wd, nil, append(with("sim9", "33"), "--n", "9")...); r.code != 2 || !strings.Contains(r.stderr, "10 to 500") {
+		t.Errorf("--n 9: exit %d %s", r.code, r.stderr)
+	}
+	if r := runBin(t, wd, nil, with("sim-nf", "61")...); r.code != 1 || !strings.Contains(r.stderr, "(CAF_MISSING)") {
+		t.Errorf("no factura CAF: exit %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "sim-nf")); !os.IsNotExist(err) {
+		t.Errorf("a folder was written despite the refusal: %v", err)
+	}
+	r := runBin(t, wd, nil, with("sim", "33", "56", "61")...)
+	if r.code != 0 || !strings.Contains(r.stdout, `"documents": 10`) {
+		t.Fatalf("simulacion: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, f := range []string{"manifest.json", "LEEME.md", "envios/01-EnvioDTE-SIMULACION.xml", "documentos/T33F1.xml", "documentos/T61F1.xml", "documentos/T56F1.xml"} {
+		if _, err := os.Stat(filepath.Join(wd, "sim", f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

@@ -115,15 +115,9 @@ func rcvCommand(ctx context.Context, env *cmdEnv, name string, args []string) in
 		}
 	}
 	doc := sii.RCVDocument{RutEmisor: *emisor, Tipo: *tipo, Folio: *folio}
-	client, usage, err := conn.client(env, fs)
-	var cerr *cliError
-	switch {
-	case usage:
-		return usageError(env, cmd, "%v", err)
-	case errors.As(err, &cerr):
-		return report(env, cmd, false, cerr)
-	case err != nil:
-		return usageError(env, cmd, "%s", plainReason(err.Error()))
+	client, code, ok := conn.openClient(env, fs, cmd)
+	if !ok {
+		return code
 	}
 	docName := fmt.Sprintf("--emisor-rut %s --tipo %d --folio %d", doc.RutEmisor, doc.Tipo, doc.Folio)
 	failed := func(err error) int {

@@ -242,6 +242,25 @@ func (c *siiConn) client(env *cmdEnv, fs *flag.FlagSet) (client *sii.Client, usa
 	return client, false, err
 }
 
+// openClient is client for the commands that report as cli.go does: a
+// contradiction among the flags is a usage error (exit 2), a certificate
+// that cannot be loaded is reported with its code, anything else the sii
+// package refuses is a usage error. ok is false with the exit status when
+// there is no client.
+func (c *siiConn) openClient(env *cmdEnv, fs *flag.FlagSet, cmd string) (client *sii.Client, code int, ok bool) {
+	client, usage, err := c.client(env, fs)
+	var cerr *cliError
+	switch {
+	case usage:
+		return nil, usageError(env, cmd, "%v", err), false
+	case errors.As(err, &cerr):
+		return nil, report(env, cmd, false, cerr), false
+	case err != nil:
+		return nil, usageError(env, cmd, "%s", plainReason(err.Error())), false
+	}
+	return client, exitOK, true
+}
+
 // outcomeJSON is the printed form of an Outcome.
 func outcomeJSON(o sii.Outcome) map[string]any {
 	return map[string]any{"estado": o.Estado, "codigo_sii": o.Code, "glosa_sii": o.Glosa, "final": o.Final(),

@@ -100,9 +100,9 @@ var rules = []rule{
 
 	{
 		name: "certification kit",
-		why:  "certificacion turns the SII's set of tests into documents, envelopes and printed samples through the document layer (dte, pdf, caf, signer) and the customs tables; it speaks to no service, record or network",
+		why:  "certificacion turns the SII's set of tests into documents, envelopes, libros and printed samples through the document layer (dte, libro, pdf, caf, signer) and the customs tables, and sends them to the SII through its client (sii); it speaks to no service or record",
 		from: []string{"certificacion/..."},
-		only: []string{"caf", "signer", "dte", "pdf", "aduana", "internal/..."},
+		only: []string{"caf", "signer", "dte", "libro", "pdf", "aduana", "sii", "internal/..."},
 	},
 	{
 		name: "intercambio",

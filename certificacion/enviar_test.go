@@ -1,0 +1,143 @@
+package certificacion_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/certificacion"
+	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/sii/siitest"
+)
+
+// fakeSII starts the fake SII in process, its clock at the kit's signing
+// instant, and returns a client of it with the test certificate.
+func fakeSII(t *testing.T) (*siitest.Fake, *sii.Client) {
+	t.Helper()
+	clock := func() time.Time { return testAt.Add(time.Minute) }
+	fake := siitest.New(siitest.Options{Clock: clock}).Start()
+	t.Cleanup(fake.Close)
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
+	c, err := sii.New(sii.Config{Endpoints: fake.Endpoints(), Certificate: creds(t).Cert, Clock: clock,
+		RetryPause: time.Millisecond, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, c
+}
+
+// TestEnviarEstado is the acceptance of sending and tracking: the folder of
+// a full set file (basic set, Libro de Ventas, Libro de Compras, guía set,
+// Libro de Guías, boletas and their RCOF) uploaded to the fake SII in
+// manifest order, polled until final: every envelope EPR with every
+// document accepted (0 reparos, 0 rechazos), every libro LOK, the RCOF RPR
+// (reparo 250, as the SII answers every RCOF since 2022-08), each track id
+// and state recorded in manifest.json, and the portal's table printed.
+func TestEnviarEstado(t *testing.T) {
+	res := generateFull(t)
+	dir := filepath.Join(t.TempDir(), "kit")
+	if _, err := certificacion.WriteDir(dir, res, creds(t).Emisor); err != nil {
+		t.Fatal(err)
+	}
+	_, c := fakeSII(t)
+	ctx := context.Background()
+	m, err := certificacion.Enviar(ctx, c, dir, func() time.Time { return testAt })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups := m.Uploads()
+	if len(ups) != 7 { // 3 envelopes (basic, guías, boletas) and 4 libros
+		t.Fatalf("%d uploads, want 7", len(ups))
+	}
+	for _, u := range ups {
+		if *u.Envio == nil || (*u.Envio).TrackID == "" || (*u.Envio).Fecha != "2026-03-02T10:30:00-03:00" {
+			t.Fatalf("%s: no track id recorded: %+v", u.File, *u.Envio)
+		}
+	}
+	// A second run sends nothing again.
+	before := (*ups[0].Envio).TrackID
+	if m, err = certificacion.Enviar(ctx, c, dir, nil); err != nil || (*m.Uploads()[0].Envio).TrackID != before {
+		t.Fatalf("second Enviar: %v, track id %s, want %s kept", err, (*m.Uploads()[0].Envio).TrackID, before)
+	}
+
+	m, err = certificacion.Estado(ctx, c, dir, certificacion.Poll{Rounds: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := certificacion.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range again.Uploads() {
+		e := *u.Envio
+		if e == nil || !e.Final {
+			t.Fatalf("%s: not final after polling: %+v", u.File, e)
+		}
+		switch {
+		case strings.Contains(u.File, "ConsumoFolios"):
+			if e.Estado != "RPR" {
+				t.Errorf("%s: %s %s, want RPR (reparo 250)", u.File, e.Estado, e.Glosa)
+			}
+		case u.Libro:
+			if e.Estado != "LOK" || !e.Aprobado() {
+				t.Errorf("%s: %s %s, want LOK", u.File, e.Estado, e.Glosa)
+			}
+		default:
+			if e.Estado != "EPR" || e.Informados == 0 || e.Aceptados != e.Informados || e.Reparos != 0 || e.Rechazados != 0 {
+				t.Errorf("%s: %+v, want EPR with every document accepted", u.File, e)
+			}
+		}
+		if e.Estado != (*m.Uploads()[i].Envio).Estado {
+			t.Errorf("%s: the manifest on disk says %s, Estado returned %s", u.File, e.Estado, (*m.Uploads()[i].Envio).Estado)
+		}
+	}
+	tabla := certificacion.Tabla(again)
+	for _, want := range []string{"| SET BASICO | 414175 | `envios/01-EnvioDTE-BASICO-414175.xml` | ", "EPR (8 aceptados, 0 reparos, 0 rechazos)",
+		"| SET LIBRO DE VENTAS | 414176 | `libros/01-LibroVentas-414176.xml` | ", "| 2026-03-02 | LOK |"} {
+		if !strings.Contains(tabla, want) {
+			t.Errorf("the table lacks %q:\n%s", want, tabla)
+		}
+	}
+	if strings.Contains(tabla, "⚠") {
+		t.Errorf("the table warns:\n%s", tabla)
+	}
+	t.Logf("\n%s", tabla)
+}
+
+// TestEnviarEverySet sends the folder of every SII set file alone (the
+// exempt factura, exports, factura de compra among them) to a fake SII:
+// every envelope ends EPR with every document accepted, every libro LOK.
+func TestEnviarEverySet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends every set file's folder (CI runs it)")
+	}
+	ctx := context.Background()
+	n := 0
+	for i, name := range setFiles {
+		_, c := fakeSII(t) // a fresh SII per file: every file's folios start at 1
+		dir := filepath.Join(t.TempDir(), name)
+		if _, err := certificacion.WriteDir(dir, generate(t, name), creds(t).Emisor); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := certificacion.Enviar(ctx, c, dir, nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		m, err := certificacion.Estado(ctx, c, dir, certificacion.Poll{Rounds: 10})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, u := range m.Uploads() {
+			n++
+			e := *u.Envio
+			if !e.Final || (!e.Aprobado() && !(strings.Contains(u.File, "ConsumoFolios") && e.Estado == "RPR")) {
+				t.Errorf("%d %s %s: %+v", i, name, u.File, e)
+			}
+		}
+	}
+	if n != 9 { // 7 envelopes (basic, exempt, guías, compra, 2 exports, boletas), Compras, RCOF
+		t.Errorf("%d uploads, want 9", n)
+	}
+}

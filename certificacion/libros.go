@@ -1,0 +1,211 @@
+package certificacion
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/libro"
+)
+
+// LibroKind names a libro the kit builds.
+type LibroKind string
+
+// The libros of the certification, in upload order.
+const (
+	LibroVentas  LibroKind = "LIBRO DE VENTAS"
+	LibroCompras LibroKind = "LIBRO DE COMPRAS"
+	LibroGuias   LibroKind = "LIBRO DE GUIAS"
+	LibroRCOF    LibroKind = "CONSUMO DE FOLIOS"
+)
+
+// LibroResult is one signed libro (or the RCOF) of a generated plan.
+type LibroResult struct {
+	Kind LibroKind
+	// Set is the libro set it answers (nil for the RCOF, which answers the
+	// boleta set).
+	Set *Set
+	// XML is the signed LibroCompraVenta, LibroGuia or ConsumoFolios.
+	XML []byte
+}
+
+// PendingLibro is a libro set the plan asks for that Generate could not
+// build from this plan alone, with the reason.
+type PendingLibro struct {
+	Set    *Set
+	Reason string
+}
+
+// reFacturaRef finds the document a purchase note modifies: "NOTA DE
+// CREDITO POR DESCUENTO A FACTURA 234" (a paper factura, 30), "… DESCUENTO
+// FACTURA ELECTRONICA 32" (33).
+var reFacturaRef = regexp.MustCompile(`\bFACTURA( ELECTRONICA)? (\d+)\b`)
+
+// Proveedores returns the suppliers' RUTs the kit writes in the Libro de
+// Compras (the set gives none; the SII asks for "un RUT válido para cada
+// proveedor"): one per row, valid and distinct from the receptor pool.
+func Proveedores(n int) []string {
+	out := make([]string, n)
+	for i := range n {
+		body := 78100100 + i*1009
+		out[i] = fmt.Sprintf("%d-%c", body, dte.CheckDigit(body))
+	}
+	return out
+}
+
+// ComprasRows maps the LIBRO DE COMPRAS table to the libro's rows, as the
+// notes give (sii-wave3-notes §3.3): the parsed type (30, 33, 60, 46),
+// "IVA USO COMUN" to IVA de uso común, "ENTREGA GRATUITA" to IVA not
+// recoverable code 4, "RETENCION TOTAL" to the whole IVA retained, and
+// "… FACTURA [ELECTRONICA] n" in a note to the reference of the row with
+// that type (30, or 33) and folio. Every row is
+// dated fecha and has its own supplier (Proveedores).
+func ComprasRows(s *Set, fecha string) ([]libro.Compra, error) {
+	ruts := Proveedores(len(s.Compras))
+	out := make([]libro.Compra, 0, len(s.Compras))
+	for i, c := range s.Compras {
+		obs := fold(c.Observacion)
+		r := libro.Compra{Tipo: dte.TipoDTE(c.Tipo), Folio: c.Folio, Fecha: fecha, RutEmisor: ruts[i],
+			MntExe: c.MontoExento, MntNeto: c.MontoAfecto}
+		switch {
+		case strings.Contains(obs, "IVA USO COMUN"):
+			r.IVAUsoComun = true
+		case strings.Contains(obs, "ENTREGA GRATUITA"):
+			r.IVANoRec = 4
+		case strings.Contains(obs, "RETENCION TOTAL"):
+			r.RetencionTotal = true
+		}
+		if m := reFacturaRef.FindStringSubmatch(obs); m != nil && (c.Tipo == 60 || c.Tipo == 61 || c.Tipo == 55 || c.Tipo == 56) {
+			folio, _ := strconv.ParseInt(m[2], 10, 64)
+			tipo := 30
+			if m[1] != "" {
+				tipo = 33
+			}
+			for _, o := range s.Compras {
+				if o.Folio == folio && o.Tipo == tipo {
+					r.TpoDocRef, r.FolioDocRef = dte.TipoDTE(tipo), folio
+				}
+			}
+			if r.FolioDocRef == 0 {
+				return nil, fmt.Errorf("certificacion: %s line %d: the note refers to %s, which is not in the table", s.Name, c.Line, strings.TrimSpace(m[0]))
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// libros builds the libros the plan's libro sets ask for, and the RCOF of
+// the boleta set. A libro whose source set is not in the plan is left
+// pending with the reason.
+func (g *generator) libros(res *Result) error {
+	byKind := map[SetKind]*SetResult{}
+	for _, s := range res.Sets {
+		if byKind[s.Set.Kind] == nil {
+			byKind[s.Set.Kind] = s
+		}
+	}
+	opts := libro.Options{Emisor: g.cfg.Emisor, At: res.At}
+	cert := g.cfg.Cert
+	for _, s := range res.Sets {
+		var (
+			kind LibroKind
+			xml  []byte
+			err  error
+		)
+		switch s.Set.Kind {
+		case SetLibroVentas:
+			kind = LibroVentas
+			src := byKind[SetBasico]
+			if src == nil {
+				src = byKind[SetFacturaExenta]
+			}
+			if src == nil || src.Envelope == nil {
+				res.Pending = append(res.Pending, PendingLibro{Set: s.Set, Reason: "the file has neither SET BASICO nor SET FACTURA EXENTA, whose documents the Libro de Ventas lists"})
+				continue
+			}
+			xml, err = libro.Ventas(opts, cert, src.Envelope)
+		case SetLibroCompras:
+			kind = LibroCompras
+			rows, e := ComprasRows(s.Set, res.Fecha)
+			if e != nil {
+				return e
+			}
+			o := opts
+			o.FctProp = s.Set.FactorProporcionalidad
+			xml, err = libro.Compras(o, cert, rows)
+		case SetLibroGuias:
+			kind = LibroGuias
+			src := byKind[SetGuiaDespacho]
+			if src == nil || src.Envelope == nil {
+				res.Pending = append(res.Pending, PendingLibro{Set: s.Set, Reason: "the file has no SET GUIA DE DESPACHO, whose guías the Libro de Guías lists"})
+				continue
+			}
+			o := opts
+			o, err = guiasOptions(o, s.Set, src, res)
+			if err != nil {
+				res.Pending = append(res.Pending, PendingLibro{Set: s.Set, Reason: err.Error()})
+				continue
+			}
+			xml, err = libro.Guias(o, cert, src.Envelope)
+		case SetBoleta:
+			if s.Envelope == nil {
+				continue
+			}
+			kind = LibroRCOF
+			xml, err = libro.ConsumoFolios(opts, cert, s.Envelope)
+		default:
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("certificacion: %s of %s: %w", kind, s.Set.Name, err)
+		}
+		res.Libros = append(res.Libros, &LibroResult{Kind: kind, Set: s.Set, XML: xml})
+	}
+	return nil
+}
+
+// guiasOptions marks the guías SET LIBRO DE GUIAS names: the invoiced ones
+// get the plan's first factura electrónica (33) as their invoice (the set
+// names no factura; the kit's first one is dated the same day), the
+// annulled ones AnuladoDespues (sent, then annulled: sii-wave3-notes §3.4).
+func guiasOptions(o libro.Options, s *Set, src *SetResult, res *Result) (libro.Options, error) {
+	byN := map[int]*Doc{}
+	for _, d := range src.Docs {
+		byN[d.Case.N] = d
+	}
+	if len(s.GuiasFacturadas) > 0 {
+		var factura *Doc
+		for _, sr := range res.Sets {
+			for _, d := range sr.Docs {
+				if factura == nil && d.Emitted.Tipo == dte.FacturaElectronica {
+					factura = d
+				}
+			}
+		}
+		if factura == nil {
+			return o, fmt.Errorf("%s names invoiced guías, and the file has no factura electrónica (33) to invoice them", s.Name)
+		}
+		o.Facturas = map[int64]libro.DocRef{}
+		for _, n := range s.GuiasFacturadas {
+			d := byN[n]
+			if d == nil {
+				return o, fmt.Errorf("%s names case %d as invoiced; the guía set has no such case", s.Name, n)
+			}
+			o.Facturas[d.Emitted.Folio] = libro.DocRef{Tipo: dte.FacturaElectronica, Folio: factura.Emitted.Folio, Fecha: res.Fecha}
+		}
+	}
+	if len(s.GuiasAnuladas) > 0 {
+		o.Anuladas = map[int64]int{}
+		for _, n := range s.GuiasAnuladas {
+			d := byN[n]
+			if d == nil {
+				return o, fmt.Errorf("%s names case %d as annulled; the guía set has no such case", s.Name, n)
+			}
+			o.Anuladas[d.Emitted.Folio] = libro.AnuladoDespues
+		}
+	}
+	return o, nil
+}
