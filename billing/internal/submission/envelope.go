@@ -162,7 +162,7 @@ func Create(ctx context.Context, tx store.Tx, ambiente AmbienteFunc, n NewEnvelo
 		} else if env != envs[0] {
 			bad = append(bad, dte.FieldError{Field: field(i), Code: fault.DetailAmbienteMismatch,
 				Message: fmt.Sprintf("DTE %s was emitted in %s and DTE %s in %s: an envelope goes to one environment's SII", d.ID, env, docs[0].ID, envs[0]),
-				Action: "send the documents of each environment in separate envelopes"})
+				Action:  "send the documents of each environment in separate envelopes"})
 		}
 	}
 	max, kind := dte.MaxEnvioDTE, "EnvioDTE"
@@ -176,7 +176,7 @@ func Create(ctx context.Context, tx store.Tx, ambiente AmbienteFunc, n NewEnvelo
 	if size > MaxEnvioBytes {
 		bad = append(bad, dte.FieldError{Field: n.Field, Code: dte.CodeTooLarge,
 			Message: fmt.Sprintf("the documents' signed XML adds up to %d bytes; an envelope carries at most %d", size, MaxEnvioBytes),
-			Action: "split the documents into several envelopes"})
+			Action:  "split the documents into several envelopes"})
 	}
 	if len(bad) > 0 {
 		return nil, nil, invalid("the documents cannot travel in one envelope", bad)

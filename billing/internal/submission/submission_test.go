@@ -50,7 +50,7 @@ func newFixture(t *testing.T) *fixture {
 			}
 			return d.CAFID, nil
 		},
-		Timeout:     time.Second, UploadBackoff: []time.Duration{time.Hour}, PollBackoff: []time.Duration{time.Hour},
+		Timeout: time.Second, UploadBackoff: []time.Duration{time.Hour}, PollBackoff: []time.Duration{time.Hour},
 		ReconcileWindow: time.Hour, Workers: 1})
 	if err := sb.Register(st.Jobs()); err != nil {
 		t.Fatal(err)
