@@ -39,13 +39,24 @@ func newSubmitRigOn(t *testing.T, b backend, opts siitest.Options, timeout time.
 // newSubmitRigOver is newSubmitRigOn with the service over wrap(the
 // store) when wrap is not nil.
 func newSubmitRigOver(t *testing.T, b backend, opts siitest.Options, timeout time.Duration, wrap func(store.Store) store.Store) *submitRig {
+	return newSubmitRigVia(t, b, opts, timeout, wrap, nil)
+}
+
+// newSubmitRigVia is newSubmitRigOver reaching the fake at via(fake)'s
+// addresses when via is not nil.
+func newSubmitRigVia(t *testing.T, b backend, opts siitest.Options, timeout time.Duration, wrap func(store.Store) store.Store,
+	via func(*siitest.Fake) sii.Endpoints) *submitRig {
 	t.Helper()
 	creds(t)
 	fake := siitest.New(opts).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
+	endpoints := fake.Endpoints()
+	if via != nil {
+		endpoints = via(fake)
+	}
 	fast := []time.Duration{0}
-	cfg := Config{Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
+	cfg := Config{Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return endpoints },
 		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout, BoletaCheckDelay: rigBoletaCheck, BoletaSafetyDelay: rigBoletaCheck}}
 	var s *Service
 	if wrap == nil {
