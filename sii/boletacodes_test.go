@@ -137,3 +137,58 @@ func TestBoletaRepeatedFolio(t *testing.T) {
 		t.Errorf("the first envelope: %+v, %v; want accepted", st1, err)
 	}
 }
+
+// TestEnvelopeDocument: one document's outcome in an envelope of several.
+// A state other than EPR, and an unfinished boleta review, apply to all;
+// counts that agree settle every document of the type; the boleta API's
+// entries settle the documents they name (an entry without folio the whole
+// envelope), and the others once the entries account for every rejection
+// and reparo; mixed counts without entries leave the document to its own
+// status (ok false).
+func TestEnvelopeDocument(t *testing.T) {
+	epr := func(counts ...sii.TypeCounts) *sii.EnvelopeStatus {
+		return &sii.EnvelopeStatus{Estado: "EPR", Glosa: "Envio Procesado", Counts: counts}
+	}
+	rch := sii.DocumentIssue{Tipo: 39, Folio: 7, Estado: "RCH", Errors: []sii.DetailError{{Seccion: "DTE", Nivel: "3", Codigo: "101", Descripcion: "folio repetido"}}}
+	rpr := sii.DocumentIssue{Tipo: 39, Folio: 8, Estado: "RPR", Errors: []sii.DetailError{{Seccion: "REF", Nivel: "2", Codigo: "750"}}}
+	boletas := epr(sii.TypeCounts{Tipo: 39, Informados: 3, Aceptados: 1, Rechazados: 1, Reparos: 1})
+	boletas.Issues = []sii.DocumentIssue{rch, rpr}
+	short := epr(sii.TypeCounts{Tipo: 39, Informados: 3, Aceptados: 1, Rechazados: 2})
+	short.Issues = []sii.DocumentIssue{rch}
+	whole := epr(sii.TypeCounts{Tipo: 39, Informados: 2, Rechazados: 2})
+	whole.Issues = []sii.DocumentIssue{{Tipo: 39, Estado: "RCH", Descripcion: "envio rechazado"}}
+	cases := []struct {
+		name   string
+		st     *sii.EnvelopeStatus
+		tipo   int
+		folio  int64
+		estado dte.Estado
+		code   string
+		ok     bool
+	}{
+		{"in progress", &sii.EnvelopeStatus{Estado: "SOK"}, 33, 1, dte.EstadoProcesando, "SOK", true},
+		{"envelope rejected", &sii.EnvelopeStatus{Estado: "RCT"}, 33, 1, dte.EstadoRechazado, "RCT", true},
+		{"boleta review pending", &sii.EnvelopeStatus{Estado: "EPR", Pending: true}, 39, 1, dte.EstadoProcesando, "EPR", true},
+		{"all accepted", epr(sii.TypeCounts{Tipo: 33, Informados: 3, Aceptados: 3}), 33, 2, dte.EstadoAceptado, "EPR", true},
+		{"all reparos", epr(sii.TypeCounts{Tipo: 33, Informados: 2, Reparos: 2}), 33, 2, dte.EstadoConReparos, "EPR", true},
+		{"all rejected", epr(sii.TypeCounts{Tipo: 33, Informados: 2, Rechazados: 2}), 33, 2, dte.EstadoRechazado, "EPR", true},
+		{"another type's rejection", epr(sii.TypeCounts{Tipo: 33, Informados: 1, Aceptados: 1}, sii.TypeCounts{Tipo: 34, Informados: 1, Rechazados: 1}),
+			33, 1, dte.EstadoAceptado, "EPR", true},
+		{"mixed, no entries", epr(sii.TypeCounts{Tipo: 33, Informados: 3, Aceptados: 2, Rechazados: 1}), 33, 1, dte.EstadoProcesando, "EPR", false},
+		{"no counts of the type yet", epr(sii.TypeCounts{Tipo: 34, Informados: 1, Aceptados: 1}), 33, 1, dte.EstadoProcesando, "EPR", true},
+		{"named rejected", boletas, 39, 7, dte.EstadoRechazado, "DTE-3-101", true},
+		{"named with reparos", boletas, 39, 8, dte.EstadoConReparos, "REF-2-750", true},
+		{"not named, every issue named", boletas, 39, 9, dte.EstadoAceptado, "EPR", true},
+		{"not named, an issue not named", short, 39, 9, dte.EstadoProcesando, "EPR", false},
+		{"the whole envelope rejected", whole, 39, 3, dte.EstadoRechazado, "RCH", true},
+	}
+	for _, tc := range cases {
+		o, ok := sii.EnvelopeDocument(tc.st, tc.tipo, tc.folio)
+		if o.Estado != tc.estado || o.Code != tc.code || ok != tc.ok {
+			t.Errorf("%s: %s %q ok %v, want %s %q ok %v", tc.name, o.Estado, o.Code, ok, tc.estado, tc.code, tc.ok)
+		}
+	}
+	if o, _ := sii.EnvelopeDocument(boletas, 39, 7); !o.Reconcile || o.Glosa != "folio repetido" {
+		t.Errorf("a named rejection: %+v, want it checked against the document's own status, with its text", o)
+	}
+}

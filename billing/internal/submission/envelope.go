@@ -142,14 +142,20 @@ func Create(ctx context.Context, tx store.Tx, ambiente AmbienteFunc, n NewEnvelo
 	for i, id := range n.DTEIDs {
 		docs[i] = byID[id]
 	}
-	// One kind and one environment, within the limits.
+	// One kind and one environment, within the limits. Documents of one
+	// CAF share its environment: it is asked once per CAF.
 	var bad []dte.FieldError
 	envs := make([]string, len(docs))
+	byCAF := map[string]string{}
 	size := 0
 	for i, d := range docs {
-		env, err := ambiente(ctx, tx, d)
-		if err != nil {
-			return nil, nil, fault.Failed("reading the environment of DTE "+d.ID, err)
+		env, ok := byCAF[d.CAFID]
+		if !ok || d.CAFID == "" {
+			var err error
+			if env, err = ambiente(ctx, tx, d); err != nil {
+				return nil, nil, fault.Failed("reading the environment of DTE "+d.ID, err)
+			}
+			byCAF[d.CAFID] = env
 		}
 		envs[i], size = env, size+len(d.XML)
 		if i == 0 {

@@ -194,6 +194,40 @@ func TestCreateRefuses(t *testing.T) {
 	if d, _ := f.st.GetDTE(ctx, f.empresa, a.ID); d.Estado != string(dte.EstadoFirmado) || d.Tracking != nil {
 		t.Errorf("a document of refused requests: %s tracking %s; want firmado, untouched", d.Estado, d.Tracking)
 	}
+
+	// The limits of one envelope: 500 boletas (EnvioBOLETA_v11.xsd), and
+	// MaxEnvioBytes of signed XML (two documents of 5 MiB here).
+	var many []string
+	big := make([]byte, 5<<20)
+	if err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		for i := range 501 {
+			d := &store.DTE{EmpresaID: f.empresa, TipoDTE: 41, Folio: int64(i + 1), Estado: string(dte.EstadoFirmado)}
+			if err := tx.InsertDTE(ctx, d); err != nil {
+				return err
+			}
+			many = append(many, d.ID)
+		}
+		for i := range 2 {
+			d := &store.DTE{EmpresaID: f.empresa, TipoDTE: 33, Folio: int64(100 + i), Estado: string(dte.EstadoFirmado), XML: big}
+			if err := tx.InsertDTE(ctx, d); err != nil {
+				return err
+			}
+			many = append(many, d.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.create(t, "dte_ids", many[:501]...)
+	check("501 boletas", err, fault.KindValidation, fault.Validation, "dte_ids")
+	if _, err := f.create(t, "dte_ids", many[:500]...); err != nil {
+		t.Errorf("500 boletas: %v", err)
+	}
+	_, err = f.create(t, "dte_ids", many[501:]...)
+	check("10 MiB of signed XML", err, fault.KindValidation, fault.Validation, "dte_ids")
+	if fe := fault.As(err); fe == nil || len(fe.Details) != 1 || fe.Details[0].Code != dte.CodeTooLarge {
+		t.Errorf("10 MiB of signed XML: %+v, want TOO_LARGE", fe)
+	}
 }
 
 // TestUploadFailureSchedulesTheNext: an upload step that cannot even
