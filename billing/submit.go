@@ -1,7 +1,6 @@
 package billing
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -17,15 +16,17 @@ import (
 // the default schedules.
 //
 // With submission on, every document emitted with auto_send goes to the
-// SII right after it is signed (an EnvioDTE of its own, or an EnvioBOLETA
-// for boletas), and one emitted without it when submitDTE asks. Each
-// document walks firmado → enviando (uploading, retried with
-// UploadBackoff) → procesando (polled with PollBackoff) → aceptado,
-// con_reparos or rechazado, each change with its tracking fields and its
-// event (dte.accepted, dte.repaired, dte.rejected) written in one
-// transaction together with the job of the next step. An upload left
-// without an answer is not sent again blindly: the SII is asked whether it
-// received the document first (see ReconcileWindow).
+// SII right after it is signed, in an envelope of its own (an EnvioDTE,
+// or an EnvioBOLETA for boletas); documents held firmado go when
+// SubmitDTE or CreateEnvio packs them, several to an envelope. Each
+// envelope goes to the SII of its documents' environment. Each document
+// walks firmado → enviando (uploading, retried with UploadBackoff) →
+// procesando (polled with PollBackoff) → aceptado, con_reparos or
+// rechazado, each change with its tracking fields and its event
+// (dte.accepted, dte.repaired, dte.rejected) written in one transaction
+// together with the job of the next step. An upload left without an
+// answer is not sent again blindly: the SII is asked whether it received
+// the envelope first (see ReconcileWindow, BoletaCheckDelay).
 type SubmitConfig struct {
 	// Endpoints returns the addresses for a company's environment; nil
 	// means the SII's own (sii.EndpointsFor). The demo points it at a fake.
@@ -48,10 +49,26 @@ type SubmitConfig struct {
 	// (which the SII may still be processing) before it is believed
 	// (default DefaultReconcileWindow). It is also how long an upload
 	// without an answer (cut short by a crash, or its answer lost; sent or
-	// not, nobody knows) waits for getEstDteAv (boletas: getEstDte) to
-	// show the SII got it before the envelope is sent again.
+	// not, nobody knows) waits for getEstDteAv to show the SII got an
+	// EnvioDTE before the envelope is sent again (EnvioBOLETA: see
+	// BoletaCheckDelay).
 	ReconcileWindow time.Duration
+	// BoletaCheckDelay is how long after an EnvioBOLETA's upload that got
+	// no answer each boleta's own status is first asked (default
+	// DefaultBoletaCheckDelay: the SII suggests about ten minutes), and
+	// BoletaSafetyDelay how long every boleta must then still read FAU
+	// (not received) before the same envelope is sent again (default
+	// DefaultBoletaSafetyDelay). A boleta the SII has is never sent again.
+	BoletaCheckDelay, BoletaSafetyDelay time.Duration
 }
+
+// Defaults of SubmitConfig's boleta delays: the first check ten minutes
+// after the lost answer, and a resend no sooner than twenty more, so
+// within the hour of the upload.
+const (
+	DefaultBoletaCheckDelay  = 10 * time.Minute
+	DefaultBoletaSafetyDelay = 20 * time.Minute
+)
 
 // DefaultReconcileWindow is SubmitConfig.ReconcileWindow's default.
 const DefaultReconcileWindow = 2 * time.Hour
@@ -70,7 +87,7 @@ func defaultPollBackoff() []time.Duration {
 // resolved to their defaults.
 func (s *Service) newSubmitter(cfg SubmitConfig) *submission.Submitter {
 	sc := submission.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log,
-		SigningCert: s.signingCert, Emisor: issuerOf, Endpoints: cfg.Endpoints, HTTPClient: cfg.HTTPClient,
+		SigningCert: s.signingCert, Emisor: issuerOf, Ambiente: s.ambienteOf, Endpoints: cfg.Endpoints, HTTPClient: cfg.HTTPClient,
 		Timeout: cfg.Timeout, UploadBackoff: cfg.UploadBackoff, PollBackoff: cfg.PollBackoff, ReconcileWindow: cfg.ReconcileWindow,
 		Workers: budget(s.cfg.Workers.Submission, DefaultSubmissionWorkers),
 		Settled: func(o submission.Settled) { s.siiOutcomes.add(o.EmpresaID, string(o.Estado)) }}
@@ -82,6 +99,13 @@ func (s *Service) newSubmitter(cfg SubmitConfig) *submission.Submitter {
 	}
 	if sc.ReconcileWindow <= 0 {
 		sc.ReconcileWindow = DefaultReconcileWindow
+	}
+	sc.BoletaCheckDelay, sc.BoletaSafetyDelay = cfg.BoletaCheckDelay, cfg.BoletaSafetyDelay
+	if sc.BoletaCheckDelay <= 0 {
+		sc.BoletaCheckDelay = DefaultBoletaCheckDelay
+	}
+	if sc.BoletaSafetyDelay <= 0 {
+		sc.BoletaSafetyDelay = DefaultBoletaSafetyDelay
 	}
 	if sc.Timeout <= 0 {
 		sc.Timeout = sii.DefaultTimeout
@@ -97,19 +121,4 @@ func issuerOf(d *store.DTE) (dte.Emisor, error) {
 		return dte.Emisor{}, err
 	}
 	return snap.Empresa.Emisor(), nil
-}
-
-// submitDTE queues a firmado document for submission to the SII (for
-// documents emitted with auto_send false) and returns it. A document
-// already on its way or reviewed is a conflict. A process whose
-// Config.Submission is set sends it.
-//
-// It is unexported until a route gives it its contract (the held
-// documents' submission, with its Idempotency-Key and envelopes, is the
-// next server issue's); the tests call it meanwhile.
-func (s *Service) submitDTE(ctx context.Context, empresaID, id string) (*DTE, error) {
-	if err := submission.Enqueue(ctx, s.st, empresaID, id); err != nil {
-		return nil, storeErr(err, "queueing the submission", "dte", id)
-	}
-	return s.GetDTE(ctx, empresaID, id, false)
 }

@@ -29,7 +29,7 @@ const submitCrashEnv = "DTEKIT_SUBMIT_CRASH_CHILD"
 func submitCrashConfig(fakeURL string) *SubmitConfig {
 	return &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return sii.SingleHost(fakeURL) },
 		UploadBackoff: []time.Duration{0}, PollBackoff: []time.Duration{0}, Timeout: 2 * time.Second,
-		ReconcileWindow: 3 * time.Second}
+		ReconcileWindow: 3 * time.Second, BoletaCheckDelay: 2 * time.Second, BoletaSafetyDelay: 2 * time.Second}
 }
 
 // TestSubmitCrashChild is the process TestSubmitKill9 kills: it runs the
@@ -46,8 +46,9 @@ func TestSubmitCrashChild(t *testing.T) {
 // crashScript is the fake's review of a factura in TestSubmitKill9 and
 // the state and event it leads to: accepted, accepted with reparos, or
 // rejected, by folio. Boletas are all accepted: after a crash lost a
-// boleta's track id only getEstDte can settle it, which knows nothing of
-// reparos and nothing of rejected boletas (see submitter.interrupted).
+// boleta's track id only its own status can settle it, which knows
+// nothing of reparos, and reads a rejected boleta as not received (see
+// submission's boletaArrival).
 func crashScript(folio int64) (siitest.Outcome, string, string) {
 	switch folio % 3 {
 	case 1:
@@ -66,7 +67,7 @@ func crashScript(folio int64) (siitest.Outcome, string, string) {
 // envelope that got a track id was uploaded a second time. Every factura
 // carries the track id of that envelope, recovered through getEstDteAv
 // when a kill lost it; a boleta whose track id was lost is settled through
-// getEstDte without one (counted and logged).
+// its own status (the arrival check) without one (counted and logged).
 func TestSubmitKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes for up to a minute; skipped with -short")
@@ -198,8 +199,8 @@ func TestSubmitKill9(t *testing.T) {
 		}
 		switch {
 		case track == "" && d.TipoDTE == 39:
-			viaEstDte++ // the boleta exception: settled through getEstDte after a lost track id
-			t.Logf("boleta folio %d settled through getEstDte without a track id", d.Folio)
+			viaEstDte++ // the boleta exception: settled through its own status after a lost track id
+			t.Logf("boleta folio %d settled through its own status without a track id", d.Folio)
 		case len(perDoc[fmt.Sprintf("%d/%d", d.TipoDTE, d.Folio)]) == 0 ||
 			strings.TrimLeft(track, "0") != strings.TrimLeft(perDoc[fmt.Sprintf("%d/%d", d.TipoDTE, d.Folio)][0], "0"):
 			t.Errorf("tipo %d folio %d: track id %q, want the envelope's %v", d.TipoDTE, d.Folio, track, perDoc[fmt.Sprintf("%d/%d", d.TipoDTE, d.Folio)])
@@ -220,6 +221,6 @@ func TestSubmitKill9(t *testing.T) {
 			recovered++
 		}
 	}
-	t.Logf("%d kills; %d uploads recorded by the fake for %d documents; %d getEstDteAv queries, %d of them gave a lost track id back; exception: %d boletas settled through getEstDte without a track id",
+	t.Logf("%d kills; %d uploads recorded by the fake for %d documents; %d getEstDteAv queries, %d of them gave a lost track id back; exception: %d boletas settled through their own status without a track id",
 		kills, len(fake.Requests(siitest.Upload))+len(fake.Requests(siitest.BoletaUpload)), n, len(fake.Requests(siitest.EstDteAv)), recovered, viaEstDte)
 }

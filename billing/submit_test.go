@@ -39,14 +39,25 @@ func newSubmitRigOn(t *testing.T, b backend, opts siitest.Options, timeout time.
 // newSubmitRigOver is newSubmitRigOn with the service over wrap(the
 // store) when wrap is not nil.
 func newSubmitRigOver(t *testing.T, b backend, opts siitest.Options, timeout time.Duration, wrap func(store.Store) store.Store) *submitRig {
+	return newSubmitRigVia(t, b, opts, timeout, wrap, nil)
+}
+
+// newSubmitRigVia is newSubmitRigOver reaching the fake at via(fake)'s
+// addresses when via is not nil.
+func newSubmitRigVia(t *testing.T, b backend, opts siitest.Options, timeout time.Duration, wrap func(store.Store) store.Store,
+	via func(*siitest.Fake) sii.Endpoints) *submitRig {
 	t.Helper()
 	creds(t)
 	fake := siitest.New(opts).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
+	endpoints := fake.Endpoints()
+	if via != nil {
+		endpoints = via(fake)
+	}
 	fast := []time.Duration{0}
-	cfg := Config{Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
-		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout}}
+	cfg := Config{Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return endpoints },
+		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout, BoletaCheckDelay: rigBoletaCheck, BoletaSafetyDelay: rigBoletaCheck}}
 	var s *Service
 	if wrap == nil {
 		s = newService(t, b.name, b.dsn(t), cfg)
@@ -79,6 +90,12 @@ func newSubmitRigOver(t *testing.T, b backend, opts siitest.Options, timeout tim
 	})
 	return &submitRig{s: s, emp: emp, fake: fake}
 }
+
+// rigBoletaCheck is the rig's BoletaCheckDelay and BoletaSafetyDelay:
+// longer than the fake's review of an envelope with the rigs' steps
+// (four steps of 200 ms at most), so the arrival check finds a boleta the
+// fake filed.
+const rigBoletaCheck = 2 * time.Second
 
 // submitBody is a factura (or a boleta) request with auto_send as given.
 func submitBody(tipo int, autoSend bool) []byte {
@@ -270,12 +287,19 @@ func testSubmitTransportFaultsAndReconcile(t *testing.T, b backend) {
 	d = r.waitFinal(t, res.ID)
 	envs = r.fake.Envelopes()
 	last = envs[len(envs)-1]
-	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.CodigoSII) != "DOK" {
-		t.Errorf("boleta after a timeout and a duplicate: %s codigo %q", d.Estado, deref(d.Tracking.CodigoSII))
+	// The boleta's own status (the arrival check, after the check delay)
+	// finds it: settled from its code, without a track id, never sent
+	// again.
+	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.CodigoSII) != "DOK" || d.Tracking.TrackID != nil || deref(d.Tracking.Intentos) != 1 {
+		t.Errorf("boleta after a timeout: %s codigo %q track id %v intentos %d; want aceptado through DOK, no track id, one upload",
+			d.Estado, deref(d.Tracking.CodigoSII), d.Tracking.TrackID, deref(d.Tracking.Intentos))
 	}
-	if len(envs) != 4 || !last.Boleta || last.Docs[0].Detail != "DTE-3-100" || deref(d.Tracking.TrackID) != strings.TrimLeft(last.TrackID, "0") {
-		t.Errorf("fake envelopes %d, last boleta %v detail %q track %s; tracking track id %q; want the duplicate tracked",
-			len(envs), last.Boleta, last.Docs[0].Detail, last.TrackID, deref(d.Tracking.TrackID))
+	if len(envs) != 3 || !last.Boleta || len(r.fake.Requests(siitest.BoletaUpload)) != 1 {
+		t.Errorf("fake envelopes %d (last boleta %v), boleta uploads %d; want the boleta filed once", len(envs), last.Boleta,
+			len(r.fake.Requests(siitest.BoletaUpload)))
+	}
+	if d.SIIStatus == nil || d.SIIStatus.Source != "boleta.dte" || deref(d.SIIStatus.EstadoSII) != "DOK" {
+		t.Errorf("boleta sii_status %+v, want the per-boleta status DOK", d.SIIStatus)
 	}
 	if ev := strings.Join(r.events(t, res.ID), ","); ev != "dte.created,dte.accepted" {
 		t.Errorf("boleta events %s", ev)
@@ -333,25 +357,39 @@ func TestSubmitLostAnswer(t *testing.T) {
 }
 
 // TestSubmitLater: a document emitted without auto_send waits in firmado
-// until submitDTE; submitting twice is a conflict.
+// until SubmitDTE, which answers its envelope; the same key answers it
+// again; another key is a conflict, as is another company's id (not
+// found).
 func TestSubmitLater(t *testing.T) {
 	r := newSubmitRig(t, siitest.Options{}, 0)
+	ctx := context.Background()
 	res := emitOK(t, r.s, r.emp.ID, submitBody(33, false))
 	time.Sleep(200 * time.Millisecond)
-	if d, _ := r.s.GetDTE(context.Background(), r.emp.ID, res.ID, false); d.Estado != dte.EstadoFirmado {
+	if d, _ := r.s.GetDTE(ctx, r.emp.ID, res.ID, false); d.Estado != dte.EstadoFirmado {
 		t.Fatalf("auto_send false: %s, want firmado", d.Estado)
 	}
-	if _, err := r.s.submitDTE(context.Background(), r.emp.ID, res.ID); err != nil {
-		t.Fatal(err)
+	key := newKey()
+	e, replayed, err := r.s.SubmitDTE(ctx, r.emp.ID, key, res.ID)
+	if err != nil || replayed || len(e.Documentos) != 1 || e.Documentos[0].DTEID != res.ID || e.Tipo != "EnvioDTE" || e.Ambiente != "certificacion" {
+		t.Fatalf("SubmitDTE = %+v, %v, %v", e, replayed, err)
 	}
-	if d := r.waitFinal(t, res.ID); d.Estado != dte.EstadoAceptado {
-		t.Errorf("submitted later: %s", d.Estado)
+	d := r.waitFinal(t, res.ID)
+	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.EnvioID) != e.ID {
+		t.Errorf("submitted later: %s in envelope %q, want aceptado in %s", d.Estado, deref(d.Tracking.EnvioID), e.ID)
 	}
-	if _, err := r.s.submitDTE(context.Background(), r.emp.ID, res.ID); fault.KindOf(err) != fault.KindConflict {
+	again, replayed, err := r.s.SubmitDTE(ctx, r.emp.ID, key, res.ID)
+	if err != nil || !replayed || again.ID != e.ID || again.Estado != e.Estado {
+		t.Errorf("the same key again: %+v, %v, %v; want the first answer replayed", again, replayed, err)
+	}
+	if _, _, err := r.s.SubmitDTE(ctx, r.emp.ID, newKey(), res.ID); fault.KindOf(err) != fault.KindConflict {
 		t.Errorf("second submission: %v, want a conflict", err)
 	}
-	if _, err := r.s.submitDTE(context.Background(), "otra-empresa", res.ID); fault.KindOf(err) != fault.KindNotFound {
+	if _, _, err := r.s.SubmitDTE(ctx, "otra-empresa", newKey(), res.ID); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("another company's document: %v, want not found", err)
+	}
+	got, err := r.s.GetEnvio(ctx, r.emp.ID, e.ID)
+	if err != nil || got.Estado != EnvioProcesado || got.TrackID == nil || got.Intentos != 1 || got.Documentos[0].Estado != dte.EstadoAceptado {
+		t.Errorf("GetEnvio = %+v, %v; want procesado with its track id and the document aceptado", got, err)
 	}
 }
 
@@ -550,7 +588,7 @@ func TestSubmitQueuedByAProcessThatDoesNotSubmit(t *testing.T) {
 	f := newFixture(t, backends[0], true)
 	ctx := context.Background()
 	res := emitOK(t, f.s, f.emp.ID, facturaBody(1))
-	if _, err := f.s.submitDTE(ctx, f.emp.ID, res.ID); err != nil {
+	if _, _, err := f.s.SubmitDTE(ctx, f.emp.ID, newKey(), res.ID); err != nil {
 		t.Fatal(err)
 	}
 	// The job's id: the store numbers jobs from 1 in a new database.
@@ -576,7 +614,7 @@ func TestSubmitQueuedByAProcessThatDoesNotSubmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Estado != dte.EstadoFirmado || info.State != store.JobAvailable || info.Attempt != 0 || len(info.Errors) != 0 {
-		t.Errorf("DTE %s, its job %+v; want firmado and the job available, never attempted", d.Estado, info)
+	if d.Estado != dte.EstadoEnviando || info.State != store.JobAvailable || info.Attempt != 0 || len(info.Errors) != 0 {
+		t.Errorf("DTE %s, its job %+v; want enviando (its envelope pending) and the job available, never attempted", d.Estado, info)
 	}
 }

@@ -23,6 +23,11 @@ func (s *Server) billingRoutes() {
 	s.handle("GET "+base+"/dte/{id}", read, s.getDTE)
 	s.handle("GET "+base+"/dte/{id}/pdf", read, s.getDTEPDF)
 	s.handle("GET "+base+"/dte/{id}/xml", read, s.getDTEXML)
+	s.handle("POST "+base+"/dte/{id}/enviar", write, s.submitDTE)
+	// Envelopes to the SII
+	s.handle("GET "+base+"/envios", read, catalog(false, s.billing.ListEnvios))
+	s.handle("POST "+base+"/envios", write, s.createEnvio)
+	s.handle("GET "+base+"/envios/{id}", read, byID(http.StatusOK, s.billing.GetEnvio))
 	// CAF
 	s.handle("GET "+base+"/caf", read, s.listCAF)
 	s.handle("POST "+base+"/caf", write, withBody(maxCAFBody, http.StatusCreated, s.billing.RegisterCAF))
@@ -177,6 +182,56 @@ func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Pr
 		return err
 	}
 	writeDocument(w, "application/pdf", `inline; filename="DTE-`+id+`.pdf"`, pdf)
+	return nil
+}
+
+// submitDTE sends a held document to the SII in an envelope of its own
+// and answers the envelope. The body is optional: none, or an empty JSON
+// object.
+func (s *Server) submitDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	key, err := billing.ParseIdempotencyKey(r.Header.Get("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	if r.ContentLength != 0 {
+		var none struct{}
+		if err := decodeJSON(w, r, maxJSONBody, &none); err != nil {
+			return err
+		}
+	}
+	e, replayed, err := s.billing.SubmitDTE(r.Context(), p.EmpresaID, key, id)
+	return writeEnvio(w, e, replayed, err)
+}
+
+// createEnvio packs held documents into one envelope to the SII.
+func (s *Server) createEnvio(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	key, err := billing.ParseIdempotencyKey(r.Header.Get("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	var in billing.EnvioRequest
+	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
+		return err
+	}
+	e, replayed, err := s.billing.CreateEnvio(r.Context(), p.EmpresaID, key, in)
+	return writeEnvio(w, e, replayed, err)
+}
+
+// writeEnvio answers a new envelope with 201, or the first answer of its
+// Idempotency-Key, encoded the same way (so the same bytes), with
+// X-Idempotency-Replay.
+func writeEnvio(w http.ResponseWriter, e *billing.Envio, replayed bool, err error) error {
+	if err != nil {
+		return err
+	}
+	if replayed {
+		w.Header().Set("X-Idempotency-Replay", "true")
+	}
+	writeJSON(w, http.StatusCreated, e)
 	return nil
 }
 

@@ -135,6 +135,83 @@ func EnvelopeOutcome(s *EnvelopeStatus, tipo int) Outcome {
 	return o
 }
 
+// EnvelopeDocument maps an envelope status for one document of it (tipo
+// and folio), for envelopes of several documents. ok is false when the
+// answer does not tell this document's fate apart from the others of its
+// type: an EPR review whose counts for the type mix results and that names
+// no document (getEstUp); the caller then asks the document's own status.
+//
+// A state other than EPR, and a boleta review not finished, apply to every
+// document alike (EnvelopeOutcome); so do counts that agree (all accepted,
+// all with reparos, all rejected). The boleta API's detalle_rep_rech names
+// the documents it rejected or accepted with reparos: a document named is
+// settled by its own entry (an entry without a folio rejects the whole
+// envelope), and one not named is accepted once the named entries of its
+// type account for every rejection and reparo the counts report.
+func EnvelopeDocument(s *EnvelopeStatus, tipo int, folio int64) (o Outcome, ok bool) {
+	o = EnvelopeOutcome(s, tipo)
+	if s.Estado != "EPR" || s.Pending {
+		return o, true
+	}
+	c, found := s.CountsFor(tipo)
+	if !found || c.Informados == 0 {
+		return o, true // procesando: no review of the type yet
+	}
+	named, listed := -1, 0
+	for i, is := range s.Issues {
+		if is.Folio == 0 && (is.Tipo == 0 || is.Tipo == tipo) && is.Estado == "RCH" {
+			return issueOutcome(s, is, dte.EstadoRechazado), true
+		}
+		if is.Tipo == tipo && is.Folio != 0 {
+			listed++
+			if is.Folio == folio {
+				named = i
+			}
+		}
+	}
+	if named >= 0 {
+		is := s.Issues[named]
+		switch is.Estado {
+		case "RCH":
+			o = issueOutcome(s, is, dte.EstadoRechazado)
+			o.Reconcile = true
+			return o, true
+		case "RPR", "RLV":
+			return issueOutcome(s, is, dte.EstadoConReparos), true
+		case "DOK":
+			return Outcome{Estado: dte.EstadoAceptado, Code: s.Estado, Glosa: s.Glosa}, true
+		}
+	}
+	switch {
+	case c.Aceptados == c.Informados:
+		return Outcome{Estado: dte.EstadoAceptado, Code: s.Estado, Glosa: s.Glosa}, true
+	case c.Reparos == c.Informados, c.Rechazados == c.Informados:
+		return o, true
+	case listed > 0 && named < 0 && listed == c.Rechazados+c.Reparos:
+		return Outcome{Estado: dte.EstadoAceptado, Code: s.Estado, Glosa: s.Glosa}, true
+	}
+	return Outcome{Estado: dte.EstadoProcesando, Code: s.Estado, Glosa: s.Glosa}, false
+}
+
+// issueOutcome is the outcome estado of one detalle_rep_rech entry, with
+// its first detail code (the entry's estado when it has none).
+func issueOutcome(s *EnvelopeStatus, is DocumentIssue, estado dte.Estado) Outcome {
+	o := Outcome{Estado: estado, Code: is.Estado, Glosa: s.Glosa}
+	if is.Descripcion != "" {
+		o.Glosa = is.Descripcion
+	}
+	for _, e := range is.Errors {
+		if c := e.Code(); c != "" {
+			o.Code = c
+			if e.Descripcion != "" {
+				o.Glosa = e.Descripcion
+			}
+			break
+		}
+	}
+	return o
+}
+
 // issueCode returns the first detail code of a boleta issue of tipo
 // (with the given estado, any when empty).
 func issueCode(s *EnvelopeStatus, tipo int, estado string) string {

@@ -312,7 +312,12 @@ func (c *Client) BoletaEnvelopeStatus(ctx context.Context, rutCompany, trackID s
 	return s, nil
 }
 
-// BoletaStatus asks the boleta API for one boleta's state.
+// BoletaStatus asks the boleta API for one boleta's state, with the four
+// query parameters (rut_receptor, dv_receptor, monto, fechaEmision) from
+// q. Only a JSON 200 answer with a codigo is an answer: plain text (the
+// certification API answers a missing parameter with HTTP 200 and
+// "falta monto"), another body, a 4xx or 5xx answer or a timeout is an
+// error, never a status (see BoletaArrival).
 func (c *Client) BoletaStatus(ctx context.Context, q DocumentQuery) (*DocumentStatus, error) {
 	em, rec, fecha, err := q.parse("boleta dte status")
 	if err != nil {
@@ -336,7 +341,10 @@ func (c *Client) BoletaStatus(ctx context.Context, q DocumentQuery) (*DocumentSt
 		NumAtencion flexString `json:"num_atencion"`
 	}
 	if err := json.Unmarshal(body, &j); err != nil {
-		return nil, &TransportError{Op: "boleta.dte", URL: u, Kind: KindMalformed, Detail: "unreadable JSON: " + err.Error()}
+		return nil, &TransportError{Op: "boleta.dte", URL: u, Kind: KindMalformed, Detail: "not a JSON answer (" + err.Error() + "): " + snippet(body)}
+	}
+	if j.Codigo == "" {
+		return nil, &TransportError{Op: "boleta.dte", URL: u, Kind: KindMalformed, Detail: "a JSON answer without codigo: " + snippet(body)}
 	}
 	return &DocumentStatus{Estado: string(j.Codigo), GlosaEstado: string(j.Descripcion), ErrCode: string(j.ErrCode),
 		GlosaErr: string(j.GlosaErr), NumAtencion: string(j.NumAtencion), Raw: body}, nil

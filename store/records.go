@@ -230,12 +230,19 @@ type Delivery struct {
 type Envio struct {
 	ID        string
 	EmpresaID string
-	DTEIDs    []string // documents carried by the envelope
-	TrackID   string   // the SII's track id, empty until uploaded
-	Estado    string   // submission state, as the sii package names it
-	Attempts  int
-	XML       []byte // the envelope sent
-	Response  []byte // the SII's last answer (raw), nil when none
+	DTEIDs    []string // documents carried by the envelope, in envelope order
+	// Ambiente is the environment the envelope goes to ("certificacion"
+	// or "produccion"), its documents' own; "" on rows written before it
+	// was kept.
+	Ambiente string
+	TrackID  string // the SII's track id, empty until uploaded
+	Estado   string // submission state, as the submission names it
+	Attempts int
+	XML      []byte // the envelope sent; nil until built
+	Response []byte // the SII's last answer (raw), nil when none
+	// Results is the caller's JSON of each document's result (opaque to
+	// the store); nil when none.
+	Results   []byte
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

@@ -300,6 +300,9 @@ type Reader interface {
 	// GetEnvio returns the company's envelope with this id, or
 	// ErrNotFound.
 	GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error)
+	// ListEnvios returns a page of the company's envelopes, newest first,
+	// without XML and Response.
+	ListEnvios(ctx context.Context, empresaID string, f ListFilter) (*Page[Envio], error)
 
 	// ListDeliveryAttempts returns the attempt log of a delivery of the
 	// company, oldest first: at most MaxLimit attempts, the latest ones.
@@ -493,9 +496,13 @@ type Tx interface {
 	// InsertEnvio records an envelope sent (or to send) to the SII;
 	// ErrNotFound when its company does not exist.
 	InsertEnvio(ctx context.Context, e *Envio) error
-	// UpdateEnvio replaces TrackID, Estado, Attempts, XML, Response and
-	// UpdatedAt.
+	// UpdateEnvio replaces TrackID, Estado, Attempts, XML, Response,
+	// Results and UpdatedAt (DTEIDs and Ambiente never change).
 	UpdateEnvio(ctx context.Context, e *Envio) error
+	// GetEnvioForUpdate reads an envelope and locks it until the
+	// transaction ends (PostgreSQL: SELECT … FOR UPDATE; SQLite: already
+	// serialized), or returns ErrNotFound.
+	GetEnvioForUpdate(ctx context.Context, empresaID, id string) (*Envio, error)
 
 	// Enqueue inserts a background job in this transaction: it becomes
 	// visible to workers only if the transaction commits. Its queue must

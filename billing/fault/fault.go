@@ -273,4 +273,7 @@ const (
 	// DetailNotFound: an id in the request (cliente_id, producto_id,
 	// dte_id) names nothing of the company.
 	DetailNotFound dte.DetailCode = "NOT_FOUND"
+	// DetailInvalidState: a document named in the request is not in the
+	// state the operation needs (sending one already sent or on its way).
+	DetailInvalidState dte.DetailCode = "INVALID_STATE"
 )

@@ -38,12 +38,15 @@ func siiSubmission(env *cmdEnv, demo bool) (cfg *billing.SubmitConfig, stop func
 	if demo {
 		// Fakes answer at once: pause a second between steps, give up on
 		// an exchange after five, and resend an envelope whose upload got
-		// no answer once getEstDteAv (boletas: getEstDte) has not seen it
-		// for ten.
+		// no answer once getEstDteAv has not seen it for ten; for an
+		// EnvioBOLETA ask each boleta's status ten seconds after such an
+		// upload (the demo's fake reviews an envelope in six), and resend
+		// it only if every boleta still reads FAU five seconds later.
 		cfg.UploadBackoff = []time.Duration{time.Second}
 		cfg.PollBackoff = []time.Duration{time.Second}
 		cfg.Timeout = 5 * time.Second
 		cfg.ReconcileWindow = 10 * time.Second
+		cfg.BoletaCheckDelay, cfg.BoletaSafetyDelay = 10*time.Second, 5*time.Second
 	}
 	return cfg, stop
 }

@@ -33,8 +33,8 @@
 // with a detail code, or its whole envelope rejected) and the states its
 // envelope walks through, Inject faults per endpoint (HTML pages,
 // "Error 500", SOAP faults, resets, hangs, a hang after accepting an
-// upload, arbitrary STATUS or ESTADO codes), and read back every request
-// it recorded.
+// upload, arbitrary STATUS or ESTADO codes, a per-boleta codigo, plain
+// text), and read back every request it recorded.
 package siitest
 
 import (
@@ -187,13 +187,21 @@ const (
 	// FaultLate handles the request as if it arrived Late after it did
 	// (for example a signed seed presented after the seed expired).
 	FaultLate
+	// FaultCodigo answers a per-boleta status query (BoletaDTE) with the
+	// JSON of codigo Code and the code table's descripcion, whatever the
+	// fake knows of the boleta: FNA, EMP, FAN, TMD...
+	FaultCodigo
+	// FaultPlainText answers HTTP 200 with Code as a text/plain body, as
+	// the boleta API answers some requests.
+	FaultPlainText
 )
 
 // Fault is one injected failure, consumed by one request.
 type Fault struct {
 	Kind FaultKind
-	// Code is the STATUS, ESTADO or faultstring of FaultStatus,
-	// FaultEstado and FaultSOAP.
+	// Code is the STATUS, ESTADO, faultstring, codigo or text of
+	// FaultStatus, FaultEstado, FaultSOAP, FaultCodigo and
+	// FaultPlainText.
 	Code string
 	// Late is FaultLate's delay.
 	Late time.Duration

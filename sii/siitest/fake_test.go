@@ -310,3 +310,45 @@ func TestEstDteAvChecks(t *testing.T) {
 		t.Errorf("%d getEstDteAv requests recorded, want 6", n)
 	}
 }
+
+// TestBoletaDTEPlainText: the per-boleta status answers a missing query
+// parameter with HTTP 200 and plain text naming it, as the certification
+// API does, and an unreadable one with HTTP 400 and plain text; a complete
+// query the JSON of exactly codigo and descripcion.
+func TestBoletaDTEPlainText(t *testing.T) {
+	f, c := started(t, siitest.Options{})
+	client, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: c.Cert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := client.BoletaToken(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rut, dv, _ := strings.Cut(dtetest.EmisorRUT, "-")
+	get := func(query string) (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", f.Endpoints().BoletaAPI+sii.PathBoletaDTE+"/"+rut+"-"+dv+"-39-1/estado?"+query, nil)
+		req.Header.Set("Cookie", "TOKEN="+token)
+		req.Header.Set("User-Agent", "Mozilla/5.0 (compatible; test)")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, res.Header.Get("Content-Type"), strings.TrimSpace(string(b))
+	}
+	status, ctype, body := get("rut_receptor=66666666&dv_receptor=6&fechaEmision=01-12-2026")
+	if status != 200 || !strings.HasPrefix(ctype, "text/plain") || body != "falta monto" {
+		t.Errorf("without monto: %d %s %q, want 200 text/plain \"falta monto\"", status, ctype, body)
+	}
+	status, ctype, body = get("rut_receptor=66666666&dv_receptor=6&monto=diez&fechaEmision=01-12-2026")
+	if status != 400 || !strings.HasPrefix(ctype, "text/plain") {
+		t.Errorf("an unreadable monto: %d %s %q, want 400 text/plain", status, ctype, body)
+	}
+	status, ctype, body = get("rut_receptor=66666666&dv_receptor=6&monto=100&fechaEmision=01-12-2026")
+	if status != 200 || ctype != "application/json" || body != `{"codigo":"FAU","descripcion":"Documento No Recibido por el SII"}` {
+		t.Errorf("a complete query: %d %s %s, want FAU as JSON of codigo and descripcion", status, ctype, body)
+	}
+}

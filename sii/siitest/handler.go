@@ -89,6 +89,11 @@ func (f *Fake) begin(ep Endpoint, w http.ResponseWriter, r *http.Request, fields
 	case FaultLate:
 		f.late.Add(int64(fault.Late))
 		return idx, Fault{}, false
+	case FaultPlainText:
+		f.result(idx, "fault text")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, fault.Code)
+		return idx, fault, true
 	}
 	return idx, fault, false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/sii"
 )
 
 // lookupTrack finds an envelope by track id, with or without its leading
@@ -273,7 +275,7 @@ func (f *Fake) serveBoletaStatus(w http.ResponseWriter, r *http.Request) {
 				est := map[DocResult]string{Rejected: "RCH", Reparo: "RPR"}[d.Result]
 				dt := detalle{Tipo: d.Tipo, Folio: d.Folio, Estado: est, Descripcion: stateGlosa(est)}
 				if sec, niv, cod, ok := splitDetail(d.Detail); ok {
-					dt.Error = []errLine{{Seccion: sec, Linea: 1, Nivel: niv, Codigo: cod, Descripcion: d.Detail}}
+					dt.Error = []errLine{{Seccion: sec, Linea: 1, Nivel: niv, Codigo: cod, Descripcion: detailText(d.Detail)}}
 				}
 				ds = append(ds, dt)
 			}
@@ -297,14 +299,33 @@ func splitDetail(s string) (string, int, int, bool) {
 	return p[0], niv, cod, err1 == nil && err2 == nil
 }
 
-// serveBoletaDTE is GET …/boleta.electronica/{rut}-{dv}-{tipo}-{folio}/estado.
+// serveBoletaDTE is GET …/boleta.electronica/{rut}-{dv}-{tipo}-{folio}/estado,
+// the per-boleta status. It answers, as the SII's API does, the JSON of
+// exactly codigo and descripcion (DOK, DNK, FAU or EMP, from docState;
+// FaultCodigo answers another code), with no track id and no date. A
+// missing query parameter (rut_receptor, dv_receptor, monto,
+// fechaEmision) is answered HTTP 200 with plain text ("falta monto"), as
+// the certification API does; an unreadable path or parameter HTTP 400
+// with plain text.
 func (f *Fake) serveBoletaDTE(w http.ResponseWriter, r *http.Request) {
-	idx, _, done := f.begin(BoletaDTE, w, r, nil, cookieToken(r))
+	idx, fault, done := f.begin(BoletaDTE, w, r, nil, cookieToken(r))
 	if done || !f.restAuth(w, r, idx) {
 		return
 	}
-	parts := strings.Split(r.PathValue("id"), "-")
+	text := func(status int, msg string) {
+		f.result(idx, "HTTP %d %s", status, msg)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		io.WriteString(w, msg)
+	}
 	qv := r.URL.Query()
+	for _, name := range []string{"rut_receptor", "dv_receptor", "monto", "fechaEmision"} {
+		if qv.Get(name) == "" {
+			text(http.StatusOK, "falta "+name)
+			return
+		}
+	}
+	parts := strings.Split(r.PathValue("id"), "-")
 	var q docQuery
 	var errs [4]error
 	if len(parts) == 4 {
@@ -319,17 +340,24 @@ func (f *Fake) serveBoletaDTE(w http.ResponseWriter, r *http.Request) {
 	q.fecha, errs[3] = time.Parse("02-01-2006", qv.Get("fechaEmision"))
 	for _, err := range errs {
 		if err != nil {
-			f.result(idx, "HTTP 400")
-			http.Error(w, `{"error":"parametros invalidos"}`, http.StatusBadRequest)
+			text(http.StatusBadRequest, "parametros invalidos")
 			return
 		}
 	}
-	f.mu.Lock()
-	estado, errCode, glosa := f.docState(q)
-	f.mu.Unlock()
+	var estado, glosa string
+	if fault.Kind == FaultCodigo {
+		estado, glosa = fault.Code, sii.BoletaCodeMeaning(fault.Code)
+	} else {
+		f.mu.Lock()
+		estado, _, glosa = f.docState(q)
+		f.mu.Unlock()
+	}
 	f.result(idx, "codigo %s", estado)
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]string{"codigo": estado, "descripcion": glosa, "err_code": errCode})
+	json.NewEncoder(w).Encode(struct {
+		Codigo      string `json:"codigo"`
+		Descripcion string `json:"descripcion"`
+	}{estado, glosa})
 }
 
 // getEstDteAv is QueryEstDteAv.getEstDteAv, the per-document query keyed

@@ -263,10 +263,14 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Env
 		if o.Steps != nil {
 			steps = o.Steps
 		}
+		// A folio the SII already has is refused in a new envelope: on
+		// DTEUpload as DTE-3-100 (the same document again) or DTE-3-101
+		// (the folio with other data); the boleta API answers either in
+		// detalle_rep_rech as RCH with error code 100, "DTE Repetido".
 		if prev := f.firstCopy(d); prev != nil {
 			d.Result, d.Detail = Rejected, "DTE-3-101"
-			if bytes.Equal(prev.raw, d.raw) {
-				d.Detail = "DTE-3-100"
+			if boleta || bytes.Equal(prev.raw, d.raw) {
+				d.Detail = detailRepeated
 			}
 		}
 	}
@@ -298,6 +302,19 @@ func fmaPago(d *dte.Document) int {
 	}
 	v, _ := strconv.Atoi(strings.TrimSpace(n.Text))
 	return v
+}
+
+// detailRepeated is the detail code of a document the SII already has.
+const detailRepeated = "DTE-3-100"
+
+// detailText is the SII's text for a detail code, as the boleta API
+// writes it in an error line's descripcion; the code itself for codes
+// the fake has no text for.
+func detailText(code string) string {
+	if code == detailRepeated {
+		return "DTE Repetido"
+	}
+	return code
 }
 
 // truncateSteps cuts the timeline where an envelope rejection happens:

@@ -870,15 +870,58 @@ func (h *harness) testEventDeliveryEnvio(t *testing.T) {
 		t.Errorf("ListDeliveries = %+v, %v", dl, err)
 	}
 
-	en := &store.Envio{EmpresaID: a.ID, DTEIDs: []string{"d1", "d2"}, Estado: "pendiente", XML: []byte("<EnvioDTE/>")}
+	en := &store.Envio{EmpresaID: a.ID, DTEIDs: []string{"d1", "d2"}, Ambiente: "certificacion", Estado: "pendiente",
+		Results: []byte(`[{"dte_id":"d1"}]`)}
 	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertEnvio(ctx, en) })
+	if ge, err := s.GetEnvio(ctx, a.ID, en.ID); err != nil || ge.XML != nil || ge.Response != nil {
+		t.Errorf("GetEnvio of an envelope not built yet = %+v, %v; want XML and Response nil", ge, err)
+	} else {
+		same(t, "GetEnvio before an update", ge, en)
+	}
 	en.TrackID, en.Estado, en.Attempts, en.Response = "123", "EPR", 1, []byte("<RESP/>")
-	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateEnvio(ctx, en) })
+	en.XML, en.Results = []byte("<EnvioDTE/>"), []byte(`[{"dte_id":"d1","estado":"aceptado"}]`)
+	// DTEIDs and Ambiente never change.
+	upd := *en
+	upd.DTEIDs, upd.Ambiente = []string{"x"}, "produccion"
+	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateEnvio(ctx, &upd) })
+	en.UpdatedAt = upd.UpdatedAt
 	ge, err := s.GetEnvio(ctx, a.ID, en.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	same(t, "GetEnvio", ge, en)
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		locked, err := tx.GetEnvioForUpdate(ctx, a.ID, en.ID)
+		if err != nil {
+			return err
+		}
+		same(t, "GetEnvioForUpdate", locked, en)
+		return nil
+	})
+	err = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.GetEnvioForUpdate(ctx, a.ID, "no-such-envio")
+		return err
+	})
+	wantErr(t, err, store.ErrNotFound, "GetEnvioForUpdate of an unknown envelope")
+
+	// The list: newest first, without the envelope's XML and the SII's
+	// answer, paged by cursor.
+	en2 := &store.Envio{EmpresaID: a.ID, DTEIDs: []string{"d3"}, Ambiente: "produccion", Estado: "nuevo", XML: []byte("<EnvioBOLETA/>")}
+	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertEnvio(ctx, en2) })
+	page, err := s.ListEnvios(ctx, a.ID, store.ListFilter{Limit: 1})
+	if err != nil || len(page.Items) != 1 || page.Items[0].ID != en2.ID || page.TotalCount != 2 || page.NextCursor == "" {
+		t.Fatalf("ListEnvios first page = %+v, %v; want the newer envelope, a total of 2 and a cursor", page, err)
+	}
+	if got := page.Items[0]; got.XML != nil || got.Response != nil || len(got.DTEIDs) != 1 || got.DTEIDs[0] != "d3" || got.Ambiente != "produccion" {
+		t.Errorf("ListEnvios item = %+v; want d3 in produccion without XML and Response", got)
+	}
+	page, err = s.ListEnvios(ctx, a.ID, store.ListFilter{Limit: 1, Cursor: page.NextCursor})
+	if err != nil || len(page.Items) != 1 || page.Items[0].ID != en.ID || page.NextCursor != "" {
+		t.Fatalf("ListEnvios second page = %+v, %v; want the older envelope and no cursor", page, err)
+	}
+	if got := page.Items[0]; got.XML != nil || got.Response != nil || string(got.Results) != string(en.Results) || got.TrackID != "123" {
+		t.Errorf("ListEnvios item = %+v; want its results and track id without XML and Response", got)
+	}
 }
 
 func (h *harness) testRollback(t *testing.T) {

@@ -112,6 +112,8 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				empty("ListEvents", lenPage(evs), err)
 				dels, err := r.ListDeliveries(ctx, other, wh.ID, store.ListFilter{})
 				empty("ListDeliveries", lenPage(dels), err)
+				envs, err := r.ListEnvios(ctx, other, store.ListFilter{})
+				empty("ListEnvios", lenPage(envs), err)
 				atts, err := r.ListDeliveryAttempts(ctx, other, del.ID)
 				empty("ListDeliveryAttempts", len(atts), err)
 				// No failures and no threshold: zero, not an error.
@@ -208,6 +210,10 @@ func (h *harness) testTenantScoping(t *testing.T) {
 					u := *env
 					u.EmpresaID, u.TrackID = other, "hijacked"
 					return tx.UpdateEnvio(ctx, &u)
+				},
+				"GetEnvioForUpdate": func(ctx context.Context, tx store.Tx) error {
+					_, err := tx.GetEnvioForUpdate(ctx, other, env.ID)
+					return err
 				},
 			}
 			if other != b.ID {

@@ -1,38 +1,56 @@
-// Package submission sends the billing service's documents to the SII
-// and follows them until the SII has reviewed them.
+// Package submission sends the billing service's documents to the SII in
+// envelopes and follows them until the SII has reviewed them.
 //
-// A document emitted with auto_send goes to the SII right after it is
-// signed (Signed, run in emission's transaction 2), in an EnvioDTE of its
-// own or an EnvioBOLETA for boletas; one emitted without it goes when
-// Enqueue asks. Each document walks firmado → enviando (uploading,
-// retried with UploadBackoff after transport failures and retryable
-// codes) → procesando (polled with PollBackoff) → aceptado, con_reparos
-// or rechazado, per the mapping of the sii package. An upload left
-// without an answer (a crash, a timeout after the SII took it) is not
-// sent again blindly: getEstDteAv gives back the track id of the envelope
-// that carried the document (see interrupted; boletas, which have no such
-// query, are reconciled through getEstDte). A rejection of an EPR review
-// (a duplicate upload, typically) is checked with getEstDte first, and
-// DOK wins. Each state change, its tracking fields and its event
+// An envelope (store.Envio) carries one or more signed documents of one
+// company and one environment: an EnvioBOLETA of boletas, or an EnvioDTE
+// of the other types. A document emitted with auto_send goes in an
+// envelope of its own right after it is signed (Signed queues the job that
+// packs it); documents held firmado go when Create packs them (the API's
+// POST /envios and POST /dte/{id}/enviar). Each envelope goes to the SII
+// of its documents' environment (that of the CAF their folios came from),
+// whatever the company's environment is by then.
+//
+// An envelope walks nuevo → enviando (uploading, retried with
+// UploadBackoff after transport failures and retryable codes) → procesando
+// (polled with PollBackoff) → procesado, and each of its documents firmado
+// → enviando → procesando → aceptado, con_reparos or rechazado, per the
+// mapping of the sii package, settled one by one from the envelope's
+// review (and, where the review does not tell documents of one type
+// apart, from each document's own status). The envelope's XML is built and
+// signed once, stored before its first upload, and never signed again: a
+// second upload sends the same bytes.
+//
+// An upload left without an answer (a crash, a timeout after the SII took
+// it) is not sent again blindly. For an EnvioDTE, getEstDteAv gives back
+// the track id of the envelope that carried its first document (see
+// interrupted). For an EnvioBOLETA, which no query finds again, the rule of
+// the protocol notes applies (see boletaArrival): once BoletaCheckDelay has
+// passed each boleta's own status is the arrival check; a boleta the SII
+// has is never sent again, and the same bytes go again only when every
+// boleta still reads FAU after BoletaSafetyDelay. A rejection of an EPR
+// review (a duplicate upload, typically) is checked with the document's own
+// status first, and a received document wins.
+//
+// Each state change, the documents' tracking fields and their events
 // (dte.accepted, dte.repaired, dte.rejected) are written in one
-// transaction together with the job of the next step, so a document in
-// enviando or procesando always has its next step scheduled.
+// transaction together with the job of the next step, which also completes
+// the job of the step before; an envelope in nuevo, enviando or procesando
+// always has its next step scheduled.
 //
 // A Submitter needs a store, the outbox, a clock, a logger, and functions
-// that give a company's signing certificate and a document's issuer; it
-// knows nothing of billing.Service.
+// that give a company's signing certificate and a document's issuer and
+// environment; it knows nothing of billing.Service.
 package submission
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
-	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/signer"
@@ -40,6 +58,11 @@ import (
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
+
+// AmbienteFunc returns the environment of a stored document
+// ("certificacion" or "produccion"): that of the CAF its folio came from,
+// read through r.
+type AmbienteFunc func(ctx context.Context, r store.Reader, d *store.DTE) (string, error)
 
 // Config is what a Submitter needs. Every field is required unless it
 // says otherwise; billing.New fills the defaults of its SubmitConfig in.
@@ -54,8 +77,11 @@ type Config struct {
 	// Emisor returns the issuer a stored document was emitted with (its
 	// snapshot, store.DTE.Emisor), the envelope's Caratula.
 	Emisor func(d *store.DTE) (dte.Emisor, error)
-	// Endpoints returns the addresses for a company's environment; nil
-	// means the SII's own (sii.EndpointsFor).
+	// Ambiente returns a stored document's environment, which its
+	// envelope goes to.
+	Ambiente AmbienteFunc
+	// Endpoints returns the addresses for an environment; nil means the
+	// SII's own (sii.EndpointsFor).
 	Endpoints func(env sii.Environment) sii.Endpoints
 	// HTTPClient sends the requests; nil means the sii package's default.
 	HTTPClient *http.Client
@@ -67,11 +93,16 @@ type Config struct {
 	// pause queues the next step at once). Neither may be empty.
 	UploadBackoff, PollBackoff []time.Duration
 	// ReconcileWindow is how long a rejection of a document that was
-	// uploaded more than once waits for getEstDte to find the earlier
-	// copy, and how long an upload without an answer waits for
-	// getEstDteAv (boletas: getEstDte) to show the SII got it before the
-	// envelope is sent again.
+	// uploaded more than once waits for its own status to find the
+	// earlier copy, and how long an EnvioDTE whose upload got no answer
+	// waits for getEstDteAv to show the SII got it before it is sent
+	// again.
 	ReconcileWindow time.Duration
+	// BoletaCheckDelay is how long after an EnvioBOLETA's upload that got
+	// no answer the boletas' own status is first asked (the SII suggests
+	// about ten minutes), and BoletaSafetyDelay how long every boleta
+	// must then still read FAU before the same bytes are sent again.
+	BoletaCheckDelay, BoletaSafetyDelay time.Duration
 	// Workers is the submission queue's budget in this process (0: none,
 	// other processes submit).
 	Workers int
@@ -123,29 +154,41 @@ const (
 
 // stepTimeout bounds one step. A step makes two or three exchanges with
 // the SII, and at most eight (seed, token and a new seed after a timed-out
-// one; the call and its repeat with a fresh token; the same for
-// getEstDte), each bounded by Config.Timeout: the bound is eight of them
-// and room for the store, but never more than the store's default rescue
+// one; the call and its repeat with a fresh token; the same for a status
+// query), each bounded by Config.Timeout: the bound is eight of them and
+// room for the store, but never more than the store's default rescue
 // delay. The runner rescues a job a crashed process left running only
 // once its timeout has passed too, so with the SII's default timeout
 // (which would give 4 min 10 s) every step under way at a crash goes on
 // within two minutes. A step cut short is safe to run again (an upload
-// left without an answer is reconciled, see interrupted).
+// left without an answer is reconciled, see interrupted). The steps that
+// ask about every document of an envelope ask a few at a time and stop
+// at the first that tells nothing, so they fit the same bound.
 func (sb *Submitter) stepTimeout() time.Duration {
 	return min(8*sb.cfg.Timeout+10*time.Second, store.DefaultRescueAfter)
 }
 
-// submitArgs is one step of a document's submission. N counts the earlier
+// submitArgs is one step of an envelope's submission. N counts the earlier
 // runs of the same step and picks the pause before the next one: waiting
 // for the SII is a new job, not a retry, so it never uses up attempts.
 type submitArgs struct {
 	EmpresaID string `json:"empresa_id"`
-	DTEID     string `json:"dte_id"`
-	Step      string `json:"step"`
-	N         int    `json:"n"`
-	// RejectedAt is when a poll first saw a rejection that getEstDte could
-	// not yet overturn, for a document uploaded more than once.
+	// EnvioID is the envelope. Jobs queued by Signed, and by earlier
+	// versions, name a document instead (DTEID): adopt packs it, or
+	// carries on the envelope an earlier version made for it.
+	EnvioID string `json:"envio_id,omitempty"`
+	DTEID   string `json:"dte_id,omitempty"`
+	Step    string `json:"step"`
+	N       int    `json:"n"`
+	// RejectedAt is when a poll first saw a rejection that the document's
+	// own status could not yet overturn, for an envelope uploaded more
+	// than once.
 	RejectedAt *time.Time `json:"rejected_at,omitempty"`
+	// FAUAt is when the arrival check of an EnvioBOLETA whose upload got
+	// no answer first found every boleta FAU.
+	FAUAt *time.Time `json:"fau_at,omitempty"`
+	// VOF counts the polls in a row that found a boleta envelope VOF.
+	VOF int `json:"vof,omitempty"`
 }
 
 // Kind names the submission job.
@@ -166,6 +209,9 @@ func (sb *Submitter) Register(j store.Jobs) error {
 			a, err := store.DecodeArgs[submitArgs](job)
 			if err != nil {
 				return err
+			}
+			if a.EnvioID == "" {
+				return sb.adopt(ctx, a)
 			}
 			switch a.Step {
 			case stepUpload:
@@ -188,32 +234,14 @@ func (sb *Submitter) Register(j store.Jobs) error {
 }
 
 // Signed queues, in tx, the submission of a document just signed, when it
-// was emitted with auto_send. Emission calls it in its transaction 2.
+// was emitted with auto_send: a job that packs it in an envelope of its
+// own (adopt). Emission calls it in its transaction 2.
 func (sb *Submitter) Signed(ctx context.Context, tx store.Tx, d *store.DTE) error {
 	if !d.AutoSend {
 		return nil
 	}
 	_, err := tx.Enqueue(ctx, submitArgs{EmpresaID: d.EmpresaID, DTEID: d.ID, Step: stepUpload}, &store.JobOpts{UniqueByArgs: true})
 	return err
-}
-
-// Enqueue queues a firmado document of the company for submission (one
-// emitted with auto_send false): a conflict fault.Error when the document
-// is on its way or reviewed already, store.ErrNotFound when the company
-// has no such document. A process whose Submitter is registered on st's
-// job runner sends it.
-func Enqueue(ctx context.Context, st store.Store, empresaID, id string) error {
-	return st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		d, err := tx.GetDTEForUpdate(ctx, empresaID, id)
-		if err != nil {
-			return err
-		}
-		if d.Estado != string(dte.EstadoFirmado) {
-			return fault.Clash(fault.InvalidState, fmt.Sprintf("the DTE is %s; only a firmado document can be submitted", d.Estado))
-		}
-		_, err = tx.Enqueue(ctx, submitArgs{EmpresaID: empresaID, DTEID: id, Step: stepUpload}, &store.JobOpts{UniqueByArgs: true})
-		return err
-	})
 }
 
 // Status is the stored result of the last fine-grained status query of a
@@ -250,31 +278,37 @@ func after(schedule []time.Duration, n int) time.Duration {
 	return schedule[n]
 }
 
-// next enqueues the following step in tx (RejectedAt carries over to
-// polls), and completes the running step's job in it (stepDone).
+// next enqueues the following step of a's envelope in tx (RejectedAt,
+// FAUAt and VOF carry over to the same step), and completes the running
+// step's job in it (stepDone).
 func (sb *Submitter) next(ctx context.Context, tx store.Tx, a submitArgs, step string, n int) error {
-	if err := stepDone(ctx, tx); err != nil {
-		return err
-	}
 	schedule := sb.cfg.PollBackoff
 	if step == stepUpload {
 		schedule = sb.cfg.UploadBackoff
 	}
-	var opts store.JobOpts
-	if pause := after(schedule, n); pause > 0 {
-		opts.ScheduledAt = sb.now().Add(pause)
+	return sb.nextAt(ctx, tx, a, step, n, sb.now().Add(after(schedule, n)))
+}
+
+// nextAt is next at a chosen time (now or earlier: at once).
+func (sb *Submitter) nextAt(ctx context.Context, tx store.Tx, a submitArgs, step string, n int, at time.Time) error {
+	if err := stepDone(ctx, tx); err != nil {
+		return err
 	}
-	na := submitArgs{EmpresaID: a.EmpresaID, DTEID: a.DTEID, Step: step, N: n}
-	if step == stepPoll {
-		na.RejectedAt = a.RejectedAt
+	var opts store.JobOpts
+	if at.After(sb.now()) {
+		opts.ScheduledAt = at
+	}
+	na := submitArgs{EmpresaID: a.EmpresaID, EnvioID: a.EnvioID, Step: step, N: n}
+	if step == a.Step {
+		na.RejectedAt, na.FAUAt, na.VOF = a.RejectedAt, a.FAUAt, a.VOF
 	}
 	_, err := tx.Enqueue(ctx, na, &opts)
 	return err
 }
 
-// client builds the SII client of a company: its environment and its
+// client builds the SII client of a company for an environment, with its
 // certificate.
-func (sb *Submitter) client(ctx context.Context, empresaID string) (*sii.Client, *store.Empresa, error) {
+func (sb *Submitter) client(ctx context.Context, empresaID string, env sii.Environment) (*sii.Client, *store.Empresa, error) {
 	emp, err := sb.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
 		return nil, nil, err
@@ -283,7 +317,6 @@ func (sb *Submitter) client(ctx context.Context, empresaID string) (*sii.Client,
 	if err != nil {
 		return nil, nil, err
 	}
-	env := sii.Environment(emp.Ambiente)
 	// No repeats inside the client: the job schedules its own next try.
 	cfg := sii.Config{Environment: env, Certificate: cert, HTTPClient: sb.cfg.HTTPClient, Timeout: sb.cfg.Timeout,
 		Tokens: sb.tokens, Clock: sb.now, Retries: -1}
@@ -305,18 +338,15 @@ func deref[T any](p *T) (v T) {
 }
 
 // stepDone completes, in tx, the job of the step that runs: the
-// transaction that schedules the next step (or settles the document) ends
+// transaction that schedules the next step (or settles the envelope) ends
 // this one, so a crash right after it commits cannot make the runner
 // rescue this step and run it beside the next (two uploads of one
 // envelope, two chains of polls).
 func stepDone(ctx context.Context, tx store.Tx) error { return tx.CompleteJob(ctx) }
 
-// transition moves a locked document to a final state with its event,
-// and completes the running step's job in tx (stepDone).
+// transition moves a locked document to a final state with its event.
+// It is where every final SII outcome of a document is recorded.
 func (sb *Submitter) transition(ctx context.Context, tx store.Tx, d *store.DTE, estado dte.Estado) error {
-	if err := stepDone(ctx, tx); err != nil {
-		return err
-	}
 	d.Estado = string(estado)
 	d.UpdatedAt = time.Time{}
 	if err := tx.UpdateDTE(ctx, d); err != nil {
@@ -331,423 +361,23 @@ func (sb *Submitter) transition(ctx context.Context, tx store.Tx, d *store.DTE, 
 	return sb.outbox.PublishDTE(ctx, tx, d, typ)
 }
 
-// upload runs the upload step: it packs the document in an envelope (or
-// reuses the one an earlier attempt built), marks it enviando, uploads it,
-// and records the answer with the next step.
-func (sb *Submitter) upload(ctx context.Context, a submitArgs) error {
-	d, err := sb.st.GetDTE(ctx, a.EmpresaID, a.DTEID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if d.Estado != string(dte.EstadoFirmado) && d.Estado != string(dte.EstadoEnviando) {
-		return nil // already past this step (a duplicate job, or a rescued one)
-	}
-	client, emp, err := sb.client(ctx, a.EmpresaID)
-	if err != nil {
-		return sb.uploadFailed(ctx, a, "", err, false)
-	}
-	tr := outbox.TrackingOf(d)
-	var envio *store.Envio
-	if tr.EnvioID != nil {
-		if envio, err = sb.st.GetEnvio(ctx, a.EmpresaID, *tr.EnvioID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-	}
-	if envio != nil && envio.Estado == envioSending {
-		// The last attempt got no answer (a crash between marking it and
-		// recording the answer, or an answer lost on the way back): the
-		// SII may hold the envelope already.
-		if done, err := sb.interrupted(ctx, a, client, d, emp, envio); done || err != nil {
-			return err
-		}
-	}
-	if envio == nil {
-		emisor, err := sb.cfg.Emisor(d)
-		if err != nil {
-			return fmt.Errorf("billing: submit DTE %s: issuer snapshot: %w", d.ID, err)
-		}
-		cert, err := sb.cfg.SigningCert(ctx, a.EmpresaID)
-		if err != nil {
-			return sb.uploadFailed(ctx, a, "", err, false)
-		}
-		xml, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: emisor, At: sb.now()}, cert, d.XML)
-		if err != nil {
-			return fmt.Errorf("billing: submit DTE %s: building the envelope: %w", d.ID, err)
-		}
-		envio = &store.Envio{EmpresaID: a.EmpresaID, DTEIDs: []string{d.ID}, Estado: "nuevo", XML: xml}
-	}
-	// Transaction A: enviando, one more attempt, the envelope kept. The
-	// function works on a copy of the envelope: the store may run it
-	// again after a rollback, which must not count the attempt twice nor
-	// update an envelope whose insert was rolled back.
-	skip := false
-	base := *envio
-	err = sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
-		if err != nil {
-			return err
-		}
-		if skip = cur.Estado != string(dte.EstadoFirmado) && cur.Estado != string(dte.EstadoEnviando); skip {
-			return nil
-		}
-		e := base
-		e.Attempts++
-		e.Estado = envioSending
-		e.UpdatedAt = time.Time{}
-		if e.ID == "" {
-			err = tx.InsertEnvio(ctx, &e)
-		} else {
-			err = tx.UpdateEnvio(ctx, &e)
-		}
-		if err != nil {
-			return err
-		}
-		t := outbox.TrackingOf(cur)
-		t.EnvioID, t.Intentos = ptr(e.ID), ptr(e.Attempts)
-		if err := outbox.SetTracking(cur, t); err != nil {
-			return err
-		}
-		cur.Estado = string(dte.EstadoEnviando)
-		cur.UpdatedAt = time.Time{}
-		if err := tx.UpdateDTE(ctx, cur); err != nil {
-			return err
-		}
-		envio = &e
-		return nil
-	})
-	if err != nil || skip {
-		return err
-	}
-	res, err := client.Upload(ctx, emp.Rut, envio.XML)
-	if err != nil {
-		// An answer lost on the way back leaves the attempt open, as a
-		// crash does: the next run asks getEstDteAv before sending again.
-		// (Boletas have no such query: theirs are sent again.)
-		lost := !dte.TipoDTE(d.TipoDTE).IsBoleta() && sii.MayHaveArrived(err)
-		return sb.uploadFailed(ctx, a, envio.ID, err, lost)
-	}
-	o := sii.UploadOutcome(res)
-	if o.Reconcile {
-		if ds, derr := sb.documentStatus(ctx, client, d, emp.Rut); derr == nil && sii.DocumentOutcome(ds).Estado == dte.EstadoAceptado {
-			o = sii.Outcome{Estado: dte.EstadoAceptado, Code: ds.Estado, Glosa: ds.GlosaEstado}
-		}
-	}
-	estadoEnvio := ""
-	if res.Boleta {
-		estadoEnvio = res.Estado
-	}
-	return sb.answered(ctx, a, envio, o, res.TrackID, estadoEnvio, res.Raw)
+// isBoleta reports whether a document is a boleta (39, 41): those travel
+// in an EnvioBOLETA through the boleta API.
+func isBoleta(d *store.DTE) bool { return dte.TipoDTE(d.TipoDTE).IsBoleta() }
+
+// final reports whether a stored state is final.
+func final(estado string) bool { return dte.Estado(estado).Final() }
+
+// inFlight reports whether a document of envelope e still waits for the
+// SII: not final, and still carried by e.
+func inFlight(d *store.DTE, e *store.Envio) bool {
+	return !final(d.Estado) && deref(outbox.TrackingOf(d).EnvioID) == e.ID
 }
 
-// answered records an upload's answer (or the track id getEstDteAv gave
-// back after a lost one) with the next step, in one transaction
-// ("transaction B"): procesando with the track id and a poll, enviando
-// with another upload, or a final state with its event.
-func (sb *Submitter) answered(ctx context.Context, a submitArgs, envio *store.Envio, o sii.Outcome, trackID, estadoEnvio string, raw []byte) error {
-	return sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
-		if err != nil {
-			return err
-		}
-		if cur.Estado != string(dte.EstadoEnviando) {
-			return nil
-		}
-		envio.Response, envio.UpdatedAt = raw, time.Time{}
-		t := outbox.TrackingOf(cur)
-		t.CodigoSII, t.GlosaSII = ptr(o.Code), ptr(o.Glosa)
-		switch o.Estado {
-		case dte.EstadoProcesando:
-			envio.TrackID, envio.Estado = trackID, "procesando"
-			t.TrackID = ptr(trackID)
-			if estadoEnvio != "" {
-				t.EstadoEnvio = ptr(estadoEnvio)
-			}
-		case dte.EstadoEnviando:
-			envio.Estado = envioRetry
-		default:
-			envio.Estado = string(o.Estado)
-		}
-		if err := tx.UpdateEnvio(ctx, envio); err != nil {
-			return err
-		}
-		if err := outbox.SetTracking(cur, t); err != nil {
-			return err
-		}
-		switch o.Estado {
-		case dte.EstadoProcesando:
-			cur.Estado, cur.UpdatedAt = string(dte.EstadoProcesando), time.Time{}
-			if err := tx.UpdateDTE(ctx, cur); err != nil {
-				return err
-			}
-			return sb.next(ctx, tx, a, stepPoll, 0)
-		case dte.EstadoEnviando:
-			cur.UpdatedAt = time.Time{}
-			if err := tx.UpdateDTE(ctx, cur); err != nil {
-				return err
-			}
-			return sb.next(ctx, tx, a, stepUpload, a.N+1)
-		}
-		return sb.transition(ctx, tx, cur, o.Estado)
-	})
-}
-
-// States of a store.Envio that the submission reads back.
-const (
-	envioSending = "enviando"   // an attempt is under way (or was cut short by a crash)
-	envioRetry   = "reintentar" // the last attempt failed; send again
-)
-
-// interrupted handles an envelope whose last upload got no answer: a
-// crash cut it short, or the answer was lost on the way back. It reports
-// done when it settled the step (or scheduled the next one) without
-// sending; done false means send the envelope again.
-//
-// For the classic protocol it asks getEstDteAv with the DTE's signature.
-// When the SII received the document, the track id of the envelope that
-// carried it is recorded as the upload's answer would have recorded it,
-// and the document goes to procesando and its poll: the envelope's review
-// decides aceptado, con_reparos or rechazado, and nothing is sent again.
-// When the SII did not receive it (or the query fails), the upload step is
-// tried again later without sending, until ReconcileWindow has passed
-// since the attempt; then the envelope is sent again.
-//
-// Boletas have no such query: the boleta API answers for a track id, and
-// per document only with getEstDte's codes, which know a boleta only once
-// its envelope's review accepted it. So for them getEstDte DOK settles
-// the document as aceptado (without a track id, and without telling a
-// boleta accepted with reparos apart), and otherwise the envelope is sent
-// again after ReconcileWindow: a boleta whose envelope or review rejected
-// it is then uploaded a second time.
-func (sb *Submitter) interrupted(ctx context.Context, a submitArgs, client *sii.Client, d *store.DTE, emp *store.Empresa, envio *store.Envio) (done bool, err error) {
-	if !dte.TipoDTE(d.TipoDTE).IsBoleta() {
-		if handled, done, err := sb.recoverTrack(ctx, a, client, d, emp, envio); handled {
-			return done, err
-		}
-	}
-	ds, derr := sb.documentStatus(ctx, client, d, emp.Rut)
-	accepted := derr == nil && sii.DocumentOutcome(ds).Estado == dte.EstadoAceptado
-	if !accepted && sb.now().Sub(envio.UpdatedAt) >= sb.cfg.ReconcileWindow {
-		return false, nil
-	}
-	return true, sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
-		if err != nil {
-			return err
-		}
-		if cur.Estado != string(dte.EstadoEnviando) {
-			return nil
-		}
-		if !accepted {
-			return sb.next(ctx, tx, a, stepUpload, a.N+1)
-		}
-		e, err := tx.GetEnvio(ctx, a.EmpresaID, envio.ID)
-		if err != nil {
-			return err
-		}
-		e.Estado, e.UpdatedAt = string(dte.EstadoAceptado), time.Time{}
-		if err := tx.UpdateEnvio(ctx, e); err != nil {
-			return err
-		}
-		t := outbox.TrackingOf(cur)
-		t.CodigoSII, t.GlosaSII = ptr(ds.Estado), ptr(ds.GlosaEstado)
-		if err := outbox.SetTracking(cur, t); err != nil {
-			return err
-		}
-		now := sb.now().UTC()
-		if cur.SIIStatus, err = json.Marshal(Status{Source: "getEstDte", EstadoSII: ptr(ds.Estado),
-			GlosaEstado: ptr(ds.GlosaEstado), ErrCode: ptr(ds.ErrCode), GlosaErr: ptr(ds.GlosaErr),
-			NumAtencion: ptr(ds.NumAtencion), CheckedAt: &now, RawXML: ptr(string(ds.Raw))}); err != nil {
-			return err
-		}
-		return sb.transition(ctx, tx, cur, dte.EstadoAceptado)
-	})
-}
-
-// recoverTrack is interrupted's getEstDteAv check for the classic
-// protocol, with interrupted's done. handled false means the check could
-// not be made (the stored DTE's signature is unreadable) and interrupted
-// falls back to getEstDte.
-func (sb *Submitter) recoverTrack(ctx context.Context, a submitArgs, client *sii.Client, d *store.DTE, emp *store.Empresa, envio *store.Envio) (handled, done bool, err error) {
-	doc, err := dte.ParseDTE(d.XML)
-	if err != nil || doc.SignatureValue == "" {
-		sb.log.Error("billing: the stored DTE's signature is unreadable; reconciling through getEstDte", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "error", fmt.Sprint(err))
-		return false, false, nil
-	}
-	av, err := client.DocumentStatusAdvanced(ctx, documentQuery(d, emp.Rut), doc.SignatureValue)
-	if err != nil {
-		sb.log.Warn("billing: getEstDteAv failed; will ask again", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "error", err.Error())
-	} else if track := av.Envelope(); track != "" {
-		o := sii.Outcome{Estado: dte.EstadoProcesando, Code: av.Estado,
-			Glosa: "getEstDteAv: received in the envelope with track id " + track + ": " + av.Glosa}
-		return true, true, sb.answered(ctx, a, envio, o, track, "", av.Raw)
-	}
-	if sb.now().Sub(envio.UpdatedAt) >= sb.cfg.ReconcileWindow {
-		return true, false, nil
-	}
-	return true, true, sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
-		if err != nil || cur.Estado != string(dte.EstadoEnviando) {
-			return err
-		}
-		return sb.next(ctx, tx, a, stepUpload, a.N+1)
-	})
-}
-
-// uploadFailed records a failed attempt (no answer from the SII, or no
-// client) and schedules the next one. lost keeps the attempt open (the
-// envelope may be at the SII): the next run goes through interrupted.
-func (sb *Submitter) uploadFailed(ctx context.Context, a submitArgs, envioID string, cause error, lost bool) error {
-	sb.log.Warn("billing: SII upload failed; will retry", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "attempt", a.N+1, "answer_lost", lost, "error", cause.Error())
-	return sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
-		if err != nil {
-			return err
-		}
-		if cur.Estado != string(dte.EstadoFirmado) && cur.Estado != string(dte.EstadoEnviando) {
-			return nil
-		}
-		if envioID != "" {
-			e, err := tx.GetEnvio(ctx, a.EmpresaID, envioID)
-			if err != nil {
-				return err
-			}
-			e.Estado, e.UpdatedAt = envioRetry, time.Time{}
-			if lost {
-				e.Estado = envioSending
-			}
-			if err := tx.UpdateEnvio(ctx, e); err != nil {
-				return err
-			}
-		}
-		t := outbox.TrackingOf(cur)
-		t.GlosaSII = ptr(cause.Error())
-		if err := outbox.SetTracking(cur, t); err != nil {
-			return err
-		}
-		cur.UpdatedAt = time.Time{}
-		if err := tx.UpdateDTE(ctx, cur); err != nil {
-			return err
-		}
-		return sb.next(ctx, tx, a, stepUpload, a.N+1)
-	})
-}
-
-// documentQuery identifies a stored document to the SII's per-document
-// queries.
-func documentQuery(d *store.DTE, rutEmisor string) sii.DocumentQuery {
-	rec := d.RutReceptor
-	if rec == "" {
-		rec = "66666666-6"
-	}
-	return sii.DocumentQuery{RutEmisor: rutEmisor, RutReceptor: rec, Tipo: d.TipoDTE, Folio: d.Folio, FechaEmision: d.FechaEmision, Monto: d.MontoTotal}
-}
-
-// documentStatus asks the SII about one document (getEstDte, or the
-// boleta API).
-func (sb *Submitter) documentStatus(ctx context.Context, c *sii.Client, d *store.DTE, rutEmisor string) (*sii.DocumentStatus, error) {
-	q := documentQuery(d, rutEmisor)
-	if dte.TipoDTE(d.TipoDTE).IsBoleta() {
-		return c.BoletaStatus(ctx, q)
-	}
-	return c.DocumentStatus(ctx, q)
-}
-
-// poll runs the status step: it asks for the envelope's state and records
-// it, with the final state and its event, or with the next poll.
-func (sb *Submitter) poll(ctx context.Context, a submitArgs) error {
-	d, err := sb.st.GetDTE(ctx, a.EmpresaID, a.DTEID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	tr := outbox.TrackingOf(d)
-	if d.Estado != string(dte.EstadoProcesando) || tr.TrackID == nil {
-		return nil
-	}
-	client, emp, err := sb.client(ctx, a.EmpresaID)
-	var st *sii.EnvelopeStatus
-	if err == nil {
-		if dte.TipoDTE(d.TipoDTE).IsBoleta() {
-			st, err = client.BoletaEnvelopeStatus(ctx, emp.Rut, *tr.TrackID)
-		} else {
-			st, err = client.EnvelopeStatus(ctx, emp.Rut, *tr.TrackID)
-		}
-	}
-	if err != nil {
-		sb.log.Warn("billing: SII status query failed; will ask again", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "error", err.Error())
-		return sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return sb.next(ctx, tx, a, stepPoll, a.N+1) })
-	}
-	o := sii.EnvelopeOutcome(st, d.TipoDTE)
-	source, raw := "getEstUp", st.Raw
-	var docStatus *sii.DocumentStatus
-	if o.Estado == dte.EstadoRechazado && o.Reconcile {
-		ds, derr := sb.documentStatus(ctx, client, d, emp.Rut)
-		if derr == nil {
-			docStatus = ds
-		}
-		switch {
-		case derr == nil && sii.DocumentOutcome(ds).Estado == dte.EstadoAceptado:
-			o = sii.Outcome{Estado: dte.EstadoAceptado, Code: ds.Estado, Glosa: ds.GlosaEstado}
-		case deref(tr.Intentos) > 1:
-			// An earlier upload may have reached the SII and be in review
-			// still: ask again for a while before believing the rejection.
-			now := sb.now()
-			if a.RejectedAt == nil {
-				a.RejectedAt = &now
-			}
-			if now.Sub(*a.RejectedAt) < sb.cfg.ReconcileWindow {
-				o = sii.Outcome{Estado: dte.EstadoProcesando, Code: o.Code, Glosa: o.Glosa}
-			}
-		}
-	}
-	if dte.TipoDTE(d.TipoDTE).IsBoleta() {
-		source = "boleta.estado"
-	}
-	now := sb.now().UTC()
-	status := Status{Source: source, TrackID: tr.TrackID, EstadoSII: ptr(st.Estado), Glosa: ptr(st.Glosa),
-		NumAtencion: ptr(st.NumAtencion), CheckedAt: &now, RawXML: ptr(string(raw))}
-	if st.ErrCode != "" {
-		status.ErrCode = ptr(st.ErrCode)
-	}
-	if docStatus != nil {
-		status = Status{Source: "getEstDte", TrackID: tr.TrackID, EstadoSII: ptr(docStatus.Estado),
-			GlosaEstado: ptr(docStatus.GlosaEstado), ErrCode: ptr(docStatus.ErrCode), GlosaErr: ptr(docStatus.GlosaErr),
-			NumAtencion: ptr(docStatus.NumAtencion), CheckedAt: &now, RawXML: ptr(string(docStatus.Raw))}
-	}
-	return sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		cur, err := tx.GetDTEForUpdate(ctx, a.EmpresaID, a.DTEID)
-		if err != nil {
-			return err
-		}
-		if cur.Estado != string(dte.EstadoProcesando) {
-			return nil
-		}
-		t := outbox.TrackingOf(cur)
-		t.EstadoEnvio, t.GlosaSII = ptr(st.Estado), ptr(st.Glosa)
-		if c, ok := st.CountsFor(d.TipoDTE); ok {
-			t.Informados, t.Aceptados, t.Rechazados, t.Reparos = ptr(c.Informados), ptr(c.Aceptados), ptr(c.Rechazados), ptr(c.Reparos)
-		}
-		if o.Final() {
-			t.CodigoSII, t.GlosaSII = ptr(o.Code), ptr(o.Glosa)
-		}
-		if err := outbox.SetTracking(cur, t); err != nil {
-			return err
-		}
-		if cur.SIIStatus, err = json.Marshal(status); err != nil {
-			return err
-		}
-		if !o.Final() {
-			cur.UpdatedAt = time.Time{}
-			if err := tx.UpdateDTE(ctx, cur); err != nil {
-				return err
-			}
-			return sb.next(ctx, tx, a, stepPoll, a.N+1)
-		}
-		return sb.transition(ctx, tx, cur, o.Estado)
-	})
+// sorted returns ids sorted: every transaction locks the documents of an
+// envelope in this order, so two never wait for each other.
+func sorted(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return out
 }

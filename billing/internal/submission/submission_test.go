@@ -43,7 +43,14 @@ func newFixture(t *testing.T) *fixture {
 	sb := New(Config{Store: st, Outbox: outbox.New(clock.Now), Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
 		SigningCert: func(context.Context, string) (*signer.Certificate, error) { return nil, errNoCert },
 		Emisor:      func(*store.DTE) (dte.Emisor, error) { return dte.Emisor{}, nil },
-		Timeout:     time.Second, UploadBackoff: []time.Duration{time.Hour}, PollBackoff: []time.Duration{time.Hour},
+		// A document's environment is its CAFID here: the tests name it.
+		Ambiente: func(_ context.Context, _ store.Reader, d *store.DTE) (string, error) {
+			if d.CAFID == "" {
+				return "certificacion", nil
+			}
+			return d.CAFID, nil
+		},
+		Timeout: time.Second, UploadBackoff: []time.Duration{time.Hour}, PollBackoff: []time.Duration{time.Hour},
 		ReconcileWindow: time.Hour, Workers: 1})
 	if err := sb.Register(st.Jobs()); err != nil {
 		t.Fatal(err)
@@ -80,10 +87,11 @@ func (f *fixture) queued(t *testing.T) int64 {
 	return n
 }
 
-// TestSignedAndEnqueue: a signed document goes to the SII on its own only
-// when emitted with auto_send; Enqueue queues a firmado one and refuses a
-// document past firmado or of another company.
-func TestSignedAndEnqueue(t *testing.T) {
+// TestSignedAndCreate: a signed document goes to the SII on its own only
+// when emitted with auto_send (Signed queues the job that packs it);
+// Create packs firmado documents into one envelope, each then enviando
+// and tracked in it, and queues its upload.
+func TestSignedAndCreate(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	manual, auto := f.addDTE(t, 1, string(dte.EstadoFirmado), false), f.addDTE(t, 2, string(dte.EstadoFirmado), true)
@@ -95,18 +103,130 @@ func TestSignedAndEnqueue(t *testing.T) {
 	if n := f.queued(t); n != 1 {
 		t.Fatalf("%d jobs after signing one document with auto_send and one without, want 1", n)
 	}
-	if err := Enqueue(ctx, f.st, f.empresa, manual.ID); err != nil {
+	other := f.addDTE(t, 3, string(dte.EstadoFirmado), false)
+	e, err := f.create(t, "dte_ids", manual.ID, other.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n := f.queued(t); n != 2 {
-		t.Fatalf("%d jobs after Enqueue, want 2", n)
+		t.Fatalf("%d jobs after Create, want 2", n)
 	}
+	got, err := f.st.GetEnvio(ctx, f.empresa, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ParseResults(got.Results)
+	if err != nil || len(rs) != 2 || rs[0].DTEID != manual.ID || rs[1].DTEID != other.ID || rs[0].Estado != "enviando" ||
+		got.Ambiente != "certificacion" || got.Estado != envioNew || got.XML != nil {
+		t.Errorf("the envelope %+v, results %+v, %v; want both documents enviando in request order, not built yet", got, rs, err)
+	}
+	for _, id := range []string{manual.ID, other.ID} {
+		d, _ := f.st.GetDTE(ctx, f.empresa, id)
+		if d.Estado != string(dte.EstadoEnviando) || deref(outbox.TrackingOf(d).EnvioID) != e.ID {
+			t.Errorf("DTE %s: %s tracking %s; want enviando in envelope %s", id, d.Estado, d.Tracking, e.ID)
+		}
+	}
+}
+
+// create runs Create for the fixture's company in its own transaction.
+func (f *fixture) create(t *testing.T, field string, ids ...string) (*store.Envio, error) {
+	t.Helper()
+	var e *store.Envio
+	err := f.st.Write(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		var err error
+		e, _, err = Create(ctx, tx, f.sb.cfg.Ambiente, NewEnvelope{ID: newID(), EmpresaID: f.empresa, DTEIDs: ids, At: time.Now(), Field: field})
+		return err
+	})
+	return e, err
+}
+
+// TestCreateRefuses: Create names every document at fault and changes
+// nothing: one the company does not have, a boleta beside a factura, a
+// document of another environment (a validation error each, on
+// dte_ids[i]); one already sent or on its way, one in an envelope (a
+// conflict, INVALID_STATE). Asked about one document (no field), an
+// unknown one is not found and a busy one a conflict without details.
+func TestCreateRefuses(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	a, b := f.addDTE(t, 1, string(dte.EstadoFirmado), false), f.addDTE(t, 2, string(dte.EstadoFirmado), false)
 	done := f.addDTE(t, 3, string(dte.EstadoAceptado), false)
-	if err := Enqueue(ctx, f.st, f.empresa, done.ID); fault.KindOf(err) != fault.KindConflict || fault.As(err).Code != fault.InvalidState {
-		t.Errorf("Enqueue of an aceptado document: %v", err)
+	boleta := &store.DTE{EmpresaID: f.empresa, TipoDTE: 39, Folio: 1, Estado: string(dte.EstadoFirmado)}
+	prod := &store.DTE{EmpresaID: f.empresa, TipoDTE: 33, Folio: 4, Estado: string(dte.EstadoFirmado), CAFID: "produccion"}
+	if err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return errors.Join(tx.InsertDTE(ctx, boleta), tx.InsertDTE(ctx, prod))
+	}); err != nil {
+		t.Fatal(err)
 	}
-	if err := Enqueue(ctx, f.st, "otra-empresa", manual.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("Enqueue through another company: %v", err)
+	check := func(name string, err error, kind fault.Kind, code fault.Code, fields ...string) {
+		t.Helper()
+		fe := fault.As(err)
+		var got []string
+		if fe != nil {
+			for _, d := range fe.Details {
+				got = append(got, d.Field)
+			}
+		}
+		if fe == nil || fe.Kind != kind || fe.Code != code || strings.Join(got, ",") != strings.Join(fields, ",") {
+			t.Errorf("%s: %v (details %v), want %s %s on %v", name, err, got, kind, code, fields)
+		}
+	}
+	_, err := f.create(t, "dte_ids", a.ID, "0190a0a0-0000-7000-8000-000000000000", b.ID)
+	check("an unknown document", err, fault.KindValidation, fault.Validation, "dte_ids[1]")
+	_, err = f.create(t, "dte_ids", a.ID, boleta.ID)
+	check("a boleta beside a factura", err, fault.KindValidation, fault.Validation, "dte_ids[1]")
+	_, err = f.create(t, "dte_ids", prod.ID, a.ID, b.ID)
+	check("two environments", err, fault.KindValidation, fault.Validation, "dte_ids[1]", "dte_ids[2]")
+	_, err = f.create(t, "dte_ids", a.ID, done.ID)
+	check("an aceptado document", err, fault.KindConflict, fault.InvalidState, "dte_ids[1]")
+	if n := f.queued(t); n != 0 {
+		t.Fatalf("%d jobs after refused requests, want none", n)
+	}
+	if _, err := f.create(t, "dte_ids", b.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.create(t, "dte_ids", a.ID, b.ID)
+	check("a document in an envelope", err, fault.KindConflict, fault.InvalidState, "dte_ids[1]")
+	_, err = f.create(t, "", b.ID)
+	check("one document in an envelope", err, fault.KindConflict, fault.InvalidState)
+	_, err = f.create(t, "", "0190a0a0-0000-7000-8000-000000000000")
+	check("one unknown document", err, fault.KindNotFound, fault.NotFound)
+	if d, _ := f.st.GetDTE(ctx, f.empresa, a.ID); d.Estado != string(dte.EstadoFirmado) || d.Tracking != nil {
+		t.Errorf("a document of refused requests: %s tracking %s; want firmado, untouched", d.Estado, d.Tracking)
+	}
+
+	// The limits of one envelope: 500 boletas (EnvioBOLETA_v11.xsd), and
+	// MaxEnvioBytes of signed XML (two documents of 5 MiB here).
+	var many []string
+	big := make([]byte, 5<<20)
+	if err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		for i := range 501 {
+			d := &store.DTE{EmpresaID: f.empresa, TipoDTE: 41, Folio: int64(i + 1), Estado: string(dte.EstadoFirmado)}
+			if err := tx.InsertDTE(ctx, d); err != nil {
+				return err
+			}
+			many = append(many, d.ID)
+		}
+		for i := range 2 {
+			d := &store.DTE{EmpresaID: f.empresa, TipoDTE: 33, Folio: int64(100 + i), Estado: string(dte.EstadoFirmado), XML: big}
+			if err := tx.InsertDTE(ctx, d); err != nil {
+				return err
+			}
+			many = append(many, d.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.create(t, "dte_ids", many[:501]...)
+	check("501 boletas", err, fault.KindValidation, fault.Validation, "dte_ids")
+	if _, err := f.create(t, "dte_ids", many[:500]...); err != nil {
+		t.Errorf("500 boletas: %v", err)
+	}
+	_, err = f.create(t, "dte_ids", many[501:]...)
+	check("10 MiB of signed XML", err, fault.KindValidation, fault.Validation, "dte_ids")
+	if fe := fault.As(err); fe == nil || len(fe.Details) != 1 || fe.Details[0].Code != dte.CodeTooLarge {
+		t.Errorf("10 MiB of signed XML: %+v, want TOO_LARGE", fe)
 	}
 }
 
@@ -117,10 +237,21 @@ func TestUploadFailureSchedulesTheNext(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	d := f.addDTE(t, 1, string(dte.EstadoFirmado), true)
-	if err := f.sb.upload(ctx, submitArgs{EmpresaID: f.empresa, DTEID: d.ID, Step: stepUpload}); err != nil {
+	if err := f.sb.adopt(ctx, submitArgs{EmpresaID: f.empresa, DTEID: d.ID, Step: stepUpload}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.st.GetDTE(ctx, f.empresa, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	envioID := deref(outbox.TrackingOf(got).EnvioID)
+	if got.Estado != string(dte.EstadoFirmado) || envioID == "" {
+		t.Fatalf("after its adoption: %s, tracking %s; want firmado in an envelope", got.Estado, got.Tracking)
+	}
+	if err := f.sb.upload(ctx, submitArgs{EmpresaID: f.empresa, EnvioID: envioID, Step: stepUpload}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.st.GetDTE(ctx, f.empresa, d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +259,8 @@ func TestUploadFailureSchedulesTheNext(t *testing.T) {
 	if got.Estado != string(dte.EstadoFirmado) || tr.GlosaSII == nil || !strings.Contains(*tr.GlosaSII, errNoCert.Error()) {
 		t.Errorf("after a failed upload: %s, tracking %s", got.Estado, got.Tracking)
 	}
-	if n := f.queued(t); n != 1 {
-		t.Errorf("%d jobs after a failed upload, want the next upload", n)
+	if n := f.queued(t); n != 2 {
+		t.Errorf("%d jobs after a failed upload, want the envelope's first upload and the next", n)
 	}
 }
 
@@ -156,8 +287,9 @@ func (s *freezingStore) Write(ctx context.Context, fn func(ctx context.Context, 
 // TestStepCompletesItsJobWithTheNext: the transaction that schedules a
 // document's next step also completes the job of the step that scheduled
 // it. Frozen right after that commit (as a process killed there), the
-// upload job is already completed, so the runner will not rescue it and
-// upload beside the next step.
+// job is already completed, so the runner will not rescue it and run it
+// beside the next step: the job that packs an auto_send document in its
+// envelope, then the envelope's upload.
 func TestStepCompletesItsJobWithTheNext(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -174,8 +306,9 @@ func TestStepCompletesItsJobWithTheNext(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// The upload step fails (no certificate): its one transaction records
-	// why and schedules the next upload.
+	// The job packs the document in an envelope and queues the envelope's
+	// upload (the next job id); that upload fails (no certificate), and its
+	// one transaction records why and schedules the next upload.
 	fs.armed.Store(true)
 	if err := f.st.Jobs().Start(ctx); err != nil {
 		t.Fatal(err)
@@ -185,20 +318,25 @@ func TestStepCompletesItsJobWithTheNext(t *testing.T) {
 		defer cancel()
 		f.st.Jobs().Stop(stop)
 	}()
-	select {
-	case <-fs.frozen:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the upload step did not run within 30 s")
-	}
-	info, err := f.st.Jobs().Job(ctx, jobID)
-	close(fs.release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.State != store.JobCompleted {
-		t.Errorf("right after the transaction that scheduled the next upload the upload job is %s, want completed", info.State)
-	}
-	if n := f.queued(t); n != 1 {
-		t.Errorf("%d jobs unfinished after the failed upload, want the next upload alone", n)
+	for i, step := range []string{"the adoption", "the envelope's upload"} {
+		select {
+		case <-fs.frozen:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not run within 30 s", step)
+		}
+		info, err := f.st.Jobs().Job(ctx, jobID+int64(i))
+		if i == 0 {
+			fs.armed.Store(true)
+		}
+		fs.release <- struct{}{}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State != store.JobCompleted {
+			t.Errorf("right after the transaction that scheduled the step after %s, its job is %s, want completed", step, info.State)
+		}
+		if n := f.queued(t); n != 1 {
+			t.Errorf("%d jobs unfinished after %s, want the next step alone", n, step)
+		}
 	}
 }

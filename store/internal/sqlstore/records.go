@@ -874,20 +874,58 @@ func (t *tx) UpdateDelivery(ctx context.Context, d *store.Delivery) error {
 
 // ---- envios
 
-const envioCols = "id, empresa_id, dte_ids, track_id, estado, attempts, xml, response, created_at, updated_at"
+const envioListCols = "id, empresa_id, dte_ids, ambiente, track_id, estado, attempts, results, created_at, updated_at"
+const envioCols = envioListCols + ", xml, response"
 
-func (r *reader) GetEnvio(ctx context.Context, empresaID, id string) (*store.Envio, error) {
+// scanEnvioList reads an envelope of envioListCols. The JSON of its
+// documents is scanned as bytes, so a page counts it against
+// store.MaxPageBytes.
+func scanEnvioList(s scanner, extra ...any) (store.Envio, error) {
 	var e store.Envio
-	err := r.q.QueryRowContext(ctx, "SELECT "+envioCols+" FROM envios WHERE empresa_id = $1 AND id = $2", empresaID, id).Scan(
-		&e.ID, &e.EmpresaID, jsonText{&e.DTEIDs}, &e.TrackID, &e.Estado, &e.Attempts, &e.XML, &e.Response, ts(&e.CreatedAt), ts(&e.UpdatedAt))
+	var ids []byte
+	err := s.Scan(append([]any{&e.ID, &e.EmpresaID, &ids, &e.Ambiente, &e.TrackID, &e.Estado, &e.Attempts, &e.Results,
+		ts(&e.CreatedAt), ts(&e.UpdatedAt)}, extra...)...)
 	if err != nil {
-		return nil, r.notFound(err, "envio", id)
+		return e, err
 	}
-	e.XML, e.Response = bytesOrNil(e.XML), bytesOrNil(e.Response)
+	if len(ids) > 0 {
+		if err := json.Unmarshal(ids, &e.DTEIDs); err != nil {
+			return e, fmt.Errorf("envio %q: dte_ids: %w", e.ID, err)
+		}
+	}
 	if e.DTEIDs == nil {
 		e.DTEIDs = []string{}
 	}
+	e.Results = bytesOrNil(e.Results)
+	return e, nil
+}
+
+// getEnvio reads one envelope with every column; lock is the backend's
+// FOR UPDATE clause or "".
+func (r *reader) getEnvio(ctx context.Context, empresaID, id, lock string) (*store.Envio, error) {
+	var xml, resp []byte
+	e, err := scanEnvioList(r.q.QueryRowContext(ctx, "SELECT "+envioCols+" FROM envios WHERE empresa_id = $1 AND id = $2"+lock, empresaID, id),
+		&xml, &resp)
+	if err != nil {
+		return nil, r.notFound(err, "envio", id)
+	}
+	e.XML, e.Response = bytesOrNil(xml), bytesOrNil(resp)
 	return &e, nil
+}
+
+func (r *reader) GetEnvio(ctx context.Context, empresaID, id string) (*store.Envio, error) {
+	return r.getEnvio(ctx, empresaID, id, "")
+}
+
+func (t *tx) GetEnvioForUpdate(ctx context.Context, empresaID, id string) (*store.Envio, error) {
+	return t.getEnvio(ctx, empresaID, id, t.d.ForUpdate)
+}
+
+func (r *reader) ListEnvios(ctx context.Context, empresaID string, f store.ListFilter) (*store.Page[store.Envio], error) {
+	var w where
+	w.add("empresa_id = ?", empresaID)
+	return pageOf(ctx, r, listing{name: "envios", table: "envios", empresaID: empresaID, cols: envioListCols}, w, f.Cursor, f.Limit,
+		func(s scanner) (store.Envio, error) { return scanEnvioList(s) })
 }
 
 func (t *tx) InsertEnvio(ctx context.Context, e *store.Envio) error {
@@ -896,16 +934,17 @@ func (t *tx) InsertEnvio(ctx context.Context, e *store.Envio) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.q.ExecContext(ctx, "INSERT INTO envios ("+envioCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
-		e.ID, e.EmpresaID, ids, e.TrackID, e.Estado, e.Attempts, blob(e.XML), blob(e.Response), t.d.targ(e.CreatedAt), t.d.targ(e.UpdatedAt))
+	res, err := t.q.ExecContext(ctx, "INSERT INTO envios ("+envioCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
+		e.ID, e.EmpresaID, ids, e.Ambiente, e.TrackID, e.Estado, e.Attempts, blob(e.Results), t.d.targ(e.CreatedAt), t.d.targ(e.UpdatedAt),
+		blob(e.XML), blob(e.Response))
 	return t.inserted(ctx, res, err, "envio", "envios", e.ID, store.ConstraintPrimaryKey)
 }
 
 func (t *tx) UpdateEnvio(ctx context.Context, e *store.Envio) error {
 	e.UpdatedAt = time.Time{}
 	t.stamp(nil, &e.UpdatedAt)
-	res, err := t.q.ExecContext(ctx, `UPDATE envios SET track_id = $3, estado = $4, attempts = $5, xml = $6, response = $7, updated_at = $8
+	res, err := t.q.ExecContext(ctx, `UPDATE envios SET track_id = $3, estado = $4, attempts = $5, xml = $6, response = $7, results = $8, updated_at = $9
 		WHERE empresa_id = $1 AND id = $2`,
-		e.EmpresaID, e.ID, e.TrackID, e.Estado, e.Attempts, blob(e.XML), blob(e.Response), t.d.targ(e.UpdatedAt))
+		e.EmpresaID, e.ID, e.TrackID, e.Estado, e.Attempts, blob(e.XML), blob(e.Response), blob(e.Results), t.d.targ(e.UpdatedAt))
 	return t.affectedOne(res, err, "envio", e.ID)
 }
