@@ -78,12 +78,15 @@ const maxSnooze = 5 * time.Minute
 
 // snoozeFor is how long an attempt over a cap waits before it asks
 // again, after it has waited snoozes times already: one attempt's bound
-// (the longest a slot can stay taken) more each time, plus up to as much
-// again of jitter, at most maxSnooze. Waiting longer each time, as
-// Sidekiq's concurrency limiter does, keeps a long line behind a receiver
-// that hangs from asking ever more often.
+// (the longest a slot can stay taken) more each time, up to three bounds,
+// plus up to as much again of jitter, at most maxSnooze. Waiting longer
+// the first times, as Sidekiq's concurrency limiter does, keeps a long line
+// behind a receiver that hangs from asking ever more often; stopping the
+// growth at three bounds (45 s, 90 s with jitter, in production) keeps a
+// burst to a healthy receiver (hundreds of events after a restart) from
+// leaving some of them waiting many minutes.
 func (d *Deliverer) snoozeFor(snoozes int) time.Duration {
-	base := time.Duration(min(snoozes+1, 1000)) * d.cfg.Timeout
+	base := time.Duration(min(snoozes+1, 3)) * d.cfg.Timeout
 	return min(base+time.Duration(d.cfg.Rand()*float64(base)), maxSnooze)
 }
 
