@@ -104,7 +104,11 @@ type DTE struct {
 	Tracking            []byte    // TrackingInfo (JSON); nil when none
 	SIIStatus           []byte    // SIIStatusInfo (JSON); nil when none
 	Metadata            []byte    // integrator metadata (JSON); nil when none
-	CreatedAt           time.Time
+	// Intercambio is what the receptor answered about the document by
+	// mail (JSON, opaque to the store; SetDTEIntercambio); nil when none.
+	// GetDTE and GetDTEByFolio read it; lists leave it nil.
+	Intercambio []byte
+	CreatedAt   time.Time
 	UpdatedAt           time.Time
 }
 
@@ -255,7 +259,7 @@ const (
 )
 
 // SealedKinds lists every kind of sealed secret the store keeps.
-var SealedKinds = []string{SealedCertificado, SealedCAFKey, SealedWebhook}
+var SealedKinds = []string{SealedCertificado, SealedCAFKey, SealedWebhook, SealedCorreoIMAP, SealedCorreoSMTP}
 
 // Sealed is one secret the caller sealed, wherever the store keeps it: the
 // kind of field, the record that holds it and the sealed bytes. It lets the

@@ -330,6 +330,44 @@ type Reader interface {
 	// secret under its key-encryption key.
 	ListSealed(ctx context.Context, kind, afterEmpresa, afterID string, limit int) ([]Sealed, error)
 
+	// GetRecepcion returns the company's received file with this id, XML
+	// included, or ErrNotFound.
+	GetRecepcion(ctx context.Context, empresaID, id string) (*Recepcion, error)
+	// GetRecepcionByDigest returns the company's received file with this
+	// digest, XML included, or ErrNotFound.
+	GetRecepcionByDigest(ctx context.Context, empresaID, digest string) (*Recepcion, error)
+	// ListRecepciones returns a page of the company's received files,
+	// newest first, without XML.
+	ListRecepciones(ctx context.Context, empresaID string, f ListFilter) (*Page[Recepcion], error)
+
+	// GetRecibido returns the company's received document with this id,
+	// XML included, or ErrNotFound.
+	GetRecibido(ctx context.Context, empresaID, id string) (*Recibido, error)
+	// GetRecibidoByKey returns the company's received document with this
+	// DedupeKey, XML included, or ErrNotFound.
+	GetRecibidoByKey(ctx context.Context, empresaID, key string) (*Recibido, error)
+	// ListRecibidos returns a page of the company's received documents
+	// (RecibidoFilter), newest first, without XML.
+	ListRecibidos(ctx context.Context, empresaID string, f RecibidoFilter) (*Page[Recibido], error)
+
+	// GetCorreo returns the company's mail with this id, Message
+	// included, or ErrNotFound.
+	GetCorreo(ctx context.Context, empresaID, id string) (*Correo, error)
+	// ListCorreos returns a page of the company's mails (CorreoFilter),
+	// newest first, without Message.
+	ListCorreos(ctx context.Context, empresaID string, f CorreoFilter) (*Page[Correo], error)
+
+	// FindMensaje returns the company's mail read before with this
+	// Message-ID (when not empty) or this digest, or ErrNotFound.
+	FindMensaje(ctx context.Context, empresaID, messageID, digest string) (*Mensaje, error)
+	// ListMensajes returns a page of the mails read from the company's
+	// mailbox, newest first.
+	ListMensajes(ctx context.Context, empresaID string, f ListFilter) (*Page[Mensaje], error)
+
+	// GetCorreoConfig returns the company's mailbox settings, or
+	// ErrNotFound when it has none.
+	GetCorreoConfig(ctx context.Context, empresaID string) (*CorreoConfig, error)
+
 	// Setting returns the value of a setting of the database (one of the
 	// Setting constants); ok is false, with no error, when it was never
 	// set.
@@ -503,6 +541,51 @@ type Tx interface {
 	// transaction ends (PostgreSQL: SELECT … FOR UPDATE; SQLite: already
 	// serialized), or returns ErrNotFound.
 	GetEnvioForUpdate(ctx context.Context, empresaID, id string) (*Envio, error)
+
+	// InsertRecepcion records a received file and assigns its Numero; a
+	// file whose Digest the company already has is refused with a
+	// ConflictError on ConstraintRecepcion, without aborting the
+	// transaction (the caller then reads the one recorded).
+	InsertRecepcion(ctx context.Context, r *Recepcion) error
+
+	// InsertRecibido records a received document; one whose DedupeKey the
+	// company already has is refused with a ConflictError on
+	// ConstraintRecibido, without aborting the transaction.
+	InsertRecibido(ctx context.Context, r *Recibido) error
+	// UpdateRecibido replaces Estado, CorreoEmisor, Respuesta, RCV,
+	// FechaRecepcionSII, PlazoVence, PlazoAvisadoAt and UpdatedAt (set to
+	// now when zero).
+	UpdateRecibido(ctx context.Context, r *Recibido) error
+	// GetRecibidoForUpdate reads a received document and locks it until
+	// the transaction ends (PostgreSQL: SELECT … FOR UPDATE; SQLite:
+	// already serialized), or returns ErrNotFound.
+	GetRecibidoForUpdate(ctx context.Context, empresaID, id string) (*Recibido, error)
+
+	// InsertCorreo records a mail to send; ErrNotFound when its company
+	// does not exist.
+	InsertCorreo(ctx context.Context, c *Correo) error
+	// UpdateCorreo replaces Estado, Attempts, LastError, SentAt and
+	// UpdatedAt (set to now when zero).
+	UpdateCorreo(ctx context.Context, c *Correo) error
+
+	// InsertMensaje records a mail read from the company's mailbox; one
+	// with the same non-empty MessageID, or the same Digest, as a mail the
+	// company recorded is refused with a ConflictError on
+	// ConstraintMensaje, without aborting the transaction.
+	InsertMensaje(ctx context.Context, m *Mensaje) error
+
+	// PutCorreoConfig records the company's mailbox settings, replacing
+	// Config, SealedIMAP and SealedSMTP (State is kept); ErrNotFound when
+	// the company does not exist.
+	PutCorreoConfig(ctx context.Context, c *CorreoConfig) error
+	// SetCorreoState replaces the State of the company's mailbox
+	// settings; ErrNotFound when it has none.
+	SetCorreoState(ctx context.Context, empresaID string, state []byte) error
+
+	// SetDTEIntercambio replaces the Intercambio of one document (what
+	// its receptor answered), changing nothing else; ErrNotFound when the
+	// company has no such document.
+	SetDTEIntercambio(ctx context.Context, empresaID, id string, data []byte) error
 
 	// Enqueue inserts a background job in this transaction: it becomes
 	// visible to workers only if the transaction commits. Its queue must
