@@ -60,8 +60,8 @@ type Recibido struct {
 	DedupeKey         string
 	RutEmisor         string // "" when unreadable
 	RazonSocialEmisor string
-	TipoDTE           int   // 0 when unreadable
-	Folio             int64 // 0 when unreadable
+	TipoDTE           int    // 0 when unreadable
+	Folio             int64  // 0 when unreadable
 	FechaEmision      string // YYYY-MM-DD; "" when unreadable
 	MontoTotal        int64
 	Estado            string // as the service names it
@@ -116,7 +116,7 @@ type Correo struct {
 	Estado     string // "pendiente", "enviado" or "fallido"
 	Attempts   int
 	LastError  string
-	Message    []byte // the whole RFC 5322 message; nil in list results
+	Message    []byte    // the whole RFC 5322 message; nil in list results
 	SentAt     time.Time // zero until sent
 	CreatedAt  time.Time
 	UpdatedAt  time.Time

@@ -109,7 +109,7 @@ type DTE struct {
 	// GetDTE and GetDTEByFolio read it; lists leave it nil.
 	Intercambio []byte
 	CreatedAt   time.Time
-	UpdatedAt           time.Time
+	UpdatedAt   time.Time
 }
 
 // Cliente is a customer of a company's catalog. Rut is unique among the
