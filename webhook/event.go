@@ -34,21 +34,52 @@ const (
 	EventCertificadoExpiring EventType = "certificado.expiring"
 )
 
+// The event kinds beyond the contract: the exchange of documents between
+// companies (intercambio) and the inbox of received documents.
+const (
+	// EventDTEReceptorRecibido: the receptor acknowledged the file that
+	// carried the DTE (acuse de recibo), or refused it at reception.
+	// Data: DTEData with Receptor.
+	EventDTEReceptorRecibido EventType = "dte.receptor_recibido"
+	// EventDTEReceptorAceptado: the receptor accepted the DTE
+	// commercially (with or without discrepancies). Data: DTEData with
+	// Receptor.
+	EventDTEReceptorAceptado EventType = "dte.receptor_aceptado"
+	// EventDTEReceptorRechazado: the receptor rejected the DTE. Data:
+	// DTEData with Receptor.
+	EventDTEReceptorRechazado EventType = "dte.receptor_rechazado"
+	// EventDTEMercaderiasRecibidas: the receptor signed the receipt of the
+	// goods or services (Ley 19.983). Data: DTEData with Receptor.
+	EventDTEMercaderiasRecibidas EventType = "dte.mercaderias_recibidas"
+	// EventRecibidoCreated: a supplier's document was received. Data:
+	// RecibidoData.
+	EventRecibidoCreated EventType = "recibido.created"
+	// EventRecibidoPlazoPorVencer: the legal window to accept or claim a
+	// received document closes within a day. Data: RecibidoData.
+	EventRecibidoPlazoPorVencer EventType = "recibido.plazo_por_vencer"
+)
+
 // EventPing is the kind of the test delivery an integrator requests for
 // one webhook (the ping operation). It is not one of [EventTypes]: it
 // cannot be subscribed to and reaches only the webhook it was asked for.
 // Data: PingData. Answer it with a 2xx like any other delivery.
 const EventPing EventType = "webhook.ping"
 
-// EventTypes returns the six event kinds of the contract, in its order.
+// EventTypes returns the event kinds a webhook may subscribe to: the six
+// of the contract, in its order, then those of the intercambio and the
+// inbox.
 func EventTypes() []EventType {
-	return []EventType{EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring}
+	return []EventType{EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring,
+		EventDTEReceptorRecibido, EventDTEReceptorAceptado, EventDTEReceptorRechazado, EventDTEMercaderiasRecibidas,
+		EventRecibidoCreated, EventRecibidoPlazoPorVencer}
 }
 
 // Known reports whether t is one of the kinds of [EventTypes].
 func (t EventType) Known() bool {
 	switch t {
-	case EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring:
+	case EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring,
+		EventDTEReceptorRecibido, EventDTEReceptorAceptado, EventDTEReceptorRechazado, EventDTEMercaderiasRecibidas,
+		EventRecibidoCreated, EventRecibidoPlazoPorVencer:
 		return true
 	}
 	return false
@@ -57,7 +88,8 @@ func (t EventType) Known() bool {
 // IsDTE reports whether t is one of the dte.* kinds, whose data is DTEData.
 func (t EventType) IsDTE() bool {
 	switch t {
-	case EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired:
+	case EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired,
+		EventDTEReceptorRecibido, EventDTEReceptorAceptado, EventDTEReceptorRechazado, EventDTEMercaderiasRecibidas:
 		return true
 	}
 	return false
@@ -112,6 +144,46 @@ type DTEData struct {
 	// GlosaSII is the tax authority's description of that status, e.g. the
 	// rejection reason or the observations; omitted when unknown.
 	GlosaSII string `json:"glosa_sii,omitempty"`
+	// Receptor is what the receptor answered, in the dte.receptor_* and
+	// dte.mercaderias_recibidas events; omitted otherwise.
+	Receptor *ReceptorData `json:"receptor,omitempty"`
+}
+
+// ReceptorData is one answer of a DTE's receptor (intercambio).
+type ReceptorData struct {
+	// Resultado is "recibido", "recibido_con_reparos", "aceptado",
+	// "aceptado_con_discrepancias", "rechazado" or
+	// "mercaderias_recibidas".
+	Resultado string `json:"resultado"`
+	// Codigo is the code the answer carries, Glosa its text and Motivo
+	// the receptor's reason, when it gave one.
+	Codigo int    `json:"codigo"`
+	Glosa  string `json:"glosa"`
+	Motivo string `json:"motivo"`
+	// RutReceptor is who answered.
+	RutReceptor string `json:"rut_receptor"`
+}
+
+// RecibidoData is the data of the recibido.* events: a document a
+// supplier sent the company, as GET /api/v1/billing/recibidos/{id} shows
+// it.
+type RecibidoData struct {
+	// ID is the received document's id.
+	ID string `json:"id"`
+	// RutEmisor and RazonSocialEmisor are the supplier's.
+	RutEmisor         string `json:"rut_emisor"`
+	RazonSocialEmisor string `json:"razon_social_emisor"`
+	// TipoDTE, Folio, FechaEmision and MontoTotal identify the document.
+	TipoDTE      int    `json:"tipo_dte"`
+	Folio        int64  `json:"folio"`
+	FechaEmision string `json:"fecha_emision"`
+	MontoTotal   int64  `json:"monto_total"`
+	// Estado is "pendiente", "aceptado", "reclamado" or "rechazado" (it
+	// failed verification).
+	Estado string `json:"estado"`
+	// PlazoVence is when the legal window to accept or claim it closes;
+	// null until the SII's reception date is known.
+	PlazoVence *time.Time `json:"plazo_vence"`
 }
 
 // CAFLowStockData is the data of caf.low_stock: an emission has just left
@@ -206,6 +278,15 @@ func (e Event) CertificadoExpiring() (CertificadoExpiringData, error) {
 	return d, e.decode(&d)
 }
 
+// Recibido decodes the data of a recibido.* event.
+func (e Event) Recibido() (RecibidoData, error) {
+	var d RecibidoData
+	if e.Type != EventRecibidoCreated && e.Type != EventRecibidoPlazoPorVencer {
+		return d, fmt.Errorf("webhook: event %q does not carry recibido data", e.Type)
+	}
+	return d, e.decode(&d)
+}
+
 // Ping decodes the data of a webhook.ping event.
 func (e Event) Ping() (PingData, error) {
 	var d PingData
@@ -225,7 +306,7 @@ func (e Event) decode(v any) error {
 
 // MarshalEvent builds the body of an event delivery. data must be the type
 // documented for typ (DTEData for dte.*, CAFLowStockData,
-// CertificadoExpiringData, or PingData; a pointer to it works too), and typ
+// CertificadoExpiringData, RecibidoData for recibido.*, or PingData; a pointer to it works too), and typ
 // one of [EventTypes] or [EventPing]. The timestamp is written in UTC, RFC 3339.
 func MarshalEvent(typ EventType, ts time.Time, data any) ([]byte, error) {
 	ok := false
@@ -238,6 +319,8 @@ func MarshalEvent(typ EventType, ts time.Time, data any) ([]byte, error) {
 		ok = typ == EventCertificadoExpiring
 	case PingData, *PingData:
 		ok = typ == EventPing
+	case RecibidoData, *RecibidoData:
+		ok = typ == EventRecibidoCreated || typ == EventRecibidoPlazoPorVencer
 	}
 	if !typ.Known() && typ != EventPing {
 		return nil, fmt.Errorf("webhook: marshal event: unknown type %q (want one of %s)", typ, eventTypeList())

@@ -60,6 +60,8 @@ func TestSampleEventsMatchTypes(t *testing.T) {
 			data, err = e.CAFLowStock()
 		case e.Type == EventCertificadoExpiring:
 			data, err = e.CertificadoExpiring()
+		case e.Type == EventRecibidoCreated || e.Type == EventRecibidoPlazoPorVencer:
+			data, err = e.Recibido()
 		default:
 			t.Fatalf("sample of unknown type %q", e.Type)
 		}
@@ -80,6 +82,9 @@ func TestSampleEventsMatchTypes(t *testing.T) {
 		want := jsonFields(reflect.TypeOf(data))
 		if e.Type == EventDTECreated { // codigo_sii and glosa_sii are omitted before submission
 			want = without(want, "codigo_sii", "glosa_sii")
+		}
+		if e.Type.IsDTE() && !strings.HasPrefix(string(e.Type), "dte.receptor_") && e.Type != EventDTEMercaderiasRecibidas {
+			want = without(want, "receptor") // only the receptor's answers carry it
 		}
 		if !reflect.DeepEqual(keys, want) {
 			t.Errorf("%s: sample fields %v, Go type fields %v", e.Type, keys, want)
@@ -208,7 +213,9 @@ func TestMarshalEventErrors(t *testing.T) {
 }
 
 func TestEventTypes(t *testing.T) {
-	want := []string{"dte.created", "dte.accepted", "dte.rejected", "dte.repaired", "caf.low_stock", "certificado.expiring"}
+	want := []string{"dte.created", "dte.accepted", "dte.rejected", "dte.repaired", "caf.low_stock", "certificado.expiring",
+		"dte.receptor_recibido", "dte.receptor_aceptado", "dte.receptor_rechazado", "dte.mercaderias_recibidas",
+		"recibido.created", "recibido.plazo_por_vencer"}
 	got := EventTypes()
 	if len(got) != len(want) {
 		t.Fatalf("EventTypes() = %v", got)
