@@ -550,7 +550,9 @@ type Tx interface {
 
 	// InsertRecibido records a received document; one whose DedupeKey the
 	// company already has is refused with a ConflictError on
-	// ConstraintRecibido, without aborting the transaction.
+	// ConstraintRecibido, without aborting the transaction. Its
+	// RecepcionID must be one of the company's received files, else
+	// ErrNotFound.
 	InsertRecibido(ctx context.Context, r *Recibido) error
 	// UpdateRecibido replaces Estado, CorreoEmisor, Respuesta, RCV,
 	// FechaRecepcionSII, PlazoVence, PlazoAvisadoAt and UpdatedAt (set to
@@ -562,7 +564,8 @@ type Tx interface {
 	GetRecibidoForUpdate(ctx context.Context, empresaID, id string) (*Recibido, error)
 
 	// InsertCorreo records a mail to send; ErrNotFound when its company
-	// does not exist.
+	// does not exist, or when the DTEID or RecibidoID it names (when not
+	// empty) is not the company's.
 	InsertCorreo(ctx context.Context, c *Correo) error
 	// UpdateCorreo replaces Estado, Attempts, LastError, SentAt and
 	// UpdatedAt (set to now when zero).
@@ -575,16 +578,18 @@ type Tx interface {
 	InsertMensaje(ctx context.Context, m *Mensaje) error
 
 	// PutCorreoConfig records the company's mailbox settings, replacing
-	// Config, SealedIMAP and SealedSMTP (State is kept); ErrNotFound when
-	// the company does not exist.
+	// Config, SealedIMAP, SealedSMTP and UpdatedAt (set to now when zero);
+	// State is kept (and is nil for new settings: only SetCorreoState
+	// writes it). ErrNotFound when the company does not exist.
 	PutCorreoConfig(ctx context.Context, c *CorreoConfig) error
 	// SetCorreoState replaces the State of the company's mailbox
-	// settings; ErrNotFound when it has none.
+	// settings, and nothing else (UpdatedAt included); ErrNotFound when it
+	// has none.
 	SetCorreoState(ctx context.Context, empresaID string, state []byte) error
 
 	// SetDTEIntercambio replaces the Intercambio of one document (what
-	// its receptor answered), changing nothing else; ErrNotFound when the
-	// company has no such document.
+	// its receptor answered), changing nothing else (UpdatedAt included);
+	// ErrNotFound when the company has no such document.
 	SetDTEIntercambio(ctx context.Context, empresaID, id string, data []byte) error
 
 	// Enqueue inserts a background job in this transaction: it becomes

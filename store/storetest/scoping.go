@@ -33,6 +33,11 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	env := &store.Envio{EmpresaID: a.ID, Estado: "pendiente"}
 	cert := &store.Certificado{EmpresaID: a.ID, Sealed: []byte{1}, IsActive: true}
 	var del *store.Delivery
+	rec := &store.Recepcion{EmpresaID: a.ID, Digest: "a-digest", Origen: "upload", XML: []byte("<EnvioDTE/>")}
+	var rcb *store.Recibido
+	var mail *store.Correo
+	msg := &store.Mensaje{EmpresaID: a.ID, MessageID: "<a@x>", Digest: "a-mail", Estado: "procesado"}
+	mailbox := &store.CorreoConfig{EmpresaID: a.ID, Config: []byte("{}"), SealedIMAP: []byte{1}}
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		err := errors.Join(tx.InsertCAF(ctx, caf), tx.InsertDTE(ctx, doc), tx.InsertCliente(ctx, cli),
 			tx.InsertProducto(ctx, pro), tx.InsertWebhook(ctx, wh), tx.InsertAPIKey(ctx, key),
@@ -44,7 +49,16 @@ func (h *harness) testTenantScoping(t *testing.T) {
 		if err := tx.InsertDelivery(ctx, del); err != nil {
 			return err
 		}
-		return errors.Join(tx.SetLowStockThreshold(ctx, a.ID, 9),
+		if err := errors.Join(tx.InsertRecepcion(ctx, rec), tx.InsertMensaje(ctx, msg), tx.PutCorreoConfig(ctx, mailbox),
+			tx.SetCorreoState(ctx, a.ID, []byte(`{"uid":1}`)), tx.SetDTEIntercambio(ctx, a.ID, doc.ID, []byte(`{"a":1}`))); err != nil {
+			return err
+		}
+		rcb = &store.Recibido{EmpresaID: a.ID, RecepcionID: rec.ID, DedupeKey: "a-key", Estado: "recibido", XML: []byte("<DTE/>")}
+		if err := tx.InsertRecibido(ctx, rcb); err != nil {
+			return err
+		}
+		mail = &store.Correo{EmpresaID: a.ID, Tipo: "resultado", DTEID: doc.ID, RecibidoID: rcb.ID, Estado: "pendiente", Message: []byte("m")}
+		return errors.Join(tx.SetLowStockThreshold(ctx, a.ID, 9), tx.InsertCorreo(ctx, mail),
 			tx.InsertDeliveryAttempt(ctx, &store.DeliveryAttempt{EmpresaID: a.ID, DeliveryID: del.ID, WebhookID: wh.ID,
 				Attempt: 1, Trigger: store.TriggerScheduled, StatusCode: 500}))
 	})
@@ -78,6 +92,20 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				get("GetDelivery", err)
 				_, err = r.GetEnvio(ctx, other, env.ID)
 				get("GetEnvio", err)
+				_, err = r.GetRecepcion(ctx, other, rec.ID)
+				get("GetRecepcion", err)
+				_, err = r.GetRecepcionByDigest(ctx, other, rec.Digest)
+				get("GetRecepcionByDigest", err)
+				_, err = r.GetRecibido(ctx, other, rcb.ID)
+				get("GetRecibido", err)
+				_, err = r.GetRecibidoByKey(ctx, other, rcb.DedupeKey)
+				get("GetRecibidoByKey", err)
+				_, err = r.GetCorreo(ctx, other, mail.ID)
+				get("GetCorreo", err)
+				_, err = r.FindMensaje(ctx, other, msg.MessageID, msg.Digest)
+				get("FindMensaje", err)
+				_, err = r.GetCorreoConfig(ctx, other)
+				get("GetCorreoConfig", err)
 				if other != b.ID {
 					_, err = r.GetEmpresa(ctx, other)
 					get("GetEmpresa", err)
@@ -114,6 +142,16 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				empty("ListDeliveries", lenPage(dels), err)
 				envs, err := r.ListEnvios(ctx, other, store.ListFilter{})
 				empty("ListEnvios", lenPage(envs), err)
+				recs, err := r.ListRecepciones(ctx, other, store.ListFilter{})
+				empty("ListRecepciones", lenPage(recs), err)
+				rcbs, err := r.ListRecibidos(ctx, other, store.RecibidoFilter{RutEmisor: rcb.RutEmisor})
+				empty("ListRecibidos", lenPage(rcbs), err)
+				mails, err := r.ListCorreos(ctx, other, store.CorreoFilter{DTEID: doc.ID})
+				empty("ListCorreos", lenPage(mails), err)
+				mails, err = r.ListCorreos(ctx, other, store.CorreoFilter{RecibidoID: rcb.ID})
+				empty("ListCorreos by recibido", lenPage(mails), err)
+				msgs, err := r.ListMensajes(ctx, other, store.ListFilter{})
+				empty("ListMensajes", lenPage(msgs), err)
 				atts, err := r.ListDeliveryAttempts(ctx, other, del.ID)
 				empty("ListDeliveryAttempts", len(atts), err)
 				// No failures and no threshold: zero, not an error.
@@ -215,8 +253,47 @@ func (h *harness) testTenantScoping(t *testing.T) {
 					_, err := tx.GetEnvioForUpdate(ctx, other, env.ID)
 					return err
 				},
+				"InsertRecibido": func(ctx context.Context, tx store.Tx) error {
+					return tx.InsertRecibido(ctx, &store.Recibido{EmpresaID: other, RecepcionID: rec.ID, DedupeKey: "b-key"})
+				},
+				"UpdateRecibido": func(ctx context.Context, tx store.Tx) error {
+					u := *rcb
+					u.EmpresaID, u.Estado = other, "hijacked"
+					return tx.UpdateRecibido(ctx, &u)
+				},
+				"GetRecibidoForUpdate": func(ctx context.Context, tx store.Tx) error {
+					_, err := tx.GetRecibidoForUpdate(ctx, other, rcb.ID)
+					return err
+				},
+				"InsertCorreo with A's DTE": func(ctx context.Context, tx store.Tx) error {
+					return tx.InsertCorreo(ctx, &store.Correo{EmpresaID: other, Tipo: "dte", DTEID: doc.ID})
+				},
+				"InsertCorreo with A's recibido": func(ctx context.Context, tx store.Tx) error {
+					return tx.InsertCorreo(ctx, &store.Correo{EmpresaID: other, Tipo: "resultado", RecibidoID: rcb.ID})
+				},
+				"UpdateCorreo": func(ctx context.Context, tx store.Tx) error {
+					u := *mail
+					u.EmpresaID, u.Estado = other, "hijacked"
+					return tx.UpdateCorreo(ctx, &u)
+				},
+				"SetCorreoState": func(ctx context.Context, tx store.Tx) error {
+					return tx.SetCorreoState(ctx, other, []byte("hijacked"))
+				},
+				"SetDTEIntercambio": func(ctx context.Context, tx store.Tx) error {
+					return tx.SetDTEIntercambio(ctx, other, doc.ID, []byte("hijacked"))
+				},
 			}
 			if other != b.ID {
+				// B's own records: not cross-tenant writes for B.
+				writes["InsertRecepcion"] = func(ctx context.Context, tx store.Tx) error {
+					return tx.InsertRecepcion(ctx, &store.Recepcion{EmpresaID: other, Digest: "x"})
+				}
+				writes["InsertMensaje"] = func(ctx context.Context, tx store.Tx) error {
+					return tx.InsertMensaje(ctx, &store.Mensaje{EmpresaID: other, Digest: "x"})
+				}
+				writes["PutCorreoConfig"] = func(ctx context.Context, tx store.Tx) error {
+					return tx.PutCorreoConfig(ctx, &store.CorreoConfig{EmpresaID: other, Config: []byte("{}")})
+				}
 				writes["UpdateEmpresa"] = func(ctx context.Context, tx store.Tx) error {
 					return tx.UpdateEmpresa(ctx, &store.Empresa{ID: other, Rut: "x", Ambiente: "x"})
 				}
@@ -272,16 +349,47 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	if n, ok, err := s.LowStockThreshold(ctx, a.ID); err != nil || !ok || n != 9 {
 		t.Errorf("A's threshold: %d, %v, %v; want 9", n, ok, err)
 	}
+	if r, err := s.GetRecibido(ctx, a.ID, rcb.ID); err != nil || r.Estado != "recibido" {
+		t.Errorf("A's recibido changed: %+v, %v", r, err)
+	}
+	if c, err := s.GetCorreo(ctx, a.ID, mail.ID); err != nil || c.Estado != "pendiente" {
+		t.Errorf("A's correo changed: %+v, %v", c, err)
+	}
+	if c, err := s.GetCorreoConfig(ctx, a.ID); err != nil || string(c.State) != `{"uid":1}` {
+		t.Errorf("A's mailbox state changed: %+v, %v", c, err)
+	}
+	if d, err := s.GetDTE(ctx, a.ID, doc.ID); err != nil || string(d.Intercambio) != `{"a":1}` {
+		t.Errorf("A's DTE answer changed: %+v, %v", d, err)
+	}
+	for what, n := range map[string]func() (int, error){
+		"recibidos": func() (int, error) {
+			p, err := s.ListRecibidos(ctx, a.ID, store.RecibidoFilter{})
+			return lenPage(p), err
+		},
+		"correos": func() (int, error) { p, err := s.ListCorreos(ctx, a.ID, store.CorreoFilter{}); return lenPage(p), err },
+	} {
+		if got, err := n(); err != nil || got != 1 {
+			t.Errorf("A's %s: %d, %v; want 1", what, got, err)
+		}
+	}
 
 	// Uniqueness rules are per company: B may reuse A's rut, codigo,
-	// range, folio and idempotency key.
+	// range, folio, idempotency key, file digest, document key and mail.
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		return errors.Join(
 			tx.InsertCAF(ctx, &store.CAF{EmpresaID: b.ID, TipoDTE: 33, FolioDesde: 1, FolioHasta: 10, Ambiente: "certificacion", IsActive: true}),
 			tx.InsertDTE(ctx, &store.DTE{EmpresaID: b.ID, TipoDTE: 33, Folio: 1, Estado: string(dte.EstadoFirmado)}),
 			tx.InsertCliente(ctx, &store.Cliente{EmpresaID: b.ID, Rut: cli.Rut, RazonSocial: "B"}),
 			tx.InsertProducto(ctx, &store.Producto{EmpresaID: b.ID, Codigo: pro.Codigo, Nombre: "B"}),
-			tx.InsertIdempotency(ctx, &store.Idempotency{EmpresaID: b.ID, Key: idem.Key}))
+			tx.InsertIdempotency(ctx, &store.Idempotency{EmpresaID: b.ID, Key: idem.Key}),
+			tx.InsertMensaje(ctx, &store.Mensaje{EmpresaID: b.ID, MessageID: msg.MessageID, Digest: msg.Digest}),
+			func() error {
+				recB := &store.Recepcion{EmpresaID: b.ID, Digest: rec.Digest}
+				if err := tx.InsertRecepcion(ctx, recB); err != nil {
+					return err
+				}
+				return tx.InsertRecibido(ctx, &store.Recibido{EmpresaID: b.ID, RecepcionID: recB.ID, DedupeKey: rcb.DedupeKey})
+			}())
 	})
 }
 

@@ -12,8 +12,9 @@ import (
 )
 
 // testSealed checks the sealed secrets of every company as ListSealed
-// finds them, ReplaceSealed and SealCAF, the erasing of a deleted
-// webhook's secret, and the settings of the database.
+// finds them (mailbox passwords included), ReplaceSealed and SealCAF, the
+// erasing of a deleted webhook's secret, and the settings of the
+// database.
 func (h *harness) testSealed(t *testing.T) {
 	s, _ := h.open(t)
 	ctx := ctxT(t)
@@ -36,10 +37,18 @@ func (h *harness) testSealed(t *testing.T) {
 	gone := &store.Webhook{EmpresaID: a.ID, URL: "https://example.com/gone", Events: []string{"dte.created"}, Secret: []byte("hook-gone"), IsActive: true}
 	bare := &store.Webhook{EmpresaID: b.ID, URL: "https://example.com/bare", Events: []string{"dte.created"}, IsActive: true}
 	hookB := &store.Webhook{EmpresaID: b.ID, URL: "https://example.com/b", Events: []string{"dte.created"}, Secret: []byte("hook-b"), IsActive: true}
+	// Mailbox settings: a's with both passwords, b's with the IMAP one
+	// alone, c's with none.
+	c := empresa(t, s, "76777777-7")
+	mailA := &store.CorreoConfig{EmpresaID: a.ID, Config: []byte(`{"a":1}`), SealedIMAP: []byte("imap-a"), SealedSMTP: []byte("smtp-a")}
+	mailB := &store.CorreoConfig{EmpresaID: b.ID, Config: []byte(`{"b":1}`), SealedIMAP: []byte("imap-b")}
+	mailC := &store.CorreoConfig{EmpresaID: c.ID, Config: []byte(`{"c":1}`)}
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		return errors.Join(tx.PutCertificado(ctx, certA), tx.PutCertificado(ctx, certB),
 			tx.InsertCAF(ctx, cafA), tx.InsertCAF(ctx, legacy), tx.InsertCAF(ctx, cafB),
-			tx.InsertWebhook(ctx, hookA), tx.InsertWebhook(ctx, gone), tx.InsertWebhook(ctx, bare), tx.InsertWebhook(ctx, hookB))
+			tx.InsertWebhook(ctx, hookA), tx.InsertWebhook(ctx, gone), tx.InsertWebhook(ctx, bare), tx.InsertWebhook(ctx, hookB),
+			tx.PutCorreoConfig(ctx, mailA), tx.PutCorreoConfig(ctx, mailB), tx.PutCorreoConfig(ctx, mailC),
+			tx.SetCorreoState(ctx, a.ID, []byte(`{"uid":7}`)))
 	})
 	got, err := s.GetCAF(ctx, a.ID, cafA.ID)
 	if err != nil {
@@ -70,6 +79,16 @@ func (h *harness) testSealed(t *testing.T) {
 		store.SealedWebhook: order([]store.Sealed{
 			{Kind: store.SealedWebhook, EmpresaID: a.ID, ID: hookA.ID, Data: []byte("hook-a")},
 			{Kind: store.SealedWebhook, EmpresaID: b.ID, ID: hookB.ID, Data: []byte("hook-b")}}),
+		store.SealedCorreoIMAP: order([]store.Sealed{
+			{Kind: store.SealedCorreoIMAP, EmpresaID: a.ID, Data: []byte("imap-a")},
+			{Kind: store.SealedCorreoIMAP, EmpresaID: b.ID, Data: []byte("imap-b")}}),
+		store.SealedCorreoSMTP: {
+			{Kind: store.SealedCorreoSMTP, EmpresaID: a.ID, Data: []byte("smtp-a")}},
+	}
+	for _, kind := range store.SealedKinds {
+		if want[kind] == nil {
+			t.Errorf("the suite has no secret of kind %q: add one", kind)
+		}
 	}
 	listAll := func(r store.Reader, kind string) []store.Sealed {
 		t.Helper()
@@ -141,12 +160,35 @@ func (h *harness) testSealed(t *testing.T) {
 	gotHook, _ := s.GetWebhook(ctx, a.ID, hookA.ID)
 	hookA.Secret = []byte("new-hook-a")
 	same(t, "GetWebhook after ReplaceSealed", gotHook, hookA)
+	// The mailbox passwords change, the settings and the reader's state
+	// (and the update time) stay.
+	for _, m := range []struct {
+		cfg   *store.CorreoConfig
+		state []byte
+	}{{mailA, []byte(`{"uid":7}`)}, {mailB, nil}, {mailC, nil}} {
+		gotMail, err := s.GetCorreoConfig(ctx, m.cfg.EmpresaID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := *m.cfg
+		want.State = m.state
+		if want.SealedIMAP != nil {
+			want.SealedIMAP = append([]byte("new-"), want.SealedIMAP...)
+		}
+		if want.SealedSMTP != nil {
+			want.SealedSMTP = append([]byte("new-"), want.SealedSMTP...)
+		}
+		same(t, "GetCorreoConfig after ReplaceSealed", gotMail, &want)
+	}
 	for _, sec := range []store.Sealed{
 		{Kind: store.SealedWebhook, EmpresaID: a.ID, ID: gone.ID, Data: []byte("x")},  // deleted, secret erased
 		{Kind: store.SealedWebhook, EmpresaID: b.ID, ID: bare.ID, Data: []byte("x")},  // never had one
 		{Kind: store.SealedWebhook, EmpresaID: b.ID, ID: hookA.ID, Data: []byte("x")}, // another company's
 		{Kind: store.SealedCAFKey, EmpresaID: a.ID, ID: "missing", Data: []byte("x")}, // no such CAF
 		{Kind: store.SealedCertificado, EmpresaID: "missing", Data: []byte("x")},      // no such company
+		{Kind: store.SealedCorreoSMTP, EmpresaID: b.ID, Data: []byte("x")},            // settings without it
+		{Kind: store.SealedCorreoIMAP, EmpresaID: c.ID, Data: []byte("x")},            // settings without it
+		{Kind: store.SealedCorreoIMAP, EmpresaID: "missing", Data: []byte("x")},       // no such company
 	} {
 		err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.ReplaceSealed(ctx, &sec) })
 		wantErr(t, err, store.ErrNotFound, "ReplaceSealed of "+sec.Kind+" "+sec.ID)

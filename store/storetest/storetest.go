@@ -4,8 +4,10 @@
 // by RUT, Ping answers, the attempt log and the alert threshold keep what
 // they are given, sealed secrets are found and rewritten across
 // companies, cursors stay stable under concurrent inserts, folios are
-// handed out once under concurrency, a failed Write leaves nothing behind
-// (its jobs included), and background jobs retry on their kind's
+// handed out once under concurrency, the inbox's received files are
+// numbered once each under concurrency and its records deduplicate, a
+// failed Write leaves nothing behind (its jobs included), and background
+// jobs retry on their kind's
 // schedule, stay unique, run periodically, wait in declared queues each
 // worked within its own budget, can be snoozed without using up an
 // attempt, and are rescued after their worker's process is killed, while
@@ -74,6 +76,14 @@ func Run(t *testing.T, b Backend) {
 	t.Run("IdempotencyConcurrent", h.testIdempotencyConcurrent)
 	t.Run("MixedOutcomes", h.testMixedOutcomes)
 	t.Run("EventDeliveryEnvio", h.testEventDeliveryEnvio)
+	t.Run("Recepcion", h.testRecepcion)
+	t.Run("RecepcionNumeroConcurrent", h.testRecepcionNumeroConcurrent)
+	t.Run("Recibido", h.testRecibido)
+	t.Run("RecibidoList", h.testRecibidoList)
+	t.Run("Correo", h.testCorreo)
+	t.Run("Mensaje", h.testMensaje)
+	t.Run("CorreoConfig", h.testCorreoConfig)
+	t.Run("DTEIntercambio", h.testDTEIntercambio)
 	t.Run("AttemptLog", h.testAttemptLog)
 	t.Run("AttemptLogLimit", h.testAttemptLogLimit)
 	t.Run("LowStockThreshold", h.testLowStockThreshold)

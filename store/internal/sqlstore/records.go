@@ -135,13 +135,23 @@ func (r *reader) GetEmpresaLogo(ctx context.Context, empresaID string) (*store.L
 }
 
 func (t *tx) SetEmpresaLogo(ctx context.Context, empresaID string, l *store.Logo) error {
-	var one int
-	if err := t.q.QueryRowContext(ctx, "SELECT 1 FROM empresas WHERE id = $1", empresaID).Scan(&one); err != nil {
-		return t.notFound(err, "empresa", empresaID)
+	if err := t.empresaExists(ctx, empresaID); err != nil {
+		return err
 	}
 	_, err := t.q.ExecContext(ctx, `INSERT INTO empresa_logos (empresa_id, content_type, data) VALUES ($1, $2, $3)
 		ON CONFLICT (empresa_id) DO UPDATE SET content_type = excluded.content_type, data = excluded.data`, empresaID, l.ContentType, l.Data)
 	return t.errf(err, "setting the logo of empresa %q", empresaID)
+}
+
+// empresaExists returns ErrNotFound when the company does not exist. A
+// write checks it first where a foreign key violation would otherwise
+// abort PostgreSQL's transaction.
+func (t *tx) empresaExists(ctx context.Context, empresaID string) error {
+	var one int
+	if err := t.q.QueryRowContext(ctx, "SELECT 1 FROM empresas WHERE id = $1", empresaID).Scan(&one); err != nil {
+		return t.notFound(err, "empresa", empresaID)
+	}
+	return nil
 }
 
 func (t *tx) DeleteEmpresaLogo(ctx context.Context, empresaID string) error {
@@ -278,16 +288,18 @@ func (r *reader) CAFsInUse(ctx context.Context, empresaID string) (map[int]strin
 }
 
 // lockEmpresa serializes, per company, writers that check-then-insert
-// (CAF ranges); SQLite's single writer needs nothing.
+// (CAF ranges, the numbers of received files): it locks the company's
+// row until the transaction ends (SQLite's single writer needs no lock),
+// and returns ErrNotFound when the company does not exist.
 func (t *tx) lockEmpresa(ctx context.Context, empresaID string) error {
 	if t.d.LockEmpresa == "" {
-		return nil
+		return t.empresaExists(ctx, empresaID)
 	}
-	rows, err := t.q.QueryContext(ctx, t.d.LockEmpresa, empresaID)
-	if err != nil {
-		return t.errf(err, "locking empresa %q", empresaID)
+	var one int
+	if err := t.q.QueryRowContext(ctx, t.d.LockEmpresa, empresaID).Scan(&one); err != nil {
+		return t.notFound(err, "empresa", empresaID)
 	}
-	return rows.Close()
+	return nil
 }
 
 func (t *tx) InsertCAF(ctx context.Context, c *store.CAF) error {
@@ -351,7 +363,10 @@ func (t *tx) TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (*sto
 // ---- dtes
 
 const dteListCols = "id, empresa_id, tipo_dte, folio, caf_id, estado, rut_receptor, razon_social_receptor, fecha_emision, monto_total, auto_send, request, emisor, emitted_at, totals, tracking, sii_status, metadata, created_at, updated_at"
-const dteCols = dteListCols + ", xml"
+
+// dteCols adds what only the reads of one document return: its XML and
+// what its receptor answered.
+const dteCols = dteListCols + ", xml, intercambio"
 
 // dteFields lists the scan destinations of dteListCols.
 func dteFields(d *store.DTE) []any {
@@ -364,7 +379,7 @@ func dteFields(d *store.DTE) []any {
 func dteOwnBytes(d *store.DTE) {
 	d.Request, d.Emisor, d.Totals = bytesOrNil(d.Request), bytesOrNil(d.Emisor), bytesOrNil(d.Totals)
 	d.Tracking, d.SIIStatus, d.Metadata = bytesOrNil(d.Tracking), bytesOrNil(d.SIIStatus), bytesOrNil(d.Metadata)
-	d.XML = bytesOrNil(d.XML)
+	d.XML, d.Intercambio = bytesOrNil(d.XML), bytesOrNil(d.Intercambio)
 }
 
 func scanDTEList(s scanner) (store.DTE, error) {
@@ -376,7 +391,7 @@ func scanDTEList(s scanner) (store.DTE, error) {
 
 func scanDTE(s scanner) (store.DTE, error) {
 	var d store.DTE
-	err := s.Scan(append(dteFields(&d), &d.XML)...)
+	err := s.Scan(append(dteFields(&d), &d.XML, &d.Intercambio)...)
 	dteOwnBytes(&d)
 	return d, err
 }
@@ -430,10 +445,10 @@ func (t *tx) InsertDTE(ctx context.Context, d *store.DTE) error {
 	t.stamp(&d.ID, &d.CreatedAt, &d.UpdatedAt)
 	d.EmittedAt = normTime(d.EmittedAt)
 	res, err := t.q.ExecContext(ctx, "INSERT INTO dtes ("+dteCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) ON CONFLICT DO NOTHING`,
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) ON CONFLICT DO NOTHING`,
 		d.ID, d.EmpresaID, d.TipoDTE, d.Folio, d.CAFID, d.Estado, d.RutReceptor, d.RazonSocialReceptor, d.FechaEmision,
 		d.MontoTotal, boolArg(d.AutoSend), blob(d.Request), blob(d.Emisor), t.d.targ(d.EmittedAt), blob(d.Totals),
-		blob(d.Tracking), blob(d.SIIStatus), blob(d.Metadata), t.d.targ(d.CreatedAt), t.d.targ(d.UpdatedAt), blob(d.XML))
+		blob(d.Tracking), blob(d.SIIStatus), blob(d.Metadata), t.d.targ(d.CreatedAt), t.d.targ(d.UpdatedAt), blob(d.XML), blob(d.Intercambio))
 	return t.inserted(ctx, res, err, "dte", "dtes", d.ID, store.ConstraintDTEFolio)
 }
 
@@ -465,6 +480,13 @@ func (t *tx) UpdateDTEIf(ctx context.Context, d *store.DTE, fromEstado string) (
 		return false, t.notFound(err, "dte", d.ID)
 	}
 	return false, nil
+}
+
+// SetDTEIntercambio replaces what the receptor answered about one
+// document, and nothing else (its update time included).
+func (t *tx) SetDTEIntercambio(ctx context.Context, empresaID, id string, data []byte) error {
+	res, err := t.q.ExecContext(ctx, "UPDATE dtes SET intercambio = $3 WHERE empresa_id = $1 AND id = $2", empresaID, id, blob(data))
+	return t.affectedOne(res, err, "dte", id)
 }
 
 // ---- clientes

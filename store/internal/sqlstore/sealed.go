@@ -23,6 +23,8 @@ var sealedColumns = map[string]sealedColumn{
 	store.SealedCertificado: {table: "certificados", column: "sealed"},
 	store.SealedCAFKey:      {table: "cafs", column: "sealed_key", id: "id"},
 	store.SealedWebhook:     {table: "webhooks", column: "secret", id: "id"},
+	store.SealedCorreoIMAP:  {table: "correo_config", column: "sealed_imap"},
+	store.SealedCorreoSMTP:  {table: "correo_config", column: "sealed_smtp"},
 }
 
 func sealedColumnOf(kind string) (sealedColumn, error) {

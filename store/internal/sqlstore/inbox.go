@@ -1,0 +1,419 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dtekit/dtekit/store"
+)
+
+// The company's inbox and mail: received files (recepciones) and their
+// documents (recibidos), mails sent (correos) and read (mensajes), and the
+// mailbox settings (correo_config). Every insert that a uniqueness rule
+// may refuse runs as INSERT … ON CONFLICT DO NOTHING, so a refusal is a
+// ConflictError that leaves the transaction usable on PostgreSQL too (the
+// caller goes on to read the record that was there first).
+
+// exists runs a query selecting at most one row and reports whether it
+// found one.
+func (t *tx) exists(ctx context.Context, query string, args ...any) (bool, error) {
+	var one int
+	err := t.q.QueryRowContext(ctx, query, args...).Scan(&one)
+	if errors.Is(err, errNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// refusedBy turns the primary key conflict that inserted reports, when
+// the record's own uniqueness rule holds too, into a conflict on that
+// rule: a record inserted twice (its id taken along with its key) is
+// reported as what it is, a duplicate of the company's record. query
+// selects the row the rule protects.
+func (t *tx) refusedBy(ctx context.Context, err error, constraint, what, id, query string, args ...any) error {
+	if store.ConflictOn(err) != store.ConstraintPrimaryKey {
+		return err
+	}
+	found, qerr := t.exists(ctx, query, args...)
+	if qerr != nil {
+		return t.errf(qerr, "inserting %s %q", what, id)
+	}
+	if found {
+		return &store.ConflictError{Constraint: constraint}
+	}
+	return err
+}
+
+// ---- recepciones
+
+const recepcionListCols = "id, empresa_id, numero, digest, origen, mensaje_id, remitente, estado, report, created_at"
+const recepcionCols = recepcionListCols + ", xml"
+
+func recepcionFields(r *store.Recepcion) []any {
+	return []any{&r.ID, &r.EmpresaID, &r.Numero, &r.Digest, &r.Origen, &r.MensajeID, &r.Remitente, &r.Estado,
+		&r.Report, ts(&r.CreatedAt)}
+}
+
+func scanRecepcionList(s scanner) (store.Recepcion, error) {
+	var r store.Recepcion
+	err := s.Scan(recepcionFields(&r)...)
+	r.Report = bytesOrNil(r.Report)
+	return r, err
+}
+
+func (r *reader) getRecepcion(ctx context.Context, empresaID, by, key string) (*store.Recepcion, error) {
+	var rec store.Recepcion
+	err := r.q.QueryRowContext(ctx, "SELECT "+recepcionCols+" FROM recepciones WHERE empresa_id = $1 AND "+by+" = $2", empresaID, key).
+		Scan(append(recepcionFields(&rec), &rec.XML)...)
+	if err != nil {
+		return nil, r.notFound(err, "recepcion with "+by, key)
+	}
+	rec.Report, rec.XML = bytesOrNil(rec.Report), bytesOrNil(rec.XML)
+	return &rec, nil
+}
+
+func (r *reader) GetRecepcion(ctx context.Context, empresaID, id string) (*store.Recepcion, error) {
+	return r.getRecepcion(ctx, empresaID, "id", id)
+}
+
+func (r *reader) GetRecepcionByDigest(ctx context.Context, empresaID, digest string) (*store.Recepcion, error) {
+	return r.getRecepcion(ctx, empresaID, "digest", digest)
+}
+
+func (r *reader) ListRecepciones(ctx context.Context, empresaID string, f store.ListFilter) (*store.Page[store.Recepcion], error) {
+	var w where
+	w.add("empresa_id = ?", empresaID)
+	return pageOf(ctx, r, listing{name: "recepciones", table: "recepciones", empresaID: empresaID, cols: recepcionListCols}, w,
+		f.Cursor, f.Limit, scanRecepcionList)
+}
+
+// maxNumeroTries bounds how often InsertRecepcion takes the next number
+// again after another transaction took it first (which the company's lock
+// prevents; the bound only keeps a surprise from looping).
+const maxNumeroTries = 10
+
+// InsertRecepcion records a received file under the next number of its
+// company. The company's row is locked first (PostgreSQL; SQLite's one
+// writer is alone already), so two transactions never compute the same
+// number: the second waits for the first to end and then reads its
+// number. Should a number still be taken meanwhile, its unique rule
+// refuses the row without aborting the transaction and the insert tries
+// the next one.
+func (t *tx) InsertRecepcion(ctx context.Context, r *store.Recepcion) error {
+	t.stamp(&r.ID, &r.CreatedAt)
+	if err := t.lockEmpresa(ctx, r.EmpresaID); err != nil {
+		return err
+	}
+	for range maxNumeroTries {
+		var numero int64
+		err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+`)
+			SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10 FROM recepciones WHERE empresa_id = $2
+			ON CONFLICT DO NOTHING RETURNING numero`,
+			r.ID, r.EmpresaID, r.Digest, r.Origen, r.MensajeID, r.Remitente, r.Estado, blob(r.Report), t.d.targ(r.CreatedAt),
+			blob(r.XML)).Scan(&numero)
+		if err == nil {
+			r.Numero = numero
+			return nil
+		}
+		if !errors.Is(err, errNoRows) {
+			if t.d.IsForeignKey(err) {
+				return fmt.Errorf("%w: recepcion %q: its company does not exist", store.ErrNotFound, r.ID)
+			}
+			return t.errf(err, "inserting recepcion %q", r.ID)
+		}
+		// Refused: by its digest, its id, or (see above) its number.
+		found, err := t.exists(ctx, "SELECT 1 FROM recepciones WHERE empresa_id = $1 AND digest = $2", r.EmpresaID, r.Digest)
+		if err != nil {
+			return t.errf(err, "inserting recepcion %q", r.ID)
+		}
+		if found {
+			return &store.ConflictError{Constraint: store.ConstraintRecepcion}
+		}
+		if found, err = t.exists(ctx, "SELECT 1 FROM recepciones WHERE id = $1", r.ID); err != nil {
+			return t.errf(err, "inserting recepcion %q", r.ID)
+		}
+		if found {
+			return &store.ConflictError{Constraint: store.ConstraintPrimaryKey}
+		}
+	}
+	return fmt.Errorf("store: inserting recepcion %q of empresa %q: no free number after %d tries", r.ID, r.EmpresaID, maxNumeroTries)
+}
+
+// ---- recibidos
+
+const recibidoListCols = `id, empresa_id, recepcion_id, dedupe_key, rut_emisor, razon_social_emisor, tipo_dte, folio, fecha_emision,
+	monto_total, estado, correo_emisor, report, respuesta, rcv, fecha_recepcion_sii, plazo_vence, plazo_avisado_at, created_at, updated_at`
+const recibidoCols = recibidoListCols + ", xml"
+
+func recibidoFields(r *store.Recibido) []any {
+	return []any{&r.ID, &r.EmpresaID, &r.RecepcionID, &r.DedupeKey, &r.RutEmisor, &r.RazonSocialEmisor, &r.TipoDTE, &r.Folio,
+		&r.FechaEmision, &r.MontoTotal, &r.Estado, &r.CorreoEmisor, &r.Report, &r.Respuesta, &r.RCV,
+		ts(&r.FechaRecepcionSII), ts(&r.PlazoVence), ts(&r.PlazoAvisadoAt), ts(&r.CreatedAt), ts(&r.UpdatedAt)}
+}
+
+func recibidoOwnBytes(r *store.Recibido) {
+	r.Report, r.Respuesta, r.RCV, r.XML = bytesOrNil(r.Report), bytesOrNil(r.Respuesta), bytesOrNil(r.RCV), bytesOrNil(r.XML)
+}
+
+func scanRecibidoList(s scanner) (store.Recibido, error) {
+	var r store.Recibido
+	err := s.Scan(recibidoFields(&r)...)
+	recibidoOwnBytes(&r)
+	return r, err
+}
+
+// getRecibido reads one received document with every column; lock is the
+// backend's FOR UPDATE clause or "".
+func (r *reader) getRecibido(ctx context.Context, empresaID, by, key, lock string) (*store.Recibido, error) {
+	var rec store.Recibido
+	err := r.q.QueryRowContext(ctx, "SELECT "+recibidoCols+" FROM recibidos WHERE empresa_id = $1 AND "+by+" = $2"+lock, empresaID, key).
+		Scan(append(recibidoFields(&rec), &rec.XML)...)
+	if err != nil {
+		return nil, r.notFound(err, "recibido with "+by, key)
+	}
+	recibidoOwnBytes(&rec)
+	return &rec, nil
+}
+
+func (r *reader) GetRecibido(ctx context.Context, empresaID, id string) (*store.Recibido, error) {
+	return r.getRecibido(ctx, empresaID, "id", id, "")
+}
+
+func (r *reader) GetRecibidoByKey(ctx context.Context, empresaID, key string) (*store.Recibido, error) {
+	return r.getRecibido(ctx, empresaID, "dedupe_key", key, "")
+}
+
+func (t *tx) GetRecibidoForUpdate(ctx context.Context, empresaID, id string) (*store.Recibido, error) {
+	return t.getRecibido(ctx, empresaID, "id", id, t.d.ForUpdate)
+}
+
+func (r *reader) ListRecibidos(ctx context.Context, empresaID string, f store.RecibidoFilter) (*store.Page[store.Recibido], error) {
+	var w where
+	w.add("empresa_id = ?", empresaID)
+	if f.RutEmisor != "" {
+		w.add("rut_emisor = ?", f.RutEmisor)
+	}
+	if f.TipoDTE != 0 {
+		w.add("tipo_dte = ?", f.TipoDTE)
+	}
+	if f.Estado != "" {
+		w.add("estado = ?", f.Estado)
+	}
+	if f.FechaDesde != "" {
+		w.add("fecha_emision >= ?", f.FechaDesde)
+	}
+	if f.FechaHasta != "" {
+		w.add("fecha_emision <= ?", f.FechaHasta)
+	}
+	if !f.PlazoHasta.IsZero() {
+		// Spelled as the partial index recibidos_plazo is.
+		w.add("plazo_vence IS NOT NULL")
+		w.add("plazo_vence <= ?", r.d.targ(f.PlazoHasta))
+	}
+	if f.SinAviso {
+		w.add("plazo_avisado_at IS NULL")
+	}
+	return pageOf(ctx, r, listing{name: "recibidos", table: "recibidos", empresaID: empresaID, cols: recibidoListCols}, w,
+		f.Cursor, f.Limit, scanRecibidoList)
+}
+
+// normRecibidoTimes gives the times of the document's window the form
+// they are stored in.
+func normRecibidoTimes(r *store.Recibido) {
+	r.FechaRecepcionSII, r.PlazoVence, r.PlazoAvisadoAt = normTime(r.FechaRecepcionSII), normTime(r.PlazoVence), normTime(r.PlazoAvisadoAt)
+}
+
+// InsertRecibido records a received document of one of the company's
+// received files: a RecepcionID that is not the company's is ErrNotFound
+// (checked first, so the transaction stays usable).
+func (t *tx) InsertRecibido(ctx context.Context, r *store.Recibido) error {
+	t.stamp(&r.ID, &r.CreatedAt, &r.UpdatedAt)
+	normRecibidoTimes(r)
+	found, err := t.exists(ctx, "SELECT 1 FROM recepciones WHERE empresa_id = $1 AND id = $2", r.EmpresaID, r.RecepcionID)
+	if err != nil {
+		return t.errf(err, "inserting recibido %q", r.ID)
+	}
+	if !found {
+		return fmt.Errorf("%w: recibido %q: empresa %q has no recepcion %q", store.ErrNotFound, r.ID, r.EmpresaID, r.RecepcionID)
+	}
+	res, err := t.q.ExecContext(ctx, "INSERT INTO recibidos ("+recibidoCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) ON CONFLICT DO NOTHING`,
+		r.ID, r.EmpresaID, r.RecepcionID, r.DedupeKey, r.RutEmisor, r.RazonSocialEmisor, r.TipoDTE, r.Folio, r.FechaEmision,
+		r.MontoTotal, r.Estado, r.CorreoEmisor, blob(r.Report), blob(r.Respuesta), blob(r.RCV), t.d.targ(r.FechaRecepcionSII),
+		t.d.targ(r.PlazoVence), t.d.targ(r.PlazoAvisadoAt), t.d.targ(r.CreatedAt), t.d.targ(r.UpdatedAt), blob(r.XML))
+	err = t.inserted(ctx, res, err, "recibido", "recibidos", r.ID, store.ConstraintRecibido)
+	return t.refusedBy(ctx, err, store.ConstraintRecibido, "recibido", r.ID,
+		"SELECT 1 FROM recibidos WHERE empresa_id = $1 AND dedupe_key = $2", r.EmpresaID, r.DedupeKey)
+}
+
+func (t *tx) UpdateRecibido(ctx context.Context, r *store.Recibido) error {
+	t.stamp(nil, &r.UpdatedAt)
+	normRecibidoTimes(r)
+	res, err := t.q.ExecContext(ctx, `UPDATE recibidos SET estado = $3, correo_emisor = $4, respuesta = $5, rcv = $6,
+		fecha_recepcion_sii = $7, plazo_vence = $8, plazo_avisado_at = $9, updated_at = $10 WHERE empresa_id = $1 AND id = $2`,
+		r.EmpresaID, r.ID, r.Estado, r.CorreoEmisor, blob(r.Respuesta), blob(r.RCV), t.d.targ(r.FechaRecepcionSII),
+		t.d.targ(r.PlazoVence), t.d.targ(r.PlazoAvisadoAt), t.d.targ(r.UpdatedAt))
+	return t.affectedOne(res, err, "recibido", r.ID)
+}
+
+// ---- correos
+
+const correoListCols = "id, empresa_id, tipo, dte_id, recibido_id, para, message_id, estado, attempts, last_error, sent_at, created_at, updated_at"
+const correoCols = correoListCols + ", message"
+
+func correoFields(c *store.Correo) []any {
+	return []any{&c.ID, &c.EmpresaID, &c.Tipo, &c.DTEID, &c.RecibidoID, &c.Para, &c.MessageID, &c.Estado, &c.Attempts,
+		&c.LastError, ts(&c.SentAt), ts(&c.CreatedAt), ts(&c.UpdatedAt)}
+}
+
+func (r *reader) GetCorreo(ctx context.Context, empresaID, id string) (*store.Correo, error) {
+	var c store.Correo
+	err := r.q.QueryRowContext(ctx, "SELECT "+correoCols+" FROM correos WHERE empresa_id = $1 AND id = $2", empresaID, id).
+		Scan(append(correoFields(&c), &c.Message)...)
+	if err != nil {
+		return nil, r.notFound(err, "correo", id)
+	}
+	c.Message = bytesOrNil(c.Message)
+	return &c, nil
+}
+
+func (r *reader) ListCorreos(ctx context.Context, empresaID string, f store.CorreoFilter) (*store.Page[store.Correo], error) {
+	var w where
+	w.add("empresa_id = ?", empresaID)
+	if f.DTEID != "" {
+		w.add("dte_id = ?", f.DTEID)
+	}
+	if f.RecibidoID != "" {
+		w.add("recibido_id = ?", f.RecibidoID)
+	}
+	return pageOf(ctx, r, listing{name: "correos", table: "correos", empresaID: empresaID, cols: correoListCols}, w,
+		f.Cursor, f.Limit, func(s scanner) (store.Correo, error) {
+			var c store.Correo
+			err := s.Scan(correoFields(&c)...)
+			return c, err
+		})
+}
+
+// InsertCorreo records a mail to send. Its company, and the document or
+// received document it names, must be the company's: each is checked
+// first (ErrNotFound), so the transaction stays usable.
+func (t *tx) InsertCorreo(ctx context.Context, c *store.Correo) error {
+	t.stamp(&c.ID, &c.CreatedAt, &c.UpdatedAt)
+	c.SentAt = normTime(c.SentAt)
+	if err := t.empresaExists(ctx, c.EmpresaID); err != nil {
+		return err
+	}
+	for _, ref := range []struct{ table, id string }{{"dtes", c.DTEID}, {"recibidos", c.RecibidoID}} {
+		if ref.id == "" {
+			continue
+		}
+		found, err := t.exists(ctx, "SELECT 1 FROM "+ref.table+" WHERE empresa_id = $1 AND id = $2", c.EmpresaID, ref.id)
+		if err != nil {
+			return t.errf(err, "inserting correo %q", c.ID)
+		}
+		if !found {
+			return fmt.Errorf("%w: correo %q: empresa %q has no %s %q", store.ErrNotFound, c.ID, c.EmpresaID, ref.table, ref.id)
+		}
+	}
+	res, err := t.q.ExecContext(ctx, "INSERT INTO correos ("+correoCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+		$11, $12, $13, $14) ON CONFLICT DO NOTHING`,
+		c.ID, c.EmpresaID, c.Tipo, c.DTEID, c.RecibidoID, c.Para, c.MessageID, c.Estado, c.Attempts, c.LastError,
+		t.d.targ(c.SentAt), t.d.targ(c.CreatedAt), t.d.targ(c.UpdatedAt), blob(c.Message))
+	return t.inserted(ctx, res, err, "correo", "correos", c.ID, store.ConstraintPrimaryKey)
+}
+
+func (t *tx) UpdateCorreo(ctx context.Context, c *store.Correo) error {
+	t.stamp(nil, &c.UpdatedAt)
+	c.SentAt = normTime(c.SentAt)
+	res, err := t.q.ExecContext(ctx, `UPDATE correos SET estado = $3, attempts = $4, last_error = $5, sent_at = $6, updated_at = $7
+		WHERE empresa_id = $1 AND id = $2`,
+		c.EmpresaID, c.ID, c.Estado, c.Attempts, c.LastError, t.d.targ(c.SentAt), t.d.targ(c.UpdatedAt))
+	return t.affectedOne(res, err, "correo", c.ID)
+}
+
+// ---- mensajes
+
+const mensajeCols = "id, empresa_id, message_id, digest, from_addr, subject, estado, detalle, created_at"
+
+func scanMensaje(s scanner) (store.Mensaje, error) {
+	var m store.Mensaje
+	err := s.Scan(&m.ID, &m.EmpresaID, &m.MessageID, &m.Digest, &m.From, &m.Subject, &m.Estado, &m.Detalle, ts(&m.CreatedAt))
+	return m, err
+}
+
+// FindMensaje looks the mail up by its Message-ID, then by its digest,
+// each through its unique index (the first condition is spelled as the
+// partial index mensajes_message_id is).
+func (r *reader) FindMensaje(ctx context.Context, empresaID, messageID, digest string) (*store.Mensaje, error) {
+	lookups := []struct{ cond, key string }{
+		{"message_id = $2 AND message_id <> ''", messageID},
+		{"digest = $2", digest},
+	}
+	for _, l := range lookups {
+		if l.key == "" {
+			continue
+		}
+		m, err := scanMensaje(r.q.QueryRowContext(ctx, "SELECT "+mensajeCols+" FROM mensajes WHERE empresa_id = $1 AND "+l.cond, empresaID, l.key))
+		if err == nil {
+			return &m, nil
+		}
+		if !errors.Is(err, errNoRows) {
+			return nil, r.errf(err, "finding mensaje %q (digest %s)", messageID, digest)
+		}
+	}
+	return nil, fmt.Errorf("%w: mensaje %q (digest %s)", store.ErrNotFound, messageID, digest)
+}
+
+func (r *reader) ListMensajes(ctx context.Context, empresaID string, f store.ListFilter) (*store.Page[store.Mensaje], error) {
+	var w where
+	w.add("empresa_id = ?", empresaID)
+	return pageOf(ctx, r, listing{name: "mensajes", table: "mensajes", empresaID: empresaID, cols: mensajeCols}, w,
+		f.Cursor, f.Limit, scanMensaje)
+}
+
+func (t *tx) InsertMensaje(ctx context.Context, m *store.Mensaje) error {
+	t.stamp(&m.ID, &m.CreatedAt)
+	res, err := t.q.ExecContext(ctx, "INSERT INTO mensajes ("+mensajeCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+		m.ID, m.EmpresaID, m.MessageID, m.Digest, m.From, m.Subject, m.Estado, m.Detalle, t.d.targ(m.CreatedAt))
+	err = t.inserted(ctx, res, err, "mensaje", "mensajes", m.ID, store.ConstraintMensaje)
+	return t.refusedBy(ctx, err, store.ConstraintMensaje, "mensaje", m.ID,
+		"SELECT 1 FROM mensajes WHERE empresa_id = $1 AND ((message_id = $2 AND message_id <> '') OR digest = $3)",
+		m.EmpresaID, m.MessageID, m.Digest)
+}
+
+// ---- correo_config
+
+func (r *reader) GetCorreoConfig(ctx context.Context, empresaID string) (*store.CorreoConfig, error) {
+	var c store.CorreoConfig
+	err := r.q.QueryRowContext(ctx, "SELECT empresa_id, config, sealed_imap, sealed_smtp, state, updated_at FROM correo_config WHERE empresa_id = $1",
+		empresaID).Scan(&c.EmpresaID, &c.Config, &c.SealedIMAP, &c.SealedSMTP, &c.State, ts(&c.UpdatedAt))
+	if err != nil {
+		return nil, r.notFound(err, "correo config of empresa", empresaID)
+	}
+	c.Config, c.SealedIMAP, c.SealedSMTP, c.State = bytesOrNil(c.Config), bytesOrNil(c.SealedIMAP), bytesOrNil(c.SealedSMTP), bytesOrNil(c.State)
+	return &c, nil
+}
+
+// PutCorreoConfig writes the settings and the two sealed passwords; the
+// reader's State is SetCorreoState's alone (a new row has none).
+func (t *tx) PutCorreoConfig(ctx context.Context, c *store.CorreoConfig) error {
+	t.stamp(nil, &c.UpdatedAt)
+	if err := t.empresaExists(ctx, c.EmpresaID); err != nil {
+		return err
+	}
+	config := c.Config
+	if config == nil {
+		config = []byte{}
+	}
+	_, err := t.q.ExecContext(ctx, `INSERT INTO correo_config (empresa_id, config, sealed_imap, sealed_smtp, updated_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (empresa_id) DO UPDATE SET config = excluded.config, sealed_imap = excluded.sealed_imap,
+		sealed_smtp = excluded.sealed_smtp, updated_at = excluded.updated_at`,
+		c.EmpresaID, config, blob(c.SealedIMAP), blob(c.SealedSMTP), t.d.targ(c.UpdatedAt))
+	return t.errf(err, "writing the correo config of empresa %q", c.EmpresaID)
+}
+
+func (t *tx) SetCorreoState(ctx context.Context, empresaID string, state []byte) error {
+	res, err := t.q.ExecContext(ctx, "UPDATE correo_config SET state = $2 WHERE empresa_id = $1", empresaID, blob(state))
+	return t.affectedOne(res, err, "correo config of empresa", empresaID)
+}
