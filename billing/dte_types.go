@@ -18,14 +18,17 @@ type DTE struct {
 	RazonSocialReceptor string      `json:"razon_social_receptor"`
 	FechaEmision        string      `json:"fecha_emision"`
 	Montos
-	Detalle      []dte.LineaDetalle `json:"detalle"`
-	Referencias  []dte.Referencia   `json:"referencias,omitempty"`
-	Tracking     *Tracking          `json:"tracking,omitempty"`
-	SIIStatus    *SIIStatus         `json:"sii_status,omitempty"`
-	XMLDocumento string             `json:"xml_documento,omitempty"`
-	Metadata     map[string]any     `json:"metadata,omitempty"`
-	CreatedAt    time.Time          `json:"created_at"`
-	UpdatedAt    time.Time          `json:"updated_at"`
+	Detalle     []dte.LineaDetalle `json:"detalle"`
+	Referencias []dte.Referencia   `json:"referencias,omitempty"`
+	Tracking    *Tracking          `json:"tracking,omitempty"`
+	SIIStatus   *SIIStatus         `json:"sii_status,omitempty"`
+	// Intercambio is what the receptor answered by mail (its acuse, its
+	// commercial result, its receipt of goods); omitted until it answers.
+	Intercambio  *ReceptorRespuestas `json:"intercambio,omitempty"`
+	XMLDocumento string              `json:"xml_documento,omitempty"`
+	Metadata     map[string]any      `json:"metadata,omitempty"`
+	CreatedAt    time.Time           `json:"created_at"`
+	UpdatedAt    time.Time           `json:"updated_at"`
 }
 
 // Montos are a document's amounts (contract §2.2), as a DTE row keeps

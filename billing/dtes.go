@@ -73,6 +73,7 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 			return nil, fmt.Errorf("billing: DTE %s: stored metadata: %w", d.ID, err)
 		}
 	}
+	out.Intercambio = receptorOut(d)
 	if includeXML && len(d.XML) > 0 {
 		out.XMLDocumento = dte.XMLText(d.XML)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/delivery"
+	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/store"
@@ -40,6 +41,9 @@ type Workers struct {
 	Delivery int
 	// Maintenance: the periodic purges, sweeps and checks (default 2).
 	Maintenance int
+	// Mail: sending mail and reading mailboxes (default 2; none when
+	// Config.Mail.Off).
+	Mail int
 }
 
 // Default budgets of Workers.
@@ -48,6 +52,7 @@ const (
 	DefaultRecoveryWorkers    = 2
 	DefaultDeliveryWorkers    = delivery.DefaultWorkers
 	DefaultMaintenanceWorkers = periodic.DefaultWorkers
+	DefaultMailWorkers        = mailer.DefaultWorkers
 )
 
 // budget resolves one field of Workers: zero is def, negative is none.
@@ -105,6 +110,8 @@ func (s *Service) registerJobs() error {
 			}
 			return s.sub.Register(s.st.Jobs())
 		},
+		func() error { return s.inbox.Register(s.st.Jobs()) },
+		func() error { return s.mailer.Register(s.st.Jobs()) },
 	} {
 		if err := reg(); err != nil {
 			return err

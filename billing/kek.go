@@ -151,6 +151,8 @@ func sealedAAD(s *store.Sealed) []byte {
 		return cafKeyAAD(s.EmpresaID, s.ID)
 	case store.SealedWebhook:
 		return delivery.SecretAAD(s.EmpresaID, s.ID)
+	case store.SealedCorreoSMTP, store.SealedCorreoIMAP:
+		return correoAAD(s.Kind, s.EmpresaID)
 	}
 	return []byte("dtekit/unknown/" + s.Kind)
 }

@@ -9,9 +9,12 @@ import (
 
 	"github.com/dtekit/dtekit/billing/internal/alerts"
 	"github.com/dtekit/dtekit/billing/internal/delivery"
+	"github.com/dtekit/dtekit/billing/internal/inbox"
+	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -46,6 +49,10 @@ type Config struct {
 	// Workers sets how many background jobs of each kind of work this
 	// process runs at once; the zero value is the production setting.
 	Workers Workers
+	// Mail configures the mail of every company: reading its mailbox
+	// and sending its documents and answers (see MailConfig); each
+	// company's servers are its own settings (PutCorreoSettings).
+	Mail MailConfig
 }
 
 // Defaults of Config.
@@ -91,6 +98,12 @@ type Service struct {
 	sub *submission.Submitter
 	// outbox records events and fans them out to webhooks.
 	outbox *outbox.Outbox
+	// inbox receives suppliers' documents and customers' answers.
+	inbox *inbox.Inbox
+	// mailer sends and reads each company's mail.
+	mailer *mailer.Mailer
+	// siiTokens caches the tokens of the registry clients.
+	siiTokens *sii.TokenCache
 	// siiOutcomes and deliveryFailures count what Counts reports.
 	siiOutcomes, deliveryFailures tally
 }
@@ -131,10 +144,12 @@ func New(cfg Config) (*Service, error) {
 	s.outbox = outbox.New(s.now)
 	s.dlv = s.newDeliverer(cfg.Delivery)
 	s.alerts = alerts.New(alerts.Config{Store: s.st, Outbox: s.outbox, Now: s.now})
+	s.newMail()
 	if cfg.Submission != nil {
 		s.sub = s.newSubmitter(*cfg.Submission)
 		s.onSigned = append(s.onSigned, s.sub.Signed)
 	}
+	s.onSigned = append(s.onSigned, s.mailOnSigned)
 	if err := s.registerJobs(); err != nil {
 		return nil, err
 	}

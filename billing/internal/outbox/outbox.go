@@ -59,14 +59,34 @@ func (o *Outbox) Record(ctx context.Context, tx store.Tx, ev *store.Event) error
 	return o.fanOut(ctx, tx, ev)
 }
 
+// PublishReceptor records an event about what a document's receptor
+// answered (dte.receptor_*, dte.mercaderias_recibidas): the document's
+// data with the answer, in the caller's transaction.
+func (o *Outbox) PublishReceptor(ctx context.Context, tx store.Tx, d *store.DTE, typ webhook.EventType, a webhook.ReceptorData) error {
+	data := dteData(d)
+	data.Receptor = &a
+	if _, err := o.Publish(ctx, tx, d.EmpresaID, typ, data); err != nil {
+		return fmt.Errorf("billing: recording event %s for DTE %s: %w", typ, d.ID, err)
+	}
+	return nil
+}
+
 // PublishDTE records an event about a document (dte.created, and once
 // the SII has answered dte.accepted, dte.rejected or dte.repaired) with
 // the document's data and its tracking, in the caller's transaction.
 func (o *Outbox) PublishDTE(ctx context.Context, tx store.Tx, d *store.DTE, typ webhook.EventType) error {
+	if _, err := o.Publish(ctx, tx, d.EmpresaID, typ, dteData(d)); err != nil {
+		return fmt.Errorf("billing: recording event %s for DTE %s: %w", typ, d.ID, err)
+	}
+	return nil
+}
+
+// dteData is a document's data in its events, with the SII's side once
+// known (dte.accepted, dte.rejected, dte.repaired).
+func dteData(d *store.DTE) webhook.DTEData {
 	data := webhook.DTEData{ID: d.ID, TipoDTE: d.TipoDTE, Folio: d.Folio, Estado: d.Estado,
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, MontoTotal: d.MontoTotal,
 		FechaEmision: d.FechaEmision}
-	// The SII's side, once known (dte.accepted, dte.rejected, dte.repaired).
 	t := TrackingOf(d)
 	data.TrackID = t.TrackID
 	if t.CodigoSII != nil {
@@ -75,10 +95,7 @@ func (o *Outbox) PublishDTE(ctx context.Context, tx store.Tx, d *store.DTE, typ 
 	if t.GlosaSII != nil {
 		data.GlosaSII = *t.GlosaSII
 	}
-	if _, err := o.Publish(ctx, tx, d.EmpresaID, typ, data); err != nil {
-		return fmt.Errorf("billing: recording event %s for DTE %s: %w", typ, d.ID, err)
-	}
-	return nil
+	return data
 }
 
 // fanOut creates one delivery of ev for every active webhook of its

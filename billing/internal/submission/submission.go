@@ -109,6 +109,10 @@ type Config struct {
 	// Settled, when set, is told of each document the SII's review
 	// settled, once the transaction that recorded it has committed.
 	Settled func(Settled)
+	// Accepted, when set, runs in the transaction that records the SII's
+	// acceptance of a document (aceptado or con_reparos): what must follow
+	// it durably, such as mailing the document to its receptor.
+	Accepted func(ctx context.Context, tx store.Tx, d *store.DTE) error
 }
 
 // Queue is the queue submission jobs wait in: they have their own
@@ -358,6 +362,11 @@ func (sb *Submitter) transition(ctx context.Context, tx store.Tx, d *store.DTE, 
 		return nil
 	}
 	sb.settled(ctx, d, estado)
+	if (estado == dte.EstadoAceptado || estado == dte.EstadoConReparos) && sb.cfg.Accepted != nil {
+		if err := sb.cfg.Accepted(ctx, tx, d); err != nil {
+			return err
+		}
+	}
 	return sb.outbox.PublishDTE(ctx, tx, d, typ)
 }
 

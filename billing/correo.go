@@ -1,0 +1,312 @@
+package billing
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/mailer"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/email"
+	"github.com/dtekit/dtekit/store"
+)
+
+// MailConfig configures the service's mail: reading each company's
+// mailbox and sending its documents and answers (Config.Mail).
+type MailConfig struct {
+	// Off turns mail off in this process: nothing is read or sent here
+	// (mail queued stays pending for a process that has it on).
+	Off bool
+	// TLS is the base TLS configuration for the mail servers (nil: the
+	// system's roots); tests pass their own roots.
+	TLS *tls.Config
+	// Every is how often each mailbox is read (default 1 minute).
+	Every time.Duration
+	// Limits bound each message read (zero: the email package's
+	// defaults).
+	Limits email.Limits
+	// Backoff are the pauses between send attempts (default 30 s, 2, 10,
+	// 30 min, then hourly).
+	Backoff []time.Duration
+}
+
+// CorreoServidor is a mail server a company uses: its SMTP server to send,
+// or its IMAP mailbox to read.
+type CorreoServidor struct {
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Seguridad is "tls" (implicit TLS), "starttls" or "none" (only to a
+	// loopback host; the password is never sent in clear elsewhere).
+	Seguridad string `json:"seguridad"`
+	Usuario   string `json:"usuario"`
+	// Password is write-only: it is sealed at rest and never shown;
+	// omitted on an update, the one on record is kept.
+	Password string `json:"password,omitempty"`
+	// PasswordSet says whether a password is on record (read-only).
+	PasswordSet bool `json:"password_set"`
+	// Carpeta is the IMAP folder read (default INBOX) and
+	// CarpetaProcesados where processed messages are moved ("" keeps them
+	// in place, flagged).
+	Carpeta           string `json:"carpeta,omitempty"`
+	CarpetaProcesados string `json:"carpeta_procesados,omitempty"`
+}
+
+// When a company mails its documents to their receptors
+// (CorreoSettings.EnviarDTE).
+const (
+	EnviarAlAceptar = "aceptado" // once the SII accepts it (the default)
+	EnviarAlFirmar  = "firmado"  // as soon as it is signed
+	EnviarNunca     = "nunca"    // never on its own (POST /dte/{id}/correo still does)
+)
+
+// CorreoSettings are a company's mail settings (GET/PUT
+// /api/v1/billing/empresa/correo).
+type CorreoSettings struct {
+	// Direccion is the company's intercambio address: its mail comes from
+	// it, and its suppliers send their documents to it.
+	Direccion string          `json:"direccion"`
+	SMTP      *CorreoServidor `json:"smtp"`
+	IMAP      *CorreoServidor `json:"imap"`
+	// EnviarDTE says when the company's documents are mailed to their
+	// receptors: "aceptado" (default), "firmado" or "nunca".
+	EnviarDTE string `json:"enviar_dte"`
+	// AcuseAutomatico acknowledges every file received (acuse de recibo)
+	// at intake; default true.
+	AcuseAutomatico *bool `json:"acuse_automatico"`
+}
+
+// correoAAD binds a company's sealed mail password to its use.
+func correoAAD(kind, empresaID string) []byte { return secretAAD(kind, empresaID, "") }
+
+// GetCorreoSettings returns the company's mail settings; a company with
+// none gets the defaults (no servers).
+func (s *Service) GetCorreoSettings(ctx context.Context, empresaID string) (*CorreoSettings, error) {
+	c, err := s.st.GetCorreoConfig(ctx, empresaID)
+	if errors.Is(err, store.ErrNotFound) {
+		if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+			return nil, storeErr(err, "reading the company", "empresa", empresaID)
+		}
+		return defaultCorreo(), nil
+	}
+	if err != nil {
+		return nil, storeErr(err, "reading the mail settings", "empresa", empresaID)
+	}
+	return correoOut(c)
+}
+
+// defaultCorreo is the settings of a company that has none.
+func defaultCorreo() *CorreoSettings {
+	yes := true
+	return &CorreoSettings{EnviarDTE: EnviarAlAceptar, AcuseAutomatico: &yes}
+}
+
+// correoOut renders stored settings, passwords left out.
+func correoOut(c *store.CorreoConfig) (*CorreoSettings, error) {
+	out := defaultCorreo()
+	if err := json.Unmarshal(c.Config, out); err != nil {
+		return nil, fault.Failed("reading the mail settings", err)
+	}
+	if out.SMTP != nil {
+		out.SMTP.Password, out.SMTP.PasswordSet = "", len(c.SealedSMTP) > 0
+	}
+	if out.IMAP != nil {
+		out.IMAP.Password, out.IMAP.PasswordSet = "", len(c.SealedIMAP) > 0
+	}
+	return out, nil
+}
+
+// PutCorreoSettings replaces the company's mail settings. A server given
+// without a password keeps the one on record.
+func (s *Service) PutCorreoSettings(ctx context.Context, empresaID string, in CorreoSettings) (*CorreoSettings, error) {
+	if err := checkCorreo(&in); err != nil {
+		return nil, err
+	}
+	var sealedSMTP, sealedIMAP []byte
+	var err error
+	if in.SMTP != nil && in.SMTP.Password != "" {
+		if sealedSMTP, err = s.keys.Seal([]byte(in.SMTP.Password), correoAAD(store.SealedCorreoSMTP, empresaID)); err != nil {
+			return nil, fault.Failed("sealing the SMTP password", err)
+		}
+	}
+	if in.IMAP != nil && in.IMAP.Password != "" {
+		if sealedIMAP, err = s.keys.Seal([]byte(in.IMAP.Password), correoAAD(store.SealedCorreoIMAP, empresaID)); err != nil {
+			return nil, fault.Failed("sealing the IMAP password", err)
+		}
+	}
+	stored := in
+	if in.SMTP != nil {
+		c := *in.SMTP
+		c.Password, c.PasswordSet = "", false
+		stored.SMTP = &c
+	}
+	if in.IMAP != nil {
+		c := *in.IMAP
+		c.Password, c.PasswordSet = "", false
+		stored.IMAP = &c
+	}
+	cfg, err := json.Marshal(stored)
+	if err != nil {
+		return nil, fault.Failed("recording the mail settings", err)
+	}
+	var out *store.CorreoConfig
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		c := &store.CorreoConfig{EmpresaID: empresaID, Config: cfg, SealedSMTP: sealedSMTP, SealedIMAP: sealedIMAP}
+		if prev, err := tx.GetCorreoConfig(ctx, empresaID); err == nil {
+			if in.SMTP != nil && sealedSMTP == nil {
+				c.SealedSMTP = prev.SealedSMTP
+			}
+			if in.IMAP != nil && sealedIMAP == nil {
+				c.SealedIMAP = prev.SealedIMAP
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := tx.PutCorreoConfig(ctx, c); err != nil {
+			return err
+		}
+		out = c
+		return nil
+	})
+	if err != nil {
+		return nil, storeErr(err, "recording the mail settings", "empresa", empresaID)
+	}
+	return correoOut(out)
+}
+
+// checkCorreo validates mail settings, naming each field.
+func checkCorreo(in *CorreoSettings) error {
+	var d []dte.FieldError
+	bad := func(field string, code dte.DetailCode, msg string) {
+		d = append(d, dte.FieldError{Field: field, Code: code, Message: msg})
+	}
+	if in.Direccion != "" {
+		if a, err := mail.ParseAddress(in.Direccion); err != nil || a.Address != in.Direccion || len(in.Direccion) > 254 {
+			bad("direccion", dte.CodeInvalidFormat, "not a plain e-mail address (user@domain)")
+		}
+	}
+	if in.EnviarDTE == "" {
+		in.EnviarDTE = EnviarAlAceptar
+	}
+	switch in.EnviarDTE {
+	case EnviarAlAceptar, EnviarAlFirmar, EnviarNunca:
+	default:
+		bad("enviar_dte", dte.CodeInvalidValue, `one of "aceptado", "firmado", "nunca"`)
+	}
+	if in.AcuseAutomatico == nil {
+		yes := true
+		in.AcuseAutomatico = &yes
+	}
+	for name, srv := range map[string]*CorreoServidor{"smtp": in.SMTP, "imap": in.IMAP} {
+		if srv == nil {
+			continue
+		}
+		if srv.Host == "" || len(srv.Host) > 253 || strings.ContainsAny(srv.Host, " /:@") {
+			bad(name+".host", dte.CodeInvalidValue, "a host name or IP address")
+		}
+		if srv.Port < 1 || srv.Port > 65535 {
+			bad(name+".port", dte.CodeOutOfRange, "a port from 1 to 65535")
+		}
+		if srv.Seguridad == "" {
+			srv.Seguridad = map[string]string{"smtp": "starttls", "imap": "tls"}[name]
+		}
+		switch srv.Seguridad {
+		case "tls", "starttls":
+		case "none":
+			if ip := net.ParseIP(srv.Host); (ip == nil || !ip.IsLoopback()) && srv.Host != "localhost" {
+				bad(name+".seguridad", dte.CodeNotAllowed, `"none" (no encryption) is allowed only to a loopback host`)
+			}
+		default:
+			bad(name+".seguridad", dte.CodeInvalidValue, `one of "tls", "starttls", "none"`)
+		}
+		if len(srv.Usuario) > 254 || len(srv.Password) > 1024 || len(srv.Carpeta) > 200 || len(srv.CarpetaProcesados) > 200 {
+			bad(name, dte.CodeTooLong, "usuario up to 254 characters, password up to 1024, folders up to 200")
+		}
+		if name == "smtp" && (srv.Carpeta != "" || srv.CarpetaProcesados != "") {
+			bad(name+".carpeta", dte.CodeNotAllowed, "folders belong to the IMAP mailbox")
+		}
+	}
+	if (in.SMTP != nil || in.IMAP != nil) && in.Direccion == "" {
+		bad("direccion", dte.CodeRequired, "the company's intercambio address is required with a mail server")
+	}
+	if len(d) > 0 {
+		return fault.FromValidation(&dte.ValidationError{Details: d})
+	}
+	return nil
+}
+
+// mailSettings opens a company's settings for the mail room (nil when
+// the company has none).
+func (s *Service) mailSettings(ctx context.Context, empresaID string) (*mailer.Settings, error) {
+	c, err := s.st.GetCorreoConfig(ctx, empresaID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	in, err := correoOut(c)
+	if err != nil {
+		return nil, err
+	}
+	out := &mailer.Settings{Direccion: in.Direccion}
+	tlsFor := func(host string) *tls.Config {
+		var t *tls.Config
+		if s.cfg.Mail.TLS != nil {
+			t = s.cfg.Mail.TLS.Clone()
+		} else {
+			t = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		t.ServerName = host
+		return t
+	}
+	if in.SMTP != nil {
+		pw, err := s.openCorreo(c.SealedSMTP, store.SealedCorreoSMTP, empresaID)
+		if err != nil {
+			return nil, err
+		}
+		out.SMTP = &email.SMTPConfig{Host: in.SMTP.Host, Port: in.SMTP.Port, Security: in.SMTP.Seguridad,
+			Username: in.SMTP.Usuario, Password: pw, TLSConfig: tlsFor(in.SMTP.Host)}
+	}
+	if in.IMAP != nil {
+		pw, err := s.openCorreo(c.SealedIMAP, store.SealedCorreoIMAP, empresaID)
+		if err != nil {
+			return nil, err
+		}
+		out.IMAP = &email.IMAPConfig{Host: in.IMAP.Host, Port: in.IMAP.Port, Security: in.IMAP.Seguridad,
+			Username: in.IMAP.Usuario, Password: pw, Mailbox: in.IMAP.Carpeta, ProcessedMailbox: in.IMAP.CarpetaProcesados,
+			TLSConfig: tlsFor(in.IMAP.Host)}
+	}
+	return out, nil
+}
+
+// openCorreo opens a sealed mail password ("" when none).
+func (s *Service) openCorreo(sealed []byte, kind, empresaID string) (string, error) {
+	if len(sealed) == 0 {
+		return "", nil
+	}
+	pw, err := s.keys.Open(sealed, correoAAD(kind, empresaID))
+	if err != nil {
+		return "", fmt.Errorf("billing: opening the %s password of company %s: %w", kind, empresaID, err)
+	}
+	return string(pw), nil
+}
+
+// correoPrefs reads when the company mails its documents and whether it
+// acknowledges files at intake.
+func (s *Service) correoPrefs(ctx context.Context, r store.Reader, empresaID string) (*CorreoSettings, error) {
+	c, err := r.GetCorreoConfig(ctx, empresaID)
+	if errors.Is(err, store.ErrNotFound) {
+		return defaultCorreo(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return correoOut(c)
+}

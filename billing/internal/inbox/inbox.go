@@ -1,0 +1,381 @@
+// Package inbox is the billing service's room for the documents a company
+// receives from its suppliers (recibidos) and for the answers its own
+// customers send back about the documents it emitted.
+//
+// Intake takes an EnvioDTE as it arrived (uploaded, or read from the
+// company's mailbox), verifies it with intercambio.Receive and records, in
+// one transaction, the file (store.Recepcion, kept even when it could not
+// be read, with its report) and one store.Recibido per document it
+// carries, deduplicated by emitter, type and folio: the same document
+// received twice is one record. The acknowledgment (acuse de recibo) is
+// built and mailed by a job queued in that transaction.
+//
+// Accept, Claim and Receipt register the company's decision in the SII's
+// registry (RCV) first, then record it and mail the matching XML answer
+// to the emitter. A periodic job asks the registry when the SII received
+// each pending document (the 8-day window runs from then) and its events,
+// and warns a day before the window closes (recibido.plazo_por_vencer).
+//
+// Answers reads the RespuestaDTE and EnvioRecibos that customers send about
+// the company's documents and records what they say on each document
+// (store.DTE.Intercambio), with an event per answer.
+package inbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/outbox"
+	"github.com/dtekit/dtekit/billing/internal/periodic"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/signer"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// States of a received document (store.Recibido.Estado).
+const (
+	// Pendiente: verified and received; the company has not decided yet.
+	Pendiente = "pendiente"
+	// Aceptado: the company accepted it (RCV ACD).
+	Aceptado = "aceptado"
+	// Reclamado: the company claimed it (RCV RCD, RFP or RFT).
+	Reclamado = "reclamado"
+	// Rechazado: it failed verification or was not addressed to the
+	// company; kept with its report, it cannot be accepted.
+	Rechazado = "rechazado"
+)
+
+// States of a received file (store.Recepcion.Estado).
+const (
+	RecepcionConforme  = "conforme"  // EstadoRecepEnv 0
+	RecepcionRechazada = "rechazada" // any other EstadoRecepEnv
+)
+
+// Origins of a received file.
+const (
+	OrigenUpload = "upload"
+	OrigenCorreo = "correo"
+)
+
+// MaxFileBytes bounds a received file (an EnvioDTE): what Intake accepts.
+const MaxFileBytes = 16 << 20
+
+// Lead is how long before the legal window closes the service warns
+// (recibido.plazo_por_vencer).
+const Lead = 24 * time.Hour
+
+// Mail is an answer to mail: the room says what and to whom; the mail
+// room composes, records and sends it.
+type Mail struct {
+	// ID is the mail's id, chosen by the caller so that queuing the same
+	// answer twice records one mail.
+	ID         string
+	EmpresaID  string
+	Tipo       string // "acuse", "resultado", "recibos"
+	RecibidoID string
+	To         string
+	Subject    string
+	Text       string
+	// Filename and XML are the answer attached.
+	Filename string
+	XML      []byte
+}
+
+// Config builds an Inbox.
+type Config struct {
+	Store  store.Store
+	Outbox *outbox.Outbox
+	Now    func() time.Time
+	Logger *slog.Logger
+	// SigningCert opens the company's certificate, which signs the answers
+	// and authenticates to the registry.
+	SigningCert func(ctx context.Context, empresaID string) (*signer.Certificate, error)
+	// Verify returns what verification trusts for a company (the CAF
+	// keys; a signer policy).
+	Verify func(ctx context.Context, empresaID string) (dte.VerifyOptions, error)
+	// Registry returns the SII registry client of a company; nil means
+	// this service does not speak to the registry (decisions are refused
+	// with SII_UNAVAILABLE and the periodic refresh does nothing).
+	Registry func(ctx context.Context, empresaID string) (*sii.Client, error)
+	// Mail queues an answer by mail, in the caller's transaction; nil
+	// means answers are recorded but not mailed.
+	Mail func(ctx context.Context, tx store.Tx, m *Mail) error
+	// AutoAcuse reports whether the company acknowledges every file at
+	// intake (nil: yes).
+	AutoAcuse func(ctx context.Context, empresaID string) bool
+	// Every is the period of the refresh job (default 1 hour).
+	Every time.Duration
+}
+
+// Inbox is the room. Build it with New and register its jobs.
+type Inbox struct {
+	cfg Config
+	st  store.Store
+	now func() time.Time
+	log *slog.Logger
+}
+
+// New builds an Inbox.
+func New(cfg Config) *Inbox {
+	if cfg.Every <= 0 {
+		cfg.Every = time.Hour
+	}
+	return &Inbox{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger}
+}
+
+// Source says where a file came from.
+type Source struct {
+	Origen    string // OrigenUpload or OrigenCorreo
+	MensajeID string // the store.Mensaje it came in
+	Remitente string // the sender's address
+	Filename  string // the attachment's name
+}
+
+// Result is what Intake recorded.
+type Result struct {
+	Recepcion *store.Recepcion
+	// Recibidos are the documents of the file, in file order: new ones,
+	// and those received before (Repetido).
+	Recibidos []store.Recibido
+	// Repetido holds the ids of Recibidos that were already recorded.
+	Repetido map[string]bool
+	// Duplicate is true when this very file was received before.
+	Duplicate bool
+}
+
+// digest is the lowercase hex SHA-256 of b.
+func digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// docKey is a received document's DedupeKey: its emitter, type and folio
+// when it was received conforme, else the digest of its bytes (or of the
+// file and its position when it has none): a forged copy never takes the
+// place of the real document.
+func docKey(d *intercambio.DocumentoRecibido, fileDigest string, i int) string {
+	if d.Estado == intercambio.DTERecibidoOK && d.RUTEmisor != "" && d.Folio > 0 {
+		return fmt.Sprintf("dte:%s:%d:%d", d.RUTEmisor, d.Tipo, d.Folio)
+	}
+	if d.Documento != nil && len(d.Documento.Raw) > 0 {
+		return "sha256:" + digest(d.Documento.Raw)
+	}
+	return fmt.Sprintf("file:%s:%d", fileDigest, i)
+}
+
+// Intake receives a file. The same file twice is one Recepcion (the
+// second call reports Duplicate); a document received before in another
+// file is not recorded again. A file that cannot be read is recorded as
+// rechazada with its report.
+func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src Source) (*Result, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fault.Invalid("xml", dte.CodeTooLarge, fmt.Sprintf("the file is %d bytes, more than the %d a received envelope may have", len(data), MaxFileBytes))
+	}
+	sum := digest(data)
+	if r, err := ib.st.GetRecepcionByDigest(ctx, empresaID, sum); err == nil {
+		return ib.existing(ctx, r)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, fault.Failed("reading received files", err)
+	}
+	emp, err := ib.st.GetEmpresa(ctx, empresaID)
+	if err != nil {
+		return nil, fault.Failed("reading the company", err)
+	}
+	vo, err := ib.cfg.Verify(ctx, empresaID)
+	if err != nil {
+		return nil, err
+	}
+	at := ib.now().Truncate(time.Second)
+	rec, err := intercambio.Receive(data, intercambio.Options{Empresa: emp.Rut, Verify: vo, NmbEnvio: nmbEnvio(src.Filename),
+		CodEnvio: 1, At: at,
+		DTERepetido: func(ref intercambio.DocRef) bool {
+			_, err := ib.st.GetRecibidoByKey(ctx, empresaID, fmt.Sprintf("dte:%s:%d:%d", ref.RUTEmisor, ref.Tipo, ref.Folio))
+			return err == nil
+		}})
+	if err != nil {
+		return nil, fault.Failed("reading the received file", err)
+	}
+	report, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fault.Failed("recording the verification report", err)
+	}
+	r := &store.Recepcion{ID: newID(), EmpresaID: empresaID, Digest: sum, Origen: src.Origen, MensajeID: src.MensajeID,
+		Remitente: src.Remitente, XML: data, Report: report, CreatedAt: at}
+	r.Estado = RecepcionRechazada
+	if rec.Recibido() {
+		r.Estado = RecepcionConforme
+	}
+	out := &Result{Recepcion: r, Repetido: map[string]bool{}}
+	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		out.Recibidos, out.Duplicate = nil, false
+		clear(out.Repetido)
+		if err := tx.InsertRecepcion(ctx, r); err != nil {
+			if store.ConflictOn(err) == store.ConstraintRecepcion {
+				out.Duplicate = true
+				return nil
+			}
+			return err
+		}
+		for i := range rec.Documentos {
+			d := &rec.Documentos[i]
+			row, err := recibidoOf(d, r, sum, i)
+			if err != nil {
+				return err
+			}
+			if err := tx.InsertRecibido(ctx, row); err != nil {
+				if store.ConflictOn(err) != store.ConstraintRecibido {
+					return err
+				}
+				prev, err := tx.GetRecibidoByKey(ctx, empresaID, row.DedupeKey)
+				if err != nil {
+					return err
+				}
+				prev.XML = nil
+				out.Recibidos = append(out.Recibidos, *prev)
+				out.Repetido[prev.ID] = true
+				continue
+			}
+			if _, err := ib.cfg.Outbox.Publish(ctx, tx, empresaID, webhook.EventRecibidoCreated, EventData(row)); err != nil {
+				return err
+			}
+			row.XML = nil
+			out.Recibidos = append(out.Recibidos, *row)
+		}
+		if ib.cfg.AutoAcuse == nil || ib.cfg.AutoAcuse(ctx, empresaID) {
+			if _, err := tx.Enqueue(ctx, acuseArgs{EmpresaID: empresaID, RecepcionID: r.ID}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fault.Failed("recording the received file", err)
+	}
+	if out.Duplicate {
+		prev, err := ib.st.GetRecepcionByDigest(ctx, empresaID, sum)
+		if err != nil {
+			return nil, fault.Failed("reading received files", err)
+		}
+		return ib.existing(ctx, prev)
+	}
+	ib.log.Info("billing: received a file", "empresa_id", empresaID, "recepcion_id", r.ID, "estado", r.Estado,
+		"documentos", len(rec.Documentos), "origen", src.Origen)
+	return out, nil
+}
+
+// existing is Intake's answer for a file received before.
+func (ib *Inbox) existing(ctx context.Context, r *store.Recepcion) (*Result, error) {
+	out := &Result{Recepcion: r, Duplicate: true, Repetido: map[string]bool{}}
+	var rec intercambio.Recepcion
+	if err := json.Unmarshal(r.Report, &rec); err != nil {
+		return nil, fault.Failed("reading the report of file "+r.ID, err)
+	}
+	for i := range rec.Documentos {
+		d := &rec.Documentos[i]
+		keys := []string{fmt.Sprintf("dte:%s:%d:%d", d.RUTEmisor, d.Tipo, d.Folio)}
+		for _, k := range keys {
+			row, err := ib.st.GetRecibidoByKey(ctx, r.EmpresaID, k)
+			if err == nil {
+				row.XML = nil
+				out.Recibidos = append(out.Recibidos, *row)
+				out.Repetido[row.ID] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// recibidoOf is the record of one document of a received file.
+func recibidoOf(d *intercambio.DocumentoRecibido, r *store.Recepcion, fileDigest string, i int) (*store.Recibido, error) {
+	report, err := json.Marshal(struct {
+		Recepcion    *intercambio.DocumentoRecibido `json:"recepcion"`
+		Verificacion dte.DocumentReport             `json:"verificacion"`
+	}{d, d.Verificacion})
+	if err != nil {
+		return nil, err
+	}
+	row := &store.Recibido{ID: newID(), EmpresaID: r.EmpresaID, RecepcionID: r.ID, DedupeKey: docKey(d, fileDigest, i),
+		RutEmisor: d.RUTEmisor, TipoDTE: int(d.Tipo), Folio: d.Folio, FechaEmision: d.FchEmis, MontoTotal: d.MntTotal,
+		Report: report, CorreoEmisor: r.Remitente, CreatedAt: r.CreatedAt, UpdatedAt: r.CreatedAt}
+	row.Estado = Rechazado
+	if d.Estado == intercambio.DTERecibidoOK {
+		row.Estado = Pendiente
+	}
+	if doc := d.Documento; doc != nil {
+		row.XML = doc.Raw
+		row.RazonSocialEmisor = truncate(doc.Emisor.RazonSocial, 100)
+	}
+	return row, nil
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// nmbEnvio is the file name an acuse reports: the attachment's, within
+// the 80 characters the schema allows.
+func nmbEnvio(name string) string {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return intercambio.DefaultNmbEnvio
+	}
+	return truncate(name, 80)
+}
+
+// newID returns a new record id (a UUIDv7, so ids sort by creation).
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// mailID is the id of the mail that answers kind about record id: the
+// same answer queued twice is one mail.
+func mailID(kind, id string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte("dtekit/inbox/"+kind+"/"+id)).String()
+}
+
+// EventData is the payload of a recibido.* event.
+func EventData(r *store.Recibido) webhook.RecibidoData {
+	d := webhook.RecibidoData{ID: r.ID, RutEmisor: r.RutEmisor, RazonSocialEmisor: r.RazonSocialEmisor, TipoDTE: r.TipoDTE,
+		Folio: r.Folio, FechaEmision: r.FechaEmision, MontoTotal: r.MontoTotal, Estado: r.Estado}
+	if !r.PlazoVence.IsZero() {
+		t := r.PlazoVence.UTC()
+		d.PlazoVence = &t
+	}
+	return d
+}
+
+// Register registers the room's jobs: the acknowledgment of a file and
+// the periodic refresh.
+func (ib *Inbox) Register(j store.Jobs) error {
+	if err := j.Register(store.Worker{Kind: acuseKind, Work: func(ctx context.Context, job *store.Job) error {
+		a, err := store.DecodeArgs[acuseArgs](job)
+		if err != nil {
+			return err
+		}
+		return ib.acuse(ctx, a)
+	}, Timeout: time.Minute}); err != nil {
+		return err
+	}
+	return periodic.Register(j, periodic.Job{Args: refreshArgs{}, Every: ib.cfg.Every, Timeout: 10 * time.Minute,
+		Run: ib.refresh})
+}

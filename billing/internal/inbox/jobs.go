@@ -1,0 +1,254 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dtekit/dtekit/billing/internal/periodic"
+	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/webhook"
+)
+
+// acuseKind names the job that acknowledges a received file.
+const acuseKind = "inbox.acuse"
+
+// acuseArgs acknowledges one received file.
+type acuseArgs struct {
+	EmpresaID   string `json:"empresa_id"`
+	RecepcionID string `json:"recepcion_id"`
+}
+
+// Kind names the job.
+func (acuseArgs) Kind() string { return acuseKind }
+
+// JobOpts: the acknowledgment waits in the maintenance queue; one per
+// file.
+func (acuseArgs) JobOpts() store.JobOpts {
+	return store.JobOpts{Queue: periodic.Queue, MaxAttempts: 10, UniqueByArgs: true}
+}
+
+// acuse builds the acknowledgment of a received file (RespuestaDTE with
+// RecepcionEnvio), queues it by mail to the sender and notes it on each
+// document of the file. Run twice, it queues one mail (its id is the
+// file's) and notes nothing new.
+func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
+	rec, row, err := ib.reception(ctx, a.EmpresaID, a.RecepcionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cert, err := ib.cfg.SigningCert(ctx, a.EmpresaID)
+	if err != nil {
+		return err
+	}
+	at := ib.now().Truncate(time.Second)
+	xml, err := rec.Acuse(cert, intercambio.AnswerOptions{IdRespuesta: max(1, min(row.Numero, intercambio.MaxCodigo)), At: at})
+	if err != nil {
+		// A file too damaged to name its emitter cannot be answered.
+		ib.log.Warn("billing: a received file cannot be acknowledged", "empresa_id", a.EmpresaID, "recepcion_id", a.RecepcionID, "error", err.Error())
+		return nil
+	}
+	mail := &Mail{ID: mailID("acuse", row.ID), EmpresaID: a.EmpresaID, Tipo: "acuse", To: row.Remitente,
+		Subject: "Acuse de recibo: " + rec.NmbEnvio, Filename: fmt.Sprintf("RecepcionEnvio_%d.xml", row.Numero), XML: xml,
+		Text: "Adjuntamos el acuse de recibo del envío " + rec.NmbEnvio + ": " + rec.Glosa}
+	return ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		var ids []string
+		for i := range rec.Documentos {
+			d := &rec.Documentos[i]
+			key := docKey(d, row.Digest, i)
+			r, err := tx.GetRecibidoByKey(ctx, a.EmpresaID, key)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			ids = append(ids, r.ID)
+			if mail.To == "" {
+				mail.To = r.CorreoEmisor
+			}
+		}
+		if mail.To != "" && ib.cfg.Mail != nil {
+			if len(ids) > 0 {
+				mail.RecibidoID = ids[0]
+			}
+			if err := ib.cfg.Mail(ctx, tx, mail); err != nil {
+				return err
+			}
+		} else {
+			mail.ID = ""
+		}
+		for _, id := range ids {
+			r, err := tx.GetRecibidoForUpdate(ctx, a.EmpresaID, id)
+			if err != nil {
+				return err
+			}
+			resp := RespuestasOf(r)
+			if resp.Acuse != nil {
+				continue
+			}
+			resp.Acuse = &Accion{Accion: "acuse", At: at, Motivo: rec.Glosa, CorreoID: mail.ID}
+			if r.Respuesta, err = json.Marshal(resp); err != nil {
+				return err
+			}
+			r.UpdatedAt = time.Time{}
+			if err := tx.UpdateRecibido(ctx, r); err != nil {
+				return err
+			}
+		}
+		return tx.CompleteJob(ctx)
+	})
+}
+
+// refreshArgs names the periodic refresh of the registry's view.
+type refreshArgs struct{}
+
+// Kind names the job.
+func (refreshArgs) Kind() string { return "inbox.refresh" }
+
+// MaxRefresh bounds how many pending documents of one company a refresh
+// asks the registry about.
+const MaxRefresh = 500
+
+// refresh asks the registry, for every company, about its pending
+// documents, and warns of the windows about to close.
+func (ib *Inbox) refresh(ctx context.Context) error {
+	return periodic.EachEmpresa(ctx, ib.st, func(e *store.Empresa) error {
+		if err := ib.Refresh(ctx, e.ID); err != nil {
+			ib.log.Warn("billing: refreshing received documents failed", "empresa_id", e.ID, "error", err.Error())
+		}
+		return nil
+	})
+}
+
+// Refresh asks the registry about the company's pending documents (when
+// the SII received each, which starts its window, and the events on it),
+// then warns, once each, of the windows that close within Lead.
+func (ib *Inbox) Refresh(ctx context.Context, empresaID string) error {
+	if ib.cfg.Registry != nil {
+		if err := ib.askRegistry(ctx, empresaID); err != nil {
+			return err
+		}
+	}
+	return ib.warn(ctx, empresaID)
+}
+
+// askRegistry refreshes the registry's view of pending documents.
+func (ib *Inbox) askRegistry(ctx context.Context, empresaID string) error {
+	page, err := ib.st.ListRecibidos(ctx, empresaID, store.RecibidoFilter{Estado: Pendiente, Limit: MaxRefresh})
+	if err != nil || len(page.Items) == 0 {
+		return err
+	}
+	cli, err := ib.cfg.Registry(ctx, empresaID)
+	if err != nil {
+		return err
+	}
+	for i := range page.Items {
+		r := &page.Items[i]
+		if r.TipoDTE != 33 && r.TipoDTE != 34 && r.TipoDTE != 43 {
+			continue
+		}
+		doc := sii.RCVDocument{RutEmisor: r.RutEmisor, Tipo: r.TipoDTE, Folio: r.Folio}
+		var when *sii.RCVReception
+		if r.FechaRecepcionSII.IsZero() {
+			if when, err = cli.RCVReceptionDate(ctx, doc); err != nil {
+				return err
+			}
+		}
+		hist, err := cli.RCVEvents(ctx, doc)
+		if err != nil {
+			return err
+		}
+		if err := ib.noteRegistry(ctx, r, when, hist); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noteRegistry records what the registry said of one document: its
+// reception date and window, and its events (an acceptance or claim made
+// elsewhere, in the SII's portal, settles the document here too).
+func (ib *Inbox) noteRegistry(ctx context.Context, r *store.Recibido, when *sii.RCVReception, hist *sii.RCVHistory) error {
+	st := RCVState{Codigo: hist.Code, Glosa: hist.Desc, Consulta: ib.now().UTC().Truncate(time.Second), Eventos: []RCVEvento{}}
+	decided := ""
+	for _, ev := range hist.Events {
+		e := RCVEvento{Accion: string(ev.Action), Glosa: ev.Desc, RutResponsable: ev.RutResponsable, FechaTexto: ev.AtText}
+		if !ev.At.IsZero() {
+			t := ev.At.UTC()
+			e.Fecha = &t
+		}
+		st.Eventos = append(st.Eventos, e)
+		switch {
+		case ev.Action == sii.RCVAccept || ev.Action == sii.RCVReceipt:
+			decided = Aceptado
+		case ev.Action.Claim():
+			decided = Reclamado
+		}
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetRecibidoForUpdate(ctx, r.EmpresaID, r.ID)
+		if err != nil {
+			return err
+		}
+		cur.RCV = b
+		if when != nil && when.Received && cur.FechaRecepcionSII.IsZero() {
+			cur.FechaRecepcionSII, cur.PlazoVence = when.At.UTC(), when.WindowEnds().UTC()
+		}
+		if decided != "" && cur.Estado == Pendiente {
+			cur.Estado = decided
+		}
+		cur.UpdatedAt = time.Time{}
+		return tx.UpdateRecibido(ctx, cur)
+	})
+}
+
+// warn publishes recibido.plazo_por_vencer for each pending document whose
+// window closes within Lead, once.
+func (ib *Inbox) warn(ctx context.Context, empresaID string) error {
+	until := ib.now().Add(Lead)
+	for {
+		page, err := ib.st.ListRecibidos(ctx, empresaID, store.RecibidoFilter{Estado: Pendiente, PlazoHasta: until, SinAviso: true, Limit: 100})
+		if err != nil {
+			return err
+		}
+		if len(page.Items) == 0 {
+			return nil
+		}
+		for i := range page.Items {
+			id := page.Items[i].ID
+			err := ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+				cur, err := tx.GetRecibidoForUpdate(ctx, empresaID, id)
+				if err != nil {
+					return err
+				}
+				if !cur.PlazoAvisadoAt.IsZero() || cur.Estado != Pendiente {
+					return nil
+				}
+				cur.PlazoAvisadoAt, cur.UpdatedAt = ib.now().UTC(), time.Time{}
+				if err := tx.UpdateRecibido(ctx, cur); err != nil {
+					return err
+				}
+				_, err = ib.cfg.Outbox.Publish(ctx, tx, empresaID, webhook.EventRecibidoPlazoPorVencer, EventData(cur))
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if page.NextCursor == "" {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,508 @@
+// Package mailer is the billing service's room for e-mail: the mail it
+// sends for each company (its documents to their receptors, its answers to
+// its suppliers) and the mailbox it reads for each company (the suppliers'
+// documents, the receptors' answers).
+//
+// A mail is composed when it is queued, in the transaction that decides it
+// (store.Correo keeps the whole message), and a job sends those bytes; a
+// send cut short by a crash is sent again with the same Message-ID, which
+// the receiving side deduplicates. Each company's mailbox is read by a
+// periodic job: a message is handed to the intake and recorded
+// (store.Mensaje) before it is flagged in the mailbox, and never deleted,
+// so a crash in between reads it again and the record recognizes it.
+package mailer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/periodic"
+	"github.com/dtekit/dtekit/email"
+	"github.com/dtekit/dtekit/store"
+)
+
+// States of a mail (store.Correo.Estado).
+const (
+	Pendiente = "pendiente"
+	Enviado   = "enviado"
+	Fallido   = "fallido"
+)
+
+// Queue is the queue mail jobs wait in: sending and reading mail hold up
+// no submission, delivery or maintenance job.
+const Queue = "mail"
+
+// DefaultWorkers is the mail queue's budget by default.
+const DefaultWorkers = 2
+
+// Settings are a company's mail settings, secrets opened.
+type Settings struct {
+	// Direccion is the company's intercambio address: the From of its mail.
+	Direccion string
+	// SMTP sends the company's mail; nil means it sends none.
+	SMTP *email.SMTPConfig
+	// IMAP is the company's mailbox; nil means none is read.
+	IMAP *email.IMAPConfig
+}
+
+// Outgoing is a mail to queue.
+type Outgoing struct {
+	// ID is the mail's id, chosen by the caller so that queuing the same
+	// mail twice records one (empty: a new id).
+	ID         string
+	EmpresaID  string
+	Tipo       string
+	DTEID      string
+	RecibidoID string
+	To         string
+	Subject    string
+	Text       string
+	// InReplyTo is the Message-ID this mail answers, when known.
+	InReplyTo   string
+	Attachments []email.Attachment
+}
+
+// Source says where a file read from the mailbox came from.
+type Source struct {
+	MensajeID string
+	From      string
+	Filename  string
+}
+
+// Config builds a Mailer.
+type Config struct {
+	Store  store.Store
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Settings returns a company's mail settings (nil when it has none).
+	Settings func(ctx context.Context, empresaID string) (*Settings, error)
+	// Intake receives an EnvioDTE read from the mailbox.
+	Intake func(ctx context.Context, empresaID string, data []byte, src Source) error
+	// Reply records an answer (RespuestaDTE, EnvioRecibos) a receptor sent
+	// about the company's documents.
+	Reply func(ctx context.Context, empresaID string, data []byte, src Source) error
+	// Document builds the mail that carries one of the company's
+	// documents to its receptor (nil: no mail, e.g. no address known).
+	Document func(ctx context.Context, empresaID, dteID string) (*Outgoing, error)
+	// Limits bound each message read (zero: email's defaults).
+	Limits email.Limits
+	// Every is how often each mailbox is read (default 1 minute).
+	Every time.Duration
+	// Backoff are the pauses between send attempts (the last repeats);
+	// MaxAttempts the attempts before a mail is fallido.
+	Backoff     []time.Duration
+	MaxAttempts int
+	// Workers is the mail queue's budget in this process.
+	Workers int
+}
+
+// Mailer is the room. Build it with New and register its jobs.
+type Mailer struct {
+	cfg Config
+	st  store.Store
+	now func() time.Time
+	log *slog.Logger
+}
+
+// New builds a Mailer.
+func New(cfg Config) *Mailer {
+	if cfg.Every <= 0 {
+		cfg.Every = time.Minute
+	}
+	if len(cfg.Backoff) == 0 {
+		cfg.Backoff = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 12
+	}
+	return &Mailer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger}
+}
+
+// MailID is the id of the mail kind about record id: queuing the same
+// mail twice records one.
+func MailID(kind, id string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte("dtekit/mail/"+kind+"/"+id)).String()
+}
+
+// ErrNoSender reports a company with no address or SMTP server to send
+// from.
+var ErrNoSender = errors.New("billing: the company has no mail settings to send from (correo.direccion and correo.smtp)")
+
+// Enqueue composes o and queues it, in tx: the mail is recorded pending
+// and its send job queued. A mail whose id is recorded already is left
+// alone. It returns ErrNoSender when the company cannot send mail.
+func (m *Mailer) Enqueue(ctx context.Context, tx store.Tx, o *Outgoing) (*store.Correo, error) {
+	if o.ID == "" {
+		o.ID = uuid.Must(uuid.NewV7()).String()
+	}
+	if c, err := tx.GetCorreo(ctx, o.EmpresaID, o.ID); err == nil {
+		return c, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	s, err := m.cfg.Settings(ctx, o.EmpresaID)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil || s.SMTP == nil || s.Direccion == "" {
+		return nil, ErrNoSender
+	}
+	raw, msgID, err := email.Compose(email.Draft{From: s.Direccion, To: o.To, Subject: o.Subject, Text: o.Text,
+		Attachments: o.Attachments, InReplyTo: o.InReplyTo, Date: m.now()})
+	if err != nil {
+		return nil, fmt.Errorf("billing: composing mail %s to %q: %w", o.ID, o.To, err)
+	}
+	c := &store.Correo{ID: o.ID, EmpresaID: o.EmpresaID, Tipo: o.Tipo, DTEID: o.DTEID, RecibidoID: o.RecibidoID, Para: o.To,
+		MessageID: msgID, Estado: Pendiente, Message: raw}
+	if err := tx.InsertCorreo(ctx, c); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Enqueue(ctx, sendArgs{EmpresaID: c.EmpresaID, CorreoID: c.ID}, nil); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// sendArgs sends one mail.
+type sendArgs struct {
+	EmpresaID string `json:"empresa_id"`
+	CorreoID  string `json:"correo_id"`
+}
+
+// Kind names the job.
+func (sendArgs) Kind() string { return "mail.send" }
+
+// JobOpts: one job per mail; its retries are the mail's own schedule
+// (Snooze), the job's attempts cover store failures.
+func (sendArgs) JobOpts() store.JobOpts {
+	return store.JobOpts{Queue: Queue, MaxAttempts: 25, UniqueByArgs: true}
+}
+
+// documentArgs builds and queues the mail of one of the company's
+// documents to its receptor.
+type documentArgs struct {
+	EmpresaID string `json:"empresa_id"`
+	DTEID     string `json:"dte_id"`
+}
+
+// Kind names the job.
+func (documentArgs) Kind() string { return "mail.document" }
+
+// JobOpts: one job per document.
+func (documentArgs) JobOpts() store.JobOpts {
+	return store.JobOpts{Queue: Queue, MaxAttempts: 10, UniqueByArgs: true}
+}
+
+// QueueDocument queues, in tx, the mail of one of the company's documents
+// to its receptor (built by a job: it signs an envelope).
+func (m *Mailer) QueueDocument(ctx context.Context, tx store.Tx, empresaID, dteID string) error {
+	_, err := tx.Enqueue(ctx, documentArgs{EmpresaID: empresaID, DTEID: dteID}, nil)
+	return err
+}
+
+// pollArgs names the periodic read of every mailbox.
+type pollArgs struct{}
+
+// Kind names the job.
+func (pollArgs) Kind() string { return "mail.poll" }
+
+// Register declares the mail queue and registers the room's jobs.
+func (m *Mailer) Register(j store.Jobs) error {
+	if err := j.DeclareQueue(Queue, m.cfg.Workers); err != nil {
+		return err
+	}
+	if err := j.Register(store.Worker{Kind: sendArgs{}.Kind(), Timeout: 2 * time.Minute, Work: func(ctx context.Context, job *store.Job) error {
+		a, err := store.DecodeArgs[sendArgs](job)
+		if err != nil {
+			return err
+		}
+		return m.send(ctx, a)
+	}}); err != nil {
+		return err
+	}
+	if err := j.Register(store.Worker{Kind: documentArgs{}.Kind(), Timeout: time.Minute, Work: func(ctx context.Context, job *store.Job) error {
+		a, err := store.DecodeArgs[documentArgs](job)
+		if err != nil {
+			return err
+		}
+		return m.document(ctx, a)
+	}}); err != nil {
+		return err
+	}
+	return periodic.Register(j, periodic.Job{Args: pollArgs{}, Every: m.cfg.Every, Timeout: 5 * time.Minute, Queue: Queue, Run: m.pollAll})
+}
+
+// document builds the mail of a document and queues it.
+func (m *Mailer) document(ctx context.Context, a documentArgs) error {
+	o, err := m.cfg.Document(ctx, a.EmpresaID, a.DTEID)
+	if err != nil || o == nil {
+		return err
+	}
+	o.ID = MailID("dte", a.DTEID)
+	return m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := m.Enqueue(ctx, tx, o); err != nil {
+			if errors.Is(err, ErrNoSender) {
+				m.log.Warn("billing: a document cannot be mailed: the company has no mail settings", "empresa_id", a.EmpresaID, "dte_id", a.DTEID)
+				return tx.CompleteJob(ctx)
+			}
+			return err
+		}
+		return tx.CompleteJob(ctx)
+	})
+}
+
+// send makes one attempt at a mail. A temporary failure waits its turn in
+// the schedule; a permanent one, or the last attempt, leaves it fallido.
+func (m *Mailer) send(ctx context.Context, a sendArgs) error {
+	c, err := m.st.GetCorreo(ctx, a.EmpresaID, a.CorreoID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.Estado != Pendiente {
+		return nil
+	}
+	s, err := m.cfg.Settings(ctx, a.EmpresaID)
+	if err != nil {
+		return err
+	}
+	var sendErr error
+	if s == nil || s.SMTP == nil || s.Direccion == "" {
+		sendErr = ErrNoSender
+	} else {
+		sendErr = email.Send(ctx, *s.SMTP, s.Direccion, []string{c.Para}, c.Message)
+	}
+	var wait time.Duration
+	err = m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetCorreo(ctx, a.EmpresaID, a.CorreoID)
+		if err != nil {
+			return err
+		}
+		if cur.Estado != Pendiente {
+			return nil
+		}
+		cur.Attempts++
+		cur.UpdatedAt = time.Time{}
+		switch {
+		case sendErr == nil:
+			cur.Estado, cur.SentAt, cur.LastError = Enviado, m.now().UTC(), ""
+		case errors.Is(sendErr, ErrNoSender) || email.IsPermanent(sendErr) || cur.Attempts >= m.cfg.MaxAttempts:
+			cur.Estado, cur.LastError = Fallido, limit(sendErr.Error(), 1000)
+		default:
+			cur.LastError = limit(sendErr.Error(), 1000)
+			wait = m.cfg.Backoff[min(cur.Attempts-1, len(m.cfg.Backoff)-1)]
+		}
+		if err := tx.UpdateCorreo(ctx, cur); err != nil {
+			return err
+		}
+		if wait > 0 {
+			return nil
+		}
+		return tx.CompleteJob(ctx)
+	})
+	if err != nil {
+		return err
+	}
+	if sendErr != nil {
+		m.log.Warn("billing: sending a mail failed", "empresa_id", a.EmpresaID, "correo_id", a.CorreoID, "error", sendErr.Error(), "retry_in", wait.String())
+	}
+	if wait > 0 {
+		return store.Snooze(wait)
+	}
+	return nil
+}
+
+// limit cuts s to n bytes.
+func limit(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// pollAll reads the mailbox of every company that has one.
+func (m *Mailer) pollAll(ctx context.Context) error {
+	return periodic.EachEmpresa(ctx, m.st, func(e *store.Empresa) error {
+		if _, err := m.Poll(ctx, e.ID); err != nil {
+			m.log.Warn("billing: reading a company's mailbox failed", "empresa_id", e.ID, "error", err.Error())
+		}
+		return nil
+	})
+}
+
+// MaxPerPoll bounds the messages one read of a mailbox takes.
+const MaxPerPoll = 50
+
+// PollResult counts what one read of a mailbox did.
+type PollResult struct {
+	Read, Skipped, Refused int
+}
+
+// Poll reads the company's mailbox once: each new message is handed to
+// the intake, recorded, then flagged in the mailbox. A message that cannot
+// be read within the limits is recorded as rechazado (with why) and
+// flagged too, never retried forever.
+func (m *Mailer) Poll(ctx context.Context, empresaID string) (*PollResult, error) {
+	s, err := m.cfg.Settings(ctx, empresaID)
+	if err != nil || s == nil || s.IMAP == nil {
+		return &PollResult{}, err
+	}
+	mb, err := email.DialIMAP(ctx, *s.IMAP)
+	if err != nil {
+		return nil, err
+	}
+	defer mb.Close()
+	lim := m.cfg.Limits
+	if lim.MaxMessageBytes == 0 {
+		lim.MaxMessageBytes = email.DefaultLimits().MaxMessageBytes
+	}
+	msgs, err := mb.Unprocessed(ctx, MaxPerPoll, lim.MaxMessageBytes)
+	if err != nil {
+		return nil, err
+	}
+	out := &PollResult{}
+	for _, f := range msgs {
+		refused, dup, err := m.take(ctx, empresaID, f, lim)
+		if err != nil {
+			// The intake failed (the store, say): leave the message for
+			// the next read.
+			return out, err
+		}
+		switch {
+		case dup:
+			out.Skipped++
+		case refused:
+			out.Refused++
+		default:
+			out.Read++
+		}
+		if err := mb.MarkProcessed(ctx, f.UID); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// take hands one message to the intake and records it. It reports
+// whether the message was refused and whether it was read before.
+func (m *Mailer) take(ctx context.Context, empresaID string, f email.Fetched, lim email.Limits) (refused, dup bool, err error) {
+	var msg *email.Message
+	var why string
+	if f.TooLarge {
+		why = fmt.Sprintf("the message is %d bytes, more than the %d read", f.Size, lim.MaxMessageBytes)
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		msg, err = email.Parse(pctx, bytes.NewReader(f.Raw), lim)
+		cancel()
+		if err != nil {
+			why = "the message cannot be read: " + err.Error()
+			msg = nil
+		}
+	}
+	digest := fmt.Sprintf("uid:%d:size:%d", f.UID, f.Size)
+	if msg != nil {
+		digest = msg.Digest
+	} else if f.Raw != nil {
+		h := sha256.Sum256(f.Raw)
+		digest = hex.EncodeToString(h[:])
+	}
+	rec := &store.Mensaje{ID: MailID("mensaje", empresaID+"/"+digest), EmpresaID: empresaID, Digest: digest}
+	if msg != nil {
+		rec.MessageID, rec.From, rec.Subject = limit(msg.MessageID, 998), limit(msg.From, 254), limit(msg.Subject, 998)
+	}
+	if _, err := m.st.FindMensaje(ctx, empresaID, rec.MessageID, digest); err == nil {
+		return false, true, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return false, false, err
+	}
+	if why == "" {
+		var notes []string
+		n := 0
+		for _, a := range msg.Attachments {
+			kind := rootOf(a.Data)
+			src := Source{MensajeID: rec.ID, From: msg.From, Filename: a.Filename}
+			switch kind {
+			case "EnvioDTE":
+				err = m.cfg.Intake(ctx, empresaID, a.Data, src)
+			case "RespuestaDTE", "EnvioRecibos":
+				err = m.cfg.Reply(ctx, empresaID, a.Data, src)
+			default:
+				continue
+			}
+			n++
+			if err != nil {
+				if isStoreFailure(err) {
+					return false, false, err
+				}
+				notes = append(notes, fmt.Sprintf("%s (%s): %v", a.Filename, kind, err))
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("%s (%s)", a.Filename, kind))
+		}
+		for _, w := range msg.Warnings {
+			notes = append(notes, w)
+		}
+		if n == 0 {
+			why = "no EnvioDTE, RespuestaDTE or EnvioRecibos attached"
+			if len(notes) > 0 {
+				why += ": " + strings.Join(notes, "; ")
+			}
+		} else {
+			rec.Estado, rec.Detalle = "procesado", limit(strings.Join(notes, "; "), 2000)
+		}
+	}
+	if why != "" {
+		rec.Estado, rec.Detalle = "rechazado", limit(why, 2000)
+		m.log.Warn("billing: a mail was refused", "empresa_id", empresaID, "uid", f.UID, "size", f.Size, "reason", rec.Detalle)
+	}
+	err = m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		err := tx.InsertMensaje(ctx, rec)
+		if store.ConflictOn(err) == store.ConstraintMensaje {
+			dup = true
+			return nil
+		}
+		return err
+	})
+	return rec.Estado == "rechazado", dup, err
+}
+
+// isStoreFailure reports whether err is the store failing (to retry the
+// message later) rather than the file being bad.
+func isStoreFailure(err error) bool {
+	switch fault.KindOf(err) {
+	case fault.KindInternal, fault.KindUnavailable:
+		return true
+	}
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// rootOf names the root element of an XML file, "" when it is not XML.
+func rootOf(data []byte) string {
+	d := xml.NewDecoder(io.LimitReader(bytes.NewReader(data), 64<<10))
+	d.Strict = false
+	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
+	for range 64 {
+		tok, err := d.RawToken()
+		if err != nil {
+			return ""
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			return se.Name.Local
+		}
+	}
+	return ""
+}

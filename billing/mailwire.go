@@ -1,0 +1,107 @@
+package billing
+
+import (
+	"context"
+
+	"github.com/dtekit/dtekit/billing/internal/inbox"
+	"github.com/dtekit/dtekit/billing/internal/mailer"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/email"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/store"
+)
+
+// newMail builds the inbox and mail rooms and wires them to each other
+// through the face.
+func (s *Service) newMail() {
+	s.siiTokens = sii.NewTokenCache()
+	workers := budget(s.cfg.Workers.Mail, DefaultMailWorkers)
+	if s.cfg.Mail.Off {
+		workers = 0
+	}
+	s.mailer = mailer.New(mailer.Config{Store: s.st, Now: s.now, Logger: s.log, Settings: s.mailSettings,
+		Intake: func(ctx context.Context, empresaID string, data []byte, src mailer.Source) error {
+			_, err := s.inbox.Intake(ctx, empresaID, data, inbox.Source{Origen: inbox.OrigenCorreo, MensajeID: src.MensajeID,
+				Remitente: src.From, Filename: src.Filename})
+			return err
+		},
+		Reply: func(ctx context.Context, empresaID string, data []byte, src mailer.Source) error {
+			_, err := s.inbox.Reply(ctx, empresaID, data, src.MensajeID)
+			return err
+		},
+		Document: func(ctx context.Context, empresaID, dteID string) (*mailer.Outgoing, error) {
+			return s.documentMail(ctx, empresaID, dteID, "")
+		},
+		Limits: s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers})
+	ic := inbox.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log, SigningCert: s.signingCert,
+		Verify: func(ctx context.Context, empresaID string) (dte.VerifyOptions, error) {
+			return dte.VerifyOptions{Keys: s.trust}, nil
+		},
+		Mail: func(ctx context.Context, tx store.Tx, m *inbox.Mail) error {
+			_, err := s.mailer.Enqueue(ctx, tx, &mailer.Outgoing{ID: m.ID, EmpresaID: m.EmpresaID, Tipo: m.Tipo, RecibidoID: m.RecibidoID,
+				To: m.To, Subject: m.Subject, Text: m.Text,
+				Attachments: []email.Attachment{{Filename: m.Filename, ContentType: "application/xml", Data: m.XML}}})
+			if err == mailer.ErrNoSender {
+				// Recorded without a mail: the company sends none.
+				m.ID = ""
+				return nil
+			}
+			return err
+		},
+		AutoAcuse: func(ctx context.Context, empresaID string) bool {
+			p, err := s.correoPrefs(ctx, s.st, empresaID)
+			return err != nil || p.AcuseAutomatico == nil || *p.AcuseAutomatico
+		},
+	}
+	if s.cfg.Submission != nil {
+		ic.Registry = s.registryClient
+	}
+	s.inbox = inbox.New(ic)
+}
+
+// registryClient builds the SII registry client of a company, in its
+// environment, with its certificate.
+func (s *Service) registryClient(ctx context.Context, empresaID string) (*sii.Client, error) {
+	emp, err := s.st.GetEmpresa(ctx, empresaID)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := s.signingCert(ctx, empresaID)
+	if err != nil {
+		return nil, err
+	}
+	sc := s.cfg.Submission
+	env := sii.Environment(emp.Ambiente)
+	cfg := sii.Config{Environment: env, Certificate: cert, HTTPClient: sc.HTTPClient, Timeout: sc.Timeout, Tokens: s.siiTokens, Clock: s.now}
+	if sc.Endpoints != nil {
+		cfg.Endpoints = sc.Endpoints(env)
+	}
+	return sii.New(cfg)
+}
+
+// mailOnSigned queues, in the emission's transaction, the mail of a
+// document to its receptor when the company mails at signing.
+func (s *Service) mailOnSigned(ctx context.Context, tx store.Tx, d *store.DTE) error {
+	return s.mailWhen(ctx, tx, d, EnviarAlFirmar)
+}
+
+// mailOnAccepted queues, in the transaction that records the SII's
+// acceptance, the mail of a document when the company mails then.
+func (s *Service) mailOnAccepted(ctx context.Context, tx store.Tx, d *store.DTE) error {
+	return s.mailWhen(ctx, tx, d, EnviarAlAceptar)
+}
+
+// mailWhen queues the mail of d when the company's setting is when.
+func (s *Service) mailWhen(ctx context.Context, tx store.Tx, d *store.DTE, when string) error {
+	if dte.TipoDTE(d.TipoDTE).IsBoleta() {
+		return nil
+	}
+	p, err := s.correoPrefs(ctx, tx, d.EmpresaID)
+	if err != nil {
+		return err
+	}
+	if p.EnviarDTE != when || p.SMTP == nil {
+		return nil
+	}
+	return s.mailer.QueueDocument(ctx, tx, d.EmpresaID, d.ID)
+}

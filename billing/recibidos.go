@@ -1,0 +1,629 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/inbox"
+	"github.com/dtekit/dtekit/billing/internal/mailer"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/email"
+	"github.com/dtekit/dtekit/internal/chile"
+	"github.com/dtekit/dtekit/pdf"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/store"
+)
+
+// Recibido is a document a supplier sent the company
+// (GET /api/v1/billing/recibidos/{id}).
+type Recibido struct {
+	ID                string      `json:"id"`
+	RecepcionID       string      `json:"recepcion_id"`
+	RutEmisor         string      `json:"rut_emisor"`
+	RazonSocialEmisor string      `json:"razon_social_emisor"`
+	TipoDTE           dte.TipoDTE `json:"tipo_dte"`
+	Folio             int64       `json:"folio"`
+	FechaEmision      string      `json:"fecha_emision"`
+	MontoTotal        int64       `json:"monto_total"`
+	// Estado is "pendiente" (no decision yet), "aceptado", "reclamado" or
+	// "rechazado" (it failed verification; see Verificacion).
+	Estado string `json:"estado"`
+	// MercaderiasRecibidas is true once the receipt of goods or services
+	// was registered (ERM).
+	MercaderiasRecibidas bool `json:"mercaderias_recibidas"`
+	// CorreoEmisor is where answers about it go (null when unknown).
+	CorreoEmisor *string `json:"correo_emisor"`
+	// FechaRecepcionSII is when the SII received it, PlazoVence when the
+	// legal window to accept or claim it closes (8 days later) and
+	// DiasRestantes the whole days left; null until the registry tells.
+	FechaRecepcionSII *time.Time `json:"fecha_recepcion_sii"`
+	PlazoVence        *time.Time `json:"plazo_vence"`
+	DiasRestantes     *int       `json:"dias_restantes"`
+	// Respuestas are the company's answers so far.
+	Respuestas RecibidoRespuestas `json:"respuestas"`
+	// RCV is the SII registry's state and events (null until asked).
+	RCV *RecibidoRCV `json:"rcv"`
+	// Verificacion is the verification report of the document (shown by
+	// GET of one document; null in lists).
+	Verificacion json.RawMessage `json:"verificacion"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+}
+
+// RecibidoRespuestas are the company's answers about a received document.
+type RecibidoRespuestas struct {
+	Acuse    *RecibidoAccion `json:"acuse"`
+	Decision *RecibidoAccion `json:"decision"`
+	Recibo   *RecibidoAccion `json:"recibo"`
+}
+
+// RecibidoAccion is one answer: the action (acuse, ACD, RCD, RFP, RFT,
+// ERM), its reason, what the registry answered and the mail that carried
+// the XML answer.
+type RecibidoAccion struct {
+	Accion    string    `json:"accion"`
+	Motivo    string    `json:"motivo,omitempty"`
+	Fecha     time.Time `json:"fecha"`
+	RCVCodigo *int      `json:"rcv_codigo,omitempty"`
+	RCVGlosa  string    `json:"rcv_glosa,omitempty"`
+	CorreoID  string    `json:"correo_id,omitempty"`
+}
+
+// RecibidoRCV is what the SII's registry reports of a received document.
+type RecibidoRCV struct {
+	Codigo     int                 `json:"codigo"`
+	Glosa      string              `json:"glosa"`
+	Eventos    []RecibidoRCVEvento `json:"eventos"`
+	ConsultaAt time.Time           `json:"consultado_at"`
+}
+
+// RecibidoRCVEvento is one event of the registry's history.
+type RecibidoRCVEvento struct {
+	Accion         string     `json:"accion"`
+	Glosa          string     `json:"glosa"`
+	RutResponsable string     `json:"rut_responsable"`
+	Fecha          *time.Time `json:"fecha"`
+	FechaTexto     string     `json:"fecha_texto"`
+}
+
+// RecibidoPage is a page of received documents, newest first.
+type RecibidoPage struct {
+	Data       []Recibido `json:"data"`
+	NextCursor *string    `json:"next_cursor"`
+	TotalCount int64      `json:"total_count"`
+}
+
+// RecibidoFilter selects received documents (GET /recibidos).
+type RecibidoFilter struct {
+	RutEmisor  string
+	TipoDTE    int
+	Estado     string
+	FechaDesde string
+	FechaHasta string
+	// DiasRestantes, when not nil, keeps the documents whose window is
+	// known and closes within that many days (0: today).
+	DiasRestantes *int
+	Cursor        string
+	Limit         int
+}
+
+// Recepcion is a file received from a supplier (GET /recepciones/{id}).
+type Recepcion struct {
+	ID     string `json:"id"`
+	Numero int64  `json:"numero"`
+	// Estado is "conforme" or "rechazada" (the acuse's EstadoRecepEnv).
+	Estado    string          `json:"estado"`
+	Origen    string          `json:"origen"`
+	Remitente *string         `json:"remitente"`
+	Digest    string          `json:"sha256"`
+	Reporte   json.RawMessage `json:"reporte"`
+	// Recibidos are the ids of its documents (shown by intake).
+	Recibidos []string  `json:"recibidos,omitempty"`
+	Duplicado bool      `json:"duplicado"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// RecepcionPage is a page of received files, newest first.
+type RecepcionPage struct {
+	Data       []Recepcion `json:"data"`
+	NextCursor *string     `json:"next_cursor"`
+	TotalCount int64       `json:"total_count"`
+}
+
+// Correo is a mail the service sent, or will send, for the company
+// (GET /correos/{id}).
+type Correo struct {
+	ID          string     `json:"id"`
+	Tipo        string     `json:"tipo"`
+	DTEID       *string    `json:"dte_id"`
+	RecibidoID  *string    `json:"recibido_id"`
+	Para        string     `json:"para"`
+	MessageID   string     `json:"message_id"`
+	Estado      string     `json:"estado"`
+	Intentos    int        `json:"intentos"`
+	UltimoError *string    `json:"ultimo_error"`
+	EnviadoAt   *time.Time `json:"enviado_at"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+// CorreoPage is a page of mails, newest first.
+type CorreoPage struct {
+	Data       []Correo `json:"data"`
+	NextCursor *string  `json:"next_cursor"`
+	TotalCount int64    `json:"total_count"`
+}
+
+// Mensaje is a mail read from the company's mailbox.
+type Mensaje struct {
+	ID        string    `json:"id"`
+	MessageID string    `json:"message_id"`
+	From      string    `json:"from"`
+	Subject   string    `json:"subject"`
+	Estado    string    `json:"estado"`
+	Detalle   string    `json:"detalle"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// MensajePage is a page of mails read, newest first.
+type MensajePage struct {
+	Data       []Mensaje `json:"data"`
+	NextCursor *string   `json:"next_cursor"`
+	TotalCount int64     `json:"total_count"`
+}
+
+// ReceptorRespuestas are what a document's receptor answered by mail
+// (DTE.Intercambio).
+type ReceptorRespuestas struct {
+	Recepcion *ReceptorRespuesta `json:"recepcion"`
+	Resultado *ReceptorRespuesta `json:"resultado"`
+	Recibo    *ReceptorRespuesta `json:"recibo"`
+}
+
+// ReceptorRespuesta is one answer of a receptor.
+type ReceptorRespuesta struct {
+	Resultado   string    `json:"resultado"`
+	Codigo      int       `json:"codigo"`
+	Glosa       string    `json:"glosa"`
+	Motivo      string    `json:"motivo"`
+	RutReceptor string    `json:"rut_receptor"`
+	RecibidoAt  time.Time `json:"recibido_at"`
+}
+
+// receptorOut renders a document's receptor answers (nil when none).
+func receptorOut(d *store.DTE) *ReceptorRespuestas {
+	if len(d.Intercambio) == 0 {
+		return nil
+	}
+	ic := inbox.IntercambioOf(d)
+	conv := func(a *inbox.Answer) *ReceptorRespuesta {
+		if a == nil {
+			return nil
+		}
+		return &ReceptorRespuesta{Resultado: a.Resultado, Codigo: a.Codigo, Glosa: a.Glosa, Motivo: a.Motivo,
+			RutReceptor: a.RutReceptor, RecibidoAt: a.At.UTC()}
+	}
+	return &ReceptorRespuestas{Recepcion: conv(ic.Recepcion), Resultado: conv(ic.Resultado), Recibo: conv(ic.Recibo)}
+}
+
+// recibidoOut renders a stored received document.
+func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
+	out := Recibido{ID: r.ID, RecepcionID: r.RecepcionID, RutEmisor: r.RutEmisor, RazonSocialEmisor: r.RazonSocialEmisor,
+		TipoDTE: dte.TipoDTE(r.TipoDTE), Folio: r.Folio, FechaEmision: r.FechaEmision, MontoTotal: r.MontoTotal, Estado: r.Estado,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Verificacion: json.RawMessage("null")}
+	if r.CorreoEmisor != "" {
+		out.CorreoEmisor = &r.CorreoEmisor
+	}
+	if !r.FechaRecepcionSII.IsZero() {
+		t := r.FechaRecepcionSII.UTC()
+		out.FechaRecepcionSII = &t
+	}
+	if !r.PlazoVence.IsZero() {
+		t := r.PlazoVence.UTC()
+		out.PlazoVence = &t
+		days := int(max(0, r.PlazoVence.Sub(s.now())) / (24 * time.Hour))
+		out.DiasRestantes = &days
+	}
+	conv := func(a *inbox.Accion) *RecibidoAccion {
+		if a == nil {
+			return nil
+		}
+		return &RecibidoAccion{Accion: a.Accion, Motivo: a.Motivo, Fecha: a.At.UTC(), RCVCodigo: a.RCVCodigo, RCVGlosa: a.RCVGlosa, CorreoID: a.CorreoID}
+	}
+	resp := inbox.RespuestasOf(r)
+	out.Respuestas = RecibidoRespuestas{Acuse: conv(resp.Acuse), Decision: conv(resp.Decision), Recibo: conv(resp.Recibo)}
+	out.MercaderiasRecibidas = resp.Recibo != nil
+	if st := inbox.RCVOf(r); st != nil {
+		rcv := &RecibidoRCV{Codigo: st.Codigo, Glosa: st.Glosa, ConsultaAt: st.Consulta.UTC(), Eventos: []RecibidoRCVEvento{}}
+		for _, e := range st.Eventos {
+			rcv.Eventos = append(rcv.Eventos, RecibidoRCVEvento(e))
+		}
+		out.RCV = rcv
+	}
+	if full && len(r.Report) > 0 {
+		out.Verificacion = json.RawMessage(r.Report)
+	}
+	return out
+}
+
+// recepcionOut renders a stored received file.
+func recepcionOut(r *store.Recepcion) Recepcion {
+	out := Recepcion{ID: r.ID, Numero: r.Numero, Estado: r.Estado, Origen: r.Origen, Digest: r.Digest,
+		Reporte: json.RawMessage("null"), CreatedAt: r.CreatedAt.UTC()}
+	if r.Remitente != "" {
+		out.Remitente = &r.Remitente
+	}
+	if len(r.Report) > 0 {
+		out.Reporte = json.RawMessage(r.Report)
+	}
+	return out
+}
+
+// ReceiveDTE takes a file a supplier sent (an EnvioDTE, by upload):
+// verified, recorded with its report even when it fails, each document
+// recorded once however often it arrives, and acknowledged by mail to
+// correoEmisor (when given) unless the company turned that off.
+func (s *Service) ReceiveDTE(ctx context.Context, empresaID string, file []byte, correoEmisor string) (*Recepcion, error) {
+	if correoEmisor != "" {
+		if d := checkEmailField(nil, "correo_emisor", correoEmisor); len(d) > 0 {
+			return nil, fault.FromValidation(&dte.ValidationError{Details: d})
+		}
+	}
+	res, err := s.inbox.Intake(ctx, empresaID, file, inbox.Source{Origen: inbox.OrigenUpload, Remitente: correoEmisor})
+	if err != nil {
+		return nil, err
+	}
+	out := recepcionOut(res.Recepcion)
+	out.Duplicado = res.Duplicate
+	out.Recibidos = []string{}
+	for _, r := range res.Recibidos {
+		out.Recibidos = append(out.Recibidos, r.ID)
+	}
+	return &out, nil
+}
+
+// ListRecibidos lists the company's received documents, newest first.
+func (s *Service) ListRecibidos(ctx context.Context, empresaID string, f RecibidoFilter) (*RecibidoPage, error) {
+	n, verr := pageLimit(f.Limit)
+	if verr != nil {
+		return nil, verr
+	}
+	sf := store.RecibidoFilter{RutEmisor: f.RutEmisor, TipoDTE: f.TipoDTE, Estado: f.Estado, FechaDesde: f.FechaDesde,
+		FechaHasta: f.FechaHasta, Cursor: f.Cursor, Limit: n}
+	if sf.RutEmisor != "" {
+		rut, err := dte.ParseRUT(sf.RutEmisor)
+		if err != nil {
+			return nil, fault.Invalid("rut_emisor", dte.CodeInvalidRUT, "not a valid RUT")
+		}
+		sf.RutEmisor = rut.String()
+	}
+	if f.DiasRestantes != nil {
+		if *f.DiasRestantes < 0 || *f.DiasRestantes > 365 {
+			return nil, fault.Invalid("dias_restantes", dte.CodeOutOfRange, "from 0 to 365")
+		}
+		y, m, d := s.now().In(chile.Location()).Date()
+		sf.PlazoHasta = time.Date(y, m, d+*f.DiasRestantes+1, 0, 0, 0, 0, chile.Location())
+	}
+	page, err := s.st.ListRecibidos(ctx, empresaID, sf)
+	if err != nil {
+		return nil, storeErr(err, "listing received documents", "empresa", empresaID)
+	}
+	out := &RecibidoPage{Data: make([]Recibido, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		out.Data = append(out.Data, s.recibidoOut(&page.Items[i], false))
+	}
+	return out, nil
+}
+
+// GetRecibido returns one received document with its verification report.
+func (s *Service) GetRecibido(ctx context.Context, empresaID, id string) (*Recibido, error) {
+	r, err := s.st.GetRecibido(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the received document", "recibido", id)
+	}
+	out := s.recibidoOut(r, true)
+	return &out, nil
+}
+
+// RecibidoXML returns a received document's signed XML as it arrived.
+func (s *Service) RecibidoXML(ctx context.Context, empresaID, id string) ([]byte, error) {
+	r, err := s.st.GetRecibido(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the received document", "recibido", id)
+	}
+	if len(r.XML) == 0 {
+		return nil, fault.Missing("XML of recibido", id)
+	}
+	return r.XML, nil
+}
+
+// RecibidoPDF renders a received document (letter format; the issuer's
+// resolution from the envelope's Carátula).
+func (s *Service) RecibidoPDF(ctx context.Context, empresaID, id string) ([]byte, error) {
+	r, err := s.st.GetRecibido(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the received document", "recibido", id)
+	}
+	if len(r.XML) == 0 || r.Estado == inbox.Rechazado {
+		return nil, fault.Clash(fault.InvalidState, "the document failed verification; only its report and XML are kept")
+	}
+	doc, err := dte.ParseDTE(r.XML)
+	if err != nil {
+		return nil, fault.Failed("reading the received DTE "+id, err)
+	}
+	o := pdf.Options{Format: pdf.Carta}
+	if rec, err := s.st.GetRecepcion(ctx, empresaID, r.RecepcionID); err == nil {
+		if env, err := dte.ParseEnvio(rec.XML); err == nil {
+			o.Resolucion = pdf.Resolucion{Numero: env.Caratula.NroResol, Fecha: env.Caratula.FchResol}
+		}
+	}
+	if o.Resolucion.Fecha == "" {
+		o.Resolucion.Fecha = doc.FechaEmision
+	}
+	out, err := pdf.RenderBytes(doc, o)
+	if err != nil {
+		return nil, fault.Failed("rendering the PDF of recibido "+id, err)
+	}
+	return out, nil
+}
+
+// DecisionInput is a decision on a received document
+// (POST /recibidos/{id}/aceptar, /reclamar, /recibo).
+type DecisionInput struct {
+	// Accion is "ACD" (accept), "RCD" (claim its content), "RFP" (claim a
+	// partial lack of goods), "RFT" (claim a total lack) or "ERM" (receipt
+	// of goods or services).
+	Accion string `json:"accion"`
+	// Motivo is the reason (required for a claim).
+	Motivo string `json:"motivo,omitempty"`
+	// Recinto is where the goods were received (ERM; default the
+	// company's address).
+	Recinto string `json:"recinto,omitempty"`
+}
+
+// DecideRecibido registers a decision on a received document in the SII's
+// registry, then records it and mails the XML answer to the emitter.
+func (s *Service) DecideRecibido(ctx context.Context, empresaID, id string, in DecisionInput) (*Recibido, error) {
+	r, err := s.inbox.Decide(ctx, empresaID, id, inbox.Decision{Accion: sii.RCVAction(strings.ToUpper(in.Accion)), Motivo: in.Motivo, Recinto: in.Recinto})
+	if err != nil {
+		return nil, err
+	}
+	out := s.recibidoOut(r, false)
+	return &out, nil
+}
+
+// RefreshRecibidos asks the SII's registry about the company's pending
+// documents now (the periodic job does it every hour) and warns of windows
+// about to close.
+func (s *Service) RefreshRecibidos(ctx context.Context, empresaID string) error {
+	if err := s.inbox.Refresh(ctx, empresaID); err != nil {
+		if fe := fault.As(err); fe.Kind != fault.KindInternal {
+			return fe
+		}
+		return &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "the SII's registry (RCV) did not answer; try again later", Err: err}
+	}
+	return nil
+}
+
+// ListRecepciones lists the files received, newest first.
+func (s *Service) ListRecepciones(ctx context.Context, empresaID string, p ListParams) (*RecepcionPage, error) {
+	n, verr := pageLimit(p.Limit)
+	if verr != nil {
+		return nil, verr
+	}
+	page, err := s.st.ListRecepciones(ctx, empresaID, store.ListFilter{Cursor: p.Cursor, Limit: n})
+	if err != nil {
+		return nil, storeErr(err, "listing received files", "empresa", empresaID)
+	}
+	out := &RecepcionPage{Data: make([]Recepcion, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		out.Data = append(out.Data, recepcionOut(&page.Items[i]))
+	}
+	return out, nil
+}
+
+// GetRecepcion returns one received file with its report.
+func (s *Service) GetRecepcion(ctx context.Context, empresaID, id string) (*Recepcion, error) {
+	r, err := s.st.GetRecepcion(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the received file", "recepcion", id)
+	}
+	out := recepcionOut(r)
+	return &out, nil
+}
+
+// ReceiveRespuesta records an answer a receptor sent about the company's
+// documents (a RespuestaDTE or EnvioRecibos, by upload).
+func (s *Service) ReceiveRespuesta(ctx context.Context, empresaID string, file []byte) ([]string, error) {
+	if len(file) > inbox.MaxFileBytes {
+		return nil, fault.Invalid("xml", dte.CodeTooLarge, fmt.Sprintf("more than %d bytes", inbox.MaxFileBytes))
+	}
+	res, err := s.inbox.Reply(ctx, empresaID, file, "")
+	if err != nil {
+		return nil, err
+	}
+	if res.Updated == nil {
+		res.Updated = []string{}
+	}
+	return res.Updated, nil
+}
+
+// correoOutOf renders a stored mail.
+func correoOutOf(c *store.Correo) Correo {
+	out := Correo{ID: c.ID, Tipo: c.Tipo, Para: c.Para, MessageID: c.MessageID, Estado: c.Estado, Intentos: c.Attempts,
+		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+	if c.DTEID != "" {
+		out.DTEID = &c.DTEID
+	}
+	if c.RecibidoID != "" {
+		out.RecibidoID = &c.RecibidoID
+	}
+	if c.LastError != "" {
+		out.UltimoError = &c.LastError
+	}
+	if !c.SentAt.IsZero() {
+		t := c.SentAt.UTC()
+		out.EnviadoAt = &t
+	}
+	return out
+}
+
+// CorreoFilter selects mails: those of one document, of one received
+// document, or all.
+type CorreoFilter struct {
+	DTEID      string
+	RecibidoID string
+	Cursor     string
+	Limit      int
+}
+
+// ListCorreos lists the company's mails, newest first: the delivery log
+// of its documents and answers.
+func (s *Service) ListCorreos(ctx context.Context, empresaID string, f CorreoFilter) (*CorreoPage, error) {
+	n, verr := pageLimit(f.Limit)
+	if verr != nil {
+		return nil, verr
+	}
+	if f.DTEID != "" {
+		if _, err := s.st.GetDTE(ctx, empresaID, f.DTEID); err != nil {
+			return nil, storeErr(err, "reading the DTE", "dte", f.DTEID)
+		}
+	}
+	if f.RecibidoID != "" {
+		if _, err := s.st.GetRecibido(ctx, empresaID, f.RecibidoID); err != nil {
+			return nil, storeErr(err, "reading the received document", "recibido", f.RecibidoID)
+		}
+	}
+	page, err := s.st.ListCorreos(ctx, empresaID, store.CorreoFilter{DTEID: f.DTEID, RecibidoID: f.RecibidoID, Cursor: f.Cursor, Limit: n})
+	if err != nil {
+		return nil, storeErr(err, "listing mails", "empresa", empresaID)
+	}
+	out := &CorreoPage{Data: make([]Correo, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		out.Data = append(out.Data, correoOutOf(&page.Items[i]))
+	}
+	return out, nil
+}
+
+// GetCorreo returns one mail of the company.
+func (s *Service) GetCorreo(ctx context.Context, empresaID, id string) (*Correo, error) {
+	c, err := s.st.GetCorreo(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the mail", "correo", id)
+	}
+	out := correoOutOf(c)
+	return &out, nil
+}
+
+// ListMensajes lists the mails read from the company's mailbox.
+func (s *Service) ListMensajes(ctx context.Context, empresaID string, p ListParams) (*MensajePage, error) {
+	n, verr := pageLimit(p.Limit)
+	if verr != nil {
+		return nil, verr
+	}
+	page, err := s.st.ListMensajes(ctx, empresaID, store.ListFilter{Cursor: p.Cursor, Limit: n})
+	if err != nil {
+		return nil, storeErr(err, "listing mails read", "empresa", empresaID)
+	}
+	out := &MensajePage{Data: make([]Mensaje, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for _, m := range page.Items {
+		out.Data = append(out.Data, Mensaje{ID: m.ID, MessageID: m.MessageID, From: m.From, Subject: m.Subject, Estado: m.Estado,
+			Detalle: m.Detalle, CreatedAt: m.CreatedAt.UTC()})
+	}
+	return out, nil
+}
+
+// PollMailbox reads the company's mailbox now (the periodic job does it
+// every minute) and reports how many messages it took, skipped as read
+// before, and refused.
+func (s *Service) PollMailbox(ctx context.Context, empresaID string) (*mailer.PollResult, error) {
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	res, err := s.mailer.Poll(ctx, empresaID)
+	if err != nil {
+		if fe := fault.As(err); fe.Kind != fault.KindInternal {
+			return nil, fe
+		}
+		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "the company's mailbox could not be read; try again later", Err: err}
+	}
+	return res, nil
+}
+
+// MailDTE queues the mail of one of the company's signed documents to its
+// receptor: to para when given, else to the cliente's e-mail.
+func (s *Service) MailDTE(ctx context.Context, empresaID, id, para string) (*Correo, error) {
+	if para != "" {
+		if d := checkEmailField(nil, "para", para); len(d) > 0 {
+			return nil, fault.FromValidation(&dte.ValidationError{Details: d})
+		}
+	}
+	o, err := s.documentMail(ctx, empresaID, id, para)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, fault.Invalid("para", dte.CodeRequired, "no address: give para, or an email to the cliente with the receptor's RUT")
+	}
+	// A mail asked for by hand is a new one each time.
+	var c *store.Correo
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		c, err = s.mailer.Enqueue(ctx, tx, o)
+		return err
+	})
+	if errors.Is(err, mailer.ErrNoSender) {
+		return nil, fault.Clash(fault.InvalidState, "the company has no mail settings to send from: PUT /empresa/correo with direccion and smtp")
+	}
+	if err != nil {
+		return nil, fault.Failed("queuing the mail", err)
+	}
+	out := correoOutOf(c)
+	return &out, nil
+}
+
+// documentMail builds the mail of a signed document to its receptor: the
+// EnvioDTE addressed to the receptor and the PDF. It returns nil when no
+// address is known.
+func (s *Service) documentMail(ctx context.Context, empresaID, id, para string) (*mailer.Outgoing, error) {
+	d, err := s.st.GetDTE(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the DTE", "dte", id)
+	}
+	if len(d.XML) == 0 {
+		return nil, fault.Clash(fault.InvalidState, fmt.Sprintf("DTE %q is not signed yet", id))
+	}
+	if para == "" {
+		if c, err := s.st.GetClienteByRut(ctx, empresaID, d.RutReceptor); err == nil {
+			para = c.Email
+		}
+	}
+	if para == "" {
+		return nil, nil
+	}
+	emisor, err := issuerOf(d)
+	if err != nil {
+		return nil, fault.Failed("reading the issuer of "+id, err)
+	}
+	cert, err := s.signingCert(ctx, empresaID)
+	if err != nil {
+		return nil, err
+	}
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: emisor, RutReceptor: d.RutReceptor, At: s.now(), SetID: "SetDoc"}, cert, d.XML)
+	if err != nil {
+		return nil, fault.Failed("packing the exchange envelope of "+id, err)
+	}
+	name := fmt.Sprintf("DTE_%s_%d_%d", emisor.Rut, d.TipoDTE, d.Folio)
+	atts := []email.Attachment{{Filename: name + ".xml", ContentType: "application/xml", Data: env}}
+	if p, err := s.DTEPDF(ctx, empresaID, id, PDFOptions{}); err == nil {
+		atts = append(atts, email.Attachment{Filename: name + ".pdf", ContentType: "application/pdf", Data: p})
+	}
+	return &mailer.Outgoing{EmpresaID: empresaID, Tipo: "dte", DTEID: id, To: para,
+		Subject:     fmt.Sprintf("DTE tipo %d folio %d de %s", d.TipoDTE, d.Folio, emisor.RazonSocial),
+		Text:        fmt.Sprintf("Adjuntamos el documento tributario electrónico tipo %d, folio %d, emitido por %s (RUT %s).", d.TipoDTE, d.Folio, emisor.RazonSocial, emisor.Rut),
+		Attachments: atts}, nil
+}
