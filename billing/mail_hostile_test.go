@@ -3,8 +3,8 @@ package billing
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"runtime"
 	"strings"
