@@ -166,13 +166,18 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 		st.Close()
 		return nil, err
 	}
+	mail, err := mailConfig(env)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	kr, err := openKeyring(ctx, env, st, dataDir, dbURL)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger,
-		Delivery: delivery, Submission: submit, Workers: workers})
+		Delivery: delivery, Submission: submit, Workers: workers, Mail: mail})
 	if err != nil {
 		st.Close()
 		return nil, err
