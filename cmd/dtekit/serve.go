@@ -310,6 +310,9 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		if err := dm.provision(ctx, be.bill, be.st, jc.Issuer, jc.Audience); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
+		if err := dm.provisionSupplier(ctx, be.bill, be.st); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
 	}
 
 	// The job runner works in the background until stopped.
