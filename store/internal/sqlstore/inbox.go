@@ -184,20 +184,9 @@ func (t *tx) GetRecibidoForUpdate(ctx context.Context, empresaID, id string) (*s
 func (r *reader) ListRecibidos(ctx context.Context, empresaID string, f store.RecibidoFilter) (*store.Page[store.Recibido], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
+	w.addDocument(f.TipoDTE, f.Estado, f.FechaDesde, f.FechaHasta)
 	if f.RutEmisor != "" {
 		w.add("rut_emisor = ?", f.RutEmisor)
-	}
-	if f.TipoDTE != 0 {
-		w.add("tipo_dte = ?", f.TipoDTE)
-	}
-	if f.Estado != "" {
-		w.add("estado = ?", f.Estado)
-	}
-	if f.FechaDesde != "" {
-		w.add("fecha_emision >= ?", f.FechaDesde)
-	}
-	if f.FechaHasta != "" {
-		w.add("fecha_emision <= ?", f.FechaHasta)
 	}
 	if !f.PlazoHasta.IsZero() {
 		// Spelled as the partial index recibidos_plazo is.
