@@ -47,7 +47,8 @@ type Claims struct {
 	Role      string `json:"role,omitempty"`
 }
 
-// RoleAdmin is the role that may upload the company's certificate.
+// RoleAdmin is the role that may upload the company's certificate and
+// set its mail settings (which carry the mail servers' passwords).
 const RoleAdmin = "admin"
 
 // PEMKeyfunc returns a jwt.Keyfunc over the RSA public keys in pemData

@@ -185,6 +185,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.billingRoutes()
+	s.inboxRoutes()
 }
 
 // readyTimeout bounds all readiness checks together.
