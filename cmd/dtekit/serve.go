@@ -310,7 +310,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		if err := dm.provision(ctx, be.bill, be.st, jc.Issuer, jc.Audience); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		if err := dm.provisionSupplier(ctx, be.bill, be.st); err != nil {
+		if err := dm.provisionSupplier(ctx, be.bill, be.st, jc.Issuer, jc.Audience); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}

@@ -50,6 +50,16 @@ type demoFile struct {
 	APIKey     string `json:"api_key"`
 	AdminToken string `json:"admin_token"`
 	EmpresaID  string `json:"empresa_id"`
+	// The demo supplier's company and credentials: it sends documents to
+	// the demo company.
+	Proveedor *demoCompany `json:"proveedor,omitempty"`
+}
+
+// demoCompany is a demo company's id and credentials.
+type demoCompany struct {
+	EmpresaID  string `json:"empresa_id"`
+	APIKey     string `json:"api_key"`
+	AdminToken string `json:"admin_token"`
 }
 
 // demoState holds the demo's keys, kept in the data directory so that a
@@ -221,21 +231,31 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 	}
 
 	// A fresh admin token at every start.
-	now := time.Now()
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodRS256, server.Claims{
-		RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer, Audience: jwt.ClaimStrings{audience}, Subject: "demo-admin",
-			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(demoTokenLife))},
-		EmpresaID: empresaID, Role: server.RoleAdmin,
-	}).SignedString(d.jwtKey)
+	tok, err := d.adminToken(empresaID, issuer, audience)
 	if err != nil {
 		return err
 	}
 	d.file.AdminToken = tok
+	return d.save()
+}
+
+// adminToken mints a demo admin token for a company.
+func (d *demoState) adminToken(empresaID, issuer, audience string) (string, error) {
+	now := time.Now()
+	return jwt.NewWithClaims(jwt.SigningMethodRS256, server.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer, Audience: jwt.ClaimStrings{audience}, Subject: "demo-admin",
+			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(demoTokenLife))},
+		EmpresaID: empresaID, Role: server.RoleAdmin,
+	}).SignedString(d.jwtKey)
+}
+
+// save writes demo.json.
+func (d *demoState) save() error {
 	data, err := json.MarshalIndent(d.file, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeSecretFile(path, append(data, '\n'))
+	return writeSecretFile(filepath.Join(d.dir, demoFileName), append(data, '\n'))
 }
 
 // findEmpresa returns the id of the company with this RUT in this
@@ -288,14 +308,7 @@ const (
 // certificate and a CAF of facturas, and, while the demo company's inbox
 // is empty, emits three facturas to it (sent to the demo's SII, so that
 // the registry knows them) and hands them in through the upload path.
-func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, st store.Store) error {
-	page, err := b.ListRecibidos(ctx, d.file.EmpresaID, billing.RecibidoFilter{Limit: 1})
-	if err != nil {
-		return err
-	}
-	if page.TotalCount > 0 {
-		return nil
-	}
+func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, st store.Store, issuer, audience string) error {
 	id, err := findEmpresa(ctx, st, demoSupplierRut, dte.AmbienteCertificacion)
 	if err != nil {
 		return err
@@ -327,6 +340,36 @@ func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, s
 		Tipos: []dte.TipoDTE{dte.FacturaElectronica}, Hasta: demoFolios})
 	if err != nil {
 		return fmt.Errorf("the demo supplier: %w", err)
+	}
+	// Its credentials: the API key on record while it works, a fresh admin
+	// token at every start.
+	sup0 := d.file.Proveedor
+	if sup0 == nil || sup0.EmpresaID != e.ID {
+		sup0 = &demoCompany{EmpresaID: e.ID}
+	}
+	if sup0.APIKey != "" {
+		if p, err := b.AuthenticateAPIKey(ctx, sup0.APIKey); err != nil || p.EmpresaID != e.ID || !p.Write {
+			sup0.APIKey = ""
+		}
+	}
+	if sup0.APIKey == "" {
+		k, err := b.CreateAPIKey(ctx, e.ID, true)
+		if err != nil {
+			return err
+		}
+		sup0.APIKey = k.Key
+	}
+	if sup0.AdminToken, err = d.adminToken(e.ID, issuer, audience); err != nil {
+		return err
+	}
+	d.file.Proveedor = sup0
+	if err := d.save(); err != nil {
+		return err
+	}
+	// Its facturas, while the demo company's inbox is empty.
+	page, err := b.ListRecibidos(ctx, d.file.EmpresaID, billing.RecibidoFilter{Limit: 1})
+	if err != nil || page.TotalCount > 0 {
+		return err
 	}
 	items := []struct {
 		nombre string

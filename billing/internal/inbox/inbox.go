@@ -375,7 +375,7 @@ func (ib *Inbox) Register(j store.Jobs) error {
 			return err
 		}
 		return ib.acuse(ctx, a)
-	}, Timeout: time.Minute}); err != nil {
+	}, Timeout: 30 * time.Second}); err != nil {
 		return err
 	}
 	return periodic.Register(j, periodic.Job{Args: refreshArgs{}, Every: ib.cfg.Every, Timeout: 10 * time.Minute,

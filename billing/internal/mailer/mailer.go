@@ -178,6 +178,11 @@ func (m *Mailer) Enqueue(ctx context.Context, tx store.Tx, o *Outgoing) (*store.
 	return c, nil
 }
 
+// SendTimeout bounds one attempt at sending a mail, from dialling the
+// server to its last answer: a process killed meanwhile has its job
+// rescued soon after.
+const SendTimeout = 45 * time.Second
+
 // sendArgs sends one mail.
 type sendArgs struct {
 	EmpresaID string `json:"empresa_id"`
@@ -226,7 +231,9 @@ func (m *Mailer) Register(j store.Jobs) error {
 	if err := j.DeclareQueue(Queue, m.cfg.Workers); err != nil {
 		return err
 	}
-	if err := j.Register(store.Worker{Kind: sendArgs{}.Kind(), Timeout: 2 * time.Minute, Work: func(ctx context.Context, job *store.Job) error {
+	// A send is bounded by SendTimeout; the job has room for its two
+	// transactions besides.
+	if err := j.Register(store.Worker{Kind: sendArgs{}.Kind(), Timeout: SendTimeout + 15*time.Second, Work: func(ctx context.Context, job *store.Job) error {
 		a, err := store.DecodeArgs[sendArgs](job)
 		if err != nil {
 			return err
@@ -235,7 +242,7 @@ func (m *Mailer) Register(j store.Jobs) error {
 	}}); err != nil {
 		return err
 	}
-	if err := j.Register(store.Worker{Kind: documentArgs{}.Kind(), Timeout: time.Minute, Work: func(ctx context.Context, job *store.Job) error {
+	if err := j.Register(store.Worker{Kind: documentArgs{}.Kind(), Timeout: 30 * time.Second, Work: func(ctx context.Context, job *store.Job) error {
 		a, err := store.DecodeArgs[documentArgs](job)
 		if err != nil {
 			return err
@@ -244,7 +251,7 @@ func (m *Mailer) Register(j store.Jobs) error {
 	}}); err != nil {
 		return err
 	}
-	return periodic.Register(j, periodic.Job{Args: pollArgs{}, Every: m.cfg.Every, Timeout: 5 * time.Minute, Queue: Queue, Run: m.pollAll})
+	return periodic.Register(j, periodic.Job{Args: pollArgs{}, Every: m.cfg.Every, Timeout: 2 * time.Minute, Queue: Queue, Run: m.pollAll})
 }
 
 // document builds the mail of a document and queues it.
@@ -287,7 +294,9 @@ func (m *Mailer) send(ctx context.Context, a sendArgs) error {
 	if s == nil || s.SMTP == nil || s.Direccion == "" {
 		sendErr = ErrNoSender
 	} else {
-		sendErr = email.Send(ctx, *s.SMTP, s.Direccion, []string{c.Para}, c.Message)
+		cfg := *s.SMTP
+		cfg.Timeout = SendTimeout
+		sendErr = email.Send(ctx, cfg, s.Direccion, []string{c.Para}, c.Message)
 	}
 	var wait time.Duration
 	err = m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
