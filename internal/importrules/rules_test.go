@@ -111,6 +111,19 @@ var rules = []rule{
 		only: []string{"dte", "signer", "internal/..."},
 	},
 
+	{
+		name: "mail",
+		why:  "email sends, reads and parses mail on the standard library and the go-smtp and go-imap libraries: it imports no dtekit package, so the service's rooms (and an integrator) can use it alone",
+		from: []string{"email"},
+		only: []string{},
+	},
+	{
+		name: "mail servers",
+		why:  "email/emailtest runs real SMTP and IMAP servers for tests on those libraries' server halves and hands out email's configurations to reach them: it uses email and nothing else of dtekit",
+		from: []string{"email/emailtest"},
+		only: []string{"email"},
+	},
+
 	// ---- The outside world: the SII and the records ---------------------
 	{
 		name: "sii",
@@ -211,7 +224,7 @@ var rules = []rule{
 	{
 		name:  "below the service",
 		why:   "the layers below the service keep their tests below it too: no test of theirs imports billing, server or the binary",
-		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "libro/...", "intercambio/...", "pdf/...", "certificacion/...", "sii/...", "store/..."},
+		from:  []string{"internal/...", "aduana", "caf/...", "signer/...", "webhook/...", "ted/...", "dte/...", "libro/...", "intercambio/...", "email/...", "pdf/...", "certificacion/...", "sii/...", "store/..."},
 		not:   []string{"billing/...", "server", "cmd/..."},
 		scope: codeAndTests,
 	},
