@@ -3,9 +3,11 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/email/emailtest"
 	"github.com/dtekit/dtekit/intercambio"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/sii"
@@ -648,4 +651,123 @@ func TestWebhookEventKinds(t *testing.T) {
 func billingtestSQLite(t *testing.T) store.Store {
 	t.Helper()
 	return billingtest.Backends()[0].NewStore(t)
+}
+
+// waitCorreo polls GET /correos/{id} until the mail is enviado.
+func (f *fixture) waitCorreo(c company, id string) billing.Correo {
+	f.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := f.do("GET", apiBase+"/correos/"+id, nil, c.readHdr...)
+		want(f.t, r, 200)
+		var m billing.Correo
+		r.JSON(f.t, &m)
+		if m.Estado == "enviado" {
+			return m
+		}
+		if m.Estado == "fallido" || time.Now().After(deadline) {
+			f.t.Fatalf("mail %s: %s", id, r.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMailOverHTTP, through the API alone against real SMTP and IMAP
+// servers (emailtest): B mails its factura to A (POST /dte/{id}/correo),
+// A reads its mailbox (POST /empresa/correo/leer) and finds the document
+// in its inbox with B's address to answer to, accepts it, and B, reading
+// its own mailbox, sees A's acknowledgment and acceptance on its factura.
+// Messages read once are not read again.
+func TestMailOverHTTP(t *testing.T) {
+	users := []emailtest.User{{Address: "dte@empresa-a.cl", Username: "a", Password: "clave-a"},
+		{Address: "dte@empresa-b.cl", Username: "b", Password: "clave-b"}}
+	ms := emailtest.Start(t, users...)
+	fake := newFake(t)
+	f := submitting(t, billingtestSQLite(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs},
+		Every: time.Hour, Backoff: []time.Duration{time.Hour}}}, fake)
+	a, b := f.A, f.B
+	port := func(addr string) int {
+		_, p, _ := strings.Cut(addr, ":")
+		n, _ := strconv.Atoi(p)
+		return n
+	}
+	for i, c := range []company{a, b} {
+		u := users[i]
+		r := f.do("PUT", apiBase+"/empresa/correo", map[string]any{"direccion": u.Address, "enviar_dte": "nunca",
+			"smtp": map[string]any{"host": "127.0.0.1", "port": port(ms.SMTPAddr), "seguridad": "starttls", "usuario": u.Username, "password": u.Password},
+			"imap": map[string]any{"host": "127.0.0.1", "port": port(ms.IMAPSAddr), "seguridad": "tls", "usuario": u.Username, "password": u.Password}},
+			c.adminHdr...)
+		want(t, r, 200)
+	}
+
+	id, _ := f.emit(b, facturaTo(a.rut, 1))
+	r := f.do("POST", apiBase+"/dte/"+id+"/correo", map[string]any{"para": users[0].Address}, b.writeHdr...)
+	want(t, r, 202)
+	var sent billing.Correo
+	r.JSON(t, &sent)
+	if got := f.waitCorreo(b, sent.ID); got.EnviadoAt == nil || got.Intentos != 1 {
+		t.Errorf("B's mail: %+v", got)
+	}
+
+	read := func(c company) string {
+		t.Helper()
+		r := f.do("POST", apiBase+"/empresa/correo/leer", nil, c.writeHdr...)
+		want(t, r, 200)
+		return string(r.Body)
+	}
+	if got := read(a); got != `{"leidos":1,"repetidos":0,"rechazados":0}` {
+		t.Errorf("A's first read: %s", got)
+	}
+	if got := read(a); got != `{"leidos":0,"repetidos":0,"rechazados":0}` {
+		t.Errorf("A's second read: %s", got)
+	}
+	r = f.do("GET", apiBase+"/empresa/correo/mensajes", nil, a.readHdr...)
+	want(t, r, 200)
+	var msgs billing.MensajePage
+	r.JSON(t, &msgs)
+	if len(msgs.Data) != 1 || msgs.Data[0].Estado != "procesado" || msgs.Data[0].From != users[1].Address || msgs.Data[0].MessageID != sent.MessageID {
+		t.Errorf("A's messages: %s, want B's mail %s procesado", r.Body, sent.MessageID)
+	}
+	r = f.do("GET", apiBase+"/recibidos", nil, a.readHdr...)
+	want(t, r, 200)
+	var inbox billing.RecibidoPage
+	r.JSON(t, &inbox)
+	if len(inbox.Data) != 1 || inbox.Data[0].Folio != 1 || inbox.Data[0].CorreoEmisor == nil || *inbox.Data[0].CorreoEmisor != users[1].Address {
+		t.Fatalf("A's inbox: %s", r.Body)
+	}
+	rid := inbox.Data[0].ID
+
+	// A accepts; its answers (the acknowledgment of the file and the
+	// acceptance) go to B by mail.
+	fake.SeedRCV(siitest.RCVSeed{RutEmisor: b.rut, RutReceptor: a.rut, Tipo: 33, Folio: 1, FmaPago: 2})
+	want(t, f.do("POST", apiBase+"/recibidos/"+rid+"/aceptar", nil, a.writeHdr...), 200)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r = f.do("GET", apiBase+"/recibidos/"+rid+"/correos", nil, a.readHdr...)
+		want(t, r, 200)
+		var log billing.CorreoPage
+		r.JSON(t, &log)
+		done := map[string]bool{}
+		for _, m := range log.Data {
+			done[m.Tipo] = m.Estado == "enviado"
+		}
+		if done["acuse"] && done["resultado"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("A's answers: %s", r.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := read(b); got != `{"leidos":2,"repetidos":0,"rechazados":0}` {
+		t.Errorf("B's read: %s", got)
+	}
+	r = f.do("GET", apiBase+"/dte/"+id, nil, b.readHdr...)
+	want(t, r, 200)
+	var d billing.DTE
+	r.JSON(t, &d)
+	if d.Intercambio == nil || d.Intercambio.Recepcion == nil || d.Intercambio.Resultado == nil ||
+		d.Intercambio.Resultado.Resultado != "aceptado" || d.Intercambio.Resultado.RutReceptor != a.rut {
+		t.Errorf("B's factura after A's answers: %s", r.Body)
+	}
 }
