@@ -771,3 +771,26 @@ func TestMailOverHTTP(t *testing.T) {
 		t.Errorf("B's factura after A's answers: %s", r.Body)
 	}
 }
+
+// TestDecisionsWithoutRegistry: a server that does not speak to the SII
+// (no submission configured) takes documents in but registers no
+// decision: 503, and the document stays pendiente; the refresh has no
+// registry to ask and answers 200.
+func TestDecisionsWithoutRegistry(t *testing.T) {
+	f := newFixture(t, billingtestSQLite(t), RateLimit{PerSecond: -1})
+	id, _ := f.emit(f.B, facturaTo(f.A.rut, 1))
+	r := f.postXML(apiBase+"/recibidos", f.envioFrom(f.B, f.A.rut, id), f.A.writeHdr...)
+	want(t, r, 201)
+	var rec billing.Recepcion
+	r.JSON(t, &rec)
+	want(t, f.do("POST", apiBase+"/recibidos/"+rec.Recibidos[0]+"/aceptar", nil, f.A.writeHdr...), 503, fault.Unavailable)
+	want(t, f.do("POST", apiBase+"/recibidos/"+rec.Recibidos[0]+"/reclamar", map[string]any{"motivo": "x"}, f.A.writeHdr...), 503, fault.Unavailable)
+	want(t, f.do("POST", apiBase+"/recibidos/actualizar", map[string]any{}, f.A.writeHdr...), 200)
+	r = f.do("GET", apiBase+"/recibidos/"+rec.Recibidos[0], nil, f.A.readHdr...)
+	want(t, r, 200)
+	var d billing.Recibido
+	r.JSON(t, &d)
+	if d.Estado != "pendiente" || d.Respuestas.Decision != nil {
+		t.Errorf("after refused decisions: %s", r.Body)
+	}
+}
