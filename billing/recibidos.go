@@ -586,16 +586,53 @@ func (s *Service) MailDTE(ctx context.Context, empresaID, id, para string) (*Cor
 	return &out, nil
 }
 
+// IntercambioXML returns the EnvioDTE that carries one of the company's
+// signed documents to its receptor (the Carátula's RutReceptor is the
+// receptor's), signed now: the file the receptor gets by mail.
+func (s *Service) IntercambioXML(ctx context.Context, empresaID, id string) ([]byte, error) {
+	d, emisor, err := s.signedDTE(ctx, empresaID, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.exchangeEnvelope(ctx, d, emisor)
+}
+
+// signedDTE reads a signed document and its issuer.
+func (s *Service) signedDTE(ctx context.Context, empresaID, id string) (*store.DTE, dte.Emisor, error) {
+	d, err := s.st.GetDTE(ctx, empresaID, id)
+	if err != nil {
+		return nil, dte.Emisor{}, storeErr(err, "reading the DTE", "dte", id)
+	}
+	if len(d.XML) == 0 {
+		return nil, dte.Emisor{}, fault.Clash(fault.InvalidState, fmt.Sprintf("DTE %q is not signed yet", id))
+	}
+	emisor, err := issuerOf(d)
+	if err != nil {
+		return nil, dte.Emisor{}, fault.Failed("reading the issuer of "+id, err)
+	}
+	return d, emisor, nil
+}
+
+// exchangeEnvelope packs d in an EnvioDTE to its receptor.
+func (s *Service) exchangeEnvelope(ctx context.Context, d *store.DTE, emisor dte.Emisor) ([]byte, error) {
+	cert, err := s.signingCert(ctx, d.EmpresaID)
+	if err != nil {
+		return nil, err
+	}
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: emisor, RutReceptor: d.RutReceptor, At: s.now()}, cert, d.XML)
+	if err != nil {
+		return nil, fault.Failed("packing the exchange envelope of "+d.ID, err)
+	}
+	return env, nil
+}
+
 // documentMail builds the mail of a signed document to its receptor: the
 // EnvioDTE addressed to the receptor and the PDF. It returns nil when no
 // address is known.
 func (s *Service) documentMail(ctx context.Context, empresaID, id, para string) (*mailer.Outgoing, error) {
-	d, err := s.st.GetDTE(ctx, empresaID, id)
+	d, emisor, err := s.signedDTE(ctx, empresaID, id)
 	if err != nil {
-		return nil, storeErr(err, "reading the DTE", "dte", id)
-	}
-	if len(d.XML) == 0 {
-		return nil, fault.Clash(fault.InvalidState, fmt.Sprintf("DTE %q is not signed yet", id))
+		return nil, err
 	}
 	if para == "" {
 		if c, err := s.st.GetClienteByRut(ctx, empresaID, d.RutReceptor); err == nil {
@@ -605,17 +642,9 @@ func (s *Service) documentMail(ctx context.Context, empresaID, id, para string) 
 	if para == "" {
 		return nil, nil
 	}
-	emisor, err := issuerOf(d)
-	if err != nil {
-		return nil, fault.Failed("reading the issuer of "+id, err)
-	}
-	cert, err := s.signingCert(ctx, empresaID)
+	env, err := s.exchangeEnvelope(ctx, d, emisor)
 	if err != nil {
 		return nil, err
-	}
-	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: emisor, RutReceptor: d.RutReceptor, At: s.now(), SetID: "SetDoc"}, cert, d.XML)
-	if err != nil {
-		return nil, fault.Failed("packing the exchange envelope of "+id, err)
 	}
 	name := fmt.Sprintf("DTE_%s_%d_%d", emisor.Rut, d.TipoDTE, d.Folio)
 	atts := []email.Attachment{{Filename: name + ".xml", ContentType: "application/xml", Data: env}}

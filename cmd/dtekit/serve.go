@@ -166,13 +166,18 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 		st.Close()
 		return nil, err
 	}
+	mail, err := mailConfig(env)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	kr, err := openKeyring(ctx, env, st, dataDir, dbURL)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger,
-		Delivery: delivery, Submission: submit, Workers: workers})
+		Delivery: delivery, Submission: submit, Workers: workers, Mail: mail})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -303,6 +308,9 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 			jc = &server.JWTConfig{Keyfunc: dm.keyfunc(), Issuer: o.issuer, Audience: o.audience}
 		}
 		if err := dm.provision(ctx, be.bill, be.st, jc.Issuer, jc.Audience); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		if err := dm.provisionSupplier(ctx, be.bill, be.st); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}

@@ -270,5 +270,96 @@ func (d *demoState) printWelcome(w io.Writer, base string) {
 	fmt.Fprintf(&buf, "    -H 'Idempotency-Key: %s' \\\n", uuid.NewString())
 	fmt.Fprintf(&buf, "    -H 'Content-Type: application/json' \\\n")
 	fmt.Fprintf(&buf, "    -d '%s'\n\n", demoFactura)
+	fmt.Fprintf(&buf, "Your supplier %s sent you %d facturas; list them, then accept or claim one:\n\n", demoSupplierNombre, demoSupplierDocs)
+	fmt.Fprintf(&buf, "  curl -sS %s/api/v1/billing/recibidos -H 'X-Api-Key: %s'\n", base, d.file.APIKey)
+	fmt.Fprintf(&buf, "  curl -sS -X POST %s/api/v1/billing/recibidos/ID/aceptar -H 'X-Api-Key: %s'\n\n", base, d.file.APIKey)
 	w.Write(buf.Bytes())
+}
+
+// The demo supplier: a second company whose facturas land in the demo
+// company's inbox, so that a newcomer can list, accept and claim at once.
+const (
+	demoSupplierRut    = "76543210-3"
+	demoSupplierNombre = "Proveedora Demo SpA"
+	demoSupplierDocs   = 3
+)
+
+// provisionSupplier makes sure the demo supplier exists, with its
+// certificate and a CAF of facturas, and, while the demo company's inbox
+// is empty, emits three facturas to it (sent to the demo's SII, so that
+// the registry knows them) and hands them in through the upload path.
+func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, st store.Store) error {
+	page, err := b.ListRecibidos(ctx, d.file.EmpresaID, billing.RecibidoFilter{Limit: 1})
+	if err != nil {
+		return err
+	}
+	if page.TotalCount > 0 {
+		return nil
+	}
+	id, err := findEmpresa(ctx, st, demoSupplierRut, dte.AmbienteCertificacion)
+	if err != nil {
+		return err
+	}
+	emisor := dtetest.DemoEmisor()
+	sup := emisor
+	sup.Rut, sup.RazonSocial, sup.Giro = demoSupplierRut, demoSupplierNombre, "Venta de insumos de oficina"
+	creds := &billingtest.Credentials{Authority: d.authority, Emisor: sup, Password: demoPassword, SignerRUT: dtetest.SignerRUT}
+	needCert := true
+	if id != "" {
+		cs, err := b.CertificateStatus(ctx, id)
+		if err != nil {
+			return err
+		}
+		needCert = !cs.HasCertificado
+	}
+	if needCert {
+		now := time.Now()
+		cert, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: dtetest.SignerName, RUT: dtetest.SignerRUT,
+			NotBefore: now.Add(-24 * time.Hour), NotAfter: now.AddDate(2, 0, 0)})
+		if err != nil {
+			return err
+		}
+		if creds.P12, err = signertest.EncodePKCS12(cert, demoPassword, signertest.Modern); err != nil {
+			return err
+		}
+	}
+	e, err := billingtest.Provision(ctx, b, creds, billingtest.Company{ID: id, Rut: demoSupplierRut, RazonSocial: demoSupplierNombre,
+		Tipos: []dte.TipoDTE{dte.FacturaElectronica}, Hasta: demoFolios})
+	if err != nil {
+		return fmt.Errorf("the demo supplier: %w", err)
+	}
+	items := []struct {
+		nombre string
+		precio float64
+	}{{"Resma papel carta", 4990}, {"Tóner impresora láser", 38990}, {"Archivador palanca", 2490}}
+	for i := range demoSupplierDocs {
+		req, err := dte.DecodeRequest(bytes.NewReader([]byte(fmt.Sprintf(`{"tipo_dte":33,"auto_send":true,`+
+			`"receptor":{"rut":%q,"razon_social":%q,"giro":%q,"direccion":%q,"comuna":%q,"ciudad":%q},`+
+			`"detalle":[{"nombre":%q,"cantidad":%d,"precio":%v}]}`,
+			emisor.Rut, emisor.RazonSocial, truncateRunes(emisor.Giro, 40), emisor.Direccion, emisor.Comuna, emisor.Ciudad,
+			items[i].nombre, 5*(i+1), items[i].precio))))
+		if err != nil {
+			return err
+		}
+		res, _, err := b.Emit(ctx, e.ID, uuid.NewString(), req)
+		if err != nil {
+			return fmt.Errorf("the demo supplier's factura: %w", err)
+		}
+		env, err := b.IntercambioXML(ctx, e.ID, res.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := b.ReceiveDTE(ctx, d.file.EmpresaID, env, ""); err != nil {
+			return fmt.Errorf("the demo inbox: %w", err)
+		}
+	}
+	return nil
+}
+
+// truncateRunes cuts s to at most n characters.
+func truncateRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }

@@ -165,11 +165,13 @@ func digest(b []byte) string {
 }
 
 // docKey is a received document's DedupeKey: its emitter, type and folio
-// when it was received conforme, else the digest of its bytes (or of the
+// when it was received conforme (or is a repeat of one), else the digest of its bytes (or of the
 // file and its position when it has none): a forged copy never takes the
 // place of the real document.
 func docKey(d *intercambio.DocumentoRecibido, fileDigest string, i int) string {
-	if d.Estado == intercambio.DTERecibidoOK && d.RUTEmisor != "" && d.Folio > 0 {
+	// A document received before (DTERepetido) verified as well: it is
+	// the same record.
+	if (d.Estado == intercambio.DTERecibidoOK || d.Estado == intercambio.DTERepetido) && d.RUTEmisor != "" && d.Folio > 0 {
 		return fmt.Sprintf("dte:%s:%d:%d", d.RUTEmisor, d.Tipo, d.Folio)
 	}
 	if d.Documento != nil && len(d.Documento.Raw) > 0 {

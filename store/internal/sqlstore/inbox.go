@@ -88,56 +88,49 @@ func (r *reader) ListRecepciones(ctx context.Context, empresaID string, f store.
 		f.Cursor, f.Limit, scanRecepcionList)
 }
 
-// maxNumeroTries bounds how often InsertRecepcion takes the next number
-// again after another transaction took it first (which the company's lock
-// prevents; the bound only keeps a surprise from looping).
-const maxNumeroTries = 10
-
 // InsertRecepcion records a received file under the next number of its
 // company. The company's row is locked first (PostgreSQL; SQLite's one
 // writer is alone already), so two transactions never compute the same
-// number: the second waits for the first to end and then reads its
-// number. Should a number still be taken meanwhile, its unique rule
-// refuses the row without aborting the transaction and the insert tries
-// the next one.
+// number: the second waits for the first to end, then reads its number.
+// A file refused by a uniqueness rule is reported as a ConflictError
+// without aborting the transaction (ON CONFLICT DO NOTHING).
 func (t *tx) InsertRecepcion(ctx context.Context, r *store.Recepcion) error {
 	t.stamp(&r.ID, &r.CreatedAt)
 	if err := t.lockEmpresa(ctx, r.EmpresaID); err != nil {
 		return err
 	}
-	for range maxNumeroTries {
-		var numero int64
-		err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+`)
-			SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10 FROM recepciones WHERE empresa_id = $2
-			ON CONFLICT DO NOTHING RETURNING numero`,
-			r.ID, r.EmpresaID, r.Digest, r.Origen, r.MensajeID, r.Remitente, r.Estado, blob(r.Report), t.d.targ(r.CreatedAt),
-			blob(r.XML)).Scan(&numero)
-		if err == nil {
-			r.Numero = numero
-			return nil
-		}
-		if !errors.Is(err, errNoRows) {
-			if t.d.IsForeignKey(err) {
-				return fmt.Errorf("%w: recepcion %q: its company does not exist", store.ErrNotFound, r.ID)
-			}
-			return t.errf(err, "inserting recepcion %q", r.ID)
-		}
-		// Refused: by its digest, its id, or (see above) its number.
-		found, err := t.exists(ctx, "SELECT 1 FROM recepciones WHERE empresa_id = $1 AND digest = $2", r.EmpresaID, r.Digest)
-		if err != nil {
-			return t.errf(err, "inserting recepcion %q", r.ID)
-		}
-		if found {
-			return &store.ConflictError{Constraint: store.ConstraintRecepcion}
-		}
-		if found, err = t.exists(ctx, "SELECT 1 FROM recepciones WHERE id = $1", r.ID); err != nil {
-			return t.errf(err, "inserting recepcion %q", r.ID)
-		}
-		if found {
-			return &store.ConflictError{Constraint: store.ConstraintPrimaryKey}
-		}
+	var numero int64
+	err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+`)
+		SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10 FROM recepciones WHERE empresa_id = $2
+		ON CONFLICT DO NOTHING RETURNING numero`,
+		r.ID, r.EmpresaID, r.Digest, r.Origen, r.MensajeID, r.Remitente, r.Estado, blob(r.Report), t.d.targ(r.CreatedAt),
+		blob(r.XML)).Scan(&numero)
+	if err == nil {
+		r.Numero = numero
+		return nil
 	}
-	return fmt.Errorf("store: inserting recepcion %q of empresa %q: no free number after %d tries", r.ID, r.EmpresaID, maxNumeroTries)
+	if !errors.Is(err, errNoRows) {
+		if t.d.IsForeignKey(err) {
+			return fmt.Errorf("%w: recepcion %q: its company does not exist", store.ErrNotFound, r.ID)
+		}
+		return t.errf(err, "inserting recepcion %q", r.ID)
+	}
+	// Refused: by its digest or its id (its number is the company's
+	// next, under the lock).
+	found, err := t.exists(ctx, "SELECT 1 FROM recepciones WHERE empresa_id = $1 AND digest = $2", r.EmpresaID, r.Digest)
+	if err != nil {
+		return t.errf(err, "inserting recepcion %q", r.ID)
+	}
+	if found {
+		return &store.ConflictError{Constraint: store.ConstraintRecepcion}
+	}
+	if found, err = t.exists(ctx, "SELECT 1 FROM recepciones WHERE id = $1", r.ID); err != nil {
+		return t.errf(err, "inserting recepcion %q", r.ID)
+	}
+	if found {
+		return &store.ConflictError{Constraint: store.ConstraintPrimaryKey}
+	}
+	return fmt.Errorf("store: inserting recepcion %q of empresa %q: its number was taken meanwhile", r.ID, r.EmpresaID)
 }
 
 // ---- recibidos
@@ -191,20 +184,9 @@ func (t *tx) GetRecibidoForUpdate(ctx context.Context, empresaID, id string) (*s
 func (r *reader) ListRecibidos(ctx context.Context, empresaID string, f store.RecibidoFilter) (*store.Page[store.Recibido], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
+	w.addDocument(f.TipoDTE, f.Estado, f.FechaDesde, f.FechaHasta)
 	if f.RutEmisor != "" {
 		w.add("rut_emisor = ?", f.RutEmisor)
-	}
-	if f.TipoDTE != 0 {
-		w.add("tipo_dte = ?", f.TipoDTE)
-	}
-	if f.Estado != "" {
-		w.add("estado = ?", f.Estado)
-	}
-	if f.FechaDesde != "" {
-		w.add("fecha_emision >= ?", f.FechaDesde)
-	}
-	if f.FechaHasta != "" {
-		w.add("fecha_emision <= ?", f.FechaHasta)
 	}
 	if !f.PlazoHasta.IsZero() {
 		// Spelled as the partial index recibidos_plazo is.

@@ -420,21 +420,28 @@ func (t *tx) GetDTEForUpdate(ctx context.Context, empresaID, id string) (*store.
 	return &d, nil
 }
 
+// addDocument adds the filters that the company's documents and those it
+// received share: a type, a state, a range of emission dates (inclusive,
+// YYYY-MM-DD); zero values do not filter.
+func (w *where) addDocument(tipoDTE int, estado, fechaDesde, fechaHasta string) {
+	if tipoDTE != 0 {
+		w.add("tipo_dte = ?", tipoDTE)
+	}
+	if estado != "" {
+		w.add("estado = ?", estado)
+	}
+	if fechaDesde != "" {
+		w.add("fecha_emision >= ?", fechaDesde)
+	}
+	if fechaHasta != "" {
+		w.add("fecha_emision <= ?", fechaHasta)
+	}
+}
+
 func (r *reader) ListDTEs(ctx context.Context, empresaID string, f store.DTEFilter) (*store.Page[store.DTE], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
-	if f.TipoDTE != 0 {
-		w.add("tipo_dte = ?", f.TipoDTE)
-	}
-	if f.Estado != "" {
-		w.add("estado = ?", f.Estado)
-	}
-	if f.FechaDesde != "" {
-		w.add("fecha_emision >= ?", f.FechaDesde)
-	}
-	if f.FechaHasta != "" {
-		w.add("fecha_emision <= ?", f.FechaHasta)
-	}
+	w.addDocument(f.TipoDTE, f.Estado, f.FechaDesde, f.FechaHasta)
 	if f.RutReceptor != "" {
 		w.add("rut_receptor = ?", f.RutReceptor)
 	}

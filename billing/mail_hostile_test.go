@@ -1,0 +1,138 @@
+package billing
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostileMessages are messages a mailbox may hold that must be refused in
+// bounded time and memory, each recorded with why.
+func hostileMessages(t *testing.T, to string) map[string][]byte {
+	t.Helper()
+	head := func(subject, ctype string) string {
+		return fmt.Sprintf("From: atacante@example.net\r\nTo: %s\r\nSubject: %s\r\nMessage-ID: <%s@example.net>\r\nMIME-Version: 1.0\r\nContent-Type: %s\r\n\r\n",
+			to, subject, strings.ReplaceAll(subject, " ", "-"), ctype)
+	}
+	out := map[string][]byte{}
+	// Larger than the rig's 2 MiB bound: never downloaded.
+	big := head("grande", "text/plain") + strings.Repeat("A", 3<<20)
+	out["grande"] = []byte(big)
+	// 10,000 MIME parts.
+	var b strings.Builder
+	b.WriteString(head("partes", `multipart/mixed; boundary="b"`))
+	for range 10000 {
+		b.WriteString("--b\r\nContent-Type: text/plain\r\n\r\nx\r\n")
+	}
+	b.WriteString("--b--\r\n")
+	out["partes"] = []byte(b.String())
+	// Nesting 1,000 deep.
+	b.Reset()
+	b.WriteString(head("anidado", `multipart/mixed; boundary="n0"`))
+	for i := range 1000 {
+		fmt.Fprintf(&b, "--n%d\r\nContent-Type: multipart/mixed; boundary=\"n%d\"\r\n\r\n", i, i+1)
+	}
+	out["anidado"] = []byte(b.String())
+	// A zip bomb: 200 MiB of zeros in one entry.
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	w, err := zw.Create("EnvioDTE.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := make([]byte, 1<<20)
+	for range 200 {
+		w.Write(zero)
+	}
+	zw.Close()
+	b.Reset()
+	b.WriteString(head("bomba", `multipart/mixed; boundary="z"`))
+	b.WriteString("--z\r\nContent-Type: application/zip; name=\"dte.zip\"\r\nContent-Disposition: attachment; filename=\"dte.zip\"\r\nContent-Transfer-Encoding: base64\r\n\r\n")
+	enc := base64Lines(zb.Bytes())
+	b.WriteString(enc)
+	b.WriteString("\r\n--z--\r\n")
+	out["bomba"] = []byte(b.String())
+	return out
+}
+
+// TestHostileMail: a mailbox holding an oversized message, 10,000 parts,
+// deep nesting and a zip bomb is read in bounded time and memory: each is
+// refused and recorded with why, flagged, and the good message after them
+// is still taken.
+func TestHostileMail(t *testing.T) {
+	r := newMailRig(t, backends[0])
+	ctx := context.Background()
+	r.s.mailer.SetLimits(2 << 20)
+	for _, m := range hostileMessages(t, r.userB.Address) {
+		r.srv.Append(r.userB, m)
+	}
+	_, env := r.emitToB(t, false)
+	good := []byte("From: " + r.userA.Address + "\r\nTo: " + r.userB.Address + "\r\nSubject: DTE\r\nMessage-ID: <bueno@empresa-a.cl>\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=\"g\"\r\n\r\n--g\r\nContent-Type: application/xml\r\nContent-Disposition: attachment; filename=\"EnvioDTE.xml\"\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+		base64Lines(env) + "\r\n--g--\r\n")
+	r.srv.Append(r.userB, good)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	res, err := r.s.PollMailbox(ctx, r.b.ID)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Read != 1 || res.Refused != 4 {
+		t.Errorf("the read: %+v, want 1 read and 4 refused", res)
+	}
+	if took > 20*time.Second {
+		t.Errorf("the read took %s", took)
+	}
+	// The bomb's 200 MiB and the big message's 3 MiB are never held:
+	// the heap grows by far less than the bomb.
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 64<<20 {
+		t.Errorf("the heap grew by %d MiB", grew>>20)
+	}
+	page, err := r.s.ListMensajes(ctx, r.b.ID, ListParams{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, m := range page.Data {
+		if m.Estado == "rechazado" {
+			refused++
+			if m.Detalle == "" {
+				t.Errorf("message %q refused without a reason", m.Subject)
+			}
+		}
+	}
+	if refused != 4 {
+		t.Errorf("%d messages recorded refused, want 4: %+v", refused, page.Data)
+	}
+	recs, err := r.s.ListRecibidos(ctx, r.b.ID, RecibidoFilter{})
+	if err != nil || recs.TotalCount != 1 {
+		t.Errorf("B's inbox after the read: %+v, %v", recs, err)
+	}
+	again, err := r.s.PollMailbox(ctx, r.b.ID)
+	if err != nil || again.Read+again.Refused+again.Skipped != 0 {
+		t.Errorf("a second read: %+v, %v; want nothing left", again, err)
+	}
+}
+
+// base64Lines encodes b in base64 lines of 76 characters.
+func base64Lines(b []byte) string {
+	enc := base64.StdEncoding.EncodeToString(b)
+	var out strings.Builder
+	for len(enc) > 76 {
+		out.WriteString(enc[:76] + "\r\n")
+		enc = enc[76:]
+	}
+	out.WriteString(enc)
+	return out.String()
+}
