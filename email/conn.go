@@ -183,6 +183,11 @@ func ctxErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%v)", cerr, err)
 	}
+	// The connection's deadline is ctx's: it may fire a moment before
+	// ctx's timer does, and the libraries do not always wrap it.
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+	}
 	return err
 }
 

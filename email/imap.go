@@ -208,6 +208,9 @@ func (m *Mailbox) op(ctx context.Context, name string, f func(ctx context.Contex
 	if m.lost != nil {
 		return fmt.Errorf("email: imap %s: %s: the connection was lost earlier (%v); dial again", m.addr, name, m.lost)
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("email: imap %s: %s: %w", m.addr, name, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
 	defer cancel()
 	end := m.conn.begin(ctx, opDeadline(ctx, m.cfg.Timeout))

@@ -15,6 +15,7 @@ import (
 	"mime/quotedprintable"
 	"net/mail"
 	"net/textproto"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -113,25 +114,28 @@ func readBounded(ctx context.Context, r io.Reader, max int64) ([]byte, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		var buf bytes.Buffer
-		chunk := make([]byte, 32<<10)
+		// Chunks growing to 1 MiB, joined once at the end: about twice
+		// the message is allocated, where a doubling buffer would take
+		// three times.
+		var chunks [][]byte
+		var total int64
+		size := int64(16 << 10)
 		for {
-			if err := ctx.Err(); err != nil {
-				done <- result{err: err}
-				return
-			}
-			n, err := r.Read(chunk)
-			if int64(buf.Len())+int64(n) > max {
+			chunk := make([]byte, min(size, max+1-total))
+			size = min(2*size, 1<<20)
+			n, err := io.ReadFull(&ctxReader{ctx: ctx, r: r}, chunk)
+			chunks = append(chunks, chunk[:n])
+			total += int64(n)
+			if total > max {
 				done <- result{err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
 				return
 			}
-			buf.Write(chunk[:n])
-			if err == io.EOF {
-				done <- result{raw: buf.Bytes()}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				done <- result{raw: bytes.Join(chunks, nil)}
 				return
 			}
 			if err != nil {
-				done <- result{err: fmt.Errorf("email: reading the message after %d bytes: %w", buf.Len(), err)}
+				done <- result{err: fmt.Errorf("email: reading the message after %d bytes: %w", total, err)}
 				return
 			}
 		}
@@ -145,6 +149,19 @@ func readBounded(ctx context.Context, r io.Reader, max int64) ([]byte, error) {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("email: reading the message: %w", ctx.Err())
 	}
+}
+
+// ctxReader stops reading once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
 }
 
 // parser walks one message's MIME tree.
@@ -372,6 +389,11 @@ func (p *parser) filename(h textproto.MIMEHeader, ctParams map[string]string) st
 		if _, dp, err := mime.ParseMediaType(v); err == nil {
 			name = dp["filename"]
 		}
+		// Package mime decodes RFC 2231 values only in UTF-8 and US-ASCII
+		// and drops the others; Latin-1 names are common here.
+		if n := rfc2231Filename(v); n != "" {
+			name = n
+		}
 	}
 	if name == "" {
 		name = ctParams["name"]
@@ -385,6 +407,46 @@ func (p *parser) filename(h textproto.MIMEHeader, ctParams map[string]string) st
 		}
 	}
 	return safeName(name)
+}
+
+// rfc2231Filename decodes a single-section filename*=charset'lang'value
+// in a charset other than UTF-8 and US-ASCII (package mime does those);
+// "" when there is none or it cannot be decoded.
+func rfc2231Filename(disposition string) string {
+	lower := strings.ToLower(disposition)
+	i := strings.Index(lower, "filename*=")
+	if i < 0 {
+		return ""
+	}
+	v := disposition[i+len("filename*="):]
+	if j := strings.IndexAny(v, "; \t"); j >= 0 {
+		v = v[:j]
+	}
+	charset, rest, ok := strings.Cut(v, "'")
+	if !ok {
+		return ""
+	}
+	_, encoded, ok := strings.Cut(rest, "'")
+	if !ok {
+		return ""
+	}
+	switch strings.ToLower(charset) {
+	case "", "utf-8", "us-ascii":
+		return ""
+	}
+	raw, err := url.PathUnescape(encoded)
+	if err != nil {
+		return ""
+	}
+	dec, err := charsetReader(charset, strings.NewReader(raw))
+	if err != nil {
+		return ""
+	}
+	out, err := io.ReadAll(io.LimitReader(dec, 4<<10))
+	if err != nil {
+		return ""
+	}
+	return string(out)
 }
 
 // safeName reduces a file name to its last path element, without control

@@ -82,7 +82,7 @@ func (p *parser) unzip(partPath, name string, data []byte) {
 			// The entry inflates past what it declared (archive/zip stops
 			// there with ErrFormat) or past what is left: the archive
 			// lies, so none of it is trusted.
-			p.warnf("%s refused as a zip bomb: entry %q inflates past the %d bytes it declares (at most %d read)", where, entry, f.UncompressedSize64, limit+1)
+			p.warnf("%s refused as a zip bomb: entry %q inflates past the %d bytes it declares or the %d it may take", where, entry, f.UncompressedSize64, limit)
 			return
 		}
 		if err != nil {

@@ -604,12 +604,36 @@ func (f *fixture) testTenants(t *testing.T) {
 	cl.JSON(t, &c)
 	pr.JSON(t, &p)
 	d := dtes.Items[0].ID
+	// A's inbox: a document B sent it, the file that carried it, and a
+	// mail of A's document.
+	sent, _ := f.emit(f.B, facturaTo(f.A.rut, 1))
+	rec, err := f.b.ReceiveDTE(ctx, f.A.id, f.envioFrom(f.B, f.A.rut, sent), "dte@empresa-b.cl")
+	if err != nil || len(rec.Recibidos) != 1 {
+		t.Fatalf("A's reception: %v %+v", err, rec)
+	}
+	rcb := rec.Recibidos[0]
+	if _, err := f.b.PutCorreoSettings(ctx, f.A.id, billing.CorreoSettings{Direccion: "dte@empresa-a.cl", EnviarDTE: billing.EnviarNunca,
+		SMTP: &billing.CorreoServidor{Host: "127.0.0.1", Port: 1, Seguridad: "none"}}); err != nil {
+		t.Fatal(err)
+	}
+	signed, _ := f.emit(f.A, factura(1))
+	mail, err := f.b.MailDTE(ctx, f.A.id, signed, "compras@cliente.cl")
+	if err != nil {
+		t.Fatal(err)
+	}
 	probes := []struct{ method, path string }{
 		{"GET", api + "/dte/" + d}, {"GET", api + "/dte/" + d + "?include_xml=true"},
 		{"GET", api + "/dte/" + d + "/pdf"}, {"GET", api + "/dte/" + d + "/xml"},
 		{"GET", api + "/caf/" + cafs[0].ID},
 		{"GET", api + "/clientes/" + c.ID}, {"PUT", api + "/clientes/" + c.ID}, {"DELETE", api + "/clientes/" + c.ID},
 		{"GET", api + "/productos/" + p.ID}, {"PUT", api + "/productos/" + p.ID}, {"DELETE", api + "/productos/" + p.ID},
+		// The inbox and mail.
+		{"GET", api + "/recibidos/" + rcb}, {"GET", api + "/recibidos/" + rcb + "/xml"}, {"GET", api + "/recibidos/" + rcb + "/pdf"},
+		{"POST", api + "/recibidos/" + rcb + "/aceptar"}, {"POST", api + "/recibidos/" + rcb + "/reclamar"},
+		{"POST", api + "/recibidos/" + rcb + "/recibo"}, {"GET", api + "/recibidos/" + rcb + "/correos"},
+		{"GET", api + "/recepciones/" + rec.ID},
+		{"GET", api + "/correos/" + mail.ID}, {"GET", api + "/correos?dte_id=" + signed}, {"GET", api + "/correos?recibido_id=" + rcb},
+		{"GET", api + "/dte/" + signed + "/correos"}, {"POST", api + "/dte/" + signed + "/correo"},
 	}
 	for _, pb := range probes {
 		var body any
@@ -619,9 +643,18 @@ func (f *fixture) testTenants(t *testing.T) {
 				body = map[string]any{"nombre": "x"}
 			}
 		}
+		if strings.HasSuffix(pb.path, "/reclamar") {
+			body = map[string]any{"motivo": "x"}
+		}
 		for _, hdr := range [][]string{f.B.writeHdr, f.B.adminHdr} {
 			r := f.do(pb.method, pb.path, body, hdr...)
 			want(t, r, 404, fault.NotFound)
+		}
+		// The same read of the inbox by A finds it: the 404 is the
+		// tenancy's.
+		if pb.method == "GET" && (strings.Contains(pb.path, rcb) || strings.Contains(pb.path, rec.ID) || strings.Contains(pb.path, signed) ||
+			strings.Contains(pb.path, mail.ID)) {
+			want(t, f.do(pb.method, pb.path, nil, f.A.readHdr...), 200)
 		}
 	}
 	// A valid token naming a company that does not exist is no credential
@@ -635,11 +668,18 @@ func (f *fixture) testTenants(t *testing.T) {
 	// A's own data is untouched and still there.
 	want(t, f.do("GET", api+"/clientes/"+c.ID, nil, f.A.readHdr...), 200)
 	want(t, f.do("GET", api+"/productos/"+p.ID, nil, f.A.readHdr...), 200)
-	// B's lists hold nothing of A.
-	for _, path := range []string{"/dte", "/caf", "/clientes", "/productos", "/webhooks"} {
+	r := f.do("GET", api+"/recibidos/"+rcb, nil, f.A.readHdr...)
+	want(t, r, 200)
+	if !strings.Contains(string(r.Body), `"estado":"pendiente"`) {
+		t.Errorf("A's received document after B's probes: %s", r.Body)
+	}
+	want(t, f.do("GET", api+"/correos/"+mail.ID, nil, f.A.readHdr...), 200)
+	// B's lists and settings hold nothing of A.
+	for _, path := range []string{"/dte", "/caf", "/clientes", "/productos", "/webhooks", "/recibidos", "/recepciones", "/correos",
+		"/empresa/correo", "/empresa/correo/mensajes"} {
 		r := f.do("GET", api+path, nil, f.B.readHdr...)
 		want(t, r, 200)
-		for _, id := range []string{d, cafs[0].ID, c.ID, p.ID} {
+		for _, id := range []string{d, signed, cafs[0].ID, c.ID, p.ID, rcb, rec.ID, mail.ID, "dte@empresa-a.cl"} {
 			if strings.Contains(string(r.Body), id) {
 				t.Errorf("B's %s lists A's %s", path, id)
 			}

@@ -22,6 +22,7 @@
 package inbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,6 +40,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
@@ -317,10 +319,27 @@ func recibidoOf(d *intercambio.DocumentoRecibido, r *store.Recepcion, fileDigest
 		row.Estado = Pendiente
 	}
 	if doc := d.Documento; doc != nil {
-		row.XML = doc.Raw
+		row.XML = standalone(r.XML, doc.Raw)
 		row.RazonSocialEmisor = truncate(doc.Emisor.RazonSocial, 100)
 	}
 	return row, nil
+}
+
+// standalone makes the bytes of a document's element, cut from the file
+// that carried it, a document of its own: the file's XML declaration,
+// which names their encoding (ISO-8859-1 in the SII's exchange), then the
+// element's bytes unchanged, so its signature still verifies. Without the
+// declaration a reader takes ISO-8859-1 bytes for UTF-8 and fails.
+func standalone(file, element []byte) []byte {
+	file = bytes.TrimPrefix(file, []byte("\xef\xbb\xbf"))
+	decl, err := xmltree.ParseDeclaration(file)
+	if err != nil || !decl.Present {
+		return element
+	}
+	out := make([]byte, 0, decl.Len+1+len(element))
+	out = append(out, file[:decl.Len]...)
+	out = append(out, '\n')
+	return append(out, element...)
 }
 
 // truncate cuts s to at most n bytes on a rune boundary.
