@@ -212,13 +212,18 @@ func mailKill9(t *testing.T, dbURL string) {
 	}
 	// Nothing stuck: every mail of both companies sent.
 	for _, key := range []string{demo.APIKey, sup.APIKey} {
-		waitFor(t, 60*time.Second, "every mail sent", func() bool {
+		var last []byte
+		ok := within(150*time.Second, func() bool {
 			st, body := call(t, hc, "GET", api()+"/correos?limit=100", key, nil)
 			if st != 200 {
 				t.Fatalf("GET /correos: %d %s", st, body)
 			}
+			last = body
 			return !strings.Contains(string(body), `"estado":"pendiente"`) && !strings.Contains(string(body), `"estado":"fallido"`)
 		})
+		if !ok {
+			t.Fatalf("mails not sent within 150 s: %s", last)
+		}
 	}
 	t.Logf("killed with %d of %d mails sent, and with %d of %d documents received", sentAtKill, n, before, n+demoSupplierDocs)
 	p.stop(t)
@@ -245,6 +250,18 @@ func countRecibidos(t *testing.T, data, dbURL, empresaID string) int {
 		t.Fatal(err)
 	}
 	return int(page.TotalCount)
+}
+
+// within polls cond until it holds (true) or the time is up (false).
+func within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
 
 // waitFor polls cond until it holds or the time is up.

@@ -465,9 +465,7 @@ func (m *Mailer) take(ctx context.Context, empresaID string, f email.Fetched, li
 			}
 			notes = append(notes, fmt.Sprintf("%s (%s)", a.Filename, kind))
 		}
-		for _, w := range msg.Warnings {
-			notes = append(notes, w)
-		}
+		notes = append(notes, msg.Warnings...)
 		if n == 0 {
 			why = "no EnvioDTE, RespuestaDTE or EnvioRecibos attached"
 			if len(notes) > 0 {
