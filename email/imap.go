@@ -110,7 +110,7 @@ type Mailbox struct {
 	mu       sync.Mutex
 	cfg      IMAPConfig
 	addr     string
-	conn     *boundConn
+	conn     net.Conn
 	c        *imapclient.Client
 	move     bool  // the server moves by MOVE, or by UID-scoped COPY+EXPUNGE
 	keywords bool  // the mailbox keeps keywords
@@ -142,8 +142,7 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 	if err != nil {
 		return nil, fail("connect", err)
 	}
-	end := conn.begin(ctx, opDeadline(ctx, cfg.Timeout))
-	defer end()
+	defer guard(ctx, conn)()
 	tcfg := tlsConfig(cfg.TLSConfig, cfg.Host)
 	opts := &imapclient.Options{
 		TLSConfig:   tcfg,
@@ -213,9 +212,11 @@ func (m *Mailbox) op(ctx context.Context, name string, f func(ctx context.Contex
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
 	defer cancel()
-	end := m.conn.begin(ctx, opDeadline(ctx, m.cfg.Timeout))
+	stop := guard(ctx, m.conn)
 	err := f(ctx)
-	end()
+	if !stop() && err == nil {
+		err = ctx.Err() // the connection was closed just as the call ended
+	}
 	if err == nil {
 		return nil
 	}
@@ -396,9 +397,9 @@ func (m *Mailbox) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	end := m.conn.begin(ctx, opDeadline(ctx, 5*time.Second))
+	stop := guard(ctx, m.conn)
 	_ = m.c.Logout().Wait()
-	end()
+	stop()
 	m.lost = errors.New("the Mailbox was closed")
 	return m.c.Close()
 }

@@ -98,8 +98,7 @@ func Send(ctx context.Context, cfg SMTPConfig, from string, to []string, raw []b
 	if err != nil {
 		return fail("connect", err)
 	}
-	end := conn.begin(ctx, opDeadline(ctx, cfg.Timeout))
-	defer end()
+	defer guard(ctx, conn)()
 	defer conn.Close()
 
 	tcfg := tlsConfig(cfg.TLSConfig, cfg.Host)
