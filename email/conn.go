@@ -38,6 +38,48 @@ func configErrorf(format string, args ...any) error {
 	return &configError{msg: fmt.Sprintf(format, args...)}
 }
 
+// endpoint is what SMTPConfig and IMAPConfig share: where to connect, how
+// securely, as whom, for how long.
+type endpoint struct {
+	kind     string // "SMTP" or "IMAP", for messages
+	security string
+	host     string
+	port     int
+	username string
+	timeout  time.Duration
+}
+
+// normalize checks e and fills its defaults: security def, the port for
+// the security mode from ports, a 60 s timeout. It refuses credentials in
+// clear to a host that is not loopback.
+func (e *endpoint) normalize(def string, ports map[string]int) error {
+	sec, err := checkSecurity(e.kind, e.security, def)
+	if err != nil {
+		return err
+	}
+	e.security = sec
+	if e.port == 0 {
+		e.port = ports[sec]
+	}
+	if err := checkHost(e.kind, e.host, e.port); err != nil {
+		return err
+	}
+	if e.timeout <= 0 {
+		e.timeout = 60 * time.Second
+	}
+	return checkPlainAuth(e.kind, sec, e.host, e.username)
+}
+
+// failure wraps the error of one step against the server at addr: ctx's
+// error first, and an unverified certificate as a setting to fix.
+func failure(ctx context.Context, proto, addr, step string, err error) error {
+	err = ctxErr(ctx, err)
+	if isCertificateError(err) {
+		return &configError{msg: fmt.Sprintf("%s %s: %s: the server's certificate does not verify", proto, addr, step), err: err}
+	}
+	return fmt.Errorf("email: %s %s: %s: %w", proto, addr, step, err)
+}
+
 // checkSecurity normalizes a Security setting, defaulting to def.
 func checkSecurity(kind, security, def string) (string, error) {
 	s := strings.ToLower(strings.TrimSpace(security))

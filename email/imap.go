@@ -51,23 +51,14 @@ type IMAPConfig struct {
 
 // normalize checks cfg and fills its defaults.
 func (cfg IMAPConfig) normalize() (IMAPConfig, error) {
-	sec, err := checkSecurity("IMAP", cfg.Security, securityTLS)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Security = sec
-	if cfg.Port == 0 {
-		cfg.Port = 143
-		if sec == securityTLS {
-			cfg.Port = 993
-		}
-	}
-	if err := checkHost("IMAP", cfg.Host, cfg.Port); err != nil {
-		return cfg, err
-	}
 	if cfg.Username == "" {
 		return cfg, configErrorf("IMAP Username is empty")
 	}
+	e := endpoint{kind: "IMAP", security: cfg.Security, host: cfg.Host, port: cfg.Port, username: cfg.Username, timeout: cfg.Timeout}
+	if err := e.normalize(securityTLS, map[string]int{securityTLS: 993, securityStartTLS: 143, securityNone: 143}); err != nil {
+		return cfg, err
+	}
+	cfg.Security, cfg.Port, cfg.Timeout = e.security, e.port, e.timeout
 	if cfg.Mailbox == "" {
 		cfg.Mailbox = "INBOX"
 	}
@@ -78,12 +69,6 @@ func (cfg IMAPConfig) normalize() (IMAPConfig, error) {
 	}
 	if cfg.ProcessedMailbox != "" && strings.EqualFold(cfg.ProcessedMailbox, cfg.Mailbox) {
 		return cfg, configErrorf("IMAP ProcessedMailbox %q is the mailbox read", cfg.ProcessedMailbox)
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 60 * time.Second
-	}
-	if err := checkPlainAuth("IMAP", sec, cfg.Host, cfg.Username); err != nil {
-		return cfg, err
 	}
 	return cfg, nil
 }
@@ -130,13 +115,7 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	addr := net.JoinHostPort(strings.Trim(cfg.Host, "[]"), strconv.Itoa(cfg.Port))
-	fail := func(step string, err error) error {
-		err = ctxErr(ctx, err)
-		if isCertificateError(err) {
-			return &configError{msg: fmt.Sprintf("imap %s: %s: the server's certificate does not verify", addr, step), err: err}
-		}
-		return fmt.Errorf("email: imap %s: %s: %w", addr, step, err)
-	}
+	fail := func(step string, err error) error { return failure(ctx, "imap", addr, step, err) }
 
 	conn, err := dial(ctx, cfg.Host, cfg.Port)
 	if err != nil {
