@@ -216,7 +216,9 @@ func (m *Mailbox) op(ctx context.Context, name string, f func(ctx context.Contex
 // without their bodies. Bodies are fetched with BODY.PEEK, so reading
 // does not mark a message seen, and one at a time, each cut at maxSize+1
 // bytes whatever size the server reported. At most max*maxSize bytes are
-// held in memory.
+// held in memory. A TooLarge message stays unprocessed, taking one of the
+// max places at every call, until the caller records its refusal and
+// marks it.
 func (m *Mailbox) Unprocessed(ctx context.Context, max int, maxSize int64) ([]Fetched, error) {
 	if max <= 0 {
 		return nil, fmt.Errorf("email: Unprocessed: max %d is not positive", max)
