@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -37,6 +36,48 @@ func (e *configError) Unwrap() error { return e.err }
 
 func configErrorf(format string, args ...any) error {
 	return &configError{msg: fmt.Sprintf(format, args...)}
+}
+
+// endpoint is what SMTPConfig and IMAPConfig share: where to connect, how
+// securely, as whom, for how long.
+type endpoint struct {
+	kind     string // "SMTP" or "IMAP", for messages
+	security string
+	host     string
+	port     int
+	username string
+	timeout  time.Duration
+}
+
+// normalize checks e and fills its defaults: security def, the port for
+// the security mode from ports, a 60 s timeout. It refuses credentials in
+// clear to a host that is not loopback.
+func (e *endpoint) normalize(def string, ports map[string]int) error {
+	sec, err := checkSecurity(e.kind, e.security, def)
+	if err != nil {
+		return err
+	}
+	e.security = sec
+	if e.port == 0 {
+		e.port = ports[sec]
+	}
+	if err := checkHost(e.kind, e.host, e.port); err != nil {
+		return err
+	}
+	if e.timeout <= 0 {
+		e.timeout = 60 * time.Second
+	}
+	return checkPlainAuth(e.kind, sec, e.host, e.username)
+}
+
+// failure wraps the error of one step against the server at addr: ctx's
+// error first, and an unverified certificate as a setting to fix.
+func failure(ctx context.Context, proto, addr, step string, err error) error {
+	err = ctxErr(ctx, err)
+	if isCertificateError(err) {
+		return &configError{msg: fmt.Sprintf("%s %s: %s: the server's certificate does not verify", proto, addr, step), err: err}
+	}
+	return fmt.Errorf("email: %s %s: %s: %w", proto, addr, step, err)
 }
 
 // checkSecurity normalizes a Security setting, defaulting to def.
@@ -102,76 +143,19 @@ func tlsConfig(cfg *tls.Config, host string) *tls.Config {
 	return c
 }
 
-// boundConn caps every deadline the protocol libraries set on it at the
-// deadline of the operation in progress, since both libraries set their own
-// (minutes long) before each command and clear them after. The cap is
-// lifted between operations, so that an idle IMAP connection is not torn
-// down by a deadline that has passed.
-type boundConn struct {
-	net.Conn
-	mu    sync.Mutex
-	limit time.Time // zero: no operation in progress
-}
-
-func (c *boundConn) clamp(t time.Time) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.limit.IsZero() {
-		return t
-	}
-	if t.IsZero() || t.After(c.limit) {
-		return c.limit
-	}
-	return t
-}
-
-// SetDeadline sets the deadline, no later than the operation's.
-func (c *boundConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.clamp(t)) }
-
-// SetReadDeadline sets the read deadline, no later than the operation's.
-func (c *boundConn) SetReadDeadline(t time.Time) error { return c.Conn.SetReadDeadline(c.clamp(t)) }
-
-// SetWriteDeadline sets the write deadline, no later than the operation's.
-func (c *boundConn) SetWriteDeadline(t time.Time) error {
-	return c.Conn.SetWriteDeadline(c.clamp(t))
-}
-
-// begin caps the connection's deadlines at limit until the returned
-// function is called, and closes the connection if ctx ends first: an
-// operation cut in the middle leaves the protocol in an unknown state.
-func (c *boundConn) begin(ctx context.Context, limit time.Time) (end func()) {
-	c.mu.Lock()
-	c.limit = limit
-	c.mu.Unlock()
-	_ = c.Conn.SetDeadline(limit)
-	stop := context.AfterFunc(ctx, func() { _ = c.Conn.Close() })
-	return func() {
-		stop()
-		c.mu.Lock()
-		c.limit = time.Time{}
-		c.mu.Unlock()
-		_ = c.Conn.SetDeadline(time.Time{})
-	}
+// guard closes conn if ctx ends before the returned stop is called: both
+// libraries set deadlines of their own (minutes long) around each command,
+// so the caller's deadline is enforced by closing the connection, which
+// unblocks any read or write at once. An operation cut in the middle
+// leaves the protocol in an unknown state anyway.
+func guard(ctx context.Context, conn net.Conn) (stop func() bool) {
+	return context.AfterFunc(ctx, func() { _ = conn.Close() })
 }
 
 // dial opens a TCP connection within ctx.
-func dial(ctx context.Context, host string, port int) (*boundConn, error) {
+func dial(ctx context.Context, host string, port int) (net.Conn, error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
-	if err != nil {
-		return nil, err
-	}
-	return &boundConn{Conn: conn}, nil
-}
-
-// opDeadline is the deadline of an operation: ctx's, or timeout from now
-// if sooner.
-func opDeadline(ctx context.Context, timeout time.Duration) time.Time {
-	limit := time.Now().Add(timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(limit) {
-		return d
-	}
-	return limit
+	return d.DialContext(ctx, "tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
 }
 
 // ctxErr prefers ctx's error to the I/O error a closed connection gave, so

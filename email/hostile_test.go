@@ -431,10 +431,33 @@ func TestUnprocessedNeverDownloadsAHugeMessage(t *testing.T) {
 	if sent > 64<<10 {
 		t.Errorf("the server sent %d bytes: the huge body was downloaded", sent)
 	}
-	// A maxSize between the two sizes: the partial fetch still bounds what
-	// is read to maxSize+1 even when the size check is passed by.
-	got, err = mb.Unprocessed(ctx, 1, int64(len(huge)))
-	if err != nil || len(got) != 1 || got[0].TooLarge || len(got[0].Raw) != len(huge) {
-		t.Fatalf("with maxSize = its size the huge message is read whole: %v, %+v", err, len(got))
+}
+
+// TestBodyFetchIsBoundedWhateverTheSize: the body fetch asks for at most
+// maxSize+1 bytes, so a server that under-reported a message's size still
+// sends no more than that, and the message comes back TooLarge.
+func TestBodyFetchIsBoundedWhateverTheSize(t *testing.T) {
+	srv := emailtest.Start(t, alice, bob)
+	ctx := ctxFor(t, 30*time.Second)
+	big := append([]byte("Subject: 100 KiB\r\n\r\n"), bytes.Repeat([]byte("0123456789\r\n"), 100<<10/12)...)
+	srv.Append(bob, big)
+	mb, err := email.DialIMAP(ctx, srv.IMAPConfig(bob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mb.Close()
+	before := srv.IMAPBytesSent()
+	raw, tooLarge, err := mb.BodyForTest(ctx, 1, 100)
+	sent := srv.IMAPBytesSent() - before
+	if err != nil || !tooLarge || raw != nil {
+		t.Fatalf("body with maxSize 100 of a %d-byte message = %d bytes, tooLarge %v, %v; want tooLarge", len(big), len(raw), tooLarge, err)
+	}
+	t.Logf("the server sent %d bytes for a %d-byte message with maxSize 100", sent, len(big))
+	if sent > 2<<10 {
+		t.Errorf("the server sent %d bytes: the fetch was not cut at 101", sent)
+	}
+	raw, tooLarge, err = mb.BodyForTest(ctx, 1, int64(len(big)))
+	if err != nil || tooLarge || !bytes.Equal(raw, big) {
+		t.Fatalf("body with maxSize = its size: %d bytes, tooLarge %v, %v; want it whole", len(raw), tooLarge, err)
 	}
 }

@@ -51,23 +51,14 @@ type IMAPConfig struct {
 
 // normalize checks cfg and fills its defaults.
 func (cfg IMAPConfig) normalize() (IMAPConfig, error) {
-	sec, err := checkSecurity("IMAP", cfg.Security, securityTLS)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Security = sec
-	if cfg.Port == 0 {
-		cfg.Port = 143
-		if sec == securityTLS {
-			cfg.Port = 993
-		}
-	}
-	if err := checkHost("IMAP", cfg.Host, cfg.Port); err != nil {
-		return cfg, err
-	}
 	if cfg.Username == "" {
 		return cfg, configErrorf("IMAP Username is empty")
 	}
+	e := endpoint{kind: "IMAP", security: cfg.Security, host: cfg.Host, port: cfg.Port, username: cfg.Username, timeout: cfg.Timeout}
+	if err := e.normalize(securityTLS, map[string]int{securityTLS: 993, securityStartTLS: 143, securityNone: 143}); err != nil {
+		return cfg, err
+	}
+	cfg.Security, cfg.Port, cfg.Timeout = e.security, e.port, e.timeout
 	if cfg.Mailbox == "" {
 		cfg.Mailbox = "INBOX"
 	}
@@ -78,12 +69,6 @@ func (cfg IMAPConfig) normalize() (IMAPConfig, error) {
 	}
 	if cfg.ProcessedMailbox != "" && strings.EqualFold(cfg.ProcessedMailbox, cfg.Mailbox) {
 		return cfg, configErrorf("IMAP ProcessedMailbox %q is the mailbox read", cfg.ProcessedMailbox)
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 60 * time.Second
-	}
-	if err := checkPlainAuth("IMAP", sec, cfg.Host, cfg.Username); err != nil {
-		return cfg, err
 	}
 	return cfg, nil
 }
@@ -110,7 +95,7 @@ type Mailbox struct {
 	mu       sync.Mutex
 	cfg      IMAPConfig
 	addr     string
-	conn     *boundConn
+	conn     net.Conn
 	c        *imapclient.Client
 	move     bool  // the server moves by MOVE, or by UID-scoped COPY+EXPUNGE
 	keywords bool  // the mailbox keeps keywords
@@ -130,20 +115,13 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	addr := net.JoinHostPort(strings.Trim(cfg.Host, "[]"), strconv.Itoa(cfg.Port))
-	fail := func(step string, err error) error {
-		err = ctxErr(ctx, err)
-		if isCertificateError(err) {
-			return &configError{msg: fmt.Sprintf("imap %s: %s: the server's certificate does not verify", addr, step), err: err}
-		}
-		return fmt.Errorf("email: imap %s: %s: %w", addr, step, err)
-	}
+	fail := func(step string, err error) error { return failure(ctx, "imap", addr, step, err) }
 
 	conn, err := dial(ctx, cfg.Host, cfg.Port)
 	if err != nil {
 		return nil, fail("connect", err)
 	}
-	end := conn.begin(ctx, opDeadline(ctx, cfg.Timeout))
-	defer end()
+	defer guard(ctx, conn)()
 	tcfg := tlsConfig(cfg.TLSConfig, cfg.Host)
 	opts := &imapclient.Options{
 		TLSConfig:   tcfg,
@@ -213,9 +191,11 @@ func (m *Mailbox) op(ctx context.Context, name string, f func(ctx context.Contex
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
 	defer cancel()
-	end := m.conn.begin(ctx, opDeadline(ctx, m.cfg.Timeout))
+	stop := guard(ctx, m.conn)
 	err := f(ctx)
-	end()
+	if !stop() && err == nil {
+		err = ctx.Err() // the connection was closed just as the call ended
+	}
 	if err == nil {
 		return nil
 	}
@@ -236,7 +216,9 @@ func (m *Mailbox) op(ctx context.Context, name string, f func(ctx context.Contex
 // without their bodies. Bodies are fetched with BODY.PEEK, so reading
 // does not mark a message seen, and one at a time, each cut at maxSize+1
 // bytes whatever size the server reported. At most max*maxSize bytes are
-// held in memory.
+// held in memory. A TooLarge message stays unprocessed, taking one of the
+// max places at every call, until the caller records its refusal and
+// marks it.
 func (m *Mailbox) Unprocessed(ctx context.Context, max int, maxSize int64) ([]Fetched, error) {
 	if max <= 0 {
 		return nil, fmt.Errorf("email: Unprocessed: max %d is not positive", max)
@@ -396,9 +378,9 @@ func (m *Mailbox) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	end := m.conn.begin(ctx, opDeadline(ctx, 5*time.Second))
+	stop := guard(ctx, m.conn)
 	_ = m.c.Logout().Wait()
-	end()
+	stop()
 	m.lost = errors.New("the Mailbox was closed")
 	return m.c.Close()
 }

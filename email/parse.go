@@ -142,9 +142,6 @@ func readBounded(ctx context.Context, r io.Reader, max int64) ([]byte, error) {
 	}()
 	select {
 	case res := <-done:
-		if res.err != nil && (errors.Is(res.err, context.Canceled) || errors.Is(res.err, context.DeadlineExceeded)) {
-			return nil, fmt.Errorf("email: reading the message: %w", res.err)
-		}
 		return res.raw, res.err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("email: reading the message: %w", ctx.Err())

@@ -44,25 +44,13 @@ type SMTPConfig struct {
 
 // normalize checks cfg and fills its defaults.
 func (cfg SMTPConfig) normalize() (SMTPConfig, error) {
-	sec, err := checkSecurity("SMTP", cfg.Security, securityStartTLS)
-	if err != nil {
+	e := endpoint{kind: "SMTP", security: cfg.Security, host: cfg.Host, port: cfg.Port, username: cfg.Username, timeout: cfg.Timeout}
+	if err := e.normalize(securityStartTLS, map[string]int{securityStartTLS: 587, securityTLS: 465, securityNone: 25}); err != nil {
 		return cfg, err
 	}
-	cfg.Security = sec
-	if cfg.Port == 0 {
-		cfg.Port = map[string]int{securityStartTLS: 587, securityTLS: 465, securityNone: 25}[sec]
-	}
-	if err := checkHost("SMTP", cfg.Host, cfg.Port); err != nil {
-		return cfg, err
-	}
+	cfg.Security, cfg.Port, cfg.Timeout = e.security, e.port, e.timeout
 	if strings.ContainsFunc(cfg.HelloName, func(r rune) bool { return isControl(r) || r == ' ' }) {
 		return cfg, configErrorf("SMTP HelloName %q is not a host name", cfg.HelloName)
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 60 * time.Second
-	}
-	if err := checkPlainAuth("SMTP", sec, cfg.Host, cfg.Username); err != nil {
-		return cfg, err
 	}
 	return cfg, nil
 }
@@ -86,20 +74,13 @@ func Send(ctx context.Context, cfg SMTPConfig, from string, to []string, raw []b
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	addr := net.JoinHostPort(strings.Trim(cfg.Host, "[]"), strconv.Itoa(cfg.Port))
-	fail := func(step string, err error) error {
-		err = ctxErr(ctx, err)
-		if isCertificateError(err) {
-			return &configError{msg: fmt.Sprintf("smtp %s: %s: the server's certificate does not verify", addr, step), err: err}
-		}
-		return fmt.Errorf("email: smtp %s: %s: %w", addr, step, err)
-	}
+	fail := func(step string, err error) error { return failure(ctx, "smtp", addr, step, err) }
 
 	conn, err := dial(ctx, cfg.Host, cfg.Port)
 	if err != nil {
 		return fail("connect", err)
 	}
-	end := conn.begin(ctx, opDeadline(ctx, cfg.Timeout))
-	defer end()
+	defer guard(ctx, conn)()
 	defer conn.Close()
 
 	tcfg := tlsConfig(cfg.TLSConfig, cfg.Host)
