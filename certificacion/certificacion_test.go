@@ -309,8 +309,12 @@ func TestReferences(t *testing.T) {
 					t.Fatalf("case %s: no document or no reference", w.id)
 				}
 				r0 := d.Referencias[0]
-				if r0.TipoDocRef.Codigo != "SET" || r0.RazonRef != "CASO "+w.id || r0.FolioRef != d.Folio || r0.FechaRef != d.FechaEmision || r0.CodigoRef != nil {
-					t.Errorf("case %s: first reference %+v, want SET, folio %d, %s, CASO %s", w.id, r0, d.Folio, d.FechaEmision, w.id)
+				// FolioRef is the case id, as sii-wave3-notes §6.3 recommends.
+				if r0.TipoDocRef.Codigo != "SET" || r0.RazonRef != "CASO "+w.id || r0.FolioRef != 0 || r0.FolioRefTexto != w.id || r0.FechaRef != d.FechaEmision || r0.CodigoRef != nil {
+					t.Errorf("case %s: first reference %+v, want SET, folio %s, %s, CASO %s", w.id, r0, w.id, d.FechaEmision, w.id)
+				}
+				if !contains(d.Raw, "<TpoDocRef>SET</TpoDocRef><FolioRef>"+w.id+"</FolioRef>") {
+					t.Errorf("case %s: the XML's SET reference does not carry FolioRef %s", w.id, w.id)
 				}
 				var notes []dte.Referencia
 				var customs []int
