@@ -20,7 +20,8 @@ type Envio struct {
 	// Fecha is the upload's instant, RFC 3339 in Chile's time.
 	Fecha string `json:"fecha"`
 	// Boleta marks an EnvioBOLETA sent through the boleta REST API, whose
-	// state is asked there.
+	// state is asked there. Enviar sends it through DTEUpload (Boleta
+	// false); the field reads folders sent otherwise.
 	Boleta bool `json:"boleta,omitempty"`
 	// Estado and Glosa are the SII's last state ("EPR", "LOK", …) and its
 	// text; NumAtencion the SII's attention number, when it gave one.
@@ -145,8 +146,12 @@ func (e *UploadRefusedError) Error() string {
 // Enviar uploads every envelope and libro of the folder dir that has no
 // track id yet, in manifest order, for the manifest's company, and records
 // each track id in manifest.json as soon as the SII gives it (so a second
-// run sends only what is left). An upload the SII refuses stops the run
-// with an *UploadRefusedError naming the file and the SII's status.
+// run sends only what is left). Everything goes through DTEUpload
+// (sii.Client.UploadClassic), the boleta set's EnvioBOLETA too: the SII's
+// reviewer of the boleta set sees only the envelopes uploaded there, not
+// those of the boleta REST API (sii-wave3-notes §6.4). An upload the SII
+// refuses stops the run with an *UploadRefusedError naming the file and
+// the SII's status.
 func Enviar(ctx context.Context, c *sii.Client, dir string, now func() time.Time) (*Manifest, error) {
 	if now == nil {
 		now = time.Now
@@ -163,7 +168,7 @@ func Enviar(ctx context.Context, c *sii.Client, dir string, now func() time.Time
 		if err != nil {
 			return m, fmt.Errorf("certificacion: %w", err)
 		}
-		res, err := c.Upload(ctx, m.RutEmisor, data)
+		res, err := c.UploadClassic(ctx, m.RutEmisor, data)
 		if err != nil {
 			return m, fmt.Errorf("certificacion: uploading %s: %w", u.File, err)
 		}
