@@ -165,7 +165,8 @@ func EnvelopeName(n int, s *Set, boleta bool) string {
 // LibroName returns the file name of a libro, numbered in upload order:
 // "01-LibroVentas-414176.xml", "04-ConsumoFolios.xml".
 func LibroName(n int, l *LibroResult) string {
-	name := map[LibroKind]string{LibroVentas: "LibroVentas", LibroCompras: "LibroCompras", LibroGuias: "LibroGuias", LibroRCOF: "ConsumoFolios"}[l.Kind]
+	name := map[LibroKind]string{LibroVentas: "LibroVentas", LibroCompras: "LibroCompras", LibroComprasExentos: "LibroComprasExentos",
+		LibroGuias: "LibroGuias", LibroRCOF: "ConsumoFolios"}[l.Kind]
 	if l.Set != nil && l.Set.Atencion != "" {
 		name += "-" + l.Set.Atencion
 	}
