@@ -42,6 +42,10 @@ type LibroResult struct {
 	Set *Set
 	// XML is the signed LibroCompraVenta, LibroGuia or ConsumoFolios.
 	XML []byte
+	// FolioNotificacion is a libro's FolioNotificacion, SecEnvio the
+	// RCOF's SecEnvio.
+	FolioNotificacion int64
+	SecEnvio          int
 }
 
 // PendingLibro is a libro set the plan asks for that Generate could not
@@ -199,7 +203,11 @@ func (g *generator) libros(res *Result) error {
 		if err != nil {
 			return fmt.Errorf("certificacion: %s of %s: %w", kind, s.Set.Name, err)
 		}
-		res.Libros = append(res.Libros, &LibroResult{Kind: kind, Set: s.Set, XML: xml})
+		lr := &LibroResult{Kind: kind, Set: s.Set, XML: xml, FolioNotificacion: o.FolioNotificacion}
+		if kind == LibroRCOF {
+			lr.FolioNotificacion, lr.SecEnvio = 0, 1
+		}
+		res.Libros = append(res.Libros, lr)
 	}
 	return nil
 }

@@ -65,8 +65,24 @@ type LibroEntry struct {
 	// boleta set for the RCOF) and NumeroAtencion its número de atención.
 	Set            string `json:"set,omitempty"`
 	NumeroAtencion string `json:"numero_atencion,omitempty"`
+	// FolioNotificacion is the FolioNotificacion of File (a libro), and
+	// SecEnvio its SecEnvio (the RCOF).
+	FolioNotificacion int64 `json:"folio_notificacion,omitempty"`
+	SecEnvio          int   `json:"sec_envio,omitempty"`
 	// Envio is the libro's upload (Enviar) and last state (Estado).
 	Envio *Envio `json:"envio,omitempty"`
+	// Intentos are the earlier attempts, oldest first: each file sent
+	// before File, with its FolioNotificacion or SecEnvio and what the SII
+	// said (Enviar signs a new attempt after a refusal or a lost answer).
+	Intentos []LibroIntento `json:"intentos,omitempty"`
+}
+
+// LibroIntento is one earlier attempt at sending a libro or the RCOF.
+type LibroIntento struct {
+	File              string `json:"file"`
+	FolioNotificacion int64  `json:"folio_notificacion,omitempty"`
+	SecEnvio          int    `json:"sec_envio,omitempty"`
+	Envio             *Envio `json:"envio,omitempty"`
 }
 
 // Sample is one printed sample.
@@ -280,7 +296,7 @@ func (r *Result) layout(samples []Sample) (*Manifest, []outFile, error) {
 		m.Sets = append(m.Sets, ms)
 	}
 	for i, l := range r.Libros {
-		e := LibroEntry{Kind: string(l.Kind), File: LibrosDir + "/" + LibroName(i+1, l)}
+		e := LibroEntry{Kind: string(l.Kind), File: LibrosDir + "/" + LibroName(i+1, l), FolioNotificacion: l.FolioNotificacion, SecEnvio: l.SecEnvio}
 		if l.Set != nil {
 			e.Set, e.NumeroAtencion = l.Set.Name, l.Set.Atencion
 		}
