@@ -267,3 +267,27 @@ func TestConsumoFoliosNotOnREST(t *testing.T) {
 		t.Errorf("DTEUpload of the RCOF: %v %+v", err, up)
 	}
 }
+
+// TestEnvelopeResolucion: once the company's resolution in the
+// environment is known, an envelope whose carátula names another ends RCT
+// (CRT-3-19 at the SII); one that names it, EPR.
+func TestEnvelopeResolucion(t *testing.T) {
+	w := newSetWorld(t)
+	docs := w.set(t)
+	w.f.SetResolucion(w.c.Emisor.Rut, "2014-08-22", 80)
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: w.c.Emisor}, w.c.Cert, docs[0].XML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.client.UploadClassic(context.Background(), w.c.Emisor.Rut, env)
+	if err != nil || !res.Accepted() {
+		t.Fatalf("upload: %v %+v", err, res)
+	}
+	if e, _ := w.f.Envelope(res.TrackID); e.Final != "RCT" {
+		t.Errorf("an envelope with resolution %s %d, the company's being 2014-08-22 80: %s, want RCT", w.c.Emisor.FechaResolucion, w.c.Emisor.NumeroResolucion, e.Final)
+	}
+	w.f.SetResolucion(w.c.Emisor.Rut, w.c.Emisor.FechaResolucion, w.c.Emisor.NumeroResolucion)
+	if track := w.send(t, true, docs...); track == "" {
+		t.Error("the envelope with the company's resolution did not end EPR")
+	}
+}

@@ -84,9 +84,9 @@ type resolucion struct {
 }
 
 // SetResolucion records company's resolution in this environment
-// (FchResol, NroResol; 0 in certification): the libros and RCOFs whose
-// carátula names another are then refused (LRC, RCT). Until it is set,
-// any resolution is accepted.
+// (FchResol, NroResol; 0 in certification): the envelopes, libros and
+// RCOFs whose carátula names another are then refused (RCT, LRC; the SII
+// answers CRT-3-19). Until it is set, any resolution is accepted.
 func (f *Fake) SetResolucion(company, fchResol string, nroResol int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -253,6 +253,11 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, rest bool) (*Envel
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if r, ok := f.resol[strings.ToUpper(company)]; ok && final == "" && env != nil && (env.Caratula.FchResol != r.fch || env.Caratula.NroResol != r.nro) {
+		// The carátula names another resolution than the company's in
+		// this environment (CRT-3-19 at the SII).
+		final = "RCT"
+	}
 	steps = f.opts.Steps
 	for i := range e.Docs {
 		d := &e.Docs[i]
