@@ -9,18 +9,23 @@ import (
 
 	"github.com/dtekit/dtekit/certificacion"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
 
 // fakeSII starts the fake SII in process, its clock at the kit's signing
-// instant, and returns a client of it with the test certificate.
+// instant, as strict as it gets: every upload checked against its
+// official schema (xmllint) and the company's certification resolution
+// (FchResol of the test emisor, NroResol 0) required on every carátula.
+// It returns a client of it with the test certificate.
 func fakeSII(t *testing.T) (*siitest.Fake, *sii.Client) {
 	t.Helper()
 	clock := func() time.Time { return testAt.Add(time.Minute) }
-	fake := siitest.New(siitest.Options{Clock: clock}).Start()
+	fake := siitest.New(siitest.Options{Clock: clock, Schema: oracle.SchemaCheck(t)}).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
+	fake.SetResolucion(dtetest.EmisorRUT, creds(t).Emisor.FechaResolucion, 0)
 	c, err := sii.New(sii.Config{Endpoints: fake.Endpoints(), Certificate: creds(t).Cert, Clock: clock,
 		RetryPause: time.Millisecond, Timeout: 10 * time.Second})
 	if err != nil {
