@@ -359,6 +359,8 @@ func Leeme(m *Manifest) string {
 		for i, l := range m.Libros {
 			w("| %d | %s | %s | %s | `%s` | | |", i+1, l.Kind, orDash(l.Set), orDash(l.NumeroAtencion), l.File)
 		}
+		w("")
+		w("El SII identifica cada libro especial por empresa, operación, período y FolioNotificacion, y rechaza un segundo envío TOTAL de la misma identidad (LNC, \"Libro Cerrado\"). Si un libro queda rechazado, o su envío no tuvo respuesta, `dtekit certificacion enviar` lo firma de nuevo con el siguiente FolioNotificacion que ningún libro de la carpeta usó (la Consumo de Folios, con el siguiente SecEnvio), lo deja junto al anterior (…-intento2.xml) y lo envía; declare el track id del último intento.")
 	}
 	if len(m.Pendientes) > 0 {
 		w("")
