@@ -26,7 +26,15 @@
 // carátula, the envío's parts, the cuadratura of every total and, for the
 // sales and guías libros, each row against the document the fake received;
 // getEstUp answers LSO and then LOK, LRH, LRC, LRF or LNC (an RCOF, RPR
-// with reparo 250).
+// with reparo 250, or RCH when it differs from the boletas received).
+// DTEUpload also takes an EnvioBOLETA, as in the boleta certification; the
+// boleta REST API takes nothing else (an RCOF there is HTTP 400).
+//
+// DeclararAvance is the certification reviewer (avance.go): given the
+// track ids a company declares for a set of tests, it answers the SETMAIL,
+// SOK or SRH with reparo lines, from what the uploads show: the SET
+// reference and case order of every document, the notes' references, the
+// channel of the boleta set, the libros' states and kinds.
 //
 // Tests steer it through its Go API: Register the signers and companies,
 // Script the outcome of each document (accepted, with reparos, rejected
