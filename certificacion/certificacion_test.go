@@ -67,7 +67,27 @@ var setFiles = []string{"001-basico.txt", "002-ventas.txt", "003-compras.txt", "
 // testAt is the instant every test emits at.
 var testAt = time.Date(2026, 3, 2, 10, 30, 0, 0, dte.SantiagoLocation())
 
+var (
+	generatedMu sync.Mutex
+	generated   = map[string]*certificacion.Result{}
+)
+
+// generate returns the result of the set file name, generated once for
+// the package's tests (Generate is deterministic at testAt, and no test
+// changes a result).
 func generate(tb testing.TB, name string) *certificacion.Result {
+	tb.Helper()
+	generatedMu.Lock()
+	defer generatedMu.Unlock()
+	if r := generated[name]; r != nil {
+		return r
+	}
+	r := generateNew(tb, name)
+	generated[name] = r
+	return r
+}
+
+func generateNew(tb testing.TB, name string) *certificacion.Result {
 	tb.Helper()
 	plan, err := certificacion.Parse(setFile(tb, name))
 	if err != nil {

@@ -34,8 +34,15 @@ func fullSetFile(tb testing.TB, names ...string) []byte {
 	return all
 }
 
+// generateFull returns the result of the whole set file (fullSetFiles),
+// generated once for the package's tests.
 func generateFull(tb testing.TB) *certificacion.Result {
 	tb.Helper()
+	generatedMu.Lock()
+	defer generatedMu.Unlock()
+	if r := generated["full"]; r != nil {
+		return r
+	}
 	all := fullSetFile(tb, fullSetFiles...)
 	plan, err := certificacion.Parse(all)
 	if err != nil {
@@ -47,6 +54,7 @@ func generateFull(tb testing.TB) *certificacion.Result {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	generated["full"] = res
 	return res
 }
 
