@@ -1,7 +1,6 @@
 package certificacion_test
 
 import (
-	"context"
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha1"
@@ -18,17 +17,7 @@ import (
 // the RCOF, print every sample and write the folder into dir.
 func generar(tb testing.TB, data []byte, dir string) {
 	tb.Helper()
-	c := creds(tb)
-	plan, err := certificacion.Parse(data)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
-		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := certificacion.WriteDir(dir, res, c.Emisor); err != nil {
+	if _, err := certificacion.WriteDir(dir, generateData(tb, "generar", data), creds(tb).Emisor); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -73,31 +73,40 @@ var (
 )
 
 // generate returns the result of the set file name, generated once for
-// the package's tests (Generate is deterministic at testAt, and no test
-// changes a result).
+// the package's tests.
 func generate(tb testing.TB, name string) *certificacion.Result {
+	tb.Helper()
+	return generateOnce(tb, name, func() []byte { return setFile(tb, name) })
+}
+
+// generateOnce returns the result of the set file text data gives,
+// generated once under key for the package's tests (Generate is
+// deterministic at testAt, and no test changes a result).
+func generateOnce(tb testing.TB, key string, data func() []byte) *certificacion.Result {
 	tb.Helper()
 	generatedMu.Lock()
 	defer generatedMu.Unlock()
-	if r := generated[name]; r != nil {
+	if r := generated[key]; r != nil {
 		return r
 	}
-	r := generateNew(tb, name)
-	generated[name] = r
+	r := generateData(tb, key, data())
+	generated[key] = r
 	return r
 }
 
-func generateNew(tb testing.TB, name string) *certificacion.Result {
+// generateData parses a set file's text and generates it at testAt with a
+// CAF of every type; what names it in a failure.
+func generateData(tb testing.TB, what string, data []byte) *certificacion.Result {
 	tb.Helper()
-	plan, err := certificacion.Parse(setFile(tb, name))
+	plan, err := certificacion.Parse(data)
 	if err != nil {
-		tb.Fatalf("%s: %v", name, err)
+		tb.Fatalf("%s: %v", what, err)
 	}
 	c := creds(tb)
 	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
 		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
 	if err != nil {
-		tb.Fatalf("%s: %v", name, err)
+		tb.Fatalf("%s: %v", what, err)
 	}
 	return res
 }

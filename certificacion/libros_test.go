@@ -1,12 +1,10 @@
 package certificacion_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dtekit/dtekit/certificacion"
 	"github.com/dtekit/dtekit/internal/oracle"
@@ -38,24 +36,14 @@ func fullSetFile(tb testing.TB, names ...string) []byte {
 // generated once for the package's tests.
 func generateFull(tb testing.TB) *certificacion.Result {
 	tb.Helper()
-	generatedMu.Lock()
-	defer generatedMu.Unlock()
-	if r := generated["full"]; r != nil {
-		return r
-	}
-	all := fullSetFile(tb, fullSetFiles...)
-	plan, err := certificacion.Parse(all)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c := creds(tb)
-	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
-		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	generated["full"] = res
-	return res
+	return generateOnce(tb, "full", func() []byte { return fullSetFile(tb, fullSetFiles...) })
+}
+
+// generateFullExentos is generateFull's file with the Libro de Compras
+// para Exentos (exentosSet) after it: every libro the kit builds.
+func generateFullExentos(tb testing.TB) *certificacion.Result {
+	tb.Helper()
+	return generateOnce(tb, "full+exentos", func() []byte { return append(fullSetFile(tb, fullSetFiles...), exentosSet...) })
 }
 
 func pesosOf(t *testing.T, d interface{ Int64() (int64, bool) }) int64 {

@@ -1,13 +1,11 @@
 package certificacion_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dtekit/dtekit/certificacion"
 )
@@ -21,18 +19,8 @@ import (
 // every printed sample, the DTEUpload channel of the boleta set and the
 // declaration of progress.
 func TestManifestLeeme(t *testing.T) {
-	c := creds(t)
-	plan, err := certificacion.Parse(append(fullSetFile(t, fullSetFiles...), exentosSet...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
-		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "kit")
-	if _, err := certificacion.WriteDir(dir, res, c.Emisor); err != nil {
+	if _, err := certificacion.WriteDir(dir, generateFullExentos(t), creds(t).Emisor); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, certificacion.ManifestFile))

@@ -65,15 +65,7 @@ func kitFolders(t *testing.T, root string) (dirs []string, teds map[string][]byt
 	for _, name := range setFiles {
 		write(name, generate(t, name), true)
 	}
-	plan, err := certificacion.Parse(append(fullSetFile(t, fullSetFiles...), exentosSet...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
-		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := generateFullExentos(t)
 	if len(res.Libros) != 5 {
 		t.Fatalf("the whole set file gives %d libros, want 5 (ventas, compras, compras para exentos, guías, RCOF)", len(res.Libros))
 	}
