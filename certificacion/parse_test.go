@@ -2,6 +2,7 @@ package certificacion_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -295,4 +296,35 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseSetNames: the set headers the file and the portal write
+// (sii-wave3-notes §6.2) name their kinds; a LIQUIDACION FACTURA set is
+// read, and Generate refuses its cases, which the SII material the kit
+// follows does not describe, naming the case, before anything is signed.
+func TestParseSetNames(t *testing.T) {
+	for header, kind := range map[string]certificacion.SetKind{
+		"SET BASICO DOCUMENTOS DE EXPORTACION (1)":               certificacion.SetExportacion1,
+		"SET DOCUMENTOS DE EXPORTACION(2)":                       certificacion.SetExportacion2,
+		"SET BASICO CASO GENERAL DE EMISOR DE FACTURA DE COMPRA": certificacion.SetFacturaCompra,
+		"SET CASO GENERAL FACTURA COMPRA":                        certificacion.SetFacturaCompra,
+		"SET LIBRO DE COMPRAS PARA EXENTOS":                      certificacion.SetLibroComprasExentos,
+		"SET LIQUIDACION FACTURA":                                certificacion.SetLiquidacionFactura,
+	} {
+		p, err := certificacion.Parse([]byte(header + " - NUMERO DE ATENCI\xd3N: 7\r\nINSTRUCCIONES.\r\n"))
+		if err != nil || len(p.Sets) != 1 || p.Sets[0].Kind != kind || p.Sets[0].Atencion != "7" {
+			t.Errorf("%s: %v %+v, want %s", header, err, p, kind)
+		}
+	}
+	liq := "SET LIQUIDACION FACTURA - NUMERO DE ATENCION: 9\r\n\r\nCASO 9-1\r\n==============\r\nDOCUMENTO\tLIQUIDACION FACTURA ELECTRONICA\r\n\r\n" +
+		"ITEM\t\tCANTIDAD\tPRECIO UNITARIO\r\nComision venta\t\t1\t\t1000\r\n"
+	plan, err := certificacion.Parse([]byte(liq))
+	if err != nil || plan.Sets[0].Cases[0].Tipo != 43 {
+		t.Fatalf("%v %+v", err, plan)
+	}
+	c := creds(t)
+	_, err = certificacion.Generate(context.Background(), plan, certificacion.Config{Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c)})
+	if err == nil || !strings.Contains(err.Error(), "case 9-1") || !strings.Contains(err.Error(), "not supported") {
+		t.Errorf("a liquidación-factura case: %v, want refused naming case 9-1", err)
+	}
 }
