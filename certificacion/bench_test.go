@@ -1,23 +1,52 @@
 package certificacion_test
 
 import (
-	"context"
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha1"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/dtekit/dtekit/certificacion"
 )
 
-// BenchmarkGenerar times "generar" for the SII's full basic set (8 cases)
-// and factura exenta set (8 cases): parse, emit and sign every document,
-// sign the envelope, print every sample and write the folder, beside one
-// bare RSA-2048 signature with the same key in the same run (rsa); and a
-// whole set file ("full": basic and guía sets, boletas, the three libros
-// and the RCOF). The goal: a full set in under 2 s.
+// generar runs what "dtekit certificacion generar" does with a set file:
+// parse, emit and sign every document, sign the envelopes, the libros and
+// the RCOF, print every sample and write the folder into dir.
+func generar(tb testing.TB, data []byte, dir string) {
+	tb.Helper()
+	if _, err := certificacion.WriteDir(dir, generateData(tb, "generar", data), creds(tb).Emisor); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// rsaSignature times one bare RSA signature (PKCS #1 v1.5, SHA-1) with
+// the signing certificate's key: the median of n.
+func rsaSignature(tb testing.TB, n int) time.Duration {
+	tb.Helper()
+	key := creds(tb).Cert.Key
+	digest := sha1.Sum([]byte("dtekit benchmark baseline"))
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		start := time.Now()
+		if _, err := rsa.SignPKCS1v15(nil, key, crypto.SHA1, digest[:]); err != nil {
+			tb.Fatal(err)
+		}
+		ds[i] = time.Since(start)
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[n/2]
+}
+
+// BenchmarkGenerar times "generar" for the SII's basic set (8 cases), the
+// factura exenta set (8 cases) and a whole set file ("full": the basic
+// and guía sets, the boletas, the libros of ventas, compras and guías and
+// the RCOF), beside one bare RSA-2048 signature with the same key in the
+// same run: "rsa" alone, and each set's time as a number of those
+// signatures (rsa-signatures/op). The goal: a full set in under
+// 2 s.
 func BenchmarkGenerar(b *testing.B) {
 	c := creds(b)
 	digest := sha1.Sum([]byte("dtekit benchmark baseline"))
@@ -36,23 +65,42 @@ func BenchmarkGenerar(b *testing.B) {
 			data = setFile(b, name)
 		}
 		b.Run(name, func(b *testing.B) {
+			sig := rsaSignature(b, 51)
 			dir := b.TempDir()
 			n := 0
+			start := time.Now()
 			for b.Loop() {
-				plan, err := certificacion.Parse(data)
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
-					Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
-				if err != nil {
-					b.Fatal(err)
-				}
 				n++
-				if _, err := certificacion.WriteDir(filepath.Join(dir, string(rune('a'+n%26))+time.Now().Format("150405.000000000")), res, c.Emisor); err != nil {
-					b.Fatal(err)
-				}
+				generar(b, data, filepath.Join(dir, time.Now().Format("150405.000000000")+string(rune('a'+n%26))))
 			}
+			per := time.Since(start) / time.Duration(n)
+			b.ReportMetric(float64(per)/float64(sig), "rsa-signatures/op")
+			b.ReportMetric(float64(sig.Microseconds()), "µs/rsa-signature")
 		})
+	}
+}
+
+// TestGenerarUnderTwoSeconds: "generar" of a whole set file (the basic and
+// guía sets, the boletas, three libros and the RCOF, with every printed
+// sample) takes less than the 2 s: the best of three runs. It
+// logs the time as a number of RSA signatures measured in the same run.
+// The race detector slows the code many times over, so it does not run
+// there (BenchmarkGenerar gives the figure).
+func TestGenerarUnderTwoSeconds(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("a timing test: not under -short or the race detector")
+	}
+	data := fullSetFile(t, fullSetFiles...)
+	generar(t, data, filepath.Join(t.TempDir(), "warm"))
+	best := time.Duration(1 << 62)
+	for i := range 3 {
+		start := time.Now()
+		generar(t, data, filepath.Join(t.TempDir(), string(rune('a'+i))))
+		best = min(best, time.Since(start))
+	}
+	sig := rsaSignature(t, 51)
+	t.Logf("generar of a whole set file: %v, %.0f RSA signatures of %v", best, float64(best)/float64(sig), sig)
+	if best >= 2*time.Second {
+		t.Errorf("generar of a whole set file took %v; the goal is under 2 s", best)
 	}
 }

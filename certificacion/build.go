@@ -13,10 +13,10 @@ import (
 // sources (sii-wave3-notes §6.3 unless noted):
 //
 //   - Every document's first reference is the set: TpoDocRef SET, FolioRef
-//     the document's own folio (an accepted value, [LDTE-legacy]; dte's
-//     folio_ref is a number, so the case id the notes prefer cannot be
-//     written), FchRef the emission date, RazonRef "CASO <atención>-<k>", no
-//     CodRef. On a boleta it is CodRef SET and RazonRef "CASO-<n>" (§6.4).
+//     the case id "<atención>-<k>" (the notes' recommendation; FolioRef is
+//     a string of up to 18 characters in the schema, dte's FolioRefTexto),
+//     FchRef the emission date, RazonRef "CASO <atención>-<k>", no CodRef.
+//     On a boleta it is CodRef SET and RazonRef "CASO-<n>" (§6.4).
 //   - A note's second reference is the document of the case it names: its
 //     type, folio and date, CodRef from the reason (1 anula, 2 corrige, 3
 //     devolución or modifica monto) and the reason's text.
@@ -71,15 +71,15 @@ func caseError(c *Case, format string, args ...any) error {
 	return fmt.Errorf("certificacion: case %s (line %d): %s", c.ID, c.Line, fmt.Sprintf(format, args...))
 }
 
-// request builds the emission request of case c; folio is the folio it
-// will take, fecha its date; docs holds the cases already emitted.
-func (g *generator) request(c *Case, folio int64, docs map[string]*built) (*dte.EmitirDTERequest, error) {
+// request builds the emission request of case c, dated g.fecha; docs
+// holds the cases already emitted.
+func (g *generator) request(c *Case, docs map[string]*built) (*dte.EmitirDTERequest, error) {
 	req := &dte.EmitirDTERequest{TipoDTE: c.Tipo, FechaEmision: g.fecha}
 	razon := "CASO " + c.ID
 	if c.Tipo.IsBoleta() {
 		req.Referencias = []dte.Referencia{{TipoDocRef: dte.RefCodigo(dte.RefCodigoSET), RazonRef: "CASO-" + c.ID}}
 	} else {
-		req.Referencias = []dte.Referencia{{TipoDocRef: dte.RefCodigo(dte.RefCodigoSET), FolioRef: folio, FechaRef: g.fecha, RazonRef: razon}}
+		req.Referencias = []dte.Referencia{{TipoDocRef: dte.RefCodigo(dte.RefCodigoSET), FolioRefTexto: c.ID, FechaRef: g.fecha, RazonRef: razon}}
 	}
 	var ref *built
 	if c.Ref != nil {

@@ -67,17 +67,46 @@ var setFiles = []string{"001-basico.txt", "002-ventas.txt", "003-compras.txt", "
 // testAt is the instant every test emits at.
 var testAt = time.Date(2026, 3, 2, 10, 30, 0, 0, dte.SantiagoLocation())
 
+var (
+	generatedMu sync.Mutex
+	generated   = map[string]*certificacion.Result{}
+)
+
+// generate returns the result of the set file name, generated once for
+// the package's tests.
 func generate(tb testing.TB, name string) *certificacion.Result {
 	tb.Helper()
-	plan, err := certificacion.Parse(setFile(tb, name))
+	return generateOnce(tb, name, func() []byte { return setFile(tb, name) })
+}
+
+// generateOnce returns the result of the set file text data gives,
+// generated once under key for the package's tests (Generate is
+// deterministic at testAt, and no test changes a result).
+func generateOnce(tb testing.TB, key string, data func() []byte) *certificacion.Result {
+	tb.Helper()
+	generatedMu.Lock()
+	defer generatedMu.Unlock()
+	if r := generated[key]; r != nil {
+		return r
+	}
+	r := generateData(tb, key, data())
+	generated[key] = r
+	return r
+}
+
+// generateData parses a set file's text and generates it at testAt with a
+// CAF of every type; what names it in a failure.
+func generateData(tb testing.TB, what string, data []byte) *certificacion.Result {
+	tb.Helper()
+	plan, err := certificacion.Parse(data)
 	if err != nil {
-		tb.Fatalf("%s: %v", name, err)
+		tb.Fatalf("%s: %v", what, err)
 	}
 	c := creds(tb)
 	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
 		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
 	if err != nil {
-		tb.Fatalf("%s: %v", name, err)
+		tb.Fatalf("%s: %v", what, err)
 	}
 	return res
 }
@@ -309,8 +338,12 @@ func TestReferences(t *testing.T) {
 					t.Fatalf("case %s: no document or no reference", w.id)
 				}
 				r0 := d.Referencias[0]
-				if r0.TipoDocRef.Codigo != "SET" || r0.RazonRef != "CASO "+w.id || r0.FolioRef != d.Folio || r0.FechaRef != d.FechaEmision || r0.CodigoRef != nil {
-					t.Errorf("case %s: first reference %+v, want SET, folio %d, %s, CASO %s", w.id, r0, d.Folio, d.FechaEmision, w.id)
+				// FolioRef is the case id, as sii-wave3-notes §6.3 recommends.
+				if r0.TipoDocRef.Codigo != "SET" || r0.RazonRef != "CASO "+w.id || r0.FolioRef != 0 || r0.FolioRefTexto != w.id || r0.FechaRef != d.FechaEmision || r0.CodigoRef != nil {
+					t.Errorf("case %s: first reference %+v, want SET, folio %s, %s, CASO %s", w.id, r0, w.id, d.FechaEmision, w.id)
+				}
+				if !contains(d.Raw, "<TpoDocRef>SET</TpoDocRef><FolioRef>"+w.id+"</FolioRef>") {
+					t.Errorf("case %s: the XML's SET reference does not carry FolioRef %s", w.id, w.id)
 				}
 				var notes []dte.Referencia
 				var customs []int

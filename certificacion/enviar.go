@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/libro"
+	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/sii"
 )
 
@@ -20,7 +22,8 @@ type Envio struct {
 	// Fecha is the upload's instant, RFC 3339 in Chile's time.
 	Fecha string `json:"fecha"`
 	// Boleta marks an EnvioBOLETA sent through the boleta REST API, whose
-	// state is asked there.
+	// state is asked there. Enviar sends it through DTEUpload (Boleta
+	// false); the field reads folders sent otherwise.
 	Boleta bool `json:"boleta,omitempty"`
 	// Estado and Glosa are the SII's last state ("EPR", "LOK", …) and its
 	// text; NumAtencion the SII's attention number, when it gave one.
@@ -35,13 +38,16 @@ type Envio struct {
 	Rechazados int `json:"rechazados,omitempty"`
 	// Final is true once Estado is final.
 	Final bool `json:"final"`
+	// Enviando marks a libro's upload under way (no track id yet): if it
+	// stays, the answer was lost and the SII may have the file.
+	Enviando bool `json:"enviando,omitempty"`
 }
 
 // Aprobado reports whether the state is the one the certification needs:
 // an envelope EPR with every document accepted (0 reparos, 0 rechazos), or
 // a libro LOK. (The RCOF of a day from 2022-08 on ends RPR with reparo 250,
-// "no es obligatorio", which the boleta certification accepts; Tabla
-// shows it without a warning.)
+// "no es obligatorio", which the boleta certification accepts: see
+// Upload.Aprobado, which knows which file is the RCOF.)
 func (e *Envio) Aprobado() bool {
 	switch e.Estado {
 	case "EPR":
@@ -75,12 +81,18 @@ func SaveManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return fmt.Errorf("certificacion: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".manifest-*.json")
+	return writeFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n'))
+}
+
+// writeFileAtomic writes data to path through a temporary file in the
+// same folder renamed into place, so a reader never sees half of it.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("certificacion: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("certificacion: %w", err)
 	}
@@ -90,7 +102,7 @@ func SaveManifest(dir string, m *Manifest) error {
 	if err := os.Chmod(tmp.Name(), filePermission); err != nil {
 		return fmt.Errorf("certificacion: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, ManifestFile)); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("certificacion: %w", err)
 	}
 	return nil
@@ -103,10 +115,32 @@ type Upload struct {
 	Set, Atencion string
 	// File is relative to the folder.
 	File string
-	// Libro marks a libro or the RCOF.
-	Libro bool
+	// Libro marks a libro or the RCOF, RCOF the RCOF.
+	Libro, RCOF bool
 	// Envio is the manifest's record, nil until uploaded.
 	Envio **Envio
+	// libro is the manifest's entry of a libro or the RCOF.
+	libro *LibroEntry
+}
+
+// Aprobado reports whether the upload's last state is the one the
+// certification needs: an envelope EPR with every document accepted (0
+// reparos, 0 rechazos), a libro LOK, the RCOF EPR or RPR (for a day from
+// 2022-08 on the SII answers every RCOF with reparo 250, "no es
+// obligatorio", and the boleta certification accepts it:
+// sii-wave3-notes §4.3).
+func (u Upload) Aprobado() bool {
+	e := *u.Envio
+	if e == nil {
+		return false
+	}
+	if u.RCOF {
+		return e.Final && (e.Estado == "EPR" || e.Estado == "RPR")
+	}
+	if u.Libro {
+		return e.Estado == "LOK"
+	}
+	return e.Aprobado()
 }
 
 // Uploads lists the folder's files to send in order: every set's envelope,
@@ -125,7 +159,7 @@ func (m *Manifest) Uploads() []Upload {
 		if l.Set != "" {
 			name = l.Set
 		}
-		out = append(out, Upload{Set: name, Atencion: l.NumeroAtencion, File: l.File, Libro: true, Envio: &l.Envio})
+		out = append(out, Upload{Set: name, Atencion: l.NumeroAtencion, File: l.File, Libro: true, RCOF: l.Kind == string(LibroRCOF), Envio: &l.Envio, libro: l})
 	}
 	return out
 }
@@ -145,8 +179,25 @@ func (e *UploadRefusedError) Error() string {
 // Enviar uploads every envelope and libro of the folder dir that has no
 // track id yet, in manifest order, for the manifest's company, and records
 // each track id in manifest.json as soon as the SII gives it (so a second
-// run sends only what is left). An upload the SII refuses stops the run
-// with an *UploadRefusedError naming the file and the SII's status.
+// run sends only what is left). Everything goes through DTEUpload
+// (sii.Client.UploadClassic), the boleta set's EnvioBOLETA too: the SII's
+// reviewer of the boleta set sees only the envelopes uploaded there, not
+// those of the boleta REST API (sii-wave3-notes §6.4). An upload the SII
+// refuses stops the run with an *UploadRefusedError naming the file and
+// the SII's status.
+//
+// A libro is sent again under a new identity: the SII knows an ESPECIAL
+// libro by its company, operation, period and FolioNotificacion, and
+// refuses a second TOTAL of one identity ("Libro Cerrado", LNC), so every
+// attempt takes a FolioNotificacion no libro of the folder used yet
+// (sii-wave3-notes §3.3: "auto-increment FolioNotificacion on retry"),
+// and the RCOF the next SecEnvio (§4.5). Enviar signs that new attempt,
+// with the client's certificate, when the last one ended in a final state
+// other than LOK (the RCOF's: EPR or RPR), was refused at upload, or got
+// no answer (the SII may have kept it: a mark is written in manifest.json
+// before each libro's upload); the earlier file and its state stay in the
+// entry's Intentos. Envelopes are not sent again once they have a track
+// id: a refused case is emitted again with a new folio.
 func Enviar(ctx context.Context, c *sii.Client, dir string, now func() time.Time) (*Manifest, error) {
 	if now == nil {
 		now = time.Now
@@ -155,28 +206,144 @@ func Enviar(ctx context.Context, c *sii.Client, dir string, now func() time.Time
 	if err != nil {
 		return nil, err
 	}
+	stamp := func() string { return now().In(dte.SantiagoLocation()).Format(time.RFC3339) }
 	for _, u := range m.Uploads() {
-		if *u.Envio != nil && (*u.Envio).TrackID != "" {
+		e := *u.Envio
+		switch {
+		case e == nil:
+		case u.libro != nil && (e.TrackID == "" || (e.Final && !u.Aprobado())):
+			if err := nuevoIntento(dir, m, u.libro, c.Certificate(), now()); err != nil {
+				return m, err
+			}
+			if err := SaveManifest(dir, m); err != nil {
+				return m, err
+			}
+		case e.TrackID != "":
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(u.File)))
+		file := u.File
+		if u.libro != nil {
+			file = u.libro.File
+			// The mark of an upload under way: if its answer is lost, the
+			// next run sends a new attempt rather than this identity again.
+			*u.Envio = &Envio{Fecha: stamp(), Enviando: true}
+			if err := SaveManifest(dir, m); err != nil {
+				return m, err
+			}
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
 		if err != nil {
 			return m, fmt.Errorf("certificacion: %w", err)
 		}
-		res, err := c.Upload(ctx, m.RutEmisor, data)
+		res, err := c.UploadClassic(ctx, m.RutEmisor, data)
 		if err != nil {
-			return m, fmt.Errorf("certificacion: uploading %s: %w", u.File, err)
+			return m, fmt.Errorf("certificacion: uploading %s: %w", file, err)
 		}
 		if !res.Accepted() {
 			o := sii.UploadOutcome(res)
-			return m, &UploadRefusedError{File: u.File, Status: o.Code, Glosa: o.Glosa}
+			if u.libro != nil {
+				*u.Envio = &Envio{Fecha: stamp(), Estado: o.Code, Glosa: o.Glosa, Final: true}
+				if err := SaveManifest(dir, m); err != nil {
+					return m, err
+				}
+			}
+			return m, &UploadRefusedError{File: file, Status: o.Code, Glosa: o.Glosa}
 		}
-		*u.Envio = &Envio{TrackID: res.TrackID, Fecha: now().In(dte.SantiagoLocation()).Format(time.RFC3339), Boleta: res.Boleta}
+		*u.Envio = &Envio{TrackID: res.TrackID, Fecha: stamp(), Boleta: res.Boleta}
 		if err := SaveManifest(dir, m); err != nil {
 			return m, err
 		}
 	}
 	return m, nil
+}
+
+// nuevoIntento signs the libro (or RCOF) of entry l again as a new
+// attempt, at, with cert: the next FolioNotificacion above every one the
+// folder's libros used (the RCOF: the next SecEnvio), RutEnvia the
+// certificate's holder, everything else as it was. The new file is
+// written beside the old one ("…-intento2.xml") and becomes l.File; the
+// old file and its state move to l.Intentos. The caller saves the
+// manifest.
+func nuevoIntento(dir string, m *Manifest, l *LibroEntry, cert *signer.Certificate, at time.Time) error {
+	if cert == nil {
+		return fmt.Errorf("certificacion: %s must be signed again for a new attempt, and the client has no certificate", l.File)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(l.File)))
+	if err != nil {
+		return fmt.Errorf("certificacion: %w", err)
+	}
+	bad := func(err error) error {
+		return fmt.Errorf("certificacion: reading %s for a new attempt: %w", l.File, err)
+	}
+	root, err := dte.RootName(data)
+	if err != nil {
+		return bad(err)
+	}
+	next := int64(0)
+	for _, o := range m.Libros {
+		next = max(next, o.FolioNotificacion)
+		for _, i := range o.Intentos {
+			next = max(next, i.FolioNotificacion)
+		}
+	}
+	sec := l.SecEnvio
+	for _, i := range l.Intentos {
+		sec = max(sec, i.SecEnvio)
+	}
+	var signed []byte
+	switch root {
+	case libro.RootCompraVenta:
+		lb, err := libro.Parse(data)
+		if err != nil {
+			return bad(err)
+		}
+		next = max(next, lb.Caratula.FolioNotificacion) + 1
+		lb.Caratula.FolioNotificacion, lb.Caratula.RutEnvia, lb.TmstFirma = next, "", at
+		if signed, err = lb.Sign(cert); err != nil {
+			return bad(err)
+		}
+	case libro.RootGuia:
+		lg, err := libro.ParseGuia(data)
+		if err != nil {
+			return bad(err)
+		}
+		next = max(next, lg.Caratula.FolioNotificacion) + 1
+		lg.Caratula.FolioNotificacion, lg.Caratula.RutEnvia, lg.TmstFirma = next, "", at
+		if signed, err = lg.Sign(cert); err != nil {
+			return bad(err)
+		}
+	case libro.RootConsumo:
+		rc, err := libro.ParseConsumo(data)
+		if err != nil {
+			return bad(err)
+		}
+		sec = max(sec, rc.Caratula.SecEnvio) + 1
+		if sec > 999 {
+			return fmt.Errorf("certificacion: %s: SecEnvio %d is past 999, the most the RCOF takes", l.File, sec)
+		}
+		rc.Caratula.SecEnvio, rc.Caratula.RutEnvia, rc.Caratula.TmstFirmaEnv = sec, "", at
+		if signed, err = rc.Sign(cert); err != nil {
+			return bad(err)
+		}
+	default:
+		return fmt.Errorf("certificacion: %s is a <%s>, not a libro or an RCOF", l.File, root)
+	}
+	base := strings.TrimSuffix(l.File, ".xml")
+	if i := strings.LastIndex(base, "-intento"); i >= 0 {
+		base = base[:i]
+	}
+	file := fmt.Sprintf("%s-intento%d.xml", base, len(l.Intentos)+2)
+	if err := writeFileAtomic(filepath.Join(dir, filepath.FromSlash(file)), signed); err != nil {
+		return err
+	}
+	l.Intentos = append(l.Intentos, LibroIntento{File: l.File, FolioNotificacion: l.FolioNotificacion, SecEnvio: l.SecEnvio, Envio: l.Envio})
+	l.File, l.Envio = file, nil
+	if root == libro.RootConsumo {
+		l.SecEnvio = sec
+	} else {
+		l.FolioNotificacion = next
+	}
+	return nil
 }
 
 // Poll bounds Estado's polling.
@@ -271,7 +438,10 @@ func Tabla(m *Manifest) string {
 			if e.Estado == "EPR" {
 				estado = fmt.Sprintf("EPR (%d aceptados, %d reparos, %d rechazos)", e.Aceptados, e.Reparos, e.Rechazados)
 			}
-			if e.Final && !e.Aprobado() && e.Estado != "RPR" {
+			if e.Enviando {
+				estado = "sin respuesta del SII (enviar manda un nuevo intento)"
+			}
+			if e.Final && !u.Aprobado() {
 				estado += " ⚠"
 			}
 		}

@@ -9,18 +9,23 @@ import (
 
 	"github.com/dtekit/dtekit/certificacion"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
 
 // fakeSII starts the fake SII in process, its clock at the kit's signing
-// instant, and returns a client of it with the test certificate.
+// instant, as strict as it gets: every upload checked against its
+// official schema (xmllint) and the company's certification resolution
+// (FchResol of the test emisor, NroResol 0) required on every carátula.
+// It returns a client of it with the test certificate.
 func fakeSII(t *testing.T) (*siitest.Fake, *sii.Client) {
 	t.Helper()
 	clock := func() time.Time { return testAt.Add(time.Minute) }
-	fake := siitest.New(siitest.Options{Clock: clock}).Start()
+	fake := siitest.New(siitest.Options{Clock: clock, Schema: oracle.SchemaCheck(t)}).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
+	fake.SetResolucion(dtetest.EmisorRUT, creds(t).Emisor.FechaResolucion, 0)
 	c, err := sii.New(sii.Config{Endpoints: fake.Endpoints(), Certificate: creds(t).Cert, Clock: clock,
 		RetryPause: time.Millisecond, Timeout: 10 * time.Second})
 	if err != nil {
@@ -42,7 +47,7 @@ func TestEnviarEstado(t *testing.T) {
 	if _, err := certificacion.WriteDir(dir, res, creds(t).Emisor); err != nil {
 		t.Fatal(err)
 	}
-	_, c := fakeSII(t)
+	fake, c := fakeSII(t)
 	ctx := context.Background()
 	m, err := certificacion.Enviar(ctx, c, dir, func() time.Time { return testAt })
 	if err != nil {
@@ -94,6 +99,17 @@ func TestEnviarEstado(t *testing.T) {
 			t.Errorf("%s: the manifest on disk says %s, Estado returned %s", u.File, e.Estado, (*m.Uploads()[i].Envio).Estado)
 		}
 	}
+	// The boleta set went through DTEUpload, never the REST API, and every
+	// set and libro passes the fake's certification reviewer.
+	if n := len(fake.Requests(siitest.BoletaUpload)); n != 0 {
+		t.Errorf("%d uploads through the boleta REST API; the boleta set goes through DTEUpload", n)
+	}
+	for _, u := range again.Uploads() {
+		if strings.Contains(u.File, "EnvioBOLETA") && (*u.Envio).Boleta {
+			t.Errorf("%s: recorded as a REST upload", u.File)
+		}
+	}
+	declareAll(t, fake, again)
 	tabla := certificacion.Tabla(again)
 	for _, want := range []string{"| SET BASICO | 414175 | `envios/01-EnvioDTE-BASICO-414175.xml` | ", "EPR (8 aceptados, 0 reparos, 0 rechazos)",
 		"| SET LIBRO DE VENTAS | 414176 | `libros/01-LibroVentas-414176.xml` | ", "| 2026-03-02 | LOK |"} {
@@ -117,7 +133,7 @@ func TestEnviarEverySet(t *testing.T) {
 	ctx := context.Background()
 	n := 0
 	for i, name := range setFiles {
-		_, c := fakeSII(t) // a fresh SII per file: every file's folios start at 1
+		fake, c := fakeSII(t) // a fresh SII per file: every file's folios start at 1
 		dir := filepath.Join(t.TempDir(), name)
 		if _, err := certificacion.WriteDir(dir, generate(t, name), creds(t).Emisor); err != nil {
 			t.Fatal(err)
@@ -129,6 +145,7 @@ func TestEnviarEverySet(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		declareAll(t, fake, m)
 		for _, u := range m.Uploads() {
 			n++
 			e := *u.Envio
@@ -139,5 +156,31 @@ func TestEnviarEverySet(t *testing.T) {
 	}
 	if n != 9 { // 7 envelopes (basic, exempt, guías, compra, 2 exports, boletas), Compras, RCOF
 		t.Errorf("%d uploads, want 9", n)
+	}
+}
+
+// declareAll declares to the fake's certification reviewer every set of
+// the manifest with its envelope's track id, and every libro but the RCOF
+// with its own, in manifest order, and wants SOK for each.
+func declareAll(t *testing.T, fake *siitest.Fake, m *certificacion.Manifest) {
+	t.Helper()
+	for _, s := range m.Sets {
+		if s.Envelope == "" || s.Envio == nil {
+			continue
+		}
+		a := siitest.Avance{Company: m.RutEmisor, Set: s.Name, Atencion: s.NumeroAtencion, Casos: len(s.Cases), TrackIDs: []string{s.Envio.TrackID}}
+		if mail := fake.DeclararAvance(a); mail.Estado != "SOK" {
+			t.Errorf("%s %s: %s %q", s.Name, s.NumeroAtencion, mail.Estado, mail.Reparos)
+		}
+	}
+	for _, l := range m.Libros {
+		op := map[string]string{"LIBRO DE VENTAS": "VENTA", "LIBRO DE COMPRAS": "COMPRA", "LIBRO DE COMPRAS PARA EXENTOS": "COMPRA", "LIBRO DE GUIAS": "GUIA"}[l.Kind]
+		if op == "" || l.Envio == nil {
+			continue
+		}
+		a := siitest.Avance{Company: m.RutEmisor, Set: l.Set, Atencion: l.NumeroAtencion, Libro: op, TrackIDs: []string{l.Envio.TrackID}}
+		if mail := fake.DeclararAvance(a); mail.Estado != "SOK" {
+			t.Errorf("%s %s: %s %q", l.Set, l.NumeroAtencion, mail.Estado, mail.Reparos)
+		}
 	}
 }

@@ -210,7 +210,7 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 		xmls := make([][]byte, 0, len(s.Cases))
 		for _, c := range s.Cases {
 			folio := folios.Next(c.Tipo)
-			req, err := g.request(c, folio, docs)
+			req, err := g.request(c, docs)
 			if err != nil {
 				return nil, err
 			}

@@ -15,11 +15,24 @@ type LibroKind string
 
 // The libros of the certification, in upload order.
 const (
-	LibroVentas  LibroKind = "LIBRO DE VENTAS"
-	LibroCompras LibroKind = "LIBRO DE COMPRAS"
-	LibroGuias   LibroKind = "LIBRO DE GUIAS"
-	LibroRCOF    LibroKind = "CONSUMO DE FOLIOS"
+	LibroVentas         LibroKind = "LIBRO DE VENTAS"
+	LibroCompras        LibroKind = "LIBRO DE COMPRAS"
+	LibroComprasExentos LibroKind = "LIBRO DE COMPRAS PARA EXENTOS"
+	LibroGuias          LibroKind = "LIBRO DE GUIAS"
+	LibroRCOF           LibroKind = "CONSUMO DE FOLIOS"
 )
+
+// FolioNotificacion of each libro's first attempt: 1 for the Libro de
+// Ventas and 2 for the Libro de Compras ([SII-INSTSET], sii-wave3-notes
+// §3.3), 3 for the Libro de Guías and 4 for the Libro de Compras para
+// Exentos, so that no two libros of one period share an identity (RUT,
+// TipoOperacion, period, TipoLibro, FolioNotificacion): the SII refuses a
+// second TOTAL of one identity (LNC, "Libro Cerrado").
+var firstFolioNotificacion = map[LibroKind]int64{LibroVentas: 1, LibroCompras: 2, LibroGuias: 3, LibroComprasExentos: 4}
+
+// libroKinds maps each libro set to the libro it asks for.
+var libroKinds = map[SetKind]LibroKind{SetLibroVentas: LibroVentas, SetLibroCompras: LibroCompras,
+	SetLibroComprasExentos: LibroComprasExentos, SetLibroGuias: LibroGuias}
 
 // LibroResult is one signed libro (or the RCOF) of a generated plan.
 type LibroResult struct {
@@ -29,6 +42,10 @@ type LibroResult struct {
 	Set *Set
 	// XML is the signed LibroCompraVenta, LibroGuia or ConsumoFolios.
 	XML []byte
+	// FolioNotificacion is a libro's FolioNotificacion, SecEnvio the
+	// RCOF's SecEnvio.
+	FolioNotificacion int64
+	SecEnvio          int
 }
 
 // PendingLibro is a libro set the plan asks for that Generate could not
@@ -55,13 +72,18 @@ func Proveedores(n int) []string {
 	return out
 }
 
-// ComprasRows maps the LIBRO DE COMPRAS table to the libro's rows, as the
-// notes give (sii-wave3-notes §3.3): the parsed type (30, 33, 60, 46),
-// "IVA USO COMUN" to IVA de uso común, "ENTREGA GRATUITA" to IVA not
-// recoverable code 4, "RETENCION TOTAL" to the whole IVA retained, and
-// "… FACTURA [ELECTRONICA] n" in a note to the reference of the row with
-// that type (30, or 33) and folio. Every row is
-// dated fecha and has its own supplier (Proveedores).
+// ComprasRows maps a LIBRO DE COMPRAS table (of SET LIBRO DE COMPRAS, or
+// of SET LIBRO DE COMPRAS PARA EXENTOS) to the libro's rows, as the notes
+// give (sii-wave3-notes §3.3): the parsed type (30, 33, 60, 46), "IVA USO
+// COMUN" to IVA de uso común, "ENTREGA GRATUITA" to IVA not recoverable
+// code 4, "RETENCION TOTAL" to the whole IVA retained, "… CON DERECHO A
+// CREDITO" to recoverable IVA, and "… FACTURA [ELECTRONICA] n" in a note
+// to the reference of the row with that type (30, or 33) and folio, whose
+// IVA is recoverable. An observation of a row with an afecto amount that
+// says none of these (among them "SIN DERECHO A CREDITO", whose kind of IVA
+// not recoverable the notes do not give) is an error naming its line: the
+// kit does not guess how an IVA is treated. Every row is dated fecha and
+// has its own supplier (Proveedores).
 func ComprasRows(s *Set, fecha string) ([]libro.Compra, error) {
 	ruts := Proveedores(len(s.Compras))
 	out := make([]libro.Compra, 0, len(s.Compras))
@@ -69,15 +91,27 @@ func ComprasRows(s *Set, fecha string) ([]libro.Compra, error) {
 		obs := fold(c.Observacion)
 		r := libro.Compra{Tipo: dte.TipoDTE(c.Tipo), Folio: c.Folio, Fecha: fecha, RutEmisor: ruts[i],
 			MntExe: c.MontoExento, MntNeto: c.MontoAfecto}
+		note := c.Tipo == 60 || c.Tipo == 61 || c.Tipo == 55 || c.Tipo == 56
+		m := reFacturaRef.FindStringSubmatch(obs)
 		switch {
+		case strings.Contains(obs, "SIN DERECHO A CREDITO") || strings.Contains(obs, "NO RECUPERABLE"):
+			if c.MontoAfecto > 0 {
+				return nil, fmt.Errorf("certificacion: %s line %d: observation %q: the notes do not say which code of IVA not recoverable it is", s.Name, c.Line+1, c.Observacion)
+			}
 		case strings.Contains(obs, "IVA USO COMUN"):
 			r.IVAUsoComun = true
 		case strings.Contains(obs, "ENTREGA GRATUITA"):
 			r.IVANoRec = 4
 		case strings.Contains(obs, "RETENCION TOTAL"):
 			r.RetencionTotal = true
+		case strings.Contains(obs, "CON DERECHO A CREDITO"), note && m != nil, c.MontoAfecto == 0:
+		default:
+			return nil, fmt.Errorf("certificacion: %s line %d: observation %q says nothing the kit maps to a kind of IVA (con derecho a crédito, uso común, entrega gratuita, retención total, a note's factura)", s.Name, c.Line+1, c.Observacion)
 		}
-		if m := reFacturaRef.FindStringSubmatch(obs); m != nil && (c.Tipo == 60 || c.Tipo == 61 || c.Tipo == 55 || c.Tipo == 56) {
+		if note && m == nil {
+			return nil, fmt.Errorf("certificacion: %s line %d: the note's observation %q names no FACTURA [ELECTRONICA] <folio> of the table", s.Name, c.Line+1, c.Observacion)
+		}
+		if m != nil && note {
 			folio, _ := strconv.ParseInt(m[2], 10, 64)
 			tipo := 30
 			if m[1] != "" {
@@ -115,6 +149,8 @@ func (g *generator) libros(res *Result) error {
 			xml  []byte
 			err  error
 		)
+		o := opts
+		o.FolioNotificacion = firstFolioNotificacion[libroKinds[s.Set.Kind]]
 		switch s.Set.Kind {
 		case SetLibroVentas:
 			kind = LibroVentas
@@ -126,14 +162,20 @@ func (g *generator) libros(res *Result) error {
 				res.Pending = append(res.Pending, PendingLibro{Set: s.Set, Reason: "the file has neither SET BASICO nor SET FACTURA EXENTA, whose documents the Libro de Ventas lists"})
 				continue
 			}
-			xml, err = libro.Ventas(opts, cert, src.Envelope)
-		case SetLibroCompras:
+			xml, err = libro.Ventas(o, cert, src.Envelope)
+		case SetLibroCompras, SetLibroComprasExentos:
 			kind = LibroCompras
+			if s.Set.Kind == SetLibroComprasExentos {
+				kind = LibroComprasExentos
+				if len(s.Set.Compras) == 0 {
+					res.Pending = append(res.Pending, PendingLibro{Set: s.Set, Reason: "the set has no table of documents (TIPO DOCUMENTO, FOLIO, OBSERVACIONES, MONTO EXENTO, MONTO AFECTO) to build the libro from; the SII material the kit follows describes no other form"})
+					continue
+				}
+			}
 			rows, e := ComprasRows(s.Set, res.Fecha)
 			if e != nil {
 				return e
 			}
-			o := opts
 			o.FctProp = s.Set.FactorProporcionalidad
 			xml, err = libro.Compras(o, cert, rows)
 		case SetLibroGuias:
@@ -143,7 +185,6 @@ func (g *generator) libros(res *Result) error {
 				res.Pending = append(res.Pending, PendingLibro{Set: s.Set, Reason: "the file has no SET GUIA DE DESPACHO, whose guías the Libro de Guías lists"})
 				continue
 			}
-			o := opts
 			o, err = guiasOptions(o, s.Set, src, res)
 			if err != nil {
 				res.Pending = append(res.Pending, PendingLibro{Set: s.Set, Reason: err.Error()})
@@ -155,14 +196,18 @@ func (g *generator) libros(res *Result) error {
 				continue
 			}
 			kind = LibroRCOF
-			xml, err = libro.ConsumoFolios(opts, cert, s.Envelope)
+			xml, err = libro.ConsumoFolios(o, cert, s.Envelope)
 		default:
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("certificacion: %s of %s: %w", kind, s.Set.Name, err)
 		}
-		res.Libros = append(res.Libros, &LibroResult{Kind: kind, Set: s.Set, XML: xml})
+		lr := &LibroResult{Kind: kind, Set: s.Set, XML: xml, FolioNotificacion: o.FolioNotificacion}
+		if kind == LibroRCOF {
+			lr.FolioNotificacion, lr.SecEnvio = 0, 1
+		}
+		res.Libros = append(res.Libros, lr)
 	}
 	return nil
 }

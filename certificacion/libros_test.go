@@ -1,12 +1,10 @@
 package certificacion_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dtekit/dtekit/certificacion"
 	"github.com/dtekit/dtekit/internal/oracle"
@@ -34,20 +32,18 @@ func fullSetFile(tb testing.TB, names ...string) []byte {
 	return all
 }
 
+// generateFull returns the result of the whole set file (fullSetFiles),
+// generated once for the package's tests.
 func generateFull(tb testing.TB) *certificacion.Result {
 	tb.Helper()
-	all := fullSetFile(tb, fullSetFiles...)
-	plan, err := certificacion.Parse(all)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c := creds(tb)
-	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
-		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return res
+	return generateOnce(tb, "full", func() []byte { return fullSetFile(tb, fullSetFiles...) })
+}
+
+// generateFullExentos is generateFull's file with the Libro de Compras
+// para Exentos (exentosSet) after it: every libro the kit builds.
+func generateFullExentos(tb testing.TB) *certificacion.Result {
+	tb.Helper()
+	return generateOnce(tb, "full+exentos", func() []byte { return append(fullSetFile(tb, fullSetFiles...), exentosSet...) })
 }
 
 func pesosOf(t *testing.T, d interface{ Int64() (int64, bool) }) int64 {
@@ -115,6 +111,25 @@ func TestLibros(t *testing.T) {
 			t.Errorf("ventas tipo %d: %d docs, total %d; the documents give %d, %d", tot.TpoDoc, tot.TotDoc, tot.TotMntTotal, w[0], w[1])
 		}
 	}
+	// The same totals by hand, from the basic set's golden cases
+	// (goldenTotals["001-basico.txt"]):
+	//   33, cases 1-4: neto 191598 + 585926 + 489763 + 173531 = 1440818;
+	//      exento 34705 + 13534 = 48239; IVA 36404 + 111326 + 93055 + 32971
+	//      = 273756; total 228002 + 697252 + 617523 + 220036 = 1762813
+	//      (= 1440818 + 48239 + 273756).
+	//   61, cases 5-7: neto 0 + 261525 + 489763 = 751288; exento 34705;
+	//      IVA 49690 + 93055 = 142745; total 0 + 311215 + 617523 = 928738.
+	//   56, case 8: one document, all 0.
+	type ventasTot struct {
+		docs                  int
+		neto, exe, iva, total int64
+	}
+	wantV := map[int]ventasTot{33: {4, 1440818, 48239, 273756, 1762813}, 61: {3, 751288, 34705, 142745, 928738}, 56: {1, 0, 0, 0, 0}}
+	for _, tot := range v.ResumenPeriodo {
+		if got := (ventasTot{tot.TotDoc, tot.TotMntNeto, tot.TotMntExe, tot.TotMntIVA, tot.TotMntTotal}); got != wantV[tot.TpoDoc] {
+			t.Errorf("ventas tipo %d: %+v, by hand %+v", tot.TpoDoc, got, wantV[tot.TpoDoc])
+		}
+	}
 
 	// Compras, by hand (IVA 19 % rounded half up on each row):
 	//   30 F234  neto 53253, IVA 10118.07 → 10118, total 63371
@@ -153,6 +168,34 @@ func TestLibros(t *testing.T) {
 		got := tot{r.TotDoc, r.TotMntExe, r.TotMntNeto, r.TotMntIVA, r.TotIVAUsoComun, r.TotCredIVAUsoComun, noRec, r.TotMntTotal}
 		if got != wantC[r.TpoDoc] {
 			t.Errorf("compras tipo %d: %+v, want %+v", r.TpoDoc, got, wantC[r.TpoDoc])
+		}
+	}
+	// Row by row, as worked out above.
+	type compraRow struct {
+		tipo                                 int
+		folio                                int64
+		exe, neto, iva, usoComun, noRec, ret int64
+		total                                int64
+	}
+	wantRows := []compraRow{{30, 234, 0, 53253, 10118, 0, 0, 0, 63371}, {33, 32, 10633, 11473, 2180, 0, 0, 0, 24286},
+		{30, 781, 0, 30171, 0, 5732, 0, 0, 35903}, {60, 451, 0, 2928, 556, 0, 0, 0, 3484}, {33, 67, 0, 12135, 0, 0, 2306, 0, 14441},
+		{46, 9, 0, 10632, 2020, 0, 0, 2020, 10632}, {60, 211, 0, 9053, 1720, 0, 0, 0, 10773}}
+	if len(cl.Detalle) != len(wantRows) {
+		t.Fatalf("compras: %d rows, want %d", len(cl.Detalle), len(wantRows))
+	}
+	for i, w := range wantRows {
+		d := cl.Detalle[i]
+		got := compraRow{tipo: d.TpoDoc, folio: d.NroDoc, exe: d.MntExe, neto: d.MntNeto, iva: d.MntIVA, usoComun: d.IVAUsoComun, total: d.MntTotal}
+		for _, n := range d.IVANoRec {
+			got.noRec += n.MntIVANoRec
+		}
+		for _, o := range d.OtrosImp {
+			if o.CodImp == 15 {
+				got.ret += o.MntImp
+			}
+		}
+		if got != w {
+			t.Errorf("compras row %d: %+v, want %+v", i+1, got, w)
 		}
 	}
 	ruts := map[string]bool{}
@@ -202,7 +245,28 @@ func TestLibros(t *testing.T) {
 		}
 	}
 	if len(g.Detalle) != 3 || g.ResumenPeriodo == nil || g.ResumenPeriodo.TotGuiaAnulada != 1 {
-		t.Errorf("guías: %d rows, resumen %+v; want 3 rows and one annulled guía", len(g.Detalle), g.ResumenPeriodo)
+		t.Fatalf("guías: %d rows, resumen %+v; want 3 rows and one annulled guía", len(g.Detalle), g.ResumenPeriodo)
+	}
+	// By hand, from goldenTotals["005-guia_despacho.txt"]: case 1 a
+	// traslado interno of value 0; case 2 a sale, neto 1375761, IVA
+	// 261395, total 1637156; case 3 annulled (its 1249538 not counted).
+	// Summary: one sale for 1637156, one annulled guía, TotTraslado 5 one
+	// guía for 0.
+	for _, d := range g.Detalle {
+		switch d.Folio {
+		case folio[1]:
+			if d.MntTotal != 0 {
+				t.Errorf("guía case 1: MntTotal %d, want 0", d.MntTotal)
+			}
+		case folio[2]:
+			if d.MntNeto != 1375761 || d.IVA != 261395 || d.MntTotal != 1637156 {
+				t.Errorf("guía case 2: neto %d IVA %d total %d, want 1375761, 261395, 1637156", d.MntNeto, d.IVA, d.MntTotal)
+			}
+		}
+	}
+	if r := g.ResumenPeriodo; r.TotGuiaVenta != 1 || r.TotMntGuiaVta != 1637156 || r.TotFolAnulado != 0 || len(r.TotTraslado) != 1 ||
+		r.TotTraslado[0].TpoTraslado != 5 || r.TotTraslado[0].CantGuia != 1 || r.TotTraslado[0].MntGuia != 0 {
+		t.Errorf("guías summary %+v, want 1 sale for 1637156, TotTraslado 5: 1 guía for 0", r)
 	}
 
 	// RCOF: per type, the sum of the boletas' totals.
@@ -223,6 +287,14 @@ func TestLibros(t *testing.T) {
 	}
 	if len(rc.Resumen) != len(wantB) {
 		t.Errorf("RCOF: %d types, want %d", len(rc.Resumen), len(wantB))
+	}
+	// By hand, from goldenTotals["boleta-SetPruebaBE-reconstructed.txt"]:
+	// 39, five boletas, folios 1-5; neto 25042 + 1714 + 3445 + 10689 + 2941
+	// = 43831; IVA 4758 + 326 + 655 + 2031 + 559 = 8329; exento 2000; total
+	// 29800 + 2040 + 4100 + 14720 + 3500 = 54160 (= 43831 + 8329 + 2000).
+	if r := rc.Resumen[0]; len(rc.Resumen) != 1 || r.TipoDocumento != 39 || r.FoliosEmitidos != 5 || r.FoliosUtilizados != 5 || r.MntNeto != 43831 ||
+		r.MntIva != 8329 || r.MntExento != 2000 || r.MntTotal != 54160 || len(r.RangoUtilizados) != 1 || r.RangoUtilizados[0] != (libro.Rango{Inicial: 1, Final: 5}) {
+		t.Errorf("RCOF %+v, want 39: 5 boletas 1-5, neto 43831, IVA 8329, exento 2000, total 54160", rc.Resumen)
 	}
 	for _, r := range rc.Resumen {
 		if w := wantB[r.TipoDocumento]; int64(r.FoliosEmitidos) != w[0] || r.MntTotal != w[1] {

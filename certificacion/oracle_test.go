@@ -2,15 +2,20 @@ package certificacion_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtekit/dtekit/certificacion"
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/oracle"
 )
 
@@ -18,6 +23,7 @@ var (
 	reDD   = regexp.MustCompile(`(?s)<DD>.*</DD>`)
 	reFRMT = regexp.MustCompile(`<FRMT algoritmo="SHA1withRSA">([^<]*)</FRMT>`)
 	reRSAP = regexp.MustCompile(`(?s)<RSAPUBK>(.*)</RSAPUBK>`)
+	reTD   = regexp.MustCompile(`<TD>(\d+)</TD>`)
 )
 
 // run runs an oracle program in dir; ok is false on a non-zero exit.
@@ -29,9 +35,76 @@ func run(t *testing.T, dir, name string, args ...string) (string, bool) {
 	return string(out), err == nil
 }
 
-// TestOracleEverything writes the folder of every set file and checks
-// every file the kit wrote with the independent tools: each document and
-// envelope against its official schema (xmllint) and its signatures
+// kitFolders writes the folders the oracle test checks: one per SII set
+// file, one of a whole set file with every libro (the Libro de Compras
+// para Exentos too) and the RCOF, and the simulación's. It returns each
+// folder with the PDFs to decode and their TEDs (only the per-file
+// folders' and the simulación's: the whole file repeats the same cases).
+func kitFolders(t *testing.T, root string) (dirs []string, teds map[string][]byte) {
+	t.Helper()
+	c := creds(t)
+	teds = map[string][]byte{}
+	write := func(name string, res *certificacion.Result, samples bool) {
+		dir := filepath.Join(root, name)
+		m, err := certificacion.WriteDir(dir, res, c.Emisor)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		dirs = append(dirs, dir)
+		if !samples {
+			return
+		}
+		for si, s := range m.Sets {
+			for ci, cs := range s.Cases {
+				for _, p := range cs.PDFs {
+					teds[filepath.Join(dir, p)] = res.Sets[si].Docs[ci].Emitted.TED
+				}
+			}
+		}
+	}
+	for _, name := range setFiles {
+		write(name, generate(t, name), true)
+	}
+	res := generateFullExentos(t)
+	if len(res.Libros) != 5 {
+		t.Fatalf("the whole set file gives %d libros, want 5 (ventas, compras, compras para exentos, guías, RCOF)", len(res.Libros))
+	}
+	write("full", res, false)
+	sim, err := certificacion.Simulacion(context.Background(), certificacion.SimulacionConfig{Config: certificacion.Config{
+		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("simulacion", sim, true)
+	return dirs, teds
+}
+
+// schemaOf names the official schema of a file the kit wrote, by its root
+// (a boleta by its type).
+func schemaOf(t *testing.T, path string, data []byte) string {
+	t.Helper()
+	root, err := dte.RootName(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if root == "DTE" {
+		if td := reTD.FindSubmatch(data); td != nil && (string(td[1]) == "39" || string(td[1]) == "41") {
+			return "BoletaDTE_wrapper.xsd"
+		}
+		return "DTE_v10.xsd"
+	}
+	xsd := oracle.SchemaFiles[root]
+	if xsd == "" {
+		t.Fatalf("%s: a <%s> the test has no schema for", path, root)
+	}
+	return xsd
+}
+
+// TestOracleEverything checks every XML file of every folder the kit
+// writes (kitFolders: each SII set file, a whole set file with its five
+// libros, the simulación) with the independent tools: each against its
+// official schema (xmllint: documents, boletas, EnvioDTE, EnvioBOLETA,
+// LibroCompraVenta, LibroGuia, ConsumoFolios) and its signatures
 // (xmlsec1), each TED's FRMT with openssl and the CAF's public key, and
 // each PDF's PDF417 (ZXingReader on the page rasterized by pdftoppm)
 // against the TED of the exact signed XML.
@@ -44,88 +117,76 @@ func TestOracleEverything(t *testing.T) {
 		oracle.Tool(t, tool)
 	}
 	c := creds(t)
-	root := t.TempDir()
-	var (
-		dtes, boletas, envios, enviosBoleta []string
-		teds                                = map[string][]byte{} // PDF path → TED of its document
-		pdfs                                []string
-	)
-	for i, name := range setFiles {
-		res := generate(t, name)
-		dir := filepath.Join(root, fmt.Sprintf("set%02d", i))
-		m, err := certificacion.WriteDir(dir, res, c.Emisor)
+	dirs, teds := kitFolders(t, t.TempDir())
+	bySchema := map[string][]string{}
+	var signed, stamped []string
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".xml") {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			xsd := schemaOf(t, p, data)
+			bySchema[xsd] = append(bySchema[xsd], p)
+			signed = append(signed, p)
+			if bytes.Contains(data, []byte("<TED ")) && !bytes.HasPrefix(bytes.TrimSpace(data[bytes.Index(data, []byte("?>"))+2:]), []byte("<Envio")) {
+				stamped = append(stamped, p)
+			}
+			return nil
+		})
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for si, s := range m.Sets {
-			if s.Envelope != "" {
-				if res.Sets[si].Set.Kind == certificacion.SetBoleta {
-					enviosBoleta = append(enviosBoleta, filepath.Join(dir, s.Envelope))
-				} else {
-					envios = append(envios, filepath.Join(dir, s.Envelope))
-				}
-			}
-			for ci, cs := range s.Cases {
-				d := res.Sets[si].Docs[ci]
-				f := filepath.Join(dir, cs.File)
-				if d.Emitted.Tipo.IsBoleta() {
-					boletas = append(boletas, f)
-				} else {
-					dtes = append(dtes, f)
-				}
-				for _, p := range cs.PDFs {
-					pdfs = append(pdfs, filepath.Join(dir, p))
-					teds[filepath.Join(dir, p)] = d.Emitted.TED
-				}
-			}
+			t.Fatal(err)
 		}
 	}
-	if len(dtes) != 28 || len(boletas) != 5 || len(envios) != 6 || len(enviosBoleta) != 1 {
-		t.Fatalf("%d documents, %d boletas, %d EnvioDTE, %d EnvioBOLETA; want 28, 5, 6, 1", len(dtes), len(boletas), len(envios), len(enviosBoleta))
+	// Every kind of file the kit writes is there.
+	for xsd, min := range map[string]int{"DTE_v10.xsd": 38, "BoletaDTE_wrapper.xsd": 5, "EnvioDTE_v10.xsd": 9, "EnvioBOLETA_v11.xsd": 2,
+		"LibroCV_v10.xsd": 4, "LibroGuia_v10.xsd": 1, "ConsumoFolio_v10.xsd": 1} {
+		if len(bySchema[xsd]) < min {
+			t.Errorf("%d files for %s, want at least %d", len(bySchema[xsd]), xsd, min)
+		}
 	}
 
 	// Schemas: one xmllint run per schema.
-	for _, b := range []struct {
-		schema string
-		files  []string
-	}{{"DTE_v10.xsd", dtes}, {"BoletaDTE_wrapper.xsd", boletas}, {"EnvioDTE_v10.xsd", envios}, {"EnvioBOLETA_v11.xsd", enviosBoleta}} {
-		msg, ok := run(t, schemas, "xmllint", append([]string{"--noout", "--schema", b.schema}, b.files...)...)
-		for _, f := range b.files {
+	xsds := make([]string, 0, len(bySchema))
+	for k := range bySchema {
+		xsds = append(xsds, k)
+	}
+	sort.Strings(xsds)
+	for _, xsd := range xsds {
+		files := bySchema[xsd]
+		msg, ok := run(t, schemas, "xmllint", append([]string{"--noout", "--schema", xsd}, files...)...)
+		for _, f := range files {
 			if !strings.Contains(msg, f+" validates") {
-				t.Errorf("xmllint %s: %s does not validate:\n%s", b.schema, f, msg)
+				t.Errorf("xmllint %s: %s does not validate:\n%s", xsd, f, msg)
 			}
 		}
 		if !ok {
-			t.Errorf("xmllint %s failed:\n%s", b.schema, msg)
+			t.Errorf("xmllint %s failed:\n%s", xsd, msg)
 		}
 	}
 
-	// Signatures: every document's, and every envelope's SetDTE one.
-	xmlsec := func(file, xpath string) {
+	// Signatures: every file's outer one (the envelope's SetDTE, the
+	// libro's EnvioLibro …) and, in a document, the document's.
+	for _, f := range signed {
 		args := []string{"--verify", "--id-attr:ID", "Documento", "--id-attr:ID", "Exportaciones", "--id-attr:ID", "SetDTE",
-			"--enabled-key-data", "key-value", "--enabled-key-data", "rsa"}
-		if xpath != "" {
-			args = append(args, "--node-xpath", xpath)
+			"--id-attr:ID", "EnvioLibro", "--id-attr:ID", "DocumentoConsumoFolios",
+			"--enabled-key-data", "key-value", "--enabled-key-data", "rsa", "--node-xpath", `/*/*[local-name()='Signature']`, f}
+		if msg, ok := run(t, filepath.Dir(f), "xmlsec1", args...); !ok {
+			t.Errorf("xmlsec1 %s: %s", f, msg)
 		}
-		if msg, ok := run(t, filepath.Dir(file), "xmlsec1", append(args, file)...); !ok {
-			t.Errorf("xmlsec1 %s %s: %s", filepath.Base(file), xpath, msg)
-		}
-	}
-	for _, f := range append(append([]string{}, dtes...), boletas...) {
-		xmlsec(f, "")
-	}
-	for _, f := range append(append([]string{}, envios...), enviosBoleta...) {
-		xmlsec(f, `/*/*[local-name()='Signature']`)
 	}
 
 	// TEDs: openssl over the flattened DD with the CAF's public key.
 	tmp := t.TempDir()
-	for i, f := range append(append([]string{}, dtes...), boletas...) {
+	for i, f := range stamped {
 		xml, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		td := regexp.MustCompile(`<TD>(\d+)</TD>`).FindSubmatch(xml)
+		td := reTD.FindSubmatch(xml)
 		dd, frmt := reDD.Find(xml), reFRMT.FindSubmatch(xml)
 		if td == nil || dd == nil || frmt == nil {
 			t.Fatalf("%s: no TED", f)
@@ -148,25 +209,70 @@ func TestOracleEverything(t *testing.T) {
 			}
 		}
 		if msg, ok := run(t, tmp, "openssl", "dgst", "-sha1", "-verify", pubF, "-signature", sigF, ddF); !ok || !strings.Contains(msg, "Verified OK") {
-			t.Errorf("openssl TED of %s: %s", filepath.Base(f), msg)
+			t.Errorf("openssl TED of %s: %s", f, msg)
 		}
 	}
 
-	// PDFs: the stamp on the (last, only) page decodes to the TED.
-	var pngs []string
-	for i, p := range pdfs {
-		prefix := filepath.Join(tmp, fmt.Sprintf("page%03d", i))
-		if msg, ok := run(t, tmp, "pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", "-f", "1", "-l", "1", p, prefix); !ok {
-			t.Fatalf("pdftoppm %s: %s", p, msg)
-		}
-		pngs = append(pngs, prefix+".png")
+	// PDFs: the stamp on the (only) page decodes to the TED. The lower
+	// third of the letter page, where the stamp is, is rasterized at 150
+	// dpi, which its modules survive; a page that does not decode so is
+	// tried again whole at 300 dpi.
+	pdfs := make([]string, 0, len(teds))
+	for p := range teds {
+		pdfs = append(pdfs, p)
 	}
-	zx := oracle.ZXingPDF417(t, pngs...)
-	for i, p := range pdfs {
-		r := zx[pngs[i]]
-		if r.Symbols != 1 || !bytes.Equal(r.Bytes, teds[p]) {
-			t.Errorf("%s: %d PDF417 symbols; decoded %q, want the document's TED %q", filepath.Base(p), r.Symbols, r.Bytes, teds[p])
+	sort.Strings(pdfs)
+	raster := func(dpi int, files []string) map[string]string {
+		out := map[string]string{}
+		for i, p := range files {
+			prefix := filepath.Join(tmp, fmt.Sprintf("page%d-%03d", dpi, i))
+			args := []string{"-r", fmt.Sprint(dpi), "-gray", "-png", "-singlefile", "-f", "1", "-l", "1"}
+			if dpi == 150 { // 8.5 × 11 in: 1275 × 1650 pixels; the lower third
+				args = append(args, "-x", "0", "-y", "1100", "-W", "1275", "-H", "550")
+			}
+			if msg, ok := run(t, tmp, "pdftoppm", append(args, p, prefix)...); !ok {
+				t.Fatalf("pdftoppm %s: %s", p, msg)
+			}
+			out[p] = prefix + ".png"
+		}
+		return out
+	}
+	decode := func(pngs map[string]string) (failed []string) {
+		list := make([]string, 0, len(pngs))
+		for _, png := range pngs {
+			list = append(list, png)
+		}
+		zx := oracle.ZXingPDF417(t, list...)
+		for p, png := range pngs {
+			if r := zx[png]; r.Symbols != 1 || !bytes.Equal(r.Bytes, teds[p]) {
+				failed = append(failed, p)
+			}
+		}
+		sort.Strings(failed)
+		return failed
+	}
+	again := decode(raster(150, pdfs))
+	if len(again) > 0 {
+		t.Logf("%d PDFs decoded only from the whole page at 300 dpi: %v", len(again), again)
+		pngs := raster(300, again)
+		zx := oracle.ZXingPDF417(t, slicesOf(pngs)...)
+		for _, p := range again {
+			if r := zx[pngs[p]]; r.Symbols != 1 || !bytes.Equal(r.Bytes, teds[p]) {
+				t.Errorf("%s: %d PDF417 symbols; decoded %q, want the document's TED %q", p, r.Symbols, r.Bytes, teds[p])
+			}
 		}
 	}
-	t.Logf("checked %d documents, %d boletas, %d envelopes, %d PDFs", len(dtes), len(boletas), len(envios)+len(enviosBoleta), len(pdfs))
+	n := 0
+	for _, fs := range bySchema {
+		n += len(fs)
+	}
+	t.Logf("checked %d XML files (%d stamped documents) and %d PDFs in %d folders", n, len(stamped), len(pdfs), len(dirs))
+}
+
+func slicesOf(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
 }

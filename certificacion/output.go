@@ -65,8 +65,24 @@ type LibroEntry struct {
 	// boleta set for the RCOF) and NumeroAtencion its número de atención.
 	Set            string `json:"set,omitempty"`
 	NumeroAtencion string `json:"numero_atencion,omitempty"`
+	// FolioNotificacion is the FolioNotificacion of File (a libro), and
+	// SecEnvio its SecEnvio (the RCOF).
+	FolioNotificacion int64 `json:"folio_notificacion,omitempty"`
+	SecEnvio          int   `json:"sec_envio,omitempty"`
 	// Envio is the libro's upload (Enviar) and last state (Estado).
 	Envio *Envio `json:"envio,omitempty"`
+	// Intentos are the earlier attempts, oldest first: each file sent
+	// before File, with its FolioNotificacion or SecEnvio and what the SII
+	// said (Enviar signs a new attempt after a refusal or a lost answer).
+	Intentos []LibroIntento `json:"intentos,omitempty"`
+}
+
+// LibroIntento is one earlier attempt at sending a libro or the RCOF.
+type LibroIntento struct {
+	File              string `json:"file"`
+	FolioNotificacion int64  `json:"folio_notificacion,omitempty"`
+	SecEnvio          int    `json:"sec_envio,omitempty"`
+	Envio             *Envio `json:"envio,omitempty"`
 }
 
 // Sample is one printed sample.
@@ -165,7 +181,8 @@ func EnvelopeName(n int, s *Set, boleta bool) string {
 // LibroName returns the file name of a libro, numbered in upload order:
 // "01-LibroVentas-414176.xml", "04-ConsumoFolios.xml".
 func LibroName(n int, l *LibroResult) string {
-	name := map[LibroKind]string{LibroVentas: "LibroVentas", LibroCompras: "LibroCompras", LibroGuias: "LibroGuias", LibroRCOF: "ConsumoFolios"}[l.Kind]
+	name := map[LibroKind]string{LibroVentas: "LibroVentas", LibroCompras: "LibroCompras", LibroComprasExentos: "LibroComprasExentos",
+		LibroGuias: "LibroGuias", LibroRCOF: "ConsumoFolios"}[l.Kind]
 	if l.Set != nil && l.Set.Atencion != "" {
 		name += "-" + l.Set.Atencion
 	}
@@ -279,7 +296,7 @@ func (r *Result) layout(samples []Sample) (*Manifest, []outFile, error) {
 		m.Sets = append(m.Sets, ms)
 	}
 	for i, l := range r.Libros {
-		e := LibroEntry{Kind: string(l.Kind), File: LibrosDir + "/" + LibroName(i+1, l)}
+		e := LibroEntry{Kind: string(l.Kind), File: LibrosDir + "/" + LibroName(i+1, l), FolioNotificacion: l.FolioNotificacion, SecEnvio: l.SecEnvio}
 		if l.Set != nil {
 			e.Set, e.NumeroAtencion = l.Set.Name, l.Set.Atencion
 		}
@@ -342,6 +359,8 @@ func Leeme(m *Manifest) string {
 		for i, l := range m.Libros {
 			w("| %d | %s | %s | %s | `%s` | | |", i+1, l.Kind, orDash(l.Set), orDash(l.NumeroAtencion), l.File)
 		}
+		w("")
+		w("El SII identifica cada libro especial por empresa, operación, período y FolioNotificacion, y rechaza un segundo envío TOTAL de la misma identidad (LNC, \"Libro Cerrado\"). Si un libro queda rechazado, o su envío no tuvo respuesta, `dtekit certificacion enviar` lo firma de nuevo con el siguiente FolioNotificacion que ningún libro de la carpeta usó (la Consumo de Folios, con el siguiente SecEnvio), lo deja junto al anterior (…-intento2.xml) y lo envía; declare el track id del último intento.")
 	}
 	if len(m.Pendientes) > 0 {
 		w("")

@@ -411,13 +411,13 @@ func (p *parser) setBody() error {
 			if err := p.caseBlock(); err != nil {
 				return err
 			}
-		case reRule.MatchString(f) && s.Kind == SetLibroCompras:
+		case reRule.MatchString(f) && (s.Kind == SetLibroCompras || s.Kind == SetLibroComprasExentos):
 			if err := p.comprasTable(); err != nil {
 				return err
 			}
 		case reRule.MatchString(f) && s.Kind == SetBoleta && len(s.Cases) > 0:
 			p.i++ // the closing rule before OBSERVACIONES GENERALES
-		case kw(f, "OBSERVACIONES GENERALES") && (s.Kind == SetLibroCompras || s.Kind == SetBoleta):
+		case kw(f, "OBSERVACIONES GENERALES") && (s.Kind == SetLibroCompras || s.Kind == SetLibroComprasExentos || s.Kind == SetBoleta):
 			p.i++
 			if err := p.observaciones(); err != nil {
 				return err
@@ -464,12 +464,12 @@ func (p *parser) observaciones() error {
 		}
 		p.i++
 	}
-	if s.Kind == SetLibroCompras {
+	if s.Kind == SetLibroCompras || s.Kind == SetLibroComprasExentos {
 		all := fold(strings.Join(s.Observaciones, " "))
 		if strings.Contains(all, "PROPORCIONALIDAD") {
 			m := reFactor.FindStringSubmatch(all)
 			if m == nil {
-				return &ParseError{Line: p.i, Reason: "LIBRO DE COMPRAS: the observations name a factor de proporcionalidad without a value such as 0.60"}
+				return &ParseError{Line: p.i, Reason: s.Name + ": the observations name a factor de proporcionalidad without a value such as 0.60"}
 			}
 			s.FactorProporcionalidad = dte.Decimal(strings.ReplaceAll(m[1], ",", "."))
 		}
@@ -489,7 +489,7 @@ func (p *parser) comprasTable() error {
 		p.i++
 	}
 	if p.i >= len(p.lines) {
-		return p.errf(i, "LIBRO DE COMPRAS: the table header is not closed by a line of '='")
+		return p.errf(i, "%s: the table header is not closed by a line of '='", s.Name)
 	}
 	p.i++
 	for p.i < len(p.lines) {
@@ -501,12 +501,12 @@ func (p *parser) comprasTable() error {
 		case reRule.MatchString(f):
 			p.i++
 			if len(s.Compras) == 0 {
-				return p.errf(p.i-1, "LIBRO DE COMPRAS: an empty table")
+				return p.errf(p.i-1, "%s: an empty table", s.Name)
 			}
 			return nil
 		}
 		if p.i+2 >= len(p.lines) {
-			return p.errf(p.i, "LIBRO DE COMPRAS: a row needs three lines (document and folio, observation, amounts)")
+			return p.errf(p.i, "%s: a row needs three lines (document and folio, observation, amounts)", s.Name)
 		}
 		c := &Compra{Line: p.i + 1}
 		if err := p.lostAccent(p.i, "the document name"); err != nil {
@@ -514,17 +514,17 @@ func (p *parser) comprasTable() error {
 		}
 		cols := fields(p.lines[p.i])
 		if len(cols) != 2 {
-			return p.errf(p.i, "LIBRO DE COMPRAS: want a document type and a folio")
+			return p.errf(p.i, "%s: want a document type and a folio", s.Name)
 		}
 		c.Documento = strings.TrimSpace(cols[0])
 		tipo, ok := comprasTipos[fold(cols[0])]
 		if !ok {
-			return p.errf(p.i, "LIBRO DE COMPRAS: unknown document type %q", c.Documento)
+			return p.errf(p.i, "%s: unknown document type %q", s.Name, c.Documento)
 		}
 		c.Tipo = tipo
 		folio, err := strconv.ParseInt(strings.TrimSpace(cols[1]), 10, 64)
 		if err != nil || folio <= 0 {
-			return p.errf(p.i, "LIBRO DE COMPRAS: folio %q is not a positive number", strings.TrimSpace(cols[1]))
+			return p.errf(p.i, "%s: folio %q is not a positive number", s.Name, strings.TrimSpace(cols[1]))
 		}
 		c.Folio = folio
 		p.i++
@@ -533,7 +533,7 @@ func (p *parser) comprasTable() error {
 		}
 		c.Observacion = strings.TrimSpace(p.lines[p.i])
 		if c.Observacion == "" {
-			return p.errf(p.i, "LIBRO DE COMPRAS: the observation line is empty")
+			return p.errf(p.i, "%s: the observation line is empty", s.Name)
 		}
 		p.i++
 		// Amounts: "[exento]<sep><sep>afecto"; an empty first column is 0.
@@ -544,10 +544,10 @@ func (p *parser) comprasTable() error {
 		case 2:
 			exe, afe = strings.TrimSpace(cols[0]), strings.TrimSpace(cols[1])
 		default:
-			return p.errf(p.i, "LIBRO DE COMPRAS: want MONTO EXENTO and MONTO AFECTO columns")
+			return p.errf(p.i, "%s: want MONTO EXENTO and MONTO AFECTO columns", s.Name)
 		}
 		if len(fields(p.lines[p.i])) == 1 && !strings.HasPrefix(p.lines[p.i], "\t") && !strings.HasPrefix(p.lines[p.i], "  ") {
-			return p.errf(p.i, "LIBRO DE COMPRAS: one amount without the empty MONTO EXENTO column before it")
+			return p.errf(p.i, "%s: one amount without the empty MONTO EXENTO column before it", s.Name)
 		}
 		for _, v := range []struct {
 			s   string
@@ -555,15 +555,15 @@ func (p *parser) comprasTable() error {
 		}{{exe, &c.MontoExento}, {afe, &c.MontoAfecto}} {
 			n, err := strconv.ParseInt(v.s, 10, 64)
 			if err != nil || n < 0 {
-				return p.errf(p.i, "LIBRO DE COMPRAS: amount %q is not a whole number of pesos", v.s)
+				return p.errf(p.i, "%s: amount %q is not a whole number of pesos", s.Name, v.s)
 			}
 			*v.dst = n
 		}
 		p.i++
 		s.Compras = append(s.Compras, c)
 		if len(s.Compras) > maxCasesPerSet {
-			return p.errf(p.i-1, "LIBRO DE COMPRAS: more than %d rows", maxCasesPerSet)
+			return p.errf(p.i-1, "%s: more than %d rows", s.Name, maxCasesPerSet)
 		}
 	}
-	return p.errf(i, "LIBRO DE COMPRAS: the table is not closed by a line of '='")
+	return p.errf(i, "%s: the table is not closed by a line of '='", s.Name)
 }

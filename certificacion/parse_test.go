@@ -2,7 +2,9 @@ package certificacion_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -173,13 +175,100 @@ func TestParseSets(t *testing.T) {
 	}
 }
 
+// variants returns the forms a set file takes in newer downloads and
+// re-saves (sii-wave3-notes §6.2), each with a name: UTF-8 (with and
+// without a BOM), LF only, CRLF and LF mixed, runs of spaces for the
+// tabs, one space or two in "CASO  n-k", blank lines dropped, and the
+// INDICACIONES GENERALES preamble with an "ATENCIÓN" header and the
+// 80-dash separator before another set.
+func variants(name string, orig []byte) map[string][]byte {
+	out := map[string][]byte{
+		"latin1":          orig,
+		"utf8":            latin1ToUTF8(orig),
+		"utf8+bom":        append([]byte("\xEF\xBB\xBF"), latin1ToUTF8(orig)...),
+		"lf":              bytes.ReplaceAll(orig, []byte("\r\n"), []byte("\n")),
+		"crlf":            bytes.ReplaceAll(bytes.ReplaceAll(orig, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n")),
+		"mixed-eol":       bytes.Replace(orig, []byte("\r\n"), []byte("\n"), 20),
+		"one-space-caso":  bytes.ReplaceAll(orig, []byte("CASO  "), []byte("CASO ")),
+		"two-space-caso":  regexp.MustCompile(`CASO (\d)`).ReplaceAll(orig, []byte("CASO  $1")),
+		"spaces-not-tabs": bytes.ReplaceAll(orig, []byte("\t"), []byte("    ")),
+		"no-blank-lines":  regexp.MustCompile(`(\r?\n)(?:[ \t]*\r?\n)+`).ReplaceAll(orig, []byte("$1")),
+	}
+	if h, ok := setHeaders[name]; ok {
+		// The header the SII's file has, with the accent the newer
+		// downloads write, after the preamble, and another set after it.
+		h = strings.Replace(h, "ATENCION", "ATENCI\xd3N", 1)
+		out["header+separator"] = append(append([]byte("INDICACIONES GENERALES:\r\nSE DEBE ADJUNTAR EJEMPLAR TRIBUTARIO Y CEDIBLE.\r\n\r\n"+h), orig...),
+			[]byte("\r\n"+strings.Repeat("-", 80)+"\r\nSET LIBRO DE VENTAS - NUMERO DE ATENCION: 1\r\nCONSTRUYA EL LIBRO.\r\n")...)
+	}
+	return out
+}
+
+// TestParseVariantsEverySet reads every SII set file in every variant
+// and wants the plan of the file as the SII delivered it; and a UTF-8
+// re-save that lost an accent (U+FFFD) is refused naming its line, in
+// every file that has accents.
+func TestParseVariantsEverySet(t *testing.T) {
+	for _, name := range setFiles {
+		orig := setFile(t, name)
+		base, err := certificacion.Parse(orig)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := summary(base)
+		for v, data := range variants(name, orig) {
+			p, err := certificacion.Parse(data)
+			if err != nil {
+				t.Errorf("%s %s: %v", name, v, err)
+				continue
+			}
+			got := summary(p)
+			if v == "header+separator" {
+				got = strings.TrimSuffix(got, "LIBRO DE VENTAS 1\n")
+				if len(p.Indicaciones) != 1 {
+					t.Errorf("%s %s: preamble %q", name, v, p.Indicaciones)
+				}
+			}
+			if got != want {
+				t.Errorf("%s %s:\n%s\nwant\n%s", name, v, got, want)
+			}
+		}
+		// The first accented letter of the file, lost in a re-save.
+		i := -1
+		for j, b := range orig {
+			if b >= 0x80 {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			continue // an ASCII file: nothing to lose
+		}
+		line := 1 + bytes.Count(orig[:i], []byte("\n"))
+		lost := append(append(latin1ToUTF8(orig[:i]), "\uFFFD"...), latin1ToUTF8(orig[i+1:])...)
+		_, err = certificacion.Parse(lost)
+		var pe *certificacion.ParseError
+		if !errors.As(err, &pe) || pe.Line != line || !strings.Contains(err.Error(), "U+FFFD") {
+			t.Errorf("%s with a lost accent on line %d: %v", name, line, err)
+		}
+	}
+}
+
 // FuzzParse feeds the parser mutations of the SII's files: it must never
 // panic, and a plan it returns must be one Generate can rely on (every
-// case typed, every note's reference resolved).
+// case typed, every note's reference resolved, no lost accent in an item
+// name). The seeds are every set file in every variant, the whole set
+// file, the Libro de Compras para Exentos and a re-save with a lost
+// accent.
 func FuzzParse(f *testing.F) {
 	for _, name := range setFiles {
-		f.Add(setFile(f, name))
+		for _, v := range variants(name, setFile(f, name)) {
+			f.Add(v)
+		}
 	}
+	f.Add(fullSetFile(f, fullSetFiles...))
+	f.Add([]byte(exentosSet))
+	f.Add(bytes.Replace(latin1ToUTF8(setFile(f, "001-basico.txt")), []byte("Cajón"), []byte("Caj\uFFFDn"), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := certificacion.Parse(data)
 		if err != nil {
@@ -207,4 +296,35 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseSetNames: the set headers the file and the portal write
+// (sii-wave3-notes §6.2) name their kinds; a LIQUIDACION FACTURA set is
+// read, and Generate refuses its cases, which the SII material the kit
+// follows does not describe, naming the case, before anything is signed.
+func TestParseSetNames(t *testing.T) {
+	for header, kind := range map[string]certificacion.SetKind{
+		"SET BASICO DOCUMENTOS DE EXPORTACION (1)":               certificacion.SetExportacion1,
+		"SET DOCUMENTOS DE EXPORTACION(2)":                       certificacion.SetExportacion2,
+		"SET BASICO CASO GENERAL DE EMISOR DE FACTURA DE COMPRA": certificacion.SetFacturaCompra,
+		"SET CASO GENERAL FACTURA COMPRA":                        certificacion.SetFacturaCompra,
+		"SET LIBRO DE COMPRAS PARA EXENTOS":                      certificacion.SetLibroComprasExentos,
+		"SET LIQUIDACION FACTURA":                                certificacion.SetLiquidacionFactura,
+	} {
+		p, err := certificacion.Parse([]byte(header + " - NUMERO DE ATENCI\xd3N: 7\r\nINSTRUCCIONES.\r\n"))
+		if err != nil || len(p.Sets) != 1 || p.Sets[0].Kind != kind || p.Sets[0].Atencion != "7" {
+			t.Errorf("%s: %v %+v, want %s", header, err, p, kind)
+		}
+	}
+	liq := "SET LIQUIDACION FACTURA - NUMERO DE ATENCION: 9\r\n\r\nCASO 9-1\r\n==============\r\nDOCUMENTO\tLIQUIDACION FACTURA ELECTRONICA\r\n\r\n" +
+		"ITEM\t\tCANTIDAD\tPRECIO UNITARIO\r\nComision venta\t\t1\t\t1000\r\n"
+	plan, err := certificacion.Parse([]byte(liq))
+	if err != nil || plan.Sets[0].Cases[0].Tipo != 43 {
+		t.Fatalf("%v %+v", err, plan)
+	}
+	c := creds(t)
+	_, err = certificacion.Generate(context.Background(), plan, certificacion.Config{Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c)})
+	if err == nil || !strings.Contains(err.Error(), "case 9-1") || !strings.Contains(err.Error(), "not supported") {
+		t.Errorf("a liquidación-factura case: %v, want refused naming case 9-1", err)
+	}
 }

@@ -84,7 +84,8 @@ type Set struct {
 	Notes []string
 	// Cases to emit, in the file's order.
 	Cases []*Case
-	// Compras is the table of SET LIBRO DE COMPRAS: documents received.
+	// Compras is the table of SET LIBRO DE COMPRAS (and of SET LIBRO DE
+	// COMPRAS PARA EXENTOS when it has one): documents received.
 	Compras []*Compra
 	// FactorProporcionalidad is the IVA uso común factor the LIBRO DE
 	// COMPRAS set gives ("0.60"), or "".

@@ -92,9 +92,16 @@ type Referencia struct {
 	DTEID      string     `json:"dte_id,omitempty"`
 	TipoDocRef TipoDocRef `json:"tipo_doc_ref"`
 	FolioRef   int64      `json:"folio_ref"`
-	FechaRef   string     `json:"fecha_ref"`
-	CodigoRef  *int       `json:"codigo_ref,omitempty"`
-	RazonRef   string     `json:"razon_ref"`
+	// FolioRefTexto is a FolioRef that is not a number, which the schema
+	// allows (a string of 1 to 18 characters): the SET reference of a
+	// certification case carries the case ("414175-1",
+	// sii-wave3-notes §6.3). It is only for a free-code TipoDocRef such as
+	// "SET", with FolioRef 0, and is written as the XML's FolioRef. The
+	// SDK sets it; the REST API does not read it.
+	FolioRefTexto string `json:"-"`
+	FechaRef      string `json:"fecha_ref"`
+	CodigoRef     *int   `json:"codigo_ref,omitempty"`
+	RazonRef      string `json:"razon_ref"`
 }
 
 // TipoDocRef is the type of a referenced document: an SII document type code

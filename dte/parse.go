@@ -559,11 +559,13 @@ func pxDocument(dteNode *pxNode, src []byte) (*Document, error) {
 			doc.Referencias = append(doc.Referencias, Referencia{TipoDocRef: RefCodigo(RefCodigoSET), RazonRef: r.txt("RazonRef")})
 			continue
 		}
+		folio, folioText := pxFolioRef(r.txt("FolioRef"))
 		ref := Referencia{
-			FolioRef:  pxFolioRef(r.val("FolioRef")),
-			FechaRef:  r.val("FchRef"),
-			CodigoRef: p.intPtr("Referencia/CodRef", r.child("CodRef")),
-			RazonRef:  r.txt("RazonRef"),
+			FolioRef:      folio,
+			FolioRefTexto: folioText,
+			FechaRef:      r.val("FchRef"),
+			CodigoRef:     p.intPtr("Referencia/CodRef", r.child("CodRef")),
+			RazonRef:      r.txt("RazonRef"),
 		}
 		if s := r.val("TpoDocRef"); s != "" {
 			if n, err := strconv.Atoi(s); err == nil && n > 0 {
@@ -639,14 +641,15 @@ func pxFirst(a, b string) string {
 	return b
 }
 
-// pxFolioRef reads FolioRef, a string in the schema; a non-numeric one
-// reads as 0.
-func pxFolioRef(s string) int64 {
+// pxFolioRef reads FolioRef, a string in the schema: a number as the
+// folio, anything else (the case of a SET reference, "414175-1") as the
+// text folio with folio 0.
+func pxFolioRef(s string) (int64, string) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0
+		return 0, s
 	}
-	return n
+	return n, ""
 }
 
 // pxRead lists, by the local name of an element in the SII namespace, the

@@ -180,6 +180,7 @@ const (
 	maxGlosaComision    = 60  // Comisiones/Glosa
 	maxGlosaDR          = 45  // DscRcgGlobal/GlosaDR
 	maxTpoDocRef        = 3   // TpoDocRef, TpoDocLiq
+	maxFolioRefTexto    = 18  // FolioRef (FolioRType, a string)
 	maxUnmdItem         = 4   // UnmdItem
 	maxNacionalidad     = 3   // Extranjero/Nacionalidad
 	maxNumID            = 20  // Extranjero/NumId
@@ -589,6 +590,12 @@ func (v *validator) checkReferencias(refs []Referencia) {
 		// folio_ref
 		free := ref.TipoDocRef.Codigo != ""
 		switch {
+		case ref.FolioRefTexto != "" && (!free || ref.FolioRef != 0):
+			v.add(p+".folio_ref", CodeInvalidValue,
+				fmt.Sprintf("%s has a text folio %q with a document type or a numeric folio_ref", p, ref.FolioRefTexto),
+				`a text folio is only for a free-code reference such as "SET", without folio_ref`)
+		case ref.FolioRefTexto != "":
+			v.text(p+".folio_ref", ref.FolioRefTexto, maxFolioRefTexto, textRequired)
 		case ref.FolioRef == 0 && !free:
 			v.add(p+".folio_ref", CodeRequired, p+".folio_ref is required", "send the referenced document's folio")
 		case ref.FolioRef < 0:

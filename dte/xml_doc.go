@@ -424,7 +424,11 @@ func docReferencias(w *xw, in *docInput) {
 			continue
 		}
 		w.text("TpoDocRef", field+".tipo_doc_ref", r.TipoDocRef.String(), maxTpoDocRef)
-		w.int("FolioRef", r.FolioRef)
+		if r.FolioRefTexto != "" {
+			w.text("FolioRef", field+".folio_ref", r.FolioRefTexto, maxFolioRefTexto)
+		} else {
+			w.int("FolioRef", r.FolioRef)
+		}
 		if !t.IsBoleta() {
 			w.plain("FchRef", r.FechaRef)
 		}

@@ -258,7 +258,7 @@ func bucketSubtotal(d *dte.Document, kind int) (dte.Decimal, bool) {
 func refRows(d *dte.Document) [][]string {
 	var out [][]string
 	for _, r := range d.Referencias {
-		folio := ""
+		folio := r.FolioRefTexto
 		if r.FolioRef != 0 {
 			folio = fmtIntPlain(r.FolioRef)
 		}

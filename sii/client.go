@@ -154,6 +154,11 @@ func (c *Client) Endpoints() Endpoints { return c.ep }
 // SenderRUT returns the certificate holder's RUT, the sender of uploads.
 func (c *Client) SenderRUT() string { return c.senderRUT }
 
+// Certificate returns the certificate the client authenticates with, whose
+// holder sends the uploads: a file signed again before it is sent names
+// that holder as its sender (RutEnvia).
+func (c *Client) Certificate() *signer.Certificate { return c.cfg.Certificate }
+
 // response is a fully read HTTP response.
 type response struct {
 	status int

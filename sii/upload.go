@@ -60,6 +60,23 @@ func (r *UploadResult) Accepted() bool { return r.Status == 0 && r.TrackID != ""
 // is renewed and the upload sent once more. Transport failures are a
 // *TransportError and are not retried: the SII may have kept the envelope.
 func (c *Client) Upload(ctx context.Context, rutCompany string, envelope []byte) (*UploadResult, error) {
+	return c.upload(ctx, rutCompany, envelope, false)
+}
+
+// UploadClassic sends a signed file through DTEUpload, with the SOAP
+// token, whatever its root: an EnvioDTE, a libro, an RCOF, and also an
+// EnvioBOLETA. That is the channel of the boleta certification: the SII's
+// reviewer of the boleta set sees only the EnvioBOLETA uploaded there (one
+// sent through the REST API ends EPR and the set SRH, "El Documento no
+// está en el envío"; sii-wave3-notes §6.4). Its state is then asked with
+// EnvelopeStatus (getEstUp), not BoletaEnvelopeStatus. Everything else is
+// as Upload.
+func (c *Client) UploadClassic(ctx context.Context, rutCompany string, envelope []byte) (*UploadResult, error) {
+	return c.upload(ctx, rutCompany, envelope, true)
+}
+
+// upload is Upload, or UploadClassic when classic is true.
+func (c *Client) upload(ctx context.Context, rutCompany string, envelope []byte, classic bool) (*UploadResult, error) {
 	company, err := dte.ParseRUT(rutCompany)
 	if err != nil {
 		return nil, fmt.Errorf("sii: upload: company RUT: %w", err)
@@ -81,7 +98,7 @@ func (c *Client) Upload(ctx context.Context, rutCompany string, envelope []byte)
 	if err != nil {
 		return nil, err
 	}
-	boleta := root == "EnvioBOLETA"
+	boleta := root == "EnvioBOLETA" && !classic
 	body, ctype, err := uploadBody(sender, company, envelope)
 	if err != nil {
 		return nil, err

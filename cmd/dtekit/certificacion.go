@@ -54,7 +54,8 @@ the type has one. DIR (absent or empty) receives:
   envios/NN-Envio….xml            one envelope per set, numbered in upload order
   libros/NN-Libro….xml            the signed Libro de Ventas (of the SET BASICO's
                                   documents, else SET FACTURA EXENTA's), Libro de
-                                  Compras (of the set's table), Libro de Guías (of
+                                  Compras (of the set's table), Libro de Compras
+                                  para Exentos (of its table), Libro de Guías (of
                                   the guía set) and the RCOF of the boleta set,
                                   as the file asks, numbered in upload order
   muestras/NNN-….pdf              the printed samples, numbered in upload order

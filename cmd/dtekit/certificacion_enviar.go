@@ -29,6 +29,13 @@ DIR/manifest.json as soon as the SII gives it; a file that already has one is
 not sent again, so a run stopped half-way is resumed by running it again. Then
 run "dtekit certificacion estado --dir DIR".
 
+A libro the SII refused (a final state other than LOK; for the RCOF, other
+than EPR or RPR), or whose upload got no answer, is signed again with the
+certificate as a new attempt and sent: the next FolioNotificacion no libro of
+the folder used (the SII closes a libro's identity after one TOTAL), the
+RCOF's next SecEnvio. The new file sits beside the old one (…-intento2.xml)
+and manifest.json keeps the earlier attempts.
+
 The certificate must be one the SII allows to send for the company (the
 manifest's rut_emisor). On success the portal's table (set, número de atención,
 file, track id, date, state) is printed. On failure the exit status is 1 with a
@@ -133,7 +140,7 @@ func runCertificacionSII(ctx context.Context, env *cmdEnv, name string, args []s
 			switch {
 			case e == nil || !e.Final:
 				pending = append(pending, u.File)
-			case !e.Aprobado() && !(u.Libro && e.Estado == "RPR"):
+			case !u.Aprobado():
 				bad = append(bad, fmt.Sprintf("%s (%s)", u.File, e.Estado))
 			}
 		}

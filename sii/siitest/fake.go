@@ -26,7 +26,15 @@
 // carátula, the envío's parts, the cuadratura of every total and, for the
 // sales and guías libros, each row against the document the fake received;
 // getEstUp answers LSO and then LOK, LRH, LRC, LRF or LNC (an RCOF, RPR
-// with reparo 250).
+// with reparo 250, or RCH when it differs from the boletas received).
+// DTEUpload also takes an EnvioBOLETA, as in the boleta certification; the
+// boleta REST API takes nothing else (an RCOF there is HTTP 400).
+//
+// DeclararAvance is the certification reviewer (avance.go): given the
+// track ids a company declares for a set of tests, it answers the SETMAIL,
+// SOK or SRH with reparo lines, from what the uploads show: the SET
+// reference and case order of every document, the notes' references, the
+// channel of the boleta set, the libros' states and kinds.
 //
 // Tests steer it through its Go API: Register the signers and companies,
 // Script the outcome of each document (accepted, with reparos, rejected
@@ -252,12 +260,14 @@ type Doc struct {
 
 // Envelope is an envelope the fake gave a track id.
 type Envelope struct {
-	TrackID  string
-	Company  string
-	Sender   string
-	Boleta   bool
-	Received time.Time
-	Docs     []Doc
+	TrackID string
+	Company string
+	Sender  string
+	// Boleta marks an EnvioBOLETA; REST one uploaded through the boleta
+	// REST API rather than DTEUpload.
+	Boleta, REST bool
+	Received     time.Time
+	Docs         []Doc
 	// Polls counts the status queries answered for it.
 	Polls int
 	// Final is the state it ends in (EPR, RSC, RFR, RCT), Steps the
@@ -291,9 +301,10 @@ type Fake struct {
 	envelopes []*Envelope
 	byTrack   map[string]*Envelope
 	trackNext int64
-	rcvSeeds  map[string]*RCVSeed       // docKey → seeded document
-	rcvEvents map[string][]sii.RCVEvent // docKey → events registered
-	resol     map[string]resolucion     // company → its resolution (SetResolucion)
+	rcvSeeds  map[string]*RCVSeed        // docKey → seeded document
+	rcvEvents map[string][]sii.RCVEvent  // docKey → events registered
+	resol     map[string]resolucion      // company → its resolution (SetResolucion)
+	approved  map[string]map[string]bool // company → sets reviewed SOK (DeclararAvance)
 
 	classic, api, envio *httptest.Server
 }
@@ -336,6 +347,7 @@ func New(opts Options) *Fake {
 		rcvSeeds:  map[string]*RCVSeed{},
 		rcvEvents: map[string][]sii.RCVEvent{},
 		resol:     map[string]resolucion{},
+		approved:  map[string]map[string]bool{},
 	}
 }
 
@@ -460,12 +472,13 @@ func (f *Fake) Envelopes() []Envelope {
 	return out
 }
 
-// Envelope returns a copy of the envelope with trackID.
+// Envelope returns a copy of the envelope with trackID (with or without
+// its leading zeros, as the boleta API writes it).
 func (f *Fake) Envelope(trackID string) (Envelope, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	e, ok := f.byTrack[trackID]
-	if !ok {
+	e := f.lookupTrack(trackID)
+	if e == nil {
 		return Envelope{}, false
 	}
 	out := *e

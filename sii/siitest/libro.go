@@ -51,10 +51,15 @@ import (
 // RCT (carátula), RCH (its summary: types other than 39, 41, 61 or
 // repeated, FoliosUtilizados ≠ FoliosEmitidos + FoliosAnulados, ranges
 // that disagree with the counts or overlap, MntTotal ≠ MntNeto + MntIva +
-// MntExento, neto or IVA on boletas exentas; or a SecEnvio not above the
-// last one accepted for its day), or, when all is right, RPR with reparo
-// 250 for a day from 2022-08-01 on (the RVD is no longer required; the SII
-// answers so in certification too) and EPR before.
+// MntExento, neto or IVA on boletas exentas; counts, amounts or folios
+// that differ from the boletas of its days the fake received, for a day
+// from 2021 on; or a SecEnvio not above the last one accepted for its
+// day), or, when all is right, RPR with reparo 250 for a day from
+// 2022-08-01 on (the RVD is no longer required; the SII answers so in
+// certification too, sii-wave3-notes §4.3) and EPR before. The notes
+// describe the cross-check with the boletas as giving reparos; the fake
+// refuses instead (RCH), since getEstUp tells a reparo 250 from another
+// one only by mail, and a test must see the mismatch.
 
 // LibroReview is what the fake read of an uploaded libro or RCOF and what
 // its review found.
@@ -79,9 +84,9 @@ type resolucion struct {
 }
 
 // SetResolucion records company's resolution in this environment
-// (FchResol, NroResol; 0 in certification): the libros and RCOFs whose
-// carátula names another are then refused (LRC, RCT). Until it is set,
-// any resolution is accepted.
+// (FchResol, NroResol; 0 in certification): the envelopes, libros and
+// RCOFs whose carátula names another are then refused (RCT, LRC; the SII
+// answers CRT-3-19). Until it is set, any resolution is accepted.
 func (f *Fake) SetResolucion(company, fchResol string, nroResol int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -682,6 +687,9 @@ func (f *Fake) reviewConsumo(c *libro.Consumo, sigOK bool, tokenRUT, company str
 			p.add("TipoDocumento %d: RangoUtilizados y RangoAnulados se traslapan", t)
 		}
 	}
+	if len(p) == 0 {
+		f.consumoMatches(&p, c, company)
+	}
 	for _, e := range f.envelopes {
 		o := e.Libro
 		if o == nil || o.Root != libro.RootConsumo || !strings.EqualFold(e.Company, company) || o.Periodo != rev.Periodo {
@@ -701,6 +709,73 @@ func (f *Fake) reviewConsumo(c *libro.Consumo, sigOK bool, tokenRUT, company str
 		return rev, "RPR"
 	}
 	return rev, "EPR"
+}
+
+// consumoMatches checks an RCOF against the boletas (39, 41) of its days
+// the fake received (through DTEUpload or the REST API) and accepted: per
+// type, FoliosEmitidos is their count, MntNeto, MntIva, MntExento and
+// MntTotal their sums, RangoUtilizados their folios; a type received and
+// not reported is a problem too. Days before 2021-01-01 are not checked:
+// boletas were not sent to the SII then (sii-wave3-notes §4.2). Credit
+// notes (61) are not checked. Call with f.mu held.
+func (f *Fake) consumoMatches(p *problems, c *libro.Consumo, company string) {
+	cr := &c.Caratula
+	if cr.FchInicio < "2021-01-01" {
+		return
+	}
+	type sums struct {
+		n, neto, iva, exe, total int64
+		folios                   map[int64]bool
+	}
+	got := map[int]*sums{}
+	for key, d := range f.received(company) {
+		t := int(key[0])
+		if (t != 39 && t != 41) || d.FechaEmision < cr.FchInicio || d.FechaEmision > cr.FchFinal {
+			continue
+		}
+		s := got[t]
+		if s == nil {
+			s = &sums{folios: map[int64]bool{}}
+			got[t] = s
+		}
+		tt := &d.Totales
+		s.n++
+		s.neto, s.iva, s.exe, s.total = s.neto+amount(tt.MntNeto), s.iva+amount(tt.IVA), s.exe+amount(tt.MntExe), s.total+amount(tt.MntTotal)
+		s.folios[key[1]] = true
+	}
+	for _, r := range c.Resumen {
+		t := r.TipoDocumento
+		if t != 39 && t != 41 {
+			continue
+		}
+		s := got[t]
+		if s == nil {
+			s = &sums{folios: map[int64]bool{}}
+		}
+		delete(got, t)
+		for _, v := range []struct {
+			name      string
+			got, want int64
+		}{{"FoliosEmitidos", int64(r.FoliosEmitidos), s.n}, {"MntNeto", r.MntNeto, s.neto}, {"MntIva", r.MntIva, s.iva},
+			{"MntExento", r.MntExento, s.exe}, {"MntTotal", r.MntTotal, s.total}} {
+			if v.got != v.want {
+				p.add("TipoDocumento %d: %s %d, las boletas que el SII recibio de %s a %s dan %d", t, v.name, v.got, cr.FchInicio, cr.FchFinal, v.want)
+			}
+		}
+		for _, g := range r.RangoUtilizados {
+			for n := g.Inicial; n <= g.Final && n-g.Inicial < 1_000_000; n++ {
+				if !s.folios[n] {
+					p.add("TipoDocumento %d: el folio %d de RangoUtilizados no es una boleta que el SII recibio", t, n)
+					break
+				}
+			}
+		}
+	}
+	for _, t := range []int{39, 41} {
+		if s := got[t]; s != nil {
+			p.add("TipoDocumento %d: el SII recibio %d boleta(s) de %s a %s que el RCOF no informa", t, s.n, cr.FchInicio, cr.FchFinal)
+		}
+	}
 }
 
 // rangeCount counts the folios of runs; bad is true when one is reversed.

@@ -22,6 +22,7 @@ type libroWorld struct {
 	f       *siitest.Fake
 	c       *dtetest.Creds
 	client  *sii.Client
+	em      *dte.Emitter
 	docs    []*dte.Emitted // 33, 33, 61 referring to the first
 	guias   []*dte.Emitted // 52 traslado interno, 52 venta
 	boletas []*dte.Emitted // two 39
@@ -38,7 +39,7 @@ func newLibroWorld(t *testing.T) *libroWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &libroWorld{f: f, c: c, client: client}
+	w := &libroWorld{f: f, c: c, client: client, em: em}
 	emit := func(req *dte.EmitirDTERequest) *dte.Emitted {
 		t.Helper()
 		d, err := em.Emit(context.Background(), req)
@@ -81,6 +82,16 @@ func newLibroWorld(t *testing.T) *libroWorld {
 }
 
 func intp(n int) *int { return &n }
+
+// emit emits one more document with the world's emitter.
+func (w *libroWorld) emit(t *testing.T, req *dte.EmitirDTERequest) *dte.Emitted {
+	t.Helper()
+	d, err := w.em.Emit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
 
 // upload sends a file through the client and polls getEstUp until a final
 // state, returning it; for a libro it also checks the LSO step.
@@ -322,13 +333,36 @@ func TestLibroGuiasReview(t *testing.T) {
 
 // The RCOF of boletas is answered RPR with reparo 250 for a day since
 // 2022-08-01 (as the SII does, in certification too), EPR for an earlier
-// day; a SecEnvio not above the last accepted, or a summary that does not
-// add up, is RCH; another company's carátula RCT.
+// day; a SecEnvio not above the last accepted, a summary that does not
+// add up, or one that differs from the boletas the SII received that day,
+// is RCH; another company's carátula RCT.
 func TestConsumoFoliosReview(t *testing.T) {
 	w := newLibroWorld(t)
 	b := w.boletas
-	build := func(sec int, change func(*libro.Consumo)) []byte {
-		c, err := libro.NewConsumo(libro.Options{Emisor: w.c.Emisor, SecEnvio: sec}, b[0].XML, b[1].XML)
+	ctx := context.Background()
+	// The boletas reach the SII first, in one EnvioBOLETA through DTEUpload.
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: w.c.Emisor}, w.c.Cert, b[0].XML, b[1].XML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := w.client.UploadClassic(ctx, w.c.Emisor.Rut, env)
+	if err != nil || !up.Accepted() {
+		t.Fatalf("the boletas' envelope: %v %+v", err, up)
+	}
+	for range 5 {
+		if _, err := w.client.EnvelopeStatus(ctx, w.c.Emisor.Rut, up.TrackID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := func(sec int, change func(*libro.Consumo), boletas ...*dte.Emitted) []byte {
+		if boletas == nil {
+			boletas = b
+		}
+		var xmls [][]byte
+		for _, d := range boletas {
+			xmls = append(xmls, d.XML)
+		}
+		c, err := libro.NewConsumo(libro.Options{Emisor: w.c.Emisor, SecEnvio: sec}, xmls...)
 		return signed(t, w.c.Cert, c, err, change)
 	}
 	expect := func(what string, data []byte, estado string, want ...string) {
@@ -338,8 +372,18 @@ func TestConsumoFoliosReview(t *testing.T) {
 	expect("today's RCOF", build(1, func(*libro.Consumo) {}), "RPR", "250")
 	expect("the same SecEnvio again", build(1, func(*libro.Consumo) {}), "RCH", "La secuencia enviada (1)")
 	expect("the next SecEnvio", build(2, func(*libro.Consumo) {}), "RPR", "250")
-	old := func(c *libro.Consumo) { c.Caratula.FchInicio, c.Caratula.FchFinal = "2021-05-03", "2021-05-03" }
+	// Before 2021 boletas were not sent to the SII: nothing to compare.
+	old := func(c *libro.Consumo) { c.Caratula.FchInicio, c.Caratula.FchFinal = "2020-05-03", "2020-05-03" }
 	expect("a day before 2022-08-01", build(1, old), "EPR")
+	// A summary that adds up but is not what the SII received.
+	expect("one boleta left out", build(8, func(*libro.Consumo) {}, b[0]), "RCH", "FoliosEmitidos 1, las boletas que el SII recibio")
+	expect("amounts that are not the boletas'", build(9, func(c *libro.Consumo) {
+		r := &c.Resumen[0]
+		r.MntNeto, r.MntIva, r.MntTotal = r.MntNeto+100, r.MntIva+19, r.MntTotal+119
+	}), "RCH", "MntNeto", "MntTotal")
+	third := w.emit(t, &dte.EmitirDTERequest{TipoDTE: 39, Receptor: dte.Receptor{Rut: "66666666-6", RazonSocial: "Consumidor final"},
+		Detalle: []dte.LineaDetalle{{Nombre: "Resma carta", Cantidad: "2", Precio: "550"}}})
+	expect("a boleta the SII never received", build(10, func(*libro.Consumo) {}, b[0], b[1], third), "RCH", "FoliosEmitidos 3")
 	expect("a total that does not add up", build(3, func(c *libro.Consumo) { c.Resumen[0].MntTotal++ }), "RCH", "MntTotal")
 	expect("counts that do not add up", build(4, func(c *libro.Consumo) { c.Resumen[0].FoliosUtilizados = 3 }), "RCH", "FoliosUtilizados 3")
 	expect("a range that does not match", build(5, func(c *libro.Consumo) { c.Resumen[0].RangoUtilizados[0].Final += 5 }),

@@ -185,16 +185,19 @@ func (f *Fake) permission(tokenRUT, sender, company string) (int, []string) {
 	return 0, nil
 }
 
-// receive checks an envelope and files it under a new track id. It returns
-// the upload STATUS (7 schema, 8 signature) unless rejections are
-// deferred; carátula problems are always found later (RCT).
-func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Envelope, int, []string) {
-	if !boleta {
+// receive checks an envelope and files it under a new track id. rest is
+// true for the boleta REST API, which takes only an EnvioBOLETA; DTEUpload
+// takes an EnvioDTE, an EnvioBOLETA (the channel of the boleta
+// certification, sii-wave3-notes §6.4), a libro or an RCOF. It returns the
+// upload STATUS (7 schema, 8 signature) unless rejections are deferred
+// (always on REST); carátula problems are always found later (RCT).
+func (f *Fake) receive(data []byte, tokenRUT, company string, rest bool) (*Envelope, int, []string) {
+	if !rest {
 		if e, status, errs, ok := f.receiveLibro(data, tokenRUT, company); ok {
 			return e, status, errs
 		}
 	}
-	defer_ := f.opts.DeferRejections || boleta
+	defer_ := f.opts.DeferRejections || rest
 	final, steps := "", []string(nil)
 	reject := func(status int, state string, errs []string) (int, []string) {
 		if !defer_ {
@@ -206,6 +209,7 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Env
 		return 0, nil
 	}
 	root, _ := dte.RootName(data)
+	boleta := rest || root == "EnvioBOLETA"
 	want := "EnvioDTE"
 	if boleta {
 		want = "EnvioBOLETA"
@@ -235,7 +239,7 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Env
 			}
 		}
 	}
-	e := &Envelope{Company: company, Sender: tokenRUT, Boleta: boleta, Received: f.now(), Raw: bytes.Clone(data)}
+	e := &Envelope{Company: company, Sender: tokenRUT, Boleta: boleta, REST: rest, Received: f.now(), Raw: bytes.Clone(data)}
 	if env != nil {
 		if final == "" && !caratulaOK(env, tokenRUT, company, boleta) {
 			final = "RCT"
@@ -249,6 +253,11 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Env
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if r, ok := f.resol[strings.ToUpper(company)]; ok && final == "" && env != nil && (env.Caratula.FchResol != r.fch || env.Caratula.NroResol != r.nro) {
+		// The carátula names another resolution than the company's in
+		// this environment (CRT-3-19 at the SII).
+		final = "RCT"
+	}
 	steps = f.opts.Steps
 	for i := range e.Docs {
 		d := &e.Docs[i]
@@ -269,7 +278,7 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, boleta bool) (*Env
 		// detalle_rep_rech as RCH with error code 100, "DTE Repetido".
 		if prev := f.firstCopy(d); prev != nil {
 			d.Result, d.Detail = Rejected, "DTE-3-101"
-			if boleta || bytes.Equal(prev.raw, d.raw) {
+			if rest || bytes.Equal(prev.raw, d.raw) {
 				d.Detail = detailRepeated
 			}
 		}
@@ -424,6 +433,13 @@ func (f *Fake) serveBoletaUpload(w http.ResponseWriter, r *http.Request) {
 	if s, _ := f.permission(rut, sender, company); s != 0 {
 		a.Estado = "RCT"
 		reply()
+		return
+	}
+	if root, _ := dte.RootName(u.archivo); libroSchemas[root] != "" {
+		// The REST API has no route for libros or the RCOF: it names no
+		// schema for them (sii-wave3-notes §4.3, §4.4).
+		f.result(idx, "HTTP 400 SCH-00001")
+		http.Error(w, "SCH-00001 Invalid Schema Name", http.StatusBadRequest)
 		return
 	}
 	env, _, _ := f.receive(u.archivo, rut, company, true)
