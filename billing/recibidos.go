@@ -13,7 +13,6 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/email"
-	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/pdf"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
@@ -106,7 +105,8 @@ type RecibidoFilter struct {
 	FechaDesde string
 	FechaHasta string
 	// DiasRestantes, when not nil, keeps the documents whose window is
-	// known and closes within that many days (0: today).
+	// known with at most that many whole days left (Recibido's
+	// dias_restantes; 0: it closes within 24 hours).
 	DiasRestantes *int
 	Cursor        string
 	Limit         int
@@ -306,8 +306,9 @@ func (s *Service) ListRecibidos(ctx context.Context, empresaID string, f Recibid
 		if *f.DiasRestantes < 0 || *f.DiasRestantes > 365 {
 			return nil, fault.Invalid("dias_restantes", dte.CodeOutOfRange, "from 0 to 365")
 		}
-		y, m, d := s.now().In(chile.Location()).Date()
-		sf.PlazoHasta = time.Date(y, m, d+*f.DiasRestantes+1, 0, 0, 0, 0, chile.Location())
+		// dias_restantes is whole days left (see Recibido.DiasRestantes):
+		// N keeps the windows closing less than N+1 days from now.
+		sf.PlazoHasta = s.now().Add(time.Duration(*f.DiasRestantes+1)*24*time.Hour - time.Nanosecond)
 	}
 	page, err := s.st.ListRecibidos(ctx, empresaID, sf)
 	if err != nil {
