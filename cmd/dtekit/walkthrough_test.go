@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtekit/dtekit/internal/oracle"
 )
@@ -104,7 +105,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if !placeholder.MatchString(read) {
 		t.Fatalf("the walkthrough's read block has no ID= line:\n%s", read)
 	}
-	setup := run(`sed -n 's/.*"api_key": "\(.*\)".*/\1/p' dtekit-data/demo.json`)
+	setup := run(`sed -n 's/.*"api_key": "\(.*\)".*/\1/p' dtekit-data/demo.json | head -1`)
 	script := "KEY=" + strings.TrimSpace(setup) + "\nAPI=" + p.base + "/api/v1/billing\n" + placeholder.ReplaceAllString(read, "ID="+em.ID)
 	out = run(script)
 	for _, want := range []string{`"id":"` + em.ID + `"`, `"xml_documento":"\u003c?xml version=\"1.0\" encoding=\"UTF-8\"?\u003e`, `"items":[`} {
@@ -120,5 +121,69 @@ func TestREADMEWalkthrough(t *testing.T) {
 	}
 	oracle.Run(t, "xmlsec1", "--verify", "--id-attr:ID", "Documento", "--enabled-key-data", "key-value",
 		"--enabled-key-data", "rsa", "--node-xpath", "/*/*[local-name()='Signature']", filepath.Join(wd, "factura.xml"))
+	p.stop(t)
+}
+
+// TestREADMEInbox runs the README's inbox walkthrough against a fresh
+// demo server: the supplier's three facturas are listed pending, then the
+// first is accepted and the next claimed, each in the fake registry.
+func TestREADMEInbox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
+	for _, tool := range []string{"curl", "python3", "sed"} {
+		oracle.Tool(t, tool)
+	}
+	blocks := readmeBlocks(t, "#### Inbox walkthrough")
+	if len(blocks) != 2 {
+		t.Fatalf("the inbox walkthrough's blocks changed (%d): %q", len(blocks), blocks)
+	}
+	wd := t.TempDir()
+	p := startServe(t, buildDtekit(t), filepath.Join(wd, "dtekit-data"))
+	run := func(script string) string {
+		t.Helper()
+		script = strings.ReplaceAll(script, "http://127.0.0.1:8080", p.base)
+		cmd := exec.Command("sh", "-e", "-c", script)
+		cmd.Dir = wd
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s\n%v\nstderr: %s", script, err, errb.String())
+		}
+		return out.String()
+	}
+	var list struct {
+		Data []struct {
+			Estado    string `json:"estado"`
+			RutEmisor string `json:"rut_emisor"`
+		} `json:"data"`
+		TotalCount int `json:"total_count"`
+	}
+	out := run(blocks[0])
+	if err := json.Unmarshal([]byte(out), &list); err != nil || list.TotalCount != demoSupplierDocs {
+		t.Fatalf("the inbox lists %q (%v), want the supplier's %d facturas", out, err, demoSupplierDocs)
+	}
+	for _, r := range list.Data {
+		if r.Estado != "pendiente" || r.RutEmisor != demoSupplierRut {
+			t.Errorf("recibido %+v", r)
+		}
+	}
+	// The demo's SII reviews the supplier's facturas within seconds of the
+	// start; until then the registry answers 409 and the block is run
+	// again, as a reader would.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out = run(blocks[1])
+		if strings.Contains(out, `"estado":"aceptado"`) && strings.Contains(out, `"estado":"reclamado"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the decisions answered, after 60 s:\n%s", out)
+		}
+		time.Sleep(time.Second)
+	}
+	if !strings.Contains(out, `"rcv_codigo":0`) {
+		t.Errorf("the decisions do not show the registry's code 0:\n%s", out)
+	}
 	p.stop(t)
 }
