@@ -288,16 +288,16 @@ func (ib *Inbox) existing(ctx context.Context, r *store.Recepcion) (*Result, err
 		return nil, fault.Failed("reading the report of file "+r.ID, err)
 	}
 	for i := range rec.Documentos {
-		d := &rec.Documentos[i]
-		keys := []string{fmt.Sprintf("dte:%s:%d:%d", d.RUTEmisor, d.Tipo, d.Folio)}
-		for _, k := range keys {
-			row, err := ib.st.GetRecibidoByKey(ctx, r.EmpresaID, k)
-			if err == nil {
-				row.XML = nil
-				out.Recibidos = append(out.Recibidos, *row)
-				out.Repetido[row.ID] = true
-			}
+		row, err := ib.st.GetRecibidoByKey(ctx, r.EmpresaID, docKey(&rec.Documentos[i], r.Digest, i))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
 		}
+		if err != nil {
+			return nil, fault.Failed("reading received documents", err)
+		}
+		row.XML = nil
+		out.Recibidos = append(out.Recibidos, *row)
+		out.Repetido[row.ID] = true
 	}
 	return out, nil
 }
