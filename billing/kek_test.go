@@ -201,6 +201,13 @@ func newRotationFixture(t *testing.T, b backend) *rotationFixture {
 	if err := f.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertCAF(ctx, legacy) }); err != nil {
 		t.Fatal(err)
 	}
+	// The company's mailbox passwords, SMTP and IMAP.
+	mail := CorreoSettings{Direccion: "dte@empresa.cl",
+		SMTP: &CorreoServidor{Host: "smtp.empresa.cl", Port: 587, Usuario: "dte", Password: "smtp-s3creto"},
+		IMAP: &CorreoServidor{Host: "imap.empresa.cl", Port: 993, Usuario: "dte", Password: "imap-s3creto"}}
+	if _, err := f.s.PutCorreoSettings(ctx, f.emp.ID, mail); err != nil {
+		t.Fatal(err)
+	}
 	if err := CheckKEK(ctx, f.s.st, f.s.keys); err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +234,10 @@ func (f *rotationFixture) checkUnder(t *testing.T, b backend, k *Keyring) {
 	if err != nil || c.SealedKey == nil {
 		t.Errorf("the CAF stored in clear: %v, sealed %v", err, c != nil && c.SealedKey != nil)
 	}
+	ms, err := s.mailSettings(ctx, f.emp.ID)
+	if err != nil || ms == nil || ms.SMTP.Password != "smtp-s3creto" || ms.IMAP.Password != "imap-s3creto" {
+		t.Errorf("the mailbox passwords under the key %s: %+v, %v", ShortFingerprint(k.Fingerprint()), ms, err)
+	}
 }
 
 // TestRotateKEK: rotation re-seals every secret (the CAF stored in clear
@@ -247,10 +258,10 @@ func TestRotateKEK(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A certificate, two CAF keys (one sealed at upload, one in
-			// clear until now) and one webhook secret (the deleted
-			// webhook's is erased).
-			if res.Resealed != 4 || res.AlreadyDone {
-				t.Errorf("rotation = %+v, want 4 secrets re-sealed", res)
+			// clear until now), one webhook secret (the deleted
+			// webhook's is erased) and two mailbox passwords.
+			if res.Resealed != 6 || res.AlreadyDone {
+				t.Errorf("rotation = %+v, want 6 secrets re-sealed", res)
 			}
 			if found := leaks(dbCopy(t, b.name, f.dsn), f.clear); len(found) > 0 {
 				t.Errorf("after the rotation, the database holds the clear CAF's %v", found)
@@ -302,7 +313,7 @@ func TestRotateKEKResumes(t *testing.T) {
 		t.Fatalf("rotation killed before its commit: %v", err)
 	}
 	f.checkUnder(t, b, old)
-	if res, err := RotateKEK(ctx, f.s.st, old, next); err != nil || res.Resealed != 4 {
+	if res, err := RotateKEK(ctx, f.s.st, old, next); err != nil || res.Resealed != 6 {
 		t.Fatalf("rotation run again: %+v, %v", res, err)
 	}
 	f.checkUnder(t, b, next)

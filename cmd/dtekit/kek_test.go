@@ -184,9 +184,10 @@ func TestAdminKEKRotate(t *testing.T) {
 	oldKey, _ := os.ReadFile(keyFile)
 	oldFP := keyOf(t, keyFile)
 
-	// A plain rotation: a certificate and twelve CAF keys re-sealed.
+	// A plain rotation: the demo company's certificate and twelve CAF keys,
+	// and its supplier's certificate and CAF key, re-sealed.
 	code, out, stderr := runEnv(t, nil, "admin", "kek", "rotate", "--data", data)
-	if code != exitOK || !strings.Contains(out, "re-sealed 13 secrets") {
+	if code != exitOK || !strings.Contains(out, "re-sealed 15 secrets") {
 		t.Fatalf("rotate: %d %s %s", code, out, stderr)
 	}
 	if keyOf(t, keyFile) == oldFP {
@@ -212,7 +213,7 @@ func TestAdminKEKRotate(t *testing.T) {
 	if res := serveOnce(t, data, nil, true, func(base string) { emitDemo(t, data, base) }); !res.listened {
 		t.Errorf("serve with a rotation stopped before its commit: %+v", res)
 	}
-	if code, out, stderr := runEnv(t, nil, "admin", "kek", "rotate", "--data", data); code != exitOK || !strings.Contains(out, "re-sealed 13 secrets") {
+	if code, out, stderr := runEnv(t, nil, "admin", "kek", "rotate", "--data", data); code != exitOK || !strings.Contains(out, "re-sealed 15 secrets") {
 		t.Fatalf("rotate run again: %d %s %s", code, out, stderr)
 	}
 	pendingKR, _ := billing.NewKeyring(pending)
