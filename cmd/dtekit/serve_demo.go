@@ -186,26 +186,9 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 	// The company, its certificate and a CAF of every type, each made
 	// unless already there (billingtest.Provision, with the demo's own
 	// authority and a certificate made only when the company has none).
-	creds := &billingtest.Credentials{Authority: d.authority, Emisor: emisor, Password: demoPassword,
-		SignerRUT: dtetest.SignerRUT}
-	needCert := true
-	if empresaID != "" {
-		st, err := b.CertificateStatus(ctx, empresaID)
-		if err != nil {
-			return err
-		}
-		needCert = !st.HasCertificado
-	}
-	if needCert {
-		now := time.Now()
-		cert, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: dtetest.SignerName, RUT: dtetest.SignerRUT,
-			NotBefore: now.Add(-24 * time.Hour), NotAfter: now.AddDate(2, 0, 0)})
-		if err != nil {
-			return err
-		}
-		if creds.P12, err = signertest.EncodePKCS12(cert, demoPassword, signertest.Modern); err != nil {
-			return err
-		}
+	creds, err := d.credentials(ctx, b, empresaID, emisor)
+	if err != nil {
+		return err
 	}
 	e, err := billingtest.Provision(ctx, b, creds, billingtest.Company{ID: empresaID, Tipos: dte.Tipos(), Hasta: demoFolios})
 	if err != nil {
@@ -256,6 +239,32 @@ func (d *demoState) save() error {
 		return err
 	}
 	return writeSecretFile(filepath.Join(d.dir, demoFileName), append(data, '\n'))
+}
+
+// credentials are what billingtest.Provision needs to provision a demo
+// company (the existing one empresaID names, or a new one when ""): the
+// demo's authority, and a fresh certificate only when it has none.
+func (d *demoState) credentials(ctx context.Context, b *billing.Service, empresaID string, emisor dte.Emisor) (*billingtest.Credentials, error) {
+	creds := &billingtest.Credentials{Authority: d.authority, Emisor: emisor, Password: demoPassword, SignerRUT: dtetest.SignerRUT}
+	if empresaID != "" {
+		st, err := b.CertificateStatus(ctx, empresaID)
+		if err != nil {
+			return nil, err
+		}
+		if st.HasCertificado {
+			return creds, nil
+		}
+	}
+	now := time.Now()
+	cert, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: dtetest.SignerName, RUT: dtetest.SignerRUT,
+		NotBefore: now.Add(-24 * time.Hour), NotAfter: now.AddDate(2, 0, 0)})
+	if err != nil {
+		return nil, err
+	}
+	if creds.P12, err = signertest.EncodePKCS12(cert, demoPassword, signertest.Modern); err != nil {
+		return nil, err
+	}
+	return creds, nil
 }
 
 // findEmpresa returns the id of the company with this RUT in this
@@ -316,25 +325,9 @@ func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, s
 	emisor := dtetest.DemoEmisor()
 	sup := emisor
 	sup.Rut, sup.RazonSocial, sup.Giro = demoSupplierRut, demoSupplierNombre, "Venta de insumos de oficina"
-	creds := &billingtest.Credentials{Authority: d.authority, Emisor: sup, Password: demoPassword, SignerRUT: dtetest.SignerRUT}
-	needCert := true
-	if id != "" {
-		cs, err := b.CertificateStatus(ctx, id)
-		if err != nil {
-			return err
-		}
-		needCert = !cs.HasCertificado
-	}
-	if needCert {
-		now := time.Now()
-		cert, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: dtetest.SignerName, RUT: dtetest.SignerRUT,
-			NotBefore: now.Add(-24 * time.Hour), NotAfter: now.AddDate(2, 0, 0)})
-		if err != nil {
-			return err
-		}
-		if creds.P12, err = signertest.EncodePKCS12(cert, demoPassword, signertest.Modern); err != nil {
-			return err
-		}
+	creds, err := d.credentials(ctx, b, id, sup)
+	if err != nil {
+		return err
 	}
 	e, err := billingtest.Provision(ctx, b, creds, billingtest.Company{ID: id, Rut: demoSupplierRut, RazonSocial: demoSupplierNombre,
 		Tipos: []dte.TipoDTE{dte.FacturaElectronica}, Hasta: demoFolios})
