@@ -16,7 +16,7 @@
 // each pending document (the 8-day window runs from then) and its events,
 // and warns a day before the window closes (recibido.plazo_por_vencer).
 //
-// Answers reads the RespuestaDTE and EnvioRecibos that customers send about
+// Reply reads the RespuestaDTE and EnvioRecibos that customers send about
 // the company's documents and records what they say on each document
 // (store.DTE.Intercambio), with an event per answer.
 package inbox
