@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,3 +138,59 @@ func base64Lines(b []byte) string {
 	out.WriteString(enc)
 	return out.String()
 }
+
+// TestMailboxThatHangs: one company's IMAP server accepts and never
+// answers; the periodic read still takes the other company's mail at
+// once (each mailbox is read by a job of its own).
+func TestMailboxThatHangs(t *testing.T) {
+	r := newMailRig(t, backends[0])
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent, until the test ends
+		}
+	}()
+	// A (the older company, visited first) reads from the silent server.
+	hang := r.settings(t, r.userA)
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	hang.IMAP.Host, hang.IMAP.Port = host, atoi(port)
+	if _, err := r.s.PutCorreoSettings(ctx, r.emp.ID, hang); err != nil {
+		t.Fatal(err)
+	}
+	_, env := r.emitToB(t, false)
+	r.srv.Append(r.userB, []byte("From: "+r.userA.Address+"\r\nTo: "+r.userB.Address+"\r\nSubject: DTE\r\nMessage-ID: <uno@empresa-a.cl>\r\nMIME-Version: 1.0\r\n"+
+		"Content-Type: multipart/mixed; boundary=\"g\"\r\n\r\n--g\r\nContent-Type: application/xml\r\nContent-Disposition: attachment; filename=\"EnvioDTE.xml\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"+
+		base64Lines(env)+"\r\n--g--\r\n"))
+	start := time.Now()
+	if err := r.s.mailer.PollAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		page, err := r.s.ListRecibidos(ctx, r.b.ID, RecibidoFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.TotalCount == 1 {
+			break
+		}
+		if time.Since(start) > 15*time.Second {
+			t.Fatalf("B's mail not read %s after the tick, behind A's silent mailbox", time.Since(start))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("B's mail read %s after the tick, behind A's silent mailbox", took)
+	}
+	t.Logf("B's mail read %s after the tick", time.Since(start).Round(time.Millisecond))
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

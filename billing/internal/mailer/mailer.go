@@ -220,7 +220,8 @@ func (m *Mailer) QueueDocument(ctx context.Context, tx store.Tx, empresaID, dteI
 	return err
 }
 
-// pollArgs names the periodic read of every mailbox.
+// pollArgs names the periodic job that queues the read of every
+// mailbox.
 type pollArgs struct{}
 
 // Kind names the job.
@@ -251,7 +252,16 @@ func (m *Mailer) Register(j store.Jobs) error {
 	}}); err != nil {
 		return err
 	}
-	return periodic.Register(j, periodic.Job{Args: pollArgs{}, Every: m.cfg.Every, Timeout: 2 * time.Minute, Queue: Queue, Run: m.pollAll})
+	if err := j.Register(store.Worker{Kind: pollCompanyArgs{}.Kind(), Timeout: 2 * time.Minute, Work: func(ctx context.Context, job *store.Job) error {
+		a, err := store.DecodeArgs[pollCompanyArgs](job)
+		if err != nil {
+			return err
+		}
+		return m.pollCompany(ctx, a)
+	}}); err != nil {
+		return err
+	}
+	return periodic.Register(j, periodic.Job{Args: pollArgs{}, Every: m.cfg.Every, Timeout: time.Minute, Queue: Queue, Run: m.PollAll})
 }
 
 // document builds the mail of a document and queues it.
@@ -346,14 +356,47 @@ func limit(s string, n int) string {
 	return s
 }
 
-// pollAll reads the mailbox of every company that has one.
-func (m *Mailer) pollAll(ctx context.Context) error {
+// PollAll queues the read of the mailbox of every company that has one:
+// one job per company, so a mailbox that is slow or hangs holds up no
+// other company's (each read is bounded by the IMAP timeout and its job's).
+// A company whose read is still queued or running gets no second one.
+func (m *Mailer) PollAll(ctx context.Context) error {
 	return periodic.EachEmpresa(ctx, m.st, func(e *store.Empresa) error {
-		if _, err := m.Poll(ctx, e.ID); err != nil {
-			m.log.Warn("billing: reading a company's mailbox failed", "empresa_id", e.ID, "error", err.Error())
+		s, err := m.cfg.Settings(ctx, e.ID)
+		if err != nil {
+			m.log.Warn("billing: a company's mail settings cannot be read", "empresa_id", e.ID, "error", err.Error())
+			return nil
 		}
-		return nil
+		if s == nil || s.IMAP == nil {
+			return nil
+		}
+		return m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, err := tx.Enqueue(ctx, pollCompanyArgs{EmpresaID: e.ID}, nil)
+			return err
+		})
 	})
+}
+
+// pollCompanyArgs reads one company's mailbox.
+type pollCompanyArgs struct {
+	EmpresaID string `json:"empresa_id"`
+}
+
+// Kind names the job.
+func (pollCompanyArgs) Kind() string { return "mail.poll_company" }
+
+// JobOpts: one read per company at a time; a failed read waits for the
+// next tick rather than retrying.
+func (pollCompanyArgs) JobOpts() store.JobOpts {
+	return store.JobOpts{Queue: Queue, MaxAttempts: 1, UniqueByArgs: true}
+}
+
+// pollCompany is the job that reads one company's mailbox.
+func (m *Mailer) pollCompany(ctx context.Context, a pollCompanyArgs) error {
+	if _, err := m.Poll(ctx, a.EmpresaID); err != nil {
+		m.log.Warn("billing: reading a company's mailbox failed", "empresa_id", a.EmpresaID, "error", err.Error())
+	}
+	return nil
 }
 
 // MaxPerPoll bounds the messages one read of a mailbox takes.
