@@ -23,7 +23,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,6 +32,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/internal/ratelimit"
 	"github.com/dtekit/dtekit/internal/ssrf"
+	"github.com/dtekit/dtekit/internal/textclip"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -518,10 +518,6 @@ func PublicError(class string, status int) string {
 	return "request: the request could not be sent"
 }
 
-// clipText cuts s to at most n bytes on a UTF-8 boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
-}
+// clipText cuts s to at most n bytes on a UTF-8 boundary, marked "…"
+// when cut.
+func clipText(s string, n int) string { return textclip.ClipMark(s, n) }

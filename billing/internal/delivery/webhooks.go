@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
@@ -147,7 +148,7 @@ func checkEvents(events []string) ([]string, error) {
 	for i, e := range events {
 		if !webhook.EventType(e).Known() {
 			return nil, fault.Invalid(fmt.Sprintf("events[%d]", i), fault.DetailUnsupportedEvent,
-				fmt.Sprintf("event %q is not one of dte.created, dte.accepted, dte.rejected, dte.repaired, caf.low_stock, certificado.expiring", clipText(e, 64)))
+				fmt.Sprintf("event %q is not one of %s", clipText(e, 64), eventList()))
 		}
 		if !seen[e] {
 			seen[e] = true
@@ -425,4 +426,14 @@ func (d *Deliverer) Ping(ctx context.Context, empresaID, webhookID string) (*Rec
 		return err
 	})
 	return out, err
+}
+
+// eventList names the event types a webhook may subscribe to, in
+// webhook.EventTypes' order.
+func eventList() string {
+	names := make([]string, 0, len(webhook.EventTypes()))
+	for _, t := range webhook.EventTypes() {
+		names = append(names, string(t))
+	}
+	return strings.Join(names, ", ")
 }

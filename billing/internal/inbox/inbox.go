@@ -40,6 +40,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/internal/textclip"
 	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/sii"
@@ -342,18 +343,8 @@ func standalone(file, element []byte) []byte {
 	return append(out, element...)
 }
 
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// truncate cuts s to at most n bytes of valid UTF-8.
+func truncate(s string, n int) string { return textclip.Clip(s, n) }
 
 // nmbEnvio is the file name an acuse reports: the attachment's, within
 // the 80 characters the schema allows.

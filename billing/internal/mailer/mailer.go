@@ -30,6 +30,7 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/email"
+	"github.com/dtekit/dtekit/internal/textclip"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -348,13 +349,9 @@ func (m *Mailer) send(ctx context.Context, a sendArgs) error {
 	return nil
 }
 
-// limit cuts s to n bytes.
-func limit(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
+// limit cuts text from outside (a server's answer, a message's headers)
+// to n bytes of valid UTF-8, as the store keeps it.
+func limit(s string, n int) string { return textclip.Clip(s, n) }
 
 // PollAll queues the read of the mailbox of every company that has one:
 // one job per company, so a mailbox that is slow or hangs holds up no
