@@ -203,7 +203,11 @@ func checkCorreo(in *CorreoSettings) error {
 		yes := true
 		in.AcuseAutomatico = &yes
 	}
-	for name, srv := range map[string]*CorreoServidor{"smtp": in.SMTP, "imap": in.IMAP} {
+	for _, s := range []struct {
+		name string
+		srv  *CorreoServidor
+	}{{"smtp", in.SMTP}, {"imap", in.IMAP}} {
+		name, srv := s.name, s.srv
 		if srv == nil {
 			continue
 		}

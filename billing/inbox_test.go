@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +294,4 @@ func TestWindowWarning(t *testing.T) {
 	if err != nil || page.TotalCount != 1 {
 		t.Errorf("dias_restantes=0: %+v, %v", page, err)
 	}
-	_ = errors.New
 }

@@ -68,9 +68,8 @@ func hostileMessages(t *testing.T, to string) map[string][]byte {
 // refused and recorded with why, flagged, and the good message after them
 // is still taken.
 func TestHostileMail(t *testing.T) {
-	r := newMailRig(t, backends[0])
+	r := newMailRig(t, backends[0], func(m *MailConfig) { m.Limits.MaxMessageBytes = 2 << 20 })
 	ctx := context.Background()
-	r.s.mailer.SetLimits(2 << 20)
 	for _, m := range hostileMessages(t, r.userB.Address) {
 		r.srv.Append(r.userB, m)
 	}

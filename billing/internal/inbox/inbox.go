@@ -224,6 +224,9 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 		r.Estado = RecepcionConforme
 	}
 	out := &Result{Recepcion: r, Repetido: map[string]bool{}}
+	// Read before the transaction: nothing but the writes runs under its
+	// lock (SQLite's one writer).
+	acuse := ib.cfg.AutoAcuse == nil || ib.cfg.AutoAcuse(ctx, empresaID)
 	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		out.Recibidos, out.Duplicate = nil, false
 		clear(out.Repetido)
@@ -259,7 +262,7 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 			row.XML = nil
 			out.Recibidos = append(out.Recibidos, *row)
 		}
-		if ib.cfg.AutoAcuse == nil || ib.cfg.AutoAcuse(ctx, empresaID) {
+		if acuse {
 			if _, err := tx.Enqueue(ctx, acuseArgs{EmpresaID: empresaID, RecepcionID: r.ID}, nil); err != nil {
 				return err
 			}

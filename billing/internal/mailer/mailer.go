@@ -131,9 +131,6 @@ func New(cfg Config) *Mailer {
 	return &Mailer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger}
 }
 
-// SetLimits changes the bound on the size of each message read (tests).
-func (m *Mailer) SetLimits(maxMessageBytes int64) { m.cfg.Limits.MaxMessageBytes = maxMessageBytes }
-
 // MailID is the id of the mail kind about record id: queuing the same
 // mail twice records one.
 func MailID(kind, id string) string {
