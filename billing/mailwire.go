@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 
 	"github.com/dtekit/dtekit/billing/internal/inbox"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
@@ -41,7 +42,7 @@ func (s *Service) newMail() {
 			_, err := s.mailer.Enqueue(ctx, tx, &mailer.Outgoing{ID: m.ID, EmpresaID: m.EmpresaID, Tipo: m.Tipo, RecibidoID: m.RecibidoID,
 				To: m.To, Subject: m.Subject, Text: m.Text,
 				Attachments: []email.Attachment{{Filename: m.Filename, ContentType: "application/xml", Data: m.XML}}})
-			if err == mailer.ErrNoSender {
+			if errors.Is(err, mailer.ErrNoSender) {
 				// Recorded without a mail: the company sends none.
 				m.ID = ""
 				return nil
