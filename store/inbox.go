@@ -148,12 +148,12 @@ type Mensaje struct {
 // CorreoConfig is a company's mailbox settings: how its mail is read and
 // sent. Config is the service's JSON (hosts, ports, users, addresses,
 // options), opaque to the store; the two passwords are sealed by the
-// caller; State is the reader's progress (JSON, such as the last UID read).
+// caller. (What the reader has done needs no state here: the mailbox keeps
+// it, as a keyword on each message processed.)
 type CorreoConfig struct {
 	EmpresaID  string
 	Config     []byte
 	SealedIMAP []byte // nil when none
 	SealedSMTP []byte // nil when none
-	State      []byte // nil until set
 	UpdatedAt  time.Time
 }

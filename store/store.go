@@ -578,14 +578,9 @@ type Tx interface {
 	InsertMensaje(ctx context.Context, m *Mensaje) error
 
 	// PutCorreoConfig records the company's mailbox settings, replacing
-	// Config, SealedIMAP, SealedSMTP and UpdatedAt (set to now when zero);
-	// State is kept (and is nil for new settings: only SetCorreoState
-	// writes it). ErrNotFound when the company does not exist.
+	// Config, SealedIMAP, SealedSMTP and UpdatedAt (set to now when zero).
+	// ErrNotFound when the company does not exist.
 	PutCorreoConfig(ctx context.Context, c *CorreoConfig) error
-	// SetCorreoState replaces the State of the company's mailbox
-	// settings, and nothing else (UpdatedAt included); ErrNotFound when it
-	// has none.
-	SetCorreoState(ctx context.Context, empresaID string, state []byte) error
 
 	// SetDTEIntercambio replaces the Intercambio of one document (what
 	// its receptor answered), changing nothing else (UpdatedAt included);

@@ -717,9 +717,7 @@ func (h *harness) testMensaje(t *testing.T) {
 }
 
 // testCorreoConfig: a company has no mailbox settings until it records
-// them; PutCorreoConfig replaces them and their passwords and keeps the
-// reader's State; SetCorreoState changes the State alone and needs
-// settings.
+// them; PutCorreoConfig replaces them and their passwords.
 func (h *harness) testCorreoConfig(t *testing.T) {
 	s, _ := h.open(t)
 	ctx := ctxT(t)
@@ -727,47 +725,36 @@ func (h *harness) testCorreoConfig(t *testing.T) {
 	b := empresa(t, s, "75600000-6")
 	_, err := s.GetCorreoConfig(ctx, a.ID)
 	wantErr(t, err, store.ErrNotFound, "GetCorreoConfig before any")
-	err = s.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.SetCorreoState(ctx, a.ID, []byte(`{"uid":1}`)) })
-	wantErr(t, err, store.ErrNotFound, "SetCorreoState without settings")
 
 	at := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
 	cfg := &store.CorreoConfig{EmpresaID: a.ID, Config: []byte(`{"imap":"imap.example.com"}`), SealedIMAP: []byte("imap-secret"),
-		SealedSMTP: []byte("smtp-secret"), State: []byte(`{"ignored":true}`), UpdatedAt: at}
+		SealedSMTP: []byte("smtp-secret"), UpdatedAt: at}
 	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.PutCorreoConfig(ctx, cfg) })
 	got, err := s.GetCorreoConfig(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := *cfg
-	want.State = nil // only SetCorreoState writes it
 	same(t, "GetCorreoConfig", got, &want)
 
-	write(t, s, func(ctx context.Context, tx store.Tx) error {
-		return tx.SetCorreoState(ctx, a.ID, []byte(`{"uid":42}`))
-	})
-	want.State = []byte(`{"uid":42}`)
-	got, _ = s.GetCorreoConfig(ctx, a.ID)
-	same(t, "GetCorreoConfig after SetCorreoState (UpdatedAt unchanged)", got, &want)
-
-	// New settings without an SMTP password; the State stays.
-	cfg2 := &store.CorreoConfig{EmpresaID: a.ID, Config: []byte(`{"imap":"other"}`), SealedIMAP: []byte("imap-2"), State: []byte(`{"uid":0}`)}
+	// New settings without an SMTP password.
+	cfg2 := &store.CorreoConfig{EmpresaID: a.ID, Config: []byte(`{"imap":"other"}`), SealedIMAP: []byte("imap-2")}
 	before := time.Now().Add(-time.Second)
 	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.PutCorreoConfig(ctx, cfg2) })
 	if cfg2.UpdatedAt.Before(before) {
 		t.Errorf("UpdatedAt left zero is set to now: %v", cfg2.UpdatedAt)
 	}
-	want = store.CorreoConfig{EmpresaID: a.ID, Config: cfg2.Config, SealedIMAP: []byte("imap-2"), State: []byte(`{"uid":42}`), UpdatedAt: cfg2.UpdatedAt}
+	want = store.CorreoConfig{EmpresaID: a.ID, Config: cfg2.Config, SealedIMAP: []byte("imap-2"), UpdatedAt: cfg2.UpdatedAt}
 	got, _ = s.GetCorreoConfig(ctx, a.ID)
 	same(t, "GetCorreoConfig after PutCorreoConfig again", got, &want)
 
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		wantErr(t, tx.PutCorreoConfig(ctx, &store.CorreoConfig{EmpresaID: "no-such-company", Config: []byte("{}")}),
 			store.ErrNotFound, "PutCorreoConfig of a missing company")
-		wantErr(t, tx.SetCorreoState(ctx, b.ID, []byte("{}")), store.ErrNotFound, "SetCorreoState of a company without settings")
 		// The transaction goes on after the refusals.
 		return tx.PutCorreoConfig(ctx, &store.CorreoConfig{EmpresaID: b.ID, Config: []byte("{}")})
 	})
-	if got, err := s.GetCorreoConfig(ctx, b.ID); err != nil || got.SealedIMAP != nil || got.SealedSMTP != nil || got.State != nil {
+	if got, err := s.GetCorreoConfig(ctx, b.ID); err != nil || got.SealedIMAP != nil || got.SealedSMTP != nil {
 		t.Errorf("company b's settings without passwords: %+v, %v", got, err)
 	}
 	got, _ = s.GetCorreoConfig(ctx, a.ID)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 			return err
 		}
 		if err := errors.Join(tx.InsertRecepcion(ctx, rec), tx.InsertMensaje(ctx, msg), tx.PutCorreoConfig(ctx, mailbox),
-			tx.SetCorreoState(ctx, a.ID, []byte(`{"uid":1}`)), tx.SetDTEIntercambio(ctx, a.ID, doc.ID, []byte(`{"a":1}`))); err != nil {
+			tx.SetDTEIntercambio(ctx, a.ID, doc.ID, []byte(`{"a":1}`))); err != nil {
 			return err
 		}
 		rcb = &store.Recibido{EmpresaID: a.ID, RecepcionID: rec.ID, DedupeKey: "a-key", Estado: "recibido", XML: []byte("<DTE/>")}
@@ -276,9 +277,6 @@ func (h *harness) testTenantScoping(t *testing.T) {
 					u.EmpresaID, u.Estado = other, "hijacked"
 					return tx.UpdateCorreo(ctx, &u)
 				},
-				"SetCorreoState": func(ctx context.Context, tx store.Tx) error {
-					return tx.SetCorreoState(ctx, other, []byte("hijacked"))
-				},
 				"SetDTEIntercambio": func(ctx context.Context, tx store.Tx) error {
 					return tx.SetDTEIntercambio(ctx, other, doc.ID, []byte("hijacked"))
 				},
@@ -355,8 +353,8 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	if c, err := s.GetCorreo(ctx, a.ID, mail.ID); err != nil || c.Estado != "pendiente" {
 		t.Errorf("A's correo changed: %+v, %v", c, err)
 	}
-	if c, err := s.GetCorreoConfig(ctx, a.ID); err != nil || string(c.State) != `{"uid":1}` {
-		t.Errorf("A's mailbox state changed: %+v, %v", c, err)
+	if c, err := s.GetCorreoConfig(ctx, a.ID); err != nil || !bytes.Equal(c.Config, mailbox.Config) {
+		t.Errorf("A's mailbox settings changed: %+v, %v", c, err)
 	}
 	if d, err := s.GetDTE(ctx, a.ID, doc.ID); err != nil || string(d.Intercambio) != `{"a":1}` {
 		t.Errorf("A's DTE answer changed: %+v, %v", d, err)

@@ -356,6 +356,11 @@ func (r *reader) ListMensajes(ctx context.Context, empresaID string, f store.Lis
 
 func (t *tx) InsertMensaje(ctx context.Context, m *store.Mensaje) error {
 	t.stamp(&m.ID, &m.CreatedAt)
+	// A missing company is told before the insert: on PostgreSQL its
+	// foreign-key violation would abort the transaction.
+	if err := t.empresaExists(ctx, m.EmpresaID); err != nil {
+		return err
+	}
 	res, err := t.q.ExecContext(ctx, "INSERT INTO mensajes ("+mensajeCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
 		m.ID, m.EmpresaID, m.MessageID, m.Digest, m.From, m.Subject, m.Estado, m.Detalle, t.d.targ(m.CreatedAt))
 	err = t.inserted(ctx, res, err, "mensaje", "mensajes", m.ID, store.ConstraintMensaje)
@@ -368,17 +373,16 @@ func (t *tx) InsertMensaje(ctx context.Context, m *store.Mensaje) error {
 
 func (r *reader) GetCorreoConfig(ctx context.Context, empresaID string) (*store.CorreoConfig, error) {
 	var c store.CorreoConfig
-	err := r.q.QueryRowContext(ctx, "SELECT empresa_id, config, sealed_imap, sealed_smtp, state, updated_at FROM correo_config WHERE empresa_id = $1",
-		empresaID).Scan(&c.EmpresaID, &c.Config, &c.SealedIMAP, &c.SealedSMTP, &c.State, ts(&c.UpdatedAt))
+	err := r.q.QueryRowContext(ctx, "SELECT empresa_id, config, sealed_imap, sealed_smtp, updated_at FROM correo_config WHERE empresa_id = $1",
+		empresaID).Scan(&c.EmpresaID, &c.Config, &c.SealedIMAP, &c.SealedSMTP, ts(&c.UpdatedAt))
 	if err != nil {
 		return nil, r.notFound(err, "correo config of empresa", empresaID)
 	}
-	c.Config, c.SealedIMAP, c.SealedSMTP, c.State = bytesOrNil(c.Config), bytesOrNil(c.SealedIMAP), bytesOrNil(c.SealedSMTP), bytesOrNil(c.State)
+	c.Config, c.SealedIMAP, c.SealedSMTP = bytesOrNil(c.Config), bytesOrNil(c.SealedIMAP), bytesOrNil(c.SealedSMTP)
 	return &c, nil
 }
 
-// PutCorreoConfig writes the settings and the two sealed passwords; the
-// reader's State is SetCorreoState's alone (a new row has none).
+// PutCorreoConfig writes the settings and the two sealed passwords.
 func (t *tx) PutCorreoConfig(ctx context.Context, c *store.CorreoConfig) error {
 	t.stamp(nil, &c.UpdatedAt)
 	if err := t.empresaExists(ctx, c.EmpresaID); err != nil {
@@ -393,9 +397,4 @@ func (t *tx) PutCorreoConfig(ctx context.Context, c *store.CorreoConfig) error {
 		sealed_smtp = excluded.sealed_smtp, updated_at = excluded.updated_at`,
 		c.EmpresaID, config, blob(c.SealedIMAP), blob(c.SealedSMTP), t.d.targ(c.UpdatedAt))
 	return t.errf(err, "writing the correo config of empresa %q", c.EmpresaID)
-}
-
-func (t *tx) SetCorreoState(ctx context.Context, empresaID string, state []byte) error {
-	res, err := t.q.ExecContext(ctx, "UPDATE correo_config SET state = $2 WHERE empresa_id = $1", empresaID, blob(state))
-	return t.affectedOne(res, err, "correo config of empresa", empresaID)
 }

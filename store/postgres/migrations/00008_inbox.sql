@@ -61,7 +61,6 @@ CREATE INDEX recibidos_estado ON recibidos (empresa_id, estado, seq);
 CREATE INDEX recibidos_fecha_emision ON recibidos (empresa_id, fecha_emision);
 CREATE INDEX recibidos_plazo ON recibidos (empresa_id, plazo_vence) WHERE plazo_vence IS NOT NULL;
 CREATE INDEX recibidos_sin_aviso ON recibidos (empresa_id, plazo_vence) WHERE plazo_avisado_at IS NULL;
-CREATE INDEX recibidos_recepcion ON recibidos (recepcion_id);
 
 CREATE TABLE correos (
     seq         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -105,7 +104,6 @@ CREATE TABLE correo_config (
     config      BYTEA NOT NULL,
     sealed_imap BYTEA,
     sealed_smtp BYTEA,
-    state       BYTEA,
     updated_at  TIMESTAMPTZ NOT NULL
 );
 

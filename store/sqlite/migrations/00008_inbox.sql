@@ -61,7 +61,6 @@ CREATE INDEX recibidos_estado ON recibidos (empresa_id, estado, seq);
 CREATE INDEX recibidos_fecha_emision ON recibidos (empresa_id, fecha_emision);
 CREATE INDEX recibidos_plazo ON recibidos (empresa_id, plazo_vence) WHERE plazo_vence IS NOT NULL;
 CREATE INDEX recibidos_sin_aviso ON recibidos (empresa_id, plazo_vence) WHERE plazo_avisado_at IS NULL;
-CREATE INDEX recibidos_recepcion ON recibidos (recepcion_id);
 
 CREATE TABLE correos (
     seq         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -105,7 +104,6 @@ CREATE TABLE correo_config (
     config      BLOB NOT NULL,
     sealed_imap BLOB,
     sealed_smtp BLOB,
-    state       BLOB,
     updated_at  TEXT NOT NULL
 );
 
