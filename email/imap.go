@@ -168,12 +168,14 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 	}
 	m.keywords = slices.Contains(sel.PermanentFlags, imap.FlagWildcard) ||
 		slices.ContainsFunc(sel.PermanentFlags, func(f imap.Flag) bool { return strings.EqualFold(string(f), ProcessedKeyword) })
-	if !m.keywords && cfg.ProcessedMailbox == "" {
-		c.Close()
-		return nil, &configError{msg: fmt.Sprintf("imap %s: mailbox %q does not keep the keyword %s: set a ProcessedMailbox to move processed messages to", addr, cfg.Mailbox, ProcessedKeyword)}
-	}
 	caps := c.Caps()
 	m.move = caps.Has(imap.CapMove) || caps.Has(imap.CapUIDPlus)
+	// Without the keyword, only a move takes a processed message out of
+	// the search: a copy would leave it listed for ever.
+	if !m.keywords && (cfg.ProcessedMailbox == "" || !m.move) {
+		c.Close()
+		return nil, &configError{msg: fmt.Sprintf("imap %s: mailbox %q does not keep the keyword %s, and processed messages cannot be moved out of it (set a ProcessedMailbox on a server with MOVE or UIDPLUS)", addr, cfg.Mailbox, ProcessedKeyword)}
+	}
 	return m, nil
 }
 

@@ -83,6 +83,9 @@ func (p *parser) unzip(partPath, name string, data []byte) {
 			// there with ErrFormat) or past what is left: the archive
 			// lies, so none of it is trusted.
 			p.warnf("%s refused as a zip bomb: entry %q inflates past the %d bytes it declares or the %d it may take", where, entry, f.UncompressedSize64, limit)
+			// What was inflated counts against the message's budget,
+			// so many lying archives cannot inflate it many times over.
+			p.zipBytes += taken + int64(len(content))
 			return
 		}
 		if err != nil {
