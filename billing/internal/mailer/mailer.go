@@ -419,12 +419,19 @@ func (m *Mailer) Poll(ctx context.Context, empresaID string) (*PollResult, error
 	if lim.MaxMessageBytes == 0 {
 		lim.MaxMessageBytes = email.DefaultLimits().MaxMessageBytes
 	}
-	msgs, err := mb.Unprocessed(ctx, MaxPerPoll, lim.MaxMessageBytes)
-	if err != nil {
-		return nil, err
-	}
 	out := &PollResult{}
-	for _, f := range msgs {
+	// One message at a time: at most one body (MaxMessageBytes) is held,
+	// and each is marked before the next is fetched, so the search does
+	// not list it again.
+	for range MaxPerPoll {
+		msgs, err := mb.Unprocessed(ctx, 1, lim.MaxMessageBytes)
+		if err != nil {
+			return out, err
+		}
+		if len(msgs) == 0 {
+			break
+		}
+		f := msgs[0]
 		refused, dup, err := m.take(ctx, empresaID, f, lim)
 		if err != nil {
 			// The intake failed (the store, say): leave the message for
