@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"fmt"
 	"net/mail"
 	"strings"
 	"time"
@@ -45,13 +46,20 @@ func checkFields(fs []textField) []dte.FieldError {
 	return d
 }
 
+// maxEmail is the longest e-mail address (RFC 5321: a path of 256 with
+// its brackets).
+const maxEmail = 254
+
 func checkEmail(d []dte.FieldError, v string) []dte.FieldError { return checkEmailField(d, "email", v) }
 
 // checkEmailField appends a problem when field's value v, not empty, is
-// not a bare e-mail address.
+// not a bare e-mail address of at most 254 characters (RFC 5321's path).
 func checkEmailField(d []dte.FieldError, field, v string) []dte.FieldError {
 	if v == "" {
 		return d
+	}
+	if len(v) > maxEmail {
+		return append(d, dte.FieldError{Field: field, Code: dte.CodeTooLong, Message: fmt.Sprintf("%s has %d characters; an e-mail address has at most %d", field, len(v), maxEmail)})
 	}
 	if a, err := mail.ParseAddress(v); err != nil || a.Address != v {
 		return append(d, dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: field + " is not an e-mail address"})

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/mail"
 	"strings"
 	"time"
 
@@ -186,11 +185,7 @@ func checkCorreo(in *CorreoSettings) error {
 	bad := func(field string, code dte.DetailCode, msg string) {
 		d = append(d, dte.FieldError{Field: field, Code: code, Message: msg})
 	}
-	if in.Direccion != "" {
-		if a, err := mail.ParseAddress(in.Direccion); err != nil || a.Address != in.Direccion || len(in.Direccion) > 254 {
-			bad("direccion", dte.CodeInvalidFormat, "not a plain e-mail address (user@domain)")
-		}
-	}
+	d = checkEmailField(d, "direccion", in.Direccion)
 	if in.EnviarDTE == "" {
 		in.EnviarDTE = EnviarAlAceptar
 	}

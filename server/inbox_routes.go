@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -285,12 +286,16 @@ func (s *Server) correos(w http.ResponseWriter, r *http.Request, p *billing.Prin
 
 func (s *Server) listCorreos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	var f billing.CorreoFilter
-	for name, dst := range map[string]*string{"dte_id": &f.DTEID, "recibido_id": &f.RecibidoID} {
-		v := r.URL.Query().Get(name)
+	for _, q := range []struct {
+		name string
+		dst  *string
+	}{{"dte_id", &f.DTEID}, {"recibido_id", &f.RecibidoID}} {
+		v := r.URL.Query().Get(q.name)
 		if v != "" && !isUUID(v) {
-			return invalidParam(name, dte.CodeInvalidFormat, name+" must be a UUID")
+			return invalidParam(q.name, dte.CodeInvalidFormat, q.name+" must be a UUID")
 		}
-		*dst = v
+		// Ids are stored lower-case, as pathID reads them.
+		*q.dst = strings.ToLower(v)
 	}
 	return s.correos(w, r, p, f)
 }
