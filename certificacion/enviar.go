@@ -96,6 +96,12 @@ func writeFileAtomic(path string, data []byte) error {
 		tmp.Close()
 		return fmt.Errorf("certificacion: %w", err)
 	}
+	// On disk before the rename: the manifest's marks (an upload under
+	// way, a track id) must survive a power loss.
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("certificacion: %w", err)
+	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("certificacion: %w", err)
 	}

@@ -48,6 +48,10 @@ func TestEnviarNuevoIntento(t *testing.T) {
 	}
 	send(first)
 	m := send(second)
+	// The libros of ventas, compras and guías, and the RCOF.
+	if len(m.Libros) != 4 {
+		t.Fatalf("%d libros in the manifest, want 4", len(m.Libros))
+	}
 	for _, l := range m.Libros {
 		want := "LNC"
 		if l.Kind == string(certificacion.LibroRCOF) {

@@ -123,7 +123,7 @@ func ComprasRows(s *Set, fecha string) ([]libro.Compra, error) {
 				}
 			}
 			if r.FolioDocRef == 0 {
-				return nil, fmt.Errorf("certificacion: %s line %d: the note refers to %s, which is not in the table", s.Name, c.Line, strings.TrimSpace(m[0]))
+				return nil, fmt.Errorf("certificacion: %s line %d: the note refers to %s, which is not in the table", s.Name, c.Line+1, strings.TrimSpace(m[0]))
 			}
 		}
 		out = append(out, r)

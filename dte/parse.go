@@ -559,7 +559,7 @@ func pxDocument(dteNode *pxNode, src []byte) (*Document, error) {
 			doc.Referencias = append(doc.Referencias, Referencia{TipoDocRef: RefCodigo(RefCodigoSET), RazonRef: r.txt("RazonRef")})
 			continue
 		}
-		folio, folioText := pxFolioRef(r.txt("FolioRef"))
+		folio, folioText := pxFolioRef(r.val("FolioRef"))
 		ref := Referencia{
 			FolioRef:      folio,
 			FolioRefTexto: folioText,
