@@ -107,7 +107,7 @@ func (r *mailRig) poll(t *testing.T, empresaID string, read int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Read != read || res.Refused != 0 {
+	if res.Leidos != read || res.Rechazados != 0 {
 		t.Fatalf("a read of the mailbox: %+v, want %d read and none refused", res, read)
 	}
 }

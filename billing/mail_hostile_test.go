@@ -89,7 +89,7 @@ func TestHostileMail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Read != 1 || res.Refused != 4 {
+	if res.Leidos != 1 || res.Rechazados != 4 {
 		t.Errorf("the read: %+v, want 1 read and 4 refused", res)
 	}
 	if took > 20*time.Second {
@@ -121,7 +121,7 @@ func TestHostileMail(t *testing.T) {
 		t.Errorf("B's inbox after the read: %+v, %v", recs, err)
 	}
 	again, err := r.s.PollMailbox(ctx, r.b.ID)
-	if err != nil || again.Read+again.Refused+again.Skipped != 0 {
+	if err != nil || again.Leidos+again.Rechazados+again.Repetidos != 0 {
 		t.Errorf("a second read: %+v, %v; want nothing left", again, err)
 	}
 }

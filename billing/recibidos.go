@@ -293,6 +293,11 @@ func (s *Service) ListRecibidos(ctx context.Context, empresaID string, f Recibid
 	if verr != nil {
 		return nil, verr
 	}
+	switch f.Estado {
+	case "", inbox.Pendiente, inbox.Aceptado, inbox.Reclamado, inbox.Rechazado:
+	default:
+		return nil, fault.Invalid("estado", dte.CodeInvalidValue, "estado must be pendiente, aceptado, reclamado or rechazado")
+	}
 	sf := store.RecibidoFilter{RutEmisor: f.RutEmisor, TipoDTE: f.TipoDTE, Estado: f.Estado, FechaDesde: f.FechaDesde,
 		FechaHasta: f.FechaHasta, Cursor: f.Cursor, Limit: n}
 	if sf.RutEmisor != "" {
@@ -539,10 +544,20 @@ func (s *Service) ListMensajes(ctx context.Context, empresaID string, p ListPara
 	return out, nil
 }
 
+// LecturaCorreo is what one read of a company's mailbox did
+// (POST /empresa/correo/leer).
+type LecturaCorreo struct {
+	// Leidos are the messages taken, Repetidos those skipped as read
+	// before, Rechazados those refused (see ListMensajes).
+	Leidos     int `json:"leidos"`
+	Repetidos  int `json:"repetidos"`
+	Rechazados int `json:"rechazados"`
+}
+
 // PollMailbox reads the company's mailbox now (the periodic job does it
 // every minute) and reports how many messages it took, skipped as read
 // before, and refused.
-func (s *Service) PollMailbox(ctx context.Context, empresaID string) (*mailer.PollResult, error) {
+func (s *Service) PollMailbox(ctx context.Context, empresaID string) (*LecturaCorreo, error) {
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
 	}
@@ -553,7 +568,7 @@ func (s *Service) PollMailbox(ctx context.Context, empresaID string) (*mailer.Po
 		}
 		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "the company's mailbox could not be read; try again later", Err: err}
 	}
-	return res, nil
+	return &LecturaCorreo{Leidos: res.Read, Repetidos: res.Skipped, Rechazados: res.Refused}, nil
 }
 
 // MailDTE queues the mail of one of the company's signed documents to its

@@ -91,9 +91,6 @@ func (s *Server) receiveDTE(w http.ResponseWriter, r *http.Request, p *billing.P
 	return nil
 }
 
-// recibidoEstados are the states a received document may be listed by.
-var recibidoEstados = map[string]bool{"pendiente": true, "aceptado": true, "reclamado": true, "rechazado": true}
-
 func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	q := r.URL.Query()
 	var f billing.RecibidoFilter
@@ -102,10 +99,8 @@ func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *billin
 		return err
 	}
 	f.TipoDTE = int(tipo)
+	// billing checks the state with the other filters.
 	f.Estado = q.Get("estado")
-	if f.Estado != "" && !recibidoEstados[f.Estado] {
-		return invalidParam("estado", dte.CodeInvalidValue, "estado must be pendiente, aceptado, reclamado or rechazado")
-	}
 	if f.FechaDesde, err = queryDate(r, "fecha_desde"); err != nil {
 		return err
 	}
@@ -370,15 +365,6 @@ func (s *Server) putCorreo(w http.ResponseWriter, r *http.Request, p *billing.Pr
 	return nil
 }
 
-// pollResult is the answer of a read of the mailbox.
-type pollResult struct {
-	// Leidos are the messages taken, Repetidos those skipped as read
-	// before, Rechazados those refused (see GET /empresa/correo/mensajes).
-	Leidos     int `json:"leidos"`
-	Repetidos  int `json:"repetidos"`
-	Rechazados int `json:"rechazados"`
-}
-
 // pollMailbox reads the company's mailbox now, as the periodic job does.
 func (s *Server) pollMailbox(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	var none struct{}
@@ -389,6 +375,6 @@ func (s *Server) pollMailbox(w http.ResponseWriter, r *http.Request, p *billing.
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, pollResult{Leidos: res.Read, Repetidos: res.Skipped, Rechazados: res.Refused})
+	writeJSON(w, http.StatusOK, res)
 	return nil
 }
