@@ -99,4 +99,10 @@ type EmitResponse struct {
 	Estado     dte.Estado  `json:"estado"`
 	MontoTotal int64       `json:"monto_total"`
 	CreatedAt  time.Time   `json:"created_at"`
+	// Advertencias are the problems the gate reported without refusing
+	// the document (dte.ValidateFor), in the shape of the error's details:
+	// today, transport data Res. Ex. SII 154/2025 asks for that a
+	// certificación guía or a factura lacks. A dtekit extension of the
+	// contract, absent when there are none.
+	Advertencias []dte.FieldError `json:"advertencias,omitempty"`
 }

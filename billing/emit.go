@@ -448,7 +448,7 @@ func (s *Service) finish(ctx context.Context, a *groupcommit.Arrival, row *store
 		return nil, fault.Failed("encoding totals", err)
 	}
 	resp := &EmitResponse{ID: row.ID, Folio: row.Folio, TipoDTE: dte.TipoDTE(row.TipoDTE),
-		Estado: dte.EstadoFirmado, MontoTotal: row.MontoTotal, CreatedAt: row.CreatedAt.UTC()}
+		Estado: dte.EstadoFirmado, MontoTotal: row.MontoTotal, CreatedAt: row.CreatedAt.UTC(), Advertencias: out.Warnings}
 	respJSON, err := json.Marshal(resp)
 	if err != nil {
 		return nil, fault.Failed("encoding the response", err)

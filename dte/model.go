@@ -33,7 +33,12 @@ type EmitirDTERequest struct {
 	DescuentosGlobales   []DscRcgGlobal      `json:"descuentos_globales,omitempty"`
 	AutoSend             *bool               `json:"auto_send,omitempty"`
 	ExportData           *ExportData         `json:"export_data,omitempty"`
-	Metadata             map[string]any      `json:"metadata,omitempty"`
+	// Transporte is the transport of the goods the document moves
+	// (Encabezado/Transporte): a dtekit extension of the contract, which
+	// Res. Ex. SII 154/2025 makes required on guías from 2026-05-01 (see
+	// docs/guias-transporte.md and the package documentation).
+	Transporte *Transporte    `json:"transporte,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
 }
 
 // Receptor is the document's recipient (contract §2.3).
@@ -207,6 +212,34 @@ type ExportData struct {
 	MntSeguro         Decimal `json:"mnt_seguro,omitempty"`
 	PaisRecep         string  `json:"pais_recep,omitempty"`
 	PaisDest          string  `json:"pais_dest,omitempty"`
+}
+
+// Transporte is the transport of the goods a document moves: the vehicle,
+// the carrier, the driver and where the goods go, as the SII's
+// Encabezado/Transporte holds them (Patente, RUTTrans, Chofer, DirDest,
+// CmnaDest, CiudadDest). The kind of transfer is the request's
+// ind_traslado. A dtekit extension of contract §2.3 (recorded in the
+// server's OpenAPI document).
+type Transporte struct {
+	// Patente is the vehicle's plate (at most 8 characters).
+	Patente string `json:"patente,omitempty"`
+	// RutTransportista is the carrier's RUT: the company that moves the
+	// goods (the emisor itself when it moves them in its own vehicle).
+	RutTransportista string `json:"rut_transportista,omitempty"`
+	// Chofer is the driver.
+	Chofer *Chofer `json:"chofer,omitempty"`
+	// DireccionDestino, ComunaDestino and CiudadDestino are where the
+	// goods go (at most 70, 20 and 20 characters).
+	DireccionDestino string `json:"direccion_destino,omitempty"`
+	ComunaDestino    string `json:"comuna_destino,omitempty"`
+	CiudadDestino    string `json:"ciudad_destino,omitempty"`
+}
+
+// Chofer is the driver of the vehicle that moves the goods; the schema
+// needs both fields when a driver is given.
+type Chofer struct {
+	Rut    string `json:"rut"`
+	Nombre string `json:"nombre"`
 }
 
 // Emisor is the issuing company: the fields of contract §2.6 plus what the

@@ -46,6 +46,10 @@ type Document struct {
 	// numeric customs codes, or a port's free identification). Nil for the
 	// other types.
 	Export *ExportData
+	// Transporte is the Encabezado's transport data (Patente, RUTTrans,
+	// Chofer, DirDest, CmnaDest, CiudadDest) as written, nil when the
+	// document has none of them.
+	Transporte *Transporte
 	// Totales is the document's Totales element.
 	Totales Totales
 	// OtraMoneda is the totals in a second currency, when present.
@@ -479,8 +483,18 @@ func pxDocument(dteNode *pxNode, src []byte) (*Document, error) {
 			doc.Export.Nacionalidad = x.val("Nacionalidad")
 		}
 	}
-	if tr := enc.child("Transporte"); tr != nil && doc.Export != nil {
-		pxAduana(&p, tr.child("Aduana"), doc.Export)
+	if tr := enc.child("Transporte"); tr != nil {
+		t := &Transporte{Patente: tr.txt("Patente"), RutTransportista: tr.val("RUTTrans"),
+			DireccionDestino: tr.txt("DirDest"), ComunaDestino: tr.txt("CmnaDest"), CiudadDestino: tr.txt("CiudadDest")}
+		if c := tr.child("Chofer"); c != nil {
+			t.Chofer = &Chofer{Rut: c.val("RUTChofer"), Nombre: c.txt("NombreChofer")}
+		}
+		if *t != (Transporte{}) {
+			doc.Transporte = t
+		}
+		if doc.Export != nil {
+			pxAduana(&p, tr.child("Aduana"), doc.Export)
+		}
 	}
 	if tt := enc.child("Totales"); tt != nil {
 		t := &doc.Totales
@@ -682,7 +696,8 @@ var pxRead = func() map[string]map[string]bool {
 			"DirOrigen", "CmnaOrigen", "CiudadOrigen"),
 		"Receptor":   set("RUTRecep", "RznSocRecep", "GiroRecep", "DirRecep", "CmnaRecep", "CiudadRecep", "Extranjero"),
 		"Extranjero": set("NumId", "Nacionalidad"),
-		"Transporte": set("Aduana"),
+		"Transporte": set("Patente", "RUTTrans", "Chofer", "DirDest", "CmnaDest", "CiudadDest", "Aduana"),
+		"Chofer":     set("RUTChofer", "NombreChofer"),
 		"Aduana": set("CodModVenta", "CodClauVenta", "TotClauVenta", "CodViaTransp", "CodPtoEmbarque", "IdAdicPtoEmb",
 			"CodPtoDesemb", "IdAdicPtoDesemb", "Tara", "CodUnidMedTara", "PesoBruto", "CodUnidPesoBruto", "PesoNeto",
 			"CodUnidPesoNeto", "TotBultos", "TipoBultos", "MntFlete", "MntSeguro", "CodPaisRecep", "CodPaisDestin"),

@@ -65,6 +65,9 @@ type Emitted struct {
 	// SignedAt is the instant written (in Chile time) in TSTED and
 	// TmstFirma.
 	SignedAt time.Time
+	// Warnings are the problems the gate reported without refusing the
+	// request (see ValidateFor), nil when there are none.
+	Warnings []FieldError
 }
 
 // Emission steps named by EmitError.
@@ -159,19 +162,24 @@ type Prepared struct {
 	At time.Time
 	// Totals holds every computed amount.
 	Totals *Totals
+	// Warnings are the problems the gate reported without refusing the
+	// request (ValidateFor), nil when there are none.
+	Warnings []FieldError
 
 	prep *docPrepared
 }
 
-// Prepare validates req at the instant at, computes its totals and writes
-// its XML for the Emitter's Emisor, leaving out the folio, the TED and the
-// signature. Problems with the request come back as *ValidationError.
+// Prepare validates req at the instant at, by the rules of the Emisor's
+// environment (ValidateFor), computes its totals and writes its XML for
+// the Emitter's Emisor, leaving out the folio, the TED and the signature.
+// Problems with the request come back as *ValidationError; the warnings
+// are in Prepared.Warnings.
 // Prepare needs neither Cert nor Folios.
 func (e *Emitter) Prepare(req *EmitirDTERequest, at time.Time) (*Prepared, error) {
 	if req == nil {
 		return nil, nilRequest()
 	}
-	tot, err := validateTotals(req, at) // ValidateAt and ComputeTotals in one pass
+	tot, warnings, err := validateTotals(req, at, e.Emisor.Ambiente) // ValidateFor and ComputeTotals in one pass
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +188,7 @@ func (e *Emitter) Prepare(req *EmitirDTERequest, at time.Time) (*Prepared, error
 	if err != nil {
 		return nil, err
 	}
-	return &Prepared{Tipo: req.TipoDTE, FechaEmision: fecha, At: at, Totals: tot, prep: prep}, nil
+	return &Prepared{Tipo: req.TipoDTE, FechaEmision: fecha, At: at, Totals: tot, Warnings: warnings, prep: prep}, nil
 }
 
 // Stamp finishes a prepared document with a folio already taken and the
@@ -214,7 +222,7 @@ func (e *Emitter) Stamp(p *Prepared, folio int64, c *caf.CAF) (*Emitted, error) 
 	}
 	return &Emitted{
 		XML: signed, ID: id, Tipo: tipo, Folio: folio, FechaEmision: p.FechaEmision,
-		MontoTotal: p.Totals.Totales.MntTotal, Totals: p.Totals, TED: ted, SignedAt: now,
+		MontoTotal: p.Totals.Totales.MntTotal, Totals: p.Totals, TED: ted, SignedAt: now, Warnings: p.Warnings,
 	}, nil
 }
 

@@ -126,6 +126,18 @@ func (t TipoDTE) CarriesIndTraslado() bool { return t == 52 }
 // liquidación-factura 43, whose schemas have no such element.
 func (t TipoDTE) CarriesTipoDespacho() bool { return t.Valid() && !t.IsBoleta() && t != 43 }
 
+// CarriesTransporte reports whether the type's schema has the Transporte
+// block (Patente, RUTTrans, Chofer, DirDest, CmnaDest, CiudadDest): every
+// type but the boletas 39, 41 and the liquidación-factura 43.
+func (t TipoDTE) CarriesTransporte() bool { return t.Valid() && !t.IsBoleta() && t != 43 }
+
+// SupportsTransfer reports whether a document of the type may be the one
+// that accompanies goods on the road, so that Res. Ex. SII 154/2025 asks
+// it for the transport data from 2026-05-01: the guía de despacho 52,
+// always, and the facturas 33, 34 and 46 when they, not a guía, go with
+// the goods (see docs/guias-transporte.md).
+func (t TipoDTE) SupportsTransfer() bool { return t == 52 || t == 33 || t == 34 || t == 46 }
+
 // IndServicioRange returns the ind_servicio values t's schema accepts:
 // 1–4 on boletas, 3–5 on the export documents, 1–3 on the others.
 func (t TipoDTE) IndServicioRange() (lo, hi int) {

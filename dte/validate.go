@@ -35,20 +35,41 @@ func (r *EmitirDTERequest) Validate() error { return ValidateAt(r, time.Now()) }
 // When every field rule holds, ValidateAt also computes the totals and
 // reports what the arithmetic refuses, so a nil result guarantees that
 // ComputeTotals succeeds on r.
+//
+// ValidateAt applies the rules of an issuer in producción; ValidateFor
+// takes the environment and also returns the warnings.
 func ValidateAt(r *EmitirDTERequest, today time.Time) error {
-	_, err := validateTotals(r, today)
+	_, _, err := validateTotals(r, today, AmbienteProduccion)
 	return err
 }
 
-// validateTotals is ValidateAt, and returns the request's totals when it is
-// valid: what ComputeTotals returns for it, computed once.
-func validateTotals(r *EmitirDTERequest, today time.Time) (*Totals, error) {
+// ValidateFor is ValidateAt for an issuer in the given environment
+// (AmbienteProduccion or AmbienteCertificacion; any other value, ""
+// included, gets producción's rules), and returns, beside the error, the
+// warnings: problems the gate reports without refusing the document, in
+// the same shape as the error's details (field, code, message, action).
+// Warnings come only with a nil error.
+//
+// The environment matters for one rule only, the transport data of Res.
+// Ex. SII 154/2025 (see docs/guias-transporte.md): from 2026-05-01 a guía
+// de despacho (52) without it is refused in producción and warned about
+// in certificación, where no goods move; a factura (33, 34, 46) that
+// carries transporte or tipo_despacho is warned about in both, since only
+// its issuer knows whether it, or a guía, goes with the goods.
+func ValidateFor(r *EmitirDTERequest, today time.Time, ambiente string) ([]FieldError, error) {
+	_, warnings, err := validateTotals(r, today, ambiente)
+	return warnings, err
+}
+
+// validateTotals is ValidateFor, and returns the request's totals when it
+// is valid: what ComputeTotals returns for it, computed once.
+func validateTotals(r *EmitirDTERequest, today time.Time, ambiente string) (*Totals, []FieldError, error) {
 	if r == nil {
-		return nil, &ValidationError{Details: []FieldError{{
+		return nil, nil, &ValidationError{Details: []FieldError{{
 			Field: "request", Code: CodeRequired, Message: "the emission request is missing",
 		}}}
 	}
-	v := &validator{tipo: r.TipoDTE, tipoOK: r.TipoDTE.Valid()}
+	v := &validator{tipo: r.TipoDTE, tipoOK: r.TipoDTE.Valid(), certificacion: ambiente == AmbienteCertificacion}
 	if !today.IsZero() {
 		v.today = chileDate(today)
 		v.hasToday = true
@@ -67,17 +88,22 @@ func validateTotals(r *EmitirDTERequest, today time.Time) (*Totals, error) {
 	v.checkIndServicio(r.IndServicio)
 	v.checkDescuentos(r.DescuentosGlobales)
 	v.checkExportData(r.ExportData)
+	v.checkTransporte(r)
 	v.checkMetadata(r.Metadata)
 
 	if len(v.errs) > 0 {
-		return nil, &ValidationError{Details: v.errs}
+		return nil, nil, &ValidationError{Details: v.errs}
 	}
 	// The field rules hold: compute the amounts with the numbers just read.
 	// Whatever the arithmetic refuses (a discount on an empty bucket or
 	// beyond it, more IVA retained than there is, ...) is a problem of the
 	// request too, so Validate()==nil guarantees that ComputeTotals
 	// succeeds. computeTotals reports one *ValidationError.
-	return computeTotals(r, v.lines)
+	tot, err := computeTotals(r, v.lines)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tot, v.warns, nil
 }
 
 // Limits of a request's metadata, the client's own data kept with the
@@ -185,6 +211,11 @@ const (
 	maxNacionalidad     = 3   // Extranjero/Nacionalidad
 	maxNumID            = 20  // Extranjero/NumId
 	maxMarcas           = 255 // Aduana/Marcas
+	maxPatente          = 8   // Transporte/Patente
+	maxNombreChofer     = 30  // Transporte/Chofer/NombreChofer
+	maxDirDest          = 70  // Transporte/DirDest
+	maxCmnaDest         = 20  // Transporte/CmnaDest (ComunaType)
+	maxCiudadDest       = 20  // Transporte/CiudadDest (CiudadType)
 	maxNombreContrato   = 200 // contract §8: nombre
 	maxRazonRefContrato = 200 // contract §8: razon_ref
 	maxAmount18         = "999999999999999999"
@@ -202,6 +233,8 @@ type validator struct {
 	hasEmision    bool
 	textOnlyLines bool       // lines may omit cantidad and precio (allowsTextOnlyLines)
 	lines         []lineNums // the numbers of each detail line, for computeTotals
+	certificacion bool       // the issuer is in certificación (ValidateFor)
+	warns         []FieldError
 }
 
 func (v *validator) add(field string, code DetailCode, msg, action string) {
@@ -655,6 +688,118 @@ func (v *validator) checkTipoDespacho(n *int) {
 	case *n < 1 || *n > 3:
 		v.add("tipo_despacho", CodeInvalidValue, fmt.Sprintf("tipo_despacho %d is not 1–3", *n),
 			"send 1 (by the buyer), 2 (by the issuer to the buyer's premises) or 3 (by the issuer to other premises)")
+	}
+}
+
+// TransporteDesde is the first day on which Res. Ex. SII 154/2025 asks a
+// document that accompanies goods for their transport data: the vehicle's
+// plate, the carrier's RUT, the driver's RUT and name and the destination's
+// address, comuna and city (the kind of transfer, ind_traslado, a guía
+// always needs). A document dated earlier keeps the rule before it: the
+// data are optional.
+const TransporteDesde = "2026-05-01"
+
+var transporteDesde = civilDate{2026, 5, 1}
+
+// checkTransporte checks the transporte block against the schema (which
+// type carries it, lengths, RUTs, a driver with both RUT and name) and
+// then what Res. Ex. SII 154/2025 asks from TransporteDesde (see
+// requireTransporte).
+func (v *validator) checkTransporte(r *EmitirDTERequest) {
+	t := r.Transporte
+	if t != nil && v.tipoOK && !v.tipo.CarriesTransporte() {
+		v.notAllowed("transporte", "33, 34, 46, 52, 56, 61, 110, 111, 112 (the SII's schema has no Transporte on boletas and the liquidación-factura)")
+		return
+	}
+	const p = "transporte."
+	if t != nil {
+		v.text(p+"patente", t.Patente, maxPatente, textOptional)
+		if e := CheckRUT(p+"rut_transportista", t.RutTransportista, false); e != nil {
+			v.errs = append(v.errs, *e)
+		}
+		if c := t.Chofer; c != nil {
+			if e := CheckRUT(p+"chofer.rut", c.Rut, true); e != nil {
+				v.errs = append(v.errs, *e)
+			}
+			v.text(p+"chofer.nombre", c.Nombre, maxNombreChofer, textRequired)
+		}
+		v.text(p+"direccion_destino", t.DireccionDestino, maxDirDest, textOptional)
+		v.text(p+"comuna_destino", t.ComunaDestino, maxCmnaDest, textOptional)
+		v.text(p+"ciudad_destino", t.CiudadDestino, maxCiudadDest, textOptional)
+	}
+	v.requireTransporte(r)
+}
+
+// requireTransporte applies Res. Ex. SII 154/2025 to a document dated on or
+// after TransporteDesde (or whose date is unknown, ValidateAt with a zero
+// today and no fecha_emision): each transport datum it lacks is a
+// REQUIRED problem named by its field. On a guía de despacho (52) the
+// problem refuses the document in producción and is a warning in
+// certificación. On a factura (33, 34, 46) that says goods move with it
+// (transporte or tipo_despacho given) it is a warning: dtekit cannot tell
+// whether the factura or a guía accompanies them. A field already refused
+// by checkTransporte is not reported again.
+func (v *validator) requireTransporte(r *EmitirDTERequest) {
+	if !v.tipoOK || !v.tipo.SupportsTransfer() {
+		return
+	}
+	switch {
+	case v.hasEmision && transporteDesde.after(v.emision):
+		return // the rule before the resolution: transporte is optional
+	case !v.hasEmision && r.FechaEmision != "":
+		return // the date is refused already
+	}
+	guia := v.tipo == GuiaDespachoElectronica
+	if !guia && r.Transporte == nil && r.TipoDespacho == nil {
+		return // nothing says goods move with this factura
+	}
+	refuse := guia && !v.certificacion
+	var why string
+	switch {
+	case guia && refuse:
+		why = "a guía de despacho dated from " + TransporteDesde + " carries it (Res. Ex. SII 154/2025)"
+	case guia:
+		why = "a guía de despacho dated from " + TransporteDesde + " carries it (Res. Ex. SII 154/2025); in certificación the document is accepted without it, in producción it is refused"
+	default:
+		why = "a factura dated from " + TransporteDesde + " that accompanies the goods carries it (Res. Ex. SII 154/2025); leave it out only when a guía de despacho goes with them"
+	}
+	report := func(field, what, send string) {
+		for _, e := range v.errs {
+			if e.Field == field || strings.HasPrefix(e.Field, field+".") {
+				return
+			}
+		}
+		fe := FieldError{Field: field, Code: CodeRequired, Message: fmt.Sprintf("%s (%s) is missing: %s", field, what, why), Action: send}
+		if refuse {
+			v.errs = append(v.errs, fe)
+		} else {
+			v.warns = append(v.warns, fe)
+		}
+	}
+	t := r.Transporte
+	if t == nil {
+		report("transporte", "the vehicle, carrier, driver and destination of the goods",
+			"send transporte with patente, rut_transportista, chofer {rut, nombre}, direccion_destino, comuna_destino and ciudad_destino")
+		return
+	}
+	const p = "transporte."
+	if strings.TrimSpace(t.Patente) == "" {
+		report(p+"patente", "the plate of the vehicle that moves the goods", "send the vehicle's plate, e.g. \"KXRT45\"")
+	}
+	if strings.TrimSpace(t.RutTransportista) == "" {
+		report(p+"rut_transportista", "the carrier's RUT", "send the RUT of whoever moves the goods (the emisor's own when it moves them itself)")
+	}
+	if t.Chofer == nil {
+		report(p+"chofer", "the driver's RUT and name", "send chofer with rut and nombre")
+	}
+	if strings.TrimSpace(t.DireccionDestino) == "" {
+		report(p+"direccion_destino", "the address the goods go to", "send the destination's street address")
+	}
+	if strings.TrimSpace(t.ComunaDestino) == "" {
+		report(p+"comuna_destino", "the comuna the goods go to", "send the destination's comuna")
+	}
+	if strings.TrimSpace(t.CiudadDestino) == "" {
+		report(p+"ciudad_destino", "the city the goods go to", "send the destination's city")
 	}
 }
 

@@ -134,7 +134,7 @@ func TestValidateImpliesTotals(t *testing.T) {
 	valid := 0
 	for i := 0; i < n; i++ {
 		req := genRequest(r)
-		viaValidate, verr := validateTotals(req, gateToday)
+		viaValidate, _, verr := validateTotals(req, gateToday, AmbienteProduccion)
 		tot, err := ComputeTotals(req)
 		if verr != nil {
 			if ve, ok := AsValidationError(verr); !ok || len(ve.Details) == 0 {

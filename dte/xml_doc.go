@@ -125,9 +125,7 @@ func prepareDoc(in *docInput) (*docPrepared, error) {
 	docIdDoc(w, in)
 	docEmisor(w, in, rutEm.String())
 	docReceptor(w, in, rutRecep)
-	if t.IsExport() {
-		docTransporte(w, req.ExportData)
-	}
+	docTransporte(w, req)
 	docTotales(w, in)
 	w.close("Encabezado")
 	for i := range req.Detalle {

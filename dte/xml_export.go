@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// This file writes an export document's Transporte/Aduana block from the
-// contract's ExportData. The schema wants numeric customs codes where the
+// This file writes the Encabezado's Transporte: the transport data of any
+// document that carries them (docTransporte) and an export document's
+// Aduana block from the contract's ExportData (docAduana). The schema wants numeric customs codes where the
 // contract carries strings; the mapping is:
 //
 //   - clausula_venta → CodClauVenta through ClausulaVentaCodigo (a code such
@@ -26,9 +27,54 @@ import (
 // forma_pago_exp goes to IdDoc/FmaPagExp and num_id / nacionalidad to
 // Receptor/Extranjero (see xml_doc.go).
 
-// docTransporte writes <Transporte><Aduana>…</Aduana></Transporte> when the
-// export data carries any customs field.
-func docTransporte(w *xw, x *ExportData) {
+// docTransporte writes the Encabezado's <Transporte> in the schema's order:
+// the transport data of the request's transporte (Patente, RUTTrans,
+// Chofer, DirDest, CmnaDest, CiudadDest), then, on an export, the Aduana
+// block when the export data carries any customs field. It writes nothing
+// when there is nothing to put in it.
+func docTransporte(w *xw, req *EmitirDTERequest) {
+	tr := &xw{buf: make([]byte, 0, 256)}
+	if t := req.Transporte; t != nil && req.TipoDTE.CarriesTransporte() {
+		tr.text("Patente", "transporte.patente", t.Patente, maxPatente)
+		if s := strings.TrimSpace(t.RutTransportista); s != "" {
+			if r, err := ParseRUT(s); err == nil {
+				tr.plain("RUTTrans", r.String())
+			} else {
+				tr.fail(&ValidationError{Details: []FieldError{{Field: "transporte.rut_transportista", Code: CodeInvalidFormat, Message: err.Error()}}})
+			}
+		}
+		if c := t.Chofer; c != nil {
+			r, err := ParseRUT(c.Rut)
+			if err != nil {
+				tr.fail(&ValidationError{Details: []FieldError{{Field: "transporte.chofer.rut", Code: CodeInvalidFormat, Message: err.Error()}}})
+			}
+			tr.open("Chofer")
+			tr.plain("RUTChofer", r.String())
+			tr.textReq("NombreChofer", "transporte.chofer.nombre", c.Nombre, maxNombreChofer)
+			tr.close("Chofer")
+		}
+		tr.text("DirDest", "transporte.direccion_destino", t.DireccionDestino, maxDirDest)
+		tr.text("CmnaDest", "transporte.comuna_destino", t.ComunaDestino, maxCmnaDest)
+		tr.text("CiudadDest", "transporte.ciudad_destino", t.CiudadDestino, maxCiudadDest)
+	}
+	if req.TipoDTE.IsExport() {
+		docAduana(tr, req.ExportData)
+	}
+	if tr.err != nil {
+		w.fail(tr.err)
+		return
+	}
+	if len(tr.buf) == 0 {
+		return
+	}
+	w.open("Transporte")
+	w.buf = append(w.buf, tr.buf...)
+	w.close("Transporte")
+}
+
+// docAduana writes <Aduana>…</Aduana> when the export data carries any
+// customs field.
+func docAduana(w *xw, x *ExportData) {
 	if x == nil {
 		return
 	}
@@ -83,11 +129,9 @@ func docTransporte(w *xw, x *ExportData) {
 	if len(a.buf) == 0 {
 		return
 	}
-	w.open("Transporte")
 	w.open("Aduana")
 	w.buf = append(w.buf, a.buf...)
 	w.close("Aduana")
-	w.close("Transporte")
 }
 
 // exportCode writes a numeric customs code of at most digits digits.

@@ -143,7 +143,7 @@ func TestDocumentID(t *testing.T) {
 
 func TestExportCodes(t *testing.T) {
 	w := &xw{}
-	docTransporte(w, &ExportData{ClausulaVenta: "fob", PuertoEmbarque: "906", PuertoDesembarque: "0345", PaisDest: "225"})
+	docAduana(w, &ExportData{ClausulaVenta: "fob", PuertoEmbarque: "906", PuertoDesembarque: "0345", PaisDest: "225"})
 	if w.err != nil {
 		t.Fatal(w.err)
 	}
@@ -155,7 +155,7 @@ func TestExportCodes(t *testing.T) {
 		}
 	}
 	w = &xw{}
-	docTransporte(w, &ExportData{PaisRecep: "Alemania"})
+	docAduana(w, &ExportData{PaisRecep: "Alemania"})
 	var ve *ValidationError
 	if !errors.As(w.err, &ve) || ve.Details[0].Field != "export_data.pais_recep" {
 		t.Fatalf("a country name must be refused naming the field, got %v", w.err)

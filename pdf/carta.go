@@ -65,8 +65,11 @@ func (r *renderer) carta() {
 		}
 		y = r.cartaTable(y, "Referencias", cols, rows)
 	}
+	if kvs := transporteLines(r.doc); len(kvs) > 0 {
+		y = r.cartaPairs(y, "Datos de transporte", kvs)
+	}
 	if kvs := exportLines(r.doc, r.cur); len(kvs) > 0 {
-		y = r.cartaExport(y, kvs)
+		y = r.cartaPairs(y, "Datos de exportación", kvs)
 	}
 	r.cartaFinal(y)
 	r.cartaFooter()
@@ -364,14 +367,15 @@ func (r *renderer) cartaTable(y float64, title string, cols []col, rows [][]stri
 	return y + 4
 }
 
-// cartaExport draws the export data as label/value pairs in two columns.
-func (r *renderer) cartaExport(y float64, kvs []kv) float64 {
+// cartaPairs draws a titled block of label/value pairs in two columns: the
+// transport data, the export data.
+func (r *renderer) cartaPairs(y float64, title string, kvs []kv) float64 {
 	const size = 7.5
 	half := (len(kvs) + 1) / 2
 	cw := cartaWidth/2 - 2
 	block := func(y float64) float64 {
 		r.setFont("B", 8.5)
-		r.drawText(cartaLeft, y, cartaWidth, encode("Datos de exportación"), alignLeft)
+		r.drawText(cartaLeft, y, cartaWidth, encode(title), alignLeft)
 		y += 5
 		r.color(200, 200, 200)
 		r.hline(cartaLeft, cartaRight, y)

@@ -131,6 +131,36 @@ func exportLines(d *dte.Document, cur string) []kv {
 	return out
 }
 
+// transporteLines lists the transport of the goods (Encabezado/Transporte):
+// vehicle, carrier, driver and destination, as Res. Ex. SII 154/2025 asks
+// them to be shown on the document that goes with the goods.
+func transporteLines(d *dte.Document) []kv {
+	t := d.Transporte
+	if t == nil {
+		return nil
+	}
+	var out []kv
+	add := func(k, v string) {
+		if v = oneLine(v); v != "" {
+			out = append(out, kv{k, v})
+		}
+	}
+	add("Patente:", t.Patente)
+	if t.RutTransportista != "" {
+		add("RUT transportista:", fmtRUT(t.RutTransportista))
+	}
+	if c := t.Chofer; c != nil {
+		add("Chofer:", c.Nombre)
+		if c.Rut != "" {
+			add("RUT chofer:", fmtRUT(c.Rut))
+		}
+	}
+	add("Dirección destino:", t.DireccionDestino)
+	add("Comuna destino:", t.ComunaDestino)
+	add("Ciudad destino:", t.CiudadDestino)
+	return out
+}
+
 // totalLines lists the totals box, the total last; bold marks the total.
 type totalLine struct {
 	label, amount string

@@ -114,7 +114,10 @@ Validates an emission request (contract §2.3; "-" reads standard input),
 computes its totals, stamps the TED with the CAF and signs the DTE, then
 writes DIR/DTE-<tipo>-<folio>.xml (ISO-8859-1) and prints
 {"tipo_dte":…,"folio":…,"monto_total":…,"file":…} on standard output. An
-existing file is never replaced unless --force is given.
+existing file is never replaced unless --force is given. What the request
+lacks without being refused (a certificación guía, or a factura that goes
+with the goods, without the transport data of Res. Ex. SII 154/2025) is
+added as "advertencias" and said on standard error as a warning.
 
 The certificate's password is read from --cert-password-file, else
 $DTEKIT_CERT_PASSWORD, else --cert-password. The CAF's SII signature is
@@ -219,9 +222,14 @@ func runEmit(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 		return fail(newError(codeOutputFailed, "", err))
 	}
-	_ = totalsWriteJSON(env.stdout, map[string]any{
-		"tipo_dte": out.Tipo, "folio": out.Folio, "monto_total": out.MontoTotal, "file": file,
-	})
+	summary := map[string]any{"tipo_dte": out.Tipo, "folio": out.Folio, "monto_total": out.MontoTotal, "file": file}
+	if len(out.Warnings) > 0 {
+		summary["advertencias"] = out.Warnings
+		for _, w := range out.Warnings {
+			fmt.Fprintf(env.stderr, "dtekit emit: warning: %s\n", w.Message)
+		}
+	}
+	_ = totalsWriteJSON(env.stdout, summary)
 	return exitOK
 }
 
