@@ -139,3 +139,41 @@ func TestPrintedCustomsNames(t *testing.T) {
 		t.Logf("pdftotext -layout:\n%s", layout)
 	}
 }
+
+// TestPrintedTransporte reads, with pdftotext, the transport data of the
+// guía de despacho of testdata/requests (Res. Ex. SII 154/2025): vehicle,
+// carrier, driver and destination under "Datos de transporte", the RUTs
+// with their dots. The expected text is written here by hand from the
+// request file.
+func TestPrintedTransporte(t *testing.T) {
+	t.Parallel()
+	s := emit(t, "transporte", readRequest(t, "guia_despacho"))
+	if !strings.Contains(string(s.xml), "<Patente>KXRT45</Patente>") {
+		t.Fatal("the emitted guía carries no Patente")
+	}
+	b, err := pdf.RenderBytes(s.doc, pdf.Options{Resolucion: testResolucion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := pdfText(t, writeTemp(t, t.TempDir(), "transporte.pdf", b), true, 0, 0)
+	if !strings.Contains(layout, "Datos de transporte") {
+		t.Error(`no "Datos de transporte" block`)
+	}
+	for _, c := range []struct{ label, want string }{
+		{"Patente:", "KXRT45"},
+		{"RUT transportista:", "77.123.456-9"},
+		{"Chofer:", "Juan Ñancucheo Pérez"},
+		{"RUT chofer:", "16.789.012-1"},
+		{"Dirección destino:", "Obra Los Canelos, Camino a Penco 1480"},
+		{"Comuna destino:", "Penco"},
+		{"Ciudad destino:", "Penco"},
+		{"Traslado:", "Operación constituye venta"},
+	} {
+		if got, ok := layoutValue(layout, c.label); !ok || got != c.want {
+			t.Errorf("%s %q, want %q", c.label, got, c.want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("pdftotext -layout:\n%s", layout)
+	}
+}
