@@ -84,6 +84,8 @@ func TestTransporteGuiaRefusals(t *testing.T) {
 		{"no driver", without(func(t *Transporte) { t.Chofer = nil }), []string{"transporte.chofer REQUIRED"}},
 		{"driver without RUT", without(func(t *Transporte) { t.Chofer.Rut = "" }), []string{"transporte.chofer.rut REQUIRED"}},
 		{"driver without name", without(func(t *Transporte) { t.Chofer.Nombre = "" }), []string{"transporte.chofer.nombre REQUIRED"}},
+		{"plate and driver's RUT, in field order", without(func(t *Transporte) { t.Patente, t.Chofer.Rut = "", "" }),
+			[]string{"transporte.patente REQUIRED", "transporte.chofer.rut REQUIRED"}},
 		{"no address", without(func(t *Transporte) { t.DireccionDestino = "" }), []string{"transporte.direccion_destino REQUIRED"}},
 		{"no comuna", without(func(t *Transporte) { t.ComunaDestino = "" }), []string{"transporte.comuna_destino REQUIRED"}},
 		{"no city", without(func(t *Transporte) { t.CiudadDestino = "" }), []string{"transporte.ciudad_destino REQUIRED"}},

@@ -702,72 +702,21 @@ const TransporteDesde = "2026-05-01"
 var transporteDesde = civilDate{2026, 5, 1}
 
 // checkTransporte checks the transporte block against the schema (which
-// type carries it, lengths, RUTs, a driver with both RUT and name) and
-// then what Res. Ex. SII 154/2025 asks from TransporteDesde (see
-// requireTransporte).
+// types carry it, lengths, RUTs, a driver with both RUT and name) and
+// what Res. Ex. SII 154/2025 asks from TransporteDesde (transporteRule):
+// each transport datum the document lacks is a REQUIRED problem named by
+// its field, a refusal or a warning as the rule says. Problems come in
+// the order of the block's fields, one per field.
 func (v *validator) checkTransporte(r *EmitirDTERequest) {
 	t := r.Transporte
 	if t != nil && v.tipoOK && !v.tipo.CarriesTransporte() {
 		v.notAllowed("transporte", "33, 34, 46, 52, 56, 61, 110, 111, 112 (the SII's schema has no Transporte on boletas and the liquidación-factura)")
 		return
 	}
-	const p = "transporte."
-	if t != nil {
-		v.text(p+"patente", t.Patente, maxPatente, textOptional)
-		if e := CheckRUT(p+"rut_transportista", t.RutTransportista, false); e != nil {
-			v.errs = append(v.errs, *e)
-		}
-		if c := t.Chofer; c != nil {
-			if e := CheckRUT(p+"chofer.rut", c.Rut, true); e != nil {
-				v.errs = append(v.errs, *e)
-			}
-			v.text(p+"chofer.nombre", c.Nombre, maxNombreChofer, textRequired)
-		}
-		v.text(p+"direccion_destino", t.DireccionDestino, maxDirDest, textOptional)
-		v.text(p+"comuna_destino", t.ComunaDestino, maxCmnaDest, textOptional)
-		v.text(p+"ciudad_destino", t.CiudadDestino, maxCiudadDest, textOptional)
-	}
-	v.requireTransporte(r)
-}
-
-// requireTransporte applies Res. Ex. SII 154/2025 to a document dated on or
-// after TransporteDesde (or whose date is unknown, ValidateAt with a zero
-// today and no fecha_emision): each transport datum it lacks is a
-// REQUIRED problem named by its field. On a guía de despacho (52) the
-// problem refuses the document in producción and is a warning in
-// certificación. On a factura (33, 34, 46) that says goods move with it
-// (transporte or tipo_despacho given) it is a warning: dtekit cannot tell
-// whether the factura or a guía accompanies them. A field already refused
-// by checkTransporte is not reported again.
-func (v *validator) requireTransporte(r *EmitirDTERequest) {
-	if !v.tipoOK || !v.tipo.SupportsTransfer() {
-		return
-	}
-	switch {
-	case v.hasEmision && transporteDesde.after(v.emision):
-		return // the rule before the resolution: transporte is optional
-	case !v.hasEmision && r.FechaEmision != "":
-		return // the date is refused already
-	}
-	guia := v.tipo == GuiaDespachoElectronica
-	if !guia && r.Transporte == nil && r.TipoDespacho == nil {
-		return // nothing says goods move with this factura
-	}
-	refuse := guia && !v.certificacion
-	var why string
-	switch {
-	case guia && refuse:
-		why = "a guía de despacho dated from " + TransporteDesde + " carries it (Res. Ex. SII 154/2025)"
-	case guia:
-		why = "a guía de despacho dated from " + TransporteDesde + " carries it (Res. Ex. SII 154/2025); in certificación the document is accepted without it, in producción it is refused"
-	default:
-		why = "a factura dated from " + TransporteDesde + " that accompanies the goods carries it (Res. Ex. SII 154/2025); leave it out only when a guía de despacho goes with them"
-	}
-	report := func(field, what, send string) {
-		for _, e := range v.errs {
-			if e.Field == field || strings.HasPrefix(e.Field, field+".") {
-				return
-			}
+	active, refuse, why := v.transporteRule(r)
+	missing := func(field, what, send string) {
+		if !active {
+			return
 		}
 		fe := FieldError{Field: field, Code: CodeRequired, Message: fmt.Sprintf("%s (%s) is missing: %s", field, what, why), Action: send}
 		if refuse {
@@ -776,31 +725,70 @@ func (v *validator) requireTransporte(r *EmitirDTERequest) {
 			v.warns = append(v.warns, fe)
 		}
 	}
-	t := r.Transporte
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
 	if t == nil {
-		report("transporte", "the vehicle, carrier, driver and destination of the goods",
+		missing("transporte", "the vehicle, carrier, driver and destination of the goods",
 			"send transporte with patente, rut_transportista, chofer {rut, nombre}, direccion_destino, comuna_destino and ciudad_destino")
 		return
 	}
 	const p = "transporte."
-	if strings.TrimSpace(t.Patente) == "" {
-		report(p+"patente", "the plate of the vehicle that moves the goods", "send the vehicle's plate, e.g. \"KXRT45\"")
+	if v.text(p+"patente", t.Patente, maxPatente, textOptional) && blank(t.Patente) {
+		missing(p+"patente", "the plate of the vehicle that moves the goods", `send the vehicle's plate, e.g. "KXRT45"`)
 	}
-	if strings.TrimSpace(t.RutTransportista) == "" {
-		report(p+"rut_transportista", "the carrier's RUT", "send the RUT of whoever moves the goods (the emisor's own when it moves them itself)")
+	if e := CheckRUT(p+"rut_transportista", t.RutTransportista, false); e != nil {
+		v.errs = append(v.errs, *e)
+	} else if blank(t.RutTransportista) {
+		missing(p+"rut_transportista", "the carrier's RUT", "send the RUT of whoever moves the goods (the emisor's own when it moves them itself)")
 	}
-	if t.Chofer == nil {
-		report(p+"chofer", "the driver's RUT and name", "send chofer with rut and nombre")
+	if c := t.Chofer; c != nil {
+		if e := CheckRUT(p+"chofer.rut", c.Rut, true); e != nil {
+			v.errs = append(v.errs, *e)
+		}
+		v.text(p+"chofer.nombre", c.Nombre, maxNombreChofer, textRequired)
+	} else {
+		missing(p+"chofer", "the driver's RUT and name", "send chofer with rut and nombre")
 	}
-	if strings.TrimSpace(t.DireccionDestino) == "" {
-		report(p+"direccion_destino", "the address the goods go to", "send the destination's street address")
+	if v.text(p+"direccion_destino", t.DireccionDestino, maxDirDest, textOptional) && blank(t.DireccionDestino) {
+		missing(p+"direccion_destino", "the address the goods go to", "send the destination's street address")
 	}
-	if strings.TrimSpace(t.ComunaDestino) == "" {
-		report(p+"comuna_destino", "the comuna the goods go to", "send the destination's comuna")
+	if v.text(p+"comuna_destino", t.ComunaDestino, maxCmnaDest, textOptional) && blank(t.ComunaDestino) {
+		missing(p+"comuna_destino", "the comuna the goods go to", "send the destination's comuna")
 	}
-	if strings.TrimSpace(t.CiudadDestino) == "" {
-		report(p+"ciudad_destino", "the city the goods go to", "send the destination's city")
+	if v.text(p+"ciudad_destino", t.CiudadDestino, maxCiudadDest, textOptional) && blank(t.CiudadDestino) {
+		missing(p+"ciudad_destino", "the city the goods go to", "send the destination's city")
 	}
+}
+
+// transporteRule says whether Res. Ex. SII 154/2025 asks this document for
+// its transport data (active), whether a missing datum refuses it or is a
+// warning (refuse), and why, for the messages. It applies to a document
+// dated on or after TransporteDesde, or whose date is unknown (ValidateAt
+// with a zero today and no fecha_emision); earlier documents keep the
+// rule before it (transporte optional). On a guía de despacho (52) a
+// missing datum refuses the document in producción and is a warning in
+// certificación, where no goods move. On a factura (33, 34, 46) that says
+// goods move with it (transporte or tipo_despacho given) it is a warning:
+// dtekit cannot tell whether the factura or a guía accompanies them.
+func (v *validator) transporteRule(r *EmitirDTERequest) (active, refuse bool, why string) {
+	if !v.tipoOK || !v.tipo.SupportsTransfer() {
+		return false, false, ""
+	}
+	switch {
+	case v.hasEmision && transporteDesde.after(v.emision):
+		return false, false, "" // the rule before the resolution
+	case !v.hasEmision && r.FechaEmision != "":
+		return false, false, "" // the date is refused already
+	}
+	guia := v.tipo == GuiaDespachoElectronica
+	switch {
+	case guia && !v.certificacion:
+		return true, true, "a guía de despacho dated from " + TransporteDesde + " carries it (Res. Ex. SII 154/2025)"
+	case guia:
+		return true, false, "a guía de despacho dated from " + TransporteDesde + " carries it (Res. Ex. SII 154/2025); in certificación the document is accepted without it, in producción it is refused"
+	case r.Transporte == nil && r.TipoDespacho == nil:
+		return false, false, "" // nothing says goods move with this factura
+	}
+	return true, false, "a factura dated from " + TransporteDesde + " that accompanies the goods carries it (Res. Ex. SII 154/2025); leave it out only when a guía de despacho goes with them"
 }
 
 func (v *validator) checkIndServicio(n *int) {
