@@ -77,6 +77,9 @@ func demoRequests(refDate string) []*dte.EmitirDTERequest {
 		{TipoDTE: 52, Receptor: dte.Receptor{Rut: "76354771-K", RazonSocial: `Ferretería O'Brien & Cía. "Sur" <Ltda.>`, Giro: "Ferretería",
 			Direccion: "Av. Pedro de Valdivia 2210", Comuna: "Concepción", Ciudad: "Concepción"},
 			IndTraslado: i(1), TipoDespacho: i(2),
+			Transporte: &dte.Transporte{Patente: "KXRT45", RutTransportista: "77123456-9",
+				Chofer:           &dte.Chofer{Rut: "16789012-1", Nombre: "Juan Ñancucheo Pérez"},
+				DireccionDestino: "Obra Los Canelos, Camino a Penco 1480", ComunaDestino: "Penco", CiudadDestino: "Penco"},
 			Detalle: []dte.LineaDetalle{
 				{Nombre: "Cemento especial, saco 25 kg", Cantidad: "120", Unidad: "SACO", Precio: "4290"},
 				{Nombre: "Fierro estriado 10 mm x 6 m", Cantidad: "200", Unidad: "UN", Precio: "5990", DescuentoPct: "3.5"},
