@@ -583,7 +583,10 @@ func (s *Service) recoverDTE(ctx context.Context, empresaID, id string) error {
 	if err != nil {
 		return err
 	}
-	em := &dte.Emitter{Emisor: snap.Empresa.Emisor(), Cert: cert}
+	// Finishing: a rule that came into force since the folio was taken
+	// (the transport data of Res. Ex. SII 154/2025) warns instead of
+	// leaving the folio unused.
+	em := &dte.Emitter{Emisor: snap.Empresa.Emisor(), Cert: cert, Finishing: true}
 	prep, err := em.Prepare(&req, d.EmittedAt.UTC())
 	if err != nil {
 		return fmt.Errorf("billing: recover DTE %s: %w", id, err)

@@ -44,6 +44,12 @@ type Emitter struct {
 	// signature over the CAF) before using it: caf.SIIKeys() in
 	// production, a test authority's Keys in tests. Nil skips the check.
 	TrustedKeys caf.TrustedKeys
+	// Finishing marks an Emitter that finishes emissions whose folio a
+	// service took already (its recovery of an emission interrupted
+	// between taking the folio and signing): a rule that came into force
+	// since must not leave that folio unused, so what the transport rule
+	// of Res. Ex. SII 154/2025 would refuse is only a warning.
+	Finishing bool
 }
 
 // Emitted is a signed document and its summary.
@@ -179,7 +185,11 @@ func (e *Emitter) Prepare(req *EmitirDTERequest, at time.Time) (*Prepared, error
 	if req == nil {
 		return nil, nilRequest()
 	}
-	tot, warnings, err := validateTotals(req, at, e.Emisor.Ambiente) // ValidateFor and ComputeTotals in one pass
+	rules := e.Emisor.Ambiente
+	if e.Finishing {
+		rules = rulesFinishing
+	}
+	tot, warnings, err := validateTotals(req, at, rules) // ValidateFor and ComputeTotals in one pass
 	if err != nil {
 		return nil, err
 	}

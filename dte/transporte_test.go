@@ -279,3 +279,33 @@ func TestTransportePrepare(t *testing.T) {
 		t.Fatalf("a complete guía: warnings %v, err %v", p.Warnings, err)
 	}
 }
+
+// TestTransporteFinishing: an Emitter that finishes an emission whose folio
+// was taken already (a service's recovery) does not refuse a producción
+// guía for want of transport data, so the folio ends in a document; the
+// warning says why. The schema's rules still hold.
+func TestTransporteFinishing(t *testing.T) {
+	t.Parallel()
+	em := Emitter{Finishing: true, Emisor: Emisor{Rut: "76192083-9", RazonSocial: "Comercial Ñuñoa Ltda.", Giro: "Comercio",
+		Direccion: "Irarrázaval 2401", Comuna: "Ñuñoa", Ciudad: "Santiago", Acteco: []int{471000},
+		Ambiente: AmbienteProduccion}}
+	p, err := em.Prepare(transporteGuia("", nil), afterRes154)
+	if err != nil {
+		t.Fatalf("a finishing producción Emitter refused: %v", err)
+	}
+	if d := cmp.Diff([]string{"transporte REQUIRED"}, fieldsCodes(p.Warnings)); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	if !strings.Contains(p.Warnings[0].Message, "folio was taken") {
+		t.Errorf("the warning does not say why: %q", p.Warnings[0].Message)
+	}
+	tr := fullTransporte()
+	tr.RutTransportista = "77123456-0"
+	if _, err := em.Prepare(transporteGuia("", tr), afterRes154); err == nil {
+		t.Error("a finishing Emitter accepted a wrong RUT")
+	}
+	// The name Prepare uses internally is producción's for ValidateFor.
+	if _, err := ValidateFor(transporteGuia("", nil), afterRes154, rulesFinishing); err == nil {
+		t.Error("ValidateFor with the internal rules name did not refuse")
+	}
+}

@@ -57,6 +57,9 @@ func ValidateAt(r *EmitirDTERequest, today time.Time) error {
 // carries transporte or tipo_despacho is warned about in both, since only
 // its issuer knows whether it, or a guía, goes with the goods.
 func ValidateFor(r *EmitirDTERequest, today time.Time, ambiente string) ([]FieldError, error) {
+	if ambiente == rulesFinishing {
+		ambiente = AmbienteProduccion
+	}
 	_, warnings, err := validateTotals(r, today, ambiente)
 	return warnings, err
 }
@@ -69,7 +72,8 @@ func validateTotals(r *EmitirDTERequest, today time.Time, ambiente string) (*Tot
 			Field: "request", Code: CodeRequired, Message: "the emission request is missing",
 		}}}
 	}
-	v := &validator{tipo: r.TipoDTE, tipoOK: r.TipoDTE.Valid(), certificacion: ambiente == AmbienteCertificacion}
+	v := &validator{tipo: r.TipoDTE, tipoOK: r.TipoDTE.Valid(), certificacion: ambiente == AmbienteCertificacion,
+		finishing: ambiente == rulesFinishing}
 	if !today.IsZero() {
 		v.today = chileDate(today)
 		v.hasToday = true
@@ -234,6 +238,7 @@ type validator struct {
 	textOnlyLines bool       // lines may omit cantidad and precio (allowsTextOnlyLines)
 	lines         []lineNums // the numbers of each detail line, for computeTotals
 	certificacion bool       // the issuer is in certificación (ValidateFor)
+	finishing     bool       // the folio is taken already (Emitter.Finishing)
 	warns         []FieldError
 }
 
@@ -701,6 +706,12 @@ const TransporteDesde = "2026-05-01"
 
 var transporteDesde = civilDate{2026, 5, 1}
 
+// rulesFinishing is the rules name Prepare gives validateTotals for an
+// Emitter that is Finishing; it is not an environment a caller can pass
+// to ValidateFor by mistake (ValidateFor gives any unknown name
+// producción's rules).
+const rulesFinishing = "\x00finishing"
+
 // checkTransporte checks the transporte block against the schema (which
 // types carry it, lengths, RUTs, a driver with both RUT and name) and
 // what Res. Ex. SII 154/2025 asks from TransporteDesde (transporteRule):
@@ -781,6 +792,8 @@ func (v *validator) transporteRule(r *EmitirDTERequest) (active, refuse bool, wh
 	}
 	guia := v.tipo == GuiaDespachoElectronica
 	switch {
+	case guia && v.finishing:
+		return true, false, "a guía de despacho dated from " + TransporteDesde + " carries it (Res. Ex. SII 154/2025); this one is finished without it because its folio was taken before the rule was checked"
 	case guia && !v.certificacion:
 		return true, true, "a guía de despacho dated from " + TransporteDesde + " carries it (Res. Ex. SII 154/2025)"
 	case guia:
