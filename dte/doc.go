@@ -110,6 +110,18 @@
 // schema's Aduana element carries; nacionalidad at most 3 characters, num_id
 // 20, marcas 255; the integer codes 1–99; tara 1–9999999; total_bultos ≥ 1.
 //
+// Transport (Res. Ex. SII 154/2025, docs/guias-transporte.md): transporte
+// is allowed where the schema has Transporte (33, 34, 46, 52, 56, 61,
+// 110–112); patente at most 8 characters, chofer.nombre 30,
+// direccion_destino 70, comuna_destino and ciudad_destino 20;
+// rut_transportista and chofer.rut are RUTs; a chofer needs both rut and
+// nombre. On a document dated from TransporteDesde (2026-05-01), a guía
+// (52) needs every field: a missing one is refused (REQUIRED, named by
+// its field) in producción and is a warning in certificación; a factura
+// (33, 34, 46) that carries transporte or tipo_despacho gets warnings
+// instead. ValidateFor returns the warnings; ValidateAt applies
+// producción's rules and drops them.
+//
 // Amounts: when every rule above holds, Validate computes the totals (see
 // "Totals rules") from the numbers it has just read and reports whatever the
 // arithmetic refuses, against the field at fault: a global movement on a
