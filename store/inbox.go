@@ -105,8 +105,8 @@ type RecibidoFilter struct {
 	// PlazoDesde, when not zero, keeps the documents whose window is
 	// unknown (PlazoVence zero) or closes after it.
 	PlazoDesde time.Time
-	Cursor   string
-	Limit    int
+	Cursor     string
+	Limit      int
 }
 
 // Correo is one mail the service sends for a company: a document to its
