@@ -196,12 +196,12 @@ type ReceptorRespuestas struct {
 // ReceptorRespuesta is one answer of a receptor.
 type ReceptorRespuesta struct {
 	// Tipo is its kind: recepcion, resultado or recibo.
-	Tipo        string    `json:"tipo"`
-	Resultado   string    `json:"resultado"`
-	Codigo      int       `json:"codigo"`
-	Glosa       string    `json:"glosa"`
-	Motivo      string    `json:"motivo"`
-	RutReceptor string    `json:"rut_receptor"`
+	Tipo        string `json:"tipo"`
+	Resultado   string `json:"resultado"`
+	Codigo      int    `json:"codigo"`
+	Glosa       string `json:"glosa"`
+	Motivo      string `json:"motivo"`
+	RutReceptor string `json:"rut_receptor"`
 	// RutFirmante is the RUT of the certificate that signed it (nil when
 	// the certificate names none, or for answers recorded before it was
 	// kept).

@@ -64,12 +64,12 @@ type Intercambio struct {
 // Answer is one answer of a receptor.
 type Answer struct {
 	// Tipo is the kind of answer: "recepcion", "resultado" or "recibo".
-	Tipo        string    `json:"tipo,omitempty"`
-	Resultado   string    `json:"resultado"`
-	Codigo      int       `json:"codigo"`
-	Glosa       string    `json:"glosa"`
-	Motivo      string    `json:"motivo"`
-	RutReceptor string    `json:"rut_receptor"`
+	Tipo        string `json:"tipo,omitempty"`
+	Resultado   string `json:"resultado"`
+	Codigo      int    `json:"codigo"`
+	Glosa       string `json:"glosa"`
+	Motivo      string `json:"motivo"`
+	RutReceptor string `json:"rut_receptor"`
 	// RutFirmante is the RUT of the certificate that signed it (a
 	// receipt's own signature for a Recibo), "" when it names none.
 	RutFirmante string    `json:"rut_firmante,omitempty"`
