@@ -361,10 +361,10 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 var errDuplicate = errors.New("the file was recorded meanwhile")
 
 // inHistory reports whether the history holds an answer that says what a
-// says.
+// says, signed by the same signer.
 func inHistory(h []Answer, a *Answer) bool {
 	for i := range h {
-		if h[i].Tipo == a.Tipo && h[i].same(a) {
+		if h[i].Tipo == a.Tipo && h[i].RutFirmante == a.RutFirmante && h[i].same(a) {
 			return true
 		}
 	}
