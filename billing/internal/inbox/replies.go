@@ -206,15 +206,17 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 	if err != nil {
 		return nil, fault.Failed("reading the company", err)
 	}
-	resp, err := intercambio.Read(data, intercambio.ReadOptions{Empresa: emp.Rut})
-	if err != nil {
-		return nil, fault.Invalid("xml", dte.CodeInvalidFormat, "the answer cannot be read: "+err.Error())
-	}
+	// A file received before is answered from its record, without
+	// verifying its signatures again.
 	sum := digest(data)
 	if r, err := ib.st.GetRecepcionByDigest(ctx, empresaID, sum); err == nil {
 		return existingReply(r)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, fault.Failed("reading received files", err)
+	}
+	resp, err := intercambio.Read(data, intercambio.ReadOptions{Empresa: emp.Rut})
+	if err != nil {
+		return nil, fault.Invalid("xml", dte.CodeInvalidFormat, "the answer cannot be read: "+err.Error())
 	}
 	policy, err := ib.cfg.Verify(ctx, empresaID)
 	if err != nil {
