@@ -65,7 +65,8 @@ func (h *hookCounter) count(typ string) int {
 // answer with its reason (GET /recepciones) and changes nothing. B's own
 // acceptance, uploaded, is applied and delivered to A's webhook; a forged
 // rejection after it changes nothing either; A's webhook receives one
-// dte.receptor_aceptado and no dte.receptor_rechazado.
+// dte.receptor_aceptado and no dte.receptor_rechazado. The same policy
+// refuses, at intake, an envelope from an emisor it names no signer for.
 func TestForgedAnswers(t *testing.T) {
 	t.Parallel()
 	outsider, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: "Falsificador Externo", RUT: outsiderSigner})
@@ -215,6 +216,16 @@ func TestForgedAnswers(t *testing.T) {
 			}
 			if hooks.count("dte.receptor_aceptado") != 1 || hooks.count("dte.receptor_rechazado") != 0 {
 				t.Errorf("the receiver got %v, want one dte.receptor_aceptado and no rejection", hooks.got)
+			}
+
+			// The same policy at intake: A's envelope, uploaded by B, comes
+			// from an emisor the policy names no signer for.
+			r = f.postXML(apiBase+"/recibidos", file, b.writeHdr...)
+			want(t, r, 201)
+			var rec billing.Recepcion
+			r.JSON(t, &rec)
+			if rec.Tipo != "envio" || rec.Estado != "rechazada" || !bytes.Contains(rec.Reporte, []byte("is not authorized for "+a.rut)) {
+				t.Errorf("an envelope whose signer the policy does not name: %s", r.Body)
 			}
 		})
 	}

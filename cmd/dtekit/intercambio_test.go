@@ -457,3 +457,25 @@ func TestIntercambioSignerPolicy(t *testing.T) {
 		t.Errorf("a malformed --signer: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestServeSignerPolicyFlags: serve takes the same --signer entries (and
+// DTEKIT_SIGNERS) and refuses a malformed one before opening anything;
+// its help names the flags and the variables.
+func TestServeSignerPolicyFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "", nil, "serve", "--data", dir, "--signer", icRutB+"=not-a-rut")
+	if code != 2 || !strings.Contains(errs, "--signer") || strings.Count(errs, "\n") != 2 {
+		t.Errorf("serve --signer with a bad RUT: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runCLI(t, "", map[string]string{"DTEKIT_SIGNERS": icRutB + "=" + icSignerB + ",no-equals"}, "serve", "--data", dir)
+	if code != 2 || !strings.Contains(errs, `"no-equals"`) {
+		t.Errorf("DTEKIT_SIGNERS with a bad entry: exit %d\n%s", code, errs)
+	}
+	code, out, _ := runCLI(t, "", nil, "serve", "--help")
+	for _, w := range []string{"-signer", "-signer-is-rut-envia", "-valid-at-signing", "DTEKIT_SIGNERS", "DTEKIT_VALID_AT_SIGNING"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("serve --help lacks %q (exit %d)", w, code)
+		}
+	}
+}
