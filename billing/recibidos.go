@@ -432,9 +432,9 @@ func (s *Service) DecideRecibido(ctx context.Context, empresaID, id string, in D
 	return &out, nil
 }
 
-// RefreshRecibidos asks the SII's registry about the company's pending
-// documents now (the periodic job does it every hour) and warns of windows
-// about to close.
+// RefreshRecibidos asks the SII's registry now about the company's
+// received documents whose window is open or unknown (the periodic job
+// does it every hour) and warns of windows about to close.
 func (s *Service) RefreshRecibidos(ctx context.Context, empresaID string) error {
 	if err := s.inbox.Refresh(ctx, empresaID); err != nil {
 		if fe := fault.As(err); fe.Kind != fault.KindInternal {
