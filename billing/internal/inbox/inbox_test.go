@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -170,9 +171,7 @@ func buildAnswers(root string) (*answers, error) {
 	// B's rejection with the total changed, signed again.
 	edited := bytes.Replace(a.rechazoB, []byte("<MntTotal>"+strconv.FormatInt(a.total, 10)+"</MntTotal>"),
 		[]byte("<MntTotal>"+strconv.FormatInt(a.total+1, 10)+"</MntTotal>"), 1)
-	edited = regexp.MustCompile(`(?s)<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">.*?</Signature>`).ReplaceAll(edited, nil)
-	id := regexp.MustCompile(`<Resultado ID="([^"]+)"`).FindSubmatch(edited)
-	if a.rechazoOtroTotal, err = a.certC.SignEnveloped(edited, string(id[1])); err != nil {
+	if a.rechazoOtroTotal, err = signAgain(edited, a.certC); err != nil {
 		return nil, err
 	}
 	file2, err := envio(a.other)
@@ -423,15 +422,20 @@ func TestAnswersOnlyFromTheReceptor(t *testing.T) {
 	}
 }
 
-// resign signs an edited RespuestaDTE again with cert.
-func resign(t *testing.T, doc []byte, cert *signer.Certificate) []byte {
-	t.Helper()
+// signAgain signs an edited RespuestaDTE again with cert.
+func signAgain(doc []byte, cert *signer.Certificate) ([]byte, error) {
 	doc = regexp.MustCompile(`(?s)<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">.*?</Signature>`).ReplaceAll(doc, nil)
 	id := regexp.MustCompile(`<Resultado ID="([^"]+)"`).FindSubmatch(doc)
 	if id == nil {
-		t.Fatal("no Resultado ID")
+		return nil, errors.New("no Resultado ID")
 	}
-	out, err := cert.SignEnveloped(doc, string(id[1]))
+	return cert.SignEnveloped(doc, string(id[1]))
+}
+
+// resign is signAgain in a test.
+func resign(t *testing.T, doc []byte, cert *signer.Certificate) []byte {
+	t.Helper()
+	out, err := signAgain(doc, cert)
 	if err != nil {
 		t.Fatal(err)
 	}
