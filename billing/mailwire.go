@@ -27,7 +27,8 @@ func (s *Service) newMail() {
 			return err
 		},
 		Reply: func(ctx context.Context, empresaID string, data []byte, src mailer.Source) error {
-			_, err := s.inbox.Reply(ctx, empresaID, data, src.MensajeID)
+			_, err := s.inbox.Reply(ctx, empresaID, data, inbox.Source{Origen: inbox.OrigenCorreo, MensajeID: src.MensajeID,
+				Remitente: src.From, Filename: src.Filename})
 			return err
 		},
 		Document: func(ctx context.Context, empresaID, dteID string) (*mailer.Outgoing, error) {
@@ -36,7 +37,9 @@ func (s *Service) newMail() {
 		Limits: s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers})
 	ic := inbox.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log, SigningCert: s.signingCert,
 		Verify: func(ctx context.Context, empresaID string) (dte.VerifyOptions, error) {
-			return dte.VerifyOptions{Keys: s.trust}, nil
+			vo := s.cfg.SignerPolicy
+			vo.Keys = s.trust
+			return vo, nil
 		},
 		Mail: func(ctx context.Context, tx store.Tx, m *inbox.Mail) error {
 			_, err := s.mailer.Enqueue(ctx, tx, &mailer.Outgoing{ID: m.ID, EmpresaID: m.EmpresaID, Tipo: m.Tipo, RecibidoID: m.RecibidoID,

@@ -116,7 +116,12 @@ type RecibidoFilter struct {
 type Recepcion struct {
 	ID     string `json:"id"`
 	Numero int64  `json:"numero"`
-	// Estado is "conforme" or "rechazada" (the acuse's EstadoRecepEnv).
+	// Tipo is "envio" (an EnvioDTE from a supplier) or "respuesta" (an
+	// answer a customer sent about the company's documents).
+	Tipo string `json:"tipo"`
+	// Estado is "conforme" or "rechazada": for an envelope, the acuse's
+	// EstadoRecepEnv; for an answer, whether every document it names
+	// took it (the report says what it did to each, or why not).
 	Estado    string          `json:"estado"`
 	Origen    string          `json:"origen"`
 	Remitente *string         `json:"remitente"`
@@ -183,15 +188,27 @@ type ReceptorRespuestas struct {
 	Recepcion *ReceptorRespuesta `json:"recepcion"`
 	Resultado *ReceptorRespuesta `json:"resultado"`
 	Recibo    *ReceptorRespuesta `json:"recibo"`
+	// Historial are the later answers that differ from the one that
+	// stands (the first of each kind), oldest first: kept, never applied.
+	Historial []ReceptorRespuesta `json:"historial"`
 }
 
 // ReceptorRespuesta is one answer of a receptor.
 type ReceptorRespuesta struct {
-	Resultado   string    `json:"resultado"`
-	Codigo      int       `json:"codigo"`
-	Glosa       string    `json:"glosa"`
-	Motivo      string    `json:"motivo"`
-	RutReceptor string    `json:"rut_receptor"`
+	// Tipo is its kind: recepcion, resultado or recibo.
+	Tipo        string `json:"tipo"`
+	Resultado   string `json:"resultado"`
+	Codigo      int    `json:"codigo"`
+	Glosa       string `json:"glosa"`
+	Motivo      string `json:"motivo"`
+	RutReceptor string `json:"rut_receptor"`
+	// RutFirmante is the RUT of the certificate that signed it (nil when
+	// the certificate names none, or for answers recorded before it was
+	// kept).
+	RutFirmante *string `json:"rut_firmante"`
+	// RecepcionID is the record of the file that carried it (nil for
+	// answers recorded before files of answers were kept).
+	RecepcionID *string   `json:"recepcion_id"`
 	RecibidoAt  time.Time `json:"recibido_at"`
 }
 
@@ -201,14 +218,26 @@ func receptorOut(d *store.DTE) *ReceptorRespuestas {
 		return nil
 	}
 	ic := inbox.IntercambioOf(d)
-	conv := func(a *inbox.Answer) *ReceptorRespuesta {
+	conv := func(a *inbox.Answer, tipo string) *ReceptorRespuesta {
 		if a == nil {
 			return nil
 		}
-		return &ReceptorRespuesta{Resultado: a.Resultado, Codigo: a.Codigo, Glosa: a.Glosa, Motivo: a.Motivo,
+		out := &ReceptorRespuesta{Tipo: tipo, Resultado: a.Resultado, Codigo: a.Codigo, Glosa: a.Glosa, Motivo: a.Motivo,
 			RutReceptor: a.RutReceptor, RecibidoAt: a.At.UTC()}
+		if a.RutFirmante != "" {
+			out.RutFirmante = &a.RutFirmante
+		}
+		if a.RecepcionID != "" {
+			out.RecepcionID = &a.RecepcionID
+		}
+		return out
 	}
-	return &ReceptorRespuestas{Recepcion: conv(ic.Recepcion), Resultado: conv(ic.Resultado), Recibo: conv(ic.Recibo)}
+	out := &ReceptorRespuestas{Recepcion: conv(ic.Recepcion, "recepcion"), Resultado: conv(ic.Resultado, "resultado"),
+		Recibo: conv(ic.Recibo, "recibo"), Historial: make([]ReceptorRespuesta, 0, len(ic.Historial))}
+	for i := range ic.Historial {
+		out.Historial = append(out.Historial, *conv(&ic.Historial[i], ic.Historial[i].Tipo))
+	}
+	return out
 }
 
 // recibidoOut renders a stored received document.
@@ -253,7 +282,7 @@ func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
 
 // recepcionOut renders a stored received file.
 func recepcionOut(r *store.Recepcion) Recepcion {
-	out := Recepcion{ID: r.ID, Numero: r.Numero, Estado: r.Estado, Origen: r.Origen, Digest: r.Digest,
+	out := Recepcion{ID: r.ID, Numero: r.Numero, Tipo: r.Tipo, Estado: r.Estado, Origen: r.Origen, Digest: r.Digest,
 		Reporte: json.RawMessage("null"), CreatedAt: r.CreatedAt.UTC()}
 	if r.Remitente != "" {
 		out.Remitente = &r.Remitente
@@ -403,9 +432,9 @@ func (s *Service) DecideRecibido(ctx context.Context, empresaID, id string, in D
 	return &out, nil
 }
 
-// RefreshRecibidos asks the SII's registry about the company's pending
-// documents now (the periodic job does it every hour) and warns of windows
-// about to close.
+// RefreshRecibidos asks the SII's registry now about the company's
+// received documents whose window is open or unknown (the periodic job
+// does it every hour) and warns of windows about to close.
 func (s *Service) RefreshRecibidos(ctx context.Context, empresaID string) error {
 	if err := s.inbox.Refresh(ctx, empresaID); err != nil {
 		if fe := fault.As(err); fe.Kind != fault.KindInternal {
@@ -443,20 +472,31 @@ func (s *Service) GetRecepcion(ctx context.Context, empresaID, id string) (*Rece
 	return &out, nil
 }
 
+// RespuestaRecibida is what an uploaded answer did: the company's
+// documents it changed and the record of its file, whose report says,
+// for each document it names, what it did or why it was refused.
+type RespuestaRecibida struct {
+	DTEIDs    []string  `json:"dte_ids"`
+	Recepcion Recepcion `json:"recepcion"`
+}
+
 // ReceiveRespuesta records an answer a receptor sent about the company's
-// documents (a RespuestaDTE or EnvioRecibos, by upload).
-func (s *Service) ReceiveRespuesta(ctx context.Context, empresaID string, file []byte) ([]string, error) {
+// documents (a RespuestaDTE or EnvioRecibos, by upload): see inbox.Reply
+// for what changes a document.
+func (s *Service) ReceiveRespuesta(ctx context.Context, empresaID string, file []byte) (*RespuestaRecibida, error) {
 	if len(file) > inbox.MaxFileBytes {
 		return nil, fault.Invalid("xml", dte.CodeTooLarge, fmt.Sprintf("more than %d bytes", inbox.MaxFileBytes))
 	}
-	res, err := s.inbox.Reply(ctx, empresaID, file, "")
+	res, err := s.inbox.Reply(ctx, empresaID, file, inbox.Source{Origen: inbox.OrigenUpload})
 	if err != nil {
 		return nil, err
 	}
-	if res.Updated == nil {
-		res.Updated = []string{}
+	out := &RespuestaRecibida{DTEIDs: res.Updated, Recepcion: recepcionOut(res.Recepcion)}
+	if out.DTEIDs == nil {
+		out.DTEIDs = []string{}
 	}
-	return res.Updated, nil
+	out.Recepcion.Duplicado = res.Duplicate
+	return out, nil
 }
 
 // correoOutOf renders a stored mail.

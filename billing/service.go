@@ -14,6 +14,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
 )
@@ -49,6 +50,13 @@ type Config struct {
 	// Workers sets how many background jobs of each kind of work this
 	// process runs at once; the zero value is the production setting.
 	Workers Workers
+	// SignerPolicy says who may sign what the companies receive, as
+	// "dtekit verify --signer" does: the EnvioDTE files of suppliers
+	// (AuthorizedSigners keyed by the emisor's RUT, SignerIsRutEnvia,
+	// ValidAtSigning) and the answers of customers (AuthorizedSigners
+	// keyed by the receptor answering, ValidAtSigning). Its Keys are not
+	// read (TrustedKeys are). The zero value checks no signer.
+	SignerPolicy dte.VerifyOptions
 	// Mail configures the mail of every company: reading its mailbox
 	// and sending its documents and answers (see MailConfig); each
 	// company's servers are its own settings (PutCorreoSettings).

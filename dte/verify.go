@@ -331,24 +331,45 @@ func (v *verification) signature(d *xmltree.Document, sig, target *xmltree.Eleme
 // policy checks a valid signature against the signer policy of the
 // options: emisor is the RUT it signs for, tmst when it says it was made.
 func (v *verification) policy(s signer.VerifiedSignature, emisor, tmst string) error {
-	opts := v.opts
 	var bad []string
-	if opts.AuthorizedSigners != nil && !authorized(opts.AuthorizedSigners, emisor, s.RUT) {
-		bad = append(bad, fmt.Sprintf("signer %s is not authorized for emisor %s", orUnknown(s.RUT), emisor))
+	if err := v.opts.CheckSigner(emisor, signerOf(s.Certificate, s.RUT), tmst); err != nil {
+		bad = append(bad, err.Error())
 	}
-	if opts.SignerIsRutEnvia && v.caratula != nil && (s.RUT == "" || s.RUT != canonRUT(v.caratula.RutEnvia)) {
+	if v.opts.SignerIsRutEnvia && v.caratula != nil && (s.RUT == "" || s.RUT != canonRUT(v.caratula.RutEnvia)) {
 		bad = append(bad, fmt.Sprintf("signer %s is not the Carátula's RutEnvia %s", orUnknown(s.RUT), v.caratula.RutEnvia))
 	}
-	if opts.ValidAtSigning {
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// CheckSigner applies the parts of the signer policy that hold for any
+// signed file, a document, an envelope or an answer between companies:
+// AuthorizedSigners (the signer s may sign for party, a RUT) and
+// ValidAtSigning (its certificate was valid at tmst, the signing time the
+// file states, YYYY-MM-DDTHH:MM:SS in Chile's time). SignerIsRutEnvia
+// names a field of envelopes only and is not checked here. A nil s is a
+// signature without a certificate. The error says every rule broken.
+func (o VerifyOptions) CheckSigner(party string, s *Signer, tmst string) error {
+	rut := ""
+	if s != nil {
+		rut = s.RUT
+	}
+	var bad []string
+	if o.AuthorizedSigners != nil && !authorized(o.AuthorizedSigners, party, rut) {
+		bad = append(bad, fmt.Sprintf("signer %s is not authorized for %s", orUnknown(rut), party))
+	}
+	if o.ValidAtSigning {
 		at, err := time.ParseInLocation(xwTimestampLayout, tmst, SantiagoLocation())
 		switch {
 		case err != nil:
 			bad = append(bad, fmt.Sprintf("signing time %q is not a timestamp", tmst))
-		case s.Certificate == nil:
+		case s == nil:
 			bad = append(bad, "no certificate")
-		case at.Before(s.Certificate.NotBefore) || at.After(s.Certificate.NotAfter):
+		case at.Before(s.NotBefore) || at.After(s.NotAfter):
 			bad = append(bad, fmt.Sprintf("the certificate (valid %s to %s) was not valid at the signing time %s",
-				s.Certificate.NotBefore.Format(time.RFC3339), s.Certificate.NotAfter.Format(time.RFC3339), tmst))
+				s.NotBefore.Format(time.RFC3339), s.NotAfter.Format(time.RFC3339), tmst))
 		}
 	}
 	if len(bad) > 0 {

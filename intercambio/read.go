@@ -665,3 +665,39 @@ func firstOf(s ...string) string {
 	}
 	return ""
 }
+
+// ErrSignerPolicy is returned by CheckSigners when a signature of an
+// answer breaks the signer policy.
+var ErrSignerPolicy = errors.New("intercambio: the answer's signer is refused")
+
+// CheckSigners applies a signer policy to an answer: every signature
+// (Resultado's, SetRecibos' and each Recibo's) must come from a signer
+// opts.AuthorizedSigners lists for RutResponde, the company answering,
+// and with opts.ValidAtSigning from a certificate valid at the time the
+// answer states (TmstFirmaResp, TmstFirmaEnv, each TmstFirmaRecibo), as
+// dte.VerifyOptions.CheckSigner says; SignerIsRutEnvia, a rule of
+// envelopes, does not apply. Whatever the policy, a receipt's RutFirma
+// must be the RUT of the certificate that signed it, when that
+// certificate names one. The error wraps ErrSignerPolicy and names the
+// signature.
+func (r *Respuesta) CheckSigners(opts dte.VerifyOptions) error {
+	what := "Resultado"
+	if r.Kind == KindRecibos {
+		what = "SetRecibos"
+	}
+	if err := opts.CheckSigner(r.RutResponde, r.Firmante, r.TmstFirma); err != nil {
+		return fmt.Errorf("%w: the signature of %s: %v", ErrSignerPolicy, what, err)
+	}
+	for i, d := range r.Documentos {
+		if r.Kind != KindRecibos {
+			break
+		}
+		if d.Firmante != nil && d.Firmante.RUT != "" && d.Firmante.RUT != d.RutFirma {
+			return fmt.Errorf("%w: Recibo %d: RutFirma is %s, but its signature's certificate is %s's", ErrSignerPolicy, i+1, d.RutFirma, d.Firmante.RUT)
+		}
+		if err := opts.CheckSigner(r.RutResponde, d.Firmante, d.TmstFirmaRecibo); err != nil {
+			return fmt.Errorf("%w: the signature of Recibo %d: %v", ErrSignerPolicy, i+1, err)
+		}
+	}
+	return nil
+}

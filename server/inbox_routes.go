@@ -247,17 +247,18 @@ func (s *Server) listRecibidoCorreos(w http.ResponseWriter, r *http.Request, p *
 // Answers
 
 // receiveRespuesta records an answer a receptor sent about the company's
-// documents and names the documents it changed.
+// documents and names the documents it changed, with the record of its
+// file.
 func (s *Server) receiveRespuesta(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	body, err := readXML(w, r)
 	if err != nil {
 		return err
 	}
-	ids, err := s.billing.ReceiveRespuesta(r.Context(), p.EmpresaID, body)
+	res, err := s.billing.ReceiveRespuesta(r.Context(), p.EmpresaID, body)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string][]string{"dte_ids": ids})
+	writeJSON(w, http.StatusOK, res)
 	return nil
 }
 

@@ -412,17 +412,18 @@ func TestRespuestas(t *testing.T) {
 	} {
 		r := f.postXML(apiBase+"/respuestas", tc.xml, a.writeHdr...)
 		want(t, r, 200)
-		var out struct {
-			DTEIDs []string `json:"dte_ids"`
-		}
+		var out billing.RespuestaRecibida
 		r.JSON(t, &out)
-		if !slices.Equal(out.DTEIDs, []string{id}) {
+		if !slices.Equal(out.DTEIDs, []string{id}) || out.Recepcion.Tipo != "respuesta" || out.Recepcion.Estado != "conforme" ||
+			out.Recepcion.Duplicado {
 			t.Errorf("%s: %s, want A's factura %s", tc.name, r.Body, id)
 		}
 		// The same answer again changes nothing.
 		r = f.postXML(apiBase+"/respuestas", tc.xml, a.writeHdr...)
 		want(t, r, 200)
-		if string(r.Body) != `{"dte_ids":[]}` {
+		var again billing.RespuestaRecibida
+		r.JSON(t, &again)
+		if len(again.DTEIDs) != 0 || again.Recepcion.ID != out.Recepcion.ID || !again.Recepcion.Duplicado {
 			t.Errorf("%s again: %s", tc.name, r.Body)
 		}
 		r = f.do("GET", apiBase+"/dte/"+id, nil, a.readHdr...)
@@ -430,7 +431,8 @@ func TestRespuestas(t *testing.T) {
 		var d billing.DTE
 		r.JSON(t, &d)
 		if d.Intercambio == nil || tc.slot(d.Intercambio) == nil || tc.slot(d.Intercambio).Resultado != tc.want ||
-			tc.slot(d.Intercambio).RutReceptor != b.rut {
+			tc.slot(d.Intercambio).RutReceptor != b.rut || tc.slot(d.Intercambio).RutFirmante == nil ||
+			*tc.slot(d.Intercambio).RutFirmante != f.creds.SignerRUT {
 			t.Errorf("%s: A's factura shows %s", tc.name, r.Body)
 		}
 	}

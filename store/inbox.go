@@ -21,8 +21,9 @@ const (
 	SealedCorreoSMTP = "correo_smtp" // CorreoConfig.SealedSMTP
 )
 
-// Recepcion is one file a company received from a supplier (an EnvioDTE),
-// by upload or by mail, as it arrived, with what the verification found.
+// Recepcion is one file a company received, by upload or by mail, as it
+// arrived, with what the verification found: an EnvioDTE from a supplier,
+// or an answer a customer sent about the company's own documents (Tipo).
 // A file that could not be read is kept too, with its report: nothing
 // received is dropped.
 type Recepcion struct {
@@ -36,6 +37,9 @@ type Recepcion struct {
 	// Digest is the lowercase hex SHA-256 of XML: one file is one
 	// Recepcion per company (ConstraintRecepcion).
 	Digest string
+	// Tipo says what the file is, as the service names it ("envio" for
+	// the files recorded before the service named others).
+	Tipo   string
 	Origen string // "upload" or "correo"
 	// MensajeID is the Mensaje the file came in ("" for an upload).
 	MensajeID string
@@ -98,8 +102,11 @@ type RecibidoFilter struct {
 	// SinAviso keeps the documents not yet warned about (PlazoAvisadoAt
 	// zero).
 	SinAviso bool
-	Cursor   string
-	Limit    int
+	// PlazoDesde, when not zero, keeps the documents whose window is
+	// unknown (PlazoVence zero) or closes after it.
+	PlazoDesde time.Time
+	Cursor     string
+	Limit      int
 }
 
 // Correo is one mail the service sends for a company: a document to its

@@ -367,11 +367,10 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() { fmt.Fprint(env.stderr, verifyUsage) }
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	var trust, signers stringList
+	var trust stringList
 	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM); repeatable")
-	fs.Var(&signers, "signer", "EMISOR_RUT=SIGNER_RUT authorized to sign the emisor's documents; repeatable")
-	rutEnvia := fs.Bool("signer-is-rut-envia", false, "require every signer of an envelope to be its RutEnvia")
-	validAt := fs.Bool("valid-at-signing", false, "require each certificate to be valid at the signing time")
+	var policy signerPolicy
+	policy.define(fs, "EMISOR", true)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -385,18 +384,12 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "dtekit verify: --trust: %s\n", plainReason(err.Error()))
 		return 2
 	}
-	opts := dte.VerifyOptions{Keys: keys, SignerIsRutEnvia: *rutEnvia, ValidAtSigning: *validAt}
-	for _, s := range signers {
-		emisor, rut, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(emisor) == "" || strings.TrimSpace(rut) == "" {
-			fmt.Fprintf(env.stderr, "dtekit verify: --signer %q: want EMISOR_RUT=SIGNER_RUT\n", s)
-			return 2
-		}
-		if opts.AuthorizedSigners == nil {
-			opts.AuthorizedSigners = map[string][]string{}
-		}
-		opts.AuthorizedSigners[strings.TrimSpace(emisor)] = append(opts.AuthorizedSigners[strings.TrimSpace(emisor)], strings.TrimSpace(rut))
+	opts, err := policy.options()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dtekit verify: %v\n", err)
+		return 2
 	}
+	opts.Keys = keys
 	code := 0
 	for _, p := range pos {
 		data, err := readFile(p, maxXMLFile)

@@ -20,6 +20,7 @@ const (
 	codeNothingToAnswer = "NOTHING_TO_ANSWER" // no document of the envelope can be named in the answer asked for
 	codeInvalidAnswer   = "INVALID_ANSWER"    // an answer cannot be read, or a signature of it does not verify
 	codeAnswerNotForUs  = "ANSWER_NOT_FOR_US" // an answer addressed to another company
+	codeSignerRefused   = "SIGNER_REFUSED"    // an answer's signer fails the --signer policy
 )
 
 const intercambioUsage = `usage: dtekit intercambio responder|leer ...
@@ -28,9 +29,13 @@ The exchange of DTEs between companies: answer an EnvioDTE a supplier sent
 us, or read the answer a customer sent about ours.
 
   dtekit intercambio responder --empresa-rut RUT --cert CERT.p12 [--cert-password-file FILE]
-                               [--trust KEY.pem]... (--acuse | --aceptar | --rechazar MOTIVO |
-                               --recibo --recinto LUGAR) [--out DIR] ENVIO.xml
-  dtekit intercambio leer [--empresa-rut RUT] [--json] RESPUESTA.xml
+                               [--trust KEY.pem]... [--signer EMISOR=RUT]... (--acuse | --aceptar |
+                               --rechazar MOTIVO | --recibo --recinto LUGAR) [--out DIR] ENVIO.xml
+  dtekit intercambio leer [--empresa-rut RUT] [--signer RECEPTOR=RUT]... [--json] RESPUESTA.xml
+
+Both take the signer policy of "dtekit verify": --signer (the RUTs that may
+sign for a company; every other signer, and every company without an entry,
+is refused), --valid-at-signing and, for envelopes, --signer-is-rut-envia.
 
 Run "dtekit intercambio responder --help" or "dtekit intercambio leer --help"
 for their flags.
@@ -58,7 +63,8 @@ func runIntercambio(ctx context.Context, env *cmdEnv, args []string) int {
 }
 
 const responderUsage = `usage: dtekit intercambio responder --empresa-rut RUT --cert CERT.p12 [--cert-password-file FILE]
-                               [--trust KEY.pem]... (--acuse | --aceptar | --rechazar MOTIVO |
+                               [--trust KEY.pem]... [--signer EMISOR=RUT]... [--signer-is-rut-envia]
+                               [--valid-at-signing] (--acuse | --aceptar | --rechazar MOTIVO |
                                --recibo --recinto LUGAR) [--rut-emisor RUT] [--cod-envio N]
                                [--id-respuesta N] [--at YYYY-MM-DDTHH:MM:SS] [--out DIR] [--force]
                                ENVIO.xml
@@ -69,6 +75,12 @@ document. The envelope is verified first: its shape, every signature, every
 stamp (the CAF's FRMA with the SII's keys or a --trust key) and every
 document's totals, and that it and its documents are addressed to us; the
 codes follow the SII's tables (EstadoRecepEnv, EstadoRecepDTE).
+
+A signature proves a document intact, not that its signer may sign for the
+emisor: state who may with --signer EMISOR=RUT (repeatable; a document or
+envelope signed by anyone else, or from an emisor without an entry, is not
+received: EstadoRecepDTE 99 or EstadoRecepEnv 2), --signer-is-rut-envia and
+--valid-at-signing, as "dtekit verify" takes them.
 
 Every run writes the acuse de recibo, DIR/RecepcionEnvio-<CodEnvio>.xml (a
 RespuestaDTE), whatever the envelope holds: a file that cannot be read or
@@ -115,6 +127,8 @@ func runResponder(ctx context.Context, env *cmdEnv, args []string) int {
 	cf.define(fs)
 	var trust stringList
 	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
+	var policy signerPolicy
+	policy.define(fs, "EMISOR", true)
 	acuse := fs.Bool("acuse", false, "write only the acuse de recibo")
 	aceptar := fs.Bool("aceptar", false, "also accept every document received (ResultadoDTE)")
 	rechazar := fs.String("rechazar", "", "also reject every document, for this `MOTIVO` (ResultadoDTE)")
@@ -165,6 +179,10 @@ func runResponder(ctx context.Context, env *cmdEnv, args []string) int {
 	if err != nil {
 		return usageError(env, cmd, "%v", err)
 	}
+	vo, err := policy.options()
+	if err != nil {
+		return usageError(env, cmd, "%v", err)
+	}
 	fail := func(e *cliError) int { return report(env, cmd, false, e) }
 	keys, cerr := loadTrust(trust)
 	if cerr != nil {
@@ -190,7 +208,8 @@ func runResponder(ctx context.Context, env *cmdEnv, args []string) int {
 	if *idRespuesta == 0 {
 		*idRespuesta = *codEnvio
 	}
-	rec, err := intercambio.Receive(data, intercambio.Options{Empresa: *empresa, Verify: dte.VerifyOptions{Keys: keys},
+	vo.Keys = keys
+	rec, err := intercambio.Receive(data, intercambio.Options{Empresa: *empresa, Verify: vo,
 		RutEmisor: *rutEmisor, NmbEnvio: filepath.Base(pos[0]), CodEnvio: *codEnvio, At: t})
 	if err != nil {
 		return usageError(env, cmd, "%s", plainReason(err.Error()))
@@ -316,7 +335,8 @@ func printRecepcion(w io.Writer, file string, r *intercambio.Recepcion, results 
 	}
 }
 
-const leerUsage = `usage: dtekit intercambio leer [--empresa-rut RUT] [--json] RESPUESTA.xml
+const leerUsage = `usage: dtekit intercambio leer [--empresa-rut RUT] [--signer RECEPTOR=RUT]... [--valid-at-signing]
+                          [--json] RESPUESTA.xml
 
 Reads an answer a customer sent about our documents: a RespuestaDTE (acuse
 de recibo or commercial result) or an EnvioRecibos (Ley 19.983 receipt).
@@ -328,12 +348,19 @@ or mercaderias_recibidas. With --empresa-rut the answer must be addressed to
 that company and name only its documents. --json prints the whole answer as
 JSON.
 
+A signature proves the answer intact, not that its signer speaks for the
+company answering (RutResponde): state who may with --signer RECEPTOR=RUT
+(repeatable; any other signer, or a receptor without an entry, is refused)
+and --valid-at-signing, as "dtekit verify" takes them. A receipt's RutFirma
+must be the RUT of the certificate that signed it, whatever the policy.
+
 The answers have no legal effect: the acceptance or claim that counts is the
 one in the SII's registry (dtekit rcv).
 
 Exit status 0 when the answer was read and its signatures verified; 1 on
 FILE_UNREADABLE, INVALID_ANSWER (unreadable, or a signature that does not
-verify) or ANSWER_NOT_FOR_US; 2 on a wrong command line.
+verify), ANSWER_NOT_FOR_US or SIGNER_REFUSED (a signer the policy refuses);
+2 on a wrong command line.
 `
 
 // runLeer implements "dtekit intercambio leer".
@@ -342,12 +369,18 @@ func runLeer(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet(env, cmd)
 	empresa := fs.String("empresa-rut", "", "our company's RUT: the answer must be addressed to it")
 	asJSON := fs.Bool("json", false, "print the answer as JSON")
+	var policy signerPolicy
+	policy.define(fs, "RECEPTOR", false)
 	pos, code, ok := parseFlags(env, fs, leerUsage, args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
 		return usageError(env, cmd, "want one RESPUESTA.xml argument, got %d", len(pos))
+	}
+	vo, err := policy.options()
+	if err != nil {
+		return usageError(env, cmd, "%v", err)
 	}
 	if *empresa != "" {
 		if _, err := dte.ParseRUT(*empresa); err != nil {
@@ -365,6 +398,9 @@ func runLeer(ctx context.Context, env *cmdEnv, args []string) int {
 		return fail(newError(codeAnswerNotForUs, pos[0], err))
 	case err != nil:
 		return fail(newError(codeInvalidAnswer, pos[0], err))
+	}
+	if err := res.CheckSigners(vo); err != nil {
+		return fail(newError(codeSignerRefused, pos[0], err))
 	}
 	if *asJSON {
 		_ = totalsWriteJSON(env.stdout, res)

@@ -425,3 +425,57 @@ func TestIntercambioCommandLine(t *testing.T) {
 		t.Errorf("intercambio mandar: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// TestIntercambioSignerPolicy: responder and leer take the signer policy
+// of verify, through the binary. A's envelope, signed by A's signer, is
+// received when the policy names that signer for A and not received
+// (EstadoRecepEnv 2, the signer named) when it names another; B's answer
+// is read when the policy names B's signer for B and refused with
+// SIGNER_REFUSED when it names another, and a malformed --signer is a
+// usage error.
+func TestIntercambioSignerPolicy(t *testing.T) {
+	dir := intercambioFiles(t)
+	out := t.TempDir()
+	r := responder(t, dir, out, "--acuse", "--cod-envio", "51", "--signer", icRutA+"="+dtetest.SignerRUT, "envio-b.xml")
+	if r.code != 0 || !strings.Contains(r.stdout, "CodEnvio 51: 0 Envio Recibido Conforme") {
+		t.Fatalf("A's own signer authorized: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = responder(t, dir, t.TempDir(), "--acuse", "--cod-envio", "52", "--signer", icRutA+"=11111111-1", "envio-b.xml")
+	if r.code != 0 || !strings.Contains(r.stdout, "CodEnvio 52: 2 ") || !strings.Contains(r.stdout, "signer "+dtetest.SignerRUT+" is not authorized for "+icRutA) {
+		t.Errorf("another signer authorized: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	acuse := filepath.Join(out, "RecepcionEnvio-51.xml")
+	if r = leer(t, dir, acuse, "--signer", icRutB+"="+icSignerB); r.code != 0 {
+		t.Errorf("leer with B's signer authorized: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = leer(t, dir, acuse, "--signer", icRutB+"=11111111-1")
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "SIGNER_REFUSED") ||
+		!strings.Contains(r.stderr, "signer "+icSignerB+" is not authorized for "+icRutB) || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("leer with another signer authorized: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = leer(t, dir, acuse, "--signer", icRutB+"=not-a-rut"); r.code != 2 || !strings.Contains(r.stderr, "--signer") {
+		t.Errorf("a malformed --signer: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestServeSignerPolicyFlags: serve takes the same --signer entries (and
+// DTEKIT_SIGNERS) and refuses a malformed one before opening anything;
+// its help names the flags and the variables.
+func TestServeSignerPolicyFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "", nil, "serve", "--data", dir, "--signer", icRutB+"=not-a-rut")
+	if code != 2 || !strings.Contains(errs, "--signer") || strings.Count(errs, "\n") != 2 {
+		t.Errorf("serve --signer with a bad RUT: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runCLI(t, "", map[string]string{"DTEKIT_SIGNERS": icRutB + "=" + icSignerB + ",no-equals"}, "serve", "--data", dir)
+	if code != 2 || !strings.Contains(errs, `"no-equals"`) {
+		t.Errorf("DTEKIT_SIGNERS with a bad entry: exit %d\n%s", code, errs)
+	}
+	code, out, _ := runCLI(t, "", nil, "serve", "--help")
+	for _, w := range []string{"-signer", "-signer-is-rut-envia", "-valid-at-signing", "DTEKIT_SIGNERS", "DTEKIT_VALID_AT_SIGNING"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("serve --help lacks %q (exit %d)", w, code)
+		}
+	}
+}

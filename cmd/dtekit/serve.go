@@ -17,6 +17,7 @@ import (
 
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/server"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/postgres"
@@ -47,6 +48,16 @@ key, for certificación CAFs, or for the IDK it names ("300=KEY.pem": tests
 only): "--trust dtekit-demo/test-sii-authority.pub.pem" lets the server take
 the CAFs "dtekit demo" made.
 
+What the companies receive is checked against a signer policy, the one
+"dtekit verify" takes: --signer RUT=SIGNER_RUT (repeatable) lists who may
+sign for a company, the suppliers whose EnvioDTE files arrive (a document
+signed by anyone else is not received) and the customers whose answers arrive
+(an answer signed by anyone else changes nothing); once any is given, every
+company without an entry is refused. --signer-is-rut-envia requires an
+envelope's signers to be its RutEnvia; --valid-at-signing each certificate
+valid when it signed. With no --signer, any valid signature is taken, and the
+first answer of each kind about a document stands.
+
 Webhooks may only target public HTTPS endpoints; --webhook-allow-loopback
 also allows loopback addresses (and http://127.0.0.1:PORT), for tests and
 local trials with examples/webhook-receiver. Never use it in production.
@@ -69,6 +80,9 @@ Environment (flags win):
   DTEKIT_JOBS_WORKERS   jobs run at once per queue, e.g. delivery=20,submission=4
                         (defaults submission=8 recovery=2 delivery=10
                         maintenance=2; 0: none in this process)
+  DTEKIT_SIGNERS        the --signer entries, RUT=SIGNER_RUT separated by commas
+  DTEKIT_SIGNER_IS_RUT_ENVIA, DTEKIT_VALID_AT_SIGNING
+                        1: as --signer-is-rut-envia, --valid-at-signing
 `
 
 // Names of the files serve keeps in the data directory.
@@ -86,6 +100,7 @@ type serveOptions struct {
 	burst, maxConns                       int
 	logLevel                              string
 	shutdownTimeout                       time.Duration
+	policy                                signerPolicy
 }
 
 func runServe(ctx context.Context, env *cmdEnv, args []string) int {
@@ -109,12 +124,21 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 		"most connections served at once; more wait in the backlog (0: 1024)")
 	fs.StringVar(&o.logLevel, "log-level", env.getenv("DTEKIT_LOG_LEVEL"), "debug, info, warn or error")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a graceful stop waits for requests and jobs")
+	o.policy.define(fs, "COMPANY", true)
+	o.policy.rutEnvia = env.getenv("DTEKIT_SIGNER_IS_RUT_ENVIA") == "1"
+	o.policy.validAt = env.getenv("DTEKIT_VALID_AT_SIGNING") == "1"
 	pos, code, ok := parseFlags(env, fs, serveUsage, args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
 		return usageError(env, "serve", "unexpected arguments %q", pos)
+	}
+	if len(o.policy.signers) == 0 {
+		o.policy.signers = parseSigners(env.getenv("DTEKIT_SIGNERS"))
+	}
+	if _, err := o.policy.options(); err != nil {
+		return usageError(env, "serve", "%v", err)
 	}
 	if err := serve(ctx, env, o); err != nil {
 		fmt.Fprintf(env.stderr, "dtekit serve: %v\n", err)
@@ -156,7 +180,7 @@ type backend struct {
 // openBackend opens the store named by dbURL (PostgreSQL) or the SQLite
 // file under dataDir with the key-encryption key its secrets are sealed
 // under (openKeyring), and builds the billing service over it.
-func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, submit *billing.SubmitConfig, logger *slog.Logger) (*backend, error) {
+func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, submit *billing.SubmitConfig, policy dte.VerifyOptions, logger *slog.Logger) (*backend, error) {
 	st, desc, err := openStore(ctx, env, dataDir, dbURL, logger)
 	if err != nil {
 		return nil, err
@@ -177,7 +201,7 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 		return nil, err
 	}
 	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger,
-		Delivery: delivery, Submission: submit, Workers: workers, Mail: mail})
+		Delivery: delivery, Submission: submit, Workers: workers, Mail: mail, SignerPolicy: policy})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -287,7 +311,11 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	}
 	submit, stopSII := siiSubmission(env, o.demo)
 	defer stopSII()
-	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, submit, logger)
+	policy, err := o.policy.options()
+	if err != nil {
+		return err
+	}
+	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, submit, policy, logger)
 	if err != nil {
 		return err
 	}

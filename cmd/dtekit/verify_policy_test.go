@@ -23,7 +23,7 @@ func TestVerifySignerPolicyFlags(t *testing.T) {
 		t.Errorf("the CAF's environment is not printed:\n%s", out)
 	}
 	code, out, _ = runCLI(t, "", nil, "verify", "--trust", pem, "--signer", dtetest.EmisorRUT+"=11111111-1", env)
-	if code != 1 || !strings.Contains(out, "signer policy FAILED") || !strings.Contains(out, "not authorized for emisor") {
+	if code != 1 || !strings.Contains(out, "signer policy FAILED") || !strings.Contains(out, "is not authorized for 76192083-9") {
 		t.Fatalf("verify with another authorized signer: exit %d, want 1 with a policy failure:\n%s", code, out)
 	}
 	code, _, errs = runCLI(t, "", nil, "verify", "--signer", "no-equals-sign", env)

@@ -81,6 +81,16 @@ func (h *harness) testRecepcion(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "GetRecepcionByDigest", got, r1)
+	if r1.Tipo != "envio" {
+		t.Errorf("a file recorded without a Tipo: %q, want the column's default envio", r1.Tipo)
+	}
+	ans := &store.Recepcion{EmpresaID: b.ID, Digest: "ans", Tipo: "respuesta", Origen: "upload", Estado: "rechazada",
+		XML: []byte("<RespuestaDTE/>"), Report: []byte(`{"motivo":"x"}`), CreatedAt: at}
+	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertRecepcion(ctx, ans) })
+	if got, err = s.GetRecepcion(ctx, b.ID, ans.ID); err != nil {
+		t.Fatal(err)
+	}
+	same(t, "GetRecepcion of an answer", got, ans)
 
 	r2, r3 := recepcion(t, s, a, "d2"), recepcion(t, s, a, "d3")
 	if r2.Numero != 2 || r3.Numero != 3 {
@@ -110,8 +120,8 @@ func (h *harness) testRecepcion(t *testing.T) {
 		t.Errorf("number after refused inserts: %d, want 4", r4.Numero)
 	}
 	// Another company: its own numbers, and the digest is free there.
-	if rb := recepcion(t, s, b, "d1"); rb.Numero != 1 {
-		t.Errorf("company b's first file: numero %d, want 1", rb.Numero)
+	if rb := recepcion(t, s, b, "d1"); rb.Numero != 2 {
+		t.Errorf("company b's second file: numero %d, want 2", rb.Numero)
 	}
 	err = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.InsertRecepcion(ctx, &store.Recepcion{EmpresaID: "no-such-company", Digest: "x"})
@@ -427,6 +437,11 @@ func (h *harness) testRecibidoList(t *testing.T) {
 	check(store.RecibidoFilter{SinAviso: true}, 4, 3, 2, 0)
 	// What the warning job asks: windows closing by the 11th, not warned.
 	check(store.RecibidoFilter{PlazoHasta: day(11), SinAviso: true}, 2, 0)
+	// PlazoDesde: windows unknown (3) or closing after it.
+	check(store.RecibidoFilter{PlazoDesde: day(10)}, 4, 3, 2)
+	check(store.RecibidoFilter{PlazoDesde: day(10).Add(-time.Microsecond)}, 4, 3, 2, 1)
+	check(store.RecibidoFilter{PlazoDesde: day(30)}, 3)
+	check(store.RecibidoFilter{PlazoDesde: day(10), Estado: "recibido"}, 4, 2)
 	check(store.RecibidoFilter{RutEmisor: "2-7", TipoDTE: 33, Estado: "recibido", FechaDesde: "2026-04-01"}, 4)
 	check(store.RecibidoFilter{RutEmisor: "9-9"})
 

@@ -192,6 +192,8 @@ func (ib *Inbox) allowed(r *store.Recibido, d Decision) error {
 		return state("the receipt of goods was already registered")
 	case d.Accion == sii.RCVReceipt && r.Estado == Reclamado:
 		return state("the document was claimed; no receipt of goods can follow")
+	case d.Accion == sii.RCVAccept && r.Estado == Aceptado && RespuestasOf(r).Decision == nil:
+		// After a receipt of goods, as the registry allows it.
 	case d.Accion != sii.RCVReceipt && r.Estado != Pendiente:
 		return state(fmt.Sprintf("the document is %s already", r.Estado))
 	}

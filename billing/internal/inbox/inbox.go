@@ -17,8 +17,12 @@
 // and warns a day before the window closes (recibido.plazo_por_vencer).
 //
 // Reply reads the RespuestaDTE and EnvioRecibos that customers send about
-// the company's documents and records what they say on each document
-// (store.DTE.Intercambio), with an event per answer.
+// the company's documents, records each file (a store.Recepcion of
+// TipoRespuesta, with what it did or why it was refused) and, when the
+// answer comes from the document's receptor and describes the document,
+// records what it says on the document (store.DTE.Intercambio) with an
+// event: the first answer of each kind stands, later different ones are
+// kept as history.
 package inbox
 
 import (
@@ -106,8 +110,10 @@ type Config struct {
 	// SigningCert opens the company's certificate, which signs the answers
 	// and authenticates to the registry.
 	SigningCert func(ctx context.Context, empresaID string) (*signer.Certificate, error)
-	// Verify returns what verification trusts for a company (the CAF
-	// keys; a signer policy).
+	// Verify returns what verification trusts for a company: the CAF
+	// keys, and the signer policy that received envelopes (Intake) and
+	// answers (Reply, AuthorizedSigners keyed by the answering receptor)
+	// must pass.
 	Verify func(ctx context.Context, empresaID string) (dte.VerifyOptions, error)
 	// Registry returns the SII registry client of a company; nil means
 	// this service does not speak to the registry (decisions are refused
@@ -217,7 +223,7 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 	if err != nil {
 		return nil, fault.Failed("recording the verification report", err)
 	}
-	r := &store.Recepcion{ID: newID(), EmpresaID: empresaID, Digest: sum, Origen: src.Origen, MensajeID: src.MensajeID,
+	r := &store.Recepcion{ID: newID(), EmpresaID: empresaID, Digest: sum, Tipo: TipoEnvio, Origen: src.Origen, MensajeID: src.MensajeID,
 		Remitente: src.Remitente, XML: data, Report: report, CreatedAt: at}
 	r.Estado = RecepcionRechazada
 	if rec.Recibido() {
@@ -287,6 +293,10 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 // existing is Intake's answer for a file received before.
 func (ib *Inbox) existing(ctx context.Context, r *store.Recepcion) (*Result, error) {
 	out := &Result{Recepcion: r, Duplicate: true, Repetido: map[string]bool{}}
+	if r.Tipo == TipoRespuesta {
+		// The same bytes came as an answer before: no envelope of ours.
+		return out, nil
+	}
 	var rec intercambio.Recepcion
 	if err := json.Unmarshal(r.Report, &rec); err != nil {
 		return nil, fault.Failed("reading the report of file "+r.ID, err)

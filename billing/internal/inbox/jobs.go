@@ -113,11 +113,7 @@ type refreshArgs struct{}
 // Kind names the job.
 func (refreshArgs) Kind() string { return "inbox.refresh" }
 
-// MaxRefresh bounds how many pending documents of one company a refresh
-// asks the registry about.
-const MaxRefresh = 500
-
-// refresh asks the registry, for every company, about its pending
+// refresh asks the registry, for every company, about its received
 // documents, and warns of the windows about to close.
 func (ib *Inbox) refresh(ctx context.Context) error {
 	return periodic.EachEmpresa(ctx, ib.st, func(e *store.Empresa) error {
@@ -128,9 +124,10 @@ func (ib *Inbox) refresh(ctx context.Context) error {
 	})
 }
 
-// Refresh asks the registry about the company's pending documents (when
-// the SII received each, which starts its window, and the events on it),
-// then warns, once each, of the windows that close within Lead.
+// Refresh asks the registry about the company's received documents that
+// may still change there (when the SII received each, which starts its
+// window, and the events on it), then warns, once each, of the windows
+// that close within Lead.
 func (ib *Inbox) Refresh(ctx context.Context, empresaID string) error {
 	if ib.cfg.Registry != nil {
 		if err := ib.askRegistry(ctx, empresaID); err != nil {
@@ -140,37 +137,74 @@ func (ib *Inbox) Refresh(ctx context.Context, empresaID string) error {
 	return ib.warn(ctx, empresaID)
 }
 
-// askRegistry refreshes the registry's view of pending documents.
+// UnknownWindowAfter is how long after a document is received the
+// refresh keeps asking the registry for its reception date once the
+// company has decided on it: the SII receives documents within days of
+// their emission, and a pending one is asked about until decided.
+const UnknownWindowAfter = 30 * 24 * time.Hour
+
+// askRegistry refreshes the registry's view of every received document
+// whose window is still open (or not yet known): the pending ones, which
+// need their deadline and the "por vencer" warning, and the decided ones,
+// on which the registry may still record events (a receipt of goods, an
+// acceptance or claim made in the SII's portal). It walks every page, oldest
+// documents included.
 func (ib *Inbox) askRegistry(ctx context.Context, empresaID string) error {
-	page, err := ib.st.ListRecibidos(ctx, empresaID, store.RecibidoFilter{Estado: Pendiente, Limit: MaxRefresh})
-	if err != nil || len(page.Items) == 0 {
-		return err
-	}
-	cli, err := ib.cfg.Registry(ctx, empresaID)
-	if err != nil {
-		return err
-	}
-	for i := range page.Items {
-		r := &page.Items[i]
-		if r.TipoDTE != 33 && r.TipoDTE != 34 && r.TipoDTE != 43 {
-			continue
-		}
-		doc := sii.RCVDocument{RutEmisor: r.RutEmisor, Tipo: r.TipoDTE, Folio: r.Folio}
-		var when *sii.RCVReception
-		if r.FechaRecepcionSII.IsZero() {
-			if when, err = cli.RCVReceptionDate(ctx, doc); err != nil {
+	var cli *sii.Client
+	now := ib.now()
+	// A document the registry settles in one pass is listed again in the
+	// next: asked once.
+	seen := map[string]bool{}
+	for _, estado := range []string{Pendiente, Aceptado, Reclamado} {
+		cursor := ""
+		for {
+			page, err := ib.st.ListRecibidos(ctx, empresaID, store.RecibidoFilter{Estado: estado, PlazoDesde: now,
+				Cursor: cursor, Limit: store.MaxLimit})
+			if err != nil {
 				return err
 			}
-		}
-		hist, err := cli.RCVEvents(ctx, doc)
-		if err != nil {
-			return err
-		}
-		if err := ib.noteRegistry(ctx, r, when, hist); err != nil {
-			return err
+			for i := range page.Items {
+				r := &page.Items[i]
+				if seen[r.ID] || (r.TipoDTE != 33 && r.TipoDTE != 34 && r.TipoDTE != 43) {
+					continue
+				}
+				seen[r.ID] = true
+				if r.Estado != Pendiente && r.PlazoVence.IsZero() && now.Sub(r.CreatedAt) > UnknownWindowAfter {
+					continue
+				}
+				if cli == nil {
+					if cli, err = ib.cfg.Registry(ctx, empresaID); err != nil {
+						return err
+					}
+				}
+				if err := ib.askOne(ctx, cli, r); err != nil {
+					return err
+				}
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
 		}
 	}
 	return nil
+}
+
+// askOne asks the registry about one document and records its answer.
+func (ib *Inbox) askOne(ctx context.Context, cli *sii.Client, r *store.Recibido) error {
+	doc := sii.RCVDocument{RutEmisor: r.RutEmisor, Tipo: r.TipoDTE, Folio: r.Folio}
+	var when *sii.RCVReception
+	var err error
+	if r.FechaRecepcionSII.IsZero() {
+		if when, err = cli.RCVReceptionDate(ctx, doc); err != nil {
+			return err
+		}
+	}
+	hist, err := cli.RCVEvents(ctx, doc)
+	if err != nil {
+		return err
+	}
+	return ib.noteRegistry(ctx, r, when, hist)
 }
 
 // noteRegistry records what the registry said of one document: its

@@ -47,12 +47,12 @@ func (t *tx) refusedBy(ctx context.Context, err error, constraint, what, id, que
 
 // ---- recepciones
 
-const recepcionListCols = "id, empresa_id, numero, digest, origen, mensaje_id, remitente, estado, report, created_at"
+const recepcionListCols = "id, empresa_id, numero, digest, origen, mensaje_id, remitente, estado, report, created_at, tipo"
 const recepcionCols = recepcionListCols + ", xml"
 
 func recepcionFields(r *store.Recepcion) []any {
 	return []any{&r.ID, &r.EmpresaID, &r.Numero, &r.Digest, &r.Origen, &r.MensajeID, &r.Remitente, &r.Estado,
-		&r.Report, ts(&r.CreatedAt)}
+		&r.Report, ts(&r.CreatedAt), &r.Tipo}
 }
 
 func scanRecepcionList(s scanner) (store.Recepcion, error) {
@@ -96,17 +96,22 @@ func (r *reader) ListRecepciones(ctx context.Context, empresaID string, f store.
 // without aborting the transaction (ON CONFLICT DO NOTHING).
 func (t *tx) InsertRecepcion(ctx context.Context, r *store.Recepcion) error {
 	t.stamp(&r.ID, &r.CreatedAt)
+	tipo := r.Tipo
+	if tipo == "" {
+		// The column's default: what every file recorded before 00010 was.
+		tipo = "envio"
+	}
 	if err := t.lockEmpresa(ctx, r.EmpresaID); err != nil {
 		return err
 	}
 	var numero int64
 	err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+`)
-		SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10 FROM recepciones WHERE empresa_id = $2
+		SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM recepciones WHERE empresa_id = $2
 		ON CONFLICT DO NOTHING RETURNING numero`,
 		r.ID, r.EmpresaID, r.Digest, r.Origen, r.MensajeID, r.Remitente, r.Estado, blob(r.Report), t.d.targ(r.CreatedAt),
-		blob(r.XML)).Scan(&numero)
+		tipo, blob(r.XML)).Scan(&numero)
 	if err == nil {
-		r.Numero = numero
+		r.Numero, r.Tipo = numero, tipo
 		return nil
 	}
 	if !errors.Is(err, errNoRows) {
@@ -195,6 +200,9 @@ func (r *reader) ListRecibidos(ctx context.Context, empresaID string, f store.Re
 	}
 	if f.SinAviso {
 		w.add("plazo_avisado_at IS NULL")
+	}
+	if !f.PlazoDesde.IsZero() {
+		w.add("(plazo_vence IS NULL OR plazo_vence > ?)", r.d.targ(f.PlazoDesde))
 	}
 	return pageOf(ctx, r, listing{name: "recibidos", table: "recibidos", empresaID: empresaID, cols: recibidoListCols}, w,
 		f.Cursor, f.Limit, scanRecibidoList)
