@@ -21,6 +21,8 @@ const adminUsage = `usage: dtekit admin empresa create [flags]
        dtekit admin empresa show --empresa RUT
        dtekit admin empresa list [--ambiente certificacion|produccion]
        dtekit admin caf upload --empresa RUT [--trust [IDK=]KEY.pem]... FILE.xml
+       dtekit admin alertas show --empresa RUT
+       dtekit admin alertas update --empresa RUT --caf-low-stock-threshold N
        dtekit admin apikey create --empresa RUT [--write]
        dtekit admin apikey list --empresa RUT
        dtekit admin apikey revoke --empresa RUT --id KEY_ID
@@ -43,6 +45,10 @@ kek rotate).
                    the file), checked as the API's POST /caf checks it: the
                    SII's signature for the company's ambiente (--trust adds a
                    test authority's key), RUT, range; prints it as JSON
+  alertas show     prints the company's alert settings as JSON (GET
+                   /empresa/alertas): caf_low_stock_threshold, 20 unless set
+  alertas update   sets the available folios of a type at which an emission
+                   fires caf.low_stock (0 to 1000000), as PUT /empresa/alertas
   apikey create    issues an API key for the company with that RUT and prints
                    it once (only its hash is stored); read-only unless --write
   apikey list      lists the company's keys (ids and prefixes, never the keys)
@@ -75,6 +81,8 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminEmpresaList(ctx, env, args[2:])
 	case "caf upload":
 		return adminCAFUpload(ctx, env, args[2:])
+	case "alertas show", "alertas update":
+		return adminAlertas(ctx, env, args[1], args[2:])
 	case "apikey create", "apikey list", "apikey revoke":
 		return adminAPIKey(ctx, env, args[1], args[2:])
 	case "certificado upload":
