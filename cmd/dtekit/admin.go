@@ -276,7 +276,12 @@ func adminJSON(env *cmdEnv, v any) int {
 func adminFail(env *cmdEnv, err error) int {
 	var be *fault.Error
 	if errors.As(err, &be) {
-		fmt.Fprintf(env.stderr, "dtekit admin: %s (%s)\n", be.Message, be.Code)
+		msg := be.Message
+		if be.Kind == fault.KindInternal && be.Err != nil {
+			// The API keeps the cause in its log; the operator sees it here.
+			msg += ": " + errLine(be.Err)
+		}
+		fmt.Fprintf(env.stderr, "dtekit admin: %s (%s)\n", oneLine(msg), be.Code)
 		for _, d := range be.Details {
 			fmt.Fprintf(env.stderr, "  %s: %s (%s)\n", d.Field, d.Message, d.Code)
 		}
@@ -284,10 +289,10 @@ func adminFail(env *cmdEnv, err error) int {
 	}
 	var ce *cliError
 	if errors.As(err, &ce) {
-		fmt.Fprintf(env.stderr, "dtekit admin: %v (%s)\n", ce, ce.code)
+		fmt.Fprintf(env.stderr, "dtekit admin: %s (%s)\n", ce, ce.code)
 		return exitFail
 	}
-	fmt.Fprintf(env.stderr, "dtekit admin: %v\n", err)
+	fmt.Fprintf(env.stderr, "dtekit admin: %s\n", errLine(err))
 	return exitFail
 }
 

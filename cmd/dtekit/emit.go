@@ -374,7 +374,7 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	keys, err := trustedKeys(trust)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "dtekit verify: --trust: %s\n", plainReason(err.Error()))
+		fmt.Fprintf(env.stderr, "dtekit verify: --trust: %s\n", errLine(err))
 		return 2
 	}
 	opts := dte.VerifyOptions{Keys: keys, SignerIsRutEnvia: *rutEnvia, ValidAtSigning: *validAt}
@@ -393,13 +393,13 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	for _, p := range pos {
 		data, err := readFile(p, maxXMLFile)
 		if err != nil {
-			fmt.Fprintf(env.stderr, "dtekit verify: %s\n", plainReason(err.Error()))
+			fmt.Fprintf(env.stderr, "dtekit verify: %s\n", errLine(err))
 			code = 1
 			continue
 		}
 		rep, err := dte.VerifyWith(data, opts)
 		if rep == nil {
-			fmt.Fprintf(env.stderr, "dtekit verify: %s: %s\n", p, plainReason(err.Error()))
+			fmt.Fprintf(env.stderr, "dtekit verify: %s: %s\n", p, errLine(err))
 			code = 1
 			continue
 		}

@@ -117,7 +117,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 		return usageError(env, "serve", "unexpected arguments %q", pos)
 	}
 	if err := serve(ctx, env, o); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit serve: %v\n", err)
+		fmt.Fprintf(env.stderr, "dtekit serve: %s\n", errLine(err))
 		return exitFail
 	}
 	return exitOK
