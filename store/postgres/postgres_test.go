@@ -21,18 +21,7 @@ func TestConformance(t *testing.T) {
 		Open: func(t *testing.T, loc string, jobs store.JobsConfig) (store.Store, error) {
 			return postgres.Open(context.Background(), loc, &postgres.Options{Jobs: jobs})
 		},
-		Exec: func(t *testing.T, loc string, stmts ...string) {
-			db, err := sql.Open("pgx", loc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			for _, s := range stmts {
-				if _, err := db.Exec(s); err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
-			}
-		},
+		Exec: storetest.ExecWith("pgx"),
 	})
 }
 

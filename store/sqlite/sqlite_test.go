@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,18 +19,7 @@ func TestConformance(t *testing.T) {
 		Open: func(t *testing.T, loc string, jobs store.JobsConfig) (store.Store, error) {
 			return sqlite.Open(context.Background(), loc, &sqlite.Options{Jobs: jobs})
 		},
-		Exec: func(t *testing.T, loc string, stmts ...string) {
-			db, err := sql.Open("sqlite", loc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			for _, s := range stmts {
-				if _, err := db.Exec(s); err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
-			}
-		},
+		Exec: storetest.ExecWith("sqlite"),
 	})
 }
 

@@ -26,6 +26,7 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -45,6 +46,24 @@ type Backend struct {
 	// outside the store: the suite uses it to take a database back to an
 	// older schema and check that opening it migrates what it holds.
 	Exec func(t *testing.T, loc string, stmts ...string)
+}
+
+// ExecWith is a Backend.Exec for a database/sql driver that opens loc as
+// its data source name ("sqlite", "pgx").
+func ExecWith(driver string) func(t *testing.T, loc string, stmts ...string) {
+	return func(t *testing.T, loc string, stmts ...string) {
+		t.Helper()
+		db, err := sql.Open(driver, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, s := range stmts {
+			if _, err := db.Exec(s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
 }
 
 // testJobs are runner settings fast enough for tests.
