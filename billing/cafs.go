@@ -15,7 +15,8 @@ func dteTipo(n int) dte.TipoDTE { return dte.TipoDTE(n) }
 // the SII's valid signature (certification keys for a certification
 // company), be issued to the company's RUT, match the company's
 // environment and the declared type, and not overlap a registered range
-// of the same type (fault.KindConflict, CAF_RANGE_CONFLICT). Emission takes
+// of the same type (fault.KindConflict, CAF_RANGE_CONFLICT); a company
+// holds at most Limits.CAFs (LIMIT_EXCEEDED). Emission takes
 // folios from the active CAF with the lowest range that still has folios,
 // moving to the next one when it runs out. The CAF's private key is stored
 // sealed by the Keyring, apart from its public document.
@@ -33,7 +34,13 @@ func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput
 	if rec.XML, rec.SealedKey, err = sealCAF(s.keys, c, empresaID, rec.ID); err != nil {
 		return nil, fault.Failed("sealing the CAF's key", err)
 	}
-	if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertCAF(ctx, rec) }); err != nil {
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		if err := s.roomForCAF(ctx, tx, empresaID); err != nil {
+			return err
+		}
+		return tx.InsertCAF(ctx, rec)
+	})
+	if err != nil {
 		return nil, storeErr(err, "registering the CAF", "caf", rec.ID)
 	}
 	s.cafs.Store(rec.ID, c)

@@ -75,7 +75,8 @@ func clienteFields(razon, giro, dir, comuna, ciudad, email, tel, contacto, notas
 }
 
 // CreateCliente adds a customer; its rut is unique within the company
-// (fault.KindConflict, CLIENTE_RUT_CONFLICT).
+// (fault.KindConflict, CLIENTE_RUT_CONFLICT), and a company holds at most
+// Limits.Clientes (LIMIT_EXCEEDED).
 func (s *Service) CreateCliente(ctx context.Context, empresaID string, in ClienteInput) (*Cliente, error) {
 	var d []dte.FieldError
 	rut, _ := dte.ParseRUT(in.Rut)
@@ -93,6 +94,9 @@ func (s *Service) CreateCliente(ctx context.Context, empresaID string, in Client
 		Contacto: in.Contacto, Notas: in.Notas}
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
+			return err
+		}
+		if err := s.roomForCliente(ctx, tx, empresaID); err != nil {
 			return err
 		}
 		return tx.InsertCliente(ctx, rec)
@@ -198,7 +202,8 @@ func checkPrecio(d []dte.FieldError, p int64) []dte.FieldError {
 }
 
 // CreateProducto adds a product; a codigo, when given, is unique within
-// the company (fault.KindConflict, PRODUCTO_CODIGO_CONFLICT).
+// the company (fault.KindConflict, PRODUCTO_CODIGO_CONFLICT), and a
+// company holds at most Limits.Productos (LIMIT_EXCEEDED).
 func (s *Service) CreateProducto(ctx context.Context, empresaID string, in ProductoInput) (*Producto, error) {
 	d := checkFields(productoFields(&in.Codigo, &in.Nombre, &in.Descripcion, &in.Unidad, &in.Categoria))
 	d = checkPrecio(d, in.PrecioUnitario)
@@ -209,6 +214,9 @@ func (s *Service) CreateProducto(ctx context.Context, empresaID string, in Produ
 		PrecioUnitario: in.PrecioUnitario, Unidad: in.Unidad, EsExento: in.EsExento, Categoria: in.Categoria}
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.GetEmpresa(ctx, empresaID); err != nil {
+			return err
+		}
+		if err := s.roomForProducto(ctx, tx, empresaID); err != nil {
 			return err
 		}
 		return tx.InsertProducto(ctx, rec)

@@ -61,6 +61,9 @@ type Config struct {
 	// and sending its documents and answers (see MailConfig); each
 	// company's servers are its own settings (PutCorreoSettings).
 	Mail MailConfig
+	// Limits caps the clientes, productos and CAFs one company may hold;
+	// the zero value is the production setting.
+	Limits Limits
 }
 
 // Defaults of Config.

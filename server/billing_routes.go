@@ -40,6 +40,8 @@ func (s *Server) billingRoutes() {
 	s.handle("PUT "+base+"/empresa/logo", write, s.putLogo)
 	s.handle("DELETE "+base+"/empresa/logo", write, s.deleteLogo)
 	s.handle("POST "+base+"/empresa/certificado/pfx", admin, s.uploadCertificado)
+	s.handle("GET "+base+"/empresa/alertas", read, ofTenant(s.billing.AlertSettings))
+	s.handle("PUT "+base+"/empresa/alertas", write, withBody(maxJSONBody, http.StatusOK, s.billing.UpdateAlertSettings))
 	// Webhooks
 	s.handle("GET "+base+"/webhooks", read, s.listWebhooks)
 	s.handle("POST "+base+"/webhooks", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateWebhook))

@@ -152,8 +152,8 @@ type CAFFilter struct {
 }
 
 // CatalogFilter selects clientes or productos. Query, when not empty,
-// matches case-insensitively any part of the name (razon_social / nombre)
-// or of the rut / codigo. Deleted records never appear. Pages run from the
+// matches any part of the name (razon_social / nombre) or of the rut /
+// codigo, regardless of case and accents ("nunoa" finds "ÑUÑOA"). Deleted records never appear. Pages run from the
 // oldest record to the newest.
 type CatalogFilter struct {
 	Query  string

@@ -21,6 +21,8 @@ const adminUsage = `usage: dtekit admin empresa create [flags]
        dtekit admin empresa show --empresa RUT
        dtekit admin empresa list [--ambiente certificacion|produccion]
        dtekit admin caf upload --empresa RUT [--trust [IDK=]KEY.pem]... FILE.xml
+       dtekit admin alertas show --empresa RUT
+       dtekit admin alertas update --empresa RUT --caf-low-stock-threshold N
        dtekit admin apikey create --empresa RUT [--write]
        dtekit admin apikey list --empresa RUT
        dtekit admin apikey revoke --empresa RUT --id KEY_ID
@@ -43,6 +45,10 @@ kek rotate).
                    the file), checked as the API's POST /caf checks it: the
                    SII's signature for the company's ambiente (--trust adds a
                    test authority's key), RUT, range; prints it as JSON
+  alertas show     prints the company's alert settings as JSON (GET
+                   /empresa/alertas): caf_low_stock_threshold, 20 unless set
+  alertas update   sets the available folios of a type at which an emission
+                   fires caf.low_stock (0 to 1000000), as PUT /empresa/alertas
   apikey create    issues an API key for the company with that RUT and prints
                    it once (only its hash is stored); read-only unless --write
   apikey list      lists the company's keys (ids and prefixes, never the keys)
@@ -75,6 +81,8 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminEmpresaList(ctx, env, args[2:])
 	case "caf upload":
 		return adminCAFUpload(ctx, env, args[2:])
+	case "alertas show", "alertas update":
+		return adminAlertas(ctx, env, args[1], args[2:])
 	case "apikey create", "apikey list", "apikey revoke":
 		return adminAPIKey(ctx, env, args[1], args[2:])
 	case "certificado upload":
@@ -268,7 +276,12 @@ func adminJSON(env *cmdEnv, v any) int {
 func adminFail(env *cmdEnv, err error) int {
 	var be *fault.Error
 	if errors.As(err, &be) {
-		fmt.Fprintf(env.stderr, "dtekit admin: %s (%s)\n", be.Message, be.Code)
+		msg := be.Message
+		if be.Kind == fault.KindInternal && be.Err != nil {
+			// The API keeps the cause in its log; the operator sees it here.
+			msg += ": " + errLine(be.Err)
+		}
+		fmt.Fprintf(env.stderr, "dtekit admin: %s (%s)\n", oneLine(msg), be.Code)
 		for _, d := range be.Details {
 			fmt.Fprintf(env.stderr, "  %s: %s (%s)\n", d.Field, d.Message, d.Code)
 		}
@@ -276,10 +289,10 @@ func adminFail(env *cmdEnv, err error) int {
 	}
 	var ce *cliError
 	if errors.As(err, &ce) {
-		fmt.Fprintf(env.stderr, "dtekit admin: %v (%s)\n", ce, ce.code)
+		fmt.Fprintf(env.stderr, "dtekit admin: %s (%s)\n", ce, ce.code)
 		return exitFail
 	}
-	fmt.Fprintf(env.stderr, "dtekit admin: %v\n", err)
+	fmt.Fprintf(env.stderr, "dtekit admin: %s\n", errLine(err))
 	return exitFail
 }
 

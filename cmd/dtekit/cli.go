@@ -62,9 +62,25 @@ type cliError struct {
 
 func (e *cliError) Error() string {
 	if e.where == "" {
-		return dedupe(plainReason(e.err.Error()))
+		return errLine(e.err)
 	}
-	return dedupe(e.where + ": " + plainReason(e.err.Error()))
+	return dedupe(e.where + ": " + errLine(e.err))
+}
+
+// errLine is what every command prints of an error: one line (the lines
+// of a joined error separated by "; "), without the prefixes of dtekit's
+// packages ("dte: ", "store/sqlite: ", "billing: ") or what a library says
+// below ours (plainReason), and without a part that repeats the one
+// before it (dedupe).
+func errLine(err error) string { return oneLine(err.Error()) }
+
+// oneLine is errLine for a message already formatted.
+func oneLine(s string) string {
+	lines := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return dedupe(plainReason(strings.Join(lines, "; ")))
 }
 
 // ownPrefix is the prefix a dtekit package puts on its errors ("caf: ",
@@ -72,7 +88,7 @@ func (e *cliError) Error() string {
 // (": pkcs12: error reading P12 data: asn1: structure error: …" or
 // " (smallrsa: …)").
 var (
-	ownPrefix    = regexp.MustCompile(`(^|: |\()(dte|caf|ted|signer|xmltree|xmlflat|billing|store|sii|certificacion|intercambio)(: parse|: read)?: `)
+	ownPrefix    = regexp.MustCompile(`(^|: |; |\()(dte|caf|ted|signer|xmltree|xmlflat|billing|store|store/sqlite|store/postgres|sqlstore|sii|certificacion|intercambio|libro|email|webhook|pdf|server|aduana)(: parse|: read|: verify)?: `)
 	foreignChain = regexp.MustCompile(`(: | \()(pkcs12|asn1|x509|smallrsa|crypto/[a-z0-9]+|rsa|pem|xml|json|strconv|base64): `)
 )
 
@@ -158,7 +174,7 @@ func reportValidation(env *cmdEnv, cmd, input string, jsonOut bool, ve *dte.Vali
 // usageError prints a command-line mistake and where to find help, and
 // returns exitUsage.
 func usageError(env *cmdEnv, cmd, format string, args ...any) int {
-	fmt.Fprintf(env.stderr, "dtekit %s: %s\nRun 'dtekit %s --help' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
+	fmt.Fprintf(env.stderr, "dtekit %s: %s\nRun 'dtekit %s --help' for usage.\n", cmd, oneLine(fmt.Sprintf(format, args...)), cmd)
 	return exitUsage
 }
 

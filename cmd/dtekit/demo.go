@@ -41,7 +41,7 @@ func runDemo(ctx context.Context, env *cmdEnv, args []string) int {
 		return usageError(env, "demo", "unexpected arguments %q", pos)
 	}
 	if err := demo(ctx, env, *out, time.Now()); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit demo: %s\n", plainReason(err.Error()))
+		fmt.Fprintf(env.stderr, "dtekit demo: %s\n", errLine(err))
 		return 1
 	}
 	return 0

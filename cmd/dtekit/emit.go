@@ -352,7 +352,10 @@ every XML signature (each over the element beside it), every TED (FRMT with the
 CAF's key, the CAF's FRMA with the SII's keys or a --trust key, the stamp's data
 against the document, MNT = MntTotal, the CAF's dates) and every document's
 totals recomputed from its lines. Prints a report per document with who signed
-it, and exits 1 when anything fails.
+it, and exits 1 when anything fails. A signed libro (LibroCompraVenta,
+LibroGuia) or RCOF (ConsumoFolios) is checked likewise: its shape, its one
+signature over EnvioLibro (DocumentoConsumoFolios) and the signer policy below,
+the emisor being the carátula's.
 
 A signature proves the document is intact and was signed by the certificate
 beside it, not that its holder may sign for the emisor: state that with
@@ -381,7 +384,7 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	keys, err := trustedKeys(trust)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "dtekit verify: --trust: %s\n", plainReason(err.Error()))
+		fmt.Fprintf(env.stderr, "dtekit verify: --trust: %s\n", errLine(err))
 		return 2
 	}
 	opts, err := policy.options()
@@ -394,13 +397,17 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	for _, p := range pos {
 		data, err := readFile(p, maxXMLFile)
 		if err != nil {
-			fmt.Fprintf(env.stderr, "dtekit verify: %s\n", plainReason(err.Error()))
+			fmt.Fprintf(env.stderr, "dtekit verify: %s\n", errLine(err))
 			code = 1
+			continue
+		}
+		if isLibro(rootElement(data)) {
+			code = max(code, verifyLibro(env, p, data, opts, *asJSON))
 			continue
 		}
 		rep, err := dte.VerifyWith(data, opts)
 		if rep == nil {
-			fmt.Fprintf(env.stderr, "dtekit verify: %s: %s\n", p, plainReason(err.Error()))
+			fmt.Fprintf(env.stderr, "dtekit verify: %s: %s\n", p, errLine(err))
 			code = 1
 			continue
 		}
@@ -443,7 +450,7 @@ func checkText(c dte.Check) string {
 	if c.OK {
 		return "ok"
 	}
-	return "FAILED (" + c.Error + ")"
+	return "FAILED (" + oneLine(c.Error) + ")"
 }
 
 const cafUsage = `usage: dtekit caf inspect [--trust KEY.pem]... [--at YYYY-MM-DDTHH:MM:SS] CAF.xml

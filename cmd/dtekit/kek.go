@@ -123,7 +123,7 @@ func adminKEKRotate(ctx context.Context, env *cmdEnv, args []string) int {
 		return usageError(env, "admin", "--new-key-file goes with DTEKIT_KEK; without it the new key is made in %s", filepath.Join(db.data, kekFileName+kekNewSuffix))
 	}
 	if err := kekRotate(ctx, env, db, envKEK, newKeyFile); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit admin kek rotate: %v\n", err)
+		fmt.Fprintf(env.stderr, "dtekit admin kek rotate: %s\n", errLine(err))
 		return exitFail
 	}
 	return exitOK

@@ -169,14 +169,10 @@ func newProdRig(t *testing.T) *prodRig {
 // SII in an envelope whose carátula carries the resolution, and ends
 // aceptado with its track id. The server also takes a second production
 // CAF over the API (serve --trust), and a document emitted with auto_send
-// false is held in firmado.
-//
-// TODO(issue 21, point 1): the envelope of several documents belongs
-// here once POST /envios exists: emit several with auto_send false
-// (held: see below), send them with POST /api/v1/billing/envios and
-// their dte_ids, and read the per-document results with GET
-// /envios/{id}. newProdRig gives the running server (r.api, r.key) and
-// the fake (r.fake) to extend it with.
+// false is held in firmado. Three more held facturas travel together in
+// one envelope (POST /envios), the fake's review rejecting the second: GET
+// /envios/{id} gives the envelope's track id and each document's result,
+// and each document's own tracking agrees.
 func TestProductionEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary against a fake SII for about 30 seconds; skipped with -short")
@@ -213,6 +209,43 @@ func TestProductionEndToEnd(t *testing.T) {
 	st, b = call(t, hc, "POST", r.api+"/dte", r.key, []byte(hold))
 	if json.Unmarshal(b, &held); st != http.StatusCreated || held.Estado != "firmado" {
 		t.Fatalf("emission with auto_send false: %d %s", st, b)
+	}
+
+	// The envelope of several documents: folios 3, 4 and 5, held, then
+	// sent together; the SII's review rejects folio 4.
+	r.fake.Script(prodRUT, 33, 4, siitest.Outcome{Result: siitest.Rejected, Detail: "DTE-3-101"})
+	var batch []string
+	for i := range 3 {
+		var d struct {
+			ID, Estado string
+			Folio      int64
+		}
+		st, b := call(t, hc, "POST", r.api+"/dte", r.key, []byte(hold))
+		if json.Unmarshal(b, &d); st != http.StatusCreated || d.Estado != "firmado" || d.Folio != int64(3+i) {
+			t.Fatalf("held factura %d: %d %s, want folio %d firmado", i+1, st, b, 3+i)
+		}
+		batch = append(batch, d.ID)
+	}
+	type envio struct {
+		ID, Tipo, Ambiente, Estado string
+		TrackID                    *string `json:"track_id"`
+		Documentos                 []struct {
+			DTEID     string  `json:"dte_id"`
+			Folio     int64   `json:"folio"`
+			Estado    string  `json:"estado"`
+			CodigoSII *string `json:"codigo_sii"`
+		}
+	}
+	body, _ = json.Marshal(map[string]any{"dte_ids": batch})
+	st, b = call(t, hc, "POST", r.api+"/envios", r.key, body)
+	var sent envio
+	if json.Unmarshal(b, &sent); st != http.StatusCreated || sent.Tipo != "EnvioDTE" || sent.Ambiente != "produccion" || len(sent.Documentos) != 3 {
+		t.Fatalf("POST /envios of three held facturas: %d %s", st, b)
+	}
+	for i, d := range sent.Documentos {
+		if d.DTEID != batch[i] || d.Folio != int64(3+i) || d.Estado != "enviando" {
+			t.Errorf("document %d of the new envelope: %+v, want folio %d enviando", i, d, 3+i)
+		}
 	}
 
 	var doc struct {
@@ -258,6 +291,61 @@ func TestProductionEndToEnd(t *testing.T) {
 	if found != 1 {
 		t.Errorf("the fake holds %d envelopes with the document's track id, want 1", found)
 	}
+	// The envelope's per-document results.
+	var got envio
+	for {
+		st, b = call(t, hc, "GET", r.api+"/envios/"+sent.ID, r.key, nil)
+		if st != http.StatusOK || json.Unmarshal(b, &got) != nil {
+			t.Fatalf("GET the envelope: %d %s", st, b)
+		}
+		if got.Estado == "procesado" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the envelope is still %s after 90 s: %s", got.Estado, b)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if got.TrackID == nil || *got.TrackID == "" || *got.TrackID == *doc.Tracking.TrackID {
+		t.Errorf("the envelope's track id: %s, want its own", b)
+	}
+	want := []string{"aceptado", "rechazado", "aceptado"}
+	for i, d := range got.Documentos {
+		if d.DTEID != batch[i] || d.Folio != int64(3+i) || d.Estado != want[i] || d.CodigoSII == nil {
+			t.Errorf("document %d of the envelope: %+v, want folio %d %s with the SII's code", i, d, 3+i, want[i])
+		}
+		var own struct {
+			Estado   string
+			Tracking struct {
+				EnvioID *string `json:"envio_id"`
+				TrackID *string `json:"track_id"`
+			}
+		}
+		st, b := call(t, hc, "GET", r.api+"/dte/"+batch[i], r.key, nil)
+		if json.Unmarshal(b, &own); st != http.StatusOK || own.Estado != want[i] || own.Tracking.EnvioID == nil ||
+			*own.Tracking.EnvioID != sent.ID || own.Tracking.TrackID == nil || got.TrackID == nil || *own.Tracking.TrackID != *got.TrackID {
+			t.Errorf("folio %d's own tracking: %d %s, want %s in envelope %s", 3+i, st, b, want[i], sent.ID)
+		}
+	}
+	// The fake filed it once, with the three folios and the production
+	// resolution.
+	found = 0
+	for _, env := range r.fake.Envelopes() {
+		if got.TrackID != nil && env.TrackID == *got.TrackID {
+			found++
+			var folios []int64
+			for _, d := range env.Docs {
+				folios = append(folios, d.Folio)
+			}
+			if len(folios) != 3 || folios[0] != 3 || folios[1] != 4 || folios[2] != 5 || !strings.Contains(string(env.Raw), "<NroResol>80</NroResol>") {
+				t.Errorf("the fake's envelope %s: folios %v, want 3 4 5 with resolution 80", env.TrackID, folios)
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("the fake holds %d envelopes with the envelope's track id, want 1", found)
+	}
+
 	// The held document stays firmado: nothing sent it.
 	st, b = call(t, hc, "GET", r.api+"/dte/"+held.ID, r.key, nil)
 	if json.Unmarshal(b, &held); st != http.StatusOK || held.Estado != "firmado" {

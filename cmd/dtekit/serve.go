@@ -76,13 +76,22 @@ Environment (flags win):
   DTEKIT_RATE_LIMIT     requests per second per credential (default 20; -1 off)
   DTEKIT_RATE_BURST     burst per credential (default twice the rate)
   DTEKIT_LOG_LEVEL      debug, info (default), warn or error
+  DTEKIT_MAX_CONNECTIONS  connections served at once (default 1024)
+  DTEKIT_METRICS_TENANT_LABELS  1 labels /metrics by company
   DTEKIT_SII_URL        base URL of a test SII for every submission
   DTEKIT_JOBS_WORKERS   jobs run at once per queue, e.g. delivery=20,submission=4
                         (defaults submission=8 recovery=2 delivery=10
-                        maintenance=2; 0: none in this process)
+                        maintenance=2 mail=2; 0: none in this process)
   DTEKIT_SIGNERS        the --signer entries, RUT=SIGNER_RUT separated by commas
-  DTEKIT_SIGNER_IS_RUT_ENVIA, DTEKIT_VALID_AT_SIGNING
-                        1: as --signer-is-rut-envia, --valid-at-signing
+  DTEKIT_SIGNER_IS_RUT_ENVIA  1: as --signer-is-rut-envia
+  DTEKIT_VALID_AT_SIGNING     1: as --valid-at-signing
+  DTEKIT_JOBS_RESCUE_AFTER  how long a job may run before it is taken for
+                        abandoned and run again (default 2m)
+  DTEKIT_MAIL_CA        PEM file of extra authorities for the companies' mail
+                        servers (a private CA)
+  DTEKIT_MAIL_POLL      how often each mailbox is read (default 1m, at least 5s)
+  DTEKIT_MAIL_RETRY     pause before a failed mail is sent again (default 30s,
+                        2m, 10m, 30m, then hourly)
 `
 
 // Names of the files serve keeps in the data directory.
@@ -141,7 +150,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 		return usageError(env, "serve", "%v", err)
 	}
 	if err := serve(ctx, env, o); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit serve: %v\n", err)
+		fmt.Fprintf(env.stderr, "dtekit serve: %s\n", errLine(err))
 		return exitFail
 	}
 	return exitOK

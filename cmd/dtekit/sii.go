@@ -86,7 +86,7 @@ func siiClientCommand(ctx context.Context, env *cmdEnv, name string, args []stri
 		return code
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(env.stderr, "dtekit sii %s: %s\n", name, plainReason(err.Error()))
+		fmt.Fprintf(env.stderr, "dtekit sii %s: %s\n", name, errLine(err))
 		return 1
 	}
 	client, usage, err := conn.client(env, fs)
@@ -256,7 +256,7 @@ func (c *siiConn) openClient(env *cmdEnv, fs *flag.FlagSet, cmd string) (client 
 	case errors.As(err, &cerr):
 		return nil, report(env, cmd, false, cerr), false
 	case err != nil:
-		return nil, usageError(env, cmd, "%s", plainReason(err.Error())), false
+		return nil, usageError(env, cmd, "%s", errLine(err)), false
 	}
 	return client, exitOK, true
 }
@@ -272,7 +272,7 @@ func siiPrint(env *cmdEnv, v any) int {
 	enc := json.NewEncoder(env.stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(env.stderr, "dtekit sii: %s\n", plainReason(err.Error()))
+		fmt.Fprintf(env.stderr, "dtekit sii: %s\n", errLine(err))
 		return 1
 	}
 	return 0
@@ -294,7 +294,7 @@ func siiFake(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "dtekit sii fake: --addr %q: %v\n", *addr, err)
+		fmt.Fprintf(env.stderr, "dtekit sii fake: --addr %q: %s\n", *addr, errLine(err))
 		return 2
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
@@ -312,7 +312,7 @@ func siiFake(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "dtekit sii fake: %v\n", err)
+		fmt.Fprintf(env.stderr, "dtekit sii fake: %s\n", errLine(err))
 		return 1
 	}
 	srv := &http.Server{Handler: fake.Handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -330,7 +330,7 @@ func siiFake(ctx context.Context, env *cmdEnv, args []string) int {
 		if errors.Is(err, http.ErrServerClosed) {
 			return 0
 		}
-		fmt.Fprintf(env.stderr, "dtekit sii fake: %v\n", err)
+		fmt.Fprintf(env.stderr, "dtekit sii fake: %s\n", errLine(err))
 		return 1
 	}
 }

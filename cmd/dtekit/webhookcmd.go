@@ -133,14 +133,14 @@ func runWebhookSign(env *cmdEnv, args []string) int {
 	}
 	keys, err := webhookSecrets(env, secrets)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "dtekit webhook sign:", err)
+		fmt.Fprintln(env.stderr, "dtekit webhook sign:", errLine(err))
 		return 2
 	}
 	when := time.Now()
 	if *ts != "" {
 		n, err := parseUnix("timestamp", *ts)
 		if err != nil {
-			fmt.Fprintln(env.stderr, "dtekit webhook sign:", err)
+			fmt.Fprintln(env.stderr, "dtekit webhook sign:", errLine(err))
 			return 2
 		}
 		when = time.Unix(n, 0)
@@ -150,12 +150,12 @@ func runWebhookSign(env *cmdEnv, args []string) int {
 	}
 	body, err := readWebhookBody(env)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "dtekit webhook sign:", err)
+		fmt.Fprintln(env.stderr, "dtekit webhook sign:", errLine(err))
 		return 2
 	}
 	h, err := webhook.Sign(keys, *id, when, body)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "dtekit webhook sign:", err)
+		fmt.Fprintln(env.stderr, "dtekit webhook sign:", errLine(err))
 		return 2
 	}
 	for _, name := range []string{webhook.HeaderID, webhook.HeaderTimestamp, webhook.HeaderSignature} {
@@ -182,30 +182,30 @@ func runWebhookVerify(env *cmdEnv, args []string) int {
 	}
 	keys, err := webhookSecrets(env, secrets)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "dtekit webhook verify:", err)
+		fmt.Fprintln(env.stderr, "dtekit webhook verify:", errLine(err))
 		return 2
 	}
 	opts := []webhook.Option{webhook.WithTolerance(*tolerance)}
 	if *now != "" {
 		n, err := parseUnix("now", *now)
 		if err != nil {
-			fmt.Fprintln(env.stderr, "dtekit webhook verify:", err)
+			fmt.Fprintln(env.stderr, "dtekit webhook verify:", errLine(err))
 			return 2
 		}
 		opts = append(opts, webhook.WithClock(func() time.Time { return time.Unix(n, 0) }))
 	}
 	v, err := webhook.NewVerifier(keys, opts...)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "dtekit webhook verify:", err)
+		fmt.Fprintln(env.stderr, "dtekit webhook verify:", errLine(err))
 		return 2
 	}
 	body, err := readWebhookBody(env)
 	if err != nil {
-		fmt.Fprintln(env.stderr, "dtekit webhook verify:", err)
+		fmt.Fprintln(env.stderr, "dtekit webhook verify:", errLine(err))
 		return 2
 	}
 	if err := v.VerifyValues(*id, *ts, *sig, body); err != nil {
-		fmt.Fprintln(env.stderr, "dtekit webhook verify: rejected:", err)
+		fmt.Fprintln(env.stderr, "dtekit webhook verify: rejected:", errLine(err))
 		return 1
 	}
 	fmt.Fprintf(env.stdout, "verified: %s at %s (%d body bytes)\n", *id, *ts, len(body))

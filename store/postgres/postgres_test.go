@@ -21,6 +21,7 @@ func TestConformance(t *testing.T) {
 		Open: func(t *testing.T, loc string, jobs store.JobsConfig) (store.Store, error) {
 			return postgres.Open(context.Background(), loc, &postgres.Options{Jobs: jobs})
 		},
+		Exec: storetest.ExecWith("pgx"),
 	})
 }
 

@@ -19,6 +19,7 @@ func TestConformance(t *testing.T) {
 		Open: func(t *testing.T, loc string, jobs store.JobsConfig) (store.Store, error) {
 			return sqlite.Open(context.Background(), loc, &sqlite.Options{Jobs: jobs})
 		},
+		Exec: storetest.ExecWith("sqlite"),
 	})
 }
 

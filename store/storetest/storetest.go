@@ -26,6 +26,7 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -41,6 +42,28 @@ type Backend struct {
 	// Open opens the database at loc with the given job runner settings.
 	// The suite closes the store.
 	Open func(t *testing.T, loc string, jobs store.JobsConfig) (store.Store, error)
+	// Exec, when set, runs SQL statements on the closed database at loc,
+	// outside the store: the suite uses it to take a database back to an
+	// older schema and check that opening it migrates what it holds.
+	Exec func(t *testing.T, loc string, stmts ...string)
+}
+
+// ExecWith is a Backend.Exec for a database/sql driver that opens loc as
+// its data source name ("sqlite", "pgx").
+func ExecWith(driver string) func(t *testing.T, loc string, stmts ...string) {
+	return func(t *testing.T, loc string, stmts ...string) {
+		t.Helper()
+		db, err := sql.Open(driver, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, s := range stmts {
+			if _, err := db.Exec(s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
 }
 
 // testJobs are runner settings fast enough for tests.
@@ -70,6 +93,8 @@ func Run(t *testing.T, b Backend) {
 	t.Run("CursorConcurrentInserts", h.testCursorConcurrentInserts)
 	t.Run("Cliente", h.testCliente)
 	t.Run("Producto", h.testProducto)
+	t.Run("CatalogSearch", h.testCatalogSearch)
+	t.Run("CatalogSearchMigrates", h.testCatalogSearchMigrates)
 	t.Run("Webhook", h.testWebhook)
 	t.Run("APIKey", h.testAPIKey)
 	t.Run("Idempotency", h.testIdempotency)

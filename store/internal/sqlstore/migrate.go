@@ -12,7 +12,9 @@ import (
 
 // Migrate applies a backend's embedded dtekit migrations (the files under
 // "migrations" in fsys, in goose's format) and then River's own, through
-// the backend's River driver. Both are idempotent: a store opened again
+// the backend's River driver, filling what migrations leave to Go (the
+// search text of older catalog records, backfillSearch) in between. All
+// are idempotent: a store opened again
 // applies only what is new.
 func Migrate(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS, rd riverdriver.Driver[*sql.Tx]) error {
 	sub, err := fs.Sub(fsys, "migrations")
@@ -24,6 +26,9 @@ func Migrate(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS,
 		return err
 	}
 	if _, err := p.Up(ctx); err != nil {
+		return err
+	}
+	if err := backfillSearch(ctx, db); err != nil {
 		return err
 	}
 	m, err := rivermigrate.New(rd, nil)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/dtekit/dtekit/store"
@@ -523,42 +522,40 @@ func (r *reader) GetClienteByRut(ctx context.Context, empresaID, rut string) (*s
 	return &c, nil
 }
 
-// likePattern makes a case-insensitive substring pattern, escaping LIKE's
-// wildcards in the user's text.
-func likePattern(q string) string {
-	q = strings.ToLower(q)
-	q = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q)
-	return "%" + q + "%"
-}
-
 func (r *reader) ListClientes(ctx context.Context, empresaID string, f store.CatalogFilter) (*store.Page[store.Cliente], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
 	w.add("deleted_at IS NULL")
 	if f.Query != "" {
 		p := likePattern(f.Query)
-		w.add(`(lower(razon_social) LIKE ? ESCAPE '\' OR lower(rut) LIKE ? ESCAPE '\')`, p, p)
+		w.add(`busqueda LIKE ? ESCAPE '\'`, p)
 	}
 	return pageOf(ctx, r, listing{name: "clientes", table: "clientes", empresaID: empresaID, cols: clienteCols, asc: true}, w, f.Cursor, f.Limit, scanCliente)
 }
 
 func (t *tx) InsertCliente(ctx context.Context, c *store.Cliente) error {
 	t.stamp(&c.ID, &c.CreatedAt, &c.UpdatedAt)
-	res, err := t.q.ExecContext(ctx, "INSERT INTO clientes ("+clienteCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	res, err := t.q.ExecContext(ctx, "INSERT INTO clientes ("+clienteCols+`, busqueda) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 		ON CONFLICT DO NOTHING`,
 		c.ID, c.EmpresaID, c.Rut, c.RazonSocial, c.Giro, c.Direccion, c.Comuna, c.Ciudad, c.Email, c.Telefono,
-		c.Contacto, c.Notas, t.d.targ(c.CreatedAt), t.d.targ(c.UpdatedAt))
+		c.Contacto, c.Notas, t.d.targ(c.CreatedAt), t.d.targ(c.UpdatedAt), searchText(c.RazonSocial, c.Rut))
 	return t.inserted(ctx, res, err, "cliente", "clientes", c.ID, store.ConstraintClienteRut)
 }
 
 func (t *tx) UpdateCliente(ctx context.Context, c *store.Cliente) error {
 	c.UpdatedAt = time.Time{}
 	t.stamp(nil, &c.UpdatedAt)
+	// The rut never changes: the search text takes the stored one.
+	var rut string
+	err := t.q.QueryRowContext(ctx, "SELECT rut FROM clientes WHERE empresa_id = $1 AND id = $2 AND deleted_at IS NULL", c.EmpresaID, c.ID).Scan(&rut)
+	if err != nil {
+		return t.notFound(err, "cliente", c.ID)
+	}
 	res, err := t.q.ExecContext(ctx, `UPDATE clientes SET razon_social = $3, giro = $4, direccion = $5, comuna = $6, ciudad = $7,
-		email = $8, telefono = $9, contacto = $10, notas = $11, updated_at = $12
+		email = $8, telefono = $9, contacto = $10, notas = $11, updated_at = $12, busqueda = $13
 		WHERE empresa_id = $1 AND id = $2 AND deleted_at IS NULL`,
 		c.EmpresaID, c.ID, c.RazonSocial, c.Giro, c.Direccion, c.Comuna, c.Ciudad, c.Email, c.Telefono, c.Contacto,
-		c.Notas, t.d.targ(c.UpdatedAt))
+		c.Notas, t.d.targ(c.UpdatedAt), searchText(c.RazonSocial, rut))
 	return t.affectedOne(res, err, "cliente", c.ID)
 }
 
@@ -593,17 +590,17 @@ func (r *reader) ListProductos(ctx context.Context, empresaID string, f store.Ca
 	w.add("deleted_at IS NULL")
 	if f.Query != "" {
 		p := likePattern(f.Query)
-		w.add(`(lower(nombre) LIKE ? ESCAPE '\' OR lower(codigo) LIKE ? ESCAPE '\')`, p, p)
+		w.add(`busqueda LIKE ? ESCAPE '\'`, p)
 	}
 	return pageOf(ctx, r, listing{name: "productos", table: "productos", empresaID: empresaID, cols: productoCols, asc: true}, w, f.Cursor, f.Limit, scanProducto)
 }
 
 func (t *tx) InsertProducto(ctx context.Context, p *store.Producto) error {
 	t.stamp(&p.ID, &p.CreatedAt, &p.UpdatedAt)
-	res, err := t.q.ExecContext(ctx, "INSERT INTO productos ("+productoCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	res, err := t.q.ExecContext(ctx, "INSERT INTO productos ("+productoCols+`, busqueda) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT DO NOTHING`,
 		p.ID, p.EmpresaID, p.Codigo, p.Nombre, p.Descripcion, p.PrecioUnitario, p.Unidad, boolArg(p.EsExento),
-		p.Categoria, t.d.targ(p.CreatedAt), t.d.targ(p.UpdatedAt))
+		p.Categoria, t.d.targ(p.CreatedAt), t.d.targ(p.UpdatedAt), searchText(p.Nombre, p.Codigo))
 	return t.inserted(ctx, res, err, "producto", "productos", p.ID, store.ConstraintProductoCodigo)
 }
 
@@ -627,10 +624,10 @@ func (t *tx) UpdateProducto(ctx context.Context, p *store.Producto) error {
 		}
 	}
 	res, err := t.q.ExecContext(ctx, `UPDATE productos SET codigo = $3, nombre = $4, descripcion = $5, precio_unitario = $6,
-		unidad = $7, es_exento = $8, categoria = $9, updated_at = $10
+		unidad = $7, es_exento = $8, categoria = $9, updated_at = $10, busqueda = $11
 		WHERE empresa_id = $1 AND id = $2 AND deleted_at IS NULL`,
 		p.EmpresaID, p.ID, p.Codigo, p.Nombre, p.Descripcion, p.PrecioUnitario, p.Unidad, boolArg(p.EsExento),
-		p.Categoria, t.d.targ(p.UpdatedAt))
+		p.Categoria, t.d.targ(p.UpdatedAt), searchText(p.Nombre, p.Codigo))
 	return t.affectedOne(res, err, "producto", p.ID)
 }
 
