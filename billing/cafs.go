@@ -65,10 +65,11 @@ func (s *Service) ListCAF(ctx context.Context, empresaID string, f CAFFilter) (*
 	if f.TipoDTE != 0 && !f.TipoDTE.Valid() {
 		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", f.TipoDTE))
 	}
-	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
-		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	amb, err := s.listAmbiente(ctx, empresaID, f.Ambiente)
+	if err != nil {
+		return nil, err
 	}
-	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{TipoDTE: int(f.TipoDTE), Cursor: f.Cursor, Limit: limit})
+	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{Ambiente: amb, TipoDTE: int(f.TipoDTE), Cursor: f.Cursor, Limit: limit})
 	if err != nil {
 		return nil, storeErr(err, "listing CAFs", "empresa", empresaID)
 	}

@@ -65,6 +65,8 @@ func Run(t *testing.T, b Backend) {
 	t.Run("TakeFolioConcurrent", h.testTakeFolioConcurrent)
 	t.Run("SerialWrites", h.testSerialWrites)
 	t.Run("DTE", h.testDTE)
+	t.Run("Ambientes", h.testAmbientes)
+	t.Run("AmbienteCAFOverlapConcurrent", h.testAmbienteCAFOverlapConcurrent)
 	t.Run("DTEList", h.testDTEList)
 	t.Run("PageBytes", h.testPageBytes)
 	t.Run("CursorConcurrentInserts", h.testCursorConcurrentInserts)

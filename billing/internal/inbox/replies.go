@@ -71,7 +71,7 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, mensa
 	out := &ReplyResult{Kind: resp.Kind}
 	at := ib.now().UTC().Truncate(time.Second)
 	for _, doc := range resp.Documentos {
-		d, err := ib.st.GetDTEByFolio(ctx, empresaID, int(doc.Tipo), doc.Folio)
+		d, err := ib.answeredDocument(ctx, emp, &doc.DocRef)
 		if errors.Is(err, store.ErrNotFound) {
 			out.Unknown = append(out.Unknown, doc.String())
 			continue
