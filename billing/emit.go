@@ -325,6 +325,13 @@ func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, p
 	for range maxExpiredCAFs {
 		rec, folio, err := tx.TakeFolio(ctx, em.Emisor.ID, int(prep.Tipo))
 		if errors.Is(err, store.ErrNoFolios) || errors.Is(err, store.ErrNoCAF) {
+			// TakeFolio looked in the company's environment as this
+			// transaction reads it: name that one (another process may
+			// have moved the company since its data was cached).
+			if emp, err := tx.GetEmpresa(ctx, em.Emisor.ID); err == nil && emp.Ambiente != ambiente {
+				ambiente = emp.Ambiente
+				s.issuers.Delete(em.Emisor.ID)
+			}
 			return nil, 0, noFoliosError(err, prep.Tipo, ambiente)
 		}
 		if err != nil {
