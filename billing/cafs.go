@@ -15,7 +15,10 @@ func dteTipo(n int) dte.TipoDTE { return dte.TipoDTE(n) }
 // the SII's valid signature (certification keys for a certification
 // company), be issued to the company's RUT, match the company's
 // environment and the declared type, and not overlap a registered range
-// of the same type (fault.KindConflict, CAF_RANGE_CONFLICT). Emission takes
+// of the same type and environment (fault.KindConflict,
+// CAF_RANGE_CONFLICT): the SII numbers folios from 1 in each environment,
+// so a company's first production CAF (1–N) lies beside its certification
+// ones. Emission takes
 // folios from the active CAF with the lowest range that still has folios,
 // moving to the next one when it runs out. The CAF's private key is stored
 // sealed by the Keyring, apart from its public document.
