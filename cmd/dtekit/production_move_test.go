@@ -351,7 +351,7 @@ func productionMove(t *testing.T, dbURL string) {
 	answered := 0
 	killed := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 4 {
+	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -374,7 +374,7 @@ func productionMove(t *testing.T, dbURL string) {
 				answered++
 				n := answered
 				mu.Unlock()
-				if n == 20 {
+				if n == 40 {
 					close(killed)
 				}
 			}
@@ -383,7 +383,7 @@ func productionMove(t *testing.T, dbURL string) {
 	select {
 	case <-killed:
 	case <-time.After(60 * time.Second):
-		t.Fatal("20 production emissions were not answered within 60 s")
+		t.Fatal("40 production emissions were not answered within 60 s")
 	}
 	r.serve.kill(t)
 	wg.Wait()
@@ -484,8 +484,8 @@ func productionMove(t *testing.T, dbURL string) {
 	if len(prodCAFs) != 1 || prodCAFs[0].Ambiente != "produccion" || prodCAFs[0].FolioDesde != 1 || prodCAFs[0].FoliosDisponibles != 0 {
 		t.Errorf("the production CAFs: %+v; want 1–%d, used up", prodCAFs, moveProdFolios)
 	}
-	t.Logf("killed with %d production documents answered; %d answered in all; producción folios 1..%d and certificación 1..%d once each",
-		killedAt, len(acked), moveProdFolios, moveCertDocs)
+	t.Logf("killed with %d production documents answered; %d answered in all, %d finished by the recovery; producción folios 1..%d and certificación 1..%d once each",
+		killedAt, len(acked), moveProdFolios-len(acked), moveProdFolios, moveCertDocs)
 	r.serve.stop(t)
 }
 
