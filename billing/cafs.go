@@ -15,8 +15,10 @@ func dteTipo(n int) dte.TipoDTE { return dte.TipoDTE(n) }
 // the SII's valid signature (certification keys for a certification
 // company), be issued to the company's RUT, match the company's
 // environment and the declared type, and not overlap a registered range
-// of the same type (fault.KindConflict, CAF_RANGE_CONFLICT); a company
-// holds at most Limits.CAFs (LIMIT_EXCEEDED). Emission takes
+// of the same type and environment (fault.KindConflict,
+// CAF_RANGE_CONFLICT): the SII numbers folios from 1 in each environment,
+// so a company's first production CAF (1–N) lies beside its certification
+// ones; a company holds at most Limits.CAFs (LIMIT_EXCEEDED). Emission takes
 // folios from the active CAF with the lowest range that still has folios,
 // moving to the next one when it runs out. The CAF's private key is stored
 // sealed by the Keyring, apart from its public document.
@@ -72,10 +74,11 @@ func (s *Service) ListCAF(ctx context.Context, empresaID string, f CAFFilter) (*
 	if f.TipoDTE != 0 && !f.TipoDTE.Valid() {
 		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", f.TipoDTE))
 	}
-	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
-		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	amb, err := s.listAmbiente(ctx, empresaID, f.Ambiente)
+	if err != nil {
+		return nil, err
 	}
-	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{TipoDTE: int(f.TipoDTE), Cursor: f.Cursor, Limit: limit})
+	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{Ambiente: amb, TipoDTE: int(f.TipoDTE), Cursor: f.Cursor, Limit: limit})
 	if err != nil {
 		return nil, storeErr(err, "listing CAFs", "empresa", empresaID)
 	}

@@ -341,7 +341,7 @@ func TestIdempotencyPurge(t *testing.T) {
 	if n, err := f.s.purgeIdempotency(ctx); err != nil || n != 1 {
 		t.Errorf("purge after 24 h: %d, %v", n, err)
 	}
-	if _, err := f.s.st.GetIdempotency(ctx, f.emp.ID, key); fault.KindOf(storeErr(err, "", "", "")) != fault.KindNotFound {
+	if _, err := f.s.st.GetIdempotency(ctx, f.emp.ID, f.emp.Ambiente, key); fault.KindOf(storeErr(err, "", "", "")) != fault.KindNotFound {
 		t.Errorf("purged key still there: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ func storeErr(err error, op, what, id string) error {
 	}
 	switch store.ConflictOn(err) {
 	case store.ConstraintCAFRange:
-		return fault.Clash(fault.CAFRangeConflict, "the CAF's folio range overlaps a CAF already registered for this type")
+		return fault.Clash(fault.CAFRangeConflict, "the CAF's folio range overlaps a CAF already registered for this type and ambiente")
 	case store.ConstraintClienteRut:
 		return fault.Clash(fault.ClienteRUTConflict, "a cliente with this rut already exists")
 	case store.ConstraintProductoCodigo:

@@ -213,7 +213,7 @@ func TestCrashRecovery(t *testing.T) {
 				if _, err := dte.Verify(d.XML, c.Keys); err != nil {
 					t.Errorf("acknowledged DTE %s folio %d does not verify: %v", a.id, a.folio, err)
 				}
-				rec, err := s.st.GetIdempotency(ctx, emp.ID, a.key)
+				rec, err := s.st.GetIdempotency(ctx, emp.ID, emp.Ambiente, a.key)
 				if err != nil || rec.State != store.IdempotencyDone || rec.DTEID != a.id {
 					t.Errorf("key of DTE %s: %+v, %v", a.id, rec, err)
 				}
@@ -229,7 +229,7 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			checked := 0
 			for _, f := range folios {
-				d, err := s.st.GetDTEByFolio(ctx, emp.ID, 33, f)
+				d, err := s.st.GetDTEByFolio(ctx, emp.ID, emp.Ambiente, 33, f)
 				if err != nil {
 					t.Fatal(err)
 				}

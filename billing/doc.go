@@ -27,7 +27,9 @@
 //  1. record the Idempotency-Key, take the next folio of the company's
 //     active CAF for the type, insert the DTE row pendiente with the
 //     request, the issuer's data and the emission instant, and make sure
-//     a recovery job covers it;
+//     a recovery job covers it (key, CAF and row are of the company's
+//     current environment: the SII numbers folios from 1 in certificación
+//     and again in producción, and a document keeps its environment);
 //  2. once transaction 1 has committed and the document is signed
 //     (outside any transaction), store the signed XML and totals, set
 //     firmado, store the idempotency response and the dte.created event.

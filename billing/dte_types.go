@@ -10,7 +10,11 @@ import (
 // amounts, lines and references, its state, and how its submission to the
 // SII went.
 type DTE struct {
-	ID                  string      `json:"id"`
+	ID string `json:"id"`
+	// Ambiente is the environment the document was emitted in
+	// ("certificacion" or "produccion"): its CAF's, kept when the company
+	// moves (a contract extension).
+	Ambiente            string      `json:"ambiente"`
 	TipoDTE             dte.TipoDTE `json:"tipo_dte"`
 	Folio               int64       `json:"folio"`
 	Estado              dte.Estado  `json:"estado"`

@@ -26,7 +26,7 @@ func apiEstado(s string) dte.Estado {
 
 // dteFromStore builds the contract's DTE from a stored row.
 func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
-	out := &DTE{ID: d.ID, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
+	out := &DTE{ID: d.ID, Ambiente: d.Ambiente, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
 		Montos: Montos{MontoTotal: d.MontoTotal}, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
 	// Only the request's lines and references are shown: its metadata
@@ -127,10 +127,11 @@ func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*
 	if e := invalid(d); e != nil {
 		return nil, e
 	}
-	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
-		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	amb, err := s.listAmbiente(ctx, empresaID, f.Ambiente)
+	if err != nil {
+		return nil, err
 	}
-	page, err := s.st.ListDTEs(ctx, empresaID, store.DTEFilter{TipoDTE: int(f.TipoDTE), Estado: string(f.Estado),
+	page, err := s.st.ListDTEs(ctx, empresaID, store.DTEFilter{Ambiente: amb, TipoDTE: int(f.TipoDTE), Estado: string(f.Estado),
 		FechaDesde: f.FechaDesde, FechaHasta: f.FechaHasta, RutReceptor: rut, Cursor: f.Cursor, Limit: limit})
 	if err != nil {
 		return nil, storeErr(err, "listing DTEs", "empresa", empresaID)

@@ -154,11 +154,15 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 	hash, _ := hex.DecodeString(hashHex)
 	iss, err := s.issuer(ctx, empresaID)
 	if err != nil {
-		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, err)
+		return s.answerKnownKey(ctx, empresaID, "", idempotencyKey, hash, err)
 	}
 	cert, em := iss.cert, iss.em
+	// The key, the folio and the document belong to the company's
+	// environment of the moment (checked again against the CAF the folio
+	// comes from, in transaction 1).
+	ambiente := iss.emp.Ambiente
 	if now := s.now(); now.After(cert.NotAfter()) {
-		return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, &fault.Error{Kind: fault.KindValidation, Code: fault.CertificateRequired,
+		return s.answerKnownKey(ctx, empresaID, ambiente, idempotencyKey, hash, &fault.Error{Kind: fault.KindValidation, Code: fault.CertificateRequired,
 			Message: "the company's signing certificate expired on " + cert.NotAfter().UTC().Format(time.DateOnly) + "; upload a new one",
 			Details: []dte.FieldError{{Field: "certificado", Code: fault.DetailCertExpired, Message: "the certificate has expired",
 				Action: "upload the company's signing certificate"}}})
@@ -166,9 +170,9 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 	// The idempotency hash covers the request as sent; the document, and
 	// the request stored for recovery and reading, are the request with
 	// the company's records it names filled in.
-	if resolved, err := s.resolveStored(ctx, empresaID, req); err != nil {
+	if resolved, err := s.resolveStored(ctx, empresaID, ambiente, req); err != nil {
 		if fault.KindOf(err) == fault.KindValidation {
-			return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, err)
+			return s.answerKnownKey(ctx, empresaID, ambiente, idempotencyKey, hash, err)
 		}
 		return nil, err
 	} else if resolved != req {
@@ -182,7 +186,7 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 	if err != nil {
 		var ve *dte.ValidationError
 		if errors.As(err, &ve) {
-			return s.answerKnownKey(ctx, empresaID, idempotencyKey, hash, fault.FromValidation(ve))
+			return s.answerKnownKey(ctx, empresaID, ambiente, idempotencyKey, hash, fault.FromValidation(ve))
 		}
 		return nil, fault.Failed("preparing the document", err)
 	}
@@ -201,7 +205,7 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 		rr = r.String()
 	}
 	row := &store.DTE{
-		ID: newID(), EmpresaID: empresaID, TipoDTE: int(req.TipoDTE), Estado: store.EstadoPendiente,
+		ID: newID(), EmpresaID: empresaID, Ambiente: ambiente, TipoDTE: int(req.TipoDTE), Estado: store.EstadoPendiente,
 		RutReceptor: rr, RazonSocialReceptor: req.Receptor.RazonSocial, FechaEmision: prep.FechaEmision,
 		MontoTotal: montoCLP(prep.Totals), AutoSend: req.AutoSend == nil || *req.AutoSend,
 		Request: canon, Emisor: emisorJSON, EmittedAt: at, Metadata: metadata, CreatedAt: at, UpdatedAt: at,
@@ -213,22 +217,27 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 	// Transaction 1: the key, the folio, the pending row, the recovery job.
 	tx1Done := s.group.Start(ctx, tx1, func(ctx context.Context, tx store.Tx, gt *groupTx) error {
 		replay, cafRec = nil, nil
-		idem := &store.Idempotency{EmpresaID: empresaID, Key: idempotencyKey, BodyHash: hash,
+		idem := &store.Idempotency{EmpresaID: empresaID, Ambiente: ambiente, Key: idempotencyKey, BodyHash: hash,
 			State: store.IdempotencyInProgress, DTEID: row.ID, CreatedAt: at, UpdatedAt: at}
 		if err := tx.InsertIdempotency(ctx, idem); err != nil {
 			if store.ConflictOn(err) != store.ConstraintIdempotency {
 				return err
 			}
-			rec, err := tx.GetIdempotency(ctx, empresaID, idempotencyKey)
+			rec, err := tx.GetIdempotency(ctx, empresaID, ambiente, idempotencyKey)
 			if err != nil {
 				return err
 			}
 			replay, err = idempotentAnswer(rec, hash)
 			return err
 		}
-		c, folio, err := s.takeFolio(ctx, tx, em, prep)
+		c, folio, err := s.takeFolio(ctx, tx, em, prep, ambiente)
 		if err != nil {
 			return err
+		}
+		if c.Ambiente != ambiente {
+			// The company moved between the read of its records and this
+			// transaction: the key was recorded in the other environment.
+			return fault.Clash(fault.Conflict, fmt.Sprintf("the company moved to %s during the emission; send the request again", c.Ambiente))
 		}
 		cafRec = c
 		row.Folio, row.CAFID = folio, c.ID
@@ -312,13 +321,18 @@ const maxExpiredCAFs = 16
 // (is_active false) and the next one tried; any other CAF problem (a
 // document dated before the CAF's authorization) refuses the request, and
 // the rollback gives the folio back. So a committed folio always signs.
-func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, prep *dte.Prepared) (*store.CAF, int64, error) {
+func (s *Service) takeFolio(ctx context.Context, tx store.Tx, em *dte.Emitter, prep *dte.Prepared, ambiente string) (*store.CAF, int64, error) {
 	for range maxExpiredCAFs {
 		rec, folio, err := tx.TakeFolio(ctx, em.Emisor.ID, int(prep.Tipo))
-		if errors.Is(err, store.ErrNoFolios) {
-			return nil, 0, &fault.Error{Kind: fault.KindConflict, Code: fault.NoFolios,
-				Message: fmt.Sprintf("no registered CAF of tipo %d has folios left", prep.Tipo),
-				Details: []dte.FieldError{{Field: "tipo_dte", Code: fault.DetailNoFolios, Message: "register a CAF for this document type", Action: "register a CAF of this type"}}}
+		if errors.Is(err, store.ErrNoFolios) || errors.Is(err, store.ErrNoCAF) {
+			// TakeFolio looked in the company's environment as this
+			// transaction reads it: name that one (another process may
+			// have moved the company since its data was cached).
+			if emp, err := tx.GetEmpresa(ctx, em.Emisor.ID); err == nil && emp.Ambiente != ambiente {
+				ambiente = emp.Ambiente
+				s.issuers.Delete(em.Emisor.ID)
+			}
+			return nil, 0, noFoliosError(err, prep.Tipo, ambiente)
 		}
 		if err != nil {
 			return nil, 0, err
@@ -404,8 +418,16 @@ func (s *Service) noteRecoveryUntil(empresaID string, until time.Time) {
 // transaction: with the recorded answer when its key is already known (a
 // replay must not depend on whether the request would still be valid
 // now), else with the failure.
-func (s *Service) answerKnownKey(ctx context.Context, empresaID, key string, hash []byte, failure error) (*emitted, error) {
-	rec, err := s.st.GetIdempotency(ctx, empresaID, key)
+// ambiente is the company's environment, "" when not read yet.
+func (s *Service) answerKnownKey(ctx context.Context, empresaID, ambiente, key string, hash []byte, failure error) (*emitted, error) {
+	if ambiente == "" {
+		emp, err := s.st.GetEmpresa(ctx, empresaID)
+		if err != nil {
+			return nil, failure
+		}
+		ambiente = emp.Ambiente
+	}
+	rec, err := s.st.GetIdempotency(ctx, empresaID, ambiente, key)
 	if err != nil {
 		return nil, failure
 	}
@@ -473,7 +495,7 @@ func (s *Service) finish(ctx context.Context, a *groupcommit.Arrival, row *store
 			if err != nil {
 				return err
 			}
-			idem, err := idempotencyRecord(ctx, tx, cur.EmpresaID, key)
+			idem, err := idempotencyRecord(ctx, tx, cur.EmpresaID, cur.Ambiente, key)
 			if err != nil {
 				return err
 			}
@@ -490,7 +512,7 @@ func (s *Service) finish(ctx context.Context, a *groupcommit.Arrival, row *store
 		if key != "" {
 			// The record is known without reading it; a purged one (not
 			// found) needs no answer any more.
-			idem := &store.Idempotency{EmpresaID: d.EmpresaID, Key: key, State: store.IdempotencyDone, DTEID: d.ID,
+			idem := &store.Idempotency{EmpresaID: d.EmpresaID, Ambiente: d.Ambiente, Key: key, State: store.IdempotencyDone, DTEID: d.ID,
 				ResponseBody: respJSON}
 			if err := tx.UpdateIdempotency(ctx, idem); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
@@ -515,11 +537,11 @@ func (s *Service) finish(ctx context.Context, a *groupcommit.Arrival, row *store
 
 // idempotencyRecord reads the record of key, nil when there is no key or
 // it was purged.
-func idempotencyRecord(ctx context.Context, tx store.Tx, empresaID, key string) (*store.Idempotency, error) {
+func idempotencyRecord(ctx context.Context, tx store.Tx, empresaID, ambiente, key string) (*store.Idempotency, error) {
 	if key == "" {
 		return nil, nil
 	}
-	rec, err := tx.GetIdempotency(ctx, empresaID, key)
+	rec, err := tx.GetIdempotency(ctx, empresaID, ambiente, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil // purged
 	}

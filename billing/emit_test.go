@@ -524,7 +524,7 @@ func TestIdempotencyKeySpellings(t *testing.T) {
 			if err != nil || page.TotalCount != 1 {
 				t.Fatalf("documents after five spellings of one key: %v, %v; want 1", page, err)
 			}
-			rec, err := f.s.st.GetIdempotency(ctx, f.emp.ID, canon)
+			rec, err := f.s.st.GetIdempotency(ctx, f.emp.ID, f.emp.Ambiente, canon)
 			if err != nil || rec.DTEID != first.ID {
 				t.Errorf("the key is not stored in its canonical form: %+v, %v", rec, err)
 			}

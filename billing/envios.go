@@ -170,12 +170,18 @@ func (s *Service) newEnvio(ctx context.Context, empresaID, key, op string, ids [
 	var replayed bool
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		out, replayed = nil, false
-		idem := &store.Idempotency{EmpresaID: empresaID, Key: key, BodyHash: hash, State: store.IdempotencyInProgress, CreatedAt: at, UpdatedAt: at}
+		// The key belongs to the company's environment of the moment, as
+		// an emission's does.
+		emp, err := tx.GetEmpresa(ctx, empresaID)
+		if err != nil {
+			return err
+		}
+		idem := &store.Idempotency{EmpresaID: empresaID, Ambiente: emp.Ambiente, Key: key, BodyHash: hash, State: store.IdempotencyInProgress, CreatedAt: at, UpdatedAt: at}
 		if err := tx.InsertIdempotency(ctx, idem); err != nil {
 			if store.ConflictOn(err) != store.ConstraintIdempotency {
 				return err
 			}
-			rec, err := tx.GetIdempotency(ctx, empresaID, key)
+			rec, err := tx.GetIdempotency(ctx, empresaID, emp.Ambiente, key)
 			if err != nil {
 				return err
 			}
@@ -228,14 +234,25 @@ func (s *Service) GetEnvio(ctx context.Context, empresaID, id string) (*Envio, e
 	return s.envioOut(ctx, s.st, e)
 }
 
-// ListEnvios lists the company's envelopes, newest first (those of
-// auto_send documents too, one document each).
-func (s *Service) ListEnvios(ctx context.Context, empresaID string, p ListParams) (*EnvioPage, error) {
+// EnvioFilter selects envelopes for ListEnvios.
+type EnvioFilter struct {
+	Ambiente string // see AmbienteTodos: "" is the company's current environment
+	Cursor   string
+	Limit    int // 0 means 20; 1 to 100
+}
+
+// ListEnvios lists the company's envelopes of one environment (or both),
+// newest first (those of auto_send documents too, one document each).
+func (s *Service) ListEnvios(ctx context.Context, empresaID string, p EnvioFilter) (*EnvioPage, error) {
 	n, verr := pageLimit(p.Limit)
 	if verr != nil {
 		return nil, verr
 	}
-	page, err := s.st.ListEnvios(ctx, empresaID, store.ListFilter{Cursor: p.Cursor, Limit: n})
+	amb, err := s.listAmbiente(ctx, empresaID, p.Ambiente)
+	if err != nil {
+		return nil, err
+	}
+	page, err := s.st.ListEnvios(ctx, empresaID, store.EnvioFilter{Ambiente: amb, Cursor: p.Cursor, Limit: n})
 	if err != nil {
 		return nil, storeErr(err, "listing envelopes", "empresa", empresaID)
 	}
@@ -307,6 +324,9 @@ func (s *Service) envioOut(ctx context.Context, r store.Reader, e *store.Envio) 
 // when registered, and TakeFolio draws from the company's environment of
 // the moment), or the issuer snapshot's when the CAF is not known.
 func (s *Service) ambienteOf(ctx context.Context, r store.Reader, d *store.DTE) (string, error) {
+	if d.Ambiente != "" {
+		return d.Ambiente, nil // kept since it was emitted (migration 00009)
+	}
 	if v, ok := s.cafs.Load(d.CAFID); ok {
 		if a := v.(*caf.CAF).Ambiente(); a != "" {
 			return a, nil

@@ -23,7 +23,11 @@ import (
 // idempotency hash covers the request as sent); the answer is a copy when
 // anything was filled. An id that names nothing of the company is a
 // validation error on its field, all such fields named at once.
-func (s *Service) resolveStored(ctx context.Context, empresaID string, req *dte.EmitirDTERequest) (*dte.EmitirDTERequest, error) {
+//
+// A document named by dte_id must be of ambiente, the company's
+// environment: a document of producción never refers to one of
+// certificación (whose folios the SII numbers apart).
+func (s *Service) resolveStored(ctx context.Context, empresaID, ambiente string, req *dte.EmitirDTERequest) (*dte.EmitirDTERequest, error) {
 	if !needsResolving(req) {
 		return req, nil
 	}
@@ -94,6 +98,12 @@ func (s *Service) resolveStored(ctx context.Context, empresaID string, req *dte.
 		if ok, err := lookup(err, field, "document", r.DTEID); err != nil {
 			return nil, err
 		} else if !ok {
+			continue
+		}
+		if d.Ambiente != ambiente {
+			details = append(details, dte.FieldError{Field: field, Code: fault.DetailAmbienteMismatch,
+				Message: fmt.Sprintf("%s names a document emitted in %s (tipo %d, folio %d); the company emits in %s", field, d.Ambiente, d.TipoDTE, d.Folio, ambiente),
+				Action:  "refer to a document of " + ambiente})
 			continue
 		}
 		if r.TipoDocRef.IsZero() {

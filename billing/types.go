@@ -193,16 +193,18 @@ type CAFPage struct {
 }
 
 // CAFFilter selects CAFs for ListCAF: of one type, or of every type when
-// TipoDTE is 0.
+// TipoDTE is 0; of one environment (Ambiente, see AmbienteTodos).
 type CAFFilter struct {
-	TipoDTE dte.TipoDTE
-	Cursor  string // next_cursor of the previous page
-	Limit   int    // 0 means 20; 1 to 100
+	Ambiente string
+	TipoDTE  dte.TipoDTE
+	Cursor   string // next_cursor of the previous page
+	Limit    int    // 0 means 20; 1 to 100
 }
 
 // DTEFilter selects documents for ListDTE (contract §4.1). Zero fields do
-// not filter.
+// not filter, but for Ambiente (see AmbienteTodos).
 type DTEFilter struct {
+	Ambiente    string
 	TipoDTE     dte.TipoDTE
 	Estado      dte.Estado
 	FechaDesde  string // YYYY-MM-DD, inclusive
@@ -211,6 +213,11 @@ type DTEFilter struct {
 	Cursor      string // next_cursor of the previous page
 	Limit       int    // 0 means 20; 1 to 100
 }
+
+// AmbienteTodos, as the Ambiente of a list's filter, lists both
+// environments. An empty Ambiente lists the company's current environment
+// only, and "certificacion" or "produccion" that environment.
+const AmbienteTodos = "todos"
 
 // ListParams pages and searches a catalog. Q, when set, matches the name,
 // the rut (clientes) or the codigo (productos).

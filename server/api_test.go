@@ -357,7 +357,7 @@ func (f *fixture) testIdempotency(t *testing.T) {
 	// A key whose first request is still running: recorded as in progress
 	// with the stored fingerprint of the first request.
 	ctx := context.Background()
-	rec, err := f.st.GetIdempotency(ctx, f.A.id, key)
+	rec, err := f.st.GetIdempotency(ctx, f.A.id, "certificacion", key)
 	if err != nil {
 		t.Fatal(err)
 	}

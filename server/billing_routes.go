@@ -25,7 +25,7 @@ func (s *Server) billingRoutes() {
 	s.handle("GET "+base+"/dte/{id}/xml", read, s.getDTEXML)
 	s.handle("POST "+base+"/dte/{id}/enviar", write, s.submitDTE)
 	// Envelopes to the SII
-	s.handle("GET "+base+"/envios", read, catalog(false, s.billing.ListEnvios))
+	s.handle("GET "+base+"/envios", read, s.listEnvios)
 	s.handle("POST "+base+"/envios", write, s.createEnvio)
 	s.handle("GET "+base+"/envios/{id}", read, byID(http.StatusOK, s.billing.GetEnvio))
 	// CAF
@@ -90,6 +90,8 @@ func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 		return err
 	}
 	f.RutReceptor = r.URL.Query().Get("rut_receptor")
+	// billing checks the environment with the other filters.
+	f.Ambiente = r.URL.Query().Get("ambiente")
 	f.Cursor = r.URL.Query().Get("cursor")
 	if f.Limit, err = queryLimit(r); err != nil {
 		return err
@@ -276,7 +278,26 @@ func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Prin
 		return err
 	}
 	f.Cursor = r.URL.Query().Get("cursor")
+	f.Ambiente = r.URL.Query().Get("ambiente")
 	page, err := s.billing.ListCAF(r.Context(), p.EmpresaID, f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// listEnvios lists the envelopes of one environment (ambiente; the
+// company's current one when absent, todos for both).
+func (s *Server) listEnvios(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	var f billing.EnvioFilter
+	var err error
+	if f.Limit, err = queryLimit(r); err != nil {
+		return err
+	}
+	f.Cursor = r.URL.Query().Get("cursor")
+	f.Ambiente = r.URL.Query().Get("ambiente")
+	page, err := s.billing.ListEnvios(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}

@@ -93,17 +93,21 @@ type DTE struct {
 	Estado              string
 	RutReceptor         string
 	RazonSocialReceptor string
-	FechaEmision        string // YYYY-MM-DD, used by list filters
-	MontoTotal          int64
-	AutoSend            bool
-	Request             []byte    // the emission request (JSON) as accepted
-	Emisor              []byte    // snapshot of the issuer data used (JSON)
-	EmittedAt           time.Time // the signing timestamp fixed in the first transaction
-	XML                 []byte    // signed document; nil until signed; nil in list results
-	Totals              []byte    // computed totals (JSON); nil until signed
-	Tracking            []byte    // TrackingInfo (JSON); nil when none
-	SIIStatus           []byte    // SIIStatusInfo (JSON); nil when none
-	Metadata            []byte    // integrator metadata (JSON); nil when none
+	// Ambiente is the environment the document was emitted in (its CAF's:
+	// "certificacion" or "produccion"); it never changes, even when the
+	// company moves.
+	Ambiente     string
+	FechaEmision string // YYYY-MM-DD, used by list filters
+	MontoTotal   int64
+	AutoSend     bool
+	Request      []byte    // the emission request (JSON) as accepted
+	Emisor       []byte    // snapshot of the issuer data used (JSON)
+	EmittedAt    time.Time // the signing timestamp fixed in the first transaction
+	XML          []byte    // signed document; nil until signed; nil in list results
+	Totals       []byte    // computed totals (JSON); nil until signed
+	Tracking     []byte    // TrackingInfo (JSON); nil when none
+	SIIStatus    []byte    // SIIStatusInfo (JSON); nil when none
+	Metadata     []byte    // integrator metadata (JSON); nil when none
 	// Intercambio is what the receptor answered about the document by
 	// mail (JSON, opaque to the store; SetDTEIntercambio); nil when none.
 	// GetDTE and GetDTEByFolio read it; lists leave it nil.
@@ -184,7 +188,11 @@ const (
 // ResponseStatus is no longer written (rows of earlier versions hold the
 // HTTP status 201 there) and nothing reads it.
 type Idempotency struct {
-	EmpresaID      string
+	EmpresaID string
+	// Ambiente is the environment the company worked in when the key was
+	// first used: a key is one key within one environment, so the same
+	// key after the move to produccion is a new one.
+	Ambiente       string
 	Key            string
 	BodyHash       []byte
 	State          string // IdempotencyInProgress or IdempotencyDone

@@ -48,8 +48,22 @@ import (
 var ErrNotFound = errors.New("store: not found")
 
 // ErrNoFolios reports that TakeFolio found no active CAF with folios left
-// for the requested document type.
+// for the requested document type (while CAFs of the type are registered
+// in the company's environment: see ErrNoCAF).
 var ErrNoFolios = errors.New("store: no folios left")
+
+// ErrNoCAF reports that TakeFolio found no CAF of the requested document
+// type registered in the company's current environment at all (a company
+// just moved to produccion, whose CAFs are all of certificacion).
+var ErrNoCAF = errors.New("store: no CAF registered")
+
+// Environments (Empresa.Ambiente, CAF.Ambiente, DTE.Ambiente): the SII
+// numbers folios from 1 in each, so a folio, a CAF's range and an
+// Idempotency-Key are unique only within one.
+const (
+	AmbienteCertificacion = "certificacion"
+	AmbienteProduccion    = "produccion"
+)
 
 // ErrInvalidCursor reports a page cursor that this store did not produce
 // (or that belongs to another listing).
@@ -65,8 +79,8 @@ var ErrStorageFull = errors.New("store: storage full")
 const (
 	ConstraintEmpresaID      = "empresa_id"      // an Empresa with this id exists
 	ConstraintEmpresaRut     = "empresa_rut"     // an Empresa with this RUT exists
-	ConstraintCAFRange       = "caf_range"       // the folio range overlaps a registered CAF of the type
-	ConstraintDTEFolio       = "dte_folio"       // a DTE with this tipo and folio exists
+	ConstraintCAFRange       = "caf_range"       // the folio range overlaps a registered CAF of the type and ambiente
+	ConstraintDTEFolio       = "dte_folio"       // a DTE with this ambiente, tipo and folio exists
 	ConstraintClienteRut     = "cliente_rut"     // a cliente with this rut exists
 	ConstraintProductoCodigo = "producto_codigo" // a producto with this codigo exists
 	ConstraintIdempotency    = "idempotency_key" // the Idempotency-Key was already recorded
@@ -128,12 +142,14 @@ const (
 // record, however large the records are.
 const MaxPageBytes = 1 << 20
 
-// DTEFilter selects documents for ListDTEs. Zero fields do not filter.
+// DTEFilter selects documents for ListDTEs. Zero fields do not filter
+// (an empty Ambiente lists both environments).
 // Pages run from the most recently created document to the oldest;
 // cursors are stable under concurrent inserts (a document created after
 // the first page was read never appears on a later page, and no document
 // is repeated or skipped).
 type DTEFilter struct {
+	Ambiente    string
 	TipoDTE     int
 	Estado      string
 	FechaDesde  string // YYYY-MM-DD, inclusive
@@ -144,11 +160,13 @@ type DTEFilter struct {
 }
 
 // CAFFilter selects CAFs for ListCAFPage: of one type, or of every type
-// when TipoDTE is 0. Pages run from the first CAF registered to the last.
+// when TipoDTE is 0; of one environment, or of both when Ambiente is "".
+// Pages run from the first CAF registered to the last.
 type CAFFilter struct {
-	TipoDTE int
-	Cursor  string
-	Limit   int
+	Ambiente string
+	TipoDTE  int
+	Cursor   string
+	Limit    int
 }
 
 // CatalogFilter selects clientes or productos. Query, when not empty,
@@ -159,6 +177,16 @@ type CatalogFilter struct {
 	Query  string
 	Cursor string
 	Limit  int
+}
+
+// EnvioFilter selects envelopes for ListEnvios: of one environment, or of
+// every one when Ambiente is "" (envelopes written before their
+// environment was kept, and never given one, have "" and appear only
+// then). Pages run from the newest envelope to the oldest.
+type EnvioFilter struct {
+	Ambiente string
+	Cursor   string
+	Limit    int
 }
 
 // ListFilter is a plain cursor page request, newest first.
@@ -247,9 +275,10 @@ type Reader interface {
 
 	// GetDTE returns the document with every field, XML included.
 	GetDTE(ctx context.Context, empresaID, id string) (*DTE, error)
-	// GetDTEByFolio returns the company's document of this type and
-	// folio, XML included, or ErrNotFound.
-	GetDTEByFolio(ctx context.Context, empresaID string, tipoDTE int, folio int64) (*DTE, error)
+	// GetDTEByFolio returns the company's document of this environment,
+	// type and folio, XML included, or ErrNotFound (folios restart in each
+	// environment, so a type and folio may name one document in each).
+	GetDTEByFolio(ctx context.Context, empresaID, ambiente string, tipoDTE int, folio int64) (*DTE, error)
 	// ListDTEs returns a page of documents, newest first, without XML.
 	ListDTEs(ctx context.Context, empresaID string, f DTEFilter) (*Page[DTE], error)
 
@@ -282,9 +311,10 @@ type Reader interface {
 	// oldest first; an empty list when it has none.
 	ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, error)
 
-	// GetIdempotency returns the Idempotency-Key the company recorded,
-	// or ErrNotFound (also once PurgeIdempotency deleted it).
-	GetIdempotency(ctx context.Context, empresaID, key string) (*Idempotency, error)
+	// GetIdempotency returns the Idempotency-Key the company recorded in
+	// this environment, or ErrNotFound (also once PurgeIdempotency deleted
+	// it).
+	GetIdempotency(ctx context.Context, empresaID, ambiente, key string) (*Idempotency, error)
 
 	// GetEvent returns the company's event with this id, or ErrNotFound.
 	GetEvent(ctx context.Context, empresaID, id string) (*Event, error)
@@ -300,9 +330,9 @@ type Reader interface {
 	// GetEnvio returns the company's envelope with this id, or
 	// ErrNotFound.
 	GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error)
-	// ListEnvios returns a page of the company's envelopes, newest first,
-	// without XML and Response.
-	ListEnvios(ctx context.Context, empresaID string, f ListFilter) (*Page[Envio], error)
+	// ListEnvios returns a page of the company's envelopes (EnvioFilter),
+	// newest first, without XML and Response.
+	ListEnvios(ctx context.Context, empresaID string, f EnvioFilter) (*Page[Envio], error)
 
 	// ListDeliveryAttempts returns the attempt log of a delivery of the
 	// company, oldest first: at most MaxLimit attempts, the latest ones.
@@ -420,8 +450,10 @@ type Tx interface {
 	PutCertificado(ctx context.Context, c *Certificado) error
 
 	// InsertCAF registers a folio range; a range that overlaps one of the
-	// company's CAFs of the same type is refused with a ConflictError on
-	// ConstraintCAFRange. A zero NextFolio is set to FolioDesde.
+	// company's CAFs of the same type and Ambiente is refused with a
+	// ConflictError on ConstraintCAFRange (a produccion range may repeat a
+	// certificacion one: the SII numbers each environment from 1). A zero
+	// NextFolio is set to FolioDesde.
 	InsertCAF(ctx context.Context, c *CAF) error
 	// SealCAF replaces XML and SealedKey of one CAF, changing nothing
 	// else: how the caller moves a private key out of a CAF's document.
@@ -438,11 +470,16 @@ type Tx interface {
 	// The CAF returned is the record as the take left it but for XML,
 	// which is nil: the document of a CAF never changes, so a caller
 	// reads it once (GetCAF) rather than with every folio.
-	// It returns ErrNoFolios when no active CAF has folios left.
+	// It returns ErrNoCAF when the company has no CAF of the type in its
+	// current ambiente, and ErrNoFolios when it has some but no active one
+	// has folios left.
 	TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (caf *CAF, folio int64, err error)
 
-	// InsertDTE records a document; a second document with the same type
-	// and folio in the company is refused on ConstraintDTEFolio.
+	// InsertDTE records a document; a second document with the same
+	// Ambiente, type and folio in the company is refused on
+	// ConstraintDTEFolio. An empty Ambiente is set to the company's
+	// current one (and written back into d); Ambiente never changes
+	// afterwards.
 	InsertDTE(ctx context.Context, d *DTE) error
 	// UpdateDTE replaces Estado, MontoTotal, XML, Totals, Tracking,
 	// SIIStatus, Metadata and UpdatedAt (set to now when zero).
@@ -487,13 +524,14 @@ type Tx interface {
 	// RevokeAPIKey sets RevokedAt (now when at is zero).
 	RevokeAPIKey(ctx context.Context, empresaID, id string, at time.Time) error
 
-	// InsertIdempotency records a key; a key the company already recorded
-	// is refused with a ConflictError on ConstraintIdempotency, without
+	// InsertIdempotency records a key in its Ambiente; a key the company
+	// already recorded in that environment is refused with a ConflictError on ConstraintIdempotency, without
 	// aborting the transaction, so the caller can read the existing record
 	// in the same transaction.
 	InsertIdempotency(ctx context.Context, r *Idempotency) error
 	// UpdateIdempotency replaces State, DTEID, ResponseStatus,
-	// ResponseBody and UpdatedAt.
+	// ResponseBody and UpdatedAt of the record of EmpresaID, Ambiente and
+	// Key.
 	UpdateIdempotency(ctx context.Context, r *Idempotency) error
 	// PurgeIdempotency deletes every key (of every company) created
 	// before the given time and reports how many it deleted.

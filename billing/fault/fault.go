@@ -266,6 +266,10 @@ const (
 	DetailCAFExpired       dte.DetailCode = "CAF_EXPIRED"
 	DetailCAFNotUsable     dte.DetailCode = "CAF_NOT_USABLE"
 	DetailNoFolios         dte.DetailCode = "NO_FOLIOS_AVAILABLE"
+	// DetailCAFNotRegistered: no CAF of the type is registered in the
+	// company's environment at all (a company just moved to producción
+	// whose CAFs are all of certificación), as against NO_FOLIOS_AVAILABLE.
+	DetailCAFNotRegistered dte.DetailCode = "CAF_NOT_REGISTERED"
 	DetailInvalidCursor    dte.DetailCode = "INVALID_CURSOR"
 	DetailInvalidSecret    dte.DetailCode = "INVALID_SECRET"
 	DetailInvalidURL       dte.DetailCode = "INVALID_URL"

@@ -430,8 +430,9 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	return err
 }
 
-// cafFolios lists the folios left in every active CAF of every company,
-// for the dtekit_caf_folios_remaining gauge.
+// cafFolios lists the folios left in every active CAF of every company's
+// current environment (those emission draws from), for the
+// dtekit_caf_folios_remaining gauge.
 func cafFolios(ctx context.Context, st store.Store) ([]server.CAFFolios, error) {
 	var out []server.CAFFolios
 	for e, err := range store.Empresas(ctx, st) {
@@ -443,7 +444,7 @@ func cafFolios(ctx context.Context, st store.Store) ([]server.CAFFolios, error) 
 			return nil, err
 		}
 		for i := range cafs {
-			if cafs[i].IsActive {
+			if cafs[i].IsActive && cafs[i].Ambiente == e.Ambiente {
 				out = append(out, server.CAFFolios{EmpresaID: e.ID, TipoDTE: cafs[i].TipoDTE, CAFID: cafs[i].ID, Remaining: cafs[i].FoliosDisponibles()})
 			}
 		}

@@ -202,7 +202,7 @@ func (h *harness) testIdempotencyConcurrent(t *testing.T) {
 			results <- s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 				err := tx.InsertIdempotency(ctx, &store.Idempotency{EmpresaID: a.ID, Key: "same", BodyHash: []byte{byte(i)}})
 				if store.ConflictOn(err) == store.ConstraintIdempotency {
-					if _, gerr := tx.GetIdempotency(ctx, a.ID, "same"); gerr != nil {
+					if _, gerr := tx.GetIdempotency(ctx, a.ID, "", "same"); gerr != nil {
 						return fmt.Errorf("reading the winner after a conflict: %w", gerr)
 					}
 				}

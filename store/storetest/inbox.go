@@ -801,7 +801,7 @@ func (h *harness) testDTEIntercambio(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "GetDTE after SetDTEIntercambio", got, &want)
-	got, err = s.GetDTEByFolio(ctx, a.ID, 33, 5)
+	got, err = s.GetDTEByFolio(ctx, a.ID, "certificacion", 33, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

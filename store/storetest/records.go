@@ -239,7 +239,7 @@ func (h *harness) testCAF(t *testing.T) {
 		})
 		return c, n, err
 	}()
-	wantErr(t, err, store.ErrNoFolios, "TakeFolio of a type without CAF")
+	wantErr(t, err, store.ErrNoCAF, "TakeFolio of a type without CAF")
 }
 
 func (h *harness) testDTE(t *testing.T) {
@@ -318,11 +318,11 @@ func (h *harness) testDTE(t *testing.T) {
 	_, err = updateIf(missing, store.EstadoPendiente)
 	wantErr(t, err, store.ErrNotFound, "UpdateDTEIf of a missing DTE")
 
-	byFolio, err := s.GetDTEByFolio(ctx, a.ID, 33, 7)
+	byFolio, err := s.GetDTEByFolio(ctx, a.ID, "certificacion", 33, 7)
 	if err != nil || byFolio.ID != d.ID || !bytes.Equal(byFolio.XML, []byte("<DTE/>")) {
 		t.Errorf("GetDTEByFolio = %+v, %v", byFolio, err)
 	}
-	_, err = s.GetDTEByFolio(ctx, a.ID, 33, 8)
+	_, err = s.GetDTEByFolio(ctx, a.ID, "certificacion", 33, 8)
 	wantErr(t, err, store.ErrNotFound, "GetDTEByFolio of a missing folio")
 	err = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.InsertDTE(ctx, &store.DTE{EmpresaID: "missing", TipoDTE: 33, Folio: 1, Estado: store.EstadoPendiente})
@@ -794,7 +794,7 @@ func (h *harness) testIdempotency(t *testing.T) {
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		err := tx.InsertIdempotency(ctx, &store.Idempotency{EmpresaID: a.ID, Key: "k1", BodyHash: []byte{3}})
 		wantConflict(t, err, store.ConstraintIdempotency, "second insert of a key")
-		cur, err := tx.GetIdempotency(ctx, a.ID, "k1")
+		cur, err := tx.GetIdempotency(ctx, a.ID, "", "k1")
 		if err != nil {
 			return err
 		}
@@ -804,7 +804,7 @@ func (h *harness) testIdempotency(t *testing.T) {
 		cur.State, cur.DTEID, cur.ResponseStatus, cur.ResponseBody = store.IdempotencyDone, "dte-1", 201, []byte(`{"id":"dte-1"}`)
 		return tx.UpdateIdempotency(ctx, cur)
 	})
-	got, err := s.GetIdempotency(ctx, a.ID, "k1")
+	got, err := s.GetIdempotency(ctx, a.ID, "", "k1")
 	if err != nil || got.State != store.IdempotencyDone || got.ResponseStatus != 201 || string(got.ResponseBody) != `{"id":"dte-1"}` || got.DTEID != "dte-1" {
 		t.Errorf("after completion: %+v, %v", got, err)
 	}
@@ -821,10 +821,10 @@ func (h *harness) testIdempotency(t *testing.T) {
 	if n != 1 {
 		t.Errorf("PurgeIdempotency deleted %d keys, want 1", n)
 	}
-	if _, err := s.GetIdempotency(ctx, a.ID, "k1"); err != nil {
+	if _, err := s.GetIdempotency(ctx, a.ID, "", "k1"); err != nil {
 		t.Errorf("recent key purged: %v", err)
 	}
-	_, err = s.GetIdempotency(ctx, b.ID, "k1")
+	_, err = s.GetIdempotency(ctx, b.ID, "", "k1")
 	wantErr(t, err, store.ErrNotFound, "old key after purge")
 }
 
@@ -908,14 +908,14 @@ func (h *harness) testEventDeliveryEnvio(t *testing.T) {
 	// answer, paged by cursor.
 	en2 := &store.Envio{EmpresaID: a.ID, DTEIDs: []string{"d3"}, Ambiente: "produccion", Estado: "nuevo", XML: []byte("<EnvioBOLETA/>")}
 	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertEnvio(ctx, en2) })
-	page, err := s.ListEnvios(ctx, a.ID, store.ListFilter{Limit: 1})
+	page, err := s.ListEnvios(ctx, a.ID, store.EnvioFilter{Limit: 1})
 	if err != nil || len(page.Items) != 1 || page.Items[0].ID != en2.ID || page.TotalCount != 2 || page.NextCursor == "" {
 		t.Fatalf("ListEnvios first page = %+v, %v; want the newer envelope, a total of 2 and a cursor", page, err)
 	}
 	if got := page.Items[0]; got.XML != nil || got.Response != nil || len(got.DTEIDs) != 1 || got.DTEIDs[0] != "d3" || got.Ambiente != "produccion" {
 		t.Errorf("ListEnvios item = %+v; want d3 in produccion without XML and Response", got)
 	}
-	page, err = s.ListEnvios(ctx, a.ID, store.ListFilter{Limit: 1, Cursor: page.NextCursor})
+	page, err = s.ListEnvios(ctx, a.ID, store.EnvioFilter{Limit: 1, Cursor: page.NextCursor})
 	if err != nil || len(page.Items) != 1 || page.Items[0].ID != en.ID || page.NextCursor != "" {
 		t.Fatalf("ListEnvios second page = %+v, %v; want the older envelope and no cursor", page, err)
 	}

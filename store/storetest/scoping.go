@@ -75,7 +75,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				get("GetCAF", err)
 				_, err = r.GetDTE(ctx, other, doc.ID)
 				get("GetDTE", err)
-				_, err = r.GetDTEByFolio(ctx, other, 33, 1)
+				_, err = r.GetDTEByFolio(ctx, other, "certificacion", 33, 1)
 				get("GetDTEByFolio", err)
 				_, err = r.GetCliente(ctx, other, cli.ID)
 				get("GetCliente", err)
@@ -85,7 +85,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				get("GetProducto", err)
 				_, err = r.GetWebhook(ctx, other, wh.ID)
 				get("GetWebhook", err)
-				_, err = r.GetIdempotency(ctx, other, idem.Key)
+				_, err = r.GetIdempotency(ctx, other, idem.Ambiente, idem.Key)
 				get("GetIdempotency", err)
 				_, err = r.GetEvent(ctx, other, ev.ID)
 				get("GetEvent", err)
@@ -141,7 +141,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				empty("ListEvents", lenPage(evs), err)
 				dels, err := r.ListDeliveries(ctx, other, wh.ID, store.ListFilter{})
 				empty("ListDeliveries", lenPage(dels), err)
-				envs, err := r.ListEnvios(ctx, other, store.ListFilter{})
+				envs, err := r.ListEnvios(ctx, other, store.EnvioFilter{})
 				empty("ListEnvios", lenPage(envs), err)
 				recs, err := r.ListRecepciones(ctx, other, store.ListFilter{})
 				empty("ListRecepciones", lenPage(recs), err)
@@ -189,7 +189,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				"SetCAFActive": func(ctx context.Context, tx store.Tx) error { return tx.SetCAFActive(ctx, other, caf.ID, false) },
 				"TakeFolio": func(ctx context.Context, tx store.Tx) error {
 					_, _, err := tx.TakeFolio(ctx, other, 33)
-					if errors.Is(err, store.ErrNoFolios) {
+					if errors.Is(err, store.ErrNoFolios) || errors.Is(err, store.ErrNoCAF) {
 						return store.ErrNotFound
 					}
 					return err
@@ -326,7 +326,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	if k, err := s.FindAPIKey(ctx, key.Hash); err != nil || !k.RevokedAt.IsZero() {
 		t.Errorf("A's api key changed: %+v, %v", k, err)
 	}
-	if i, err := s.GetIdempotency(ctx, a.ID, idem.Key); err != nil || i.State != store.IdempotencyInProgress {
+	if i, err := s.GetIdempotency(ctx, a.ID, idem.Ambiente, idem.Key); err != nil || i.State != store.IdempotencyInProgress {
 		t.Errorf("A's idempotency key changed: %+v, %v", i, err)
 	}
 	if d, err := s.GetDelivery(ctx, a.ID, del.ID); err != nil || d.State != store.DeliveryPending {

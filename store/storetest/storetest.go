@@ -4,7 +4,10 @@
 // by RUT, Ping answers, the attempt log and the alert threshold keep what
 // they are given, sealed secrets are found and rewritten across
 // companies, cursors stay stable under concurrent inserts, folios are
-// handed out once under concurrency, the inbox's received files are
+// handed out once under concurrency, a company keeps a produccion
+// numbering beside its certificacion one (CAF ranges, folios, documents,
+// Idempotency-Keys and lists per environment; MigrateAmbientes checks a
+// database of the schema before it), the inbox's received files are
 // numbered once each under concurrency and its records deduplicate, a
 // failed Write leaves nothing behind (its jobs included), and background
 // jobs retry on their kind's
@@ -88,6 +91,8 @@ func Run(t *testing.T, b Backend) {
 	t.Run("TakeFolioConcurrent", h.testTakeFolioConcurrent)
 	t.Run("SerialWrites", h.testSerialWrites)
 	t.Run("DTE", h.testDTE)
+	t.Run("Ambientes", h.testAmbientes)
+	t.Run("AmbienteCAFOverlapConcurrent", h.testAmbienteCAFOverlapConcurrent)
 	t.Run("DTEList", h.testDTEList)
 	t.Run("PageBytes", h.testPageBytes)
 	t.Run("CursorConcurrentInserts", h.testCursorConcurrentInserts)

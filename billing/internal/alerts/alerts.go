@@ -130,6 +130,9 @@ func (a *Alerts) CheckLowStock(ctx context.Context, tx store.Tx, rec *store.CAF)
 	var taken *store.CAF
 	for i := range cafs {
 		c := &cafs[i]
+		if c.Ambiente != rec.Ambiente {
+			continue // the other environment's folios are no stock here
+		}
 		if c.ID == rec.ID {
 			taken = c
 		}

@@ -170,6 +170,56 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 	}
 }
 
+// TestLowStockPerEnvironment: after the move to producción the
+// certificación CAF's folios (which emission never draws from again) are
+// no stock: the production CAF of 30 folios crosses the threshold of 20 on
+// its own, and the event names its environment.
+func TestLowStockPerEnvironment(t *testing.T) {
+	f := newFixture(t, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	f.subscribe(t, webhook.EventCAFLowStock)
+	err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		for _, c := range []*store.CAF{
+			{EmpresaID: f.empresa, TipoDTE: 33, FolioDesde: 1, FolioHasta: 100000, Ambiente: "certificacion"},
+			{EmpresaID: f.empresa, TipoDTE: 33, FolioDesde: 1, FolioHasta: 30, Ambiente: "produccion"},
+		} {
+			c.FechaAutorizacion, c.XML, c.IsActive = "2026-03-01", []byte("<AUTORIZACION/>"), true
+			if err := tx.InsertCAF(ctx, c); err != nil {
+				return err
+			}
+		}
+		e, err := tx.GetEmpresa(ctx, f.empresa)
+		if err != nil {
+			return err
+		}
+		e.Ambiente = "produccion"
+		return tx.UpdateEmpresa(ctx, e)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 { // 30 → 20 available in producción
+		err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			rec, _, err := tx.TakeFolio(ctx, f.empresa, 33)
+			if err != nil {
+				return err
+			}
+			return f.a.CheckLowStock(ctx, tx, rec)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := f.eventsOf(t, webhook.EventCAFLowStock)
+	if len(evs) != 1 {
+		t.Fatalf("%d caf.low_stock events, want 1 (the certificación CAF's folios counted?)", len(evs))
+	}
+	e, _ := webhook.ParseEvent(evs[0].Payload)
+	if d, err := e.CAFLowStock(); err != nil || d.FoliosDisponibles != 20 || d.Ambiente != "produccion" || d.FolioHasta != 30 {
+		t.Fatalf("payload %+v %v", d, err)
+	}
+}
+
 // TestCertificadoExpiring: across days of injected clock, the daily check
 // fires once at each of 30, 15, 7 and 1 days, never twice for one
 // threshold, and after a gap only the nearest threshold.

@@ -132,12 +132,6 @@ type ReplyResult struct {
 	Unknown []string
 }
 
-// ourDocument finds the company's document an answer names: by type and
-// folio, the key the answers carry.
-func (ib *Inbox) ourDocument(ctx context.Context, empresaID string, ref intercambio.DocRef) (*store.DTE, error) {
-	return ib.st.GetDTEByFolio(ctx, empresaID, int(ref.Tipo), ref.Folio)
-}
-
 // mismatch says how an answer's view of a document differs from the
 // document, "" when it matches: the answer must come from the document's
 // receptor (RutResponde and RUTRecep) and name its date and total.
@@ -236,7 +230,7 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 	for i, doc := range resp.Documentos {
 		rd := &rep.Documentos[i]
 		rd.DocRef, rd.Resultado = doc.DocRef, string(doc.Outcome)
-		d, err := ib.ourDocument(ctx, empresaID, doc.DocRef)
+		d, err := ib.answeredDocument(ctx, emp, &doc.DocRef)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			rd.Efecto, rd.Motivo = EfectoDesconocida, "the company emitted no such document"

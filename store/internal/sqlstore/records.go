@@ -250,6 +250,9 @@ func (r *reader) ListCAFPage(ctx context.Context, empresaID string, f store.CAFF
 	if f.TipoDTE != 0 {
 		w.add("tipo_dte = ?", f.TipoDTE)
 	}
+	if f.Ambiente != "" {
+		w.add("ambiente = ?", f.Ambiente)
+	}
 	return pageOf(ctx, r, listing{name: "cafs", table: "cafs", empresaID: empresaID, cols: cafTakeCols, asc: true}, w, f.Cursor, f.Limit,
 		func(s scanner) (store.CAF, error) {
 			var c store.CAF
@@ -314,7 +317,7 @@ func (t *tx) InsertCAF(ctx context.Context, c *store.CAF) error {
 	}
 	res, err := t.q.ExecContext(ctx, "INSERT INTO cafs ("+cafCols+`)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
-		WHERE NOT EXISTS (SELECT 1 FROM cafs WHERE empresa_id = $2 AND tipo_dte = $3 AND folio_desde <= $5 AND folio_hasta >= $4)
+		WHERE NOT EXISTS (SELECT 1 FROM cafs WHERE empresa_id = $2 AND tipo_dte = $3 AND ambiente = $7 AND folio_desde <= $5 AND folio_hasta >= $4)
 		ON CONFLICT DO NOTHING`,
 		c.ID, c.EmpresaID, c.TipoDTE, c.FolioDesde, c.FolioHasta, c.NextFolio, c.Ambiente, c.FechaAutorizacion,
 		boolArg(c.IsActive), t.d.targ(c.CreatedAt), blob(c.XML), blob(c.SealedKey))
@@ -350,7 +353,7 @@ func (t *tx) TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (*sto
 		err = t.q.QueryRowContext(ctx, `SELECT 1 FROM cafs WHERE empresa_id = $1 AND tipo_dte = $2 AND is_active = $3
 			AND next_folio <= folio_hasta AND ambiente = (SELECT ambiente FROM empresas WHERE id = $1) LIMIT 1`, empresaID, tipoDTE, boolArg(true)).Scan(&one)
 		if errors.Is(err, errNoRows) {
-			return nil, 0, fmt.Errorf("%w: empresa %q, tipo %d", store.ErrNoFolios, empresaID, tipoDTE)
+			return nil, 0, t.noFolios(ctx, empresaID, tipoDTE)
 		}
 		if err != nil {
 			return nil, 0, t.errf(err, "choosing the caf of empresa %q tipo %d", empresaID, tipoDTE)
@@ -359,9 +362,26 @@ func (t *tx) TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (*sto
 	return nil, 0, fmt.Errorf("store: taking a folio of empresa %q tipo %d: too much contention", empresaID, tipoDTE)
 }
 
+// noFolios tells why TakeFolio found nothing to take: ErrNoCAF when no
+// CAF of the type is registered in the company's current environment,
+// else ErrNoFolios.
+func (t *tx) noFolios(ctx context.Context, empresaID string, tipoDTE int) error {
+	var ambiente string
+	var n int
+	err := t.q.QueryRowContext(ctx, `SELECT e.ambiente, (SELECT COUNT(*) FROM cafs c WHERE c.empresa_id = e.id AND c.tipo_dte = $2 AND c.ambiente = e.ambiente)
+		FROM empresas e WHERE e.id = $1`, empresaID, tipoDTE).Scan(&ambiente, &n)
+	if err != nil {
+		return t.notFound(err, "empresa", empresaID)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: empresa %q has no CAF of tipo %d in %s", store.ErrNoCAF, empresaID, tipoDTE, ambiente)
+	}
+	return fmt.Errorf("%w: empresa %q, tipo %d, %s", store.ErrNoFolios, empresaID, tipoDTE, ambiente)
+}
+
 // ---- dtes
 
-const dteListCols = "id, empresa_id, tipo_dte, folio, caf_id, estado, rut_receptor, razon_social_receptor, fecha_emision, monto_total, auto_send, request, emisor, emitted_at, totals, tracking, sii_status, metadata, created_at, updated_at"
+const dteListCols = "id, empresa_id, ambiente, tipo_dte, folio, caf_id, estado, rut_receptor, razon_social_receptor, fecha_emision, monto_total, auto_send, request, emisor, emitted_at, totals, tracking, sii_status, metadata, created_at, updated_at"
 
 // dteCols adds what only the reads of one document return: its XML and
 // what its receptor answered.
@@ -369,7 +389,7 @@ const dteCols = dteListCols + ", xml, intercambio"
 
 // dteFields lists the scan destinations of dteListCols.
 func dteFields(d *store.DTE) []any {
-	return []any{&d.ID, &d.EmpresaID, &d.TipoDTE, &d.Folio, &d.CAFID, &d.Estado, &d.RutReceptor, &d.RazonSocialReceptor,
+	return []any{&d.ID, &d.EmpresaID, &d.Ambiente, &d.TipoDTE, &d.Folio, &d.CAFID, &d.Estado, &d.RutReceptor, &d.RazonSocialReceptor,
 		&d.FechaEmision, &d.MontoTotal, &d.AutoSend, &d.Request, &d.Emisor, ts(&d.EmittedAt), &d.Totals, &d.Tracking,
 		&d.SIIStatus, &d.Metadata, ts(&d.CreatedAt), ts(&d.UpdatedAt)}
 }
@@ -403,10 +423,11 @@ func (r *reader) GetDTE(ctx context.Context, empresaID, id string) (*store.DTE, 
 	return &d, nil
 }
 
-func (r *reader) GetDTEByFolio(ctx context.Context, empresaID string, tipoDTE int, folio int64) (*store.DTE, error) {
-	d, err := scanDTE(r.q.QueryRowContext(ctx, "SELECT "+dteCols+" FROM dtes WHERE empresa_id = $1 AND tipo_dte = $2 AND folio = $3", empresaID, tipoDTE, folio))
+func (r *reader) GetDTEByFolio(ctx context.Context, empresaID, ambiente string, tipoDTE int, folio int64) (*store.DTE, error) {
+	d, err := scanDTE(r.q.QueryRowContext(ctx, "SELECT "+dteCols+" FROM dtes WHERE empresa_id = $1 AND ambiente = $2 AND tipo_dte = $3 AND folio = $4",
+		empresaID, ambiente, tipoDTE, folio))
 	if err != nil {
-		return nil, r.notFound(err, "dte", fmt.Sprintf("tipo %d folio %d", tipoDTE, folio))
+		return nil, r.notFound(err, "dte", fmt.Sprintf("%s tipo %d folio %d", ambiente, tipoDTE, folio))
 	}
 	return &d, nil
 }
@@ -440,6 +461,9 @@ func (w *where) addDocument(tipoDTE int, estado, fechaDesde, fechaHasta string) 
 func (r *reader) ListDTEs(ctx context.Context, empresaID string, f store.DTEFilter) (*store.Page[store.DTE], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
+	if f.Ambiente != "" {
+		w.add("ambiente = ?", f.Ambiente)
+	}
 	w.addDocument(f.TipoDTE, f.Estado, f.FechaDesde, f.FechaHasta)
 	if f.RutReceptor != "" {
 		w.add("rut_receptor = ?", f.RutReceptor)
@@ -450,9 +474,14 @@ func (r *reader) ListDTEs(ctx context.Context, empresaID string, f store.DTEFilt
 func (t *tx) InsertDTE(ctx context.Context, d *store.DTE) error {
 	t.stamp(&d.ID, &d.CreatedAt, &d.UpdatedAt)
 	d.EmittedAt = normTime(d.EmittedAt)
+	if d.Ambiente == "" {
+		if err := t.q.QueryRowContext(ctx, "SELECT ambiente FROM empresas WHERE id = $1", d.EmpresaID).Scan(&d.Ambiente); err != nil {
+			return t.notFound(err, "empresa", d.EmpresaID)
+		}
+	}
 	res, err := t.q.ExecContext(ctx, "INSERT INTO dtes ("+dteCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) ON CONFLICT DO NOTHING`,
-		d.ID, d.EmpresaID, d.TipoDTE, d.Folio, d.CAFID, d.Estado, d.RutReceptor, d.RazonSocialReceptor, d.FechaEmision,
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) ON CONFLICT DO NOTHING`,
+		d.ID, d.EmpresaID, d.Ambiente, d.TipoDTE, d.Folio, d.CAFID, d.Estado, d.RutReceptor, d.RazonSocialReceptor, d.FechaEmision,
 		d.MontoTotal, boolArg(d.AutoSend), blob(d.Request), blob(d.Emisor), t.d.targ(d.EmittedAt), blob(d.Totals),
 		blob(d.Tracking), blob(d.SIIStatus), blob(d.Metadata), t.d.targ(d.CreatedAt), t.d.targ(d.UpdatedAt), blob(d.XML), blob(d.Intercambio))
 	return t.inserted(ctx, res, err, "dte", "dtes", d.ID, store.ConstraintDTEFolio)
@@ -762,12 +791,12 @@ func (t *tx) RevokeAPIKey(ctx context.Context, empresaID, id string, at time.Tim
 
 // ---- idempotency
 
-const idemCols = "empresa_id, idem_key, body_hash, state, dte_id, response_status, response_body, created_at, updated_at"
+const idemCols = "empresa_id, ambiente, idem_key, body_hash, state, dte_id, response_status, response_body, created_at, updated_at"
 
-func (r *reader) GetIdempotency(ctx context.Context, empresaID, key string) (*store.Idempotency, error) {
+func (r *reader) GetIdempotency(ctx context.Context, empresaID, ambiente, key string) (*store.Idempotency, error) {
 	var i store.Idempotency
-	err := r.q.QueryRowContext(ctx, "SELECT "+idemCols+" FROM idempotency_keys WHERE empresa_id = $1 AND idem_key = $2", empresaID, key).Scan(
-		&i.EmpresaID, &i.Key, &i.BodyHash, &i.State, &i.DTEID, &i.ResponseStatus, &i.ResponseBody, ts(&i.CreatedAt), ts(&i.UpdatedAt))
+	err := r.q.QueryRowContext(ctx, "SELECT "+idemCols+" FROM idempotency_keys WHERE empresa_id = $1 AND ambiente = $2 AND idem_key = $3",
+		empresaID, ambiente, key).Scan(&i.EmpresaID, &i.Ambiente, &i.Key, &i.BodyHash, &i.State, &i.DTEID, &i.ResponseStatus, &i.ResponseBody, ts(&i.CreatedAt), ts(&i.UpdatedAt))
 	if err != nil {
 		return nil, r.notFound(err, "idempotency key", key)
 	}
@@ -780,8 +809,8 @@ func (t *tx) InsertIdempotency(ctx context.Context, i *store.Idempotency) error 
 	if i.State == "" {
 		i.State = store.IdempotencyInProgress
 	}
-	res, err := t.q.ExecContext(ctx, "INSERT INTO idempotency_keys ("+idemCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
-		i.EmpresaID, i.Key, blob(i.BodyHash), i.State, i.DTEID, i.ResponseStatus, blob(i.ResponseBody),
+	res, err := t.q.ExecContext(ctx, "INSERT INTO idempotency_keys ("+idemCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+		i.EmpresaID, i.Ambiente, i.Key, blob(i.BodyHash), i.State, i.DTEID, i.ResponseStatus, blob(i.ResponseBody),
 		t.d.targ(i.CreatedAt), t.d.targ(i.UpdatedAt))
 	return t.inserted(ctx, res, err, "idempotency key", "", i.Key, store.ConstraintIdempotency)
 }
@@ -790,8 +819,8 @@ func (t *tx) UpdateIdempotency(ctx context.Context, i *store.Idempotency) error 
 	i.UpdatedAt = time.Time{}
 	t.stamp(nil, &i.UpdatedAt)
 	res, err := t.q.ExecContext(ctx, `UPDATE idempotency_keys SET state = $3, dte_id = $4, response_status = $5, response_body = $6,
-		updated_at = $7 WHERE empresa_id = $1 AND idem_key = $2`,
-		i.EmpresaID, i.Key, i.State, i.DTEID, i.ResponseStatus, blob(i.ResponseBody), t.d.targ(i.UpdatedAt))
+		updated_at = $7 WHERE empresa_id = $1 AND idem_key = $2 AND ambiente = $8`,
+		i.EmpresaID, i.Key, i.State, i.DTEID, i.ResponseStatus, blob(i.ResponseBody), t.d.targ(i.UpdatedAt), i.Ambiente)
 	return t.affectedOne(res, err, "idempotency key", i.Key)
 }
 
@@ -947,9 +976,12 @@ func (t *tx) GetEnvioForUpdate(ctx context.Context, empresaID, id string) (*stor
 	return t.getEnvio(ctx, empresaID, id, t.d.ForUpdate)
 }
 
-func (r *reader) ListEnvios(ctx context.Context, empresaID string, f store.ListFilter) (*store.Page[store.Envio], error) {
+func (r *reader) ListEnvios(ctx context.Context, empresaID string, f store.EnvioFilter) (*store.Page[store.Envio], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
+	if f.Ambiente != "" {
+		w.add("ambiente = ?", f.Ambiente)
+	}
 	return pageOf(ctx, r, listing{name: "envios", table: "envios", empresaID: empresaID, cols: envioListCols}, w, f.Cursor, f.Limit,
 		func(s scanner) (store.Envio, error) { return scanEnvioList(s) })
 }
