@@ -25,7 +25,10 @@ func (h *harness) testContribuyentes(t *testing.T) {
 	}
 	purge := func() int64 {
 		var n int64
-		write(t, s, func(ctx context.Context, tx store.Tx) (err error) { n, err = tx.PurgeContribuyentes(ctx, 2); return err })
+		write(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+			n, err = tx.PurgeContribuyentes(ctx, 2)
+			return err
+		})
 		return n
 	}
 	if n := purge(); n != 0 {
@@ -47,7 +50,10 @@ func (h *harness) testContribuyentes(t *testing.T) {
 	batch1 := []store.Contribuyente{uno, {Rut: "76543210-3", RazonSocial: "EJEMPLO S.A."}, {Rut: "11111111-1", RazonSocial: "OTRA"}}
 	add := func(id int64, rows []store.Contribuyente) ([]int, error) {
 		var rep []int
-		err := s.Write(ctx, func(ctx context.Context, tx store.Tx) (err error) { rep, err = tx.AddContribuyentes(ctx, id, rows); return err })
+		err := s.Write(ctx, func(ctx context.Context, tx store.Tx) (err error) {
+			rep, err = tx.AddContribuyentes(ctx, id, rows)
+			return err
+		})
 		return rep, err
 	}
 	if rep, err := add(a.ID, batch1); err != nil || !slices.Equal(rep, []int{2}) {
@@ -60,7 +66,10 @@ func (h *harness) testContribuyentes(t *testing.T) {
 		t.Errorf("a contribuyente of an incomplete list: %v, want ErrNotFound", err)
 	}
 	var done *store.ContribuyentesLista
-	write(t, s, func(ctx context.Context, tx store.Tx) (err error) { done, err = tx.CompleteContribuyentes(ctx, a.ID); return err })
+	write(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+		done, err = tx.CompleteContribuyentes(ctx, a.ID)
+		return err
+	})
 	if !done.Completa || done.Filas != 3 || done.CompletedAt.IsZero() {
 		t.Fatalf("the completed list: %+v, want 3 rows", done)
 	}
@@ -83,7 +92,10 @@ func (h *harness) testContribuyentes(t *testing.T) {
 	// A second import without 22222222-2 and with another address: the
 	// first list is read until it completes.
 	var b *store.ContribuyentesLista
-	write(t, s, func(ctx context.Context, tx store.Tx) (err error) { b, err = tx.BeginContribuyentes(ctx, "second"); return err })
+	write(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+		b, err = tx.BeginContribuyentes(ctx, "second")
+		return err
+	})
 	uno2 := uno
 	uno2.Correo = "intercambio@nandu.cl"
 	if rep, err := add(b.ID, []store.Contribuyente{uno2, {Rut: "76543210-3"}}); err != nil || len(rep) != 0 {
@@ -92,7 +104,10 @@ func (h *harness) testContribuyentes(t *testing.T) {
 	if got, err := s.GetContribuyente(ctx, "22222222-2"); err != nil || got.Rut != "22222222-2" {
 		t.Errorf("the old list while the new one is incomplete: %+v, %v", got, err)
 	}
-	write(t, s, func(ctx context.Context, tx store.Tx) error { _, err := tx.CompleteContribuyentes(ctx, b.ID); return err })
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.CompleteContribuyentes(ctx, b.ID)
+		return err
+	})
 	if _, err := s.GetContribuyente(ctx, "22222222-2"); !isNotFound(err) {
 		t.Errorf("a RUT the new list lacks: %v, want ErrNotFound", err)
 	}
