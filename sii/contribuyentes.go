@@ -75,7 +75,8 @@ type ContribuyentesLimits struct {
 	MaxWarnings int
 }
 
-func (l ContribuyentesLimits) withDefaults() ContribuyentesLimits {
+// Defaults returns l with its zero fields set to the defaults.
+func (l ContribuyentesLimits) Defaults() ContribuyentesLimits {
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = 512 << 20
 	}
@@ -113,7 +114,7 @@ type ContribuyentesReport struct {
 // Warn records a warning about a line (the caller's too: a RUT repeated).
 func (r *ContribuyentesReport) Warn(lim ContribuyentesLimits, line int, format string, args ...any) {
 	r.WarningCount++
-	if len(r.Warnings) < lim.withDefaults().MaxWarnings {
+	if len(r.Warnings) < lim.Defaults().MaxWarnings {
 		r.Warnings = append(r.Warnings, Warning{Line: line, Message: fmt.Sprintf(format, args...)})
 	}
 }
@@ -142,7 +143,7 @@ const (
 // reader's own errors; lines it cannot read are skipped with a warning in
 // the report.
 func ReadContribuyentes(r io.Reader, lim ContribuyentesLimits, each func(Contribuyente) error) (*ContribuyentesReport, error) {
-	lim = lim.withDefaults()
+	lim = lim.Defaults()
 	rep := &ContribuyentesReport{}
 	lr := &io.LimitedReader{R: r, N: lim.MaxBytes + 1}
 	br := bufio.NewReaderSize(lr, 64<<10)
