@@ -285,7 +285,16 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		}
 		trust = trust.With(dm.authority.IDK(), dm.authority.PublicKey())
 	}
-	submit, stopSII := siiSubmission(env, o.demo)
+	// The demo's fake SII keeps its state in the data directory when this
+	// server holds it alone (SQLite).
+	siiDir := o.data
+	if o.dbURL != "" {
+		siiDir = ""
+	}
+	submit, stopSII, err := siiSubmission(env, o.demo, siiDir)
+	if err != nil {
+		return err
+	}
 	defer stopSII()
 	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, submit, logger)
 	if err != nil {
