@@ -15,6 +15,7 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/textclip"
+	"github.com/dtekit/dtekit/internal/xmlflat"
 )
 
 // The SII's list of authorized electronic issuers.
@@ -242,11 +243,7 @@ func decodeLine(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}
-	r := make([]rune, len(b))
-	for i, c := range b {
-		r[i] = rune(c)
-	}
-	return string(r)
+	return xmlflat.Latin1ToString(b)
 }
 
 // header maps the columns of a header line to their positions; nil when
