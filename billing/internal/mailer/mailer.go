@@ -327,8 +327,10 @@ func (m *Mailer) document(ctx context.Context, a documentArgs) error {
 }
 
 // unsent records a document's mail that is not sent, in state estado
-// with why, unless its mail is recorded already; then logs and counts it.
+// with why, then logs and counts it; a document whose mail is recorded
+// already is left as it is.
 func (m *Mailer) unsent(ctx context.Context, a documentArgs, para, estado, why string) error {
+	recorded := false
 	err := m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		id := MailID("dte", a.DTEID)
 		if _, err := tx.GetCorreo(ctx, a.EmpresaID, id); err == nil {
@@ -340,9 +342,10 @@ func (m *Mailer) unsent(ctx context.Context, a documentArgs, para, estado, why s
 		if err := tx.InsertCorreo(ctx, c); err != nil {
 			return err
 		}
+		recorded = true
 		return tx.CompleteJob(ctx)
 	})
-	if err != nil {
+	if err != nil || !recorded {
 		return err
 	}
 	m.log.Warn("billing: a document was not mailed to its receptor", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "estado", estado, "reason", why)
