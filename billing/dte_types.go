@@ -26,8 +26,8 @@ type DTE struct {
 	// commercial result, its receipt of goods); omitted until it answers.
 	Intercambio *ReceptorRespuestas `json:"intercambio,omitempty"`
 	// Correo is the latest mail of the document to its receptor, so that
-	// one the service could not send says why (mailer's SinDireccion,
-	// SinRemitente); omitted until one is tried, and in lists.
+	// one the service could not send says why (estado sin_direccion or
+	// sin_remitente); omitted until one is tried, and in lists.
 	Correo       *Correo        `json:"correo,omitempty"`
 	XMLDocumento string         `json:"xml_documento,omitempty"`
 	Metadata     map[string]any `json:"metadata,omitempty"`
