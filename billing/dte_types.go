@@ -24,15 +24,16 @@ type DTE struct {
 	SIIStatus   *SIIStatus         `json:"sii_status,omitempty"`
 	// Intercambio is what the receptor answered by mail (its acuse, its
 	// commercial result, its receipt of goods); omitted until it answers.
-	Intercambio *ReceptorRespuestas `json:"intercambio,omitempty"`
+	Intercambio  *ReceptorRespuestas `json:"intercambio,omitempty"`
+	XMLDocumento string              `json:"xml_documento,omitempty"`
+	Metadata     map[string]any      `json:"metadata,omitempty"`
+	CreatedAt    time.Time           `json:"created_at"`
+	UpdatedAt    time.Time           `json:"updated_at"`
+
 	// Correo is the latest mail of the document to its receptor, so that
 	// one the service could not send says why (estado sin_direccion or
 	// sin_remitente); omitted until one is tried, and in lists.
-	Correo       *Correo        `json:"correo,omitempty"`
-	XMLDocumento string         `json:"xml_documento,omitempty"`
-	Metadata     map[string]any `json:"metadata,omitempty"`
-	CreatedAt    time.Time      `json:"created_at"`
-	UpdatedAt    time.Time      `json:"updated_at"`
+	Correo *Correo `json:"correo,omitempty"`
 }
 
 // Montos are a document's amounts (contract §2.2), as a DTE row keeps
