@@ -33,6 +33,11 @@ type DTE struct {
 	Metadata     map[string]any      `json:"metadata,omitempty"`
 	CreatedAt    time.Time           `json:"created_at"`
 	UpdatedAt    time.Time           `json:"updated_at"`
+
+	// Correo is the latest mail of the document to its receptor, so that
+	// one the service could not send says why (estado sin_direccion or
+	// sin_remitente); omitted until one is tried, and in lists.
+	Correo *Correo `json:"correo,omitempty"`
 }
 
 // Montos are a document's amounts (contract §2.2), as a DTE row keeps

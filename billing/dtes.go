@@ -91,6 +91,14 @@ func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML b
 	if err != nil {
 		return nil, fault.Failed("reading the DTE", err)
 	}
+	mails, err := s.st.ListCorreos(ctx, empresaID, store.CorreoFilter{DTEID: id, Limit: 1})
+	if err != nil {
+		return nil, storeErr(err, "reading the DTE's mail", "dte", id)
+	}
+	if len(mails.Items) > 0 {
+		c := correoOutOf(&mails.Items[0])
+		out.Correo = &c
+	}
 	return out, nil
 }
 

@@ -34,7 +34,8 @@ func (s *Service) newMail() {
 		Document: func(ctx context.Context, empresaID, dteID string) (*mailer.Outgoing, error) {
 			return s.documentMail(ctx, empresaID, dteID, "")
 		},
-		Limits: s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers})
+		Counted: s.documentMails.add,
+		Limits:  s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers})
 	ic := inbox.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log, SigningCert: s.signingCert,
 		Verify: func(ctx context.Context, empresaID string) (dte.VerifyOptions, error) {
 			vo := s.cfg.SignerPolicy

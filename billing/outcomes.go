@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/dtekit/dtekit/billing/internal/delivery"
+	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/dte"
 )
 
@@ -27,7 +28,18 @@ type Counts struct {
 	// DeliveryFailures counts failed webhook delivery attempts, scheduled
 	// and manual, by public category (DeliveryFailureLabels).
 	DeliveryFailures []Count
+	// DocumentMails counts the documents the mail job handled, by where
+	// the receptor's address came from or why nothing was sent
+	// (DocumentMailLabels).
+	DocumentMails []Count
 }
+
+// DocumentMailLabels are the labels of Counts.DocumentMails: the address
+// came from the cliente's e-mail (cliente) or the SII's list
+// (contribuyentes), or the document was not mailed for want of an
+// address (sin_direccion) or of the company's mail settings
+// (sin_remitente).
+func DocumentMailLabels() []string { return mailer.DocumentLabels() }
 
 // SIIOutcomeLabels are the labels of Counts.SIIOutcomes: the final
 // states of a review (accepted, accepted with objections, rejected).
@@ -41,7 +53,8 @@ func DeliveryFailureLabels() []string { return delivery.FailureCategories() }
 
 // Counts returns the outcome counters as they stand.
 func (s *Service) Counts() Counts {
-	return Counts{SIIOutcomes: s.siiOutcomes.snapshot(), DeliveryFailures: s.deliveryFailures.snapshot()}
+	return Counts{SIIOutcomes: s.siiOutcomes.snapshot(), DeliveryFailures: s.deliveryFailures.snapshot(),
+		DocumentMails: s.documentMails.snapshot()}
 }
 
 // tally counts labels per company; safe for concurrent use.

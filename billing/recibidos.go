@@ -624,7 +624,7 @@ func (s *Service) MailDTE(ctx context.Context, empresaID, id, para string) (*Cor
 		return nil, err
 	}
 	if o == nil {
-		return nil, fault.Invalid("para", dte.CodeRequired, "no address: give para, or an email to the cliente with the receptor's RUT")
+		return nil, fault.Invalid("para", dte.CodeRequired, "no address: give para, or an email to the cliente with the receptor's RUT (or import the SII's list of contribuyentes)")
 	}
 	// A mail asked for by hand is a new one each time.
 	var c *store.Correo
@@ -682,17 +682,41 @@ func (s *Service) exchangeEnvelope(ctx context.Context, d *store.DTE, emisor dte
 	return env, nil
 }
 
+// receptorAddress finds where a document to the receptor with this RUT is
+// mailed: the e-mail of the company's cliente with that RUT, else the
+// receptor's intercambio address on the SII's list of contribuyentes
+// (ImportContribuyentes); "" when neither has one. via names the source.
+func (s *Service) receptorAddress(ctx context.Context, empresaID, rut string) (addr, via string, err error) {
+	c, err := s.st.GetClienteByRut(ctx, empresaID, rut)
+	switch {
+	case err == nil && c.Email != "":
+		return c.Email, mailer.ViaCliente, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return "", "", fault.Failed("reading the receptor's cliente", err)
+	}
+	k, err := s.st.GetContribuyente(ctx, rut)
+	switch {
+	case err == nil && k.Correo != "":
+		return k.Correo, mailer.ViaContribuyentes, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return "", "", fault.Failed("reading the SII's list of contribuyentes", err)
+	}
+	return "", "", nil
+}
+
 // documentMail builds the mail of a signed document to its receptor: the
 // EnvioDTE addressed to the receptor and the PDF. It returns nil when no
-// address is known.
+// address is known (para, the cliente's e-mail, the SII's list).
 func (s *Service) documentMail(ctx context.Context, empresaID, id, para string) (*mailer.Outgoing, error) {
 	d, emisor, err := s.signedDTE(ctx, empresaID, id)
 	if err != nil {
 		return nil, err
 	}
+	via := mailer.ViaPara
 	if para == "" {
-		if c, err := s.st.GetClienteByRut(ctx, empresaID, d.RutReceptor); err == nil {
-			para = c.Email
+		para, via, err = s.receptorAddress(ctx, empresaID, d.RutReceptor)
+		if err != nil {
+			return nil, err
 		}
 	}
 	if para == "" {
@@ -707,7 +731,7 @@ func (s *Service) documentMail(ctx context.Context, empresaID, id, para string) 
 	if p, err := s.DTEPDF(ctx, empresaID, id, PDFOptions{}); err == nil {
 		atts = append(atts, email.Attachment{Filename: name + ".pdf", ContentType: "application/pdf", Data: p})
 	}
-	return &mailer.Outgoing{EmpresaID: empresaID, Tipo: "dte", DTEID: id, To: para,
+	return &mailer.Outgoing{EmpresaID: empresaID, Tipo: "dte", DTEID: id, To: para, Via: via,
 		Subject:     fmt.Sprintf("DTE tipo %d folio %d de %s", d.TipoDTE, d.Folio, emisor.RazonSocial),
 		Text:        fmt.Sprintf("Adjuntamos el documento tributario electrónico tipo %d, folio %d, emitido por %s (RUT %s).", d.TipoDTE, d.Folio, emisor.RazonSocial, emisor.Rut),
 		Attachments: atts}, nil

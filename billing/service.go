@@ -115,8 +115,9 @@ type Service struct {
 	mailer *mailer.Mailer
 	// siiTokens caches the tokens of the registry clients.
 	siiTokens *sii.TokenCache
-	// siiOutcomes and deliveryFailures count what Counts reports.
-	siiOutcomes, deliveryFailures tally
+	// siiOutcomes, deliveryFailures and documentMails count what Counts
+	// reports.
+	siiOutcomes, deliveryFailures, documentMails tally
 }
 
 // New builds a Service from cfg.

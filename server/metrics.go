@@ -144,13 +144,14 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // countsCollector exports billing's outcome counters: the SII's reviews
-// by final estado and failed webhook delivery attempts by category,
+// by final estado, failed webhook delivery attempts by category and the
+// documents the mail job handled by outcome,
 // summed over companies (every label present, zero until it happens), or
 // per company with tenant labels.
 type countsCollector struct {
-	fn                func() billing.Counts
-	perTenant         bool
-	outcomes, failure *prometheus.Desc
+	fn                       func() billing.Counts
+	perTenant                bool
+	outcomes, failure, mails *prometheus.Desc
 }
 
 func newCountsCollector(fn func() billing.Counts, perTenant bool) *countsCollector {
@@ -166,15 +167,23 @@ func newCountsCollector(fn func() billing.Counts, perTenant bool) *countsCollect
 			labels("estado"), nil),
 		failure: prometheus.NewDesc("dtekit_webhook_delivery_failures_total",
 			"Failed webhook delivery attempts made by this process, scheduled and manual, by category (dns, refused, private_address, timeout, tls, http_status, request).",
-			labels("category"), nil)}
+			labels("category"), nil),
+		mails: prometheus.NewDesc("dtekit_mail_documents_total",
+			"Documents the mail job of this process handled, by where the receptor's address came from (cliente: the catalog's e-mail, contribuyentes: the SII's list) or why nothing was sent (sin_direccion: no address known, sin_remitente: the company has no mail settings).",
+			labels("resultado"), nil)}
 }
 
-func (c *countsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.outcomes; ch <- c.failure }
+func (c *countsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.outcomes
+	ch <- c.failure
+	ch <- c.mails
+}
 
 func (c *countsCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := c.fn()
 	c.collect(ch, c.outcomes, billing.SIIOutcomeLabels(), counts.SIIOutcomes)
 	c.collect(ch, c.failure, billing.DeliveryFailureLabels(), counts.DeliveryFailures)
+	c.collect(ch, c.mails, billing.DocumentMailLabels(), counts.DocumentMails)
 }
 
 func (c *countsCollector) collect(ch chan<- prometheus.Metric, desc *prometheus.Desc, known []string, counts []billing.Count) {

@@ -20,7 +20,9 @@
 // GetEmpresaByRut and ListEmpresas, for administration; PurgeIdempotency,
 // run by a periodic job; and ListSealed, ReplaceSealed, Setting and
 // PutSetting, which keep the sealed secrets of every company under one
-// key-encryption key (settings belong to the database, not to a company).
+// key-encryption key (settings belong to the database, not to a company);
+// and the SII's public list of contribuyentes (ContribuyentesReader,
+// ContribuyentesWriter), which is the same for every company.
 //
 // # Transactions
 //
@@ -236,6 +238,8 @@ type Store interface {
 // (on Store) and inside one (on Tx, where they see the transaction's own
 // writes).
 type Reader interface {
+	ContribuyentesReader
+
 	// GetEmpresa returns the company with this id.
 	GetEmpresa(ctx context.Context, empresaID string) (*Empresa, error)
 	// GetEmpresaByRut returns the company with this RUT in this
@@ -431,6 +435,7 @@ type SerialWriter interface {
 // and return ErrNotFound when no record of that company has that id.
 type Tx interface {
 	Reader
+	ContribuyentesWriter
 
 	// InsertEmpresa records a company; a second company with the same
 	// Rut and Ambiente is refused on ConstraintEmpresaRut, a used ID on

@@ -28,6 +28,7 @@ const adminUsage = `usage: dtekit admin empresa create [flags]
        dtekit admin apikey revoke --empresa RUT --id KEY_ID
        dtekit admin certificado upload --empresa RUT --cert FILE.p12 --rut-firmante RUT [--cert-password-file FILE]
        dtekit admin kek rotate [--new-key-file FILE]
+       dtekit admin contribuyentes import FILE
 
 Operator commands on the server's database (the same --data, --database-url
 and DTEKIT_KEK as "dtekit serve"; they may run while the server runs, except
@@ -59,6 +60,13 @@ kek rotate).
                    --cert-password-file, else $DTEKIT_CERT_PASSWORD
   kek rotate       re-seals every secret under a new key-encryption key; stop
                    the servers first ("dtekit admin kek rotate --help")
+  contribuyentes import
+                   loads the SII's list of authorized issuers with their
+                   intercambio addresses (ce_empresas_dwnld_YYYYMMDD.csv, from
+                   "Consulta de contribuyentes autorizados"): a document whose
+                   receptor's cliente has no e-mail is mailed there. The new
+                   list replaces the previous one once complete; skipped lines
+                   are warned on stderr with their numbers; prints a summary
 `
 
 func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
@@ -89,6 +97,8 @@ func runAdmin(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminCertUpload(ctx, env, args[2:])
 	case "kek rotate":
 		return adminKEKRotate(ctx, env, args[2:])
+	case "contribuyentes import":
+		return adminContribuyentesImport(ctx, env, args[2:])
 	}
 	return usageError(env, "admin", "unknown admin command %q", strings.Join(args[:2], " "))
 }

@@ -40,7 +40,9 @@ DIR/demo.json and prints a curl command that emits a factura.
 Documents emitted with auto_send (the default) go to the SII of their
 company's ambiente (maullin or palena; DTEKIT_SII_URL sends them to a test
 server such as "dtekit sii fake" instead). --demo submits them to a fake SII
-inside the process, so a demo factura reaches aceptado within seconds.
+inside the process, so a demo factura reaches aceptado within seconds; with
+SQLite the fake keeps what it reviewed in DIR/demo-sii.journal, so a
+restarted demo's registry still knows its documents.
 
 CAFs are accepted when the SII signed them (its keys for IDK 100,
 certificación, and 300, producción). --trust adds a test authority's public
@@ -318,7 +320,16 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		}
 		trust = trust.With(dm.authority.IDK(), dm.authority.PublicKey())
 	}
-	submit, stopSII := siiSubmission(env, o.demo)
+	// The demo's fake SII keeps its state in the data directory when this
+	// server holds it alone (SQLite).
+	siiDir := o.data
+	if o.dbURL != "" {
+		siiDir = ""
+	}
+	submit, stopSII, err := siiSubmission(env, o.demo, siiDir)
+	if err != nil {
+		return err
+	}
 	defer stopSII()
 	policy, err := o.policy.options()
 	if err != nil {

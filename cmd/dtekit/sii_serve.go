@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/dtekit/dtekit/billing"
@@ -19,8 +21,12 @@ const siiURLEnv = "DTEKIT_SII_URL"
 // reaches aceptado within a minute; --demo with $DTEKIT_SII_URL keeps the
 // demo's quick schedule against that test server. It also returns what
 // stops the fake (a no-op otherwise); call it after the job runner has
-// stopped.
-func siiSubmission(env *cmdEnv, demo bool) (cfg *billing.SubmitConfig, stop func()) {
+// stopped. The demo's fake keeps what it learns in dataDir
+// (demoSIIJournal), so that after a restart its track ids go on and its
+// registry still knows the documents it accepted; with dataDir "" (a
+// data directory several servers share, on PostgreSQL) each server's
+// fake keeps it in memory only.
+func siiSubmission(env *cmdEnv, demo bool, dataDir string) (cfg *billing.SubmitConfig, stop func(), err error) {
 	stop = func() {}
 	cfg = &billing.SubmitConfig{}
 	base := ""
@@ -31,7 +37,13 @@ func siiSubmission(env *cmdEnv, demo bool) (cfg *billing.SubmitConfig, stop func
 	case base != "":
 		cfg.Endpoints = func(sii.Environment) sii.Endpoints { return sii.SingleHost(base) }
 	case demo:
-		fake := siitest.New(siitest.Options{AnySigner: true, Steps: []string{"SOK", "FOK"}, StepEvery: 2 * time.Second}).Start()
+		fake := siitest.New(siitest.Options{AnySigner: true, Steps: []string{"SOK", "FOK"}, StepEvery: 2 * time.Second})
+		if dataDir != "" {
+			if err := fake.Persist(filepath.Join(dataDir, demoSIIJournal)); err != nil {
+				return nil, stop, fmt.Errorf("the demo's SII: %w", err)
+			}
+		}
+		fake.Start()
 		cfg.Endpoints = func(sii.Environment) sii.Endpoints { return fake.Endpoints() }
 		stop = fake.Close
 	}
@@ -48,5 +60,10 @@ func siiSubmission(env *cmdEnv, demo bool) (cfg *billing.SubmitConfig, stop func
 		cfg.ReconcileWindow = 10 * time.Second
 		cfg.BoletaCheckDelay, cfg.BoletaSafetyDelay = 10*time.Second, 5*time.Second
 	}
-	return cfg, stop
+	return cfg, stop, nil
 }
+
+// demoSIIJournal is the file in the data directory where the demo's fake
+// SII keeps its envelopes, track ids and registry events (siitest's
+// Persist: a journal of JSON lines, appended and synced per fact).
+const demoSIIJournal = "demo-sii.journal"

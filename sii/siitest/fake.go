@@ -305,6 +305,7 @@ type Fake struct {
 	rcvEvents map[string][]sii.RCVEvent  // docKey → events registered
 	resol     map[string]resolucion      // company → its resolution (SetResolucion)
 	approved  map[string]map[string]bool // company → sets reviewed SOK (DeclararAvance)
+	journal   *journal                   // what Persist keeps on disk (journal.go)
 
 	classic, api, envio *httptest.Server
 }
@@ -362,7 +363,7 @@ func (f *Fake) Start() *Fake {
 	return f
 }
 
-// Close stops the listeners.
+// Close stops the listeners (and closes the journal of Persist).
 func (f *Fake) Close() {
 	for _, s := range []*httptest.Server{f.classic, f.api, f.envio} {
 		if s != nil {
@@ -370,6 +371,7 @@ func (f *Fake) Close() {
 			s.Close()
 		}
 	}
+	f.closeJournal()
 }
 
 // Endpoints returns the base URLs of a started fake, for sii.Config.

@@ -193,6 +193,7 @@ func (f *Fake) fileLocked(data []byte, tokenRUT, company string, rev *LibroRevie
 	e.TrackID = fmt.Sprintf("%010d", f.trackNext)
 	f.envelopes = append(f.envelopes, e)
 	f.byTrack[e.TrackID] = e
+	f.journalEnvelope(e)
 	return e
 }
 

@@ -281,7 +281,9 @@ func (f *Fake) rcvRegister(q rcvQuery, signer string) (int, sii.RCVAction) {
 	case have[q.accion]:
 		return 7, ""
 	}
-	f.rcvEvents[d.key] = append(f.rcvEvents[d.key], rcvEvent(q.accion, signer, f.now()))
+	ev := rcvEvent(q.accion, signer, f.now())
+	f.rcvEvents[d.key] = append(f.rcvEvents[d.key], ev)
+	f.journalEvent(d.key, ev)
 	return 0, ""
 }
 

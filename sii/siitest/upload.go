@@ -244,12 +244,7 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, rest bool) (*Envel
 		if final == "" && !caratulaOK(env, tokenRUT, company, boleta) {
 			final = "RCT"
 		}
-		for _, d := range env.Documentos {
-			monto, _ := d.Totales.MntTotal.Int64()
-			e.Docs = append(e.Docs, Doc{RutEmisor: strings.ToUpper(d.Emisor.Rut), Tipo: int(d.Tipo), Folio: d.Folio,
-				Fecha: d.FechaEmision, Monto: monto, Receptor: strings.ToUpper(d.Receptor.Rut), SignatureValue: d.SignatureValue, raw: d.Raw,
-				refs: d.Referencias, fmaPago: fmaPago(d)})
-		}
+		e.Docs = docsOf(env)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -291,7 +286,20 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, rest bool) (*Envel
 	e.TrackID = fmt.Sprintf("%010d", f.trackNext)
 	f.envelopes = append(f.envelopes, e)
 	f.byTrack[e.TrackID] = e
+	f.journalEnvelope(e)
 	return e, 0, nil
+}
+
+// docsOf reads the documents of an envelope as the fake keeps them.
+func docsOf(env *dte.Envio) []Doc {
+	var docs []Doc
+	for _, d := range env.Documentos {
+		monto, _ := d.Totales.MntTotal.Int64()
+		docs = append(docs, Doc{RutEmisor: strings.ToUpper(d.Emisor.Rut), Tipo: int(d.Tipo), Folio: d.Folio,
+			Fecha: d.FechaEmision, Monto: monto, Receptor: strings.ToUpper(d.Receptor.Rut), SignatureValue: d.SignatureValue, raw: d.Raw,
+			refs: d.Referencias, fmaPago: fmaPago(d)})
+	}
+	return docs
 }
 
 // fmaPago reads an invoice's payment form (IdDoc/FmaPago), which the

@@ -114,6 +114,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Mensaje", h.testMensaje)
 	t.Run("CorreoConfig", h.testCorreoConfig)
 	t.Run("DTEIntercambio", h.testDTEIntercambio)
+	t.Run("Contribuyentes", h.testContribuyentes)
 	t.Run("AttemptLog", h.testAttemptLog)
 	t.Run("AttemptLogLimit", h.testAttemptLogLimit)
 	t.Run("LowStockThreshold", h.testLowStockThreshold)

@@ -39,7 +39,27 @@ const (
 	Pendiente = "pendiente"
 	Enviado   = "enviado"
 	Fallido   = "fallido"
+	// SinDireccion is a document's mail that was never composed: no
+	// address is known for its receptor (no para, no e-mail on the
+	// cliente, none on the SII's list of contribuyentes).
+	SinDireccion = "sin_direccion"
+	// SinRemitente is a document's mail that was never composed: the
+	// company has no address or SMTP server to send from.
+	SinRemitente = "sin_remitente"
 )
+
+// Where the document job found the receptor's address (Outgoing.Via),
+// and the two reasons it sends nothing: the labels of Config.Counted.
+const (
+	ViaPara           = "para"
+	ViaCliente        = "cliente"
+	ViaContribuyentes = "contribuyentes"
+)
+
+// DocumentLabels are the labels Config.Counted receives, in order.
+func DocumentLabels() []string {
+	return []string{ViaCliente, ViaContribuyentes, SinDireccion, SinRemitente}
+}
 
 // Queue is the queue mail jobs wait in: sending and reading mail hold up
 // no submission, delivery or maintenance job.
@@ -73,6 +93,9 @@ type Outgoing struct {
 	// InReplyTo is the Message-ID this mail answers, when known.
 	InReplyTo   string
 	Attachments []email.Attachment
+	// Via says where a document's address came from (ViaPara,
+	// ViaCliente, ViaContribuyentes).
+	Via string
 }
 
 // Source says where a file read from the mailbox came from.
@@ -95,8 +118,13 @@ type Config struct {
 	// about the company's documents.
 	Reply func(ctx context.Context, empresaID string, data []byte, src Source) error
 	// Document builds the mail that carries one of the company's
-	// documents to its receptor (nil: no mail, e.g. no address known).
+	// documents to its receptor (nil: no address is known; the mail is
+	// then recorded SinDireccion).
 	Document func(ctx context.Context, empresaID, dteID string) (*Outgoing, error)
+	// Counted, when set, is told once per document the document job
+	// handled, after its transaction commits: where its address came
+	// from, or why nothing was sent (DocumentLabels).
+	Counted func(empresaID, label string)
 	// Limits bound each message read (zero: email's defaults).
 	Limits email.Limits
 	// Every is how often each mailbox is read (default 1 minute).
@@ -262,23 +290,74 @@ func (m *Mailer) Register(j store.Jobs) error {
 	return periodic.Register(j, periodic.Job{Args: pollArgs{}, Every: m.cfg.Every, Timeout: time.Minute, Queue: Queue, Run: m.PollAll})
 }
 
-// document builds the mail of a document and queues it.
+// document builds the mail of a document and queues it. A document that
+// cannot be mailed (no address for its receptor, no sender) is never
+// left silent: its mail is recorded in a state that says why (the
+// document's read model shows it), logged and counted.
 func (m *Mailer) document(ctx context.Context, a documentArgs) error {
 	o, err := m.cfg.Document(ctx, a.EmpresaID, a.DTEID)
-	if err != nil || o == nil {
+	if err != nil {
 		return err
 	}
+	if o == nil {
+		return m.unsent(ctx, a, "", SinDireccion,
+			"no address for the receptor: no e-mail on the cliente with its RUT, none on the SII's list of contribuyentes")
+	}
 	o.ID = MailID("dte", a.DTEID)
-	return m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	noSender := false
+	err = m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, err := m.Enqueue(ctx, tx, o); err != nil {
-			if errors.Is(err, ErrNoSender) {
-				m.log.Warn("billing: a document cannot be mailed: the company has no mail settings", "empresa_id", a.EmpresaID, "dte_id", a.DTEID)
-				return tx.CompleteJob(ctx)
+			if !errors.Is(err, ErrNoSender) {
+				return err
 			}
-			return err
+			noSender = true
+			return nil
 		}
 		return tx.CompleteJob(ctx)
 	})
+	if err != nil {
+		return err
+	}
+	if noSender {
+		return m.unsent(ctx, a, o.To, SinRemitente,
+			"the company has no mail settings to send from (correo.direccion and correo.smtp)")
+	}
+	m.count(a.EmpresaID, o.Via)
+	return nil
+}
+
+// unsent records a document's mail that is not sent, in state estado
+// with why, then logs and counts it; a document whose mail is recorded
+// already is left as it is.
+func (m *Mailer) unsent(ctx context.Context, a documentArgs, para, estado, why string) error {
+	recorded := false
+	err := m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		id := MailID("dte", a.DTEID)
+		if _, err := tx.GetCorreo(ctx, a.EmpresaID, id); err == nil {
+			return tx.CompleteJob(ctx)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		c := &store.Correo{ID: id, EmpresaID: a.EmpresaID, Tipo: "dte", DTEID: a.DTEID, Para: para, Estado: estado, LastError: why}
+		if err := tx.InsertCorreo(ctx, c); err != nil {
+			return err
+		}
+		recorded = true
+		return tx.CompleteJob(ctx)
+	})
+	if err != nil || !recorded {
+		return err
+	}
+	m.log.Warn("billing: a document was not mailed to its receptor", "empresa_id", a.EmpresaID, "dte_id", a.DTEID, "estado", estado, "reason", why)
+	m.count(a.EmpresaID, estado)
+	return nil
+}
+
+// count reports a document job's outcome to Config.Counted.
+func (m *Mailer) count(empresaID, label string) {
+	if m.cfg.Counted != nil && label != "" {
+		m.cfg.Counted(empresaID, label)
+	}
 }
 
 // send makes one attempt at a mail. A temporary failure waits its turn in

@@ -1,0 +1,161 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/textclip"
+	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/store"
+)
+
+// contribuyentesBatch is how many companies one transaction of an import
+// adds: short enough that the service keeps writing meanwhile.
+const contribuyentesBatch = 500
+
+// contribuyentesPurgeBatch is how many rows of an older list one
+// transaction deletes.
+const contribuyentesPurgeBatch = 5000
+
+// ContribuyentesImport is what an import of the SII's list of
+// contribuyentes did ("dtekit admin contribuyentes import").
+type ContribuyentesImport struct {
+	// Lista is the id of the list now current; Origen where it came from.
+	Lista  int64  `json:"lista"`
+	Origen string `json:"origen"`
+	// Lineas are the file's lines, the header included; Contribuyentes
+	// the companies on the new list, ConCorreo those with an address.
+	Lineas         int   `json:"lineas"`
+	Contribuyentes int64 `json:"contribuyentes"`
+	ConCorreo      int64 `json:"con_correo"`
+	// Advertencias are the first lines skipped or read in part, each with
+	// its line number; TotalAdvertencias counts them all.
+	Advertencias      []sii.Warning `json:"advertencias"`
+	TotalAdvertencias int           `json:"total_advertencias"`
+	// Eliminados are the rows of older lists deleted after it.
+	Eliminados int64 `json:"eliminados"`
+	// Duracion is how long the import took.
+	Duracion string `json:"duracion"`
+}
+
+// ImportContribuyentes loads the SII's list of authorized electronic
+// issuers (sii.ReadContribuyentes reads it; lim bounds it, zero for the
+// defaults) as the list the service mails documents by when a receptor's
+// cliente has no e-mail. The new list replaces the current one whole, and
+// only once it is complete: until then, and when the file is refused, the
+// service reads the previous one. It is written in short transactions, so
+// it may run while the server runs; importing the same file again gives
+// the same list. A file that is not the list, or exceeds a bound, is
+// refused (fault.KindValidation on "archivo", naming its line); a RUT the
+// file repeats keeps its first line, with a warning.
+func (s *Service) ImportContribuyentes(ctx context.Context, r io.Reader, origen string, lim sii.ContribuyentesLimits) (*ContribuyentesImport, error) {
+	start := time.Now()
+	origen = textclip.Clip(origen, 200)
+	var lista *store.ContribuyentesLista
+	if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) (err error) {
+		lista, err = tx.BeginContribuyentes(ctx, origen)
+		return err
+	}); err != nil {
+		return nil, storeErr(err, "starting the import", "contribuyentes", origen)
+	}
+	out := &ContribuyentesImport{Lista: lista.ID, Origen: origen, Advertencias: []sii.Warning{}}
+	// The RUTs the file repeats, found by the store batch by batch.
+	dups := &sii.ContribuyentesReport{}
+	batch := make([]store.Contribuyente, 0, contribuyentesBatch)
+	lines := make([]int, 0, contribuyentesBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		var repeated []int
+		if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) (err error) {
+			repeated, err = tx.AddContribuyentes(ctx, lista.ID, batch)
+			return err
+		}); err != nil {
+			return err
+		}
+		skip := make(map[int]bool, len(repeated))
+		for _, i := range repeated {
+			skip[i] = true
+			dups.Warn(lim, lines[i], "RUT %s appears on an earlier line; the first is kept", batch[i].Rut)
+		}
+		for i := range batch {
+			if !skip[i] && batch[i].Correo != "" {
+				out.ConCorreo++
+			}
+		}
+		batch, lines = batch[:0], lines[:0]
+		return nil
+	}
+	var storeErrSeen error
+	rep, err := sii.ReadContribuyentes(r, lim, func(c sii.Contribuyente) error {
+		batch = append(batch, store.Contribuyente{Rut: c.Rut.String(), RazonSocial: c.RazonSocial, NumeroResolucion: c.NumeroResolucion,
+			FechaResolucion: c.FechaResolucion, Correo: c.Correo, URL: c.URL})
+		lines = append(lines, c.Line)
+		if len(batch) < contribuyentesBatch {
+			return nil
+		}
+		if err := flush(); err != nil {
+			storeErrSeen = err
+			return err
+		}
+		return nil
+	})
+	if err == nil {
+		if err = flush(); err != nil {
+			storeErrSeen = err
+		}
+	}
+	if err != nil {
+		// The incomplete list stays behind, never read, and goes with
+		// the next import's purge.
+		switch {
+		case storeErrSeen != nil:
+			return nil, storeErr(storeErrSeen, "importing the list", "contribuyentes", origen)
+		case errors.Is(err, sii.ErrNotContribuyentes):
+			e := fault.Invalid("archivo", dte.CodeInvalidFormat, err.Error())
+			e.Message = "the file is not the SII's list of contribuyentes"
+			return nil, e
+		default:
+			return nil, fault.Failed("reading the list", err)
+		}
+	}
+	if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) (err error) {
+		lista, err = tx.CompleteContribuyentes(ctx, lista.ID)
+		return err
+	}); err != nil {
+		return nil, storeErr(err, "completing the import", "contribuyentes", origen)
+	}
+	out.Lineas, out.Contribuyentes = rep.Lines, lista.Filas
+	out.TotalAdvertencias = rep.WarningCount + dups.WarningCount
+	out.Advertencias = append(append(out.Advertencias, rep.Warnings...), dups.Warnings...)
+	slices.SortStableFunc(out.Advertencias, func(a, b sii.Warning) int { return a.Line - b.Line })
+	if max := lim.Defaults().MaxWarnings; len(out.Advertencias) > max {
+		out.Advertencias = out.Advertencias[:max]
+	}
+	for {
+		var n int64
+		if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) (err error) {
+			n, err = tx.PurgeContribuyentes(ctx, contribuyentesPurgeBatch)
+			return err
+		}); err != nil {
+			// The new list is in place; what is left of the old one goes
+			// with the next import.
+			s.log.Warn("billing: purging the older lists of contribuyentes failed", "error", err.Error())
+			break
+		}
+		out.Eliminados += n
+		if n < contribuyentesPurgeBatch {
+			break
+		}
+	}
+	out.Duracion = time.Since(start).Round(time.Millisecond).String()
+	s.log.Info("billing: the SII's list of contribuyentes was imported", "lista", out.Lista, "origen", origen,
+		"contribuyentes", out.Contribuyentes, "advertencias", out.TotalAdvertencias)
+	return out, nil
+}
