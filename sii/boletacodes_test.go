@@ -229,3 +229,16 @@ func TestBoletaReviewDelay(t *testing.T) {
 		t.Errorf("the boleta's status after the review: %+v, %v; want DOK", ds, err)
 	}
 }
+
+// TestRepeated: the rejection codes that say the SII already has the
+// document (DTE-3-100, the boleta API's 100 with or without its section
+// and level), and those that do not (101, another section's 100).
+func TestRepeated(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[string]bool{"DTE-3-100": true, "100": true, "3-100": true, "DTE--100": true,
+		"DTE-3-101": false, "101": false, "CAF-3-100": false, "": false, "1000": false, "DTE-3-1000": false} {
+		if got := sii.Repeated(code); got != want {
+			t.Errorf("Repeated(%q) = %v, want %v", code, got, want)
+		}
+	}
+}
