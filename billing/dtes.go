@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,7 +70,10 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 		out.SIIStatus = &ss
 	}
 	if len(d.Metadata) > 0 {
-		if err := json.Unmarshal(d.Metadata, &out.Metadata); err != nil {
+		// json.Number: an integer beyond 2^53 keeps its digits.
+		dec := json.NewDecoder(bytes.NewReader(d.Metadata))
+		dec.UseNumber()
+		if err := dec.Decode(&out.Metadata); err != nil {
 			return nil, fmt.Errorf("billing: DTE %s: stored metadata: %w", d.ID, err)
 		}
 	}
