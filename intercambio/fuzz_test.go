@@ -26,6 +26,7 @@ type fuzzFixture struct {
 	cert  *signer.Certificate
 	keys  caf.TrustedKeys
 	envio []byte
+	docs  [][]byte // the envelope's two signed documents
 }
 
 var (
@@ -79,6 +80,7 @@ func fuzzFix(tb testing.TB) *fuzzFixture {
 			}
 			docs = append(docs, out.XML)
 		}
+		fx.docs = docs
 		fx.envio, fuzzErr = dte.BuildEnvio(dte.EnvioOptions{Emisor: dtetest.DemoEmisor(), RutReceptor: rutB}, fx.cert, docs...)
 		fuzzVal = fx
 	})
@@ -153,6 +155,16 @@ func FuzzRead(f *testing.F) {
 // and glosas the schema accepts, and the acuse built from it reads back
 // (Read) with the same codes: a hostile file is refused, never a panic or
 // an answer that cannot be sent.
+//
+// Three kinds of input reach past the parser: mode 0 takes data as it is
+// (seeded with our envelope, its broken variants and every XML sample of
+// ../shared, the SII's own EnvioDTE among them, also readdressed to B);
+// mode 1 makes one structural edit of data (oracle.EditXML: an element's
+// text, removed, repeated or renamed), so the XML stays well-formed and
+// the checks behind the parser run; mode 2 packs and signs a new envelope
+// to B from the fixture's two documents (which ones, and how often, by
+// n), one of them edited first when op says so, so the envelope's
+// signature holds and the document checks behind it run.
 func FuzzReceive(f *testing.F) {
 	fx := fuzzFix(f)
 	good := fx.envio
@@ -160,10 +172,38 @@ func FuzzReceive(f *testing.F) {
 		bytes.Replace(good, []byte("<Folio>"), []byte("<Folio>9"), 1),
 		bytes.Replace(good, []byte("<RutReceptor>"), []byte("<RutReceptor>1"), 1),
 		bytes.Replace(good, []byte("<FchEmis>"), []byte("<FchEmis>x"), 1)} {
-		f.Add(seed)
+		f.Add(seed, uint8(0), uint(0), uint8(0), "")
 	}
+	for _, sample := range oracle.SharedXML(f) {
+		f.Add(sample, uint8(0), uint(0), uint8(0), "")
+		readdressed := bytes.ReplaceAll(sample, []byte("<RutReceptor>60803000-K</RutReceptor>"), []byte("<RutReceptor>"+rutB+"</RutReceptor>"))
+		f.Add(readdressed, uint8(0), uint(0), uint8(0), "")
+		f.Add(readdressed, uint8(1), uint(7), uint8(oracle.EditText), "99999999-9")
+	}
+	for i, op := range []uint8{oracle.EditText, oracle.EditDelete, oracle.EditDuplicate, oracle.EditRename} { // one seed per edit
+		f.Add(good, uint8(1), uint(5+7*i), op, "2026-13-40")
+		f.Add([]byte(nil), uint8(2), uint(i), op|8, "0")
+	}
+	f.Add([]byte(nil), uint8(2), uint(3), uint8(0), "")
 	opts := fx.opts()
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, mode uint8, n uint, op uint8, text string) {
+		switch mode % 3 {
+		case 1:
+			data = oracle.EditXML(data, n, op, text)
+		case 2:
+			var docs [][]byte
+			for i := range 1 + n%3 { // one to three documents, repeats allowed
+				docs = append(docs, fx.docs[(n>>(2+i))%2])
+			}
+			if op&8 != 0 {
+				docs[0] = oracle.EditXML(docs[0], n>>5, op, text)
+			}
+			env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: dtetest.DemoEmisor(), RutReceptor: rutB, At: answerAt}, fx.cert, docs...)
+			if err != nil {
+				return // an edit BuildEnvio refuses: nothing to receive
+			}
+			data = env
+		}
 		r, err := intercambio.Receive(data, opts)
 		if err != nil {
 			t.Fatal(err)
