@@ -64,15 +64,25 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("certificacion: %w", err)
 	}
+	m, err := parseManifest(b)
+	if err != nil {
+		return nil, fmt.Errorf("certificacion: %s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	return m, nil
+}
+
+// parseManifest reads manifest.json's bytes: a rut_emisor, and paths
+// inside the folder only.
+func parseManifest(b []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("certificacion: %s: %w", filepath.Join(dir, ManifestFile), err)
+		return nil, err
 	}
 	if m.RutEmisor == "" {
-		return nil, fmt.Errorf("certificacion: %s has no rut_emisor", filepath.Join(dir, ManifestFile))
+		return nil, fmt.Errorf("no rut_emisor")
 	}
 	if err := m.checkPaths(); err != nil {
-		return nil, fmt.Errorf("certificacion: %s: %w", filepath.Join(dir, ManifestFile), err)
+		return nil, err
 	}
 	return &m, nil
 }
