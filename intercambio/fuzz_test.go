@@ -97,7 +97,10 @@ func (fx *fuzzFixture) opts() intercambio.Options {
 
 // FuzzRead: whatever the bytes, Read returns an answer or an error, never
 // panics, and an answer it accepts is coherent: one of the three kinds,
-// each document with an outcome its kind allows.
+// each document with an outcome its kind allows. Seeds: the three answers
+// signed, broken ones and every XML sample of ../shared; with edit > 0 the
+// data gets one structural edit (oracle.EditXML) so the checks behind the
+// parser run.
 func FuzzRead(f *testing.F) {
 	fx := fuzzFix(f)
 	r, err := intercambio.Receive(fx.envio, fx.opts())
@@ -120,14 +123,23 @@ func FuzzRead(f *testing.F) {
 	for _, seed := range [][]byte{acuse, resultado, recibos, nil, []byte("<RespuestaDTE/>"),
 		[]byte(`<RespuestaDTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Resultado ID="a"/></RespuestaDTE>`),
 		[]byte(`<EnvioRecibos xmlns="http://www.sii.cl/SiiDte" version="1.0"><SetRecibos ID="s"><Caratula/></SetRecibos></EnvioRecibos>`)} {
-		f.Add(seed)
+		f.Add(seed, uint8(0), uint(0), "")
+	}
+	for _, sample := range oracle.SharedXML(f) {
+		f.Add(sample, uint8(0), uint(0), "")
+	}
+	for i, answer := range [][]byte{acuse, resultado, recibos} { // structural edits of each answer
+		f.Add(answer, uint8(1+i), uint(9+4*i), "RCD")
 	}
 	allowed := map[intercambio.Kind][]intercambio.Outcome{
 		intercambio.KindAcuse:     {intercambio.Recibido, intercambio.RecibidoConReparos},
 		intercambio.KindResultado: {intercambio.Aceptado, intercambio.AceptadoConDiscrepancias, intercambio.Rechazado},
 		intercambio.KindRecibos:   {intercambio.MercaderiasRecibidas},
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, edit uint8, n uint, text string) {
+		if edit > 0 {
+			data = oracle.EditXML(data, n, edit-1, text)
+		}
 		res, err := intercambio.Read(data, intercambio.ReadOptions{})
 		if err != nil {
 			if res != nil {
