@@ -12,7 +12,8 @@ import (
 // TestUnreadableStoredValue, on both backends: a document whose stored
 // metadata, tracking or SII status no longer decodes answers GET /dte/{id}
 // and GET /dte with 409 INVALID_STATE naming the document, never a 500;
-// the company's other documents still read.
+// the company's other documents still read. An envelope whose stored
+// results no longer decode does the same on GET /envios.
 func TestUnreadableStoredValue(t *testing.T) {
 	t.Parallel()
 	backends(t, func(t *testing.T, open func(t *testing.T) store.Store) {
@@ -49,6 +50,18 @@ func TestUnreadableStoredValue(t *testing.T) {
 				}
 			}
 			want(t, f.do("GET", apiBase+"/dte/"+good, nil, f.A.readHdr...), 200)
+		}
+		// An envelope whose stored results no longer decode.
+		e := &store.Envio{EmpresaID: f.A.id, Ambiente: "certificacion", Estado: "procesado", Results: []byte("no es JSON")}
+		if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEnvio(ctx, e) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, target := range []string{apiBase + "/envios/" + e.ID, apiBase + "/envios?limit=1"} {
+			r := f.do("GET", target, nil, f.A.readHdr...)
+			want(t, r, 409, fault.InvalidState)
+			if !strings.Contains(string(r.Body), e.ID) {
+				t.Errorf("%s with damaged results: %s, want the envelope named", target, truncate(r.Body))
+			}
 		}
 	})
 }
