@@ -25,6 +25,8 @@ func storeErr(err error, op, what, id string) error {
 		return fault.Missing(what, id)
 	case errors.Is(err, store.ErrInvalidCursor):
 		return fault.Invalid("cursor", fault.DetailInvalidCursor, "the cursor is not one this listing produced")
+	case errors.Is(err, store.ErrUnreadable):
+		return unreadable(what, id, err)
 	}
 	switch store.ConflictOn(err) {
 	case store.ConstraintCAFRange:

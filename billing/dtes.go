@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,8 @@ func apiEstado(s string) dte.Estado {
 	return dte.Estado(s)
 }
 
-// dteFromStore builds the contract's DTE from a stored row.
+// dteFromStore builds the contract's DTE from a stored row; a stored
+// value it cannot read is an unreadable fault (409), never a 500.
 func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 	out := &DTE{ID: d.ID, Ambiente: d.Ambiente, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
@@ -37,7 +39,7 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 	}
 	if len(d.Request) > 0 {
 		if err := json.Unmarshal(d.Request, &req); err != nil {
-			return nil, fmt.Errorf("billing: DTE %s: stored request: %w", d.ID, err)
+			return nil, unreadable("dte", d.ID, fmt.Errorf("stored request: %w", err))
 		}
 		if req.Detalle != nil {
 			out.Detalle = req.Detalle
@@ -47,7 +49,7 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 	if len(d.Totals) > 0 {
 		var t Montos
 		if err := json.Unmarshal(d.Totals, &t); err != nil {
-			return nil, fmt.Errorf("billing: DTE %s: stored totals: %w", d.ID, err)
+			return nil, unreadable("dte", d.ID, fmt.Errorf("stored totals: %w", err))
 		}
 		t.MontoTotal = d.MontoTotal
 		out.Montos = t
@@ -55,7 +57,7 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 	if len(d.Tracking) > 0 {
 		t, err := outbox.ParseTracking(d.Tracking)
 		if err != nil {
-			return nil, fmt.Errorf("billing: DTE %s: stored tracking: %w", d.ID, err)
+			return nil, unreadable("dte", d.ID, fmt.Errorf("stored tracking: %w", err))
 		}
 		tr := Tracking(t)
 		out.Tracking = &tr
@@ -63,14 +65,17 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 	if len(d.SIIStatus) > 0 {
 		st, err := submission.ParseStatus(d.SIIStatus)
 		if err != nil {
-			return nil, fmt.Errorf("billing: DTE %s: stored SII status: %w", d.ID, err)
+			return nil, unreadable("dte", d.ID, fmt.Errorf("stored SII status: %w", err))
 		}
 		ss := SIIStatus(st)
 		out.SIIStatus = &ss
 	}
 	if len(d.Metadata) > 0 {
-		if err := json.Unmarshal(d.Metadata, &out.Metadata); err != nil {
-			return nil, fmt.Errorf("billing: DTE %s: stored metadata: %w", d.ID, err)
+		// json.Number: an integer beyond 2^53 keeps its digits.
+		dec := json.NewDecoder(bytes.NewReader(d.Metadata))
+		dec.UseNumber()
+		if err := dec.Decode(&out.Metadata); err != nil {
+			return nil, unreadable("dte", d.ID, fmt.Errorf("stored metadata: %w", err))
 		}
 	}
 	out.Intercambio = receptorOut(d)
@@ -89,7 +94,7 @@ func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML b
 	}
 	out, err := dteFromStore(d, includeXML)
 	if err != nil {
-		return nil, fault.Failed("reading the DTE", err)
+		return nil, err
 	}
 	mails, err := s.st.ListCorreos(ctx, empresaID, store.CorreoFilter{DTEID: id, Limit: 1})
 	if err != nil {
@@ -148,7 +153,7 @@ func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*
 	for i := range page.Items {
 		item, err := dteFromStore(&page.Items[i], false)
 		if err != nil {
-			return nil, fault.Failed("listing DTEs", err)
+			return nil, err
 		}
 		out.Items = append(out.Items, *item)
 		// The stored row is read: let its bytes go now rather than with

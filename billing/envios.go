@@ -273,7 +273,7 @@ func (s *Service) ListEnvios(ctx context.Context, empresaID string, p EnvioFilte
 func (s *Service) envioOut(ctx context.Context, r store.Reader, e *store.Envio) (*Envio, error) {
 	results, err := submission.ParseResults(e.Results)
 	if err != nil {
-		return nil, fault.Failed("reading envelope "+e.ID, err)
+		return nil, unreadable("envio", e.ID, fmt.Errorf("stored results: %w", err))
 	}
 	ambiente := e.Ambiente
 	if e.Results == nil || ambiente == "" {

@@ -424,6 +424,9 @@ type DecisionInput struct {
 // DecideRecibido registers a decision on a received document in the SII's
 // registry, then records it and mails the XML answer to the emitter.
 func (s *Service) DecideRecibido(ctx context.Context, empresaID, id string, in DecisionInput) (*Recibido, error) {
+	if err := checkDecision(in); err != nil {
+		return nil, err
+	}
 	r, err := s.inbox.Decide(ctx, empresaID, id, inbox.Decision{Accion: sii.RCVAction(strings.ToUpper(in.Accion)), Motivo: in.Motivo, Recinto: in.Recinto})
 	if err != nil {
 		return nil, err

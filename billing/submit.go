@@ -47,7 +47,8 @@ type SubmitConfig struct {
 	// ReconcileWindow is how long a rejection of a document that was
 	// uploaded more than once waits for getEstDte to find the earlier copy
 	// (which the SII may still be processing) before it is believed
-	// (default DefaultReconcileWindow). It is also how long an upload
+	// (default DefaultReconcileWindow); a rejection as a repeat ("DTE
+	// Repetido") is never believed, whatever the wait. It is also how long an upload
 	// without an answer (cut short by a crash, or its answer lost; sent or
 	// not, nobody knows) waits for getEstDteAv to show the SII got an
 	// EnvioDTE before the envelope is sent again (EnvioBOLETA: see

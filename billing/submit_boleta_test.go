@@ -79,13 +79,20 @@ func archivoDigest(contentType string, body []byte) string {
 
 // boletaRig is a submit rig whose boleta uploads go through a recorder.
 func boletaRig(t *testing.T, b backend) (*submitRig, *uploadRecorder) {
+	return boletaRigTuned(t, b, siitest.Options{}, nil)
+}
+
+// boletaRigTuned is boletaRig with the fake's options (its StepEvery is
+// the rig's) and the submission settings changed by tune.
+func boletaRigTuned(t *testing.T, b backend, opts siitest.Options, tune func(*SubmitConfig)) (*submitRig, *uploadRecorder) {
 	var rec *uploadRecorder
-	r := newSubmitRigVia(t, b, siitest.Options{StepEvery: 200 * time.Millisecond}, 500*time.Millisecond, nil, func(f *siitest.Fake) sii.Endpoints {
+	opts.StepEvery = 200 * time.Millisecond
+	r := newSubmitRigTuned(t, b, opts, 500*time.Millisecond, nil, func(f *siitest.Fake) sii.Endpoints {
 		rec = newUploadRecorder(t, f.Handler())
 		ep := f.Endpoints()
 		ep.BoletaUpload = rec.srv.URL
 		return ep
-	})
+	}, tune)
 	return r, rec
 }
 
@@ -245,5 +252,54 @@ func TestBoletaArrivalUnknownAnswers(t *testing.T) {
 				t.Errorf("fault %+v: boleta %d %s codigo %q; want aceptado (DOK), the unknown answer asked again", f, i, d.Estado, deref(d.CodigoSII))
 			}
 		}
+	}
+}
+
+// TestBoletaRepeatedAfterResend: an EnvioBOLETA's upload reached the SII
+// but its answer was lost, and the SII's review of it outlasts the
+// arrival check and the safety delay (the fake's ReviewDelay), so the
+// same envelope is sent again and its review refuses both boletas as
+// "DTE Repetido" (RCH, error 100), while their own status still reads FAU
+// after the reconcile window. A repeat after a resend proves the first
+// copy arrived: the boletas stay procesando, never rechazado, and are
+// settled from their own status once the first review ends (DOK:
+// aceptado), with no third upload. On both backends.
+func TestBoletaRepeatedAfterResend(t *testing.T) {
+	t.Parallel() // mostly waiting for the delays
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			const review = 15 * time.Second
+			r, rec := boletaRigTuned(t, b, siitest.Options{ReviewDelay: review},
+				func(c *SubmitConfig) {
+					c.ReconcileWindow, c.BoletaCheckDelay, c.BoletaSafetyDelay = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+				})
+			r.fake.Inject(siitest.BoletaUpload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
+			ids, e := r.heldEnvelope(t)
+			for deadline := time.Now().Add(10 * time.Second); len(r.fake.Envelopes()) == 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the fake filed no envelope")
+				}
+			}
+			r.fake.SetReviewDelay(0) // the resend is reviewed at once
+			got := r.waitEnvio(t, e.ID)
+			envs := r.fake.Envelopes()
+			if digests, _ := rec.uploads(); len(digests) != 2 || len(envs) != 2 || envs[1].Docs[0].Detail != "DTE-3-100" {
+				t.Fatalf("%d uploads, %d envelopes filed; want the envelope twice, the second refused as a repeat", len(digests), len(envs))
+			}
+			if time.Since(envs[0].Received) < review {
+				t.Errorf("settled %s after the first upload, before the first review ended (%s)", time.Since(envs[0].Received), review)
+			}
+			for i, d := range got.Documentos {
+				if d.Estado != dte.EstadoAceptado || deref(d.CodigoSII) != "DOK" {
+					t.Errorf("boleta %d: %s codigo %q glosa %q; want aceptado (DOK) from its own status", i, d.Estado, deref(d.CodigoSII), deref(d.GlosaSII))
+				}
+			}
+			for _, id := range ids {
+				if ev := strings.Join(r.events(t, id), ","); ev != "dte.created,dte.accepted" {
+					t.Errorf("boleta %s: events %s, want dte.created,dte.accepted", id, ev)
+				}
+			}
+		})
 	}
 }

@@ -47,6 +47,14 @@ func newSubmitRigOver(t *testing.T, b backend, opts siitest.Options, timeout tim
 func newSubmitRigVia(t *testing.T, b backend, opts siitest.Options, timeout time.Duration, wrap func(store.Store) store.Store,
 	via func(*siitest.Fake) sii.Endpoints) *submitRig {
 	t.Helper()
+	return newSubmitRigTuned(t, b, opts, timeout, wrap, via, nil)
+}
+
+// newSubmitRigTuned is newSubmitRigVia with the submission settings
+// changed by tune when it is not nil.
+func newSubmitRigTuned(t *testing.T, b backend, opts siitest.Options, timeout time.Duration, wrap func(store.Store) store.Store,
+	via func(*siitest.Fake) sii.Endpoints, tune func(*SubmitConfig)) *submitRig {
+	t.Helper()
 	creds(t)
 	fake := siitest.New(opts).Start()
 	t.Cleanup(fake.Close)
@@ -58,6 +66,9 @@ func newSubmitRigVia(t *testing.T, b backend, opts siitest.Options, timeout time
 	fast := []time.Duration{0}
 	cfg := Config{Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return endpoints },
 		UploadBackoff: fast, PollBackoff: fast, Timeout: timeout, BoletaCheckDelay: rigBoletaCheck, BoletaSafetyDelay: rigBoletaCheck}}
+	if tune != nil {
+		tune(cfg.Submission)
+	}
 	var s *Service
 	if wrap == nil {
 		s = newService(t, b.name, b.dsn(t), cfg)

@@ -727,6 +727,16 @@ func TestErrorMessagesNameTheInput(t *testing.T) {
 	}
 }
 
+// FuzzParse: whatever the bytes, Parse answers a CAF or an error wrapping
+// ErrMalformed, and a CAF it answers is a fixed point of its flattened
+// element. Seeds: a test authority's file (raw, base64, without its
+// declaration), the CAF of every XML sample of ../shared (the SII's own,
+// as it sits in its DTE, and wrapped in an AUTORIZACION with the private
+// key of the TED vectors), the CAF in the vectors' signed DD, and small
+// broken files. Inputs reach past the parser: with edit > 0 the data gets
+// one structural edit (oracle.EditXML: an element's text, removed,
+// repeated or renamed) before Parse, so the XML stays well-formed and the
+// field checks behind the parser run.
 func FuzzParse(f *testing.F) {
 	a, err := caftest.NewAuthority(nil, caf.IDKCertificacion)
 	if err != nil {
@@ -736,23 +746,40 @@ func FuzzParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(good)
-	f.Add([]byte(base64.StdEncoding.EncodeToString(good)))
-	f.Add(bytes.Replace(good, []byte(`<?xml version="1.0" encoding="ISO-8859-1"?>`), nil, 1))
-	if p, err := filepath.Abs("../../shared/sii/samples/F60T33-ejemplo-oficial-SII.xml"); err == nil {
-		if doc, err := os.ReadFile(p); err == nil {
-			i, j := bytes.Index(doc, []byte("<CAF ")), bytes.Index(doc, []byte("</CAF>"))
-			if i >= 0 && j > i {
-				f.Add(doc[i : j+6])
-			}
+	seeds := [][]byte{good, []byte(base64.StdEncoding.EncodeToString(good)),
+		bytes.Replace(good, []byte(`<?xml version="1.0" encoding="ISO-8859-1"?>`), nil, 1)}
+	element := func(doc []byte) []byte {
+		i, j := bytes.Index(doc, []byte("<CAF ")), bytes.Index(doc, []byte("</CAF>"))
+		if i < 0 || j < i {
+			return nil
+		}
+		return doc[i : j+len("</CAF>")]
+	}
+	blocks := vectorBlocks(f)
+	for _, sample := range oracle.SharedXML(f) {
+		if el := element(sample); el != nil {
+			seeds = append(seeds, el, []byte("<AUTORIZACION>"+string(el)+"<RSASK>"+blocks[1]+"</RSASK></AUTORIZACION>"))
 		}
 	}
-	f.Add([]byte("<CAF version=\"1.0\"><DA/><FRMA/></CAF>"))
-	f.Add([]byte("PENBRj48L0NBRj4="))
-	f.Add([]byte("<?xml version='1.0' encoding='latin1'?><AUTORIZACION><CAF>\xd1</CAF></AUTORIZACION>"))
+	for _, b := range blocks {
+		if el := element([]byte(b)); el != nil {
+			seeds = append(seeds, el)
+		}
+	}
+	seeds = append(seeds, []byte("<CAF version=\"1.0\"><DA/><FRMA/></CAF>"), []byte("PENBRj48L0NBRj4="),
+		[]byte("<?xml version='1.0' encoding='latin1'?><AUTORIZACION><CAF>\xd1</CAF></AUTORIZACION>"))
+	for _, seed := range seeds {
+		f.Add(seed, uint8(0), uint(0), "")
+	}
+	for i, field := range []string{"RE", "RS", "TD", "D", "H", "FA", "M", "E", "IDK", "FRMA", "RSASK", "RSAPUBK"} {
+		f.Add(good, uint8(1+i%4), uint(3+2*i), field)
+	}
 	keys := a.Keys()
 	at := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, edit uint8, n uint, text string) {
+		if edit > 0 {
+			data = oracle.EditXML(data, n, edit-1, text)
+		}
 		c, err := caf.Parse(data)
 		if err != nil {
 			if !errors.Is(err, caf.ErrMalformed) {

@@ -64,14 +64,95 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("certificacion: %w", err)
 	}
-	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := parseManifest(b)
+	if err != nil {
 		return nil, fmt.Errorf("certificacion: %s: %w", filepath.Join(dir, ManifestFile), err)
 	}
+	return m, nil
+}
+
+// parseManifest reads manifest.json's bytes: a rut_emisor, and paths
+// inside the folder only.
+func parseManifest(b []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
 	if m.RutEmisor == "" {
-		return nil, fmt.Errorf("certificacion: %s has no rut_emisor", filepath.Join(dir, ManifestFile))
+		return nil, fmt.Errorf("no rut_emisor")
+	}
+	if err := m.checkPaths(); err != nil {
+		return nil, err
 	}
 	return &m, nil
+}
+
+// checkPaths refuses a manifest naming a file outside its folder: every
+// path it holds is relative, with slashes, and stays inside the folder
+// (no "..", no absolute path, no volume). A manifest is outside input: a
+// folder received from someone else must not make Enviar read or write
+// elsewhere.
+func (m *Manifest) checkPaths() error {
+	check := func(field, p string) error {
+		if p == "" || strings.ContainsRune(p, '\\') || !filepath.IsLocal(filepath.FromSlash(p)) {
+			return fmt.Errorf("%s %q is not a path inside the folder", field, p)
+		}
+		return nil
+	}
+	for i, s := range m.Sets {
+		if s.Envelope != "" {
+			if err := check(fmt.Sprintf("sets[%d].envelope", i), s.Envelope); err != nil {
+				return err
+			}
+		}
+		for j, c := range s.Cases {
+			if err := check(fmt.Sprintf("sets[%d].cases[%d].file", i, j), c.File); err != nil {
+				return err
+			}
+			for k, p := range c.PDFs {
+				if err := check(fmt.Sprintf("sets[%d].cases[%d].pdfs[%d]", i, j, k), p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for i, l := range m.Libros {
+		if err := check(fmt.Sprintf("libros[%d].file", i), l.File); err != nil {
+			return err
+		}
+		for j, a := range l.Intentos {
+			if err := check(fmt.Sprintf("libros[%d].intentos[%d].file", i, j), a.File); err != nil {
+				return err
+			}
+		}
+	}
+	for i, p := range m.Muestras {
+		if err := check(fmt.Sprintf("muestras[%d]", i), p); err != nil {
+			return err
+		}
+	}
+	for i, p := range m.Intercambio {
+		if err := check(fmt.Sprintf("intercambio[%d]", i), p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readLocal reads the file rel (a manifest's path, checked by
+// checkPaths) inside dir, through an os.Root: a symbolic link that leads
+// out of the folder is refused too.
+func readLocal(dir, rel string) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("certificacion: %w", err)
+	}
+	defer root.Close()
+	data, err := root.ReadFile(filepath.FromSlash(rel))
+	if err != nil {
+		return nil, fmt.Errorf("certificacion: %w", err)
+	}
+	return data, nil
 }
 
 // SaveManifest writes m as dir's manifest.json, through a temporary file
@@ -237,9 +318,9 @@ func Enviar(ctx context.Context, c *sii.Client, dir string, now func() time.Time
 				return m, err
 			}
 		}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
+		data, err := readLocal(dir, file)
 		if err != nil {
-			return m, fmt.Errorf("certificacion: %w", err)
+			return m, err
 		}
 		res, err := c.UploadClassic(ctx, m.RutEmisor, data)
 		if err != nil {
@@ -274,9 +355,9 @@ func nuevoIntento(dir string, m *Manifest, l *LibroEntry, cert *signer.Certifica
 	if cert == nil {
 		return fmt.Errorf("certificacion: %s must be signed again for a new attempt, and the client has no certificate", l.File)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(l.File)))
+	data, err := readLocal(dir, l.File)
 	if err != nil {
-		return fmt.Errorf("certificacion: %w", err)
+		return err
 	}
 	bad := func(err error) error {
 		return fmt.Errorf("certificacion: reading %s for a new attempt: %w", l.File, err)

@@ -32,9 +32,12 @@ const MaxRequestBytes = 8 << 20
 // decoding matters because a misspelt optional field (say "descuento_pc")
 // would otherwise silently change the document's amounts.
 //
-// JSON null leaves a field absent. Decimal fields accept a number or a
-// string holding one; their format is Validate's concern. The request is not
-// validated: call Validate on the result. An error reading r is returned as
+// JSON null leaves a field absent. Decimal fields take a JSON number, as
+// every number of the contract does (a string holding one is
+// CodeInvalidType, as "33" is for tipo_dte); their format is Validate's
+// concern. Numbers in metadata keep every digit they were sent with
+// (json.Number), so an integer beyond 2^53 is not rounded. The request is
+// not validated: call Validate on the result. An error reading r is returned as
 // is, wrapped, and is not a *ValidationError.
 func DecodeRequest(r io.Reader) (*EmitirDTERequest, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxRequestBytes+1))
@@ -61,7 +64,9 @@ func DecodeRequest(r io.Reader) (*EmitirDTERequest, error) {
 		return nil, &ValidationError{Details: problems}
 	}
 	var req EmitirDTERequest
-	if err := json.Unmarshal(data, &req); err != nil {
+	full := json.NewDecoder(bytes.NewReader(data))
+	full.UseNumber() // metadata's numbers as sent, never through float64
+	if err := full.Decode(&req); err != nil {
 		// The shape check accepts only what Unmarshal can store; this is a
 		// safety net, not an expected path.
 		return nil, decodeErr(CodeInvalidJSON, err.Error())
@@ -237,9 +242,7 @@ func checkJSONShape(path string, v any, t reflect.Type, out *[]FieldError) {
 	}
 	switch t {
 	case decimalType:
-		switch v.(type) {
-		case json.Number, string:
-		default:
+		if _, ok := v.(json.Number); !ok {
 			mismatch("a number")
 		}
 		return

@@ -2,6 +2,7 @@ package dte
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"go/ast"
 	"go/parser"
@@ -37,6 +38,14 @@ var decodeCases = []struct {
 	{"trailing data", `{"tipo_dte": 33} {"tipo_dte": 34}`, []decodeDetail{{"", CodeInvalidJSON, "after the request object at line 1, column 18"}}, CodeInvalidJSON},
 	{"not an object", `[1, 2]`, []decodeDetail{{"", CodeInvalidType, "expected an object, got an array"}}, CodeInvalidType},
 	{"a string tipo_dte", `{"tipo_dte": "33"}`, []decodeDetail{{"tipo_dte", CodeInvalidType, "expected an integer, got a string"}}, CodeInvalidType},
+	// A decimal given as a string is refused as an integer is (issue 30,
+	// point 6: "precio": "1990" was taken).
+	{"string decimals", `{"detalle": [{"nombre": "A", "cantidad": "2", "precio": "1990"}], "descuentos_globales": [{"valor_dr": "5"}]}`,
+		[]decodeDetail{
+			{"descuentos_globales[0].valor_dr", CodeInvalidType, "expected a number, got a string"},
+			{"detalle[0].cantidad", CodeInvalidType, "expected a number, got a string"},
+			{"detalle[0].precio", CodeInvalidType, "expected a number, got a string"},
+		}, CodeInvalidType},
 	{"case differs", `{"Tipo_DTE": 33}`, []decodeDetail{{"Tipo_DTE", CodeUnknownField, `"Tipo_DTE" is not a field`}}, CodeUnknownField},
 	// A member given twice is refused, not read as the last one (issue 20,
 	// point 11: tipo_dte 33 then 34 issued a 34), at any depth.
@@ -106,10 +115,10 @@ func TestDecodeRequestRefuses(t *testing.T) {
 func TestDecodeRequestAccepts(t *testing.T) {
 	body := `{"tipo_dte": 61, "fecha_emision": null,
 	  "receptor": {"rut": "76086428-5", "razon_social": "Comercial Andes Ltda."},
-	  "detalle": [{"nombre": "A", "cantidad": "1.50", "precio": 100, "ind_exe": 1}],
+	  "detalle": [{"nombre": "A", "cantidad": 1.50, "precio": 100, "ind_exe": 1}],
 	  "referencias": [{"tipo_doc_ref": 33, "folio_ref": 7, "fecha_ref": "2025-05-01", "codigo_ref": 3, "razon_ref": "x"},
 	                  {"tipo_doc_ref": "SET", "folio_ref": 0, "fecha_ref": "2025-05-01", "razon_ref": "y"}],
-	  "auto_send": false, "metadata": {"k": [1, 2]}}`
+	  "auto_send": false, "metadata": {"k": [1, 2], "big": 9007199254740993, "neg": -18446744073709551617, "x": 1.10}}`
 	got, err := DecodeRequest(strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +133,10 @@ func TestDecodeRequestAccepts(t *testing.T) {
 			{TipoDocRef: RefCodigo("SET"), FechaRef: "2025-05-01", RazonRef: "y"},
 		},
 		AutoSend: &no,
-		Metadata: map[string]any{"k": []any{float64(1), float64(2)}},
+		// Numbers in metadata keep their digits: 2^53+1 and -(2^64+1)
+		// would not survive a float64.
+		Metadata: map[string]any{"k": []any{json.Number("1"), json.Number("2")}, "big": json.Number("9007199254740993"),
+			"neg": json.Number("-18446744073709551617"), "x": json.Number("1.10")},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded request (-want +got):\n%s", diff)

@@ -13,7 +13,7 @@ import (
 // A request is read strictly: a misspelt field is an error, not a field
 // silently ignored.
 func ExampleDecodeRequest() {
-	body := `{"tipo_dte": 33, "detalle": [{"nombre": "Resma", "cantidad": 1, "precio": "100", "descuento_pc": 5}]}`
+	body := `{"tipo_dte": 33, "detalle": [{"nombre": "Resma", "cantidad": 1, "precio": 100, "descuento_pc": 5}]}`
 	_, err := dte.DecodeRequest(strings.NewReader(body))
 	if ve, ok := dte.AsValidationError(err); ok {
 		for _, d := range ve.Details {

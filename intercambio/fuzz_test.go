@@ -26,6 +26,7 @@ type fuzzFixture struct {
 	cert  *signer.Certificate
 	keys  caf.TrustedKeys
 	envio []byte
+	docs  [][]byte // the envelope's two signed documents
 }
 
 var (
@@ -79,6 +80,7 @@ func fuzzFix(tb testing.TB) *fuzzFixture {
 			}
 			docs = append(docs, out.XML)
 		}
+		fx.docs = docs
 		fx.envio, fuzzErr = dte.BuildEnvio(dte.EnvioOptions{Emisor: dtetest.DemoEmisor(), RutReceptor: rutB}, fx.cert, docs...)
 		fuzzVal = fx
 	})
@@ -95,7 +97,10 @@ func (fx *fuzzFixture) opts() intercambio.Options {
 
 // FuzzRead: whatever the bytes, Read returns an answer or an error, never
 // panics, and an answer it accepts is coherent: one of the three kinds,
-// each document with an outcome its kind allows.
+// each document with an outcome its kind allows. Seeds: the three answers
+// signed, broken ones and every XML sample of ../shared; with edit > 0 the
+// data gets one structural edit (oracle.EditXML) so the checks behind the
+// parser run.
 func FuzzRead(f *testing.F) {
 	fx := fuzzFix(f)
 	r, err := intercambio.Receive(fx.envio, fx.opts())
@@ -118,14 +123,23 @@ func FuzzRead(f *testing.F) {
 	for _, seed := range [][]byte{acuse, resultado, recibos, nil, []byte("<RespuestaDTE/>"),
 		[]byte(`<RespuestaDTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Resultado ID="a"/></RespuestaDTE>`),
 		[]byte(`<EnvioRecibos xmlns="http://www.sii.cl/SiiDte" version="1.0"><SetRecibos ID="s"><Caratula/></SetRecibos></EnvioRecibos>`)} {
-		f.Add(seed)
+		f.Add(seed, uint8(0), uint(0), "")
+	}
+	for _, sample := range oracle.SharedXML(f) {
+		f.Add(sample, uint8(0), uint(0), "")
+	}
+	for i, answer := range [][]byte{acuse, resultado, recibos} { // structural edits of each answer
+		f.Add(answer, uint8(1+i), uint(9+4*i), "RCD")
 	}
 	allowed := map[intercambio.Kind][]intercambio.Outcome{
 		intercambio.KindAcuse:     {intercambio.Recibido, intercambio.RecibidoConReparos},
 		intercambio.KindResultado: {intercambio.Aceptado, intercambio.AceptadoConDiscrepancias, intercambio.Rechazado},
 		intercambio.KindRecibos:   {intercambio.MercaderiasRecibidas},
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, edit uint8, n uint, text string) {
+		if edit > 0 {
+			data = oracle.EditXML(data, n, edit-1, text)
+		}
 		res, err := intercambio.Read(data, intercambio.ReadOptions{})
 		if err != nil {
 			if res != nil {
@@ -153,6 +167,16 @@ func FuzzRead(f *testing.F) {
 // and glosas the schema accepts, and the acuse built from it reads back
 // (Read) with the same codes: a hostile file is refused, never a panic or
 // an answer that cannot be sent.
+//
+// Three kinds of input reach past the parser: mode 0 takes data as it is
+// (seeded with our envelope, its broken variants and every XML sample of
+// ../shared, the SII's own EnvioDTE among them, also readdressed to B);
+// mode 1 makes one structural edit of data (oracle.EditXML: an element's
+// text, removed, repeated or renamed), so the XML stays well-formed and
+// the checks behind the parser run; mode 2 packs and signs a new envelope
+// to B from the fixture's two documents (which ones, and how often, by
+// n), one of them edited first when op says so, so the envelope's
+// signature holds and the document checks behind it run.
 func FuzzReceive(f *testing.F) {
 	fx := fuzzFix(f)
 	good := fx.envio
@@ -160,10 +184,38 @@ func FuzzReceive(f *testing.F) {
 		bytes.Replace(good, []byte("<Folio>"), []byte("<Folio>9"), 1),
 		bytes.Replace(good, []byte("<RutReceptor>"), []byte("<RutReceptor>1"), 1),
 		bytes.Replace(good, []byte("<FchEmis>"), []byte("<FchEmis>x"), 1)} {
-		f.Add(seed)
+		f.Add(seed, uint8(0), uint(0), uint8(0), "")
 	}
+	for _, sample := range oracle.SharedXML(f) {
+		f.Add(sample, uint8(0), uint(0), uint8(0), "")
+		readdressed := bytes.ReplaceAll(sample, []byte("<RutReceptor>60803000-K</RutReceptor>"), []byte("<RutReceptor>"+rutB+"</RutReceptor>"))
+		f.Add(readdressed, uint8(0), uint(0), uint8(0), "")
+		f.Add(readdressed, uint8(1), uint(7), uint8(oracle.EditText), "99999999-9")
+	}
+	for i, op := range []uint8{oracle.EditText, oracle.EditDelete, oracle.EditDuplicate, oracle.EditRename} { // one seed per edit
+		f.Add(good, uint8(1), uint(5+7*i), op, "2026-13-40")
+		f.Add([]byte(nil), uint8(2), uint(i), op|8, "0")
+	}
+	f.Add([]byte(nil), uint8(2), uint(3), uint8(0), "")
 	opts := fx.opts()
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, mode uint8, n uint, op uint8, text string) {
+		switch mode % 3 {
+		case 1:
+			data = oracle.EditXML(data, n, op, text)
+		case 2:
+			var docs [][]byte
+			for i := range 1 + n%3 { // one to three documents, repeats allowed
+				docs = append(docs, fx.docs[(n>>(2+i))%2])
+			}
+			if op&8 != 0 {
+				docs[0] = oracle.EditXML(docs[0], n>>5, op, text)
+			}
+			env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: dtetest.DemoEmisor(), RutReceptor: rutB, At: answerAt}, fx.cert, docs...)
+			if err != nil {
+				return // an edit BuildEnvio refuses: nothing to receive
+			}
+			data = env
+		}
 		r, err := intercambio.Receive(data, opts)
 		if err != nil {
 			t.Fatal(err)

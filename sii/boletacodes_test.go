@@ -192,3 +192,53 @@ func TestEnvelopeDocument(t *testing.T) {
 		t.Errorf("a named rejection: %+v, want it checked against the document's own status, with its text", o)
 	}
 }
+
+// TestBoletaReviewDelay: with the fake's ReviewDelay the review of an
+// envelope ends no sooner than that long after it arrived, however often
+// it is polled: before, its status stays at its last step and the
+// per-boleta status reads FAU; after, EPR and DOK. SetReviewDelay changes
+// the delay for envelopes received later only.
+func TestBoletaReviewDelay(t *testing.T) {
+	r := newRig(t, siitest.Options{Steps: []string{"SOK"}, ReviewDelay: 10 * time.Minute}, nil)
+	ctx := context.Background()
+	env, docs := r.envelope(39)
+	res, err := r.client.Upload(ctx, dtetest.EmisorRUT, env)
+	if err != nil || res.Status != 0 {
+		t.Fatalf("upload: %+v, %v", res, err)
+	}
+	r.fake.SetReviewDelay(0) // not for the envelope already received
+	q := query(docs[0], "66666666-6")
+	for i := range 5 {
+		st, err := r.client.BoletaEnvelopeStatus(ctx, dtetest.EmisorRUT, res.TrackID)
+		if err != nil || st.Estado != "SOK" {
+			t.Fatalf("poll %d before the review delay: %+v, %v; want SOK", i+1, st, err)
+		}
+	}
+	if ds, err := r.client.BoletaStatus(ctx, q); err != nil || ds.Estado != "FAU" {
+		t.Errorf("the boleta's status during the review: %+v, %v; want FAU", ds, err)
+	}
+	r.clock.Advance(9*time.Minute + 59*time.Second)
+	if st, err := r.client.BoletaEnvelopeStatus(ctx, dtetest.EmisorRUT, res.TrackID); err != nil || st.Estado != "SOK" {
+		t.Errorf("a second before the review delay: %+v, %v; want SOK", st, err)
+	}
+	r.clock.Advance(time.Second)
+	if st, err := r.client.BoletaEnvelopeStatus(ctx, dtetest.EmisorRUT, res.TrackID); err != nil || st.Estado != "EPR" {
+		t.Errorf("at the review delay: %+v, %v; want EPR", st, err)
+	}
+	if ds, err := r.client.BoletaStatus(ctx, q); err != nil || ds.Estado != "DOK" {
+		t.Errorf("the boleta's status after the review: %+v, %v; want DOK", ds, err)
+	}
+}
+
+// TestRepeated: the rejection codes that say the SII already has the
+// document (DTE-3-100, the boleta API's 100 with or without its section
+// and level), and those that do not (101, another section's 100).
+func TestRepeated(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[string]bool{"DTE-3-100": true, "100": true, "3-100": true, "DTE--100": true,
+		"DTE-3-101": false, "101": false, "CAF-3-100": false, "": false, "1000": false, "DTE-3-1000": false} {
+		if got := sii.Repeated(code); got != want {
+			t.Errorf("Repeated(%q) = %v, want %v", code, got, want)
+		}
+	}
+}

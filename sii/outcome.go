@@ -248,3 +248,17 @@ func DocumentOutcome(s *DocumentStatus) Outcome {
 	}
 	return o
 }
+
+// Repeated reports whether a document's rejection code says the SII
+// already holds the document: DTE-3-100 "DTE Repetido" (the boleta API's
+// error code 100, with or without its section and level). It judges the
+// upload, not the document: sent again after a lost answer, it proves the
+// first copy arrived, and the document's own status is what settles it.
+// DTE-3-101 (the folio with other data) is not a repeat.
+func Repeated(code string) bool {
+	parts := strings.Split(code, "-")
+	if parts[len(parts)-1] != "100" {
+		return false
+	}
+	return len(parts) < 3 || parts[0] == "DTE" // "100", "3-100", "DTE-3-100"
+}

@@ -71,6 +71,12 @@ const (
 // (or that belongs to another listing).
 var ErrInvalidCursor = errors.New("store: invalid cursor")
 
+// ErrUnreadable is matched (errors.Is) by the error of a read that found
+// a stored value it cannot convert (a time that does not parse, text in a
+// number's column): the record is damaged, and reading it again will not
+// help. The error names the column.
+var ErrUnreadable = errors.New("store: a stored value cannot be read")
+
 // ErrStorageFull is matched (errors.Is) by the error of a write the
 // database refused because its storage is full (SQLite's SQLITE_FULL, a
 // write failing with ENOSPC, PostgreSQL's disk_full). Nothing of the

@@ -38,11 +38,11 @@ import (
 func worstDTE(tipo, lines int) []byte {
 	lt := func(n int) string { return strings.Repeat("<", n) }
 	type line struct {
-		Nombre   string `json:"nombre"`
-		DscItem  string `json:"dsc_item"`
-		Cantidad string `json:"cantidad"`
-		Unidad   string `json:"unidad"`
-		Precio   string `json:"precio"`
+		Nombre   string      `json:"nombre"`
+		DscItem  string      `json:"dsc_item"`
+		Cantidad json.Number `json:"cantidad"` // numbers, as the contract has them
+		Unidad   string      `json:"unidad"`
+		Precio   json.Number `json:"precio"`
 	}
 	type ref struct {
 		TipoDocRef string `json:"tipo_doc_ref"`

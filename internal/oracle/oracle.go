@@ -1,7 +1,9 @@
 // Package oracle locates the independent tools and reference files that
 // dtekit's tests use to check its output: xmllint, xmlsec1, openssl,
 // ZXingReader, pdftotext, qpdf and the shared SII material (schemas, keys,
-// samples) kept beside the repository in ../shared.
+// samples) kept beside the repository in ../shared. For fuzz targets it
+// also lists the shared XML samples (SharedXML) and makes structural edits
+// of XML (EditXML), so that mutations reach past a parser.
 //
 // When an oracle is missing, a test is skipped with a message that says what
 // to install; when the environment variable DTEKIT_REQUIRE_ORACLES is set to

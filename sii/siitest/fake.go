@@ -124,6 +124,13 @@ type Options struct {
 	// StepEvery, when positive, also advances an envelope one step per
 	// StepEvery of Clock time since it was received, polled or not.
 	StepEvery time.Duration
+	// ReviewDelay, when positive, holds an envelope's review: it reports
+	// no final state (it stays at its last step) until ReviewDelay of
+	// Clock time has passed since it was received, however often it is
+	// polled, and until then the per-document queries do not find its
+	// documents, as at the SII while a review is under way. SetReviewDelay
+	// changes it for the envelopes received afterwards.
+	ReviewDelay time.Duration
 	// Quirks of the SII's encoding the fake reproduces.
 	Quirks Quirks
 	// AnySigner treats every certificate RUT as registered, with
@@ -274,6 +281,9 @@ type Envelope struct {
 	// states before.
 	Final string
 	Steps []string
+	// ReviewedAt, when not zero, is the earliest time its review may end
+	// (Options.ReviewDelay after Received).
+	ReviewedAt time.Time
 	// Raw is the envelope as uploaded.
 	Raw []byte
 	// Libro is set when the upload was a libro or an RCOF rather than an
@@ -418,6 +428,14 @@ func (f *Fake) Script(rutEmisor string, tipo int, folio int64, o Outcome) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.scripts[docKey(rutEmisor, tipo, folio)] = o
+}
+
+// SetReviewDelay sets Options.ReviewDelay for the envelopes received from
+// now on; those already received keep theirs.
+func (f *Fake) SetReviewDelay(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opts.ReviewDelay = d
 }
 
 // SetDefault sets the outcome of documents without a script (default:

@@ -189,6 +189,9 @@ func (f *Fake) fileLocked(data []byte, tokenRUT, company string, rev *LibroRevie
 	}
 	e := &Envelope{Company: strings.ToUpper(company), Sender: tokenRUT, Received: f.now(), Raw: bytes.Clone(data),
 		Final: final, Steps: steps, Libro: rev}
+	if f.opts.ReviewDelay > 0 {
+		e.ReviewedAt = e.Received.Add(f.opts.ReviewDelay)
+	}
 	f.trackNext++
 	e.TrackID = fmt.Sprintf("%010d", f.trackNext)
 	f.envelopes = append(f.envelopes, e)

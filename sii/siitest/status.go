@@ -45,6 +45,13 @@ func (f *Fake) state(e *Envelope, poll bool) string {
 	if i < len(e.Steps) {
 		return e.Steps[i]
 	}
+	if !e.ReviewedAt.IsZero() && f.now().Before(e.ReviewedAt) {
+		// The review is still under way.
+		if len(e.Steps) > 0 {
+			return e.Steps[len(e.Steps)-1]
+		}
+		return "PDR"
+	}
 	return e.Final
 }
 

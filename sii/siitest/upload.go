@@ -254,6 +254,9 @@ func (f *Fake) receive(data []byte, tokenRUT, company string, rest bool) (*Envel
 		final = "RCT"
 	}
 	steps = f.opts.Steps
+	if f.opts.ReviewDelay > 0 {
+		e.ReviewedAt = e.Received.Add(f.opts.ReviewDelay)
+	}
 	for i := range e.Docs {
 		d := &e.Docs[i]
 		o, ok := f.scripts[docKey(d.RutEmisor, d.Tipo, d.Folio)]

@@ -27,8 +27,10 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -147,7 +149,37 @@ func prepareFile(path string) (created bool, err error) {
 	if info.Size() == 0 {
 		return false, fmt.Errorf("store/sqlite: %s is empty (zero bytes): it is not a dtekit database; restore it from a backup, or remove it to start a new one", path)
 	}
-	return false, nil
+	return false, wholePages(path, info.Size())
+}
+
+// wholePages refuses a database file whose size is not a whole number of
+// its pages while no write-ahead log could explain it: a file cut short
+// in the middle of its last page (a failed copy, a full disk) passes
+// SQLite's own checks when what the cut removed was unused, and then
+// fails on the first read that reaches that page. The page size is the
+// header's (bytes 16–17, big-endian, 1 meaning 65536); a file without
+// SQLite's header is left to SQLite to refuse.
+func wholePages(path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("store/sqlite: %s: %w", path, err)
+	}
+	defer f.Close()
+	var hdr [100]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil || string(hdr[:16]) != "SQLite format 3\x00" {
+		return nil
+	}
+	page := int64(binary.BigEndian.Uint16(hdr[16:18]))
+	if page == 1 {
+		page = 65536
+	}
+	if page < 512 || page&(page-1) != 0 || size%page == 0 {
+		return nil
+	}
+	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+		return nil // the log holds pages the main file has yet to receive
+	}
+	return fmt.Errorf("store/sqlite: %s is truncated: %d bytes is not a whole number of its %d-byte pages, and no write-ahead log explains it; restore it from a backup", path, size, page)
 }
 
 // quickCheckTimeout bounds the start-up integrity check: on a database

@@ -89,6 +89,23 @@ func (h *harness) testEmpresa(t *testing.T) {
 	}
 	_, err = s.ListEmpresas(ctx, store.ListFilter{Cursor: "not a cursor"})
 	wantErr(t, err, store.ErrInvalidCursor, "ListEmpresas with a bad cursor")
+	// A cursor of this listing whose id holds what no id holds (NUL,
+	// which PostgreSQL refuses in a text parameter; bytes that are not
+	// UTF-8; a control character; a space) is refused before any query.
+	first, err := s.ListEmpresas(ctx, store.ListFilter{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(first.NextCursor)
+	tag, id, ok := strings.Cut(string(raw), ":")
+	if err != nil || !ok {
+		t.Fatalf("the cursor %q is not base64url of tag:id", first.NextCursor)
+	}
+	for _, bad := range []string{id[:4] + "\x00" + id[4:], "\x00", id + "\xff", "\xc3(" + id, id + "\n", id[:4] + " " + id[4:]} {
+		cur := base64.RawURLEncoding.EncodeToString([]byte(tag + ":" + bad))
+		_, err = s.ListEmpresas(ctx, store.ListFilter{Cursor: cur})
+		wantErr(t, err, store.ErrInvalidCursor, fmt.Sprintf("ListEmpresas with a cursor naming the id %q", bad))
+	}
 }
 
 func (h *harness) testCertificado(t *testing.T) {

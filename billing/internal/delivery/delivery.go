@@ -120,7 +120,7 @@ func New(cfg Config) *Deliverer {
 	return &Deliverer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger,
 		sender: &webhook.Sender{Client: client, Now: cfg.Now, MaxResponseBytes: store.MaxAttemptResponse, UserAgent: userAgent,
 			Timeout: cfg.Timeout},
-		running: newInFlight(cfg.MaxPerCompany, cfg.MaxPerEndpoint),
+		running: newInFlight(cfg.MaxPerCompany, cfg.MaxPerEndpoint, cfg.Workers),
 		pings:   ratelimit.New(PingsPerMinute/60.0, PingsPerMinute)}
 }
 

@@ -36,27 +36,52 @@ func Declare(j store.Jobs, workers int) error {
 }
 
 // inFlight counts the attempts running in this process per company and
-// per webhook, against their caps.
+// per webhook, against their caps, and keeps spare workers free for the
+// companies that have none running.
 type inFlight struct {
 	perCompany, perEndpoint int
+	// shared is how many attempts may run at once for companies that
+	// already have one running: the workers less the spare ones.
+	shared int
 
 	mu       sync.Mutex
+	total    int
 	company  map[string]int
 	endpoint map[string]int
 }
 
-func newInFlight(perCompany, perEndpoint int) *inFlight {
-	return &inFlight{perCompany: perCompany, perEndpoint: perEndpoint, company: map[string]int{}, endpoint: map[string]int{}}
+// spareWorkers is how many of the delivery workers only a company with no
+// attempt running may take: a fifth, at least one when there are two or
+// more. The per-company cap alone (half the workers) let two companies
+// whose receivers hang hold every worker for an attempt's whole bound,
+// and a third company's deliveries waited that long (15 s).
+func spareWorkers(workers int) int {
+	if workers < 2 {
+		return 0
+	}
+	return max(workers/5, 1)
+}
+
+func newInFlight(perCompany, perEndpoint, workers int) *inFlight {
+	return &inFlight{perCompany: perCompany, perEndpoint: perEndpoint, shared: max(workers-spareWorkers(workers), 1),
+		company: map[string]int{}, endpoint: map[string]int{}}
 }
 
 // acquire takes a slot of the company and of its webhook, or reports
-// false when either is at its cap; release gives a taken slot back.
+// false when either is at its cap, or when the company already has an
+// attempt running and only the spare workers are left; release gives a
+// taken slot back. A company's first attempt is never held back by the
+// others: it may take a spare worker.
 func (f *inFlight) acquire(empresaID, webhookID string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.company[empresaID] >= f.perCompany || f.endpoint[webhookID] >= f.perEndpoint {
 		return false
 	}
+	if f.company[empresaID] > 0 && f.total >= f.shared {
+		return false
+	}
+	f.total++
 	f.company[empresaID]++
 	f.endpoint[webhookID]++
 	return true
@@ -65,6 +90,7 @@ func (f *inFlight) acquire(empresaID, webhookID string) bool {
 func (f *inFlight) release(empresaID, webhookID string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.total--
 	if f.company[empresaID]--; f.company[empresaID] <= 0 {
 		delete(f.company, empresaID)
 	}

@@ -51,13 +51,17 @@ func (c *concurrency) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// TestInFlightCaps: with 6 delivery workers, a company capped at 3
-// attempts at once and an endpoint at 2, eight deliveries of one company
-// to two slow endpoints never run more than 2 per endpoint nor 3 for the
-// company, while another company's delivery goes through at once; the
-// deliveries over a cap wait and all succeed, each with one attempt: the
-// waits are not attempts.
-func TestInFlightCaps(t *testing.T) {
+// capsRig is a Deliverer over a SQLite store with 6 workers, a company
+// cap of 3 and an endpoint cap of 2, its runner not yet started.
+type capsRig struct {
+	t  *testing.T
+	st store.Store
+	d  *Deliverer
+	ob *outbox.Outbox
+}
+
+func newCapsRig(t *testing.T, timeout time.Duration) *capsRig {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	if err != nil {
@@ -65,7 +69,6 @@ func TestInFlightCaps(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	clock := clocktest.New(time.Now())
-	const timeout = 1500 * time.Millisecond
 	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0 },
 		RotationGrace: time.Hour, Timeout: timeout, Workers: 6, MaxPerCompany: 3, MaxPerEndpoint: 2})
@@ -75,47 +78,73 @@ func TestInFlightCaps(t *testing.T) {
 	if err := d.Register(st.Jobs()); err != nil {
 		t.Fatal(err)
 	}
+	return &capsRig{t: t, st: st, d: d, ob: outbox.New(clock.Now)}
+}
+
+// empresa adds a company with webhooks to base+path for each path; it
+// returns its id.
+func (r *capsRig) empresa(rut, base string, paths ...string) string {
+	r.t.Helper()
+	ctx := context.Background()
+	e := &store.Empresa{Rut: rut, RazonSocial: "Empresa " + rut, Ambiente: "certificacion"}
+	if err := r.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
+		r.t.Fatal(err)
+	}
+	for _, p := range paths {
+		if _, _, err := r.d.CreateWebhook(ctx, e.ID, base+p, []string{"dte.created"}, ""); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return e.ID
+}
+
+// publish records n dte.created events of the company: one delivery to
+// each of its webhooks per event.
+func (r *capsRig) publish(empresaID string, n int) {
+	r.t.Helper()
+	err := r.st.Write(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		for i := range n {
+			data := webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"}
+			if _, err := r.ob.Publish(ctx, tx, empresaID, webhook.EventDTECreated, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// start starts the runner, stopped when the test ends.
+func (r *capsRig) start() {
+	r.t.Helper()
+	if err := r.st.Jobs().Start(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r.st.Jobs().Stop(sctx)
+	})
+}
+
+// TestInFlightCaps: with 6 delivery workers, a company capped at 3
+// attempts at once and an endpoint at 2, eight deliveries of one company
+// to two slow endpoints never run more than 2 per endpoint nor 3 for the
+// company, while another company's delivery goes through at once; the
+// deliveries over a cap wait and all succeed, each with one attempt: the
+// waits are not attempts.
+func TestInFlightCaps(t *testing.T) {
+	ctx := context.Background()
+	r := newCapsRig(t, 1500*time.Millisecond)
+	st := r.st
 	rcv := &concurrency{hold: 400 * time.Millisecond, now: map[string]int{}, peak: map[string]int{}, got: map[string]int{}}
 	srv := httptest.NewServer(rcv)
 	t.Cleanup(srv.Close)
-
-	empresa := func(rut string) string {
-		e := &store.Empresa{Rut: rut, RazonSocial: "Empresa " + rut, Ambiente: "certificacion"}
-		if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
-			t.Fatal(err)
-		}
-		return e.ID
-	}
-	busy, other := empresa("76192083-9"), empresa("11111111-1")
-	for _, h := range []struct{ empresa, path string }{{busy, "/a"}, {busy, "/b"}, {other, "/c"}} {
-		if _, _, err := d.CreateWebhook(ctx, h.empresa, srv.URL+h.path, []string{"dte.created"}, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ob := outbox.New(clock.Now)
-	publish := func(empresaID string, n int) {
-		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-			for i := range n {
-				data := webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"}
-				if _, err := ob.Publish(ctx, tx, empresaID, webhook.EventDTECreated, data); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	publish(busy, 4) // 8 deliveries: 4 to /a, 4 to /b
-	if err := st.Jobs().Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		st.Jobs().Stop(sctx)
-	})
+	busy, other := r.empresa("76192083-9", srv.URL, "/a", "/b"), r.empresa("11111111-1", srv.URL, "/c")
+	r.publish(busy, 4) // 8 deliveries: 4 to /a, 4 to /b
+	r.start()
 	// Once the busy company holds its 3 slots, the other company's
 	// delivery is made at once (3 workers are left).
 	waitFor(t, func() bool {
@@ -123,7 +152,7 @@ func TestInFlightCaps(t *testing.T) {
 		defer rcv.mu.Unlock()
 		return rcv.now["/a"]+rcv.now["/b"] >= 3
 	})
-	publish(other, 1)
+	r.publish(other, 1)
 	start := time.Now()
 	waitFor(t, func() bool {
 		rcv.mu.Lock()

@@ -168,7 +168,10 @@ func (sb *Submitter) poll(ctx context.Context, a submitArgs) error {
 // pollDoc reads one document's outcome from its envelope's status st,
 // asking its own status where st does not tell it apart from the others
 // of its type, or where st rejects it (a duplicate upload is rejected even
-// when the SII has the first copy: a received document wins).
+// when the SII has the first copy: a received document wins). A rejection
+// as a repeat (sii.Repeated) of an envelope uploaded more than once is
+// never believed: the document stays procesando until its own status
+// settles it.
 func (sb *Submitter) pollDoc(ctx context.Context, client *sii.Client, rutEmisor string, e *store.Envio, d *store.DTE,
 	st *sii.EnvelopeStatus, base Status, vof bool) docPoll {
 	p := docPoll{status: base}
@@ -180,6 +183,15 @@ func (sb *Submitter) pollDoc(ctx context.Context, client *sii.Client, rutEmisor 
 	p.o = o
 	if ok && !(o.Estado == dte.EstadoRechazado && o.Reconcile) {
 		return p
+	}
+	// "DTE Repetido" for an envelope sent again after a lost answer is
+	// proof that the first copy arrived: the document waits for its own
+	// status, however long the first review takes, and is never
+	// rejected for having arrived twice.
+	repeated := ok && e.Attempts > 1 && sii.Repeated(o.Code)
+	if repeated {
+		p.o = sii.Outcome{Estado: dte.EstadoProcesando, Code: o.Code,
+			Glosa: o.Glosa + ": the envelope was sent again after a lost answer, so the SII holds the first copy; waiting for the document's own status"}
 	}
 	ds, err := sb.documentStatus(ctx, client, e, d, rutEmisor)
 	if err != nil {
@@ -202,8 +214,11 @@ func (sb *Submitter) pollDoc(ctx context.Context, client *sii.Client, rutEmisor 
 		received = sii.BoletaArrival(ds.Estado) == sii.ArrivalReceived
 	}
 	if ok { // a rejection to check
-		if received {
+		switch {
+		case received:
 			p.o = sii.Outcome{Estado: dte.EstadoAceptado, Code: ds.Estado, Glosa: ds.GlosaEstado}
+		case repeated && !isBoleta(d) && sii.DocumentOutcome(ds).Estado == dte.EstadoRechazado:
+			p.o = sii.DocumentOutcome(ds) // its own status settles it (FNA, FAN, EMP)
 		}
 		return p
 	}

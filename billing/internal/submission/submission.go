@@ -29,7 +29,10 @@
 // has is never sent again, and the same bytes go again only when every
 // boleta still reads FAU after BoletaSafetyDelay. A rejection of an EPR
 // review (a duplicate upload, typically) is checked with the document's own
-// status first, and a received document wins.
+// status first, and a received document wins; a rejection as "DTE
+// Repetido" of an envelope sent more than once is never believed (it
+// proves the first copy arrived), and the document waits for its own
+// status instead.
 //
 // Each state change, the documents' tracking fields and their events
 // (dte.accepted, dte.repaired, dte.rejected) are written in one

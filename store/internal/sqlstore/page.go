@@ -34,6 +34,14 @@ func decodeCursor(listing, cursor string) (string, error) {
 	if !ok || name != listing || id == "" || len(id) > 64 {
 		return "", fmt.Errorf("%w: not a cursor of this listing", store.ErrInvalidCursor)
 	}
+	// An id is printable ASCII: anything else (NUL, which PostgreSQL
+	// refuses in a text parameter, bytes that are not UTF-8) names no row
+	// and never reaches a query.
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return "", fmt.Errorf("%w: not a cursor of this listing", store.ErrInvalidCursor)
+		}
+	}
 	return id, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -195,7 +196,22 @@ func (r *reader) errf(err error, format string, args ...any) error {
 	if errors.Is(err, store.ErrInvalidCursor) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if unreadable(err) && !errors.Is(err, store.ErrUnreadable) {
+		return fmt.Errorf("store (%s): %s: %w: %w", r.d.Name, fmt.Sprintf(format, args...), store.ErrUnreadable, err)
+	}
 	return fmt.Errorf("store (%s): %s: %w", r.d.Name, fmt.Sprintf(format, args...), err)
+}
+
+// unreadable reports whether err is database/sql's failure to convert a
+// stored value into its Go field ("sql: Scan error on column index …",
+// which names the column): the stored value is damaged.
+func unreadable(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.HasPrefix(e.Error(), "sql: Scan error on column") {
+			return true
+		}
+	}
+	return false
 }
 
 // notFound converts sql.ErrNoRows to store.ErrNotFound naming the record.

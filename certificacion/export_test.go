@@ -1,0 +1,4 @@
+package certificacion
+
+// ParseManifest is parseManifest, for the fuzz target.
+var ParseManifest = parseManifest
