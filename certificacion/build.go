@@ -294,12 +294,12 @@ func (g *generator) export(c *Case, req *dte.EmitirDTERequest, ref *built) error
 				return bad(kv, "a number of packages")
 			}
 			x.TotalBultos = &n
-		case "FLETE (**)", "SEGURO (**)":
+		case "FLETE", "SEGURO":
 			d, err := dte.ParseDecimal(v)
 			if err != nil {
 				return bad(kv, "an amount")
 			}
-			if kv.Key == "FLETE (**)" {
+			if kv.Key == "FLETE" {
 				x.MntFlete, flete = d, d
 			} else {
 				x.MntSeguro, seguro = d, d
@@ -335,9 +335,18 @@ func (g *generator) export(c *Case, req *dte.EmitirDTERequest, ref *built) error
 	if ref == nil && hasColumn(c, "VALOR LINEA") {
 		svc := 3
 		if e.Get("NACIONALIDAD") != "" {
+			// A hotel's service to a foreign guest: IndServicio 4 and the
+			// guest's passport as reference 813 (sii-wave3-notes §6.2,
+			// "hotel case → IndServicio 4 plus reference 813"); the set
+			// gives no number, so the kit writes a test one.
 			svc = 4
+			req.Referencias = append(req.Referencias, dte.Referencia{TipoDocRef: dte.RefCodigo("813"),
+				FolioRefTexto: "PAS" + strings.ReplaceAll(c.ID, "-", ""), FechaRef: g.fecha, RazonRef: "PASAPORTE DEL HUESPED"})
 		}
 		req.IndServicio = &svc
+	}
+	if ref == nil && !hasColumn(c, "VALOR LINEA") {
+		weights(c, x)
 	}
 	if ref == nil && c.Tipo == 110 {
 		if e.ComisionPct != "" {
@@ -357,6 +366,39 @@ func (g *generator) export(c *Case, req *dte.EmitirDTERequest, ref *built) error
 		}
 	}
 	return nil
+}
+
+// weights fills the weights and tare of an export of goods: the set gives
+// their units (UNIDAD PESO NETO, UNIDAD PESO BRUTO, UNIDAD DE MEDIDA DE
+// TARA) but no values, and the SII wants them for goods ([CR] in
+// sii-wave3-notes §6.2: "Tara/Peso are mandatory for goods"). The net and
+// gross weights are the sum of the lines' quantities (the goods are sold
+// by weight or volume: KN, LT); the tare is one unit per package (TOTAL
+// BULTOS), or 1.
+func weights(c *Case, x *dte.ExportData) {
+	sum := new(big.Rat)
+	for _, it := range c.Items {
+		if it.Cantidad != "" {
+			sum.Add(sum, it.Cantidad.Rat())
+		}
+	}
+	if sum.Sign() == 0 {
+		return
+	}
+	w := dte.DecimalFromRat(sum, 2)
+	if x.UnidadPesoNeto != nil {
+		x.PesoNeto = w
+	}
+	if x.UnidadPesoBruto != nil {
+		x.PesoBruto = w
+	}
+	if x.UnidadTara != nil {
+		tara := int64(1)
+		if x.TotalBultos != nil {
+			tara = *x.TotalBultos
+		}
+		x.Tara = &tara
+	}
 }
 
 func hasColumn(c *Case, col string) bool {

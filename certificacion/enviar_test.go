@@ -54,8 +54,8 @@ func TestEnviarEstado(t *testing.T) {
 		t.Fatal(err)
 	}
 	ups := m.Uploads()
-	if len(ups) != 7 { // 3 envelopes (basic, guías, boletas) and 4 libros
-		t.Fatalf("%d uploads, want 7", len(ups))
+	if len(ups) != 8 { // 4 envelopes (basic, guías, the factura of the invoiced guía, boletas) and 4 libros
+		t.Fatalf("%d uploads, want 8", len(ups))
 	}
 	for _, u := range ups {
 		if *u.Envio == nil || (*u.Envio).TrackID == "" || (*u.Envio).Fecha != "2026-03-02T10:30:00-03:00" {
@@ -165,8 +165,8 @@ func TestEnviarEverySet(t *testing.T) {
 func declareAll(t *testing.T, fake *siitest.Fake, m *certificacion.Manifest) {
 	t.Helper()
 	for _, s := range m.Sets {
-		if s.Envelope == "" || s.Envio == nil {
-			continue
+		if s.Envelope == "" || s.Envio == nil || s.Kind == string(certificacion.SetFacturaGuias) {
+			continue // the factura of the invoiced guía is not a set: not declared
 		}
 		a := siitest.Avance{Company: m.RutEmisor, Set: s.Name, Atencion: s.NumeroAtencion, Casos: len(s.Cases), TrackIDs: []string{s.Envio.TrackID}}
 		if mail := fake.DeclararAvance(a); mail.Estado != "SOK" {
