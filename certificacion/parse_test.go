@@ -266,6 +266,9 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add(fullSetFile(f, fullSetFiles...))
+	for name := range variantFiles {
+		f.Add(variantFile(f, name))
+	}
 	f.Add([]byte(exentosSet))
 	f.Add(bytes.Replace(latin1ToUTF8(setFile(f, "001-basico.txt")), []byte("Cajón"), []byte("Caj\uFFFDn"), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
