@@ -30,8 +30,9 @@ import (
 //   - An item a factura names "… EXENTO" is an exempt line; a boleta item
 //     an OBSERVACION calls exempt, too.
 //   - A factura de compra (46) retains the whole IVA: every line carries
-//     CodImpAdic 15 (the retention at 19 %), so MntTotal is the neto; its
-//     notes keep the code through the copied lines.
+//     CodImpAdic 15 (the retention at 19 %) and the retention agent's
+//     indicator Retenedor/IndAgente R, so MntTotal is the neto; its notes
+//     keep both through the copied lines.
 //   - Guías: IndTraslado from MOTIVO and TipoDespacho from TRASLADO POR; a
 //     traslado interno (5) goes to the emisor itself.
 //   - Exports: currency, payment form, sale modality and clause, transport
@@ -154,7 +155,9 @@ func (g *generator) lines(c *Case, req *dte.EmitirDTERequest, ref *built) error 
 			l.Precio = "0" // a traslado's items carry quantities only: no value
 		}
 		if c.Tipo == 46 {
-			l.CodImpAdic = intp(15)
+			// The whole IVA retained by the company, the agent that
+			// retains it: CodImpAdic 15 and Retenedor/IndAgente R.
+			l.CodImpAdic, l.Retenedor = intp(15), true
 		}
 		if ref != nil {
 			orig := findLine(ref.req.Detalle, it.Nombre)
@@ -162,7 +165,7 @@ func (g *generator) lines(c *Case, req *dte.EmitirDTERequest, ref *built) error 
 				return caseError(c, "item %q (line %d) is not an item of case %s", it.Nombre, it.Line, ref.c.ID)
 			}
 			l.Nombre = orig.Nombre
-			l.IndExe, l.CodImpAdic = orig.IndExe, orig.CodImpAdic
+			l.IndExe, l.CodImpAdic, l.Retenedor = orig.IndExe, orig.CodImpAdic, orig.Retenedor
 			if l.Unidad == "" {
 				l.Unidad = orig.Unidad
 			}

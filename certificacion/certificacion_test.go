@@ -479,9 +479,12 @@ func TestCaseContent(t *testing.T) {
 	compra := docsByCase(t, generate(t, "008-factura_compra.txt"))
 	for _, id := range []string{"481566-1", "481566-2", "481566-3"} {
 		for i, l := range compra[id].Detalle {
-			if len(l.CodImpAdic) != 1 || l.CodImpAdic[0] != 15 {
-				t.Errorf("case %s line %d: CodImpAdic %v, want 15 (IVA retained in full)", id, i+1, l.CodImpAdic)
+			if len(l.CodImpAdic) != 1 || l.CodImpAdic[0] != 15 || l.IndAgente != "R" {
+				t.Errorf("case %s line %d: CodImpAdic %v, IndAgente %q; want 15 (IVA retained in full) by the agent R", id, i+1, l.CodImpAdic, l.IndAgente)
 			}
+		}
+		if !contains(compra[id].Raw, "<IndExe>") && !contains(compra[id].Raw, "<NroLinDet>1</NroLinDet><Retenedor><IndAgente>R</IndAgente></Retenedor><NmbItem>") {
+			t.Errorf("case %s: the retention agent's indicator is not where the schema puts it", id)
 		}
 	}
 	exp1 := docsByCase(t, generate(t, "009-set_exportacion_1.txt"))

@@ -207,7 +207,7 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 				p := catalogo[(i*3+k)%len(catalogo)]
 				l := dte.LineaDetalle{Nombre: p.nombre, Cantidad: dte.Decimal(fmt.Sprint(1 + (i+k)%4)), Unidad: p.unidad, Precio: p.precio}
 				if t == dte.FacturaCompraElectronica {
-					l.CodImpAdic = intp(15) // the whole IVA retained, as in the set (build.go)
+					l.CodImpAdic, l.Retenedor = intp(15), true // the whole IVA retained, as in the set (build.go)
 				}
 				req.Detalle = append(req.Detalle, l)
 			}
