@@ -17,6 +17,7 @@ import (
 
 // Portal addresses of the certification (sii-wave3-notes §6.1, §6.4, §7).
 const (
+	urlEntrada      = "https://www.sii.cl/factura_electronica/factura_mercado/postulacion.htm"
 	urlPostulacion  = "https://maullin.sii.cl/cvc_cgi/dte/pe_ingrut"
 	urlDatosEmpresa = "https://maullin.sii.cl/cvc_cgi/dte/pe_construccion_dte"
 	urlFolios       = "https://maullin.sii.cl/cvc_cgi/dte/of_solicita_folios"
@@ -151,6 +152,8 @@ func Leeme(m *Manifest) string {
 	w("")
 	w("## Paso 0. Antes de esta carpeta (ya hecho si llegó hasta aquí)")
 	w("")
+	w("Todas las páginas del proceso se abren desde %s (sii.cl → Factura electrónica → Sistema de facturación de mercado → Postulación y certificación), con el certificado digital de un usuario autorizado por la empresa; las direcciones de abajo son las de cada paso en el ambiente de certificación (maullin).", urlEntrada)
+	w("")
 	w("1. Postulación: %s, con el RUT de la empresa; elija los tipos de documento.", urlPostulacion)
 	w("2. Datos de la empresa para los documentos (giro sin abreviaturas, dirección, fecha de resolución; número de resolución 0 en certificación): %s. La `fecha_resolucion` de su EMISOR.json debe ser la de esa página (un par distinto da CRT-3-19).", urlDatosEmpresa)
 	w("3. Folios (CAF) de cada tipo, en el ambiente de certificación: %s.", urlFolios)
@@ -202,7 +205,7 @@ func Leeme(m *Manifest) string {
 		w("| %s | %s | %s | %s |", u.Set, u.Atencion, orDash(track), orDash(fecha))
 	}
 	w("")
-	w("El SII responde por correo \"SOK – SET DE PRUEBA CORRECTO\" o \"SRH\" con los reparos, y el estado del set pasa de POR REALIZAR a EN REVISION y a REVISADO CONFORME.")
+	w("El SII responde por correo \"SOK – SET DE PRUEBA CORRECTO\" o \"SRH\" con los reparos, y el estado del set pasa de POR REALIZAR a EN REVISION y a REVISADO CONFORME. Si el estado no cambia, vuelva a entrar a la declaración de avance: ahí se actualiza.")
 	if len(m.Libros) > 0 {
 		w("")
 		w("Los libros ya están subidos (paso 1: el SII los recibe y responde LOK sin esperar). Lo que debe esperar es su **declaración**: declare el Libro de Ventas **después** de que el SET BASICO quede REVISADO CONFORME (antes, el SII responde \"No Tiene un SET Basico Aprobado\"); los demás libros, con su track id, junto con su set:")
