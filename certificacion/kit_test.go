@@ -148,6 +148,22 @@ func TestParseCaseData(t *testing.T) {
 	}
 }
 
+// TestParseWindows1252: a file re-saved on Windows, with curly quotes
+// (0x93, 0x94 in Windows-1252) in a line the kit does not know, is read:
+// the line is a warning with its quotes, the cases as the SII's file.
+func TestParseWindows1252(t *testing.T) {
+	t.Parallel()
+	orig := setFile(t, "001-basico.txt")
+	p, err := certificacion.Parse(append(append([]byte{}, orig...), "\r\nENTREGAR \x93SIN DEMORA\x94\r\n"...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := certificacion.Parse(orig)
+	if len(p.Warnings) != 1 || p.Warnings[0].Text != "ENTREGAR “SIN DEMORA”" || p.Warnings[0].Line != 73 || summary(p) != summary(base) {
+		t.Errorf("warnings %v", p.Warnings)
+	}
+}
+
 // TestFolioLedger: a second run with the same CAFs, beside a folder that
 // used folios, starts above them and says so; the simulación too; a run
 // whose CAFs have no folio left above them is refused before signing.

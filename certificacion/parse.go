@@ -131,9 +131,11 @@ func Parse(data []byte) (*Plan, error) {
 func badControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f || (r >= 0x80 && r < 0xa0) }
 
 // decode returns the file as text: UTF-8 when it is valid UTF-8 (a BOM is
-// dropped), else ISO-8859-1, the SII's encoding. A Latin-1 file with
-// accents is never valid UTF-8 in practice (an accented letter followed by
-// an ASCII byte is an invalid sequence).
+// dropped), else ISO-8859-1, the SII's encoding, with the bytes 0x80-0x9F
+// that Windows-1252 uses for printable characters (curly quotes, dashes,
+// €) read as Windows-1252 does, for a file re-saved on Windows. A Latin-1
+// file with accents is never valid UTF-8 in practice (an accented letter
+// followed by an ASCII byte is an invalid sequence).
 func decode(b []byte) string {
 	b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
 	if utf8.Valid(b) {
@@ -142,8 +144,18 @@ func decode(b []byte) string {
 	r := make([]rune, len(b))
 	for i, c := range b {
 		r[i] = rune(c)
+		if c >= 0x80 && c < 0xa0 && cp1252[c-0x80] != 0 {
+			r[i] = cp1252[c-0x80]
+		}
 	}
 	return string(r)
+}
+
+// cp1252 maps the bytes 0x80-0x9F to the characters Windows-1252 gives
+// them (0 where it gives none: those stay control characters).
+var cp1252 = [32]rune{
+	'€', 0, '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', 0, 'Ž', 0,
+	0, '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', 0, 'ž', 'Ÿ',
 }
 
 // fold returns s for matching keywords: upper case, Latin-1 accents
@@ -511,7 +523,7 @@ func (p *parser) setBody() error {
 			if err := p.caseBlock(); err != nil {
 				return err
 			}
-		case reRule.MatchString(f) && (s.Kind == SetLibroCompras || s.Kind == SetLibroComprasExentos):
+		case reRule.MatchString(f) && (s.Kind == SetLibroCompras || s.Kind == SetLibroComprasExentos) && len(s.Compras) == 0:
 			if err := p.comprasTable(); err != nil {
 				return err
 			}
