@@ -301,8 +301,8 @@ func Leeme(m *Manifest) string {
 var decisiones = []string{
 	"Cada documento del set lleva como primera referencia TpoDocRef SET, FolioRef el caso (`<atención>-<n>`) y RazonRef `CASO <atención>-<n>`; la boleta, CodRef SET y RazonRef `CASO-<n>`.",
 	"Cada factura va a un receptor distinto (\"utilice RUT distintos para las distintas facturas\").",
-	"Factura de compra (46): toda la línea lleva el código de retención 15 (IVA retenido total, 19 %), y el total es el neto.",
-	"Exportación: las REFERENCIA del caso (DUS, AWB, MIC, RESOLUCION SNA) van con folio 1 y la fecha del documento; el servicio de hotel (el caso con NACIONALIDAD) lleva IndServicio 4 y la referencia 813 (pasaporte) del huésped; las mercaderías llevan los pesos y bultos en el bloque de Aduana (peso neto y bruto: la suma de las cantidades de las líneas, en la unidad que da el set; tara 0), y FLETE y SEGURO en Aduana y como recargos globales.",
+	"Factura de compra (46): cada línea lleva el código de retención 15 (IVA retenido total, 19 %) y el indicador de agente retenedor (Retenedor/IndAgente R), y el total es el neto; sus notas, también.",
+	"Exportación: las REFERENCIA del caso (DUS, AWB, MIC, RESOLUCION SNA) van con folio 1 y la fecha del documento; el servicio de hotel (el caso con NACIONALIDAD) lleva IndServicio 4 y la referencia 813 (pasaporte) del huésped; las mercaderías llevan los pesos y bultos en el bloque de Aduana (peso neto y bruto: la suma de las cantidades de las líneas, en la unidad que da el set; tara: una unidad por bulto, TOTAL BULTOS), y FLETE y SEGURO en Aduana y como recargos globales.",
 	"Libro de Guías: la guía que el set da por facturada en el período se enlaza a la factura que la factura, que el kit emite (al mismo cliente, con las mismas líneas, refiriendo a la guía) en un envío aparte; la guía anulada va con Anulado 2 (anulada después de enviada).",
 	"Consumo de Folios: el IVA de cada tipo es el neto total por la tasa (19 %, redondeo al peso), no la suma de los IVA de cada boleta, y el total es neto + IVA + exento.",
 	"Simulación: cubre cada tipo para el que la empresa tiene CAF (facturas, exenta, guía, notas de crédito y débito, factura de compra, exportación), excepto boletas (certificación aparte) y liquidación-factura.",
@@ -311,30 +311,26 @@ var decisiones = []string{
 // leemeAvisos writes the warnings of the set file, the sets not generated
 // and the folios skipped.
 func leemeAvisos(w func(string, ...any), m *Manifest) {
-	if len(m.Advertencias) > 0 {
-		w("")
-		w("### Líneas del archivo de set que el kit no entendió")
-		w("")
-		w("El kit generó todos los casos que pudo leer y dejó de lado estas líneas. Léalas contra el texto del set y revise que el documento del caso cumpla lo que piden:")
-		w("")
-		for _, a := range m.Advertencias {
-			w("- %s", a)
+	for _, l := range []struct {
+		title, intro string
+		items        []string
+	}{
+		{"Líneas del archivo de set que el kit no entendió", "El kit generó todos los casos que pudo leer y dejó de lado estas líneas. Léalas contra el texto del set y revise que el documento del caso cumpla lo que piden:", m.Advertencias},
+		{"Sets no generados", "", m.NoGenerados},
+		{"Folios ya usados", "", m.FoliosSaltados},
+	} {
+		if len(l.items) == 0 {
+			continue
 		}
-	}
-	if len(m.NoGenerados) > 0 {
 		w("")
-		w("### Sets no generados")
+		w("### %s", l.title)
 		w("")
-		for _, s := range m.NoGenerados {
-			w("- %s", s)
+		if l.intro != "" {
+			w("%s", l.intro)
+			w("")
 		}
-	}
-	if len(m.FoliosSaltados) > 0 {
-		w("")
-		w("### Folios ya usados")
-		w("")
-		for _, f := range m.FoliosSaltados {
-			w("- %s", f)
+		for _, it := range l.items {
+			w("- %s", it)
 		}
 	}
 }
