@@ -165,7 +165,7 @@ func Leeme(m *Manifest) string {
 	w("dtekit certificacion enviar --dir %s %s", dir, cert)
 	w("```")
 	w("")
-	w("Sube por DTEUpload, en este orden, cada envío y después cada libro (la Consumo de Folios también), y anota cada track id. Si se corta, vuelva a ejecutarlo: lo que ya tiene track id no se vuelve a subir. A mano, lo mismo se hace en %s (ambiente de certificación), un archivo a la vez, en el orden de la tabla.", urlUpload)
+	w("Sube por DTEUpload, en este orden, cada envío y después cada libro (la Consumo de Folios también), y anota cada track id. Si se corta, vuelva a ejecutarlo: lo que ya tiene track id no se vuelve a subir. A mano, lo mismo se hace en %s (ambiente de certificación): en esa página indique el RUT de la empresa, elija el archivo y envíelo, un archivo a la vez, en el orden de la tabla; la página responde con el número de envío (track id), que se anota en la tabla.", urlUpload)
 	w("")
 	w("| # | set o libro | número de atención | archivo | track id | fecha | estado |")
 	w("|---|---|---|---|---|---|---|")
