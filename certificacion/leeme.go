@@ -305,6 +305,7 @@ var decisiones = []string{
 	"Exportación: las REFERENCIA del caso (DUS, AWB, MIC, RESOLUCION SNA) van con folio 1 y la fecha del documento; el servicio de hotel (el caso con NACIONALIDAD) lleva IndServicio 4 y la referencia 813 (pasaporte) del huésped; las mercaderías llevan los pesos y bultos en el bloque de Aduana (peso neto y bruto: la suma de las cantidades de las líneas, en la unidad que da el set; tara: una unidad por bulto, TOTAL BULTOS), y FLETE y SEGURO en Aduana y como recargos globales.",
 	"Libro de Guías: la guía que el set da por facturada en el período se enlaza a la factura que la factura, que el kit emite (al mismo cliente, con las mismas líneas, refiriendo a la guía) en un envío aparte; la guía anulada va con Anulado 2 (anulada después de enviada).",
 	"Consumo de Folios: el IVA de cada tipo es el neto total por la tasa (19 %, redondeo al peso), no la suma de los IVA de cada boleta, y el total es neto + IVA + exento.",
+	"Simulación: todos sus documentos llevan la fecha del día en que se genera (una fecha de más de 3 días da el reparo DTE-1-650 y la simulación debe quedar con 0 reparos); genérela el día en que la sube.",
 	"Simulación: cubre cada tipo para el que la empresa tiene CAF (facturas, exenta, guía, notas de crédito y débito, factura de compra, exportación), excepto boletas (certificación aparte) y liquidación-factura.",
 }
 
