@@ -433,9 +433,9 @@ func (p *parser) item(c *Case, i int) error {
 	return nil
 }
 
-// observacion applies a boleta case's OBSERVACION line: each sentence must
-// be one the kit understands ("El item 2 es un servicio exento", "Se debe
-// informar en el XML Unidad de medida en Kg").
+// observacion applies a boleta case's OBSERVACION line, sentence by
+// sentence ("El item 2 es un servicio exento", "Se debe informar en el XML
+// Unidad de medida en Kg"); a sentence the kit does not know is a warning.
 func (p *parser) observacion(c *Case, i int) error {
 	raw := strings.TrimSpace(p.lines[i])
 	if err := p.lostAccent(i, "the observation"); err != nil {
@@ -466,7 +466,11 @@ func (p *parser) observacion(c *Case, i int) error {
 			}
 			continue
 		}
-		return p.errf(i, "OBSERVACION %q is not one the kit understands (an item that is exempt or afecto, a unit of measure)", sentence)
+		// A sentence the kit does not know: the rest of the case is
+		// generated, and the warning says what to check by hand.
+		if err := p.warn(i, "in case %s: OBSERVACION %q is not one the kit applies (an item that is exempt or afecto, a unit of measure); check the boleta against it", c.ID, sentence); err != nil {
+			return err
+		}
 	}
 	return nil
 }

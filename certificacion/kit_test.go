@@ -164,6 +164,32 @@ func TestParseWindows1252(t *testing.T) {
 	}
 }
 
+// TestParseBoletaObservacion: an OBSERVACION sentence the kit does not
+// apply is a warning naming the boleta case; the sentences it knows still
+// apply.
+func TestParseBoletaObservacion(t *testing.T) {
+	t.Parallel()
+	orig := setFile(t, "boleta-SetPruebaBE-reconstructed.txt")
+	i := bytes.Index(orig, []byte("OBSERVACION"))
+	j := i + bytes.IndexByte(orig[i:], '"') + 1
+	data := append(append(append([]byte{}, orig[:j]...), "Entregue la boleta impresa. "...), orig[j:]...)
+	p, err := certificacion.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := certificacion.Parse(orig)
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Reason, "Entregue la boleta impresa") || !strings.Contains(p.Warnings[0].Reason, "in case ") || summary(p) != summary(base) {
+		t.Errorf("warnings %v\n%s\nwant\n%s", p.Warnings, summary(p), summary(base))
+	}
+	for ci, c := range base.Sets[0].Cases {
+		for ii, it := range c.Items {
+			if got := p.Sets[0].Cases[ci].Items[ii]; got.Exento != it.Exento || got.Unidad != it.Unidad {
+				t.Errorf("case %s item %d: exento %v unidad %q, want %v %q", c.ID, ii+1, got.Exento, got.Unidad, it.Exento, it.Unidad)
+			}
+		}
+	}
+}
+
 // TestFolioLedger: a second run with the same CAFs, beside a folder that
 // used folios, starts above them and says so; the simulación too; a run
 // whose CAFs have no folio left above them is refused before signing.
