@@ -190,6 +190,18 @@ func TestParseBoletaObservacion(t *testing.T) {
 	}
 }
 
+// TestParseSetHeaders: the set header written without its colon, or with
+// "N°" or "NRO." for NUMERO, still opens its set.
+func TestParseSetHeaders(t *testing.T) {
+	t.Parallel()
+	for _, h := range []string{"SET BASICO - NUMERO DE ATENCION 414175", "SET BASICO - N\xb0 DE ATENCION: 414175", "SET BASICO - NRO. DE ATENCI\xd3N: 414175", "SET BASICO-NUMERO DE ATENCION:414175"} {
+		p, err := certificacion.Parse(append([]byte(h+"\r\n\r\n"), setFile(t, "001-basico.txt")...))
+		if err != nil || len(p.Sets) != 1 || p.Sets[0].Kind != certificacion.SetBasico || p.Sets[0].Atencion != "414175" || len(p.Sets[0].Cases) != 8 || len(p.Warnings) != 0 {
+			t.Errorf("%q: %v %+v", h, err, p)
+		}
+	}
+}
+
 // TestFolioLedger: a second run with the same CAFs, beside a folder that
 // used folios, starts above them and says so; the simulación too; a run
 // whose CAFs have no folio left above them is refused before signing.

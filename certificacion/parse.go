@@ -237,7 +237,7 @@ func fields(l string) []string {
 }
 
 var (
-	reSetHeader   = regexp.MustCompile(`^SET (.+?) ?- ?NUMERO DE ATENCI[O?]N ?: ?(\d+)$`)
+	reSetHeader   = regexp.MustCompile(`^SET (.+?) ?- ?(?:NUMERO|NRO\.?|N°|Nº|N\.) DE ATENCI[O?]N ?:? ?(\d+)$`)
 	reFootnote    = regexp.MustCompile(`^\(\*+\)`)
 	reMarker      = regexp.MustCompile(`\s*\(\*+\)\s*`)
 	reCase        = regexp.MustCompile(`^CASO ?(\d+)-(\d+)$`)
