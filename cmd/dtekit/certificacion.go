@@ -94,6 +94,10 @@ already holds a generation is refused (OUTPUT_EXISTS): give a new folder.
 (its own site), printed under the timbre of the boleta samples; required when
 the set file has the boleta set.
 
+To rehearse the whole certification with the company's own RUT before the SII
+gives it CAFs, "dtekit dev credenciales --rut RUT --out DIR" writes test
+credentials (not valid at the SII) to use against "dtekit sii fake".
+
 --caf is repeatable: give one CAF per document type the set uses (several per
 type are allowed). A type without a CAF, or without enough folios, is one
 CAF_MISSING error listing every such type, before anything is signed or
