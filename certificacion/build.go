@@ -30,8 +30,9 @@ import (
 //   - An item a factura names "… EXENTO" is an exempt line; a boleta item
 //     an OBSERVACION calls exempt, too.
 //   - A factura de compra (46) retains the whole IVA: every line carries
-//     CodImpAdic 15 (the retention at 19 %), so MntTotal is the neto; its
-//     notes keep the code through the copied lines.
+//     CodImpAdic 15 (the retention at 19 %) and the retention agent's
+//     indicator Retenedor/IndAgente R, so MntTotal is the neto; its notes
+//     keep both through the copied lines.
 //   - Guías: IndTraslado from MOTIVO and TipoDespacho from TRASLADO POR; a
 //     traslado interno (5) goes to the emisor itself.
 //   - Exports: currency, payment form, sale modality and clause, transport
@@ -154,7 +155,9 @@ func (g *generator) lines(c *Case, req *dte.EmitirDTERequest, ref *built) error 
 			l.Precio = "0" // a traslado's items carry quantities only: no value
 		}
 		if c.Tipo == 46 {
-			l.CodImpAdic = intp(15)
+			// The whole IVA retained by the company, the agent that
+			// retains it: CodImpAdic 15 and Retenedor/IndAgente R.
+			l.CodImpAdic, l.Retenedor = intp(15), true
 		}
 		if ref != nil {
 			orig := findLine(ref.req.Detalle, it.Nombre)
@@ -162,7 +165,7 @@ func (g *generator) lines(c *Case, req *dte.EmitirDTERequest, ref *built) error 
 				return caseError(c, "item %q (line %d) is not an item of case %s", it.Nombre, it.Line, ref.c.ID)
 			}
 			l.Nombre = orig.Nombre
-			l.IndExe, l.CodImpAdic = orig.IndExe, orig.CodImpAdic
+			l.IndExe, l.CodImpAdic, l.Retenedor = orig.IndExe, orig.CodImpAdic, orig.Retenedor
 			if l.Unidad == "" {
 				l.Unidad = orig.Unidad
 			}
@@ -294,12 +297,12 @@ func (g *generator) export(c *Case, req *dte.EmitirDTERequest, ref *built) error
 				return bad(kv, "a number of packages")
 			}
 			x.TotalBultos = &n
-		case "FLETE (**)", "SEGURO (**)":
+		case "FLETE", "SEGURO":
 			d, err := dte.ParseDecimal(v)
 			if err != nil {
 				return bad(kv, "an amount")
 			}
-			if kv.Key == "FLETE (**)" {
+			if kv.Key == "FLETE" {
 				x.MntFlete, flete = d, d
 			} else {
 				x.MntSeguro, seguro = d, d
@@ -335,9 +338,18 @@ func (g *generator) export(c *Case, req *dte.EmitirDTERequest, ref *built) error
 	if ref == nil && hasColumn(c, "VALOR LINEA") {
 		svc := 3
 		if e.Get("NACIONALIDAD") != "" {
+			// A hotel's service to a foreign guest: IndServicio 4 and the
+			// guest's passport as reference 813 (sii-wave3-notes §6.2,
+			// "hotel case → IndServicio 4 plus reference 813"); the set
+			// gives no number, so the kit writes a test one.
 			svc = 4
+			req.Referencias = append(req.Referencias, dte.Referencia{TipoDocRef: dte.RefCodigo("813"),
+				FolioRefTexto: "PAS" + strings.ReplaceAll(c.ID, "-", ""), FechaRef: g.fecha, RazonRef: "PASAPORTE DEL HUESPED"})
 		}
 		req.IndServicio = &svc
+	}
+	if ref == nil && !hasColumn(c, "VALOR LINEA") {
+		weights(c, x)
 	}
 	if ref == nil && c.Tipo == 110 {
 		if e.ComisionPct != "" {
@@ -357,6 +369,39 @@ func (g *generator) export(c *Case, req *dte.EmitirDTERequest, ref *built) error
 		}
 	}
 	return nil
+}
+
+// weights fills the weights and tare of an export of goods: the set gives
+// their units (UNIDAD PESO NETO, UNIDAD PESO BRUTO, UNIDAD DE MEDIDA DE
+// TARA) but no values, and the SII wants them for goods ([CR] in
+// sii-wave3-notes §6.2: "Tara/Peso are mandatory for goods"). The net and
+// gross weights are the sum of the lines' quantities (the goods are sold
+// by weight or volume: KN, LT); the tare is one unit per package (TOTAL
+// BULTOS), or 1.
+func weights(c *Case, x *dte.ExportData) {
+	sum := new(big.Rat)
+	for _, it := range c.Items {
+		if it.Cantidad != "" {
+			sum.Add(sum, it.Cantidad.Rat())
+		}
+	}
+	if sum.Sign() == 0 {
+		return
+	}
+	w := dte.DecimalFromRat(sum, 2)
+	if x.UnidadPesoNeto != nil {
+		x.PesoNeto = w
+	}
+	if x.UnidadPesoBruto != nil {
+		x.PesoBruto = w
+	}
+	if x.UnidadTara != nil {
+		tara := int64(1)
+		if x.TotalBultos != nil {
+			tara = *x.TotalBultos
+		}
+		x.Tara = &tara
+	}
 }
 
 func hasColumn(c *Case, col string) bool {

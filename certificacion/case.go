@@ -15,13 +15,13 @@ var itemColumns = map[string]bool{
 }
 
 // exportKeys are the KEY: VALUE lines of the export sets (folded, without
-// the colon).
+// the colon and without the footnote markers: "FLETE (**)" is FLETE).
 var exportKeys = map[string]bool{
 	"REFERENCIA": true, "MONEDA DE LA OPERACION": true, "FORMA DE PAGO EXPORTACION": true,
 	"MODALIDAD DE VENTA": true, "CLAUSULA DE VENTA DE EXPORTACION": true, "TOTAL CLAUSULA DE VENTA": true,
 	"VIA DE TRANSPORTE": true, "PUERTO DE EMBARQUE": true, "PUERTO DE DESEMBARQUE": true,
 	"UNIDAD DE MEDIDA DE TARA": true, "UNIDAD PESO BRUTO": true, "UNIDAD PESO NETO": true,
-	"TIPO DE BULTO": true, "TOTAL BULTOS": true, "FLETE (**)": true, "SEGURO (**)": true,
+	"TIPO DE BULTO": true, "TOTAL BULTOS": true, "FLETE": true, "SEGURO": true,
 	"PAIS RECEPTOR Y PAIS DESTINO": true, "NACIONALIDAD": true,
 }
 
@@ -66,6 +66,8 @@ func (p *parser) classify(raw string) lineKind {
 		return lkEnd
 	case p.set.Kind == SetBoleta && reRule.MatchString(f):
 		return lkEnd // the rule that closes the boleta cases
+	case reRule.MatchString(f):
+		return lkBlank // the rules around a footnote after the last case
 	case reSetHeader.MatchString(f), kw(f, boletaTitle):
 		return lkEnd
 	case first == "DOCUMENTO":
@@ -93,10 +95,16 @@ func (p *parser) classify(raw string) lineKind {
 	case sameAsInvoiceNote(f):
 		return lkSameAsInvoice
 	}
-	if k, _, ok := strings.Cut(f, ":"); ok && exportKeys[strings.TrimSpace(k)] {
+	if k, _, ok := strings.Cut(f, ":"); ok && exportKeys[exportKey(k)] {
 		return lkExportKV
 	}
 	return lkOther
+}
+
+// exportKey returns a folded field name without its footnote markers
+// ("FLETE (**)" and "FLETE(*)" are FLETE).
+func exportKey(k string) string {
+	return strings.TrimSpace(reMarker.ReplaceAllString(k, " "))
 }
 
 func (p *parser) isItemHeader(raw string) bool {
@@ -152,6 +160,8 @@ func (p *parser) caseBlock() error {
 	if c.N <= 0 || c.N > maxCasesPerSet {
 		return p.errf(start, "case number %d is out of range 1-%d", c.N, maxCasesPerSet)
 	}
+	p.kase = c.ID
+	defer func() { p.kase = "" }()
 	for _, o := range s.Cases {
 		if o.ID == c.ID {
 			return p.errf(start, "case %s appears twice (first at line %d)", c.ID, o.Line)
@@ -161,10 +171,10 @@ func (p *parser) caseBlock() error {
 	for p.i < len(p.lines) && p.blank(p.i) {
 		p.i++
 	}
-	if p.i >= len(p.lines) || !reRule.MatchString(fold(p.lines[p.i])) {
-		return p.errf(min(p.i, len(p.lines)-1), "the line under CASO %s must be a line of '='", c.ID)
+	// The rule under "CASO …" (optional: a re-typed file may lack it).
+	if p.i < len(p.lines) && reRule.MatchString(fold(p.lines[p.i])) {
+		p.i++
 	}
-	p.i++
 	inItems := false
 	var observaciones []int
 	for p.i < len(p.lines) {
@@ -179,6 +189,10 @@ func (p *parser) caseBlock() error {
 				return err
 			}
 			p.i++
+			continue
+		}
+		if inItems && k == lkBlank && len(c.Items) == 0 {
+			p.i++ // a blank line between the table's header and its items
 			continue
 		}
 		inItems = false
@@ -255,7 +269,7 @@ func (p *parser) caseBlock() error {
 			c.DescuentoGlobalPct = dte.Decimal(strings.ReplaceAll(m[1], ",", "."))
 		case lkExportKV:
 			key, val, _ := strings.Cut(raw, ":")
-			kv := KV{Key: fold(key), Value: strings.TrimSpace(val), Line: i + 1}
+			kv := KV{Key: exportKey(fold(key)), Value: strings.TrimSpace(val), Line: i + 1}
 			if kv.Value == "" {
 				return p.errf(i, "%s has no value", kv.Key)
 			}
@@ -295,13 +309,22 @@ func (p *parser) caseBlock() error {
 			c.Export.ComisionPct = dte.Decimal(m[1])
 		case lkObservacion:
 			if s.Kind != SetBoleta {
-				return p.errf(i, "OBSERVACION lines belong to the boleta set")
+				if err := p.warn(i, "in case %s: an OBSERVACION outside the boleta set; left aside", c.ID); err != nil {
+					return err
+				}
+				break
 			}
 			observaciones = append(observaciones, i)
 		case lkSameAsInvoice:
 			c.Notes = append(c.Notes, strings.TrimSpace(raw))
 		default:
-			return p.errf(i, "unexpected line in case %s", c.ID)
+			if reFootnote.MatchString(fold(raw)) {
+				s.Notes = append(s.Notes, strings.TrimSpace(raw)) // a footnote of the set
+				break
+			}
+			if err := p.warn(i, "in case %s: a line the kit does not understand; left aside (read it against the set and check the document)", c.ID); err != nil {
+				return err
+			}
 		}
 		p.i++
 	}
@@ -410,9 +433,9 @@ func (p *parser) item(c *Case, i int) error {
 	return nil
 }
 
-// observacion applies a boleta case's OBSERVACION line: each sentence must
-// be one the kit understands ("El item 2 es un servicio exento", "Se debe
-// informar en el XML Unidad de medida en Kg").
+// observacion applies a boleta case's OBSERVACION line, sentence by
+// sentence ("El item 2 es un servicio exento", "Se debe informar en el XML
+// Unidad de medida en Kg"); a sentence the kit does not know is a warning.
 func (p *parser) observacion(c *Case, i int) error {
 	raw := strings.TrimSpace(p.lines[i])
 	if err := p.lostAccent(i, "the observation"); err != nil {
@@ -443,7 +466,11 @@ func (p *parser) observacion(c *Case, i int) error {
 			}
 			continue
 		}
-		return p.errf(i, "OBSERVACION %q is not one the kit understands (an item that is exempt or afecto, a unit of measure)", sentence)
+		// A sentence the kit does not know: the rest of the case is
+		// generated, and the warning says what to check by hand.
+		if err := p.warn(i, "in case %s: OBSERVACION %q is not one the kit applies (an item that is exempt or afecto, a unit of measure); check the boleta against it", c.ID, sentence); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func generateData(tb testing.TB, what string, data []byte) *certificacion.Result
 	}
 	c := creds(tb)
 	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{
-		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
+		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }, URLBoletas: testURLBoletas})
 	if err != nil {
 		tb.Fatalf("%s: %v", what, err)
 	}
@@ -355,8 +355,9 @@ func TestReferences(t *testing.T) {
 					}
 				}
 				// The export cases' REFERENCIA lines: MIC 810, RESOLUCION
-				// SNA 812, DUS 807, AWB 809.
-				wantCustoms := map[string][]int{"493307-1": {810}, "493308-1": {812}, "493308-2": {807, 809}}[w.id]
+				// SNA 812, DUS 807, AWB 809; the hotel's guest (case
+				// 493308-3, NACIONALIDAD) the passport, 813.
+				wantCustoms := map[string][]int{"493307-1": {810}, "493308-1": {812}, "493308-2": {807, 809}, "493308-3": {813}}[w.id]
 				if len(customs) != len(wantCustoms) || (len(customs) > 0 && !equal(fmtInts(customs), fmtInts(wantCustoms))) {
 					t.Errorf("case %s: customs references %v, want %v", w.id, customs, wantCustoms)
 				}
@@ -478,9 +479,12 @@ func TestCaseContent(t *testing.T) {
 	compra := docsByCase(t, generate(t, "008-factura_compra.txt"))
 	for _, id := range []string{"481566-1", "481566-2", "481566-3"} {
 		for i, l := range compra[id].Detalle {
-			if len(l.CodImpAdic) != 1 || l.CodImpAdic[0] != 15 {
-				t.Errorf("case %s line %d: CodImpAdic %v, want 15 (IVA retained in full)", id, i+1, l.CodImpAdic)
+			if len(l.CodImpAdic) != 1 || l.CodImpAdic[0] != 15 || l.IndAgente != "R" {
+				t.Errorf("case %s line %d: CodImpAdic %v, IndAgente %q; want 15 (IVA retained in full) by the agent R", id, i+1, l.CodImpAdic, l.IndAgente)
 			}
+		}
+		if !contains(compra[id].Raw, "<IndExe>") && !contains(compra[id].Raw, "<NroLinDet>1</NroLinDet><Retenedor><IndAgente>R</IndAgente></Retenedor><NmbItem>") {
+			t.Errorf("case %s: the retention agent's indicator is not where the schema puts it", id)
 		}
 	}
 	exp1 := docsByCase(t, generate(t, "009-set_exportacion_1.txt"))
@@ -614,3 +618,7 @@ func TestSamples(t *testing.T) {
 		}
 	}
 }
+
+// testURLBoletas is where the test company's customers check their
+// boletas: printed on the boleta samples.
+const testURLBoletas = "www.comercializadora-prueba.cl/boletas"

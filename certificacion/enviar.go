@@ -156,13 +156,24 @@ func readLocal(dir, rel string) ([]byte, error) {
 }
 
 // SaveManifest writes m as dir's manifest.json, through a temporary file
-// renamed into place so a reader never sees half of it.
+// renamed into place so a reader never sees half of it, and renders the
+// folder's guides (LEEME.md, LEEME-BOLETAS.md) again from it, so that they
+// show the track ids and states it holds.
 func SaveManifest(dir string, m *Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("certificacion: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n'))
+	if err := writeFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n')); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, LeemeFile), []byte(Leeme(m))); err != nil {
+		return err
+	}
+	if g := LeemeBoletas(m); g != "" {
+		return writeFileAtomic(filepath.Join(dir, LeemeBoletasFile), []byte(g))
+	}
+	return nil
 }
 
 // writeFileAtomic writes data to path through a temporary file in the

@@ -1,7 +1,9 @@
 package certificacion_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/dtekit/dtekit/certificacion"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/internal/oracle"
+	"github.com/dtekit/dtekit/libro"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
@@ -54,8 +57,8 @@ func TestEnviarEstado(t *testing.T) {
 		t.Fatal(err)
 	}
 	ups := m.Uploads()
-	if len(ups) != 7 { // 3 envelopes (basic, guías, boletas) and 4 libros
-		t.Fatalf("%d uploads, want 7", len(ups))
+	if len(ups) != 8 { // 4 envelopes (basic, guías, the factura of the invoiced guía, boletas) and 4 libros
+		t.Fatalf("%d uploads, want 8", len(ups))
 	}
 	for _, u := range ups {
 		if *u.Envio == nil || (*u.Envio).TrackID == "" || (*u.Envio).Fecha != "2026-03-02T10:30:00-03:00" {
@@ -165,8 +168,8 @@ func TestEnviarEverySet(t *testing.T) {
 func declareAll(t *testing.T, fake *siitest.Fake, m *certificacion.Manifest) {
 	t.Helper()
 	for _, s := range m.Sets {
-		if s.Envelope == "" || s.Envio == nil {
-			continue
+		if s.Envelope == "" || s.Envio == nil || s.Kind == string(certificacion.SetFacturaGuias) {
+			continue // the factura of the invoiced guía is not a set: not declared
 		}
 		a := siitest.Avance{Company: m.RutEmisor, Set: s.Name, Atencion: s.NumeroAtencion, Casos: len(s.Cases), TrackIDs: []string{s.Envio.TrackID}}
 		if mail := fake.DeclararAvance(a); mail.Estado != "SOK" {
@@ -182,5 +185,51 @@ func declareAll(t *testing.T, fake *siitest.Fake, m *certificacion.Manifest) {
 		if mail := fake.DeclararAvance(a); mail.Estado != "SOK" {
 			t.Errorf("%s %s: %s %q", l.Set, l.NumeroAtencion, mail.Estado, mail.Reparos)
 		}
+	}
+}
+
+// TestRCOFRounding: the fake SII, like the RVD's rule, wants each type's
+// MntIva to be the day's neto times 19 %: the kit's RCOF of the boleta set
+// (IVA 8328 on a neto of 43831) ends RPR, while one that adds the boletas'
+// own IVA (8329, a peso off) is refused naming MntIva.
+func TestRCOFRounding(t *testing.T) {
+	res := generate(t, "boleta-SetPruebaBE-reconstructed.txt")
+	dir := filepath.Join(t.TempDir(), "kit")
+	if _, err := certificacion.WriteDir(dir, res, creds(t).Emisor); err != nil {
+		t.Fatal(err)
+	}
+	fake, c := fakeSII(t)
+	ctx := context.Background()
+	if _, err := certificacion.Enviar(ctx, c, dir, func() time.Time { return testAt }); err != nil {
+		t.Fatal(err)
+	}
+	m, err := certificacion.Estado(ctx, c, dir, certificacion.Poll{Rounds: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := m.Libros[0].Envio; e == nil || e.Estado != "RPR" {
+		t.Fatalf("the kit's RCOF: %+v, want RPR", e)
+	}
+	// libro.ConsumoFolios adds the boletas' own amounts.
+	summed, err := libro.ConsumoFolios(libro.Options{Emisor: creds(t).Emisor, SecEnvio: 2, At: testAt}, creds(t).Cert, res.Sets[0].Envelope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(summed, []byte("<MntIva>8329</MntIva>")) {
+		t.Fatalf("the boletas' own IVA do not add up to 8329:\n%s", summed)
+	}
+	up, err := c.UploadClassic(ctx, m.RutEmisor, summed)
+	if err != nil || !up.Accepted() {
+		t.Fatalf("upload: %v %+v", err, up)
+	}
+	var st *sii.EnvelopeStatus
+	for range 10 {
+		if st, err = c.EnvelopeStatus(ctx, m.RutEmisor, up.TrackID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, _ := fake.Envelope(up.TrackID)
+	if st.Estado != "RCH" || e.Libro == nil || !strings.Contains(fmt.Sprint(e.Libro.Problems), "MntIva 8329") {
+		t.Errorf("an RCOF with the summed IVA: %s, %+v; want RCH naming MntIva", st.Estado, e.Libro)
 	}
 }

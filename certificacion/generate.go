@@ -36,6 +36,16 @@ type Config struct {
 	// Receptores is the pool of receptors, one per factura, guía de venta
 	// and boleta in the order of the plan; nil uses DefaultReceptores.
 	Receptores []dte.Receptor
+	// FoliosUsados is the highest folio of each type that earlier runs
+	// (generar, simulacion) used with these CAFs, as FoliosUsados reads
+	// them from their folders: every type starts above it, so that no
+	// folio is sent twice (the SII rejects a second document with one
+	// folio as a duplicate).
+	FoliosUsados map[dte.TipoDTE]int64
+	// URLBoletas is the address where the company's customers check their
+	// boletas, printed under the timbre of the boleta samples instead of
+	// the SII's (sii-wave3-notes §6.4); required when the plan has boletas.
+	URLBoletas string
 }
 
 // Result is a generated plan.
@@ -54,6 +64,24 @@ type Result struct {
 	// Pending are the libro sets whose libro this plan alone cannot give
 	// (a Libro de Ventas without the basic set in the file).
 	Pending []PendingLibro
+	// Saltados says, per type, which folios earlier runs used and where
+	// this run started instead (Config.FoliosUsados).
+	Saltados []FoliosSaltados
+	// URLBoletas is Config.URLBoletas, printed on the boleta samples.
+	URLBoletas string
+}
+
+// FoliosSaltados is one type whose first folios an earlier run used.
+type FoliosSaltados struct {
+	Tipo dte.TipoDTE
+	// Usados is the highest folio used before; Desde where this run
+	// started.
+	Usados, Desde int64
+}
+
+// String says it in the words of LEEME.md.
+func (f FoliosSaltados) String() string {
+	return fmt.Sprintf("tipo %d (%s): los folios hasta el %d ya se usaron en una generación anterior; esta carpeta empieza en el %d", f.Tipo, f.Tipo.Name(), f.Usados, f.Desde)
 }
 
 // SetResult is one set's documents and envelope.
@@ -71,6 +99,8 @@ type Doc struct {
 	Case    *Case
 	Request *dte.EmitirDTERequest
 	Emitted *dte.Emitted
+	// Guia is, for a factura of SetFacturaGuias, the guía it invoices.
+	Guia *Doc
 }
 
 // MissingCAFError lists the types the plan emits that the CAFs do not
@@ -114,6 +144,12 @@ func (p *Plan) Needs() map[dte.TipoDTE]int64 {
 // emisor; it returns a *MissingCAFError listing every type short of
 // folios.
 func (p *Plan) CheckCAFs(emisor dte.Emisor, cafs []*caf.CAF) error {
+	return p.CheckFolios(emisor, cafs, nil)
+}
+
+// CheckFolios is CheckCAFs counting only the folios above usados, the
+// highest folio of each type earlier runs used (Config.FoliosUsados).
+func (p *Plan) CheckFolios(emisor dte.Emisor, cafs []*caf.CAF, usados map[dte.TipoDTE]int64) error {
 	rut, err := dte.ParseRUT(emisor.Rut)
 	if err != nil {
 		return fmt.Errorf("certificacion: emisor rut: %w", err)
@@ -123,7 +159,7 @@ func (p *Plan) CheckCAFs(emisor dte.Emisor, cafs []*caf.CAF) error {
 		if r, err := dte.ParseRUT(c.RutEmisor); err != nil || r != rut {
 			return fmt.Errorf("certificacion: %s was issued to %s, not to the emisor %s", c, c.RutEmisor, rut)
 		}
-		have[dte.TipoDTE(c.Tipo)] += c.Hasta - c.Desde + 1
+		have[dte.TipoDTE(c.Tipo)] += libres(c, usados)
 	}
 	sets := map[dte.TipoDTE][]string{}
 	for _, s := range p.Sets {
@@ -138,8 +174,13 @@ func (p *Plan) CheckCAFs(emisor dte.Emisor, cafs []*caf.CAF) error {
 			}
 		}
 	}
+	needs := p.Needs()
+	if p.facturaDeGuias() != nil {
+		needs[dte.FacturaElectronica]++
+		sets[dte.FacturaElectronica] = append(sets[dte.FacturaElectronica], "SET LIBRO DE GUIAS")
+	}
 	var miss []MissingCAF
-	for t, n := range p.Needs() {
+	for t, n := range needs {
 		if have[t] < n {
 			miss = append(miss, MissingCAF{Tipo: t, Need: n, Have: have[t], Sets: sets[t]})
 		}
@@ -151,13 +192,24 @@ func (p *Plan) CheckCAFs(emisor dte.Emisor, cafs []*caf.CAF) error {
 	return &MissingCAFError{Missing: miss}
 }
 
+// libres returns how many folios of c lie above the highest folio of its
+// type used before.
+func libres(c *caf.CAF, usados map[dte.TipoDTE]int64) int64 {
+	from := max(c.Desde, usados[dte.TipoDTE(c.Tipo)]+1)
+	if from > c.Hasta {
+		return 0
+	}
+	return c.Hasta - from + 1
+}
+
 // generator carries one Generate run.
 type generator struct {
-	cfg     Config
-	fecha   string
-	at      time.Time
-	pool    []dte.Receptor
-	nextRcp int
+	cfg      Config
+	saltados []FoliosSaltados
+	fecha    string
+	at       time.Time
+	pool     []dte.Receptor
+	nextRcp  int
 }
 
 // Generate emits every case of the plan's emitting sets, in order, and
@@ -191,15 +243,22 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 			return nil, caseError(c, "liquidación-factura (43) cases are not supported: the SII material the kit follows does not describe them")
 		}
 	}
-	if err := plan.CheckCAFs(cfg.Emisor, cfg.CAFs); err != nil {
+	if err := plan.CheckFolios(cfg.Emisor, cfg.CAFs, cfg.FoliosUsados); err != nil {
 		return nil, err
+	}
+	if cfg.URLBoletas == "" {
+		for _, c := range plan.Cases() {
+			if c.Tipo.IsBoleta() {
+				return nil, errors.New("certificacion: the boleta samples print the address where customers check their boletas (sii-wave3-notes §6.4), and none was given (Config.URLBoletas, --url-boletas)")
+			}
+		}
 	}
 	g, em, folios, err := start(cfg)
 	if err != nil {
 		return nil, err
 	}
 	at := g.at
-	res := &Result{Plan: plan, Fecha: g.fecha, At: at}
+	res := &Result{Plan: plan, Fecha: g.fecha, At: at, Saltados: g.saltados, URLBoletas: cfg.URLBoletas}
 	for _, s := range plan.Sets {
 		sr := &SetResult{Set: s}
 		res.Sets = append(res.Sets, sr)
@@ -231,6 +290,21 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 		}
 		sr.Envelope = env
 	}
+	if lg := plan.facturaDeGuias(); lg != nil {
+		sr, err := g.facturasDeGuias(ctx, em, lg, res)
+		if err != nil {
+			return nil, err
+		}
+		// Right after the guía set: uploaded after the guías it invoices.
+		at := len(res.Sets)
+		for i, s := range res.Sets {
+			if s.Set.Kind == SetGuiaDespacho {
+				at = i + 1
+				break
+			}
+		}
+		res.Sets = append(res.Sets[:at], append([]*SetResult{sr}, res.Sets[at:]...)...)
+	}
 	if err := g.libros(res); err != nil {
 		return nil, err
 	}
@@ -255,12 +329,49 @@ func start(cfg Config) (*generator, *dte.Emitter, *dte.MemoryFolios, error) {
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("certificacion: %w", err)
 	}
+	saltados, err := skipUsed(folios, cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	em := &dte.Emitter{Emisor: cfg.Emisor, Cert: cfg.Cert, Folios: folios, Now: func() time.Time { return at }, TrustedKeys: cfg.TrustedKeys}
-	g := &generator{cfg: cfg, fecha: fecha, at: at, pool: cfg.Receptores}
+	g := &generator{cfg: cfg, fecha: fecha, at: at, pool: cfg.Receptores, saltados: saltados}
 	if g.pool == nil {
 		g.pool = DefaultReceptores()
 	}
 	return g, em, folios, nil
+}
+
+// skipUsed moves each type's next folio above the highest one earlier
+// runs used (cfg.FoliosUsados), to the first free folio of its CAFs, and
+// says where each type starts.
+func skipUsed(folios *dte.MemoryFolios, cfg Config) ([]FoliosSaltados, error) {
+	var out []FoliosSaltados
+	for _, t := range dte.Tipos() {
+		used := cfg.FoliosUsados[t]
+		next := folios.Next(t)
+		if used == 0 || next == 0 || next > used {
+			continue
+		}
+		from := int64(0)
+		for _, c := range cfg.CAFs {
+			if dte.TipoDTE(c.Tipo) != t || c.Hasta <= used {
+				continue
+			}
+			if f := max(c.Desde, used+1); from == 0 || f < from {
+				from = f
+			}
+		}
+		if from == 0 {
+			// No folio left: the type is not usable (CheckFolios and the
+			// simulación's check say so before anything is signed).
+			continue
+		}
+		if err := folios.SetNext(t, from); err != nil {
+			return nil, fmt.Errorf("certificacion: %w", err)
+		}
+		out = append(out, FoliosSaltados{Tipo: t, Usados: used, Desde: from})
+	}
+	return out, nil
 }
 
 // receptor returns the next receptor of the pool for a factura, guía or

@@ -1,6 +1,7 @@
 package certificacion
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/libro"
+	"github.com/dtekit/dtekit/signer"
 )
 
 // LibroKind names a libro the kit builds.
@@ -196,7 +198,7 @@ func (g *generator) libros(res *Result) error {
 				continue
 			}
 			kind = LibroRCOF
-			xml, err = libro.ConsumoFolios(o, cert, s.Envelope)
+			xml, err = consumoFolios(o, cert, s.Envelope)
 		default:
 			continue
 		}
@@ -212,9 +214,123 @@ func (g *generator) libros(res *Result) error {
 	return nil
 }
 
+// consumoFolios signs the RCOF of the boleta set's envelope with the
+// amounts the SII's rule gives (Res. Ex. SII N° 74/2020, annex "Listado
+// resumen de campos RVD", sii-wave3-notes §4.1): a type's MntIva is its
+// MntNeto times the IVA rate, rounded half up to the peso (not the sum of
+// each boleta's IVA, which can differ from it by a peso per boleta), and
+// MntTotal is MntNeto + MntIva + MntExento.
+func consumoFolios(o libro.Options, cert *signer.Certificate, envelope []byte) ([]byte, error) {
+	c, err := libro.NewConsumo(o, envelope)
+	if err != nil {
+		return nil, err
+	}
+	for i := range c.Resumen {
+		r := &c.Resumen[i]
+		if r.TipoDocumento == int(dte.BoletaExentaElectronica) || r.MntNeto == 0 {
+			continue
+		}
+		r.MntIva = ivaDe(r.MntNeto)
+		r.MntTotal = r.MntNeto + r.MntIva + r.MntExento
+	}
+	return c.Sign(cert)
+}
+
+// ivaDe returns 19 % of neto rounded half up to the peso.
+func ivaDe(neto int64) int64 { return (neto*19 + 50) / 100 }
+
+// SetFacturaGuias is the kind of the envelope of the facturas that invoice
+// the guías SET LIBRO DE GUIAS names as invoiced in the period: documents
+// of the company, not cases of a set.
+const SetFacturaGuias SetKind = "FACTURA DE GUIAS"
+
+// facturaDeGuias returns the SET LIBRO DE GUIAS when it names guías
+// invoiced in the period and the file has the guía set they belong to (the
+// kit then emits the facturas that invoice them), else nil.
+func (p *Plan) facturaDeGuias() *Set {
+	var lg, gd *Set
+	for _, s := range p.Sets {
+		switch s.Kind {
+		case SetLibroGuias:
+			if lg == nil {
+				lg = s
+			}
+		case SetGuiaDespacho:
+			if gd == nil {
+				gd = s
+			}
+		}
+	}
+	if lg == nil || gd == nil || len(lg.GuiasFacturadas) == 0 {
+		return nil
+	}
+	for _, n := range lg.GuiasFacturadas {
+		found := false
+		for _, c := range gd.Cases {
+			found = found || c.N == n
+		}
+		if !found {
+			return nil // guiasOptions says which case is missing
+		}
+	}
+	return lg
+}
+
+// facturasDeGuias emits, for each guía SET LIBRO DE GUIAS names as
+// invoiced in the period, the factura electrónica that invoices it: to the
+// guía's receptor, its lines at its prices, referring to it (TpoDocRef 52,
+// its folio and date), dated the same day. The set names no factura, and
+// the Libro de Guías must link each invoiced guía to the factura that
+// invoiced it (sii-wave3-notes §3.4): a factura of another case, to
+// another customer for other goods, is not that factura. They go in one
+// envelope of their own (they are not cases of a set, so they carry no SET
+// reference and are not declared), uploaded before the libro.
+func (g *generator) facturasDeGuias(ctx context.Context, em *dte.Emitter, lg *Set, res *Result) (*SetResult, error) {
+	var src *SetResult
+	for _, s := range res.Sets {
+		if src == nil && s.Set.Kind == SetGuiaDespacho {
+			src = s
+		}
+	}
+	// No número de atención: the envelope is not declared in the avance.
+	set := &Set{Kind: SetFacturaGuias, Name: "FACTURAS DE LAS GUIAS FACTURADAS (" + lg.Name + ")"}
+	sr := &SetResult{Set: set}
+	xmls := [][]byte{}
+	for _, n := range lg.GuiasFacturadas {
+		var guia *Doc
+		for _, d := range src.Docs {
+			if d.Case.N == n {
+				guia = d
+			}
+		}
+		if guia == nil {
+			return nil, fmt.Errorf("certificacion: %s names case %d as invoiced; the guía set has no such case", lg.Name, n)
+		}
+		req := &dte.EmitirDTERequest{TipoDTE: dte.FacturaElectronica, FechaEmision: g.fecha, Receptor: guia.Request.Receptor,
+			Detalle:            append([]dte.LineaDetalle(nil), guia.Request.Detalle...),
+			DescuentosGlobales: append([]dte.DscRcgGlobal(nil), guia.Request.DescuentosGlobales...),
+			Referencias: []dte.Referencia{{TipoDocRef: dte.RefTipo(guia.Emitted.Tipo), FolioRef: guia.Emitted.Folio, FechaRef: guia.Emitted.FechaEmision,
+				RazonRef: fmt.Sprintf("FACTURA LA GUIA DE DESPACHO N %d", guia.Emitted.Folio)}}}
+		c := &Case{ID: fmt.Sprintf("FACTURA-GUIA-%s", guia.Case.ID), N: n, Tipo: dte.FacturaElectronica, Documento: "FACTURA ELECTRONICA",
+			Line: guia.Case.Line}
+		out, err := em.Emit(ctx, req)
+		if err != nil {
+			return nil, caseError(c, "the factura of the guía of case %s: %v", guia.Case.ID, err)
+		}
+		set.Cases = append(set.Cases, c)
+		sr.Docs = append(sr.Docs, &Doc{Case: c, Request: req, Emitted: out, Guia: guia})
+		xmls = append(xmls, out.XML)
+	}
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: g.cfg.Emisor, At: g.at}, g.cfg.Cert, xmls...)
+	if err != nil {
+		return nil, fmt.Errorf("certificacion: the envelope of the facturas of the guías: %w", err)
+	}
+	sr.Envelope = env
+	return sr, nil
+}
+
 // guiasOptions marks the guías SET LIBRO DE GUIAS names: the invoiced ones
-// get the plan's first factura electrónica (33) as their invoice (the set
-// names no factura; the kit's first one is dated the same day), the
+// get the factura the kit emitted for each (facturasDeGuias), the
 // annulled ones AnuladoDespues (sent, then annulled: sii-wave3-notes §3.4).
 func guiasOptions(o libro.Options, s *Set, src *SetResult, res *Result) (libro.Options, error) {
 	byN := map[int]*Doc{}
@@ -222,16 +338,13 @@ func guiasOptions(o libro.Options, s *Set, src *SetResult, res *Result) (libro.O
 		byN[d.Case.N] = d
 	}
 	if len(s.GuiasFacturadas) > 0 {
-		var factura *Doc
+		facturas := map[*Doc]*Doc{}
 		for _, sr := range res.Sets {
-			for _, d := range sr.Docs {
-				if factura == nil && d.Emitted.Tipo == dte.FacturaElectronica {
-					factura = d
+			if sr.Set.Kind == SetFacturaGuias {
+				for _, d := range sr.Docs {
+					facturas[d.Guia] = d
 				}
 			}
-		}
-		if factura == nil {
-			return o, fmt.Errorf("%s names invoiced guías, and the file has no factura electrónica (33) to invoice them", s.Name)
 		}
 		o.Facturas = map[int64]libro.DocRef{}
 		for _, n := range s.GuiasFacturadas {
@@ -239,7 +352,11 @@ func guiasOptions(o libro.Options, s *Set, src *SetResult, res *Result) (libro.O
 			if d == nil {
 				return o, fmt.Errorf("%s names case %d as invoiced; the guía set has no such case", s.Name, n)
 			}
-			o.Facturas[d.Emitted.Folio] = libro.DocRef{Tipo: dte.FacturaElectronica, Folio: factura.Emitted.Folio, Fecha: res.Fecha}
+			f := facturas[d]
+			if f == nil {
+				return o, fmt.Errorf("%s names case %d as invoiced, and no factura invoices it", s.Name, n)
+			}
+			o.Facturas[d.Emitted.Folio] = libro.DocRef{Tipo: f.Emitted.Tipo, Folio: f.Emitted.Folio, Fecha: f.Emitted.FechaEmision}
 		}
 	}
 	if len(s.GuiasAnuladas) > 0 {

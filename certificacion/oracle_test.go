@@ -70,6 +70,9 @@ func kitFolders(t *testing.T, root string) (dirs []string, teds map[string][]byt
 		t.Fatalf("the whole set file gives %d libros, want 5 (ventas, compras, compras para exentos, guías, RCOF)", len(res.Libros))
 	}
 	write("full", res, false)
+	for name := range variantFiles {
+		write("variante-"+name, generateOnce(t, name, func() []byte { return variantFile(t, name) }), false)
+	}
 	sim, err := certificacion.Simulacion(context.Background(), certificacion.SimulacionConfig{Config: certificacion.Config{
 		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c), TrustedKeys: c.Keys, Now: func() time.Time { return testAt }}})
 	if err != nil {

@@ -30,6 +30,35 @@ type Manifest struct {
 	// Intercambio lists the answers of the intercambio step, relative to
 	// the folder, once written.
 	Intercambio []string `json:"intercambio,omitempty"`
+	// Advertencias are the set file's lines the kit did not understand and
+	// left aside (Plan.Warnings), each naming its line.
+	Advertencias []string `json:"advertencias,omitempty"`
+	// NoGenerados are the sets of the file the kit does not know, with the
+	// reason (Plan.Skipped).
+	NoGenerados []string `json:"no_generados,omitempty"`
+	// FoliosSaltados says which folios earlier runs used and where this
+	// folder starts (Result.Saltados).
+	FoliosSaltados []string `json:"folios_saltados,omitempty"`
+	// Simulacion marks the folder of the simulación.
+	Simulacion bool `json:"simulacion,omitempty"`
+	// Invocacion is how the folder was made, for the commands LEEME.md
+	// gives; nil prints placeholders.
+	Invocacion *Invocacion `json:"invocacion,omitempty"`
+}
+
+// Invocacion is the files "dtekit certificacion generar" (or simulacion)
+// was given, as absolute paths, so that LEEME.md's commands run as they
+// are. The certificate's password is never written: only the file that
+// holds it, when one was given.
+type Invocacion struct {
+	Carpeta          string   `json:"carpeta"`
+	Set              string   `json:"set,omitempty"`
+	Emisor           string   `json:"emisor,omitempty"`
+	Cert             string   `json:"cert,omitempty"`
+	CertPasswordFile string   `json:"cert_password_file,omitempty"`
+	CAFs             []string `json:"cafs,omitempty"`
+	Trust            []string `json:"trust,omitempty"`
+	URLBoletas       string   `json:"url_boletas,omitempty"`
 }
 
 // ManifestSet is one set of the manifest.
@@ -117,8 +146,12 @@ func HasCedible(d *Doc) bool {
 // copy where it has one, numbered in upload order.
 func (r *Result) Samples(emisor dte.Emisor) ([]Sample, error) {
 	opts := pdf.OptionsFor(emisor)
+	opts.URLBoletas = r.URLBoletas
 	var out []Sample
 	for _, s := range r.Sets {
+		if s.Set.Kind == SetFacturaGuias {
+			continue // not a case of the set: no sample is asked for it
+		}
 		for _, d := range s.Docs {
 			doc, err := dte.ParseDTE(d.Emitted.XML)
 			if err != nil {
@@ -150,9 +183,12 @@ func (r *Result) Samples(emisor dte.Emisor) ([]Sample, error) {
 const (
 	ManifestFile = "manifest.json"
 	LeemeFile    = "LEEME.md"
-	DocumentsDir = "documentos"
-	EnvelopesDir = "envios"
-	LibrosDir    = "libros"
+	// LeemeBoletasFile is the short guide of the boleta certification,
+	// written when the folder has the boleta set.
+	LeemeBoletasFile = "LEEME-BOLETAS.md"
+	DocumentsDir     = "documentos"
+	EnvelopesDir     = "envios"
+	LibrosDir        = "libros"
 	// IntercambioDir receives the answers of the intercambio step
 	// ("dtekit certificacion intercambio").
 	IntercambioDir = "intercambio"
@@ -199,6 +235,12 @@ func LibroName(n int, l *LibroResult) string {
 // folder is written beside dir and renamed into place, so a failure leaves
 // no half-written folder. It returns the manifest.
 func WriteDir(dir string, r *Result, emisor dte.Emisor) (*Manifest, error) {
+	return WriteDirWith(dir, r, emisor, nil)
+}
+
+// WriteDirWith is WriteDir recording in the manifest how the folder was
+// made (inv, nil for none), which LEEME.md's commands use.
+func WriteDirWith(dir string, r *Result, emisor dte.Emisor, inv *Invocacion) (*Manifest, error) {
 	samples, err := r.Samples(emisor)
 	if err != nil {
 		return nil, err
@@ -207,6 +249,7 @@ func WriteDir(dir string, r *Result, emisor dte.Emisor) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Invocacion = inv
 	if m.RutEmisor == "" { // a folder of libro sets alone: the emisor says who sends
 		rut, err := dte.ParseRUT(emisor.Rut)
 		if err != nil {
@@ -238,6 +281,9 @@ func WriteDir(dir string, r *Result, emisor dte.Emisor) (*Manifest, error) {
 		return nil, fmt.Errorf("certificacion: %w", err)
 	}
 	files = append(files, outFile{ManifestFile, append(mj, '\n')}, outFile{LeemeFile, []byte(Leeme(m))})
+	if g := LeemeBoletas(m); g != "" {
+		files = append(files, outFile{LeemeBoletasFile, []byte(g)})
+	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(tmp, filepath.FromSlash(f.name)), f.data, filePermission); err != nil {
 			return nil, fmt.Errorf("certificacion: %w", err)
@@ -306,89 +352,21 @@ func (r *Result) layout(samples []Sample) (*Manifest, []outFile, error) {
 	for _, p := range r.Pending {
 		m.Pendientes = append(m.Pendientes, fmt.Sprintf("%s (número de atención %s): %s", p.Set.Name, orDash(p.Set.Atencion), p.Reason))
 	}
+	if r.Plan != nil {
+		for _, w := range r.Plan.Warnings {
+			m.Advertencias = append(m.Advertencias, w.String())
+		}
+		for _, s := range r.Plan.Skipped {
+			m.NoGenerados = append(m.NoGenerados, s.String())
+		}
+	}
+	for _, f := range r.Saltados {
+		m.FoliosSaltados = append(m.FoliosSaltados, f.String())
+	}
+	for _, s := range r.Sets {
+		m.Simulacion = m.Simulacion || s.Set.Kind == SetSimulacion
+	}
 	return m, files, nil
-}
-
-// Leeme returns the LEEME.md of a folder: what to upload and declare, in
-// order, in Spanish (the language of the SII's portal).
-func Leeme(m *Manifest) string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("# Certificación SII: qué subir y declarar, en orden")
-	w("")
-	w("Emisor %s. Todos los documentos tienen fecha de emisión %s: súbalos ese mismo día (una fecha de más de 3 días da el reparo DTE-1-650).", m.RutEmisor, m.Fecha)
-	w("Los sets deben enviarse dentro de 2 meses desde su descarga. No vuelva a descargar el set: una descarga nueva reemplaza la anterior y los envíos se revisan contra la última.")
-	w("")
-	w("## 1. Subir los envíos")
-	w("")
-	w("Suba cada archivo en este orden (DTEUpload, o la página de envío de DTE del ambiente de certificación) y anote el número de envío (track id) y la fecha. Cada envío debe quedar **EPR con 0 reparos y 0 rechazos**; si un caso tiene reparos, se vuelve a emitir con un folio nuevo (el mismo folio da rechazo por duplicado).")
-	w("")
-	w("`dtekit certificacion enviar --dir CARPETA` sube los envíos y los libros en este orden y anota cada track id en manifest.json; `dtekit certificacion estado --dir CARPETA --esperar 10m` consulta su estado hasta que sea final e imprime la tabla para declarar el avance.")
-	w("")
-	w("| # | set | número de atención | archivo | documentos | track id | fecha |")
-	w("|---|---|---|---|---|---|---|")
-	n := 0
-	for _, s := range m.Sets {
-		if s.Envelope == "" {
-			continue
-		}
-		n++
-		w("| %d | %s | %s | `%s` | %d | | |", n, s.Name, orDash(s.NumeroAtencion), s.Envelope, len(s.Cases))
-	}
-	for _, s := range m.Sets {
-		if s.Kind == string(SetBoleta) {
-			w("")
-			w("El set de boletas va en **un solo EnvioBOLETA por DTEUpload** (maullin), no por la API REST de boletas: el revisor del set no ve los envíos REST ni los envíos separados (\"El Documento no está en el envío\"). Luego pida la revisión en la página de certificación de boletas (`?SET=2`) con el track id.")
-		}
-	}
-	w("")
-	w("## 2. Declarar avance")
-	w("")
-	w("Cuando cada envío esté EPR, declare el avance del set de pruebas con el track id y la fecha de cada set (tabla de arriba). El SII responde por correo \"SOK – SET DE PRUEBA CORRECTO\" o \"SRH\" con los reparos.")
-	w("")
-	w("## 3. Libros")
-	w("")
-	if len(m.Libros) == 0 && len(m.Pendientes) == 0 {
-		w("Este archivo de set no pide libros.")
-	}
-	if len(m.Libros) > 0 {
-		w("Suba cada libro en este orden por DTEUpload; cada uno debe quedar **LOK**, y declare su avance con su track id (el Libro de Ventas, después de que el SET BASICO esté aprobado; la Consumo de Folios va con el set de boletas):")
-		w("")
-		w("| # | libro | set | número de atención | archivo | track id | fecha |")
-		w("|---|---|---|---|---|---|---|")
-		for i, l := range m.Libros {
-			w("| %d | %s | %s | %s | `%s` | | |", i+1, l.Kind, orDash(l.Set), orDash(l.NumeroAtencion), l.File)
-		}
-		w("")
-		w("El SII identifica cada libro especial por empresa, operación, período y FolioNotificacion, y rechaza un segundo envío TOTAL de la misma identidad (LNC, \"Libro Cerrado\"). Si un libro queda rechazado, o su envío no tuvo respuesta, `dtekit certificacion enviar` lo firma de nuevo con el siguiente FolioNotificacion que ningún libro de la carpeta usó (la Consumo de Folios, con el siguiente SecEnvio), lo deja junto al anterior (…-intento2.xml) y lo envía; declare el track id del último intento.")
-	}
-	if len(m.Pendientes) > 0 {
-		w("")
-		w("Libros que no están en esta carpeta (genere la carpeta con el archivo de set completo):")
-		w("")
-		for _, p := range m.Pendientes {
-			w("- %s", p)
-		}
-	}
-	w("")
-	w("## 4. Muestras impresas")
-	w("")
-	w("Suba los PDF en este orden en la página de muestras impresas del SII (un documento por archivo; los tipos con copia cedible llevan el ejemplar tributario y el cedible). Están impresos desde el XML firmado exacto, así que el timbre coincide con el documento que aceptó el SII. El SII agrega los archivos subidos en vez de reemplazarlos: borre los que suba por error.")
-	w("")
-	for _, p := range m.Muestras {
-		w("- `%s`", p)
-	}
-	w("")
-	w("## Casos")
-	w("")
-	w("| set | caso | tipo | folio | monto total | archivo |")
-	w("|---|---|---|---|---|---|")
-	for _, s := range m.Sets {
-		for _, c := range s.Cases {
-			w("| %s | %s | %d | %d | %s | `%s` |", s.Name, c.CaseID, c.TipoDTE, c.Folio, c.MontoTotal, c.File)
-		}
-	}
-	return b.String()
 }
 
 func orDash(s string) string {

@@ -20,14 +20,52 @@ type ParseError struct {
 	Text string
 	// Reason says what is wrong.
 	Reason string
+	// Case is the case whose own data the line is ("414175-3"), or "".
+	Case string
 }
 
-// Error names the line, its text and the reason.
+// Error names the line, its text, the case and the reason.
 func (e *ParseError) Error() string {
 	if e.Line == 0 {
 		return "certificacion: set file: " + e.Reason
 	}
+	if e.Case != "" {
+		return fmt.Sprintf("certificacion: set file line %d %q (case %s): %s", e.Line, clip(e.Text, 80), e.Case, e.Reason)
+	}
 	return fmt.Sprintf("certificacion: set file line %d %q: %s", e.Line, clip(e.Text, 80), e.Reason)
+}
+
+// Warning is a line of the set file the kit does not understand and
+// leaves aside: every case it can read is still generated, and the line is
+// shown by generar, written in manifest.json and in LEEME.md so that a
+// person reads it against the SII's text.
+type Warning struct {
+	// Line is the 1-based line number.
+	Line int
+	// Text is the line as decoded (clipped).
+	Text string
+	// Reason says why the kit left it aside.
+	Reason string
+}
+
+// String names the line, its text and the reason.
+func (w Warning) String() string {
+	return fmt.Sprintf("line %d %q: %s", w.Line, clip(w.Text, 80), w.Reason)
+}
+
+// SkippedSet is a set of the file the kit does not know: listed as not
+// generated, with the reason, while the rest of the file is.
+type SkippedSet struct {
+	// Name is the set's name as the file writes it; Atencion its número
+	// de atención; Line the line of its header.
+	Name, Atencion string
+	Line           int
+	Reason         string
+}
+
+// String names the set, its line and the reason.
+func (s SkippedSet) String() string {
+	return fmt.Sprintf("%s (número de atención %s, line %d): %s", s.Name, orDash(s.Atencion), s.Line, s.Reason)
 }
 
 func clip(s string, n int) string {
@@ -46,9 +84,16 @@ func clip(s string, n int) string {
 // ("CASO-1"). A file without headers is one set whose kind follows from
 // its documents.
 //
-// Every line must be understood: one the parser cannot read, and an item
-// name (or any text) whose accents were lost in a re-save (U+FFFD), are a
-// *ParseError naming the line.
+// It reads by structure (set headers, CASO blocks, item tables, KEY: VALUE
+// lines), not by a list of the lines it expects: a line it does not
+// understand is a Warning naming the line (Plan.Warnings), footnotes such
+// as "(**) VER INSTRUCCIONES" are kept as the set's notes, markers inside
+// field names ("FLETE (**):") are dropped, and a set whose header names a
+// set the kit does not know is listed in Plan.Skipped with the reason while
+// the others are read. The file is refused, with a *ParseError naming the
+// line (and the case), only when a case's own data cannot be read: its
+// document, reference, reason, item lines, or an item name (or any text)
+// whose accents were lost in a re-save (U+FFFD).
 func Parse(data []byte) (*Plan, error) {
 	if len(data) > maxSetFile {
 		return nil, &ParseError{Reason: fmt.Sprintf("%d bytes; a set file is at most %d", len(data), maxSetFile)}
@@ -71,6 +116,13 @@ func Parse(data []byte) (*Plan, error) {
 		return nil, err
 	}
 	if len(p.plan.Sets) == 0 {
+		if len(p.plan.Skipped) > 0 {
+			names := make([]string, len(p.plan.Skipped))
+			for i, s := range p.plan.Skipped {
+				names[i] = s.Name
+			}
+			return nil, &ParseError{Reason: "no set the kit knows: " + strings.Join(names, ", ") + " (known: " + knownSets + ")"}
+		}
 		return nil, &ParseError{Reason: "no set, case or table found: this is not an SII set-of-tests file"}
 	}
 	return p.plan, nil
@@ -79,9 +131,11 @@ func Parse(data []byte) (*Plan, error) {
 func badControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f || (r >= 0x80 && r < 0xa0) }
 
 // decode returns the file as text: UTF-8 when it is valid UTF-8 (a BOM is
-// dropped), else ISO-8859-1, the SII's encoding. A Latin-1 file with
-// accents is never valid UTF-8 in practice (an accented letter followed by
-// an ASCII byte is an invalid sequence).
+// dropped), else ISO-8859-1, the SII's encoding, with the bytes 0x80-0x9F
+// that Windows-1252 uses for printable characters (curly quotes, dashes,
+// €) read as Windows-1252 does, for a file re-saved on Windows. A Latin-1
+// file with accents is never valid UTF-8 in practice (an accented letter
+// followed by an ASCII byte is an invalid sequence).
 func decode(b []byte) string {
 	b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
 	if utf8.Valid(b) {
@@ -90,8 +144,18 @@ func decode(b []byte) string {
 	r := make([]rune, len(b))
 	for i, c := range b {
 		r[i] = rune(c)
+		if c >= 0x80 && c < 0xa0 && cp1252[c-0x80] != 0 {
+			r[i] = cp1252[c-0x80]
+		}
 	}
 	return string(r)
+}
+
+// cp1252 maps the bytes 0x80-0x9F to the characters Windows-1252 gives
+// them (0 where it gives none: those stay control characters).
+var cp1252 = [32]rune{
+	'€', 0, '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', 0, 'Ž', 0,
+	0, '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', 0, 'ž', 'Ÿ',
 }
 
 // fold returns s for matching keywords: upper case, Latin-1 accents
@@ -173,7 +237,9 @@ func fields(l string) []string {
 }
 
 var (
-	reSetHeader   = regexp.MustCompile(`^SET (.+?) ?- ?NUMERO DE ATENCI[O?]N ?: ?(\d+)$`)
+	reSetHeader   = regexp.MustCompile(`^SET (.+?) ?- ?(?:NUMERO|NRO\.?|N°|Nº|N\.) DE ATENCI[O?]N ?:? ?(\d+)$`)
+	reFootnote    = regexp.MustCompile(`^\(\*+\)`)
+	reMarker      = regexp.MustCompile(`\s*\(\*+\)\s*`)
 	reCase        = regexp.MustCompile(`^CASO ?(\d+)-(\d+)$`)
 	reBoletaCase  = regexp.MustCompile(`^CASO-(\d+)$`)
 	reRule        = regexp.MustCompile(`^=+$`)
@@ -273,11 +339,25 @@ type parser struct {
 	i     int // index of the current line
 	plan  *Plan
 	set   *Set
+	// kase is the case being read, named in its errors.
+	kase string
 }
 
 func (p *parser) errf(i int, format string, args ...any) error {
-	return &ParseError{Line: i + 1, Text: p.lines[i], Reason: fmt.Sprintf(format, args...)}
+	return &ParseError{Line: i + 1, Text: p.lines[i], Reason: fmt.Sprintf(format, args...), Case: p.kase}
 }
+
+// warn records line i as one the kit leaves aside.
+func (p *parser) warn(i int, format string, args ...any) error {
+	if len(p.plan.Warnings) >= maxWarnings {
+		return p.errf(i, "more than %d lines the kit does not understand: this does not look like an SII set-of-tests file", maxWarnings)
+	}
+	p.plan.Warnings = append(p.plan.Warnings, Warning{Line: i + 1, Text: strings.TrimSpace(p.lines[i]), Reason: fmt.Sprintf(format, args...)})
+	return nil
+}
+
+// knownSets lists the sets the kit generates, for messages.
+const knownSets = "BASICO, FACTURA EXENTA, GUIA DE DESPACHO, LIBRO DE VENTAS, LIBRO DE COMPRAS, LIBRO DE GUIAS, EXPORTACION (1) and (2), FACTURA DE COMPRA, LIQUIDACION FACTURA, LIBRO DE COMPRAS PARA EXENTOS, the boleta set"
 
 // lostAccent fails on a line whose text carries U+FFFD: an accent lost
 // when the file was re-saved, which the kit will not guess back.
@@ -298,13 +378,13 @@ func (p *parser) run() error {
 		case f == "" || reDashes.MatchString(f):
 			p.i++
 		case kw(f, "INDICACIONES GENERALES:") || kw(f, "INDICACIONES GENERALES"):
-			if p.set != nil || len(p.plan.Sets) > 0 {
-				return p.errf(i, "INDICACIONES GENERALES after a set: the preamble opens the file")
-			}
 			p.i++
 			for p.i < len(p.lines) && !p.setStart(fold(p.lines[p.i])) {
 				if !p.blank(p.i) {
 					p.plan.Indicaciones = append(p.plan.Indicaciones, strings.TrimSpace(p.lines[p.i]))
+					if len(p.plan.Indicaciones) > maxInstructionLinesPerSet {
+						return p.errf(p.i, "more than %d lines of indications", maxInstructionLinesPerSet)
+					}
 				}
 				p.i++
 			}
@@ -312,7 +392,8 @@ func (p *parser) run() error {
 			m := reSetHeader.FindStringSubmatch(f)
 			kind, ok := setKindOf(m[1])
 			if !ok {
-				return p.errf(i, "unknown set %q (known: BASICO, FACTURA EXENTA, GUIA DE DESPACHO, LIBRO DE VENTAS, LIBRO DE COMPRAS, LIBRO DE GUIAS, EXPORTACION (1) and (2), FACTURA DE COMPRA, LIQUIDACION FACTURA, LIBRO DE COMPRAS PARA EXENTOS)", m[1])
+				p.skipSet(i, m[1], m[2])
+				continue
 			}
 			p.newSet(kind, "SET "+m[1], m[2], i)
 			p.i++
@@ -342,11 +423,42 @@ func (p *parser) run() error {
 				return err
 			}
 		default:
-			return p.errf(i, "not a set header, a case or the INDICACIONES GENERALES preamble")
+			if err := p.warn(i, "outside every set: not a set header, a case or the INDICACIONES GENERALES preamble; left aside"); err != nil {
+				return err
+			}
+			p.i++
 		}
 		p.set = nil
 	}
 	return p.checkRefs()
+}
+
+// skipSet lists the set whose header is at line i, whose name the kit does
+// not know, as not generated, and passes over its lines up to the next
+// set's header.
+func (p *parser) skipSet(i int, name, atencion string) {
+	p.plan.Skipped = append(p.plan.Skipped, SkippedSet{Name: "SET " + strings.TrimSpace(p.setName(i, name)), Atencion: atencion, Line: i + 1,
+		Reason: "the kit does not know this set (it knows " + knownSets + "); generate its cases by other means"})
+	p.i = i + 1
+	for p.i < len(p.lines) {
+		f := fold(p.lines[p.i])
+		if reSetHeader.MatchString(f) || kw(f, boletaTitle) {
+			return
+		}
+		p.i++
+	}
+}
+
+// setName returns the set's name as line i writes it (the folded name
+// when the line cannot be cut).
+func (p *parser) setName(i int, folded string) string {
+	l := strings.TrimSpace(p.lines[i])
+	if len(l) > 4 && strings.EqualFold(l[:4], "SET ") {
+		if j := strings.LastIndex(l, "-"); j > 4 {
+			return strings.TrimSpace(l[4:j])
+		}
+	}
+	return folded
 }
 
 func (p *parser) setStart(f string) bool {
@@ -411,20 +523,32 @@ func (p *parser) setBody() error {
 			if err := p.caseBlock(); err != nil {
 				return err
 			}
-		case reRule.MatchString(f) && (s.Kind == SetLibroCompras || s.Kind == SetLibroComprasExentos):
+		case reRule.MatchString(f) && (s.Kind == SetLibroCompras || s.Kind == SetLibroComprasExentos) && len(s.Compras) == 0:
 			if err := p.comprasTable(); err != nil {
 				return err
 			}
-		case reRule.MatchString(f) && s.Kind == SetBoleta && len(s.Cases) > 0:
-			p.i++ // the closing rule before OBSERVACIONES GENERALES
-		case kw(f, "OBSERVACIONES GENERALES") && (s.Kind == SetLibroCompras || s.Kind == SetLibroComprasExentos || s.Kind == SetBoleta):
+		case reRule.MatchString(f) && (len(s.Cases) > 0 || len(s.Compras) > 0):
+			p.i++ // a closing rule, or the rules around a footnote
+		case kw(f, "OBSERVACIONES GENERALES") || kw(f, "OBSERVACIONES GENERALES:"):
 			p.i++
 			if err := p.observaciones(); err != nil {
 				return err
 			}
+		case reFootnote.MatchString(f):
+			// "(**) VER INSTRUCCIONES …": a footnote to a marked field,
+			// kept with the set's notes.
+			if len(s.Notes) >= maxInstructionLinesPerSet {
+				return p.errf(i, "more than %d lines of instructions", maxInstructionLinesPerSet)
+			}
+			s.Notes = append(s.Notes, strings.TrimSpace(p.lines[i]))
+			p.i++
 		default:
 			if len(s.Cases) > 0 || len(s.Compras) > 0 {
-				return p.errf(i, "unexpected line after the cases of %s", s.Name)
+				if err := p.warn(i, "after the cases of %s: not a case, a table or a footnote; left aside", orDash(s.Name)); err != nil {
+					return err
+				}
+				p.i++
+				continue
 			}
 			if len(s.Notes) >= maxInstructionLinesPerSet {
 				return p.errf(i, "more than %d lines of instructions", maxInstructionLinesPerSet)

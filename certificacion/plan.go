@@ -46,6 +46,7 @@ const (
 	maxCasesPerSet                    = 500
 	maxItemsPerCase                   = dte.MaxEnvioBoleta // far above any set; bounds a hostile file
 	maxInstructionLinesPerSet         = 2000
+	maxWarnings                       = 500
 )
 
 // Emits reports whether the set's cases are documents to emit (the libro
@@ -65,6 +66,10 @@ type Plan struct {
 	Indicaciones []string
 	// Sets in the order of the file.
 	Sets []*Set
+	// Warnings are the lines the kit does not understand and left aside.
+	Warnings []Warning
+	// Skipped are the sets the kit does not know: not generated.
+	Skipped []SkippedSet
 }
 
 // Set is one set of the file.

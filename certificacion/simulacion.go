@@ -13,17 +13,24 @@ import (
 // SET reference).
 const SetSimulacion SetKind = "SIMULACION"
 
-// MinSimulacion is the number of documents the SII asks the simulación to
-// hold at least.
-const MinSimulacion = 10
+// MinSimulacion and MaxSimulacion bound the documents of the simulación
+// (sii-wave3-notes §6.1: "≥ 10 and ≤ 100").
+const (
+	MinSimulacion = 10
+	MaxSimulacion = 100
+)
 
 // SimulacionTipos are the types the simulación emits, in the order it
 // cycles through them: facturas, the exempt factura, a guía de despacho
-// that is a sale, and notes of débito and crédito that modify an earlier
-// factura of the same envelope. The others (exports, boletas, facturas de
-// compra and liquidaciones) are left to their sets.
+// that is a sale, notes of crédito and débito that modify an earlier
+// factura of the same envelope, the factura de compra (with the whole IVA
+// retained), and the export factura with its notes. Every type the
+// company has CAFs for is covered (the simulación shows the SII the
+// company's real operation); boletas have a certification of their own
+// and liquidación-factura is not supported by the kit.
 var SimulacionTipos = []dte.TipoDTE{dte.FacturaElectronica, dte.FacturaNoAfectaOExenta, dte.GuiaDespachoElectronica,
-	dte.NotaCreditoElectronica, dte.NotaDebitoElectronica}
+	dte.NotaCreditoElectronica, dte.NotaDebitoElectronica, dte.FacturaCompraElectronica,
+	dte.FacturaExportacionElectronica, dte.NotaCreditoExportacionElectronica, dte.NotaDebitoExportacionElectronica}
 
 // ErrSimulacionCAF is returned (wrapped) when the CAFs do not cover the
 // types the simulación needs.
@@ -50,10 +57,18 @@ var catalogo = []producto{
 	{"ASESORIA TECNICA", "HR", "35000"},
 }
 
+// exportables are the simulación's export goods, priced in US dollars.
+var exportables = []producto{
+	{"NUECES MARIPOSA EXTRA LIGHT CAJA 10 KG", "CJ", "12.5"},
+	{"CIRUELAS SECAS SIN CAROZO CAJA 12 KG", "CJ", "27.65"},
+	{"VINO TINTO CABERNET SAUVIGNON CAJA 12 BOTELLAS", "CJ", "48.9"},
+}
+
 // SimulacionConfig is what Simulacion needs: the company and its
 // credentials as for Generate, how many documents (at least
-// MinSimulacion; 0 means MinSimulacion) and which types (nil: every type of
-// SimulacionTipos the CAFs cover).
+// MinSimulacion; 0 means MinSimulacion or, when more types are covered,
+// one document of each) and which types (nil: every type of
+// SimulacionTipos the CAFs cover with folios left).
 type SimulacionConfig struct {
 	Config
 	N     int
@@ -78,15 +93,14 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 		return nil, fmt.Errorf("certificacion: the emisor's numero_resolucion is %d; in certification it is 0 (a wrong pair gives CRT-3-19)", cfg.Emisor.NumeroResolucion)
 	}
 	n := cfg.N
-	if n == 0 {
-		n = MinSimulacion
-	}
-	if n < MinSimulacion || n > 500 {
-		return nil, fmt.Errorf("certificacion: the simulación needs %d to 500 documents, not %d", MinSimulacion, n)
+	if n != 0 && (n < MinSimulacion || n > MaxSimulacion) {
+		return nil, fmt.Errorf("certificacion: the simulación needs %d to %d documents, not %d", MinSimulacion, MaxSimulacion, n)
 	}
 	have := map[dte.TipoDTE]bool{}
 	for _, c := range cfg.CAFs {
-		have[dte.TipoDTE(c.Tipo)] = true
+		if libres(c, cfg.FoliosUsados) > 0 {
+			have[dte.TipoDTE(c.Tipo)] = true
+		}
 	}
 	tipos := cfg.Tipos
 	if tipos == nil {
@@ -113,6 +127,12 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 	if len(tipos) == 0 || !hasFactura {
 		return nil, fmt.Errorf("%w: it needs a CAF of factura electrónica (33) or exenta (34), whose facturas the notes modify", ErrSimulacionCAF)
 	}
+	if n == 0 {
+		n = max(MinSimulacion, len(tipos))
+	}
+	if n < len(tipos) {
+		return nil, fmt.Errorf("certificacion: %d documents cannot cover the %d types the simulación emits", n, len(tipos))
+	}
 	g, em, _, err := start(cfg.Config)
 	if err != nil {
 		return nil, err
@@ -120,7 +140,7 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 	at, fecha := g.at, g.fecha
 	set := &Set{Kind: SetSimulacion, Name: "SIMULACION"}
 	sr := &SetResult{Set: set}
-	var last *Doc // the latest factura, which a note modifies
+	var last, lastExp *Doc // the latest factura and export factura, which a note modifies
 	xmls := make([][]byte, 0, n)
 	for i := range n {
 		t := tipos[i%len(tipos)]
@@ -130,6 +150,15 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 				if u == dte.FacturaElectronica || u == dte.FacturaNoAfectaOExenta {
 					t = u
 					break
+				}
+			}
+		}
+		if (t == dte.NotaCreditoExportacionElectronica || t == dte.NotaDebitoExportacionElectronica) && lastExp == nil {
+			t = dte.FacturaExportacionElectronica
+			if !have[t] { // no export factura to modify: a factura instead
+				t = dte.FacturaElectronica
+				if !have[t] {
+					t = dte.FacturaNoAfectaOExenta
 				}
 			}
 		}
@@ -149,6 +178,25 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 				exe := 1
 				req.Detalle[0].IndExe = &exe
 			}
+		case dte.NotaCreditoExportacionElectronica, dte.NotaDebitoExportacionElectronica:
+			req.Receptor = lastExp.Request.Receptor
+			x := *lastExp.Request.ExportData
+			req.ExportData = &x
+			code := 3
+			razon := "DESCUENTO POR CALIDAD"
+			if t == dte.NotaDebitoExportacionElectronica {
+				razon = "AJUSTE DE FLETE INTERNACIONAL"
+			}
+			req.Referencias = []dte.Referencia{{TipoDocRef: dte.RefTipo(lastExp.Emitted.Tipo), FolioRef: lastExp.Emitted.Folio, FechaRef: fecha, CodigoRef: &code, RazonRef: razon}}
+			req.Detalle = []dte.LineaDetalle{{Nombre: razon, Cantidad: "1", Precio: dte.Decimal(fmt.Sprintf("%d.50", 10*(1+i%5)))}}
+		case dte.FacturaExportacionElectronica:
+			req.Receptor = g.receptor(c)
+			req.ExportData = &dte.ExportData{TpoMoneda: "DOLAR USA", ModalidadVenta: intp(1), ClausulaVenta: "FOB", ViaTransporte: intp(1),
+				PaisRecep: "563", PaisDest: "563", Nacionalidad: "563"}
+			for k := range 1 + i%2 {
+				p := exportables[(i+k)%len(exportables)]
+				req.Detalle = append(req.Detalle, dte.LineaDetalle{Nombre: p.nombre, Cantidad: dte.Decimal(fmt.Sprint(100 * (1 + (i+k)%3))), Unidad: p.unidad, Precio: p.precio})
+			}
 		default:
 			req.Receptor = g.receptor(c)
 			if t == dte.GuiaDespachoElectronica {
@@ -157,7 +205,11 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 			}
 			for k := range 1 + i%3 {
 				p := catalogo[(i*3+k)%len(catalogo)]
-				req.Detalle = append(req.Detalle, dte.LineaDetalle{Nombre: p.nombre, Cantidad: dte.Decimal(fmt.Sprint(1 + (i+k)%4)), Unidad: p.unidad, Precio: p.precio})
+				l := dte.LineaDetalle{Nombre: p.nombre, Cantidad: dte.Decimal(fmt.Sprint(1 + (i+k)%4)), Unidad: p.unidad, Precio: p.precio}
+				if t == dte.FacturaCompraElectronica {
+					l.CodImpAdic, l.Retenedor = intp(15), true // the whole IVA retained, as in the set (build.go)
+				}
+				req.Detalle = append(req.Detalle, l)
 			}
 		}
 		out, err := em.Emit(ctx, req)
@@ -168,8 +220,11 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 		set.Cases = append(set.Cases, c)
 		sr.Docs = append(sr.Docs, d)
 		xmls = append(xmls, out.XML)
-		if t == dte.FacturaElectronica || t == dte.FacturaNoAfectaOExenta {
+		switch t {
+		case dte.FacturaElectronica, dte.FacturaNoAfectaOExenta:
 			last = d
+		case dte.FacturaExportacionElectronica:
+			lastExp = d
 		}
 	}
 	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: cfg.Emisor, At: at}, cfg.Cert, xmls...)
@@ -177,5 +232,5 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 		return nil, fmt.Errorf("certificacion: the simulación's envelope: %w", err)
 	}
 	sr.Envelope = env
-	return &Result{Plan: &Plan{Sets: []*Set{set}}, Fecha: fecha, At: at, Sets: []*SetResult{sr}}, nil
+	return &Result{Plan: &Plan{Sets: []*Set{set}}, Fecha: fecha, At: at, Sets: []*SetResult{sr}, Saltados: g.saltados}, nil
 }

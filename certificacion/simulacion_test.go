@@ -12,10 +12,12 @@ import (
 	"github.com/dtekit/dtekit/internal/oracle"
 )
 
-// TestSimulacion: ten documents cycling over 33, 34, 52, 61 and 56, none
+// TestSimulacion: ten documents cycling over every type the CAFs cover
+// (33, 34, 52, 61, 56, 46, 110, 112, 111; not the boletas nor 43), none
 // with the SET reference, each note modifying the amount of the latest
-// factura before it (CodRef 3), in one envelope that passes the schema and
-// whose folder the fake SII accepts with every document accepted.
+// factura of its family before it (CodRef 3), the factura de compra with
+// the IVA retained, in one envelope that passes the schema and whose
+// folder the fake SII accepts with every document accepted.
 func TestSimulacion(t *testing.T) {
 	c := creds(t)
 	res, err := certificacion.Simulacion(context.Background(), certificacion.SimulacionConfig{Config: certificacion.Config{
@@ -27,8 +29,8 @@ func TestSimulacion(t *testing.T) {
 	if len(res.Sets) != 1 || len(res.Sets[0].Docs) != 10 || res.Sets[0].Envelope == nil {
 		t.Fatalf("%d sets, want one envelope of 10 documents", len(res.Sets))
 	}
-	want := []dte.TipoDTE{33, 34, 52, 61, 56, 33, 34, 52, 61, 56}
-	var lastFactura *dte.Document
+	want := []dte.TipoDTE{33, 34, 52, 61, 56, 46, 110, 112, 111, 33}
+	var lastFactura, lastExport *dte.Document
 	for i, d := range res.Sets[0].Docs {
 		doc := docs[d.Case.ID]
 		if doc.Tipo != want[i] {
@@ -45,12 +47,25 @@ func TestSimulacion(t *testing.T) {
 				doc.Referencias[0].CodigoRef == nil || *doc.Referencias[0].CodigoRef != 3 || doc.Receptor.Rut != lastFactura.Receptor.Rut {
 				t.Errorf("note %d: %+v, want CodRef 3 to %d F%d", i+1, doc.Referencias, lastFactura.Tipo, lastFactura.Folio)
 			}
+		case 111, 112:
+			if len(doc.Referencias) != 1 || doc.Referencias[0].TipoDocRef.Tipo != 110 || doc.Referencias[0].FolioRef != lastExport.Folio ||
+				doc.Receptor.Rut != lastExport.Receptor.Rut {
+				t.Errorf("export note %d: %+v, want a reference to 110 F%d", i+1, doc.Referencias, lastExport.Folio)
+			}
+		case 46:
+			for _, l := range doc.Detalle {
+				if len(l.CodImpAdic) != 1 || l.CodImpAdic[0] != 15 {
+					t.Errorf("factura de compra: line %+v without the retention code 15", l)
+				}
+			}
+		case 110:
+			lastExport = doc
 		case 33, 34:
 			lastFactura = doc
 		}
 	}
 	if _, err := certificacion.Simulacion(context.Background(), certificacion.SimulacionConfig{N: 9, Config: certificacion.Config{
-		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c)}}); err == nil || !strings.Contains(err.Error(), "10 to 500") {
+		Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c)}}); err == nil || !strings.Contains(err.Error(), "10 to 100") {
 		t.Errorf("9 documents: %v, want refused", err)
 	}
 	if _, err := certificacion.Simulacion(context.Background(), certificacion.SimulacionConfig{Config: certificacion.Config{

@@ -69,6 +69,12 @@ type LineaDetalle struct {
 	MontoItem    Decimal `json:"monto_item,omitempty"`
 	DescuentoPct Decimal `json:"descuento_pct,omitempty"`
 	RecargoPct   Decimal `json:"recargo_pct,omitempty"`
+	// Retenedor marks a line of a document whose issuer is the agent that
+	// retains the tax (Detalle/Retenedor/IndAgente "R"): the factura de
+	// compra (46) that retains the whole IVA (sii-wave3-notes §6.3). It is
+	// the SDK's (the certification kit sets it); the REST contract has no
+	// field for it.
+	Retenedor bool `json:"-"`
 }
 
 // ComisionDTE is a commission or other movement of a liquidación-factura

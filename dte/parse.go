@@ -71,6 +71,8 @@ type Document struct {
 // DocLine is one detail line of a parsed document.
 type DocLine struct {
 	NroLinDet int
+	// IndAgente is Retenedor/IndAgente ("R"), "" without Retenedor.
+	IndAgente string
 	// TipoDocLiq is the settled document type of a liquidación-factura line.
 	TipoDocLiq string
 	// IndExe is 0 for a taxable line, 1 exempt, 2 not billable (others as
@@ -555,6 +557,9 @@ func pxDocument(dteNode *pxNode, src []byte) (*Document, error) {
 		for _, c := range d.all("CodImpAdic") {
 			l.CodImpAdic = append(l.CodImpAdic, p.int("Detalle/CodImpAdic", strings.TrimSpace(c.str())))
 		}
+		if r := d.child("Retenedor"); r != nil {
+			l.IndAgente = r.val("IndAgente")
+		}
 		doc.Detalle = append(doc.Detalle, l)
 	}
 	for _, g := range body.all("DscRcgGlobal") {
@@ -706,7 +711,8 @@ var pxRead = func() map[string]map[string]bool {
 		"ImptoReten": set("TipoImp", "TasaImp", "MontoImp"),
 		"Comisiones": set("ValComNeto", "ValComExe", "ValComIVA", "TipoMovim", "Glosa", "TasaComision"),
 		"OtraMoneda": set("TpoMoneda", "TpoCambio", "MntExeOtrMnda", "MntTotOtrMnda"),
-		"Detalle": set("NroLinDet", "TpoDocLiq", "IndExe", "NmbItem", "DscItem", "QtyItem", "UnmdItem", "PrcItem",
+		"Retenedor":  set("IndAgente"),
+		"Detalle": set("NroLinDet", "TpoDocLiq", "IndExe", "Retenedor", "NmbItem", "DscItem", "QtyItem", "UnmdItem", "PrcItem",
 			"DescuentoPct", "DescuentoMonto", "RecargoPct", "RecargoMonto", "MontoItem", "CodImpAdic"),
 		"DscRcgGlobal": set("NroLinDR", "TpoMov", "GlosaDR", "TpoValor", "ValorDR", "IndExeDR"),
 		"Referencia":   set("FolioRef", "FchRef", "CodRef", "RazonRef", "TpoDocRef"),

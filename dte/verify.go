@@ -729,6 +729,7 @@ func (d *Document) Request() *EmitirDTERequest {
 			v := l.CodImpAdic[0]
 			ld.CodImpAdic = &v
 		}
+		ld.Retenedor = l.IndAgente == "R"
 		// A line without quantity and price, or whose discount or
 		// surcharge is stated only as an amount (the schema allows it, the
 		// request model does not), keeps its written MontoItem.

@@ -348,6 +348,11 @@ func docDetalle(w *xw, in *docInput, i int) {
 	if lt.IndExe != 0 {
 		w.int("IndExe", int64(lt.IndExe))
 	}
+	if l.Retenedor && !t.IsBoleta() {
+		w.open("Retenedor")
+		w.text("IndAgente", field+".retenedor", "R", 1)
+		w.close("Retenedor")
+	}
 	nmb, dsc := docItemName(*l)
 	w.textReq("NmbItem", field+".nombre", nmb, maxNmbItem)
 	w.text("DscItem", field+".dsc_item", dsc, maxDscItem)

@@ -161,6 +161,13 @@ type Options struct {
 	// (dte.Emisor.OficinaSII); empty prints OficinaNoInformada, never a
 	// guessed office.
 	OficinaSII string
+	// URLBoletas is the address where the issuer's customers check their
+	// boletas (the issuer's own site, which must keep them for three
+	// months), printed under the stamp of a boleta (39, 41) as "Verifique
+	// documento: <address>" instead of the SII's address, which is for
+	// the other types (sii-wave3-notes §6.4 and §7). Empty keeps
+	// www.sii.cl.
+	URLBoletas string
 	// Logo is the issuer's logo, a PNG or JPEG image (each side at most
 	// MaxLogoPixels), printed at the top left of a letter page and centred
 	// above the issuer on 80 mm paper; nil prints none. Another kind of

@@ -195,7 +195,11 @@ func (r *renderer) drawStamp(x, y float64) {
 
 // stampTexts are the three lines printed under the stamp.
 func (r *renderer) stampTexts() [3]string {
-	return [3]string{"Timbre Electrónico SII", r.resol, "Verifique documento: www.sii.cl"}
+	verifique := "www.sii.cl"
+	if r.doc.Tipo.IsBoleta() && r.opts.URLBoletas != "" {
+		verifique = r.opts.URLBoletas
+	}
+	return [3]string{"Timbre Electrónico SII", r.resol, "Verifique documento: " + verifique}
 }
 
 // drawStampBlock prints the stamp at (x, y) and its three texts centred

@@ -10,13 +10,16 @@ import (
 
 const simulacionUsage = `usage: dtekit certificacion simulacion --emisor EMISOR.json --cert CERT.p12
                   [--cert-password-file FILE] --caf CAF.xml [--caf CAF.xml]...
-                  [--trust KEY.pem]... [--n 10] [--fecha YYYY-MM-DD] --out DIR
+                  [--trust KEY.pem]... [--n N] [--fecha YYYY-MM-DD] --out DIR
 
-The certification's simulación: --n (at least 10) real-like documents of the
-types the CAFs authorize among 33, 34, 52, 61 and 56, cycling through them,
-with items from a catalog of goods and services, without the SET reference;
-each note modifies the amount of the latest factura before it (CodRef 3). They
-go in one signed EnvioDTE. DIR (absent or empty) receives the documents, the
+The certification's simulación: --n (10 to 100; default 10, or one of each type
+when more) real-like documents of every type the CAFs authorize among 33, 34,
+52, 61, 56, 46, 110, 112 and 111 (boletas have a certification of their own),
+cycling through them, with items from a catalog of goods and services, without
+the SET reference; each note modifies the amount of the latest factura of its
+family before it (CodRef 3), the factura de compra retains the whole IVA. They
+go in one signed EnvioDTE. Folios used by the folders beside DIR (the set's
+folder: their manifest.json is the ledger) are skipped, and it says so. DIR (absent or empty) receives the documents, the
 envelope, the printed samples, manifest.json and LEEME.md as "certificacion
 generar" writes them, so "certificacion enviar --dir DIR" and "estado" send
 and track it.
@@ -39,7 +42,7 @@ func runSimulacion(ctx context.Context, env *cmdEnv, args []string) int {
 	var cafPaths, trust stringList
 	fs.Var(&cafPaths, "caf", "CAF of a document type to emit; repeatable")
 	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM), for test CAFs; repeatable")
-	n := fs.Int("n", certificacion.MinSimulacion, "how many documents (10 to 500)")
+	n := fs.Int("n", 0, "how many documents (10 to 100; default 10, or one of each type)")
 	fecha := fs.String("fecha", "", "emission date YYYY-MM-DD (default today in Chile)")
 	out := fs.String("out", "", "output directory (absent or empty)")
 	pos, code, ok := parseFlags(env, fs, simulacionUsage, args, "emisor", "cert", "caf", "out")
@@ -49,8 +52,8 @@ func runSimulacion(ctx context.Context, env *cmdEnv, args []string) int {
 	if len(pos) != 0 {
 		return usageError(env, cmd, "unexpected arguments %q", pos)
 	}
-	if *n < certificacion.MinSimulacion || *n > 500 {
-		return usageError(env, cmd, "--n %d: the simulación needs 10 to 500 documents", *n)
+	if *n != 0 && (*n < certificacion.MinSimulacion || *n > certificacion.MaxSimulacion) {
+		return usageError(env, cmd, "--n %d: the simulación needs 10 to 100 documents", *n)
 	}
 	if *fecha != "" {
 		if _, err := time.Parse("2006-01-02", *fecha); err != nil {
@@ -69,8 +72,12 @@ func runSimulacion(ctx context.Context, env *cmdEnv, args []string) int {
 	if cerr != nil {
 		return fail(cerr)
 	}
+	usados, cerr := kitLedger(env, cmd, *out, emisor)
+	if cerr != nil {
+		return fail(cerr)
+	}
 	res, err := certificacion.Simulacion(ctx, certificacion.SimulacionConfig{N: *n,
-		Config: certificacion.Config{Emisor: emisor, Cert: cert, CAFs: cafs, TrustedKeys: keys, Fecha: *fecha}})
+		Config: certificacion.Config{Emisor: emisor, Cert: cert, CAFs: cafs, TrustedKeys: keys, Fecha: *fecha, FoliosUsados: usados}})
 	var me *certificacion.MissingCAFError
 	switch {
 	case errors.As(err, &me):
@@ -82,7 +89,10 @@ func runSimulacion(ctx context.Context, env *cmdEnv, args []string) int {
 	case err != nil:
 		return fail(newError(codeEmitFailed, "", err))
 	}
-	m, cerr := writeKit(*out, res, emisor)
+	reportSaltados(env, cmd, res)
+	inv := kitInvocacion(*out, cf, cafPaths, trust)
+	inv.Emisor = absPath(*emisorPath)
+	m, cerr := writeKit(*out, res, emisor, inv)
 	if cerr != nil {
 		return fail(cerr)
 	}

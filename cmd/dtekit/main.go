@@ -18,6 +18,7 @@
 //	dtekit intercambio responder|leer ...
 //	dtekit serve [--addr 127.0.0.1:8080] [--data DIR] [--database-url URL] [--demo]
 //	dtekit admin empresa create|apikey create|list|revoke|certificado upload ...
+//	dtekit dev credenciales --rut RUT --out DIR
 //	dtekit version
 //
 // Run "dtekit help" for the list of commands and "dtekit COMMAND --help" for
@@ -72,6 +73,7 @@ func commands() []command {
 		{name: "intercambio", usage: "intercambio responder|leer      answer a supplier's EnvioDTE, read a customer's answer", run: runIntercambio},
 		{name: "serve", usage: "serve [--addr A] [--data DIR] [--demo]  run the REST API server", run: runServe},
 		{name: "admin", usage: "admin empresa|apikey ...        operator commands on the server's database", run: runAdmin},
+		{name: "dev", usage: "dev credenciales --rut RUT --out DIR  test credentials for your RUT, to rehearse against sii fake", run: runDev},
 		{name: "version", usage: "version                         print dtekit's version", run: runVersion},
 	}
 }

@@ -35,7 +35,9 @@ flight and running jobs finish first.
 --demo provisions, once, a certificación company with a generated test
 certificate and CAFs for the twelve types (issued by a test authority the
 server then trusts), a write-enabled API key and an admin JWT, writes them to
-DIR/demo.json and prints a curl command that emits a factura.
+DIR/demo.json and prints a curl command that emits a factura. The test
+authority's public key is DIR/demo-authority.pub.pem: "dtekit verify --trust
+DIR/demo-authority.pub.pem" checks the demo's documents with it.
 
 Documents emitted with auto_send (the default) go to the SII of their
 company's ambiente (maullin or palena; DTEKIT_SII_URL sends them to a test

@@ -34,9 +34,12 @@ import (
 const (
 	demoFileName      = "demo.json"
 	demoAuthorityFile = "demo-authority.pem" // the test SII authority's private key
-	demoJWTKeyFile    = "demo-jwt-key.pem"   // the key that signs the demo admin token
-	demoIssuer        = "dtekit-demo"
-	demoAudience      = "dtekit"
+	// demoAuthorityPubFile is its public key, for "dtekit verify --trust"
+	// and the kit's --trust.
+	demoAuthorityPubFile = "demo-authority.pub.pem"
+	demoJWTKeyFile       = "demo-jwt-key.pem" // the key that signs the demo admin token
+	demoIssuer           = "dtekit-demo"
+	demoAudience         = "dtekit"
 	// demoFolios is the size of each demo CAF's folio range.
 	demoFolios = 100000
 	// demoTokenLife is how long the demo admin token is valid; a new one
@@ -87,6 +90,13 @@ func loadDemoKeys(dir string) (*demoState, error) {
 	}
 	if d.authority, err = caftest.LoadAuthority(nil, authPEM, caf.IDKCertificacion); err != nil {
 		return nil, fmt.Errorf("%s: %w", demoAuthorityFile, err)
+	}
+	pub, err := d.authority.PublicKeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, demoAuthorityPubFile), pub, true); err != nil {
+		return nil, fmt.Errorf("%s: %w", demoAuthorityPubFile, err)
 	}
 	keyPEM, err := readOrCreate(filepath.Join(dir, demoJWTKeyFile), func() ([]byte, error) {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)

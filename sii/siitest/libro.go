@@ -717,8 +717,9 @@ func (f *Fake) reviewConsumo(c *libro.Consumo, sigOK bool, tokenRUT, company str
 
 // consumoMatches checks an RCOF against the boletas (39, 41) of its days
 // the fake received (through DTEUpload or the REST API) and accepted: per
-// type, FoliosEmitidos is their count, MntNeto, MntIva, MntExento and
-// MntTotal their sums, RangoUtilizados their folios; a type received and
+// type, FoliosEmitidos is their count, MntNeto and MntExento their sums,
+// MntIva the summed MntNeto times 19 % (rounded to the peso), MntTotal
+// MntNeto + MntIva + MntExento, RangoUtilizados their folios; a type received and
 // not reported is a problem too. Days before 2021-01-01 are not checked:
 // boletas were not sent to the SII then (sii-wave3-notes §4.2). Credit
 // notes (61) are not checked. Call with f.mu held.
@@ -757,6 +758,14 @@ func (f *Fake) consumoMatches(p *problems, c *libro.Consumo, company string) {
 			s = &sums{folios: map[int64]bool{}}
 		}
 		delete(got, t)
+		if t == 39 {
+			// The RVD's rule (Res. Ex. SII N° 74/2020, "Listado resumen de
+			// campos RVD"; sii-wave3-notes §4.1): MntIva is the day's
+			// MntNeto times the rate, not the sum of each boleta's IVA,
+			// and MntTotal adds the three amounts.
+			s.iva = ivaAt(s.neto, "19")
+			s.total = s.neto + s.iva + s.exe
+		}
 		for _, v := range []struct {
 			name      string
 			got, want int64
