@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -224,7 +225,9 @@ type generator struct {
 // that the CAFs cover every type the plan needs (*MissingCAFError) and
 // that the emisor is registered for certification (NumeroResolucion 0).
 // Liquidación-factura cases are not described by the SII material the kit
-// follows and are refused.
+// follows: a LIQUIDACION FACTURA set is listed as not generated (in the
+// Result's Plan.Skipped, so in the manifest and LEEME.md) and the rest of
+// the file is generated; such a case inside another set is refused.
 func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 	if plan == nil {
 		return nil, errors.New("certificacion: no plan")
@@ -237,6 +240,10 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 	}
 	if cfg.Emisor.NumeroResolucion != 0 {
 		return nil, fmt.Errorf("certificacion: the emisor's numero_resolucion is %d; in certification it is 0 (a wrong pair gives CRT-3-19)", cfg.Emisor.NumeroResolucion)
+	}
+	plan = withoutLiquidaciones(plan)
+	if len(plan.Sets) == 0 {
+		return nil, errors.New("certificacion: the file has no set the kit generates (see the plan's skipped sets)")
 	}
 	for _, c := range plan.Cases() {
 		if c.Tipo == dte.LiquidacionFacturaElectronica {
@@ -421,4 +428,27 @@ func firstRunes(s string, n int) string {
 		return string(r[:n])
 	}
 	return s
+}
+
+// withoutLiquidaciones returns plan without its LIQUIDACION FACTURA sets,
+// each listed in Skipped with the reason instead: the kit generates the
+// rest of the file. plan itself is not changed.
+func withoutLiquidaciones(plan *Plan) *Plan {
+	var keep []*Set
+	var skipped []SkippedSet
+	for _, s := range plan.Sets {
+		if s.Kind != SetLiquidacionFactura {
+			keep = append(keep, s)
+			continue
+		}
+		skipped = append(skipped, SkippedSet{Name: s.Name, Atencion: s.Atencion, Line: s.Line,
+			Reason: "liquidación-factura (43) cases are not generated: the SII material the kit follows does not describe them; emit them by other means"})
+	}
+	if skipped == nil {
+		return plan
+	}
+	cp := *plan
+	cp.Sets = keep
+	cp.Skipped = append(slices.Clip(plan.Skipped), skipped...)
+	return &cp
 }

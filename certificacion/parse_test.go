@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtekit/dtekit/certificacion"
 	"github.com/dtekit/dtekit/dte"
@@ -303,8 +304,9 @@ func FuzzParse(f *testing.F) {
 
 // TestParseSetNames: the set headers the file and the portal write
 // (sii-wave3-notes §6.2) name their kinds; a LIQUIDACION FACTURA set is
-// read, and Generate refuses its cases, which the SII material the kit
-// follows does not describe, naming the case, before anything is signed.
+// read, and Generate lists it as not generated (the SII material the kit
+// follows does not describe its cases) while it generates the rest of the
+// file.
 func TestParseSetNames(t *testing.T) {
 	for header, kind := range map[string]certificacion.SetKind{
 		"SET BASICO DOCUMENTOS DE EXPORTACION (1)":               certificacion.SetExportacion1,
@@ -327,7 +329,36 @@ func TestParseSetNames(t *testing.T) {
 	}
 	c := creds(t)
 	_, err = certificacion.Generate(context.Background(), plan, certificacion.Config{Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c)})
-	if err == nil || !strings.Contains(err.Error(), "case 9-1") || !strings.Contains(err.Error(), "not supported") {
-		t.Errorf("a liquidación-factura case: %v, want refused naming case 9-1", err)
+	if err == nil || !strings.Contains(err.Error(), "no set the kit generates") {
+		t.Errorf("a file of one liquidación-factura set: %v, want refused as nothing to generate", err)
+	}
+	// Beside the basic set: the basic set is generated, the liquidación
+	// set listed as not generated with its line, and no 43 is emitted.
+	both := append(latin1ToUTF8(setFile(t, "001-basico.txt")), []byte("\r\n"+liq)...)
+	plan, err = certificacion.Parse(both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := certificacion.Generate(context.Background(), plan, certificacion.Config{Emisor: c.Emisor, Cert: c.Cert, CAFs: allCAFs(c),
+		TrustedKeys: c.Keys, Now: func() time.Time { return testAt }})
+	if err != nil {
+		t.Fatalf("the basic set beside a liquidación-factura set: %v", err)
+	}
+	if len(res.Plan.Skipped) != 1 || res.Plan.Skipped[0].Name != "SET LIQUIDACION FACTURA" || res.Plan.Skipped[0].Atencion != "9" ||
+		!strings.Contains(res.Plan.Skipped[0].String(), "not generated") {
+		t.Errorf("skipped %+v, want the liquidación set listed as not generated", res.Plan.Skipped)
+	}
+	if len(res.Sets) != 1 || res.Sets[0].Set.Kind != certificacion.SetBasico {
+		t.Errorf("generated %d sets, want the basic set alone", len(res.Sets))
+	}
+	for _, sr := range res.Sets {
+		for _, d := range sr.Docs {
+			if d.Case.Tipo == 43 {
+				t.Errorf("case %s: a 43 was emitted", d.Case.ID)
+			}
+		}
+	}
+	if len(plan.Skipped) != 0 {
+		t.Errorf("Generate changed the caller's plan: skipped %+v", plan.Skipped)
 	}
 }
