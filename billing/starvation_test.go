@@ -88,8 +88,9 @@ func (h *blackHole) url() string { return "http://" + h.ln.Addr().String() + "/h
 // waited behind them. The test fails if they share a queue again, under
 // -race too, whatever the machine's speed (issue 29, point 10): each of
 // B's attempts is held for deliveryHold, longer than A is given to
-// settle; submission and delivery get the same budget (so a shared
-// queue still starts) and B may take every delivery worker. Sharing one
+// settle; B may hold as many attempts as the submission queue has
+// workers (the delivery queue has one more, the spare its room keeps for
+// other companies). Sharing one
 // queue, B's held attempts take every worker A needs, and A's facturas
 // do not move until the first hold ends: the round fails on its bound,
 // not on a ratio.
@@ -127,7 +128,11 @@ func testTenantStarvation(t *testing.T, b backend) {
 		Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
 			UploadBackoff: fast, PollBackoff: fast},
 		Delivery: DeliveryConfig{AllowLoopback: true, Timeout: deliveryHold, Policy: fastPolicy(), MaxInFlightPerCompany: workers},
-		Workers:  Workers{Submission: workers, Delivery: workers},
+		// One delivery worker more than B's cap: the delivery room keeps
+		// a fifth of its workers (here one) for companies with no attempt
+		// running, so B can still hold exactly `workers` attempts, as
+		// many as the submission queue has workers.
+		Workers: Workers{Submission: workers, Delivery: workers + 1},
 	})
 	a := setupEmpresa(t, s, true)
 	bEmp := setupOther(t, s)
