@@ -83,6 +83,8 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Correo", h.testCorreo)
 	t.Run("Mensaje", h.testMensaje)
 	t.Run("CorreoConfig", h.testCorreoConfig)
+	t.Run("InboxSettings", h.testInboxSettings)
+	t.Run("InboxUsagePurge", h.testInboxUsagePurge)
 	t.Run("DTEIntercambio", h.testDTEIntercambio)
 	t.Run("AttemptLog", h.testAttemptLog)
 	t.Run("AttemptLogLimit", h.testAttemptLogLimit)
