@@ -98,10 +98,10 @@ type Usage struct {
 // Quota is a company's limits: what the operator allows, what the company
 // chose, what applies, and what its inbox holds.
 type Quota struct {
-	Operador   Limits        `json:"operador"`
-	Empresa    LimitSettings `json:"empresa"`
-	Vigente    Limits        `json:"vigente"`
-	Uso        Usage         `json:"uso"`
+	Operador  Limits        `json:"operador"`
+	Empresa   LimitSettings `json:"empresa"`
+	Vigente   Limits        `json:"vigente"`
+	Uso       Usage         `json:"uso"`
 	UpdatedAt *time.Time    `json:"updated_at"`
 }
 
