@@ -34,7 +34,8 @@ func (s *Service) newMail() {
 		Document: func(ctx context.Context, empresaID, dteID string) (*mailer.Outgoing, error) {
 			return s.documentMail(ctx, empresaID, dteID, "")
 		},
-		Limits: s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers})
+		Limits: s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers,
+		Admit: func(ctx context.Context, empresaID string) error { return s.inbox.AdmitMail(ctx, empresaID) }})
 	ic := inbox.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log, SigningCert: s.signingCert,
 		Verify: func(ctx context.Context, empresaID string) (dte.VerifyOptions, error) {
 			vo := s.cfg.SignerPolicy
@@ -60,6 +61,7 @@ func (s *Service) newMail() {
 	if s.cfg.Submission != nil {
 		ic.Registry = s.registryClient
 	}
+	ic.Limits, ic.PurgeEvery = s.cfg.Inbox.limits(), s.cfg.Inbox.PurgeEvery
 	s.inbox = inbox.New(ic)
 }
 

@@ -61,6 +61,9 @@ type Config struct {
 	// and sending its documents and answers (see MailConfig); each
 	// company's servers are its own settings (PutCorreoSettings).
 	Mail MailConfig
+	// Inbox bounds what every company's inbox keeps (see InboxConfig);
+	// the zero value is the production default.
+	Inbox InboxConfig
 }
 
 // Defaults of Config.
