@@ -258,14 +258,14 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		out.Recibidos, out.Duplicate = nil, false
 		clear(out.Repetido)
-		if err := ib.checkQuota(ctx, tx, empresaID, int64(len(r.XML)+len(r.Report))); err != nil {
-			return err
-		}
 		if err := tx.InsertRecepcion(ctx, r); err != nil {
 			if store.ConflictOn(err) == store.ConstraintRecepcion {
 				out.Duplicate = true
 				return nil
 			}
+			return err
+		}
+		if err := ib.checkInserted(ctx, tx, r); err != nil {
 			return err
 		}
 		for i := range rec.Documentos {

@@ -205,9 +205,8 @@ func overQuota(l Limits, u *store.InboxUsage, stored int64) error {
 	return nil
 }
 
-// checkQuota refuses a file that would take the company over its quota,
-// read through r (the writing transaction, or the store for an early
-// refusal that spares the verification).
+// checkQuota refuses a file that would take the company over its quota
+// (an early refusal that spares the verification; stored is 0 then).
 func (ib *Inbox) checkQuota(ctx context.Context, r store.Reader, empresaID string, stored int64) error {
 	l, err := ib.Limits(ctx, r, empresaID)
 	if err != nil {
@@ -218,6 +217,25 @@ func (ib *Inbox) checkQuota(ctx context.Context, r store.Reader, empresaID strin
 		return fault.Failed("counting the inbox", err)
 	}
 	return overQuota(l, u, stored)
+}
+
+// checkInserted refuses, in the transaction that has just inserted r, a
+// file that takes the company over its quota (the caller rolls back).
+// InsertRecepcion locked the company, so concurrent files are counted
+// one after the other, never both within the quota's last room.
+func (ib *Inbox) checkInserted(ctx context.Context, tx store.Tx, r *store.Recepcion) error {
+	l, err := ib.Limits(ctx, tx, r.EmpresaID)
+	if err != nil {
+		return err
+	}
+	u, err := tx.InboxUsage(ctx, r.EmpresaID)
+	if err != nil {
+		return fault.Failed("counting the inbox", err)
+	}
+	before := *u
+	before.Recepciones--
+	before.RecepcionBytes -= r.Stored
+	return overQuota(l, &before, r.Stored)
 }
 
 // AdmitMail reports, before a mail is read from the company's mailbox,

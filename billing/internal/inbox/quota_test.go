@@ -353,3 +353,41 @@ func TestQuotaRefusesFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotaConcurrent, on both backends: twelve different files at once
+// against a quota of 5 files: exactly 5 are recorded and 7 refused with
+// LIMIT_EXCEEDED, however the transactions interleave.
+func TestQuotaConcurrent(t *testing.T) {
+	t.Parallel()
+	ans := fixtureAnswers(t)
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rm := newRoom(t, be.open(t), ans.creds, Config{Limits: Limits{MaxRecepciones: 5}})
+			declareMaintenance(t, rm.st)
+			errs := make(chan error, 12)
+			for i := range 12 {
+				go func() {
+					_, err := rm.ib.Intake(ctx, rm.empresa, []byte(fmt.Sprintf("not xml %d", i)), Source{Origen: OrigenUpload})
+					errs <- err
+				}()
+			}
+			var ok, limited int
+			for range 12 {
+				switch err := <-errs; {
+				case err == nil:
+					ok++
+				case IsLimit(err):
+					limited++
+				default:
+					t.Errorf("a concurrent file: %v", err)
+				}
+			}
+			u, err := rm.st.InboxUsage(ctx, rm.empresa)
+			if ok != 5 || limited != 7 || err != nil || u.Recepciones != 5 {
+				t.Errorf("%d recorded, %d refused, %d kept (%v); want 5, 7, 5", ok, limited, u.Recepciones, err)
+			}
+		})
+	}
+}

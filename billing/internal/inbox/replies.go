@@ -334,15 +334,15 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 			return err
 		}
 		r.Report = b
-		if err := ib.checkQuota(ctx, tx, empresaID, int64(len(r.XML)+len(r.Report))); err != nil {
-			return err
-		}
 		if err := tx.InsertRecepcion(ctx, r); err != nil {
 			if store.ConflictOn(err) == store.ConstraintRecepcion {
 				// The same file, recorded meanwhile: it did its work then.
 				out.Duplicate = true
 				return errDuplicate
 			}
+			return err
+		}
+		if err := ib.checkInserted(ctx, tx, r); err != nil {
 			return err
 		}
 		out.Report = report
