@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
-	"database/sql"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,13 +16,13 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/email"
 	"github.com/dtekit/dtekit/email/emailtest"
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/store"
 )
 
 // diskOf opens a fresh store of backend be and returns it with a
-// function that measures it on disk: the SQLite file and its write-ahead
-// log, or PostgreSQL's inbox relations with their indexes and TOAST
-// (pg_total_relation_size).
+// function that measures it on disk (oracle.SQLiteSize, or the inbox's
+// relations by oracle.PostgresSize).
 func diskOf(t *testing.T, be billingtest.Backend) (store.Store, func() int64) {
 	t.Helper()
 	dsn := be.DSN(t)
@@ -34,48 +32,9 @@ func diskOf(t *testing.T, be billingtest.Backend) (store.Store, func() int64) {
 	}
 	t.Cleanup(func() { st.Close() })
 	if be.Name == billingtest.SQLite.Name {
-		db := sqliteSide(t, dsn)
-		return st, func() int64 {
-			// The log is folded into the file first: what is measured is
-			// the database's pages, not the log's slack.
-			if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-				t.Fatal(err)
-			}
-			var n int64
-			for _, p := range []string{dsn, dsn + "-wal"} {
-				if fi, err := os.Stat(p); err == nil {
-					n += fi.Size()
-				}
-			}
-			return n
-		}
+		return st, oracle.SQLiteSize(t, dsn)
 	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return st, func() int64 {
-		var n int64
-		err := db.QueryRow(`SELECT pg_total_relation_size('recepciones') + pg_total_relation_size('recibidos')
-			+ pg_total_relation_size('mensajes')`).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-}
-
-// sqliteSide opens a second connection to the SQLite file at path, to
-// measure it.
-func sqliteSide(t *testing.T, path string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return st, oracle.PostgresSize(t, dsn, "recepciones", "recibidos", "mensajes")
 }
 
 // junkEnvio is an "EnvioDTE" of about n bytes that no database can
@@ -228,7 +187,15 @@ func TestJunkMailBounded(t *testing.T) {
 // uploads go on.
 func TestUploadBucket(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, billingtestSQLite(t), RateLimit{PerSecond: 20, Burst: 100})
+	f := newFixture(t, billingtestSQLite(t), RateLimit{PerSecond: -1})
+	// A server whose limiters' clock stands still: no token comes back
+	// while the test runs, however slow the machine.
+	now := time.Now()
+	srv, err := New(Config{Billing: f.b, RateLimit: RateLimit{PerSecond: 20, Burst: 100}, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tt = &tester{t: t, h: srv}
 	a, b := f.A, f.B
 	for i := range 10 {
 		want(t, f.postXML(apiBase+"/recibidos", []byte("no es XML "+strconv.Itoa(i)), a.writeHdr...), 201)

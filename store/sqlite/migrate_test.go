@@ -37,19 +37,7 @@ func TestMigrateRecepcionTipo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, _ := fs.Sub(migrations, "migrations")
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub, goose.WithLogger(goose.NopLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.DownTo(ctx, 9); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	rollBack(t, path, 9)
 	st, err = Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -93,19 +81,7 @@ func TestMigrateInboxQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, _ := fs.Sub(migrations, "migrations")
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub, goose.WithLogger(goose.NopLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.DownTo(ctx, 12); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	rollBack(t, path, 12)
 	st, err = Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -124,5 +100,24 @@ func TestMigrateInboxQuota(t *testing.T) {
 			t.Errorf("file %s after migrating: size %d stored %d descartado %v, want %d %d %v", c.r.Digest,
 				got.Size, got.Stored, got.Descartado, c.size, c.stored, c.descartado)
 		}
+	}
+}
+
+// rollBack takes the database at path down to migration version with
+// the migrations' own Down steps: a database as an older release left it.
+func rollBack(t *testing.T, path string, version int64) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sub, _ := fs.Sub(migrations, "migrations")
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub, goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(context.Background(), version); err != nil {
+		t.Fatal(err)
 	}
 }

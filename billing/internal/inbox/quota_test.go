@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/store"
@@ -40,25 +39,7 @@ var measuredBackends = []measured{
 		if err != nil {
 			t.Fatal(err)
 		}
-		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return st, func() int64 {
-			// The log is folded into the file first: what is measured is
-			// the database's pages, not the log's slack.
-			if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-				t.Fatal(err)
-			}
-			var n int64
-			for _, p := range []string{path, path + "-wal"} {
-				if fi, err := os.Stat(p); err == nil {
-					n += fi.Size()
-				}
-			}
-			return n
-		}
+		return st, oracle.SQLiteSize(t, path)
 	}},
 	{"postgres", func(t *testing.T) (store.Store, func() int64) {
 		url := pgtest.URL(t)
@@ -66,20 +47,7 @@ var measuredBackends = []measured{
 		if err != nil {
 			t.Fatal(err)
 		}
-		db, err := sql.Open("pgx", url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return st, func() int64 {
-			var n int64
-			err := db.QueryRow(`SELECT pg_total_relation_size('recepciones') + pg_total_relation_size('recibidos')
-				+ pg_total_relation_size('mensajes')`).Scan(&n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+		return st, oracle.PostgresSize(t, url, "recepciones", "recibidos", "mensajes")
 	}},
 }
 
