@@ -18,7 +18,8 @@ type InboxConfig struct {
 	// 100,000).
 	MaxRecepciones int64
 	// MaxRecepcionBytes bounds the bytes they keep: each file's XML (the
-	// first 4 KiB of a refused one) and its report (default 2 GiB).
+	// first 4 KiB of a refused one) and its report, and those of the
+	// documents read from it (default 2 GiB).
 	MaxRecepcionBytes int64
 	// MaxMensajes bounds the mails read a company keeps (default
 	// 100,000); at it, the mailbox is not read until room is made.

@@ -56,8 +56,10 @@ type Recepcion struct {
 	// only its first bytes (the caller cuts them), and PurgeInbox deletes
 	// it once the company's retention period has passed.
 	Descartado bool
-	// Stored is what the record keeps, in bytes (XML and Report), set by
-	// InsertRecepcion: what the company's quota counts (InboxUsage).
+	// Stored is what the file keeps, in bytes: what the company's quota
+	// counts (InboxUsage). The caller may count more than the record
+	// (the documents read from it); InsertRecepcion sets it to the
+	// record's XML and Report when zero.
 	Stored    int64
 	CreatedAt time.Time
 }

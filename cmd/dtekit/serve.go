@@ -135,7 +135,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.Int64Var(&o.inbox.MaxRecepciones, "inbox-max-recepciones", int64(envFloat(env, "DTEKIT_INBOX_MAX_RECEPCIONES")),
 		"received files each company keeps at most (0: 100000); a company may choose fewer")
 	fs.Int64Var(&o.inbox.MaxRecepcionBytes, "inbox-max-bytes", int64(envFloat(env, "DTEKIT_INBOX_MAX_BYTES")),
-		"bytes each company's received files keep at most, XML and reports (0: 2 GiB)")
+		"bytes each company's received files keep at most, XML and reports with their documents' (0: 2 GiB)")
 	fs.Int64Var(&o.inbox.MaxMensajes, "inbox-max-mensajes", int64(envFloat(env, "DTEKIT_INBOX_MAX_MENSAJES")),
 		"mails read each company keeps at most; at it its mailbox waits (0: 100000)")
 	fs.Int64Var(&o.inbox.RetencionDias, "inbox-retencion-dias", int64(envFloat(env, "DTEKIT_INBOX_RETENCION_DIAS")),

@@ -44,6 +44,7 @@ func (h *harness) testInboxSettings(t *testing.T) {
 // cut (with their documents) but never the company's highest-numbered
 // file, nor a file kept whole, nor another company's, and the mails read
 // before the cut; the next file's number is not one a deleted file had.
+// A Stored given by the caller is what the usage counts.
 func (h *harness) testInboxUsagePurge(t *testing.T) {
 	s, _ := h.open(t)
 	ctx := ctxT(t)
@@ -122,6 +123,11 @@ func (h *harness) testInboxUsagePurge(t *testing.T) {
 	}
 	same(t, "usage of a after the purge", usage(a), store.InboxUsage{Recepciones: 2, RecepcionBytes: 2 * 16, Mensajes: 1})
 	same(t, "usage of b after a's purge", usage(b), store.InboxUsage{Recepciones: 1, RecepcionBytes: 16, Mensajes: 1})
+	// A caller that counts more than the record (its documents) is
+	// taken at its word.
+	more := &store.Recepcion{EmpresaID: b.ID, Digest: "more", Origen: "upload", XML: []byte("<x/>"), Stored: 1000}
+	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertRecepcion(ctx, more) })
+	same(t, "usage of b with a file counted by its caller", usage(b), store.InboxUsage{Recepciones: 2, RecepcionBytes: 1016, Mensajes: 1})
 	next := ins(a, "d6", true, now, 0)
 	if next.Numero != d5.Numero+1 {
 		t.Errorf("the next file after the purge is number %d, want %d", next.Numero, d5.Numero+1)

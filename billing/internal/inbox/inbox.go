@@ -251,6 +251,16 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 	// only what shows what it was.
 	r.Descartado = r.Estado == RecepcionRechazada
 	r.XML = kept(data, r.Descartado)
+	// The documents' records are built first: what the file keeps, for
+	// its quota, is its own bytes and theirs.
+	r.Stored = int64(len(r.XML) + len(r.Report))
+	rows := make([]*store.Recibido, len(rec.Documentos))
+	for i := range rec.Documentos {
+		if rows[i], err = recibidoOf(&rec.Documentos[i], r, data, sum, i); err != nil {
+			return nil, fault.Failed("recording the received file", err)
+		}
+		r.Stored += int64(len(rows[i].XML) + len(rows[i].Report))
+	}
 	out := &Result{Recepcion: r, Repetido: map[string]bool{}}
 	// Read before the transaction: nothing but the writes runs under its
 	// lock (SQLite's one writer).
@@ -268,12 +278,9 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 		if err := ib.checkInserted(ctx, tx, r); err != nil {
 			return err
 		}
-		for i := range rec.Documentos {
-			d := &rec.Documentos[i]
-			row, err := recibidoOf(d, r, data, sum, i)
-			if err != nil {
-				return err
-			}
+		for i := range rows {
+			row := new(store.Recibido)
+			*row = *rows[i]
 			if err := tx.InsertRecibido(ctx, row); err != nil {
 				if store.ConflictOn(err) != store.ConstraintRecibido {
 					return err

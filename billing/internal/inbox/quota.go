@@ -33,8 +33,9 @@ const PrefixBytes = 4 << 10
 // Limits are a company's inbox quota and retention.
 type Limits struct {
 	// MaxRecepciones and MaxRecepcionBytes bound the received files kept
-	// (their number, and the bytes each keeps: its XML and report);
-	// MaxMensajes the mails read from the mailbox kept.
+	// (their number, and the bytes each keeps: its XML and report and
+	// those of the documents read from it); MaxMensajes the mails read
+	// from the mailbox kept.
 	MaxRecepciones    int64 `json:"max_recepciones"`
 	MaxRecepcionBytes int64 `json:"max_recepcion_bytes"`
 	MaxMensajes       int64 `json:"max_mensajes"`

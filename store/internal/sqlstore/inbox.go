@@ -110,7 +110,10 @@ func (t *tx) InsertRecepcion(ctx context.Context, r *store.Recepcion) error {
 	if size == 0 {
 		size = int64(len(r.XML))
 	}
-	stored := int64(len(r.XML) + len(r.Report))
+	stored := r.Stored
+	if stored == 0 {
+		stored = int64(len(r.XML) + len(r.Report))
+	}
 	var numero int64
 	err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+`)
 		SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM recepciones WHERE empresa_id = $2
