@@ -109,10 +109,3 @@ func (s *Service) PutRecepcionSettings(ctx context.Context, empresaID string, in
 	}
 	return recepcionSettingsOut(q), nil
 }
-
-// PurgeInbox runs the retention of one company now, as its periodic job
-// does: its refused files and mails read older than its retention period
-// are deleted. It returns how many of each.
-func (s *Service) PurgeInbox(ctx context.Context, empresaID string) (recepciones, mensajes int, err error) {
-	return s.inbox.Purge(ctx, empresaID)
-}
