@@ -35,7 +35,8 @@ func (s *Service) newMail() {
 			return s.documentMail(ctx, empresaID, dteID, "")
 		},
 		Counted: s.documentMails.add,
-		Limits:  s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers})
+		Limits:  s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers,
+		Admit: func(ctx context.Context, empresaID string) error { return s.inbox.AdmitMail(ctx, empresaID) }})
 	ic := inbox.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log, SigningCert: s.signingCert,
 		Verify: func(ctx context.Context, empresaID string) (dte.VerifyOptions, error) {
 			vo := s.cfg.SignerPolicy
@@ -61,6 +62,7 @@ func (s *Service) newMail() {
 	if s.cfg.Submission != nil {
 		ic.Registry = s.registryClient
 	}
+	ic.Limits, ic.PurgeEvery = s.cfg.Inbox.limits(), s.cfg.Inbox.PurgeEvery
 	s.inbox = inbox.New(ic)
 }
 

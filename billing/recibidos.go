@@ -122,11 +122,17 @@ type Recepcion struct {
 	// Estado is "conforme" or "rechazada": for an envelope, the acuse's
 	// EstadoRecepEnv; for an answer, whether every document it names
 	// took it (the report says what it did to each, or why not).
-	Estado    string          `json:"estado"`
-	Origen    string          `json:"origen"`
-	Remitente *string         `json:"remitente"`
-	Digest    string          `json:"sha256"`
-	Reporte   json.RawMessage `json:"reporte"`
+	Estado    string  `json:"estado"`
+	Origen    string  `json:"origen"`
+	Remitente *string `json:"remitente"`
+	Digest    string  `json:"sha256"`
+	// Tamano is the file's size as received, in bytes; Descartado is true
+	// for a file refused whole, of which only the digest, size, report
+	// and first 4 KiB are kept, and which is deleted after the company's
+	// retention period (GET /empresa/recepcion).
+	Tamano     int64           `json:"tamano"`
+	Descartado bool            `json:"descartado"`
+	Reporte    json.RawMessage `json:"reporte"`
 	// Recibidos are the ids of its documents (shown by intake).
 	Recibidos []string  `json:"recibidos,omitempty"`
 	Duplicado bool      `json:"duplicado"`
@@ -283,7 +289,7 @@ func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
 // recepcionOut renders a stored received file.
 func recepcionOut(r *store.Recepcion) Recepcion {
 	out := Recepcion{ID: r.ID, Numero: r.Numero, Tipo: r.Tipo, Estado: r.Estado, Origen: r.Origen, Digest: r.Digest,
-		Reporte: json.RawMessage("null"), CreatedAt: r.CreatedAt.UTC()}
+		Tamano: r.Size, Descartado: r.Descartado, Reporte: json.RawMessage("null"), CreatedAt: r.CreatedAt.UTC()}
 	if r.Remitente != "" {
 		out.Remitente = &r.Remitente
 	}

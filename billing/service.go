@@ -64,6 +64,9 @@ type Config struct {
 	// Limits caps the clientes, productos and CAFs one company may hold;
 	// the zero value is the production setting.
 	Limits Limits
+	// Inbox bounds what every company's inbox keeps (see InboxConfig);
+	// the zero value is the production default.
+	Inbox InboxConfig
 }
 
 // Defaults of Config.

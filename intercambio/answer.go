@@ -100,7 +100,7 @@ func (r *Recepcion) Acuse(cert *signer.Certificate, o AnswerOptions) ([]byte, er
 	w.el("CodEnvio", formatCodigo(r.CodEnvio))
 	w.el("EnvioDTEID", r.EnvioDTEID)
 	w.opt("Digest", r.Digest)
-	if r.caratula {
+	if r.Caratula {
 		w.el("RutEmisor", r.RutEmisor)
 	}
 	if rut, err := schemaRUT(r.RutReceptor); err == nil {

@@ -127,8 +127,10 @@ type Recepcion struct {
 	// Verificacion is dte.VerifyWith's report (nil when the file could
 	// not be read as a DTE envelope).
 	Verificacion *dte.VerifyReport `json:"-"`
-	// caratula is set when RutEmisor was read from the Carátula.
-	caratula bool
+	// Caratula is true when RutEmisor was read from the Carátula (the
+	// acuse then names it); kept in the JSON form, so that a Recepcion
+	// read back from it builds the same acuse without the file.
+	Caratula bool `json:"rut_emisor_caratula,omitempty"`
 }
 
 // DocumentoRecibido is the reception of one DTE of an envelope.
@@ -251,7 +253,7 @@ func (r *Recepcion) receive(data []byte, opts Options, expected string) {
 		r.set(EnvioErrorSchema, "Caratula/RutEmisor: "+err.Error())
 		return
 	}
-	r.RutEmisor, r.caratula = emisor, true
+	r.RutEmisor, r.Caratula = emisor, true
 	receptor, err := schemaRUT(env.Caratula.RutReceptor)
 	if err != nil {
 		r.set(EnvioErrorSchema, "Caratula/RutReceptor: "+err.Error())

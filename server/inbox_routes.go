@@ -41,6 +41,9 @@ func (s *Server) inboxRoutes() {
 	s.handle("PUT "+base+"/empresa/correo", admin, s.putCorreo)
 	s.handle("POST "+base+"/empresa/correo/leer", write, s.pollMailbox)
 	s.handle("GET "+base+"/empresa/correo/mensajes", read, catalog(false, s.billing.ListMensajes))
+	// The inbox's quota and retention
+	s.handle("GET "+base+"/empresa/recepcion", read, ofTenant(s.billing.GetRecepcionSettings))
+	s.handle("PUT "+base+"/empresa/recepcion", admin, withBody(maxJSONBody, http.StatusOK, s.billing.PutRecepcionSettings))
 }
 
 // readXML reads an XML body (application/xml or text/xml) of at most
@@ -75,6 +78,9 @@ func optionalBody(w http.ResponseWriter, r *http.Request, dst any) error {
 // reception, 200 with duplicado true when the very same file was received
 // before.
 func (s *Server) receiveDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	if err := s.allowUpload(p.EmpresaID); err != nil {
+		return err
+	}
 	body, err := readXML(w, r)
 	if err != nil {
 		return err
@@ -250,6 +256,9 @@ func (s *Server) listRecibidoCorreos(w http.ResponseWriter, r *http.Request, p *
 // documents and names the documents it changed, with the record of its
 // file.
 func (s *Server) receiveRespuesta(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	if err := s.allowUpload(p.EmpresaID); err != nil {
+		return err
+	}
 	body, err := readXML(w, r)
 	if err != nil {
 		return err

@@ -62,3 +62,27 @@ func rateLimited(what string, wait time.Duration) *httpError {
 	he.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
 	return he
 }
+
+// uploadLimit is the per-company limit of received files: up, or a tenth
+// of the per-credential rate (whose default is 20) with a burst of 10.
+func uploadLimit(cred, up RateLimit) RateLimit {
+	if up.PerSecond != 0 {
+		return up
+	}
+	switch {
+	case cred.PerSecond < 0:
+		return RateLimit{PerSecond: -1}
+	case cred.PerSecond == 0:
+		cred.PerSecond = 20
+	}
+	return RateLimit{PerSecond: cred.PerSecond / 10, Burst: max(up.Burst, 10)}
+}
+
+// allowUpload takes one token of the company's upload bucket, or answers
+// 429 with Retry-After.
+func (s *Server) allowUpload(empresaID string) error {
+	if ok, wait := s.uploads.allow("upload:" + empresaID); !ok {
+		return rateLimited("the company's limit of received files per second is reached", wait)
+	}
+	return nil
+}

@@ -31,6 +31,13 @@ type Config struct {
 	JWT *JWTConfig
 	// RateLimit is the per-credential limit (zero value: defaults).
 	RateLimit RateLimit
+	// UploadRateLimit is the per-company limit of received files (POST
+	// /recibidos and /respuestas), taken besides the per-credential one:
+	// verifying and keeping a file costs more than any other call. Its
+	// zero value is a tenth of RateLimit's rate (2 files a second by
+	// default) with a burst of 10; a negative PerSecond turns it off, as
+	// a RateLimit turned off does when this is left zero.
+	UploadRateLimit RateLimit
 	// Logger receives one JSON line per request and every internal error;
 	// nil discards.
 	Logger *slog.Logger
@@ -64,6 +71,7 @@ type Server struct {
 	tenantExists func(ctx context.Context, empresaID string) error
 	jwt          *JWTConfig
 	limit        *limiters
+	uploads      *limiters
 	metrics      *metrics
 	checks       map[string]func(context.Context) error
 	draining     atomic.Bool
@@ -91,6 +99,7 @@ func New(cfg Config) (*Server, error) {
 		billing: cfg.Billing,
 		jwt:     cfg.JWT,
 		limit:   newLimiters(cfg.RateLimit, now),
+		uploads: newLimiters(uploadLimit(cfg.RateLimit, cfg.UploadRateLimit), now),
 		metrics: newMetrics(cfg.CAFFolios, cfg.QueueDepth, cfg.Billing.Counts, cfg.MetricsTenantLabels),
 		checks:  cfg.ReadyChecks,
 	}

@@ -46,9 +46,45 @@ type Recepcion struct {
 	// Remitente is the address the file came from ("" for an upload).
 	Remitente string
 	Estado    string // the reception state, as the service names it
-	XML       []byte // the file as received; nil in list results
-	Report    []byte // the verification report (JSON, opaque to the store)
+	// XML is the file as received, or only its first bytes when
+	// Descartado; nil in list results.
+	XML    []byte
+	Report []byte // the verification report (JSON, opaque to the store)
+	// Size is the file's size as received, in bytes.
+	Size int64
+	// Descartado marks a file refused whole, that did nothing: XML holds
+	// only its first bytes (the caller cuts them), and PurgeInbox deletes
+	// it once the company's retention period has passed.
+	Descartado bool
+	// Stored is what the file keeps, in bytes: what the company's quota
+	// counts (InboxUsage). The caller may count more than the record
+	// (the documents read from it); InsertRecepcion sets it to the
+	// record's XML and Report when zero.
+	Stored    int64
 	CreatedAt time.Time
+}
+
+// InboxSettings are a company's limits on what its inbox keeps; a nil
+// field means the service's default.
+type InboxSettings struct {
+	EmpresaID string
+	// MaxRecepciones and MaxRecepcionBytes bound the received files kept
+	// (their number, and their Stored bytes); MaxMensajes the mails read
+	// kept.
+	MaxRecepciones    *int64
+	MaxRecepcionBytes *int64
+	MaxMensajes       *int64
+	// RetencionDias is how long refused files (Recepcion.Descartado) and
+	// mails read are kept, in days.
+	RetencionDias *int64
+	UpdatedAt     time.Time
+}
+
+// InboxUsage is what a company's inbox holds (Reader.InboxUsage).
+type InboxUsage struct {
+	Recepciones    int64 // received files
+	RecepcionBytes int64 // their Stored bytes
+	Mensajes       int64 // mails read
 }
 
 // Recibido is one document a supplier sent the company, read from a

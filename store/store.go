@@ -408,6 +408,14 @@ type Reader interface {
 	// ErrNotFound when it has none.
 	GetCorreoConfig(ctx context.Context, empresaID string) (*CorreoConfig, error)
 
+	// GetInboxSettings returns the company's inbox quota and retention,
+	// or ErrNotFound when it set none.
+	GetInboxSettings(ctx context.Context, empresaID string) (*InboxSettings, error)
+	// InboxUsage counts what the company's inbox holds: its received
+	// files and their stored bytes (Recepcion.Stored), and the mails read
+	// from its mailbox. It reads indexes only, never the files.
+	InboxUsage(ctx context.Context, empresaID string) (*InboxUsage, error)
+
 	// Setting returns the value of a setting of the database (one of the
 	// Setting constants); ok is false, with no error, when it was never
 	// set.
@@ -625,6 +633,18 @@ type Tx interface {
 	// company recorded is refused with a ConflictError on
 	// ConstraintMensaje, without aborting the transaction.
 	InsertMensaje(ctx context.Context, m *Mensaje) error
+
+	// PutInboxSettings records the company's inbox quota and retention,
+	// replacing every field (nil: the service's default) and UpdatedAt
+	// (set to now when zero). ErrNotFound when the company does not exist.
+	PutInboxSettings(ctx context.Context, s *InboxSettings) error
+	// PurgeInbox deletes, oldest first, at most limit of the company's
+	// received files that are Descartado and were received before before
+	// (with the documents read from them), except the company's
+	// highest-numbered file, whose number the next file's follows; and at
+	// most limit of the mails read from its mailbox before before. It
+	// returns how many of each it deleted.
+	PurgeInbox(ctx context.Context, empresaID string, before time.Time, limit int) (recepciones, mensajes int, err error)
 
 	// PutCorreoConfig records the company's mailbox settings, replacing
 	// Config, SealedIMAP, SealedSMTP and UpdatedAt (set to now when zero).

@@ -79,6 +79,15 @@ Environment (flags win):
   DTEKIT_JWT_AUDIENCE   required aud of bearer tokens
   DTEKIT_RATE_LIMIT     requests per second per credential (default 20; -1 off)
   DTEKIT_RATE_BURST     burst per credential (default twice the rate)
+  DTEKIT_UPLOAD_RATE_LIMIT
+                        received files (POST /recibidos, /respuestas) per second
+                        per company (default a tenth of the rate, burst 10; -1 off)
+  DTEKIT_INBOX_MAX_RECEPCIONES, DTEKIT_INBOX_MAX_BYTES, DTEKIT_INBOX_MAX_MENSAJES,
+  DTEKIT_INBOX_RETENCION_DIAS
+                        as the --inbox-* flags: each company's quota of received
+                        files (default 100000), of the bytes they keep (default
+                        2 GiB) and of mails read (default 100000), and how many
+                        days refused files and mails read are kept (default 90)
   DTEKIT_LOG_LEVEL      debug, info (default), warn or error
   DTEKIT_MAX_CONNECTIONS  connections served at once (default 1024)
   DTEKIT_METRICS_TENANT_LABELS  1 labels /metrics by company
@@ -109,8 +118,9 @@ type serveOptions struct {
 	demo, webhookLoopback, tenantMetrics  bool
 	trust                                 stringList
 	jwtKeyFile, jwksURL, issuer, audience string
-	rate                                  float64
+	rate, uploadRate                      float64
 	burst, maxConns                       int
+	inbox                                 billing.InboxConfig
 	logLevel                              string
 	shutdownTimeout                       time.Duration
 	policy                                signerPolicy
@@ -133,6 +143,16 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.StringVar(&o.audience, "jwt-audience", env.getenv("DTEKIT_JWT_AUDIENCE"), "required aud of bearer tokens")
 	fs.Float64Var(&o.rate, "rate-limit", envFloat(env, "DTEKIT_RATE_LIMIT"), "requests per second per credential (0: default 20; -1: off)")
 	fs.IntVar(&o.burst, "rate-burst", int(envFloat(env, "DTEKIT_RATE_BURST")), "burst per credential (0: twice the rate)")
+	fs.Float64Var(&o.uploadRate, "upload-rate-limit", envFloat(env, "DTEKIT_UPLOAD_RATE_LIMIT"),
+		"received files per second per company (0: a tenth of --rate-limit, burst 10; -1: off)")
+	fs.Int64Var(&o.inbox.MaxRecepciones, "inbox-max-recepciones", int64(envFloat(env, "DTEKIT_INBOX_MAX_RECEPCIONES")),
+		"received files each company keeps at most (0: 100000); a company may choose fewer")
+	fs.Int64Var(&o.inbox.MaxRecepcionBytes, "inbox-max-bytes", int64(envFloat(env, "DTEKIT_INBOX_MAX_BYTES")),
+		"bytes each company's received files keep at most, XML and reports with their documents' (0: 2 GiB)")
+	fs.Int64Var(&o.inbox.MaxMensajes, "inbox-max-mensajes", int64(envFloat(env, "DTEKIT_INBOX_MAX_MENSAJES")),
+		"mails read each company keeps at most; at it its mailbox waits (0: 100000)")
+	fs.Int64Var(&o.inbox.RetencionDias, "inbox-retencion-dias", int64(envFloat(env, "DTEKIT_INBOX_RETENCION_DIAS")),
+		"days refused files and mails read are kept (0: 90); a company may choose its own")
 	fs.IntVar(&o.maxConns, "max-connections", int(envFloat(env, "DTEKIT_MAX_CONNECTIONS")),
 		"most connections served at once; more wait in the backlog (0: 1024)")
 	fs.StringVar(&o.logLevel, "log-level", env.getenv("DTEKIT_LOG_LEVEL"), "debug, info, warn or error")
@@ -152,6 +172,18 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	if _, err := o.policy.options(); err != nil {
 		return usageError(env, "serve", "%v", err)
+	}
+	for _, q := range []struct {
+		flag string
+		v    int64
+	}{{"inbox-max-recepciones", o.inbox.MaxRecepciones}, {"inbox-max-bytes", o.inbox.MaxRecepcionBytes},
+		{"inbox-max-mensajes", o.inbox.MaxMensajes}, {"inbox-retencion-dias", o.inbox.RetencionDias}} {
+		if q.v < 0 {
+			return usageError(env, "serve", "--%s %d: want 0 (the default) or more", q.flag, q.v)
+		}
+	}
+	if o.inbox.RetencionDias > 3660 {
+		return usageError(env, "serve", "--inbox-retencion-dias %d: want at most 3660 days", o.inbox.RetencionDias)
 	}
 	if err := serve(ctx, env, o); err != nil {
 		fmt.Fprintf(env.stderr, "dtekit serve: %s\n", errLine(err))
@@ -193,7 +225,7 @@ type backend struct {
 // openBackend opens the store named by dbURL (PostgreSQL) or the SQLite
 // file under dataDir with the key-encryption key its secrets are sealed
 // under (openKeyring), and builds the billing service over it.
-func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, submit *billing.SubmitConfig, policy dte.VerifyOptions, logger *slog.Logger) (*backend, error) {
+func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, submit *billing.SubmitConfig, policy dte.VerifyOptions, inbox billing.InboxConfig, logger *slog.Logger) (*backend, error) {
 	st, desc, err := openStore(ctx, env, dataDir, dbURL, logger)
 	if err != nil {
 		return nil, err
@@ -214,7 +246,7 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 		return nil, err
 	}
 	bill, err := billing.New(billing.Config{Store: st, Keyring: kr, TrustedKeys: trust, Logger: logger,
-		Delivery: delivery, Submission: submit, Workers: workers, Mail: mail, SignerPolicy: policy})
+		Delivery: delivery, Submission: submit, Workers: workers, Mail: mail, SignerPolicy: policy, Inbox: inbox})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -337,7 +369,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, submit, policy, logger)
+	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, submit, policy, o.inbox, logger)
 	if err != nil {
 		return err
 	}
@@ -372,10 +404,11 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 		return fmt.Errorf("starting the job runner: %w", err)
 	}
 	srv, err := server.New(server.Config{
-		Billing:   be.bill,
-		JWT:       jc,
-		RateLimit: server.RateLimit{PerSecond: o.rate, Burst: o.burst},
-		Logger:    logger,
+		Billing:         be.bill,
+		JWT:             jc,
+		RateLimit:       server.RateLimit{PerSecond: o.rate, Burst: o.burst},
+		UploadRateLimit: server.RateLimit{PerSecond: o.uploadRate},
+		Logger:          logger,
 		ReadyChecks: map[string]func(context.Context) error{
 			"database": be.st.Ping,
 			// Fails from a write refused for want of space until a

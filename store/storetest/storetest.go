@@ -113,6 +113,8 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Correo", h.testCorreo)
 	t.Run("Mensaje", h.testMensaje)
 	t.Run("CorreoConfig", h.testCorreoConfig)
+	t.Run("InboxSettings", h.testInboxSettings)
+	t.Run("InboxUsagePurge", h.testInboxUsagePurge)
 	t.Run("DTEIntercambio", h.testDTEIntercambio)
 	t.Run("Contribuyentes", h.testContribuyentes)
 	t.Run("AttemptLog", h.testAttemptLog)

@@ -214,6 +214,16 @@ func (ib *Inbox) reception(ctx context.Context, empresaID, recepcionID string) (
 	if err != nil {
 		return nil, nil, err
 	}
+	if rec.Descartado {
+		// Only the file's first bytes were kept: its reception is read
+		// back from its report, which holds everything an acuse says.
+		var r intercambio.Recepcion
+		if err := json.Unmarshal(rec.Report, &r); err != nil {
+			return nil, nil, fmt.Errorf("reading the report of file %s: %w", rec.ID, err)
+		}
+		r.NmbEnvio, r.CodEnvio, r.FchRecep = intercambio.DefaultNmbEnvio, max(1, min(rec.Numero, intercambio.MaxCodigo)), rec.CreatedAt
+		return &r, rec, nil
+	}
 	vo, err := ib.cfg.Verify(ctx, empresaID)
 	if err != nil {
 		return nil, nil, err

@@ -127,6 +127,12 @@ type Config struct {
 	AutoAcuse func(ctx context.Context, empresaID string) bool
 	// Every is the period of the refresh job (default 1 hour).
 	Every time.Duration
+	// Limits are the operator's quota and retention of every company
+	// (zero fields: DefaultLimits); a company may choose lower quotas and
+	// its own retention (SetQuota).
+	Limits Limits
+	// PurgeEvery is the period of the retention job (default 1 hour).
+	PurgeEvery time.Duration
 }
 
 // Inbox is the room. Build it with New and register its jobs.
@@ -141,6 +147,9 @@ type Inbox struct {
 func New(cfg Config) *Inbox {
 	if cfg.Every <= 0 {
 		cfg.Every = time.Hour
+	}
+	if cfg.PurgeEvery <= 0 {
+		cfg.PurgeEvery = time.Hour
 	}
 	return &Inbox{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger}
 }
@@ -190,7 +199,10 @@ func docKey(d *intercambio.DocumentoRecibido, fileDigest string, i int) string {
 // Intake receives a file. The same file twice is one Recepcion (the
 // second call reports Duplicate); a document received before in another
 // file is not recorded again. A file that cannot be read is recorded as
-// rechazada with its report.
+// rechazada with its report, keeping only its first PrefixBytes
+// (Descartado), and its documents keep their reports without their
+// bytes. A file that would take the company over its quota is refused
+// with LIMIT_EXCEEDED and not recorded.
 func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src Source) (*Result, error) {
 	if len(data) > MaxFileBytes {
 		return nil, fault.Invalid("xml", dte.CodeTooLarge, fmt.Sprintf("the file is %d bytes, more than the %d a received envelope may have", len(data), MaxFileBytes))
@@ -204,6 +216,11 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 	emp, err := ib.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
 		return nil, fault.Failed("reading the company", err)
+	}
+	// A company over its quota is refused before the verification's
+	// work; the transaction checks again with what the file keeps.
+	if err := ib.checkQuota(ctx, ib.st, empresaID, 0); err != nil {
+		return nil, err
 	}
 	vo, err := ib.cfg.Verify(ctx, empresaID)
 	if err != nil {
@@ -224,10 +241,25 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 		return nil, fault.Failed("recording the verification report", err)
 	}
 	r := &store.Recepcion{ID: newID(), EmpresaID: empresaID, Digest: sum, Tipo: TipoEnvio, Origen: src.Origen, MensajeID: src.MensajeID,
-		Remitente: src.Remitente, XML: data, Report: report, CreatedAt: at}
+		Remitente: src.Remitente, Report: report, Size: int64(len(data)), CreatedAt: at}
 	r.Estado = RecepcionRechazada
 	if rec.Recibido() {
 		r.Estado = RecepcionConforme
+	}
+	// A refused envelope received none of its documents (a document is
+	// never received from a refused envelope): it did nothing, and keeps
+	// only what shows what it was.
+	r.Descartado = r.Estado == RecepcionRechazada
+	r.XML = kept(data, r.Descartado)
+	// The documents' records are built first: what the file keeps, for
+	// its quota, is its own bytes and theirs.
+	r.Stored = int64(len(r.XML) + len(r.Report))
+	rows := make([]*store.Recibido, len(rec.Documentos))
+	for i := range rec.Documentos {
+		if rows[i], err = recibidoOf(&rec.Documentos[i], r, data, sum, i); err != nil {
+			return nil, fault.Failed("recording the received file", err)
+		}
+		r.Stored += int64(len(rows[i].XML) + len(rows[i].Report))
 	}
 	out := &Result{Recepcion: r, Repetido: map[string]bool{}}
 	// Read before the transaction: nothing but the writes runs under its
@@ -243,12 +275,12 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 			}
 			return err
 		}
-		for i := range rec.Documentos {
-			d := &rec.Documentos[i]
-			row, err := recibidoOf(d, r, sum, i)
-			if err != nil {
-				return err
-			}
+		if err := ib.checkInserted(ctx, tx, r); err != nil {
+			return err
+		}
+		for i := range rows {
+			row := new(store.Recibido)
+			*row = *rows[i]
 			if err := tx.InsertRecibido(ctx, row); err != nil {
 				if store.ConflictOn(err) != store.ConstraintRecibido {
 					return err
@@ -275,6 +307,9 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 		}
 		return nil
 	})
+	if IsLimit(err) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fault.Failed("recording the received file", err)
 	}
@@ -316,8 +351,9 @@ func (ib *Inbox) existing(ctx context.Context, r *store.Recepcion) (*Result, err
 	return out, nil
 }
 
-// recibidoOf is the record of one document of a received file.
-func recibidoOf(d *intercambio.DocumentoRecibido, r *store.Recepcion, fileDigest string, i int) (*store.Recibido, error) {
+// recibidoOf is the record of one document of a received file (data);
+// a document of a refused file keeps no bytes.
+func recibidoOf(d *intercambio.DocumentoRecibido, r *store.Recepcion, data []byte, fileDigest string, i int) (*store.Recibido, error) {
 	report, err := json.Marshal(struct {
 		Recepcion    *intercambio.DocumentoRecibido `json:"recepcion"`
 		Verificacion dte.DocumentReport             `json:"verificacion"`
@@ -333,7 +369,9 @@ func recibidoOf(d *intercambio.DocumentoRecibido, r *store.Recepcion, fileDigest
 		row.Estado = Pendiente
 	}
 	if doc := d.Documento; doc != nil {
-		row.XML = standalone(r.XML, doc.Raw)
+		if !r.Descartado {
+			row.XML = standalone(data, doc.Raw)
+		}
 		row.RazonSocialEmisor = truncate(doc.Emisor.RazonSocial, 100)
 	}
 	return row, nil
@@ -401,6 +439,10 @@ func (ib *Inbox) Register(j store.Jobs) error {
 	}, Timeout: 30 * time.Second}); err != nil {
 		return err
 	}
-	return periodic.Register(j, periodic.Job{Args: refreshArgs{}, Every: ib.cfg.Every, Timeout: 10 * time.Minute,
-		Run: ib.refresh})
+	if err := periodic.Register(j, periodic.Job{Args: refreshArgs{}, Every: ib.cfg.Every, Timeout: 10 * time.Minute,
+		Run: ib.refresh}); err != nil {
+		return err
+	}
+	return periodic.Register(j, periodic.Job{Args: purgeArgs{}, Every: ib.cfg.PurgeEvery, Timeout: 10 * time.Minute,
+		Run: ib.purge})
 }

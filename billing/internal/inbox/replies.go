@@ -208,6 +208,9 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, fault.Failed("reading received files", err)
 	}
+	if err := ib.checkQuota(ctx, ib.st, empresaID, 0); err != nil {
+		return nil, err
+	}
 	resp, err := intercambio.Read(data, intercambio.ReadOptions{Empresa: emp.Rut})
 	if err != nil {
 		return nil, fault.Invalid("xml", dte.CodeInvalidFormat, "the answer cannot be read: "+err.Error())
@@ -247,7 +250,7 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 	}
 	at := ib.now().UTC().Truncate(time.Second)
 	r := &store.Recepcion{ID: newID(), EmpresaID: empresaID, Digest: sum, Tipo: TipoRespuesta, Origen: src.Origen,
-		MensajeID: src.MensajeID, Remitente: src.Remitente, XML: data, CreatedAt: at}
+		MensajeID: src.MensajeID, Remitente: src.Remitente, Size: int64(len(data)), CreatedAt: at}
 	out := &ReplyResult{Kind: resp.Kind, Recepcion: r}
 	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		out.Updated, out.Duplicate = nil, false
@@ -311,6 +314,15 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 		if report.Motivo != "" || len(report.Documentos) == 0 {
 			r.Estado = RecepcionRechazada
 		}
+		// An answer that touched none of the company's documents did
+		// nothing: it keeps only what shows what it was.
+		r.Descartado = true
+		for _, d := range report.Documentos {
+			if d.Efecto == EfectoAplicada || d.Efecto == EfectoRepetida || d.Efecto == EfectoHistorial {
+				r.Descartado = false
+			}
+		}
+		r.XML = kept(data, r.Descartado)
 		b, err := json.Marshal(report)
 		if err != nil {
 			return err
@@ -322,6 +334,9 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 				out.Duplicate = true
 				return errDuplicate
 			}
+			return err
+		}
+		if err := ib.checkInserted(ctx, tx, r); err != nil {
 			return err
 		}
 		out.Report = report
@@ -338,6 +353,9 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 			return nil, fault.Failed("reading received files", err)
 		}
 		return existingReply(prev)
+	}
+	if IsLimit(err) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fault.Failed("recording the receptor's answer", err)

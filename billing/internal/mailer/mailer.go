@@ -135,6 +135,10 @@ type Config struct {
 	MaxAttempts int
 	// Workers is the mail queue's budget in this process.
 	Workers int
+	// Admit, when set, is asked before each message is read from a
+	// company's mailbox: an error (the company's quota of mail kept is
+	// reached) ends the read, leaving the message unread in the mailbox.
+	Admit func(ctx context.Context, empresaID string) error
 }
 
 // Mailer is the room. Build it with New and register its jobs.
@@ -503,6 +507,11 @@ func (m *Mailer) Poll(ctx context.Context, empresaID string) (*PollResult, error
 	// and each is marked before the next is fetched, so the search does
 	// not list it again.
 	for range MaxPerPoll {
+		if m.cfg.Admit != nil {
+			if err := m.cfg.Admit(ctx, empresaID); err != nil {
+				return out, err
+			}
+		}
 		msgs, err := mb.Unprocessed(ctx, 1, lim.MaxMessageBytes)
 		if err != nil {
 			return out, err
@@ -566,7 +575,7 @@ func (m *Mailer) take(ctx context.Context, empresaID string, f email.Fetched, li
 	}
 	if why == "" {
 		var notes []string
-		n := 0
+		n, overQuota := 0, false
 		for _, a := range msg.Attachments {
 			kind := rootOf(a.Data)
 			src := Source{MensajeID: rec.ID, From: msg.From, Filename: a.Filename}
@@ -583,18 +592,26 @@ func (m *Mailer) take(ctx context.Context, empresaID string, f email.Fetched, li
 				if isStoreFailure(err) {
 					return false, false, err
 				}
+				if e := fault.As(err); e.Code == fault.LimitExceeded {
+					overQuota = true
+				}
 				notes = append(notes, fmt.Sprintf("%s (%s): %v", a.Filename, kind, err))
 				continue
 			}
 			notes = append(notes, fmt.Sprintf("%s (%s)", a.Filename, kind))
 		}
 		notes = append(notes, msg.Warnings...)
-		if n == 0 {
+		switch {
+		case n == 0:
 			why = "no EnvioDTE, RespuestaDTE or EnvioRecibos attached"
 			if len(notes) > 0 {
 				why += ": " + strings.Join(notes, "; ")
 			}
-		} else {
+		case overQuota:
+			// A file the company's quota refused is not dropped in
+			// silence: the mail is refused, saying so.
+			why = "over the company's quota of received files: " + strings.Join(notes, "; ")
+		default:
 			rec.Estado, rec.Detalle = "procesado", limit(strings.Join(notes, "; "), 2000)
 		}
 	}

@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dtekit/dtekit/store"
 )
@@ -47,12 +49,12 @@ func (t *tx) refusedBy(ctx context.Context, err error, constraint, what, id, que
 
 // ---- recepciones
 
-const recepcionListCols = "id, empresa_id, numero, digest, origen, mensaje_id, remitente, estado, report, created_at, tipo"
+const recepcionListCols = "id, empresa_id, numero, digest, origen, mensaje_id, remitente, estado, report, created_at, tipo, tamano, descartado, guardado"
 const recepcionCols = recepcionListCols + ", xml"
 
 func recepcionFields(r *store.Recepcion) []any {
 	return []any{&r.ID, &r.EmpresaID, &r.Numero, &r.Digest, &r.Origen, &r.MensajeID, &r.Remitente, &r.Estado,
-		&r.Report, ts(&r.CreatedAt), &r.Tipo}
+		&r.Report, ts(&r.CreatedAt), &r.Tipo, &r.Size, &r.Descartado, &r.Stored}
 }
 
 func scanRecepcionList(s scanner) (store.Recepcion, error) {
@@ -104,14 +106,22 @@ func (t *tx) InsertRecepcion(ctx context.Context, r *store.Recepcion) error {
 	if err := t.lockEmpresa(ctx, r.EmpresaID); err != nil {
 		return err
 	}
+	size := r.Size
+	if size == 0 {
+		size = int64(len(r.XML))
+	}
+	stored := r.Stored
+	if stored == 0 {
+		stored = int64(len(r.XML) + len(r.Report))
+	}
 	var numero int64
 	err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+`)
-		SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM recepciones WHERE empresa_id = $2
+		SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM recepciones WHERE empresa_id = $2
 		ON CONFLICT DO NOTHING RETURNING numero`,
 		r.ID, r.EmpresaID, r.Digest, r.Origen, r.MensajeID, r.Remitente, r.Estado, blob(r.Report), t.d.targ(r.CreatedAt),
-		tipo, blob(r.XML)).Scan(&numero)
+		tipo, size, r.Descartado, stored, blob(r.XML)).Scan(&numero)
 	if err == nil {
-		r.Numero, r.Tipo = numero, tipo
+		r.Numero, r.Tipo, r.Size, r.Stored = numero, tipo, size, stored
 		return nil
 	}
 	if !errors.Is(err, errNoRows) {
@@ -405,4 +415,109 @@ func (t *tx) PutCorreoConfig(ctx context.Context, c *store.CorreoConfig) error {
 		sealed_smtp = excluded.sealed_smtp, updated_at = excluded.updated_at`,
 		c.EmpresaID, config, blob(c.SealedIMAP), blob(c.SealedSMTP), t.d.targ(c.UpdatedAt))
 	return t.errf(err, "writing the correo config of empresa %q", c.EmpresaID)
+}
+
+// ---- quota and retention
+
+// GetInboxSettings reads the company's inbox quota and retention.
+func (r *reader) GetInboxSettings(ctx context.Context, empresaID string) (*store.InboxSettings, error) {
+	var s store.InboxSettings
+	var recs, bytes, mens, dias sql.NullInt64
+	err := r.q.QueryRowContext(ctx, `SELECT empresa_id, max_recepciones, max_recepcion_bytes, max_mensajes, retencion_dias, updated_at
+		FROM recepcion_settings WHERE empresa_id = $1`, empresaID).Scan(&s.EmpresaID, &recs, &bytes, &mens, &dias, ts(&s.UpdatedAt))
+	if err != nil {
+		return nil, r.notFound(err, "inbox settings of empresa", empresaID)
+	}
+	s.MaxRecepciones, s.MaxRecepcionBytes, s.MaxMensajes, s.RetencionDias = optInt(recs), optInt(bytes), optInt(mens), optInt(dias)
+	return &s, nil
+}
+
+// optInt is a nullable column's value, nil for NULL.
+func optInt(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+// InboxUsage counts through indexes: recepciones_uso holds each file's
+// guardado, mensajes_empresa_seq each mail.
+func (r *reader) InboxUsage(ctx context.Context, empresaID string) (*store.InboxUsage, error) {
+	var u store.InboxUsage
+	err := r.q.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(guardado), 0) FROM recepciones WHERE empresa_id = $1", empresaID).
+		Scan(&u.Recepciones, &u.RecepcionBytes)
+	if err == nil {
+		err = r.q.QueryRowContext(ctx, "SELECT COUNT(*) FROM mensajes WHERE empresa_id = $1", empresaID).Scan(&u.Mensajes)
+	}
+	if err != nil {
+		return nil, r.errf(err, "counting the inbox of empresa %q", empresaID)
+	}
+	return &u, nil
+}
+
+// PutInboxSettings writes the company's inbox quota and retention.
+func (t *tx) PutInboxSettings(ctx context.Context, s *store.InboxSettings) error {
+	t.stamp(nil, &s.UpdatedAt)
+	if err := t.empresaExists(ctx, s.EmpresaID); err != nil {
+		return err
+	}
+	opt := func(p *int64) any {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	_, err := t.q.ExecContext(ctx, `INSERT INTO recepcion_settings (empresa_id, max_recepciones, max_recepcion_bytes, max_mensajes,
+		retencion_dias, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (empresa_id) DO UPDATE SET max_recepciones = excluded.max_recepciones,
+		max_recepcion_bytes = excluded.max_recepcion_bytes, max_mensajes = excluded.max_mensajes,
+		retencion_dias = excluded.retencion_dias, updated_at = excluded.updated_at`,
+		s.EmpresaID, opt(s.MaxRecepciones), opt(s.MaxRecepcionBytes), opt(s.MaxMensajes), opt(s.RetencionDias), t.d.targ(s.UpdatedAt))
+	return t.errf(err, "writing the inbox settings of empresa %q", s.EmpresaID)
+}
+
+// PurgeInbox deletes one batch of refused files and one of mails read.
+// The files are chosen first, by id, so their documents go before them
+// (recibidos.recepcion_id refers to them).
+func (t *tx) PurgeInbox(ctx context.Context, empresaID string, before time.Time, limit int) (int, int, error) {
+	if limit <= 0 {
+		return 0, 0, nil
+	}
+	rows, err := t.q.QueryContext(ctx, `SELECT id FROM recepciones WHERE empresa_id = $1 AND descartado AND created_at < $2
+		AND numero < (SELECT MAX(numero) FROM recepciones WHERE empresa_id = $1) ORDER BY created_at, seq LIMIT $3`,
+		empresaID, t.d.targ(before), limit)
+	if err != nil {
+		return 0, 0, t.errf(err, "choosing refused files of empresa %q to delete", empresaID)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, 0, t.errf(err, "choosing refused files of empresa %q to delete", empresaID)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, 0, t.errf(err, "choosing refused files of empresa %q to delete", empresaID)
+	}
+	for _, id := range ids {
+		if _, err := t.q.ExecContext(ctx, "DELETE FROM recibidos WHERE empresa_id = $1 AND recepcion_id = $2", empresaID, id); err != nil {
+			return 0, 0, t.errf(err, "deleting the documents of refused file %q", id)
+		}
+		if _, err := t.q.ExecContext(ctx, "DELETE FROM recepciones WHERE empresa_id = $1 AND id = $2", empresaID, id); err != nil {
+			return 0, 0, t.errf(err, "deleting refused file %q", id)
+		}
+	}
+	res, err := t.q.ExecContext(ctx, `DELETE FROM mensajes WHERE seq IN (SELECT seq FROM mensajes WHERE empresa_id = $1
+		AND created_at < $2 ORDER BY created_at, seq LIMIT $3)`, empresaID, t.d.targ(before), limit)
+	if err != nil {
+		return 0, 0, t.errf(err, "deleting old mails of empresa %q", empresaID)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, 0, t.errf(err, "deleting old mails of empresa %q", empresaID)
+	}
+	return len(ids), int(n), nil
 }
