@@ -82,12 +82,15 @@ Environment (flags win):
   DTEKIT_UPLOAD_RATE_LIMIT
                         received files (POST /recibidos, /respuestas) per second
                         per company (default a tenth of the rate, burst 10; -1 off)
-  DTEKIT_INBOX_MAX_RECEPCIONES, DTEKIT_INBOX_MAX_BYTES, DTEKIT_INBOX_MAX_MENSAJES,
+  DTEKIT_INBOX_MAX_RECEPCIONES
+                        each company's quota of received files (default 100000)
+  DTEKIT_INBOX_MAX_BYTES
+                        of the bytes they keep (default 2 GiB)
+  DTEKIT_INBOX_MAX_MENSAJES
+                        of mails read (default 100000)
   DTEKIT_INBOX_RETENCION_DIAS
-                        as the --inbox-* flags: each company's quota of received
-                        files (default 100000), of the bytes they keep (default
-                        2 GiB) and of mails read (default 100000), and how many
-                        days refused files and mails read are kept (default 90)
+                        days refused files and mails read are kept (default 90);
+                        as the --inbox-* flags
   DTEKIT_LOG_LEVEL      debug, info (default), warn or error
   DTEKIT_MAX_CONNECTIONS  connections served at once (default 1024)
   DTEKIT_METRICS_TENANT_LABELS  1 labels /metrics by company
