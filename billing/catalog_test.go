@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"crypto/rsa"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -242,7 +243,7 @@ func TestCertificateAndEmpresa(t *testing.T) {
 			// opens the sealed key.
 			s2 := newService(t, b.name, dsn, Config{})
 			c2, err := s2.signingCert(ctx, emp.ID)
-			if err != nil || !c2.Key.Equal(creds(t).Cert.Key) {
+			if err != nil || !c2.Key.(*rsa.PrivateKey).Equal(creds(t).Cert.Key) {
 				t.Errorf("reopened certificate: %v", err)
 			}
 			// An expired certificate stops emission (the SII would refuse

@@ -52,7 +52,8 @@ func checkCertificate(p12 []byte, password, rutFirmante string, now time.Time) (
 		e.Err = err
 		return nil, e
 	}
-	if bits := cert.Key.N.BitLen(); bits < MinCertificateBits {
+	// Load gives an RSA key in memory, whose public half is the leaf's.
+	if bits := cert.Key.Public().(*rsa.PublicKey).N.BitLen(); bits < MinCertificateBits {
 		return nil, fault.Invalid("file", fault.DetailCertWeakKey, fmt.Sprintf("the certificate's key has %d bits; at least %d are required", bits, MinCertificateBits))
 	}
 	if now.After(cert.NotAfter()) {

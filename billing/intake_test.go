@@ -2,6 +2,7 @@ package billing
 
 import (
 	"bytes"
+	"crypto/rsa"
 	"encoding/base64"
 	"errors"
 	"sync"
@@ -111,7 +112,7 @@ func TestCheckCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := decodeCredential(pem)
-	if err != nil || !back.Key.Equal(c.Cert.Key) || !bytes.Equal(back.Leaf.Raw, c.Cert.Leaf.Raw) {
+	if err != nil || !back.Key.(*rsa.PrivateKey).Equal(c.Cert.Key) || !bytes.Equal(back.Leaf.Raw, c.Cert.Leaf.Raw) {
 		t.Fatalf("decodeCredential: %v", err)
 	}
 	for _, tc := range []struct {

@@ -26,7 +26,7 @@ func generar(tb testing.TB, data []byte, dir string) {
 // the signing certificate's key: the median of n.
 func rsaSignature(tb testing.TB, n int) time.Duration {
 	tb.Helper()
-	key := creds(tb).Cert.Key
+	key := creds(tb).Cert.Key.(*rsa.PrivateKey)
 	digest := sha1.Sum([]byte("dtekit benchmark baseline"))
 	ds := make([]time.Duration, n)
 	for i := range ds {
@@ -52,7 +52,7 @@ func BenchmarkGenerar(b *testing.B) {
 	digest := sha1.Sum([]byte("dtekit benchmark baseline"))
 	b.Run("rsa", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key, crypto.SHA1, digest[:]); err != nil {
+			if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key.(*rsa.PrivateKey), crypto.SHA1, digest[:]); err != nil {
 				b.Fatal(err)
 			}
 		}

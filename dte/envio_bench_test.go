@@ -47,7 +47,7 @@ func BenchmarkBuildEnvio(b *testing.B) {
 	c := creds(b)
 	digest := sha1.Sum([]byte("dtekit benchmark baseline"))
 	rsaSign := func() {
-		if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key, crypto.SHA1, digest[:]); err != nil {
+		if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key.(*rsa.PrivateKey), crypto.SHA1, digest[:]); err != nil {
 			b.Fatal(err)
 		}
 	}

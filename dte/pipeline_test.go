@@ -601,7 +601,7 @@ func BenchmarkEmit(b *testing.B) {
 		b.StopTimer()
 		start = time.Now()
 		for j := 0; j < n; j++ {
-			if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key, crypto.SHA1, digest[:]); err != nil {
+			if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key.(*rsa.PrivateKey), crypto.SHA1, digest[:]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -621,7 +621,7 @@ func BenchmarkRSA2048Sign(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key, crypto.SHA1, digest[:]); err != nil {
+		if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key.(*rsa.PrivateKey), crypto.SHA1, digest[:]); err != nil {
 			b.Fatal(err)
 		}
 	}

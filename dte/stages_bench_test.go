@@ -67,7 +67,7 @@ func BenchmarkEmitStages(b *testing.B) {
 				fOps += n
 				b.StopTimer()
 				start = time.Now()
-				if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key, crypto.SHA1, digest[:]); err != nil {
+				if _, err := rsa.SignPKCS1v15(nil, c.Cert.Key.(*rsa.PrivateKey), crypto.SHA1, digest[:]); err != nil {
 					b.Fatal(err)
 				}
 				rsaTime += time.Since(start)

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/caf"
-	"github.com/dtekit/dtekit/internal/signerlink"
+	"github.com/dtekit/dtekit/internal/xmldsig"
 	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/ted"
@@ -231,7 +231,7 @@ type verification struct {
 	opts     VerifyOptions
 	data     []byte
 	rep      *VerifyReport
-	sv       signerlink.Checker[signer.VerifiedSignature]
+	sv       *xmldsig.Verifier
 	caratula *Caratula // the envelope's, once read
 	err      error     // what stopped the parse in closed
 }
@@ -308,9 +308,10 @@ func (v *verification) signature(d *xmltree.Document, sig, target *xmltree.Eleme
 		return signer.VerifiedSignature{}, fmt.Errorf("the %s is not signed", what)
 	}
 	if v.sv == nil {
-		v.sv = newSigVerifier(d)
+		v.sv = xmldsig.NewVerifier(d)
 	}
-	s, err := v.sv.Check(sig)
+	r, err := v.sv.Check(sig)
+	s := signer.VerifiedSignature(r)
 	if err != nil {
 		return s, err
 	}

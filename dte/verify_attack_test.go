@@ -172,7 +172,7 @@ func signRoot(t *testing.T, un []byte, uri string) []byte {
 	// namespace of Signature and the xsi namespace declared on DTE.
 	canonSI := `<SignedInfo xmlns="http://www.w3.org/2000/09/xmldsig#" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` + si[len("<SignedInfo>"):]
 	h := sha1.Sum([]byte(canonSI))
-	value, err := rsa.SignPKCS1v15(nil, c.Cert.Key, crypto.SHA1, h[:])
+	value, err := rsa.SignPKCS1v15(nil, c.Cert.Key.(*rsa.PrivateKey), crypto.SHA1, h[:])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package signer
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/rsa"
 	"github.com/dtekit/dtekit/internal/testpki"
 	"strings"
 	"testing"
@@ -91,8 +92,8 @@ func TestNewTestCertificateOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.NotBefore().Equal(nb) || !c.NotAfter().Equal(na) || c.Key.N.BitLen() != 1024 || c.Leaf.Subject.CommonName != "Corto" {
-		t.Fatalf("options not applied: %v %v %d %q", c.NotBefore(), c.NotAfter(), c.Key.N.BitLen(), c.Subject())
+	if !c.NotBefore().Equal(nb) || !c.NotAfter().Equal(na) || c.Key.(*rsa.PrivateKey).N.BitLen() != 1024 || c.Leaf.Subject.CommonName != "Corto" {
+		t.Fatalf("options not applied: %v %v %d %q", c.NotBefore(), c.NotAfter(), c.Key.(*rsa.PrivateKey).N.BitLen(), c.Subject())
 	}
 	if rut, _ := c.RUT(); rut != "6-K" {
 		t.Fatalf("RUT = %q", rut)

@@ -5,6 +5,11 @@
 // (xmldsignature_v10.xsd): inclusive C14N 1.0, RSA-SHA1, one Reference, and
 // KeyInfo with KeyValue followed by X509Data.
 //
+// A Certificate signs through a crypto.Signer. Load gives the RSA key of
+// the PKCS#12 file, in memory, the default; New takes any other
+// crypto.Signer whose public key is the certificate's, so a key held in an
+// HSM, a cloud KMS or an OpenSSL engine signs without leaving it.
+//
 // Signing works on bytes. SignEnveloped inserts the Signature after the
 // signed element and leaves every other byte of the input untouched, so a
 // signed DTE can be pasted verbatim into an EnvioDTE whose SetDTE is then
@@ -22,6 +27,8 @@
 // input. It does not judge whether the signer may sign: that is the
 // caller's policy (dte.VerifyWith states it for DTEs and envelopes).
 //
-// XML is read by dtekit's one XML reader, which dte shares; signer imports
-// no other public dtekit package.
+// XML is read by dtekit's one XML reader, which dte shares, and the
+// signature itself is computed by internal/xmldsig, which dte calls too for
+// what speaks in the reader's types; signer imports no other public dtekit
+// package.
 package signer

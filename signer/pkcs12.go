@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/dtekit/dtekit/internal/xmldsig"
 )
 
 // Errors returned by Load; test them with errors.Is.
@@ -80,7 +82,7 @@ func Load(p12 []byte, password string) (*Certificate, error) {
 	if c.Leaf == nil {
 		return nil, fmt.Errorf("%w: none of its %d certificates matches the private key", ErrCorrupt, len(all))
 	}
-	c.keyInfo = buildKeyInfo(c.Leaf, &rsaKey.PublicKey)
+	c.keyInfo = xmldsig.BuildKeyInfo(c.Leaf)
 	return c, nil
 }
 

@@ -80,7 +80,7 @@ func TestEncodePKCS12ReadByOpenSSL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.Key.Equal(c.Key) || !got.Leaf.Equal(c.Leaf) {
+			if !got.Key.(*rsa.PrivateKey).Equal(c.Key) || !got.Leaf.Equal(c.Leaf) {
 				t.Fatal("Load returned different credentials")
 			}
 			if _, err := Load(p12, "otra"); !errors.Is(err, ErrWrongPassword) {

@@ -1,10 +1,12 @@
 package signer
 
 import (
+	"crypto/rsa"
 	"fmt"
 	"io"
 
 	"github.com/dtekit/dtekit/internal/testpki"
+	"github.com/dtekit/dtekit/internal/xmldsig"
 )
 
 // newTestCertificate makes a test Certificate for this package's own tests,
@@ -15,10 +17,10 @@ func newTestCertificate(random io.Reader, o testpki.CertOptions) (*Certificate, 
 	if err != nil {
 		return nil, fmt.Errorf("signer test: %w", err)
 	}
-	return &Certificate{Leaf: leaf, Key: key, keyInfo: buildKeyInfo(leaf, &key.PublicKey)}, nil
+	return &Certificate{Leaf: leaf, Key: key, keyInfo: xmldsig.BuildKeyInfo(leaf)}, nil
 }
 
 // encodePKCS12 writes c as a PKCS#12 file, as signertest.EncodePKCS12 does.
 func encodePKCS12(c *Certificate, password string, enc testpki.Encryption) ([]byte, error) {
-	return testpki.EncodePKCS12(c.Key, c.Leaf, c.Chain, password, enc)
+	return testpki.EncodePKCS12(c.Key.(*rsa.PrivateKey), c.Leaf, c.Chain, password, enc)
 }

@@ -6,7 +6,9 @@
 //
 // Nothing here touches the SII's keys: the CAFs come from a test
 // authority (caf/caftest) that the Service is configured to trust, and
-// the certificate is a throwaway one (signer/signertest).
+// the certificate is a throwaway one (signer/signertest). The
+// provisioning itself is package demo's, which the binary's demo uses
+// too without carrying this package's test code.
 //
 // A test binary that uses the PostgreSQL backend calls Main from its
 // TestMain, so that a throwaway cluster is started once and removed at
@@ -23,9 +25,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing"
-	"github.com/dtekit/dtekit/caf"
-	"github.com/dtekit/dtekit/caf/caftest"
-	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/billing/demo"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/store"
@@ -88,21 +88,8 @@ func (b Backend) NewStore(t testing.TB) store.Store {
 var KEK = []byte("billingtest-key-encryption-key!!")
 
 // Credentials are the test authority and signing certificate every
-// company provisioned here uses.
-type Credentials struct {
-	// Authority issues CAFs; TrustedKeys trusts it (and the SII's keys).
-	Authority   *caftest.Authority
-	TrustedKeys caf.TrustedKeys
-	// Emisor is the demo company's data (ambiente certificación).
-	Emisor dte.Emisor
-	// P12 is the signing certificate, protected by Password, issued to
-	// the person with RUT SignerRUT.
-	P12       []byte
-	Password  string
-	SignerRUT string
-	// CAFFiles holds a CAF of Emisor for folios 1–1000 of each type.
-	CAFFiles map[dte.TipoDTE][]byte
-}
+// company provisioned here uses (package demo's).
+type Credentials = demo.Credentials
 
 var (
 	credsOnce sync.Once
@@ -177,84 +164,12 @@ func NewService(t testing.TB, st store.Store, cfg billing.Config) *billing.Servi
 }
 
 // Company says which company Provision makes, or completes.
-type Company struct {
-	// ID names a company that exists already: Provision completes it
-	// instead of creating one. Empty means a new company.
-	ID string
-	// Rut and RazonSocial name a new company; empty means the demo
-	// emisor's (Credentials.Emisor).
-	Rut, RazonSocial string
-	// Tipos lists the document types that get a CAF (folios 1–Hasta);
-	// nil means none.
-	Tipos []dte.TipoDTE
-	// Hasta is the last folio of each CAF; zero means 1000.
-	Hasta int64
-}
+type Company = demo.Company
 
-// Provision makes sure a company is ready to emit: it creates the
-// company (unless c.ID names one) with the demo emisor's address,
-// activity and resolution, uploads creds' signing certificate unless the
-// company has one, and registers a CAF, issued by creds.Authority and
-// authorized a week ago, for each type of c.Tipos that has none. Each
-// step already done is skipped, so running it again after an interrupted
-// run completes what is missing.
+// Provision makes sure a company is ready to emit, as demo.Provision
+// does: the binary's demo and the tests provision companies alike.
 func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Company) (*billing.Empresa, error) {
-	em := creds.Emisor
-	if c.Hasta == 0 {
-		c.Hasta = 1000
-	}
-	var e *billing.Empresa
-	var err error
-	if c.ID != "" {
-		if e, err = s.GetEmpresa(ctx, c.ID); err != nil {
-			return nil, fmt.Errorf("billingtest: company %s: %w", c.ID, err)
-		}
-	} else {
-		if c.Rut == "" {
-			c.Rut, c.RazonSocial = em.Rut, em.RazonSocial
-		}
-		e, err = s.CreateEmpresa(ctx, billing.EmpresaInput{Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: em.Giro,
-			Direccion: em.Direccion, Comuna: em.Comuna, Ciudad: em.Ciudad, Ambiente: em.Ambiente,
-			FechaResolucion: em.FechaResolucion, NumeroResolucion: em.NumeroResolucion, Acteco: em.Acteco})
-		if err != nil {
-			return nil, fmt.Errorf("billingtest: creating company %s: %w", c.Rut, err)
-		}
-	}
-	cert, err := s.CertificateStatus(ctx, e.ID)
-	if err != nil {
-		return nil, fmt.Errorf("billingtest: certificate of %s: %w", e.Rut, err)
-	}
-	if !cert.HasCertificado {
-		if len(creds.P12) == 0 {
-			return nil, fmt.Errorf("billingtest: company %s has no certificate and the credentials carry none", e.Rut)
-		}
-		if _, err := s.UploadCertificate(ctx, e.ID, creds.P12, creds.Password, creds.SignerRUT); err != nil {
-			return nil, fmt.Errorf("billingtest: certificate of %s: %w", e.Rut, err)
-		}
-	}
-	have := map[dte.TipoDTE]bool{}
-	for _, tipo := range c.Tipos {
-		cafs, err := s.ListCAF(ctx, e.ID, billing.CAFFilter{TipoDTE: tipo, Limit: 1})
-		if err != nil {
-			return nil, fmt.Errorf("billingtest: CAFs of %s: %w", e.Rut, err)
-		}
-		have[tipo] = len(cafs.Data) > 0
-	}
-	fa := dte.ChileTime(time.Now()).AddDate(0, 0, -7)
-	for _, tipo := range c.Tipos {
-		if have[tipo] {
-			continue
-		}
-		file, err := creds.Authority.Issue(caftest.IssueRequest{RutEmisor: e.Rut, RazonSocial: e.RazonSocial,
-			Tipo: int(tipo), Desde: 1, Hasta: c.Hasta, FechaAutorizacion: fa})
-		if err != nil {
-			return nil, fmt.Errorf("billingtest: issuing a CAF of type %d: %w", tipo, err)
-		}
-		if _, err := s.RegisterCAF(ctx, e.ID, billing.CAFInput{TipoDTE: tipo, CAFXML: string(file)}); err != nil {
-			return nil, fmt.Errorf("billingtest: registering the CAF of type %d: %w", tipo, err)
-		}
-	}
-	return e, nil
+	return demo.Provision(ctx, s, creds, c)
 }
 
 // NewCompany is Provision for a test: it fails t on error.

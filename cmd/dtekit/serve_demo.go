@@ -20,7 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dtekit/dtekit/billing"
-	"github.com/dtekit/dtekit/billing/billingtest"
+	billingdemo "github.com/dtekit/dtekit/billing/demo"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
@@ -194,13 +194,13 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 		empresaID = id
 	}
 	// The company, its certificate and a CAF of every type, each made
-	// unless already there (billingtest.Provision, with the demo's own
+	// unless already there (billingdemo.Provision, with the demo's own
 	// authority and a certificate made only when the company has none).
 	creds, err := d.credentials(ctx, b, empresaID, emisor)
 	if err != nil {
 		return err
 	}
-	e, err := billingtest.Provision(ctx, b, creds, billingtest.Company{ID: empresaID, Tipos: dte.Tipos(), Hasta: demoFolios})
+	e, err := billingdemo.Provision(ctx, b, creds, billingdemo.Company{ID: empresaID, Tipos: dte.Tipos(), Hasta: demoFolios})
 	if err != nil {
 		return err
 	}
@@ -251,11 +251,11 @@ func (d *demoState) save() error {
 	return writeSecretFile(filepath.Join(d.dir, demoFileName), append(data, '\n'))
 }
 
-// credentials are what billingtest.Provision needs to provision a demo
+// credentials are what billingdemo.Provision needs to provision a demo
 // company (the existing one empresaID names, or a new one when ""): the
 // demo's authority, and a fresh certificate only when it has none.
-func (d *demoState) credentials(ctx context.Context, b *billing.Service, empresaID string, emisor dte.Emisor) (*billingtest.Credentials, error) {
-	creds := &billingtest.Credentials{Authority: d.authority, Emisor: emisor, Password: demoPassword, SignerRUT: dtetest.SignerRUT}
+func (d *demoState) credentials(ctx context.Context, b *billing.Service, empresaID string, emisor dte.Emisor) (*billingdemo.Credentials, error) {
+	creds := &billingdemo.Credentials{Authority: d.authority, Emisor: emisor, Password: demoPassword, SignerRUT: dtetest.SignerRUT}
 	if empresaID != "" {
 		st, err := b.CertificateStatus(ctx, empresaID)
 		if err != nil {
@@ -339,7 +339,7 @@ func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, s
 	if err != nil {
 		return err
 	}
-	e, err := billingtest.Provision(ctx, b, creds, billingtest.Company{ID: id, Rut: demoSupplierRut, RazonSocial: demoSupplierNombre,
+	e, err := billingdemo.Provision(ctx, b, creds, billingdemo.Company{ID: id, Rut: demoSupplierRut, RazonSocial: demoSupplierNombre,
 		Tipos: []dte.TipoDTE{dte.FacturaElectronica}, Hasta: demoFolios})
 	if err != nil {
 		return fmt.Errorf("the demo supplier: %w", err)

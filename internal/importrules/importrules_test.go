@@ -134,6 +134,8 @@ func TestRulesCatchWrongArrows(t *testing.T) {
 		{"a new room importing the face", pkg{path: "billing/internal/inbox", imports: []string{"billing"}}, []string{"rooms"}},
 		{"a room's external test importing the fixture", pkg{path: "billing/internal/delivery", xtestImports: []string{"billing/billingtest"}},
 			[]string{"rooms"}},
+		{"the demo importing the fixture", pkg{path: "billing/demo", imports: []string{"billing/billingtest"}}, []string{"demo"}},
+		{"the demo importing the PostgreSQL test cluster", pkg{path: "billing/demo", imports: []string{"internal/pgtest"}}, []string{"demo"}},
 		{"a seam importing a room", pkg{path: "billing/internal/outbox", imports: []string{"billing/internal/delivery"}}, []string{"seams"}},
 		{"server reaching the store", pkg{path: "server", imports: []string{"store"}}, []string{"server"}},
 		{"server reaching the SII", pkg{path: "server", imports: []string{"sii"}}, []string{"server"}},

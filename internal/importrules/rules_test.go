@@ -153,6 +153,12 @@ var rules = []rule{
 		not:  []string{"server", "cmd/...", "examples/..."},
 	},
 	{
+		name: "demo",
+		why:  "billing/demo provisions the demo's companies through the face with the test authorities (caf/caftest, dte/dtetest): the binary uses it, so it imports no test code such as billing/billingtest, internal/pgtest or internal/oracle",
+		from: []string{"billing/demo"},
+		only: []string{"billing", "caf", "caf/caftest", "dte", "dte/dtetest", "signer", "signer/signertest"},
+	},
+	{
 		name: "shared types",
 		why:  "billing/fault holds the types the face and the rooms share (as rivertype does for River): it imports no other billing package, so all of them can import it",
 		from: []string{"billing/fault"},
@@ -216,9 +222,9 @@ var rules = []rule{
 	},
 	{
 		name:   "test helpers",
-		why:    "test helpers stay out of the production API: only tests, other helpers, the binary's demo and the README's picture generator import them",
+		why:    "test helpers stay out of the production API: only tests, other helpers, the binary's demo (cmd/dtekit, billing/demo) and the README's picture generator import them",
 		from:   []string{"..."},
-		except: append([]string{"cmd/...", "pdf/internal/mkimages"}, testHelpers...),
+		except: append([]string{"cmd/...", "billing/demo", "pdf/internal/mkimages"}, testHelpers...),
 		not:    testHelpers,
 	},
 	{

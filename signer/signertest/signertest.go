@@ -5,6 +5,7 @@
 package signertest
 
 import (
+	"crypto/rsa"
 	"fmt"
 	"io"
 	"time"
@@ -103,7 +104,11 @@ func EncodePKCS12(c *signer.Certificate, password string, enc Encryption) ([]byt
 	if !ok {
 		return nil, fmt.Errorf("signertest: PKCS#12: unknown encryption %v", enc)
 	}
-	out, err := testpki.EncodePKCS12(c.Key, c.Leaf, c.Chain, password, pe)
+	key, ok := c.Key.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("signertest: PKCS#12 holds a key in memory, not a %T", c.Key)
+	}
+	out, err := testpki.EncodePKCS12(key, c.Leaf, c.Chain, password, pe)
 	if err != nil {
 		return nil, fmt.Errorf("signertest: %w", err)
 	}
