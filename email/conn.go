@@ -47,11 +47,19 @@ type endpoint struct {
 	port     int
 	username string
 	timeout  time.Duration
+	connect  time.Duration
 }
 
+// DefaultConnectTimeout bounds, by default, the first steps of a
+// connection (dial, TLS handshake, STARTTLS and the server's greeting): a
+// server that takes the connection and says nothing is given up on long
+// before the whole call's Timeout.
+const DefaultConnectTimeout = 10 * time.Second
+
 // normalize checks e and fills its defaults: security def, the port for
-// the security mode from ports, a 60 s timeout. It refuses credentials in
-// clear to a host that is not loopback.
+// the security mode from ports, a 60 s timeout and a connect timeout of
+// DefaultConnectTimeout (never longer than the timeout). It refuses
+// credentials in clear to a host that is not loopback.
 func (e *endpoint) normalize(def string, ports map[string]int) error {
 	sec, err := checkSecurity(e.kind, e.security, def)
 	if err != nil {
@@ -67,6 +75,10 @@ func (e *endpoint) normalize(def string, ports map[string]int) error {
 	if e.timeout <= 0 {
 		e.timeout = 60 * time.Second
 	}
+	if e.connect <= 0 {
+		e.connect = DefaultConnectTimeout
+	}
+	e.connect = min(e.connect, e.timeout)
 	return checkPlainAuth(e.kind, sec, e.host, e.username)
 }
 
@@ -152,10 +164,18 @@ func guard(ctx context.Context, conn net.Conn) (stop func() bool) {
 	return context.AfterFunc(ctx, func() { _ = conn.Close() })
 }
 
-// dial opens a TCP connection within ctx.
-func dial(ctx context.Context, host string, port int) (net.Conn, error) {
-	var d net.Dialer
-	return d.DialContext(ctx, "tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
+// DialFunc opens a connection, as net.Dialer.DialContext does. A caller
+// that must keep mail away from some addresses (a service whose tenants
+// choose the hosts) passes one that resolves and checks them.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// dial opens a TCP connection within ctx, through d when set.
+func dial(ctx context.Context, d DialFunc, host string, port int) (net.Conn, error) {
+	if d == nil {
+		var nd net.Dialer
+		d = nd.DialContext
+	}
+	return d(ctx, "tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
 }
 
 // ctxErr prefers ctx's error to the I/O error a closed connection gave, so
