@@ -22,7 +22,8 @@ const (
 // configError is a setting that cannot work: trying again does not help.
 type configError struct {
 	msg string
-	err error // the cause, if any
+	err error  // the cause, if any
+	cat string // its Category when not CategoryRejected
 }
 
 func (e *configError) Error() string {
@@ -87,10 +88,22 @@ func (e *endpoint) normalize(def string, ports map[string]int) error {
 func failure(ctx context.Context, proto, addr, step string, err error) error {
 	err = ctxErr(ctx, err)
 	if isCertificateError(err) {
-		return &configError{msg: fmt.Sprintf("%s %s: %s: the server's certificate does not verify", proto, addr, step), err: err}
+		return &configError{msg: fmt.Sprintf("%s %s: %s: the server's certificate does not verify", proto, addr, step), err: err, cat: CategoryTLS}
 	}
-	return fmt.Errorf("email: %s %s: %s: %w", proto, addr, step, err)
+	return &stepError{proto: proto, addr: addr, step: step, err: err}
 }
+
+// stepError is the failure of one step against a server.
+type stepError struct {
+	proto, addr, step string
+	err               error
+}
+
+func (e *stepError) Error() string {
+	return fmt.Sprintf("email: %s %s: %s: %v", e.proto, e.addr, e.step, e.err)
+}
+
+func (e *stepError) Unwrap() error { return e.err }
 
 // checkSecurity normalizes a Security setting, defaulting to def.
 func checkSecurity(kind, security, def string) (string, error) {
@@ -134,7 +147,7 @@ func checkPlainAuth(kind, security, host, username string) error {
 	if username == "" || security != securityNone || isLoopback(host) {
 		return nil
 	}
-	return configErrorf("%s refuses to send credentials in clear text to %q: use Security \"tls\" or \"starttls\" (plain text is allowed only to a loopback host)", kind, host)
+	return &configError{msg: fmt.Sprintf("%s refuses to send credentials in clear text to %q: use Security \"tls\" or \"starttls\" (plain text is allowed only to a loopback host)", kind, host), cat: CategoryTLS}
 }
 
 // tlsConfig clones the configured TLS settings, naming the host as the

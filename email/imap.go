@@ -156,7 +156,7 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 			conn.Close()
 			var ie *imap.Error
 			if errors.As(err, &ie) {
-				return nil, &configError{msg: fmt.Sprintf("imap %s: the server refused STARTTLS; nothing was sent in clear", addr), err: err}
+				return nil, &configError{msg: fmt.Sprintf("imap %s: the server refused STARTTLS; nothing was sent in clear", addr), err: err, cat: CategoryTLS}
 			}
 			return nil, cfail("STARTTLS", err)
 		}

@@ -108,7 +108,7 @@ func Send(ctx context.Context, cfg SMTPConfig, from string, to []string, raw []b
 		c, err = smtp.NewClientStartTLS(conn, tcfg)
 		if err != nil {
 			if err.Error() == "smtp: server doesn't support STARTTLS" {
-				return &configError{msg: fmt.Sprintf("smtp %s: the server does not offer STARTTLS; nothing was sent in clear", addr)}
+				return &configError{msg: fmt.Sprintf("smtp %s: the server does not offer STARTTLS; nothing was sent in clear", addr), cat: CategoryTLS}
 			}
 			return cfail("STARTTLS", err)
 		}
@@ -131,7 +131,7 @@ func Send(ctx context.Context, cfg SMTPConfig, from string, to []string, raw []b
 		case c.SupportsAuth(sasl.Login):
 			mech = sasl.NewLoginClient(cfg.Username, cfg.Password)
 		default:
-			return &configError{msg: fmt.Sprintf("smtp %s: the server offers neither AUTH PLAIN nor AUTH LOGIN", addr)}
+			return &configError{msg: fmt.Sprintf("smtp %s: the server offers neither AUTH PLAIN nor AUTH LOGIN", addr), cat: CategoryAuth}
 		}
 		if err := c.Auth(mech); err != nil {
 			return fail("AUTH", err)

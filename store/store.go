@@ -392,8 +392,8 @@ type Reader interface {
 	ListCorreos(ctx context.Context, empresaID string, f CorreoFilter) (*Page[Correo], error)
 
 	// FindMensaje returns the company's mail read before with this
-	// Message-ID (when not empty) or this digest, or ErrNotFound.
-	FindMensaje(ctx context.Context, empresaID, messageID, digest string) (*Mensaje, error)
+	// digest, or ErrNotFound.
+	FindMensaje(ctx context.Context, empresaID, digest string) (*Mensaje, error)
 	// ListMensajes returns a page of the mails read from the company's
 	// mailbox, newest first.
 	ListMensajes(ctx context.Context, empresaID string, f ListFilter) (*Page[Mensaje], error)
@@ -401,6 +401,9 @@ type Reader interface {
 	// GetCorreoConfig returns the company's mailbox settings, or
 	// ErrNotFound when it has none.
 	GetCorreoConfig(ctx context.Context, empresaID string) (*CorreoConfig, error)
+	// GetBuzon returns what the reader knows of the company's mailbox, or
+	// ErrNotFound when it was never read.
+	GetBuzon(ctx context.Context, empresaID string) (*Buzon, error)
 
 	// Setting returns the value of a setting of the database (one of the
 	// Setting constants); ok is false, with no error, when it was never
@@ -615,15 +618,19 @@ type Tx interface {
 	UpdateCorreo(ctx context.Context, c *Correo) error
 
 	// InsertMensaje records a mail read from the company's mailbox; one
-	// with the same non-empty MessageID, or the same Digest, as a mail the
-	// company recorded is refused with a ConflictError on
-	// ConstraintMensaje, without aborting the transaction.
+	// with the same Digest as a mail the company recorded is refused with
+	// a ConflictError on ConstraintMensaje, without aborting the
+	// transaction (the same Message-ID alone is no conflict).
 	InsertMensaje(ctx context.Context, m *Mensaje) error
 
 	// PutCorreoConfig records the company's mailbox settings, replacing
 	// Config, SealedIMAP, SealedSMTP and UpdatedAt (set to now when zero).
 	// ErrNotFound when the company does not exist.
 	PutCorreoConfig(ctx context.Context, c *CorreoConfig) error
+	// PutBuzon records what the reader knows of the company's mailbox,
+	// replacing every field (UpdatedAt set to now when zero); ErrNotFound
+	// when the company does not exist.
+	PutBuzon(ctx context.Context, b *Buzon) error
 
 	// SetDTEIntercambio replaces the Intercambio of one document (what
 	// its receptor answered), changing nothing else (UpdatedAt included);

@@ -113,6 +113,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Correo", h.testCorreo)
 	t.Run("Mensaje", h.testMensaje)
 	t.Run("CorreoConfig", h.testCorreoConfig)
+	t.Run("Buzon", h.testBuzon)
 	t.Run("DTEIntercambio", h.testDTEIntercambio)
 	t.Run("Contribuyentes", h.testContribuyentes)
 	t.Run("AttemptLog", h.testAttemptLog)
