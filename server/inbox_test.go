@@ -78,7 +78,7 @@ func (f *fixture) postXML(target string, body []byte, hdr ...string) *response {
 func inboxFixture(t *testing.T, st store.Store) (*fixture, *siitest.Fake) {
 	t.Helper()
 	fake := newFake(t)
-	f := submitting(t, st, billing.Config{Mail: billing.MailConfig{Backoff: []time.Duration{time.Hour}}}, fake)
+	f := submitting(t, st, billing.Config{Mail: billing.MailConfig{Backoff: []time.Duration{time.Hour}, AllowLoopback: true, AnyPort: true}}, fake)
 	return f, fake
 }
 
@@ -685,7 +685,7 @@ func TestMailOverHTTP(t *testing.T) {
 		{Address: "dte@empresa-b.cl", Username: "b", Password: "clave-b"}}
 	ms := emailtest.Start(t, users...)
 	fake := newFake(t)
-	f := submitting(t, billingtestSQLite(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs},
+	f := submitting(t, billingtestSQLite(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs}, AllowLoopback: true, AnyPort: true,
 		Every: time.Hour, Backoff: []time.Duration{time.Hour}}}, fake)
 	a, b := f.A, f.B
 	port := func(addr string) int {

@@ -125,7 +125,7 @@ func (a *adminDB) open(ctx context.Context, env *cmdEnv) (*backend, error) {
 		}
 	}
 	logger, _ := newLogger(env, "warn")
-	return openBackend(ctx, env, a.data, a.dbURL, a.trust, billing.DeliveryConfig{}, nil, dte.VerifyOptions{}, logger)
+	return openBackend(ctx, env, a.data, a.dbURL, a.trust, billing.DeliveryConfig{}, mailNetwork{}, nil, dte.VerifyOptions{}, logger)
 }
 
 // openEmpresa opens the database and finds the company with RUT r; the

@@ -396,3 +396,10 @@ func NewDialer(opts Options) DialFunc {
 	g.dialer = &net.Dialer{Timeout: opts.ConnectTimeout, ControlContext: g.control}
 	return g.dialContext
 }
+
+// Allowed reports why a is not an address connections under o may reach
+// (a *BlockedError), or nil when it may: Check, with the private ranges
+// open when o.AllowPrivate.
+func (o Options) Allowed(a netip.Addr) error {
+	return (&guard{opts: o}).check(a)
+}
