@@ -8,9 +8,11 @@
 -- reads failed in a row, the category of the last failure, when the
 -- last read was tried and when one last worked, and the time before
 -- which no periodic read runs (the backoff). Times are kept as in 00001.
-DROP INDEX mensajes_message_id;
+-- Both statements may run again on a database that has them (a test
+-- takes 00012 back and runs every later migration again).
+DROP INDEX IF EXISTS mensajes_message_id;
 
-CREATE TABLE buzones (
+CREATE TABLE IF NOT EXISTS buzones (
     empresa_id       TEXT    NOT NULL PRIMARY KEY REFERENCES empresas (id),
     fallos           INTEGER NOT NULL DEFAULT 0,
     ultimo_error     TEXT    NOT NULL DEFAULT '',
