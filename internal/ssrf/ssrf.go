@@ -220,20 +220,14 @@ type guard struct {
 // Response bodies are not decompressed, so a reader's byte limit bounds
 // what arrives.
 func NewClient(opts Options) *http.Client {
-	if opts.ConnectTimeout <= 0 {
-		opts.ConnectTimeout = DefaultConnectTimeout
-	}
 	if opts.TLSTimeout <= 0 {
 		opts.TLSTimeout = DefaultTLSTimeout
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.Resolver == nil {
-		opts.Resolver = net.DefaultResolver
-	}
-	g := &guard{opts: opts}
-	g.dialer = &net.Dialer{Timeout: opts.ConnectTimeout, ControlContext: g.control}
+	g := newGuard(opts)
+	opts = g.opts
 	tr := &http.Transport{
 		Proxy:                  nil,
 		DialContext:            g.dialContext,
@@ -386,6 +380,12 @@ type DialFunc func(ctx context.Context, network, address string) (net.Conn, erro
 // again just before connect, and the connect bounded by
 // Options.ConnectTimeout. Every refusal is a *BlockedError.
 func NewDialer(opts Options) DialFunc {
+	return newGuard(opts).dialContext
+}
+
+// newGuard builds the guard of opts, with the default connect timeout
+// and resolver when they are not set.
+func newGuard(opts Options) *guard {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
 	}
@@ -394,7 +394,7 @@ func NewDialer(opts Options) DialFunc {
 	}
 	g := &guard{opts: opts}
 	g.dialer = &net.Dialer{Timeout: opts.ConnectTimeout, ControlContext: g.control}
-	return g.dialContext
+	return g
 }
 
 // Allowed reports why a is not an address connections under o may reach

@@ -27,13 +27,10 @@ func withEnvio(id, body string) []byte {
 		base64.StdEncoding.EncodeToString([]byte(xml)) + "\r\n--b--\r\n")
 }
 
-// TestMessagesByContent: two different messages that share a Message-ID
-// are both handed to the intake (issue 30: the second was skipped in
-// silence); the very same message read again (a crash between the
-// record and the flag, or a copy delivered twice) is recognized and
-// skipped.
-func TestMessagesByContent(t *testing.T) {
-	t.Parallel()
+// storeWithEmpresa opens a SQLite store with one company, closed when t
+// ends.
+func storeWithEmpresa(t *testing.T) (store.Store, *store.Empresa) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
 	if err != nil {
@@ -44,6 +41,18 @@ func TestMessagesByContent(t *testing.T) {
 	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
 		t.Fatal(err)
 	}
+	return st, e
+}
+
+// TestMessagesByContent: two different messages that share a Message-ID
+// are both handed to the intake (issue 30: the second was skipped in
+// silence); the very same message read again (a crash between the
+// record and the flag, or a copy delivered twice) is recognized and
+// skipped.
+func TestMessagesByContent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, e := storeWithEmpresa(t)
 	u := emailtest.User{Address: "dte@empresa.cl", Username: "e", Password: "pw"}
 	srv := emailtest.Start(t, u)
 	var mu sync.Mutex
@@ -86,15 +95,7 @@ func TestMessagesByContent(t *testing.T) {
 func TestSendFailureShown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
-	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
-		t.Fatal(err)
-	}
+	st, e := storeWithEmpresa(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
