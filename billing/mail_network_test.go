@@ -36,7 +36,12 @@ func (r mailResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 // never metadata.
 func TestMailSettingsNetwork(t *testing.T) {
 	t.Parallel()
-	b := backends[0]
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { mailSettingsNetwork(t, b) })
+	}
+}
+
+func mailSettingsNetwork(t *testing.T, b backend) {
 	creds(t)
 	res := mailResolver{"mail.empresa.cl": "10.20.30.40"}
 	s := newService(t, b.name, b.dsn(t), Config{Mail: MailConfig{Resolver: res}})
