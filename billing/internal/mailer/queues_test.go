@@ -269,3 +269,43 @@ func TestMailboxBackoff(t *testing.T) {
 		t.Errorf("the waits after each failure: %v, want %v", waits, want)
 	}
 }
+
+// TestFailingMailboxesShareCapped: mailboxes whose last read failed take
+// at most half the mailbox workers at once (one of two): a second such
+// read while one hangs gives way at once without dialling, and a mailbox
+// that works is never held back.
+func TestFailingMailboxesShareCapped(t *testing.T) {
+	t.Parallel()
+	pit := newTarpit(t)
+	r := newQueueRig(t, 2, pit, time.Now, time.Second)
+	ctx := context.Background()
+	for _, e := range r.hanging {
+		b := &store.Buzon{EmpresaID: e.ID, Fallos: 1, UltimoError: email.CategoryTimeout}
+		if err := r.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.PutBuzon(ctx, b) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.m.pollCompany(ctx, pollCompanyArgs{EmpresaID: r.hanging[0].ID}) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for pit.accepted() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first failing mailbox was not dialled")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := r.m.pollCompany(ctx, pollCompanyArgs{EmpresaID: r.hanging[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if took, n := time.Since(start), pit.accepted(); took > 500*time.Millisecond || n != 1 {
+		t.Errorf("a second failing mailbox beside one that hangs: %s, %d connections; want it to give way at once", took, n)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Its place free again, the second one is read (and fails).
+	if err := r.m.pollCompany(ctx, pollCompanyArgs{EmpresaID: r.hanging[1].ID}); err != nil || pit.accepted() != 2 {
+		t.Errorf("the second failing mailbox once the place is free: %v, %d connections", err, pit.accepted())
+	}
+}
