@@ -7,13 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/email"
+	"github.com/dtekit/dtekit/internal/ssrf"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -34,6 +39,89 @@ type MailConfig struct {
 	// Backoff are the pauses between send attempts (default 30 s, 2, 10,
 	// 30 min, then hourly).
 	Backoff []time.Duration
+	// AllowLoopback lets companies' mail servers be on loopback addresses
+	// (127.0.0.0/8, ::1, localhost), and AllowPrivate on private ones
+	// (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, IPv6 unique-local);
+	// link-local, metadata and the other special ranges never. Tests and
+	// operators whose mail servers live on their own network only; never
+	// the default (dtekit serve --mail-allow-loopback, --mail-allow-private).
+	AllowLoopback, AllowPrivate bool
+	// Ports are the ports a company's mail servers may use (nil:
+	// DefaultMailPorts); AnyPort lifts the rule (tests on random ports).
+	Ports   []int
+	AnyPort bool
+	// Resolver resolves the mail servers' names (nil: the system's); the
+	// addresses it returns are checked before any connection.
+	Resolver ssrf.Resolver
+}
+
+// DefaultMailPorts are the ports a company's mail servers may use by
+// default: SMTP (25), submission (587, 2525), submission over TLS (465),
+// IMAP (143) and IMAP over TLS (993).
+var DefaultMailPorts = []int{25, 143, 465, 587, 993, 2525}
+
+// mailPorts are the ports mail may use under c; nil when any.
+func (c *MailConfig) mailPorts() []int {
+	if c.AnyPort {
+		return nil
+	}
+	if len(c.Ports) > 0 {
+		return c.Ports
+	}
+	return DefaultMailPorts
+}
+
+// portBlocked is a dial refused because the port is not a mail port.
+type portBlocked struct{ port string }
+
+func (e *portBlocked) Error() string {
+	return "billing: port " + e.port + " is not one the companies' mail may use"
+}
+func (e *portBlocked) Blocked() bool { return true }
+
+// mailDialer is the dial of every mail connection: the webhooks' address
+// guard (public addresses only, unless the operator allows loopback or
+// private ones) and the port rule, checked when the connection is made,
+// whatever the settings said when they were recorded.
+func (c *MailConfig) mailDialer() email.DialFunc {
+	guarded := ssrf.NewDialer(ssrf.Options{AllowLoopback: c.AllowLoopback, AllowPrivate: c.AllowPrivate,
+		Resolver: c.Resolver, ConnectTimeout: mailer.IMAPConnectTimeout})
+	ports := c.mailPorts()
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		_, port, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, err
+		}
+		if p, err := strconv.Atoi(port); ports != nil && (err != nil || !slices.Contains(ports, p)) {
+			return nil, &portBlocked{port: port}
+		}
+		return guarded(ctx, network, address)
+	}
+}
+
+// checkHost says what is wrong with a mail server's host under c, ""
+// when nothing: an address must be one mail may reach, and a name must be
+// a public one (unless private servers are allowed: their names may be
+// local). Names are resolved and checked again at every connection.
+func (c *MailConfig) checkHost(host string) string {
+	if host == "" || len(host) > 253 || strings.ContainsFunc(host, func(r rune) bool {
+		return unicode.IsControl(r) || unicode.IsSpace(r) || strings.ContainsRune("/:@[]", r)
+	}) {
+		return "a host name or IP address"
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if err := (ssrf.Options{AllowLoopback: c.AllowLoopback, AllowPrivate: c.AllowPrivate}).Allowed(a); err != nil {
+			return "an address mail may reach: not loopback, private, link-local or any other address that is not public"
+		}
+		return ""
+	}
+	if c.AllowPrivate {
+		return ""
+	}
+	if _, err := ssrf.CheckURL("https://"+host+"/", c.AllowLoopback); err != nil {
+		return "a public host name (not localhost, a single label, a local domain or a number)"
+	}
+	return ""
 }
 
 // CorreoServidor is a mail server a company uses: its SMTP server to send,
@@ -79,6 +167,57 @@ type CorreoSettings struct {
 	// AcuseAutomatico acknowledges every file received (acuse de recibo)
 	// at intake; default true.
 	AcuseAutomatico *bool `json:"acuse_automatico"`
+	// Buzon is how the reads of the mailbox go (read-only: ignored on
+	// PUT); nil when the company has no imap.
+	Buzon *EstadoBuzon `json:"buzon,omitempty"`
+}
+
+// The states of a mailbox (EstadoBuzon.Estado).
+const (
+	BuzonSinLeer  = "sin_leer" // never read yet
+	BuzonAlDia    = "al_dia"   // its last read worked
+	BuzonFallando = "fallando" // its last read failed; reads are backed off
+)
+
+// EstadoBuzon is how the reads of a company's mailbox go: a mailbox that
+// fails is read less and less often (twice the interval, doubled at each
+// failure, at most hourly) until a read works or its settings change.
+type EstadoBuzon struct {
+	Estado string `json:"estado"`
+	// Fallos counts the reads failed in a row.
+	Fallos int `json:"fallos"`
+	// UltimoError is the category of the last failure: "dns",
+	// "refused", "timeout", "tls", "auth" or "rejected" (the detail goes
+	// to the service's log only); null after a read that worked.
+	UltimoError *string `json:"ultimo_error"`
+	// UltimoIntento is when a read was last tried, UltimaLectura when one
+	// last worked, ProximoIntento the earliest the next periodic read
+	// runs (null: at the next interval).
+	UltimoIntento  *time.Time `json:"ultimo_intento"`
+	UltimaLectura  *time.Time `json:"ultima_lectura"`
+	ProximoIntento *time.Time `json:"proximo_intento"`
+}
+
+// estadoBuzon renders a mailbox's state (nil b: never read).
+func estadoBuzon(b *store.Buzon) *EstadoBuzon {
+	if b == nil {
+		return &EstadoBuzon{Estado: BuzonSinLeer}
+	}
+	at := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		t = t.UTC()
+		return &t
+	}
+	out := &EstadoBuzon{Estado: BuzonAlDia, Fallos: b.Fallos, UltimoIntento: at(b.UltimoIntento), UltimaLectura: at(b.UltimaLectura),
+		ProximoIntento: at(b.Proximo)}
+	if b.Fallos > 0 {
+		out.Estado = BuzonFallando
+		e := b.UltimoError
+		out.UltimoError = &e
+	}
+	return out
 }
 
 // correoAAD binds a company's sealed mail password to its use.
@@ -97,7 +236,19 @@ func (s *Service) GetCorreoSettings(ctx context.Context, empresaID string) (*Cor
 	if err != nil {
 		return nil, storeErr(err, "reading the mail settings", "empresa", empresaID)
 	}
-	return correoOut(c)
+	out, err := correoOut(c)
+	if err != nil || out.IMAP == nil {
+		return out, err
+	}
+	b, err := s.st.GetBuzon(ctx, empresaID)
+	if errors.Is(err, store.ErrNotFound) {
+		b, err = nil, nil
+	}
+	if err != nil {
+		return nil, storeErr(err, "reading the mailbox's state", "empresa", empresaID)
+	}
+	out.Buzon = estadoBuzon(b)
+	return out, nil
 }
 
 // defaultCorreo is the settings of a company that has none.
@@ -122,11 +273,13 @@ func correoOut(c *store.CorreoConfig) (*CorreoSettings, error) {
 }
 
 // PutCorreoSettings replaces the company's mail settings. A server given
-// without a password keeps the one on record.
+// without a password keeps the one on record. The mailbox's backoff is
+// lifted: the next periodic read tries the new settings.
 func (s *Service) PutCorreoSettings(ctx context.Context, empresaID string, in CorreoSettings) (*CorreoSettings, error) {
-	if err := checkCorreo(&in); err != nil {
+	if err := s.cfg.Mail.checkCorreo(&in); err != nil {
 		return nil, err
 	}
+	in.Buzon = nil
 	var sealedSMTP, sealedIMAP []byte
 	var err error
 	if in.SMTP != nil && in.SMTP.Password != "" {
@@ -171,6 +324,12 @@ func (s *Service) PutCorreoSettings(ctx context.Context, empresaID string, in Co
 			return err
 		}
 		out = c
+		if b, err := tx.GetBuzon(ctx, empresaID); err == nil && !b.Proximo.IsZero() {
+			b.Proximo, b.UpdatedAt = time.Time{}, time.Time{}
+			return tx.PutBuzon(ctx, b)
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		return nil
 	})
 	if err != nil {
@@ -180,7 +339,7 @@ func (s *Service) PutCorreoSettings(ctx context.Context, empresaID string, in Co
 }
 
 // checkCorreo validates mail settings, naming each field.
-func checkCorreo(in *CorreoSettings) error {
+func (mc *MailConfig) checkCorreo(in *CorreoSettings) error {
 	var d []dte.FieldError
 	bad := func(field string, code dte.DetailCode, msg string) {
 		d = append(d, dte.FieldError{Field: field, Code: code, Message: msg})
@@ -206,11 +365,19 @@ func checkCorreo(in *CorreoSettings) error {
 		if srv == nil {
 			continue
 		}
-		if srv.Host == "" || len(srv.Host) > 253 || strings.ContainsAny(srv.Host, " /:@") {
-			bad(name+".host", dte.CodeInvalidValue, "a host name or IP address")
+		if why := mc.checkHost(srv.Host); why != "" {
+			bad(name+".host", dte.CodeInvalidValue, why)
 		}
-		if srv.Port < 1 || srv.Port > 65535 {
+		if ports := mc.mailPorts(); srv.Port < 1 || srv.Port > 65535 {
 			bad(name+".port", dte.CodeOutOfRange, "a port from 1 to 65535")
+		} else if ports != nil && !slices.Contains(ports, srv.Port) {
+			bad(name+".port", dte.CodeNotAllowed, "a mail port: "+strings.Trim(fmt.Sprint(ports), "[]"))
+		}
+		for _, f := range []struct{ field, v string }{{"usuario", srv.Usuario}, {"password", srv.Password},
+			{"carpeta", srv.Carpeta}, {"carpeta_procesados", srv.CarpetaProcesados}} {
+			if strings.ContainsFunc(f.v, unicode.IsControl) {
+				bad(name+"."+f.field, dte.CodeInvalidValue, "no control characters (line breaks, tabs, NUL)")
+			}
 		}
 		if srv.Seguridad == "" {
 			srv.Seguridad = map[string]string{"smtp": "starttls", "imap": "tls"}[name]
@@ -271,7 +438,7 @@ func (s *Service) mailSettings(ctx context.Context, empresaID string) (*mailer.S
 			return nil, err
 		}
 		out.SMTP = &email.SMTPConfig{Host: in.SMTP.Host, Port: in.SMTP.Port, Security: in.SMTP.Seguridad,
-			Username: in.SMTP.Usuario, Password: pw, TLSConfig: tlsFor(in.SMTP.Host)}
+			Username: in.SMTP.Usuario, Password: pw, TLSConfig: tlsFor(in.SMTP.Host), Dial: s.mailDial}
 	}
 	if in.IMAP != nil {
 		pw, err := s.openCorreo(c.SealedIMAP, store.SealedCorreoIMAP, empresaID)
@@ -280,7 +447,7 @@ func (s *Service) mailSettings(ctx context.Context, empresaID string) (*mailer.S
 		}
 		out.IMAP = &email.IMAPConfig{Host: in.IMAP.Host, Port: in.IMAP.Port, Security: in.IMAP.Seguridad,
 			Username: in.IMAP.Usuario, Password: pw, Mailbox: in.IMAP.Carpeta, ProcessedMailbox: in.IMAP.CarpetaProcesados,
-			TLSConfig: tlsFor(in.IMAP.Host)}
+			TLSConfig: tlsFor(in.IMAP.Host), Dial: s.mailDial}
 	}
 	return out, nil
 }

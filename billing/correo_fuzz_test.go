@@ -3,13 +3,16 @@ package billing
 import (
 	"encoding/json"
 	"net"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // FuzzCorreoSettings: the mail settings a company PUTs are outside input
 // that leads to a connection. Whatever the JSON, reading and checking it
-// (checkCorreo, the one check of PUT /empresa/correo) answers settings or
+// (checkCorreo, the one check of PUT /empresa/correo, under the default
+// policy and under one that allows loopback and any port) answers settings or
 // a refusal, never a panic, and settings it accepts are ones the mail
 // room can use: an address with every server, each server a host without
 // separators, a port from 1 to 65535, a known security mode ("none" only
@@ -29,12 +32,35 @@ func FuzzCorreoSettings(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	strict := &MailConfig{}                                 // the operator's default
+	open := &MailConfig{AllowLoopback: true, AnyPort: true} // tests and local trials
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var in CorreoSettings
+		var in, in2 CorreoSettings
 		if json.Unmarshal(data, &in) != nil {
 			return
 		}
-		if checkCorreo(&in) != nil {
+		_ = json.Unmarshal(data, &in2)
+		// Under the default policy, what is accepted names no loopback,
+		// private or link-local address and only a mail port.
+		if strict.checkCorreo(&in2) == nil {
+			for name, srv := range map[string]*CorreoServidor{"smtp": in2.SMTP, "imap": in2.IMAP} {
+				if srv == nil {
+					continue
+				}
+				if ip := net.ParseIP(strings.Trim(srv.Host, "[]")); ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()) {
+					t.Fatalf("%s: the default policy accepted the host %q", name, srv.Host)
+				}
+				if !slices.Contains(DefaultMailPorts, srv.Port) {
+					t.Fatalf("%s: the default policy accepted the port %d", name, srv.Port)
+				}
+				for _, v := range []string{srv.Usuario, srv.Password, srv.Carpeta, srv.CarpetaProcesados} {
+					if strings.ContainsFunc(v, unicode.IsControl) {
+						t.Fatalf("%s: accepted a control character in %q", name, v)
+					}
+				}
+			}
+		}
+		if open.checkCorreo(&in) != nil {
 			return
 		}
 		switch in.EnviarDTE {

@@ -41,9 +41,12 @@ type Workers struct {
 	Delivery int
 	// Maintenance: the periodic purges, sweeps and checks (default 2).
 	Maintenance int
-	// Mail: sending mail and reading mailboxes (default 2; none when
-	// Config.Mail.Off).
+	// Mail: sending mail (default 2; none when Config.Mail.Off).
 	Mail int
+	// Mailbox: reading the companies' mailboxes (default 2; none when
+	// Config.Mail.Off). A mailbox is read by one job at a time, and
+	// mailboxes whose last read failed take at most half of them.
+	Mailbox int
 }
 
 // Default budgets of Workers.
@@ -53,6 +56,7 @@ const (
 	DefaultDeliveryWorkers    = delivery.DefaultWorkers
 	DefaultMaintenanceWorkers = periodic.DefaultWorkers
 	DefaultMailWorkers        = mailer.DefaultWorkers
+	DefaultMailboxWorkers     = mailer.DefaultMailboxWorkers
 )
 
 // budget resolves one field of Workers: zero is def, negative is none.

@@ -43,7 +43,7 @@ func newMailRig(t *testing.T, b backend, tune ...func(*MailConfig)) *mailRig {
 	endpoints := fake.Endpoints()
 	cfg := Config{Submission: &SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return endpoints },
 		UploadBackoff: fast, PollBackoff: fast, Timeout: 5 * time.Second},
-		Mail: MailConfig{TLS: &tls.Config{RootCAs: srv.RootCAs}, Every: time.Hour, Backoff: []time.Duration{100 * time.Millisecond}}}
+		Mail: MailConfig{TLS: &tls.Config{RootCAs: srv.RootCAs}, AllowLoopback: true, AnyPort: true, Every: time.Hour, Backoff: []time.Duration{100 * time.Millisecond}}}
 	for _, f := range tune {
 		f(&cfg.Mail)
 	}

@@ -17,9 +17,11 @@ import (
 func (s *Service) newMail() {
 	s.siiTokens = sii.NewTokenCache()
 	workers := budget(s.cfg.Workers.Mail, DefaultMailWorkers)
+	mailboxWorkers := budget(s.cfg.Workers.Mailbox, DefaultMailboxWorkers)
 	if s.cfg.Mail.Off {
-		workers = 0
+		workers, mailboxWorkers = 0, 0
 	}
+	s.mailDial = s.cfg.Mail.mailDialer()
 	s.mailer = mailer.New(mailer.Config{Store: s.st, Now: s.now, Logger: s.log, Settings: s.mailSettings,
 		Intake: func(ctx context.Context, empresaID string, data []byte, src mailer.Source) error {
 			_, err := s.inbox.Intake(ctx, empresaID, data, inbox.Source{Origen: inbox.OrigenCorreo, MensajeID: src.MensajeID,
@@ -36,7 +38,8 @@ func (s *Service) newMail() {
 		},
 		Counted: s.documentMails.add,
 		Limits:  s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers,
-		Admit: func(ctx context.Context, empresaID string) error { return s.inbox.AdmitMail(ctx, empresaID) }})
+		MailboxWorkers: mailboxWorkers,
+		Admit:          func(ctx context.Context, empresaID string) error { return s.inbox.AdmitMail(ctx, empresaID) }})
 	ic := inbox.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log, SigningCert: s.signingCert,
 		Verify: func(ctx context.Context, empresaID string) (dte.VerifyOptions, error) {
 			vo := s.cfg.SignerPolicy

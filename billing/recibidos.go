@@ -615,6 +615,13 @@ func (s *Service) PollMailbox(ctx context.Context, empresaID string) (*LecturaCo
 		if fe := fault.As(err); fe.Kind != fault.KindInternal {
 			return nil, fe
 		}
+		var mb *mailer.MailboxError
+		if errors.As(err, &mb) {
+			// The category only: the server's words and addresses go to
+			// the log (the mailer logged them).
+			return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable,
+				Message: "the company's mailbox could not be read (" + email.Category(err) + "); see buzon in the mail settings", Err: err}
+		}
 		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "the company's mailbox could not be read; try again later", Err: err}
 	}
 	return &LecturaCorreo{Leidos: res.Read, Repetidos: res.Skipped, Rechazados: res.Refused}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/email"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
 )
@@ -116,6 +117,9 @@ type Service struct {
 	inbox *inbox.Inbox
 	// mailer sends and reads each company's mail.
 	mailer *mailer.Mailer
+	// mailDial dials every mail connection under the address and port
+	// rules of Config.Mail.
+	mailDial email.DialFunc
 	// siiTokens caches the tokens of the registry clients.
 	siiTokens *sii.TokenCache
 	// siiOutcomes, deliveryFailures and documentMails count what Counts

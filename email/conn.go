@@ -22,7 +22,8 @@ const (
 // configError is a setting that cannot work: trying again does not help.
 type configError struct {
 	msg string
-	err error // the cause, if any
+	err error  // the cause, if any
+	cat string // its Category when not CategoryRejected
 }
 
 func (e *configError) Error() string {
@@ -47,11 +48,19 @@ type endpoint struct {
 	port     int
 	username string
 	timeout  time.Duration
+	connect  time.Duration
 }
 
+// DefaultConnectTimeout bounds, by default, the first steps of a
+// connection (dial, TLS handshake, STARTTLS and the server's greeting): a
+// server that takes the connection and says nothing is given up on long
+// before the whole call's Timeout.
+const DefaultConnectTimeout = 10 * time.Second
+
 // normalize checks e and fills its defaults: security def, the port for
-// the security mode from ports, a 60 s timeout. It refuses credentials in
-// clear to a host that is not loopback.
+// the security mode from ports, a 60 s timeout and a connect timeout of
+// DefaultConnectTimeout (never longer than the timeout). It refuses
+// credentials in clear to a host that is not loopback.
 func (e *endpoint) normalize(def string, ports map[string]int) error {
 	sec, err := checkSecurity(e.kind, e.security, def)
 	if err != nil {
@@ -67,6 +76,10 @@ func (e *endpoint) normalize(def string, ports map[string]int) error {
 	if e.timeout <= 0 {
 		e.timeout = 60 * time.Second
 	}
+	if e.connect <= 0 {
+		e.connect = DefaultConnectTimeout
+	}
+	e.connect = min(e.connect, e.timeout)
 	return checkPlainAuth(e.kind, sec, e.host, e.username)
 }
 
@@ -75,10 +88,22 @@ func (e *endpoint) normalize(def string, ports map[string]int) error {
 func failure(ctx context.Context, proto, addr, step string, err error) error {
 	err = ctxErr(ctx, err)
 	if isCertificateError(err) {
-		return &configError{msg: fmt.Sprintf("%s %s: %s: the server's certificate does not verify", proto, addr, step), err: err}
+		return &configError{msg: fmt.Sprintf("%s %s: %s: the server's certificate does not verify", proto, addr, step), err: err, cat: CategoryTLS}
 	}
-	return fmt.Errorf("email: %s %s: %s: %w", proto, addr, step, err)
+	return &stepError{proto: proto, addr: addr, step: step, err: err}
 }
+
+// stepError is the failure of one step against a server.
+type stepError struct {
+	proto, addr, step string
+	err               error
+}
+
+func (e *stepError) Error() string {
+	return fmt.Sprintf("email: %s %s: %s: %v", e.proto, e.addr, e.step, e.err)
+}
+
+func (e *stepError) Unwrap() error { return e.err }
 
 // checkSecurity normalizes a Security setting, defaulting to def.
 func checkSecurity(kind, security, def string) (string, error) {
@@ -122,7 +147,7 @@ func checkPlainAuth(kind, security, host, username string) error {
 	if username == "" || security != securityNone || isLoopback(host) {
 		return nil
 	}
-	return configErrorf("%s refuses to send credentials in clear text to %q: use Security \"tls\" or \"starttls\" (plain text is allowed only to a loopback host)", kind, host)
+	return &configError{msg: fmt.Sprintf("%s refuses to send credentials in clear text to %q: use Security \"tls\" or \"starttls\" (plain text is allowed only to a loopback host)", kind, host), cat: CategoryTLS}
 }
 
 // tlsConfig clones the configured TLS settings, naming the host as the
@@ -152,10 +177,18 @@ func guard(ctx context.Context, conn net.Conn) (stop func() bool) {
 	return context.AfterFunc(ctx, func() { _ = conn.Close() })
 }
 
-// dial opens a TCP connection within ctx.
-func dial(ctx context.Context, host string, port int) (net.Conn, error) {
-	var d net.Dialer
-	return d.DialContext(ctx, "tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
+// DialFunc opens a connection, as net.Dialer.DialContext does. A caller
+// that must keep mail away from some addresses (a service whose tenants
+// choose the hosts) passes one that resolves and checks them.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// dial opens a TCP connection within ctx, through d when set.
+func dial(ctx context.Context, d DialFunc, host string, port int) (net.Conn, error) {
+	if d == nil {
+		var nd net.Dialer
+		d = nd.DialContext
+	}
+	return d(ctx, "tcp", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)))
 }
 
 // ctxErr prefers ctx's error to the I/O error a closed connection gave, so

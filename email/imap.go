@@ -42,8 +42,13 @@ type IMAPConfig struct {
 	// message (created if missing); when empty the message stays where it
 	// is, flagged.
 	ProcessedMailbox string
-	// Timeout bounds the dial and each call on the Mailbox. Default 60 s.
+	// Timeout bounds DialIMAP and each call on the Mailbox. Default 60 s.
 	Timeout time.Duration
+	// ConnectTimeout bounds the dial, the TLS handshake or STARTTLS and
+	// the server's greeting. Default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// Dial opens the TCP connection; nil dials directly.
+	Dial DialFunc
 	// TLSConfig is cloned for the connection; nil trusts the system's
 	// roots. An empty ServerName is set to Host.
 	TLSConfig *tls.Config
@@ -54,11 +59,11 @@ func (cfg IMAPConfig) normalize() (IMAPConfig, error) {
 	if cfg.Username == "" {
 		return cfg, configErrorf("IMAP Username is empty")
 	}
-	e := endpoint{kind: "IMAP", security: cfg.Security, host: cfg.Host, port: cfg.Port, username: cfg.Username, timeout: cfg.Timeout}
+	e := endpoint{kind: "IMAP", security: cfg.Security, host: cfg.Host, port: cfg.Port, username: cfg.Username, timeout: cfg.Timeout, connect: cfg.ConnectTimeout}
 	if err := e.normalize(securityTLS, map[string]int{securityTLS: 993, securityStartTLS: 143, securityNone: 143}); err != nil {
 		return cfg, err
 	}
-	cfg.Security, cfg.Port, cfg.Timeout = e.security, e.port, e.timeout
+	cfg.Security, cfg.Port, cfg.Timeout, cfg.ConnectTimeout = e.security, e.port, e.timeout, e.connect
 	if cfg.Mailbox == "" {
 		cfg.Mailbox = "INBOX"
 	}
@@ -117,11 +122,17 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 	addr := net.JoinHostPort(strings.Trim(cfg.Host, "[]"), strconv.Itoa(cfg.Port))
 	fail := func(step string, err error) error { return failure(ctx, "imap", addr, step, err) }
 
-	conn, err := dial(ctx, cfg.Host, cfg.Port)
+	// The first steps have a deadline of their own: a server that takes
+	// the connection and never speaks is left within ConnectTimeout.
+	cctx, ccancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	defer ccancel()
+	cfail := func(step string, err error) error { return failure(cctx, "imap", addr, step, err) }
+	conn, err := dial(cctx, cfg.Dial, cfg.Host, cfg.Port)
 	if err != nil {
-		return nil, fail("connect", err)
+		return nil, cfail("connect", err)
 	}
 	defer guard(ctx, conn)()
+	stopConnect := guard(cctx, conn)
 	tcfg := tlsConfig(cfg.TLSConfig, cfg.Host)
 	opts := &imapclient.Options{
 		TLSConfig:   tcfg,
@@ -134,9 +145,9 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 			tcfg.NextProtos = []string{"imap"}
 		}
 		tc := tls.Client(conn, tcfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		if err := tc.HandshakeContext(cctx); err != nil {
 			conn.Close()
-			return nil, fail("TLS handshake", err)
+			return nil, cfail("TLS handshake", err)
 		}
 		c = imapclient.New(tc, opts)
 	case securityStartTLS:
@@ -145,9 +156,9 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 			conn.Close()
 			var ie *imap.Error
 			if errors.As(err, &ie) {
-				return nil, &configError{msg: fmt.Sprintf("imap %s: the server refused STARTTLS; nothing was sent in clear", addr), err: err}
+				return nil, &configError{msg: fmt.Sprintf("imap %s: the server refused STARTTLS; nothing was sent in clear", addr), err: err, cat: CategoryTLS}
 			}
-			return nil, fail("STARTTLS", err)
+			return nil, cfail("STARTTLS", err)
 		}
 	default:
 		c = imapclient.New(conn, opts)
@@ -155,7 +166,11 @@ func DialIMAP(ctx context.Context, cfg IMAPConfig) (*Mailbox, error) {
 	m := &Mailbox{cfg: cfg, addr: addr, conn: conn, c: c}
 	if err := c.WaitGreeting(); err != nil {
 		c.Close()
-		return nil, fail("greeting", err)
+		return nil, cfail("greeting", err)
+	}
+	if !stopConnect() {
+		c.Close()
+		return nil, cfail("greeting", context.DeadlineExceeded)
 	}
 	if err := c.Login(cfg.Username, cfg.Password).Wait(); err != nil {
 		c.Close()

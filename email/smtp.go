@@ -1,6 +1,7 @@
 package email
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -37,6 +38,11 @@ type SMTPConfig struct {
 	// Timeout bounds the whole send, from dialling to the server's last
 	// answer. Default 60 s.
 	Timeout time.Duration
+	// ConnectTimeout bounds the dial, the TLS handshake or STARTTLS, the
+	// server's greeting and EHLO. Default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// Dial opens the TCP connection; nil dials directly.
+	Dial DialFunc
 	// TLSConfig is cloned for the connection; nil trusts the system's
 	// roots. An empty ServerName is set to Host.
 	TLSConfig *tls.Config
@@ -44,11 +50,11 @@ type SMTPConfig struct {
 
 // normalize checks cfg and fills its defaults.
 func (cfg SMTPConfig) normalize() (SMTPConfig, error) {
-	e := endpoint{kind: "SMTP", security: cfg.Security, host: cfg.Host, port: cfg.Port, username: cfg.Username, timeout: cfg.Timeout}
+	e := endpoint{kind: "SMTP", security: cfg.Security, host: cfg.Host, port: cfg.Port, username: cfg.Username, timeout: cfg.Timeout, connect: cfg.ConnectTimeout}
 	if err := e.normalize(securityStartTLS, map[string]int{securityStartTLS: 587, securityTLS: 465, securityNone: 25}); err != nil {
 		return cfg, err
 	}
-	cfg.Security, cfg.Port, cfg.Timeout = e.security, e.port, e.timeout
+	cfg.Security, cfg.Port, cfg.Timeout, cfg.ConnectTimeout = e.security, e.port, e.timeout, e.connect
 	if strings.ContainsFunc(cfg.HelloName, func(r rune) bool { return isControl(r) || r == ' ' }) {
 		return cfg, configErrorf("SMTP HelloName %q is not a host name", cfg.HelloName)
 	}
@@ -76,38 +82,46 @@ func Send(ctx context.Context, cfg SMTPConfig, from string, to []string, raw []b
 	addr := net.JoinHostPort(strings.Trim(cfg.Host, "[]"), strconv.Itoa(cfg.Port))
 	fail := func(step string, err error) error { return failure(ctx, "smtp", addr, step, err) }
 
-	conn, err := dial(ctx, cfg.Host, cfg.Port)
+	// The first steps have a deadline of their own: a server that takes
+	// the connection and never speaks is left within ConnectTimeout.
+	cctx, ccancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	defer ccancel()
+	cfail := func(step string, err error) error { return failure(cctx, "smtp", addr, step, err) }
+	conn, err := dial(cctx, cfg.Dial, cfg.Host, cfg.Port)
 	if err != nil {
-		return fail("connect", err)
+		return cfail("connect", err)
 	}
 	defer guard(ctx, conn)()
 	defer conn.Close()
+	stopConnect := guard(cctx, conn)
 
 	tcfg := tlsConfig(cfg.TLSConfig, cfg.Host)
 	var c *smtp.Client
 	switch cfg.Security {
 	case securityTLS:
 		tc := tls.Client(conn, tcfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return fail("TLS handshake", err)
+		if err := tc.HandshakeContext(cctx); err != nil {
+			return cfail("TLS handshake", err)
 		}
 		c = smtp.NewClient(tc)
 	case securityStartTLS:
 		c, err = smtp.NewClientStartTLS(conn, tcfg)
 		if err != nil {
 			if err.Error() == "smtp: server doesn't support STARTTLS" {
-				return &configError{msg: fmt.Sprintf("smtp %s: the server does not offer STARTTLS; nothing was sent in clear", addr)}
+				return &configError{msg: fmt.Sprintf("smtp %s: the server does not offer STARTTLS; nothing was sent in clear", addr), cat: CategoryTLS}
 			}
-			return fail("STARTTLS", err)
+			return cfail("STARTTLS", err)
 		}
 	default:
 		c = smtp.NewClient(conn)
 	}
 	defer c.Close()
-	if cfg.HelloName != "" {
-		if err := c.Hello(cfg.HelloName); err != nil {
-			return fail("EHLO", err)
-		}
+	// Hello reads the greeting (when STARTTLS did not) and says EHLO.
+	if err := c.Hello(cmp.Or(cfg.HelloName, "localhost")); err != nil {
+		return cfail("EHLO", err)
+	}
+	if !stopConnect() {
+		return cfail("EHLO", context.DeadlineExceeded)
 	}
 	if cfg.Username != "" {
 		var mech sasl.Client
@@ -117,7 +131,7 @@ func Send(ctx context.Context, cfg SMTPConfig, from string, to []string, raw []b
 		case c.SupportsAuth(sasl.Login):
 			mech = sasl.NewLoginClient(cfg.Username, cfg.Password)
 		default:
-			return &configError{msg: fmt.Sprintf("smtp %s: the server offers neither AUTH PLAIN nor AUTH LOGIN", addr)}
+			return &configError{msg: fmt.Sprintf("smtp %s: the server offers neither AUTH PLAIN nor AUTH LOGIN", addr), cat: CategoryAuth}
 		}
 		if err := c.Auth(mech); err != nil {
 			return fail("AUTH", err)

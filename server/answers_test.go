@@ -87,7 +87,7 @@ func TestForgedAnswers(t *testing.T) {
 			// The policy names B's signer for B: the fixture's signer,
 			// who signs for each of its companies.
 			cr, _ := sharedCreds(t)
-			f := submitting(t, st, billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs},
+			f := submitting(t, st, billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs}, AllowLoopback: true, AnyPort: true,
 				Every: time.Hour, Backoff: []time.Duration{time.Hour}},
 				Delivery:     billing.DeliveryConfig{AllowLoopback: true},
 				SignerPolicy: dte.VerifyOptions{AuthorizedSigners: map[string][]string{rutB: {cr.SignerRUT}}}}, fake)

@@ -613,7 +613,7 @@ func (f *fixture) testTenants(t *testing.T) {
 	}
 	rcb := rec.Recibidos[0]
 	if _, err := f.b.PutCorreoSettings(ctx, f.A.id, billing.CorreoSettings{Direccion: "dte@empresa-a.cl", EnviarDTE: billing.EnviarNunca,
-		SMTP: &billing.CorreoServidor{Host: "127.0.0.1", Port: 1, Seguridad: "none"}}); err != nil {
+		SMTP: &billing.CorreoServidor{Host: "smtp.empresa-a.cl", Port: 587, Seguridad: "starttls"}}); err != nil {
 		t.Fatal(err)
 	}
 	signed, _ := f.emit(f.A, factura(1))

@@ -78,7 +78,7 @@ func (f *fixture) postXML(target string, body []byte, hdr ...string) *response {
 func inboxFixture(t *testing.T, st store.Store) (*fixture, *siitest.Fake) {
 	t.Helper()
 	fake := newFake(t)
-	f := submitting(t, st, billing.Config{Mail: billing.MailConfig{Backoff: []time.Duration{time.Hour}}}, fake)
+	f := submitting(t, st, billing.Config{Mail: billing.MailConfig{Backoff: []time.Duration{time.Hour}, AllowLoopback: true, AnyPort: true}}, fake)
 	return f, fake
 }
 
@@ -496,6 +496,10 @@ func TestCorreo(t *testing.T) {
 		{map[string]any{"smtp": 25}, []string{"smtp INVALID_TYPE"}},
 		{map[string]any{"smtp": map[string]any{"host": "127.0.0.1", "port": "25"}, "direccion": "dte@empresa-a.cl"}, []string{"smtp.port INVALID_TYPE"}},
 		{map[string]any{"servidor": "x"}, []string{"servidor UNKNOWN_FIELD"}},
+		// Issue 30: no way into the network, nor into the protocol.
+		{map[string]any{"direccion": "dte@empresa-a.cl", "imap": map[string]any{"host": "169.254.169.254", "port": 993, "usuario": "u"}}, []string{"imap.host INVALID_VALUE"}},
+		{map[string]any{"direccion": "dte@empresa-a.cl", "imap": map[string]any{"host": "mail.empresa-a.cl", "port": 993, "usuario": "dte\r\nA1 LOGOUT"}}, []string{"imap.usuario INVALID_VALUE"}},
+		{map[string]any{"direccion": "dte@empresa-a.cl", "smtp": map[string]any{"host": "mail.empresa-a.cl", "port": 587, "password": "x\ny"}}, []string{"smtp.password INVALID_VALUE"}},
 	} {
 		r := f.do("PUT", base, tc.body, a.adminHdr...)
 		want(t, r, 400, fault.Validation)
@@ -685,7 +689,7 @@ func TestMailOverHTTP(t *testing.T) {
 		{Address: "dte@empresa-b.cl", Username: "b", Password: "clave-b"}}
 	ms := emailtest.Start(t, users...)
 	fake := newFake(t)
-	f := submitting(t, billingtestSQLite(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs},
+	f := submitting(t, billingtestSQLite(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs}, AllowLoopback: true, AnyPort: true,
 		Every: time.Hour, Backoff: []time.Duration{time.Hour}}}, fake)
 	a, b := f.A, f.B
 	port := func(addr string) int {

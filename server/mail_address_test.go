@@ -34,7 +34,7 @@ func TestDocumentMailAddresses(t *testing.T) {
 		sender := emailtest.User{Address: "dte@empresa-a.cl", Username: "a", Password: "clave-a"}
 		receptor := emailtest.User{Address: "intercambio@receptora.cl", Username: "r", Password: "clave-r"}
 		ms := emailtest.Start(t, sender, receptor)
-		f := submitting(t, open(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs},
+		f := submitting(t, open(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs}, AllowLoopback: true, AnyPort: true,
 			Every: time.Hour, Backoff: []time.Duration{time.Hour}}}, newFake(t))
 		a := f.A
 		_, port, _ := strings.Cut(ms.SMTPAddr, ":")

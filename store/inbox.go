@@ -11,7 +11,7 @@ import "time"
 const (
 	ConstraintRecepcion = "recepcion_digest" // a Recepcion with this digest exists in the company
 	ConstraintRecibido  = "recibido_key"     // a Recibido with this DedupeKey exists in the company
-	ConstraintMensaje   = "mensaje"          // a Mensaje with this MessageID or Digest exists in the company
+	ConstraintMensaje   = "mensaje"          // a Mensaje with this Digest exists in the company
 )
 
 // Kinds of sealed secrets of the mailbox settings (Sealed.Kind); Sealed.ID
@@ -175,7 +175,8 @@ type CorreoFilter struct {
 }
 
 // Mensaje is one mail the service read from a company's mailbox: how the
-// same message is recognized when it is read again.
+// same message is recognized when it is read again (by its Digest: a
+// different message reusing a Message-ID is another message).
 type Mensaje struct {
 	ID        string
 	EmpresaID string
@@ -199,4 +200,23 @@ type CorreoConfig struct {
 	SealedIMAP []byte // nil when none
 	SealedSMTP []byte // nil when none
 	UpdatedAt  time.Time
+}
+
+// Buzon is what the reader knows of a company's mailbox: how its last
+// reads went, and when the next periodic read may run (a mailbox that
+// fails is backed off).
+type Buzon struct {
+	EmpresaID string
+	// Fallos counts the reads failed in a row (0 after one that worked).
+	Fallos int
+	// UltimoError is the category of the last failure ("dns", "refused",
+	// "timeout", "tls", "auth", "rejected"); "" after a read that worked.
+	UltimoError string
+	// UltimoIntento is when a read was last tried, UltimaLectura when one
+	// last worked; zero when never.
+	UltimoIntento time.Time
+	UltimaLectura time.Time
+	// Proximo is the time before which no periodic read runs; zero: now.
+	Proximo   time.Time
+	UpdatedAt time.Time
 }

@@ -398,8 +398,8 @@ type Reader interface {
 	ListCorreos(ctx context.Context, empresaID string, f CorreoFilter) (*Page[Correo], error)
 
 	// FindMensaje returns the company's mail read before with this
-	// Message-ID (when not empty) or this digest, or ErrNotFound.
-	FindMensaje(ctx context.Context, empresaID, messageID, digest string) (*Mensaje, error)
+	// digest, or ErrNotFound.
+	FindMensaje(ctx context.Context, empresaID, digest string) (*Mensaje, error)
 	// ListMensajes returns a page of the mails read from the company's
 	// mailbox, newest first.
 	ListMensajes(ctx context.Context, empresaID string, f ListFilter) (*Page[Mensaje], error)
@@ -407,6 +407,9 @@ type Reader interface {
 	// GetCorreoConfig returns the company's mailbox settings, or
 	// ErrNotFound when it has none.
 	GetCorreoConfig(ctx context.Context, empresaID string) (*CorreoConfig, error)
+	// GetBuzon returns what the reader knows of the company's mailbox, or
+	// ErrNotFound when it was never read.
+	GetBuzon(ctx context.Context, empresaID string) (*Buzon, error)
 
 	// GetInboxSettings returns the company's inbox quota and retention,
 	// or ErrNotFound when it set none.
@@ -629,9 +632,9 @@ type Tx interface {
 	UpdateCorreo(ctx context.Context, c *Correo) error
 
 	// InsertMensaje records a mail read from the company's mailbox; one
-	// with the same non-empty MessageID, or the same Digest, as a mail the
-	// company recorded is refused with a ConflictError on
-	// ConstraintMensaje, without aborting the transaction.
+	// with the same Digest as a mail the company recorded is refused with
+	// a ConflictError on ConstraintMensaje, without aborting the
+	// transaction (the same Message-ID alone is no conflict).
 	InsertMensaje(ctx context.Context, m *Mensaje) error
 
 	// PutInboxSettings records the company's inbox quota and retention,
@@ -650,6 +653,10 @@ type Tx interface {
 	// Config, SealedIMAP, SealedSMTP and UpdatedAt (set to now when zero).
 	// ErrNotFound when the company does not exist.
 	PutCorreoConfig(ctx context.Context, c *CorreoConfig) error
+	// PutBuzon records what the reader knows of the company's mailbox,
+	// replacing every field (UpdatedAt set to now when zero); ErrNotFound
+	// when the company does not exist.
+	PutBuzon(ctx context.Context, b *Buzon) error
 
 	// SetDTEIntercambio replaces the Intercambio of one document (what
 	// its receptor answered), changing nothing else (UpdatedAt included);

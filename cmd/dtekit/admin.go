@@ -125,7 +125,7 @@ func (a *adminDB) open(ctx context.Context, env *cmdEnv) (*backend, error) {
 		}
 	}
 	logger, _ := newLogger(env, "warn")
-	return openBackend(ctx, env, a.data, a.dbURL, a.trust, billing.DeliveryConfig{}, nil, dte.VerifyOptions{}, billing.InboxConfig{}, logger)
+	return openBackend(ctx, env, a.data, a.dbURL, a.trust, billing.DeliveryConfig{}, mailNetwork{}, nil, dte.VerifyOptions{}, billing.InboxConfig{}, logger)
 }
 
 // openEmpresa opens the database and finds the company with RUT r; the

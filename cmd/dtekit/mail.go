@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dtekit/dtekit/billing"
@@ -23,11 +25,47 @@ const (
 	// mailRetryEnv is the pause before a mail that failed is tried again
 	// (a duration; default: 30s, 2m, 10m, 30m, then hourly).
 	mailRetryEnv = "DTEKIT_MAIL_RETRY"
+	// mailLoopbackEnv, mailPrivateEnv and mailPortsEnv are the defaults
+	// of serve's --mail-allow-loopback, --mail-allow-private and
+	// --mail-ports.
+	mailLoopbackEnv = "DTEKIT_MAIL_ALLOW_LOOPBACK"
+	mailPrivateEnv  = "DTEKIT_MAIL_ALLOW_PRIVATE"
+	mailPortsEnv    = "DTEKIT_MAIL_PORTS"
 )
 
-// mailConfig reads the mail settings of the process from the environment.
-func mailConfig(env *cmdEnv) (billing.MailConfig, error) {
+// mailNetwork is where the companies' mail servers may be: serve's
+// --mail-allow-loopback, --mail-allow-private and --mail-ports.
+type mailNetwork struct {
+	loopback, private bool
+	ports             string
+}
+
+// apply sets n on c: the ports a list such as "587,993" or "any".
+func (n mailNetwork) apply(c *billing.MailConfig) error {
+	c.AllowLoopback, c.AllowPrivate = n.loopback, n.private
+	switch v := strings.TrimSpace(n.ports); v {
+	case "":
+	case "any":
+		c.AnyPort = true
+	default:
+		for item := range strings.SplitSeq(v, ",") {
+			p, err := strconv.Atoi(strings.TrimSpace(item))
+			if err != nil || p < 1 || p > 65535 {
+				return fmt.Errorf("--mail-ports %q: want ports from 1 to 65535 separated by commas, or any", n.ports)
+			}
+			c.Ports = append(c.Ports, p)
+		}
+	}
+	return nil
+}
+
+// mailConfig reads the mail settings of the process from the
+// environment, with where its servers may be from net.
+func mailConfig(env *cmdEnv, net mailNetwork) (billing.MailConfig, error) {
 	var c billing.MailConfig
+	if err := net.apply(&c); err != nil {
+		return c, err
+	}
 	if path := env.getenv(mailCAEnv); path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {

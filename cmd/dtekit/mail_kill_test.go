@@ -109,7 +109,8 @@ func mailKill9(t *testing.T, dbURL string) {
 	// /empresa/correo/leer), so the second kill falls inside a read.
 	// A job the kill left running is rescued after 15 s, or its own
 	// bound when longer (30 s for the acknowledgment, 60 s for a send).
-	env := []string{mailCAEnv + "=" + writeMailCA(t, srv), mailPollEnv + "=1h", mailRetryEnv + "=1s", rescueAfterEnv + "=15s"}
+	env := []string{mailCAEnv + "=" + writeMailCA(t, srv), mailPollEnv + "=1h", mailRetryEnv + "=1s", rescueAfterEnv + "=15s",
+		mailLoopbackEnv + "=1", mailPortsEnv + "=any"}
 	if dbURL != "" {
 		env = append(env, "DTEKIT_DATABASE_URL="+dbURL, "DTEKIT_KEK=3031323334353637383961626364656630313233343536373839616263646566")
 	}

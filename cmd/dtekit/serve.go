@@ -66,6 +66,12 @@ Webhooks may only target public HTTPS endpoints; --webhook-allow-loopback
 also allows loopback addresses (and http://127.0.0.1:PORT), for tests and
 local trials with examples/webhook-receiver. Never use it in production.
 
+The companies' mail servers (PUT /empresa/correo) must be on public
+addresses, checked at every connection, and on mail ports (25, 143, 465,
+587, 993, 2525); --mail-allow-loopback and --mail-allow-private also allow
+loopback and private addresses (never link-local or cloud metadata), and
+--mail-ports changes the ports ("any": every port).
+
 Environment (flags win):
   DTEKIT_DATABASE_URL   postgres://… database (default: SQLite under --data)
   DTEKIT_KEK            key-encryption key for certificates, CAF keys and webhook
@@ -97,7 +103,7 @@ Environment (flags win):
   DTEKIT_SII_URL        base URL of a test SII for every submission
   DTEKIT_JOBS_WORKERS   jobs run at once per queue, e.g. delivery=20,submission=4
                         (defaults submission=8 recovery=2 delivery=10
-                        maintenance=2 mail=2; 0: none in this process)
+                        maintenance=2 mail=2 mailbox=2; 0: none in this process)
   DTEKIT_SIGNERS        the --signer entries, RUT=SIGNER_RUT separated by commas
   DTEKIT_SIGNER_IS_RUT_ENVIA  1: as --signer-is-rut-envia
   DTEKIT_VALID_AT_SIGNING     1: as --valid-at-signing
@@ -108,6 +114,9 @@ Environment (flags win):
   DTEKIT_MAIL_POLL      how often each mailbox is read (default 1m, at least 5s)
   DTEKIT_MAIL_RETRY     pause before a failed mail is sent again (default 30s,
                         2m, 10m, 30m, then hourly)
+  DTEKIT_MAIL_ALLOW_LOOPBACK  1: as --mail-allow-loopback
+  DTEKIT_MAIL_ALLOW_PRIVATE   1: as --mail-allow-private
+  DTEKIT_MAIL_PORTS     as --mail-ports
 `
 
 // Names of the files serve keeps in the data directory.
@@ -127,6 +136,7 @@ type serveOptions struct {
 	logLevel                              string
 	shutdownTimeout                       time.Duration
 	policy                                signerPolicy
+	mailNet                               mailNetwork
 }
 
 func runServe(ctx context.Context, env *cmdEnv, args []string) int {
@@ -140,6 +150,12 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.BoolVar(&o.tenantMetrics, "metrics-tenant-labels", env.getenv("DTEKIT_METRICS_TENANT_LABELS") == "1",
 		"label /metrics' folio gauges by company and CAF and its outcome counters by company (off: summed, no tenant named)")
 	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "let webhooks target loopback addresses, http://127.0.0.1:PORT too (tests and local trials only)")
+	fs.BoolVar(&o.mailNet.loopback, "mail-allow-loopback", env.getenv(mailLoopbackEnv) == "1",
+		"let the companies' mail servers be on loopback addresses (tests and local trials only)")
+	fs.BoolVar(&o.mailNet.private, "mail-allow-private", env.getenv(mailPrivateEnv) == "1",
+		"let the companies' mail servers be on private addresses (10/8, 172.16/12, 192.168/16, fc00::/7; never link-local or metadata)")
+	fs.StringVar(&o.mailNet.ports, "mail-ports", env.getenv(mailPortsEnv),
+		"ports the companies' mail servers may use, e.g. 587,993, or any (default 25,143,465,587,993,2525)")
 	fs.StringVar(&o.jwtKeyFile, "jwt-public-key", env.getenv("DTEKIT_JWT_PUBLIC_KEY"), "PEM file of the bearer tokens' RSA public key(s)")
 	fs.StringVar(&o.jwksURL, "jwks-url", env.getenv("DTEKIT_JWKS_URL"), "JWKS URL of the bearer tokens' keys")
 	fs.StringVar(&o.issuer, "jwt-issuer", env.getenv("DTEKIT_JWT_ISSUER"), "required iss of bearer tokens")
@@ -228,7 +244,7 @@ type backend struct {
 // openBackend opens the store named by dbURL (PostgreSQL) or the SQLite
 // file under dataDir with the key-encryption key its secrets are sealed
 // under (openKeyring), and builds the billing service over it.
-func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, submit *billing.SubmitConfig, policy dte.VerifyOptions, inbox billing.InboxConfig, logger *slog.Logger) (*backend, error) {
+func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust caf.TrustedKeys, delivery billing.DeliveryConfig, mailNet mailNetwork, submit *billing.SubmitConfig, policy dte.VerifyOptions, inbox billing.InboxConfig, logger *slog.Logger) (*backend, error) {
 	st, desc, err := openStore(ctx, env, dataDir, dbURL, logger)
 	if err != nil {
 		return nil, err
@@ -238,7 +254,7 @@ func openBackend(ctx context.Context, env *cmdEnv, dataDir, dbURL string, trust 
 		st.Close()
 		return nil, err
 	}
-	mail, err := mailConfig(env)
+	mail, err := mailConfig(env, mailNet)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -372,7 +388,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, submit, policy, o.inbox, logger)
+	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, o.mailNet, submit, policy, o.inbox, logger)
 	if err != nil {
 		return err
 	}

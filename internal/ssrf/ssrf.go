@@ -183,6 +183,12 @@ type Options struct {
 	// AllowLoopback lets deliveries reach 127.0.0.0/8 and ::1. For tests
 	// and local trials only; never the default.
 	AllowLoopback bool
+	// AllowPrivate lets connections reach the private ranges (10.0.0.0/8,
+	// 172.16.0.0/12, 192.168.0.0/16 and IPv6 unique-local) but never
+	// link-local, cloud metadata or the other special ranges: for an
+	// operator whose tenants' servers live on its own network. Never the
+	// default.
+	AllowPrivate bool
 	// Resolver resolves host names; nil means net.DefaultResolver.
 	Resolver Resolver
 	// ConnectTimeout, TLSTimeout and Timeout bound the TCP connect, the TLS
@@ -214,20 +220,14 @@ type guard struct {
 // Response bodies are not decompressed, so a reader's byte limit bounds
 // what arrives.
 func NewClient(opts Options) *http.Client {
-	if opts.ConnectTimeout <= 0 {
-		opts.ConnectTimeout = DefaultConnectTimeout
-	}
 	if opts.TLSTimeout <= 0 {
 		opts.TLSTimeout = DefaultTLSTimeout
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.Resolver == nil {
-		opts.Resolver = net.DefaultResolver
-	}
-	g := &guard{opts: opts}
-	g.dialer = &net.Dialer{Timeout: opts.ConnectTimeout, ControlContext: g.control}
+	g := newGuard(opts)
+	opts = g.opts
 	tr := &http.Transport{
 		Proxy:                  nil,
 		DialContext:            g.dialContext,
@@ -290,7 +290,7 @@ func (g *guard) dialContext(ctx context.Context, network, address string) (net.C
 		}
 	}
 	for _, a := range addrs {
-		if err := Check(a, g.opts.AllowLoopback); err != nil {
+		if err := g.check(a); err != nil {
 			be := err.(*BlockedError)
 			be.Host = host
 			return nil, be
@@ -322,11 +322,84 @@ func (g *guard) control(_ context.Context, network, address string, _ syscall.Ra
 	if network != "tcp4" && network != "tcp6" {
 		return fmt.Errorf("ssrf: connect over %s refused, tcp only", network)
 	}
-	if err := Check(ap.Addr(), g.opts.AllowLoopback); err != nil {
+	if err := g.check(ap.Addr()); err != nil {
 		return err
 	}
 	if g.opts.control != nil {
 		return g.opts.control(address)
 	}
 	return nil
+}
+
+// check judges one address by the options: Check, then the private
+// ranges when AllowPrivate.
+func (g *guard) check(a netip.Addr) error {
+	err := Check(a, g.opts.AllowLoopback)
+	if err != nil && g.opts.AllowPrivate && isPrivate(a) {
+		return nil
+	}
+	return err
+}
+
+// privateRanges are what Options.AllowPrivate opens.
+var privateRanges = []netip.Prefix{
+	netip.MustParsePrefix("10.0.0.0/8"),
+	netip.MustParsePrefix("172.16.0.0/12"),
+	netip.MustParsePrefix("192.168.0.0/16"),
+	netip.MustParsePrefix("fc00::/7"),
+}
+
+// awsMetadataV6 is the IPv6 address of a cloud's instance metadata,
+// inside the unique-local range: never opened.
+var awsMetadataV6 = netip.MustParseAddr("fd00:ec2::254")
+
+// isPrivate reports whether a is in one of privateRanges (and not a
+// metadata address).
+func isPrivate(a netip.Addr) bool {
+	if a.Zone() != "" {
+		return false
+	}
+	a = a.Unmap()
+	if a == awsMetadataV6 {
+		return false
+	}
+	for _, p := range privateRanges {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// DialFunc opens a TCP connection, as net.Dialer.DialContext does.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// NewDialer returns a dial function for protocols other than HTTP (mail)
+// under the same guard as NewClient: the host resolved by the guard,
+// refused when any of its addresses is blocked, each address checked
+// again just before connect, and the connect bounded by
+// Options.ConnectTimeout. Every refusal is a *BlockedError.
+func NewDialer(opts Options) DialFunc {
+	return newGuard(opts).dialContext
+}
+
+// newGuard builds the guard of opts, with the default connect timeout
+// and resolver when they are not set.
+func newGuard(opts Options) *guard {
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if opts.Resolver == nil {
+		opts.Resolver = net.DefaultResolver
+	}
+	g := &guard{opts: opts}
+	g.dialer = &net.Dialer{Timeout: opts.ConnectTimeout, ControlContext: g.control}
+	return g
+}
+
+// Allowed reports why a is not an address connections under o may reach
+// (a *BlockedError), or nil when it may: Check, with the private ranges
+// open when o.AllowPrivate.
+func (o Options) Allowed(a netip.Addr) error {
+	return (&guard{opts: o}).check(a)
 }

@@ -396,3 +396,64 @@ func TestTimeouts(t *testing.T) {
 		t.Error("a 2.5 s body was read within a 300 ms total timeout")
 	}
 }
+
+// TestDialer: the dialer mail uses refuses, before any connect, a name
+// that resolves to a blocked address or a blocked literal, opens the
+// private ranges (and never metadata) only with AllowPrivate, and
+// connects to loopback only with AllowLoopback.
+func TestDialer(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	res := &stubResolver{table: map[string][]netip.Addr{
+		"mail.empresa.cl":  {netip.MustParseAddr("10.1.2.3")},
+		"meta.empresa.cl":  {netip.MustParseAddr("169.254.169.254")},
+		"meta6.empresa.cl": {netip.MustParseAddr("fd00:ec2::254")},
+		"lo.empresa.cl":    {netip.MustParseAddr("127.0.0.1")},
+	}}
+	for _, c := range []struct {
+		opts    Options
+		address string
+		blocked string // the Range refused, "" when the guard lets it through
+	}{
+		{Options{}, "mail.empresa.cl:993", "private"},
+		{Options{}, "10.1.2.3:993", "private"},
+		{Options{}, "meta.empresa.cl:993", "link-local (cloud metadata)"},
+		{Options{}, "localhost:" + port, "loopback"},
+		{Options{}, "lo.empresa.cl:" + port, "loopback"},
+		{Options{AllowPrivate: true}, "mail.empresa.cl:993", ""},
+		{Options{AllowPrivate: true}, "192.168.1.1:25", ""},
+		{Options{AllowPrivate: true}, "meta.empresa.cl:993", "link-local (cloud metadata)"},
+		{Options{AllowPrivate: true}, "meta6.empresa.cl:993", "unique-local (includes cloud metadata fd00:ec2::254)"},
+		{Options{AllowPrivate: true}, "lo.empresa.cl:" + port, "loopback"},
+		{Options{AllowLoopback: true}, "mail.empresa.cl:993", "private"},
+		{Options{AllowLoopback: true}, "lo.empresa.cl:" + port, ""},
+	} {
+		l := &loopbackOnly{}
+		c.opts.Resolver, c.opts.control = res, l.control
+		conn, err := NewDialer(c.opts)(context.Background(), "tcp", c.address)
+		var be *BlockedError
+		switch {
+		case c.blocked != "" && (!errors.As(err, &be) || be.Range != c.blocked || l.count() != 0):
+			t.Errorf("%+v %s: %v after %d connects, want refused as %s before any", c.opts, c.address, err, l.count(), c.blocked)
+		case c.blocked == "" && l.count() == 0:
+			t.Errorf("%+v %s: %v, want the guard to let it reach connect", c.opts, c.address, err)
+		}
+		if conn != nil {
+			conn.Close()
+		}
+	}
+}

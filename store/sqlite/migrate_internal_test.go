@@ -50,6 +50,16 @@ func TestMigratesFrom00008(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "INSERT INTO settings (name, value) VALUES ('antes', 'de 00011')"); err != nil {
 		t.Fatal(err)
 	}
+	// A company with a mail read before 00014, whose Message-ID a
+	// different mail reuses afterwards.
+	for _, q := range []string{
+		"INSERT INTO empresas (id, rut, ambiente, created_at, updated_at) VALUES ('e-1', '76543210-3', 'certificacion', '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z')",
+		"INSERT INTO mensajes (id, empresa_id, message_id, digest, created_at) VALUES ('m-1', 'e-1', '<uno@x.cl>', 'd1', '2026-01-02T03:04:05Z')",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	db.Close()
 
 	st, err := Open(ctx, path, nil)
@@ -73,5 +83,11 @@ func TestMigratesFrom00008(t *testing.T) {
 	})
 	if c, gerr := st.GetContribuyente(ctx, "76543210-3"); err != nil || gerr != nil || c.Correo != "dte@x.cl" {
 		t.Errorf("a list after the migration: %+v, %v, %v", c, err, gerr)
+	}
+	err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.InsertMensaje(ctx, &store.Mensaje{EmpresaID: "e-1", MessageID: "<uno@x.cl>", Digest: "d2"})
+	})
+	if m, ferr := st.FindMensaje(ctx, "e-1", "d1"); err != nil || ferr != nil || m.ID != "m-1" {
+		t.Errorf("a mail reusing the Message-ID of one read before 00014: %v; the old one: %+v, %v", err, m, ferr)
 	}
 }

@@ -651,10 +651,11 @@ func (h *harness) testCorreo(t *testing.T) {
 	wantErr(t, err, store.ErrNotFound, "UpdateCorreo of an unknown mail")
 }
 
-// testMensaje: a mail read is found again by its Message-ID or by its
-// digest; a second one with either is a conflict that leaves the
-// transaction usable; mails without a Message-ID are told apart by their
-// digest; another company reads its own mailbox.
+// testMensaje: a mail read is found again by its digest; a second one
+// with that digest is a conflict that leaves the transaction usable; a
+// different mail reusing a Message-ID is recorded as a mail of its own
+// (issue 30: deduplicating on the Message-ID skipped it in silence);
+// another company reads its own mailbox.
 func (h *harness) testMensaje(t *testing.T) {
 	s, _ := h.open(t)
 	ctx := ctxT(t)
@@ -663,47 +664,37 @@ func (h *harness) testMensaje(t *testing.T) {
 	m1 := &store.Mensaje{EmpresaID: a.ID, MessageID: "<abc@proveedor.cl>", Digest: "h1", From: "dte@proveedor.cl",
 		Subject: "EnvioDTE", Estado: "procesado", Detalle: "1 documento"}
 	n1 := &store.Mensaje{EmpresaID: a.ID, Digest: "h2", From: "x@y.cl", Estado: "rechazado", Detalle: "sin adjunto"}
-	n2 := &store.Mensaje{EmpresaID: a.ID, Digest: "h3", Estado: "procesado"}
+	// Another message with m1's Message-ID and other bytes.
+	n2 := &store.Mensaje{EmpresaID: a.ID, MessageID: m1.MessageID, Digest: "h3", Estado: "procesado"}
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		return errors.Join(tx.InsertMensaje(ctx, m1), tx.InsertMensaje(ctx, n1), tx.InsertMensaje(ctx, n2))
 	})
-	find := func(r store.Reader, e *store.Empresa, messageID, digest string) (*store.Mensaje, error) {
-		return r.FindMensaje(ctx, e.ID, messageID, digest)
-	}
 	for _, c := range []struct {
-		what, messageID, digest string
-		want                    *store.Mensaje
+		what, digest string
+		want         *store.Mensaje
 	}{
-		{"by Message-ID", m1.MessageID, "other", m1},
-		{"by Message-ID alone", m1.MessageID, "", m1},
-		{"by digest", "<other@x>", "h1", m1},
-		{"by digest without Message-ID", "", "h2", n1},
-		{"the other without Message-ID", "", "h3", n2},
+		{"by digest", "h1", m1},
+		{"by digest without Message-ID", "h2", n1},
+		{"the other with m1's Message-ID", "h3", n2},
 	} {
-		got, err := find(s, a, c.messageID, c.digest)
+		got, err := s.FindMensaje(ctx, a.ID, c.digest)
 		if err != nil {
 			t.Errorf("FindMensaje %s: %v", c.what, err)
 			continue
 		}
 		same(t, "FindMensaje "+c.what, got, c.want)
 	}
-	for _, c := range [][2]string{{"<other@x>", "other"}, {"", "other"}, {"", ""}, {"<abc@proveedor.cl>", ""}} {
-		e := a
-		if c[0] == m1.MessageID {
-			e = b
-		}
-		_, err := find(s, e, c[0], c[1])
-		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("FindMensaje(%q, %q) in company %s", c[0], c[1], e.Rut))
+	for _, c := range []struct{ empresa, digest string }{{a.ID, "other"}, {a.ID, ""}, {b.ID, "h1"}} {
+		_, err := s.FindMensaje(ctx, c.empresa, c.digest)
+		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("FindMensaje(%q) in company %s", c.digest, c.empresa))
 	}
 
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
-		wantConflict(t, tx.InsertMensaje(ctx, &store.Mensaje{EmpresaID: a.ID, MessageID: m1.MessageID, Digest: "new"}),
-			store.ConstraintMensaje, "a mail with a known Message-ID")
 		wantConflict(t, tx.InsertMensaje(ctx, &store.Mensaje{EmpresaID: a.ID, MessageID: "<new@x>", Digest: "h2"}),
 			store.ConstraintMensaje, "a mail with a known digest")
 		again := *m1
 		wantConflict(t, tx.InsertMensaje(ctx, &again), store.ConstraintMensaje, "the mail inserted again (id taken too)")
-		got, err := find(tx, a, m1.MessageID, "")
+		got, err := tx.FindMensaje(ctx, a.ID, "h1")
 		if err != nil {
 			return fmt.Errorf("reading the mail after the conflicts: %w", err)
 		}
@@ -774,6 +765,38 @@ func (h *harness) testCorreoConfig(t *testing.T) {
 	}
 	got, _ = s.GetCorreoConfig(ctx, a.ID)
 	same(t, "company a's settings after company b's", got, &want)
+}
+
+// testBuzon: a mailbox never read has no state; PutBuzon records and
+// replaces it whole (zero times as zero), per company.
+func (h *harness) testBuzon(t *testing.T) {
+	s, _ := h.open(t)
+	ctx := ctxT(t)
+	a := empresa(t, s, "75510000-1")
+	b := empresa(t, s, "75610000-3")
+	_, err := s.GetBuzon(ctx, a.ID)
+	wantErr(t, err, store.ErrNotFound, "GetBuzon before any read")
+	at := time.Date(2026, 4, 1, 12, 0, 0, 123000, time.UTC)
+	failing := &store.Buzon{EmpresaID: a.ID, Fallos: 3, UltimoError: "timeout", UltimoIntento: at,
+		UltimaLectura: at.Add(-time.Hour), Proximo: at.Add(4 * time.Minute), UpdatedAt: at}
+	write(t, s, func(ctx context.Context, tx store.Tx) error { return tx.PutBuzon(ctx, failing) })
+	got, err := s.GetBuzon(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "GetBuzon", got, failing)
+	ok := &store.Buzon{EmpresaID: a.ID, UltimoIntento: at.Add(5 * time.Minute), UltimaLectura: at.Add(5 * time.Minute)}
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		wantErr(t, tx.PutBuzon(ctx, &store.Buzon{EmpresaID: "no-such-company"}), store.ErrNotFound, "PutBuzon of a missing company")
+		return tx.PutBuzon(ctx, ok)
+	})
+	if ok.UpdatedAt.IsZero() {
+		t.Error("UpdatedAt left zero is not set")
+	}
+	got, _ = s.GetBuzon(ctx, a.ID)
+	same(t, "GetBuzon after a read that worked", got, ok)
+	_, err = s.GetBuzon(ctx, b.ID)
+	wantErr(t, err, store.ErrNotFound, "GetBuzon of another company")
 }
 
 // testDTEIntercambio: what a receptor answered is read with one document

@@ -103,7 +103,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				get("GetRecibidoByKey", err)
 				_, err = r.GetCorreo(ctx, other, mail.ID)
 				get("GetCorreo", err)
-				_, err = r.FindMensaje(ctx, other, msg.MessageID, msg.Digest)
+				_, err = r.FindMensaje(ctx, other, msg.Digest)
 				get("FindMensaje", err)
 				_, err = r.GetCorreoConfig(ctx, other)
 				get("GetCorreoConfig", err)

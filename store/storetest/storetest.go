@@ -115,6 +115,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("CorreoConfig", h.testCorreoConfig)
 	t.Run("InboxSettings", h.testInboxSettings)
 	t.Run("InboxUsagePurge", h.testInboxUsagePurge)
+	t.Run("Buzon", h.testBuzon)
 	t.Run("DTEIntercambio", h.testDTEIntercambio)
 	t.Run("Contribuyentes", h.testContribuyentes)
 	t.Run("AttemptLog", h.testAttemptLog)

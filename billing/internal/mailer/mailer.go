@@ -23,6 +23,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,12 +62,32 @@ func DocumentLabels() []string {
 	return []string{ViaCliente, ViaContribuyentes, SinDireccion, SinRemitente}
 }
 
-// Queue is the queue mail jobs wait in: sending and reading mail hold up
-// no submission, delivery or maintenance job.
-const Queue = "mail"
+// Queue is the queue the jobs that send mail wait in, and MailboxQueue
+// the one the reads of mailboxes wait in: a mailbox that hangs holds up
+// no mail being sent, and neither holds up a submission, delivery or
+// maintenance job.
+const (
+	Queue        = "mail"
+	MailboxQueue = "mailbox"
+)
 
-// DefaultWorkers is the mail queue's budget by default.
-const DefaultWorkers = 2
+// DefaultWorkers is the mail queue's budget by default, and
+// DefaultMailboxWorkers the mailbox queue's.
+const (
+	DefaultWorkers        = 2
+	DefaultMailboxWorkers = 2
+)
+
+// MaxBackoff is the longest a mailbox that keeps failing waits between
+// periodic reads.
+const MaxBackoff = time.Hour
+
+// IMAPConnectTimeout bounds the dial, TLS handshake and greeting of a
+// read, and IMAPTimeout each later call on the mailbox.
+const (
+	IMAPConnectTimeout = 10 * time.Second
+	IMAPTimeout        = 30 * time.Second
+)
 
 // Settings are a company's mail settings, secrets opened.
 type Settings struct {
@@ -129,12 +150,17 @@ type Config struct {
 	Limits email.Limits
 	// Every is how often each mailbox is read (default 1 minute).
 	Every time.Duration
+	// ConnectTimeout bounds the dial, TLS handshake and greeting of a
+	// read (default IMAPConnectTimeout).
+	ConnectTimeout time.Duration
 	// Backoff are the pauses between send attempts (the last repeats);
 	// MaxAttempts the attempts before a mail is fallido.
 	Backoff     []time.Duration
 	MaxAttempts int
-	// Workers is the mail queue's budget in this process.
-	Workers int
+	// Workers is the mail queue's budget in this process, and
+	// MailboxWorkers the mailbox queue's.
+	Workers        int
+	MailboxWorkers int
 	// Admit, when set, is asked before each message is read from a
 	// company's mailbox: an error (the company's quota of mail kept is
 	// reached) ends the read, leaving the message unread in the mailbox.
@@ -147,6 +173,12 @@ type Mailer struct {
 	st  store.Store
 	now func() time.Time
 	log *slog.Logger
+	// failing counts the reads of failing mailboxes running in this
+	// process, at most maxFailing at once, so that mailboxes that fail
+	// (and may hang) leave workers to those that work.
+	mu         sync.Mutex
+	failing    int
+	maxFailing int
 }
 
 // New builds a Mailer.
@@ -154,13 +186,16 @@ func New(cfg Config) *Mailer {
 	if cfg.Every <= 0 {
 		cfg.Every = time.Minute
 	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = IMAPConnectTimeout
+	}
 	if len(cfg.Backoff) == 0 {
 		cfg.Backoff = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 12
 	}
-	return &Mailer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger}
+	return &Mailer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger, maxFailing: max(1, cfg.MailboxWorkers/2)}
 }
 
 // MailID is the id of the mail kind about record id: queuing the same
@@ -257,9 +292,13 @@ type pollArgs struct{}
 // Kind names the job.
 func (pollArgs) Kind() string { return "mail.poll" }
 
-// Register declares the mail queue and registers the room's jobs.
+// Register declares the mail and mailbox queues and registers the room's
+// jobs.
 func (m *Mailer) Register(j store.Jobs) error {
 	if err := j.DeclareQueue(Queue, m.cfg.Workers); err != nil {
+		return err
+	}
+	if err := j.DeclareQueue(MailboxQueue, m.cfg.MailboxWorkers); err != nil {
 		return err
 	}
 	// A send is bounded by SendTimeout; the job has room for its two
@@ -291,7 +330,7 @@ func (m *Mailer) Register(j store.Jobs) error {
 	}}); err != nil {
 		return err
 	}
-	return periodic.Register(j, periodic.Job{Args: pollArgs{}, Every: m.cfg.Every, Timeout: time.Minute, Queue: Queue, Run: m.PollAll})
+	return periodic.Register(j, periodic.Job{Args: pollArgs{}, Every: m.cfg.Every, Timeout: time.Minute, Queue: MailboxQueue, Run: m.PollAll})
 }
 
 // document builds the mail of a document and queues it. A document that
@@ -404,9 +443,9 @@ func (m *Mailer) send(ctx context.Context, a sendArgs) error {
 		case sendErr == nil:
 			cur.Estado, cur.SentAt, cur.LastError = Enviado, m.now().UTC(), ""
 		case errors.Is(sendErr, ErrNoSender) || email.IsPermanent(sendErr) || cur.Attempts >= m.cfg.MaxAttempts:
-			cur.Estado, cur.LastError = Fallido, limit(sendErr.Error(), 1000)
+			cur.Estado, cur.LastError = Fallido, tenantError(sendErr)
 		default:
-			cur.LastError = limit(sendErr.Error(), 1000)
+			cur.LastError = tenantError(sendErr)
 			wait = m.cfg.Backoff[min(cur.Attempts-1, len(m.cfg.Backoff)-1)]
 		}
 		if err := tx.UpdateCorreo(ctx, cur); err != nil {
@@ -421,7 +460,8 @@ func (m *Mailer) send(ctx context.Context, a sendArgs) error {
 		return err
 	}
 	if sendErr != nil {
-		m.log.Warn("billing: sending a mail failed", "empresa_id", a.EmpresaID, "correo_id", a.CorreoID, "error", sendErr.Error(), "retry_in", wait.String())
+		m.log.Warn("billing: sending a mail failed", "empresa_id", a.EmpresaID, "correo_id", a.CorreoID, "category", email.Category(sendErr),
+			"error", sendErr.Error(), "retry_in", wait.String())
 	}
 	if wait > 0 {
 		return store.Snooze(wait)
@@ -433,11 +473,34 @@ func (m *Mailer) send(ctx context.Context, a sendArgs) error {
 // to n bytes of valid UTF-8, as the store keeps it.
 func limit(s string, n int) string { return textclip.Clip(s, n) }
 
+// tenantError is what the company is shown of a failed send: the
+// failure's category (email.Category) and a sentence of ours, never the
+// server's words nor an address, which go to the log.
+func tenantError(err error) string {
+	if errors.Is(err, ErrNoSender) {
+		return err.Error()
+	}
+	c := email.Category(err)
+	return c + ": " + categoryText[c]
+}
+
+// categoryText explains each category to the company.
+var categoryText = map[string]string{
+	email.CategoryDNS:      "the mail server's name does not resolve",
+	email.CategoryRefused:  "the mail server cannot be reached (connection refused, or an address mail may not reach)",
+	email.CategoryTimeout:  "the mail server did not answer in time",
+	email.CategoryTLS:      "the secure connection to the mail server failed (TLS, its certificate, or STARTTLS not offered)",
+	email.CategoryAuth:     "the mail server refused the user or password",
+	email.CategoryRejected: "the mail server refused the request",
+}
+
 // PollAll queues the read of the mailbox of every company that has one:
 // one job per company, so a mailbox that is slow or hangs holds up no
-// other company's (each read is bounded by the IMAP timeout and its job's).
-// A company whose read is still queued or running gets no second one.
+// other company's (each read is bounded by the IMAP timeouts and its
+// job's). A company whose read is still queued or running gets no second
+// one, and one whose mailbox is backed off (store.Buzon.Proximo) none.
 func (m *Mailer) PollAll(ctx context.Context) error {
+	now := m.now()
 	return periodic.EachEmpresa(ctx, m.st, func(e *store.Empresa) error {
 		s, err := m.cfg.Settings(ctx, e.ID)
 		if err != nil {
@@ -446,6 +509,11 @@ func (m *Mailer) PollAll(ctx context.Context) error {
 		}
 		if s == nil || s.IMAP == nil {
 			return nil
+		}
+		if b, err := m.st.GetBuzon(ctx, e.ID); err == nil && b.Proximo.After(now) {
+			return nil
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
 		}
 		return m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			_, err := tx.Enqueue(ctx, pollCompanyArgs{EmpresaID: e.ID}, nil)
@@ -463,17 +531,105 @@ type pollCompanyArgs struct {
 func (pollCompanyArgs) Kind() string { return "mail.poll_company" }
 
 // JobOpts: one read per company at a time; a failed read waits for the
-// next tick rather than retrying.
+// next tick (and the mailbox's backoff) rather than retrying.
 func (pollCompanyArgs) JobOpts() store.JobOpts {
-	return store.JobOpts{Queue: Queue, MaxAttempts: 1, UniqueByArgs: true}
+	return store.JobOpts{Queue: MailboxQueue, MaxAttempts: 1, UniqueByArgs: true}
 }
 
-// pollCompany is the job that reads one company's mailbox.
+// pollCompany is the job that reads one company's mailbox. A mailbox
+// that failed its last read takes one of the few places for failing
+// mailboxes (half the workers); without one it waits for a later tick.
 func (m *Mailer) pollCompany(ctx context.Context, a pollCompanyArgs) error {
-	if _, err := m.Poll(ctx, a.EmpresaID); err != nil {
-		m.log.Warn("billing: reading a company's mailbox failed", "empresa_id", a.EmpresaID, "error", err.Error())
+	b, err := m.st.GetBuzon(ctx, a.EmpresaID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
 	}
+	if b != nil && b.Proximo.After(m.now()) {
+		return nil
+	}
+	if b != nil && b.Fallos > 0 {
+		if !m.acquireFailing() {
+			return nil
+		}
+		defer m.releaseFailing()
+	}
+	// Poll records the outcome and logs its detail.
+	_, _ = m.Poll(ctx, a.EmpresaID)
 	return nil
+}
+
+func (m *Mailer) acquireFailing() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failing >= m.maxFailing {
+		return false
+	}
+	m.failing++
+	return true
+}
+
+func (m *Mailer) releaseFailing() {
+	m.mu.Lock()
+	m.failing--
+	m.mu.Unlock()
+}
+
+// MailboxError is a read that failed at the mailbox (the server, the
+// network, the settings) rather than in the store: what backs the
+// mailbox off. email.Category names it.
+type MailboxError struct{ Err error }
+
+func (e *MailboxError) Error() string { return e.Err.Error() }
+func (e *MailboxError) Unwrap() error { return e.Err }
+
+// Backoff is the pause before the next periodic read of a mailbox that
+// failed fallos reads in a row: twice the interval, doubled at each
+// failure, at most MaxBackoff.
+func (m *Mailer) Backoff(fallos int) time.Duration {
+	d := m.cfg.Every
+	for range min(fallos, 20) {
+		d *= 2
+		if d >= MaxBackoff {
+			return MaxBackoff
+		}
+	}
+	return d
+}
+
+// record keeps the outcome of a read in the mailbox's state: a read that
+// worked clears it, a mailbox failure backs the mailbox off; a failure
+// of the store changes nothing.
+func (m *Mailer) record(ctx context.Context, empresaID string, readErr error) {
+	var mbErr *MailboxError
+	if readErr != nil && !errors.As(readErr, &mbErr) {
+		return
+	}
+	now := m.now().UTC()
+	err := m.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		b, err := tx.GetBuzon(ctx, empresaID)
+		if errors.Is(err, store.ErrNotFound) {
+			b, err = &store.Buzon{EmpresaID: empresaID}, nil
+		}
+		if err != nil {
+			return err
+		}
+		b.UltimoIntento, b.UpdatedAt = now, time.Time{}
+		if readErr == nil {
+			b.Fallos, b.UltimoError, b.UltimaLectura, b.Proximo = 0, "", now, time.Time{}
+		} else {
+			b.Fallos++
+			b.UltimoError = email.Category(readErr)
+			b.Proximo = now.Add(m.Backoff(b.Fallos))
+		}
+		return tx.PutBuzon(ctx, b)
+	})
+	if err != nil {
+		m.log.Warn("billing: recording a mailbox's state failed", "empresa_id", empresaID, "error", err.Error())
+	}
+	if readErr != nil {
+		m.log.Warn("billing: reading a company's mailbox failed", "empresa_id", empresaID, "category", email.Category(readErr),
+			"error", readErr.Error())
+	}
 }
 
 // MaxPerPoll bounds the messages one read of a mailbox takes.
@@ -488,14 +644,25 @@ type PollResult struct {
 // the intake, recorded, then flagged in the mailbox. A message that cannot
 // be read within the limits is recorded as rechazado (with why) and
 // flagged too, never retried forever.
+//
+// The outcome is recorded in the mailbox's state (store.Buzon): a failure
+// at the mailbox, returned as a *MailboxError, backs it off.
 func (m *Mailer) Poll(ctx context.Context, empresaID string) (*PollResult, error) {
 	s, err := m.cfg.Settings(ctx, empresaID)
 	if err != nil || s == nil || s.IMAP == nil {
 		return &PollResult{}, err
 	}
-	mb, err := email.DialIMAP(ctx, *s.IMAP)
+	out, err := m.read(ctx, empresaID, *s.IMAP)
+	m.record(ctx, empresaID, err)
+	return out, err
+}
+
+// read is one read of a mailbox.
+func (m *Mailer) read(ctx context.Context, empresaID string, cfg email.IMAPConfig) (*PollResult, error) {
+	cfg.ConnectTimeout, cfg.Timeout = m.cfg.ConnectTimeout, IMAPTimeout
+	mb, err := email.DialIMAP(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, &MailboxError{err}
 	}
 	defer mb.Close()
 	lim := m.cfg.Limits
@@ -514,7 +681,7 @@ func (m *Mailer) Poll(ctx context.Context, empresaID string) (*PollResult, error
 		}
 		msgs, err := mb.Unprocessed(ctx, 1, lim.MaxMessageBytes)
 		if err != nil {
-			return out, err
+			return out, &MailboxError{err}
 		}
 		if len(msgs) == 0 {
 			break
@@ -535,7 +702,7 @@ func (m *Mailer) Poll(ctx context.Context, empresaID string) (*PollResult, error
 			out.Read++
 		}
 		if err := mb.MarkProcessed(ctx, f.UID); err != nil {
-			return out, err
+			return out, &MailboxError{err}
 		}
 	}
 	return out, nil
@@ -568,7 +735,9 @@ func (m *Mailer) take(ctx context.Context, empresaID string, f email.Fetched, li
 	if msg != nil {
 		rec.MessageID, rec.From, rec.Subject = limit(msg.MessageID, 998), limit(msg.From, 254), limit(msg.Subject, 998)
 	}
-	if _, err := m.st.FindMensaje(ctx, empresaID, rec.MessageID, digest); err == nil {
+	// The digest decides: a different message that reuses a Message-ID is
+	// another message.
+	if _, err := m.st.FindMensaje(ctx, empresaID, digest); err == nil {
 		return false, true, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return false, false, err

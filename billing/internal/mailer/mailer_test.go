@@ -3,7 +3,6 @@ package mailer
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/dtekit/dtekit/email"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/sqlite"
 )
 
 // TestDocumentNeverSilent: the document job, over a SQLite store alone,
@@ -23,15 +21,7 @@ import (
 func TestDocumentNeverSilent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
-	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
-		t.Fatal(err)
-	}
+	st, e := storeWithEmpresa(t)
 	var ids []string
 	for folio := range int64(3) {
 		d := &store.DTE{EmpresaID: e.ID, TipoDTE: 33, Folio: folio + 1, Estado: "aceptado", RutReceptor: "96790240-3", FechaEmision: "2026-03-02"}

@@ -342,27 +342,14 @@ func scanMensaje(s scanner) (store.Mensaje, error) {
 	return m, err
 }
 
-// FindMensaje looks the mail up by its Message-ID, then by its digest,
-// each through its unique index (the first condition is spelled as the
-// partial index mensajes_message_id is).
-func (r *reader) FindMensaje(ctx context.Context, empresaID, messageID, digest string) (*store.Mensaje, error) {
-	lookups := []struct{ cond, key string }{
-		{"message_id = $2 AND message_id <> ''", messageID},
-		{"digest = $2", digest},
+// FindMensaje looks the mail up by its digest, through its unique
+// constraint.
+func (r *reader) FindMensaje(ctx context.Context, empresaID, digest string) (*store.Mensaje, error) {
+	m, err := scanMensaje(r.q.QueryRowContext(ctx, "SELECT "+mensajeCols+" FROM mensajes WHERE empresa_id = $1 AND digest = $2", empresaID, digest))
+	if err != nil {
+		return nil, r.notFound(err, "mensaje with digest", digest)
 	}
-	for _, l := range lookups {
-		if l.key == "" {
-			continue
-		}
-		m, err := scanMensaje(r.q.QueryRowContext(ctx, "SELECT "+mensajeCols+" FROM mensajes WHERE empresa_id = $1 AND "+l.cond, empresaID, l.key))
-		if err == nil {
-			return &m, nil
-		}
-		if !errors.Is(err, errNoRows) {
-			return nil, r.errf(err, "finding mensaje %q (digest %s)", messageID, digest)
-		}
-	}
-	return nil, fmt.Errorf("%w: mensaje %q (digest %s)", store.ErrNotFound, messageID, digest)
+	return &m, nil
 }
 
 func (r *reader) ListMensajes(ctx context.Context, empresaID string, f store.ListFilter) (*store.Page[store.Mensaje], error) {
@@ -383,8 +370,8 @@ func (t *tx) InsertMensaje(ctx context.Context, m *store.Mensaje) error {
 		m.ID, m.EmpresaID, m.MessageID, m.Digest, m.From, m.Subject, m.Estado, m.Detalle, t.d.targ(m.CreatedAt))
 	err = t.inserted(ctx, res, err, "mensaje", "mensajes", m.ID, store.ConstraintMensaje)
 	return t.refusedBy(ctx, err, store.ConstraintMensaje, "mensaje", m.ID,
-		"SELECT 1 FROM mensajes WHERE empresa_id = $1 AND ((message_id = $2 AND message_id <> '') OR digest = $3)",
-		m.EmpresaID, m.MessageID, m.Digest)
+		"SELECT 1 FROM mensajes WHERE empresa_id = $1 AND digest = $2",
+		m.EmpresaID, m.Digest)
 }
 
 // ---- correo_config
@@ -520,4 +507,32 @@ func (t *tx) PurgeInbox(ctx context.Context, empresaID string, before time.Time,
 		return 0, 0, t.errf(err, "deleting old mails of empresa %q", empresaID)
 	}
 	return len(ids), int(n), nil
+}
+
+// ---- buzones
+
+func (r *reader) GetBuzon(ctx context.Context, empresaID string) (*store.Buzon, error) {
+	var b store.Buzon
+	err := r.q.QueryRowContext(ctx, `SELECT empresa_id, fallos, ultimo_error, ultimo_intento, ultima_lectura, proximo, updated_at
+		FROM buzones WHERE empresa_id = $1`, empresaID).Scan(&b.EmpresaID, &b.Fallos, &b.UltimoError, ts(&b.UltimoIntento),
+		ts(&b.UltimaLectura), ts(&b.Proximo), ts(&b.UpdatedAt))
+	if err != nil {
+		return nil, r.notFound(err, "buzon of empresa", empresaID)
+	}
+	return &b, nil
+}
+
+// PutBuzon writes the mailbox's state, one row per company.
+func (t *tx) PutBuzon(ctx context.Context, b *store.Buzon) error {
+	t.stamp(nil, &b.UpdatedAt)
+	if err := t.empresaExists(ctx, b.EmpresaID); err != nil {
+		return err
+	}
+	_, err := t.q.ExecContext(ctx, `INSERT INTO buzones (empresa_id, fallos, ultimo_error, ultimo_intento, ultima_lectura, proximo, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (empresa_id) DO UPDATE SET fallos = excluded.fallos, ultimo_error = excluded.ultimo_error,
+		ultimo_intento = excluded.ultimo_intento, ultima_lectura = excluded.ultima_lectura, proximo = excluded.proximo,
+		updated_at = excluded.updated_at`,
+		b.EmpresaID, b.Fallos, b.UltimoError, t.d.targ(b.UltimoIntento), t.d.targ(b.UltimaLectura), t.d.targ(b.Proximo), t.d.targ(b.UpdatedAt))
+	return t.errf(err, "writing the buzon of empresa %q", b.EmpresaID)
 }

@@ -1,0 +1,130 @@
+package mailer
+
+import (
+	"context"
+	"encoding/base64"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/email"
+	"github.com/dtekit/dtekit/email/emailtest"
+	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/sqlite"
+)
+
+// withEnvio is a message with Message-ID id carrying an EnvioDTE whose
+// content is body.
+func withEnvio(id, body string) []byte {
+	xml := "<EnvioDTE><SetDTE>" + body + "</SetDTE></EnvioDTE>"
+	return []byte("From: dte@proveedor.cl\r\nTo: dte@empresa.cl\r\nSubject: DTE\r\nMessage-ID: " + id + "\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\nContent-Type: application/xml\r\n" +
+		"Content-Disposition: attachment; filename=\"EnvioDTE.xml\"\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+		base64.StdEncoding.EncodeToString([]byte(xml)) + "\r\n--b--\r\n")
+}
+
+// storeWithEmpresa opens a SQLite store with one company, closed when t
+// ends.
+func storeWithEmpresa(t *testing.T) (store.Store, *store.Empresa) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
+	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
+		t.Fatal(err)
+	}
+	return st, e
+}
+
+// TestMessagesByContent: two different messages that share a Message-ID
+// are both handed to the intake (issue 30: the second was skipped in
+// silence); the very same message read again (a crash between the
+// record and the flag, or a copy delivered twice) is recognized and
+// skipped.
+func TestMessagesByContent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, e := storeWithEmpresa(t)
+	u := emailtest.User{Address: "dte@empresa.cl", Username: "e", Password: "pw"}
+	srv := emailtest.Start(t, u)
+	var mu sync.Mutex
+	var got []string
+	m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
+		Settings: func(context.Context, string) (*Settings, error) {
+			return &Settings{Direccion: u.Address, IMAP: new(srv.IMAPConfig(u))}, nil
+		},
+		Intake: func(_ context.Context, _ string, data []byte, _ Source) error {
+			mu.Lock()
+			got = append(got, string(data))
+			mu.Unlock()
+			return nil
+		},
+		Reply: func(context.Context, string, []byte, Source) error { return nil }})
+	first, other := withEnvio("<uno@proveedor.cl>", "factura 1"), withEnvio("<uno@proveedor.cl>", "factura 2")
+	srv.Append(u, first)
+	srv.Append(u, other)
+	res, err := m.Poll(ctx, e.ID)
+	if err != nil || res.Read != 2 || res.Skipped != 0 {
+		t.Fatalf("two messages with one Message-ID: %+v, %v; want both read", res, err)
+	}
+	// The first again, as a crash before the flag would leave it.
+	srv.Append(u, first)
+	res, err = m.Poll(ctx, e.ID)
+	if err != nil || res.Read != 0 || res.Skipped != 1 {
+		t.Fatalf("the same message again: %+v, %v; want it skipped", res, err)
+	}
+	if len(got) != 2 || !strings.Contains(got[0], "factura 1") || !strings.Contains(got[1], "factura 2") {
+		t.Errorf("the intake received %q", got)
+	}
+	page, err := st.ListMensajes(ctx, e.ID, store.ListFilter{})
+	if err != nil || len(page.Items) != 2 {
+		t.Fatalf("the mails recorded: %+v, %v", page, err)
+	}
+}
+
+// TestSendFailureShown: a send that fails is recorded with its category
+// and a sentence of ours, never the server's address.
+func TestSendFailureShown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, e := storeWithEmpresa(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // a closed port
+	m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), MaxAttempts: 1,
+		Settings: func(context.Context, string) (*Settings, error) {
+			return &Settings{Direccion: "dte@empresa.cl", SMTP: &email.SMTPConfig{Host: "127.0.0.1", Port: port, Security: "none"}}, nil
+		}})
+	if err := m.Register(st.Jobs()); err != nil {
+		t.Fatal(err)
+	}
+	var c *store.Correo
+	err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		c, err = m.Enqueue(ctx, tx, &Outgoing{EmpresaID: e.ID, Tipo: "dte", To: "compras@cliente.cl", Subject: "DTE", Text: "Adjunto."})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.send(ctx, sendArgs{EmpresaID: e.ID, CorreoID: c.ID}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetCorreo(ctx, e.ID, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Estado != Fallido || !strings.HasPrefix(got.LastError, "refused: ") || strings.Contains(got.LastError, "127.0.0.1") {
+		t.Errorf("a send to a closed port: %s, %q; want fallido, refused, no address", got.Estado, got.LastError)
+	}
+}
