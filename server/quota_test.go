@@ -77,7 +77,7 @@ func TestJunkMailBounded(t *testing.T) {
 			users := []emailtest.User{{Address: "dte@empresa-a.cl", Username: "a", Password: "clave-a"}}
 			ms := emailtest.Start(t, users...)
 			st, disk := diskOf(t, be)
-			f := submitting(t, st, billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs},
+			f := submitting(t, st, billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs}, AllowLoopback: true, AnyPort: true,
 				Every: time.Hour, Backoff: []time.Duration{time.Hour}}}, newFake(t))
 			a, b := f.A, f.B
 			_, p, _ := strings.Cut(ms.IMAPSAddr, ":")
