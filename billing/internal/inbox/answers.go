@@ -104,7 +104,9 @@ func (ib *Inbox) Decide(ctx context.Context, empresaID, id string, d Decision) (
 	if ib.cfg.Registry == nil {
 		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "this server does not speak to the SII's registry (RCV); no decision can be registered"}
 	}
-	cli, err := ib.cfg.Registry(ctx, empresaID)
+	// The registry of the document's own environment: a document
+	// received in certificación is decided there after the move too.
+	cli, err := ib.cfg.Registry(ctx, empresaID, r.Ambiente)
 	if err != nil {
 		return nil, err
 	}
