@@ -53,6 +53,7 @@ func (s *Service) newMail() {
 			}
 			return err
 		},
+		Counted: s.answerMails.add,
 		AutoAcuse: func(ctx context.Context, empresaID string) bool {
 			p, err := s.correoPrefs(ctx, s.st, empresaID)
 			return err != nil || p.AcuseAutomatico == nil || *p.AcuseAutomatico

@@ -74,6 +74,14 @@ type RecibidoAccion struct {
 	RCVCodigo *int      `json:"rcv_codigo,omitempty"`
 	RCVGlosa  string    `json:"rcv_glosa,omitempty"`
 	CorreoID  string    `json:"correo_id,omitempty"`
+	// CorreoEstado is what became of the XML answer's mail: "en_cola"
+	// (queued: CorreoID's own state tells its delivery), "sin_direccion"
+	// (no address known for the supplier: none came with its file, none
+	// is on the SII's list of contribuyentes) or "sin_remitente" (the
+	// company has no mail settings); absent for answers recorded before
+	// it was kept. CorreoPara is where it was mailed.
+	CorreoEstado string `json:"correo_estado,omitempty"`
+	CorreoPara   string `json:"correo_para,omitempty"`
 }
 
 // RecibidoRCV is what the SII's registry reports of a received document.
@@ -272,7 +280,8 @@ func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
 		if a == nil {
 			return nil
 		}
-		return &RecibidoAccion{Accion: a.Accion, Motivo: a.Motivo, Fecha: a.At.UTC(), RCVCodigo: a.RCVCodigo, RCVGlosa: a.RCVGlosa, CorreoID: a.CorreoID}
+		return &RecibidoAccion{Accion: a.Accion, Motivo: a.Motivo, Fecha: a.At.UTC(), RCVCodigo: a.RCVCodigo, RCVGlosa: a.RCVGlosa, CorreoID: a.CorreoID,
+			CorreoEstado: a.CorreoEstado, CorreoPara: a.CorreoPara}
 	}
 	resp := inbox.RespuestasOf(r)
 	out.Respuestas = RecibidoRespuestas{Acuse: conv(resp.Acuse), Decision: conv(resp.Decision), Recibo: conv(resp.Recibo)}

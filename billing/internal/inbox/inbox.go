@@ -121,9 +121,14 @@ type Config struct {
 	// speak to the registry (decisions are refused with SII_UNAVAILABLE
 	// and the periodic refresh does nothing).
 	Registry func(ctx context.Context, empresaID, ambiente string) (*sii.Client, error)
-	// Mail queues an answer by mail, in the caller's transaction; nil
-	// means answers are recorded but not mailed.
+	// Mail queues an answer by mail, in the caller's transaction (leaving
+	// m.ID "" when the company sends no mail); nil means answers are
+	// recorded but not mailed (their CorreoEstado says so).
 	Mail func(ctx context.Context, tx store.Tx, m *Mail) error
+	// Counted, when set, is told once per answer recorded, after its
+	// transaction commits: where its address came from, or why it was not
+	// mailed (AnswerLabels).
+	Counted func(empresaID, label string)
 	// AutoAcuse reports whether the company acknowledges every file at
 	// intake (nil: yes).
 	AutoAcuse func(ctx context.Context, empresaID string) bool

@@ -55,10 +55,20 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 		ib.log.Warn("billing: a received file cannot be acknowledged", "empresa_id", a.EmpresaID, "recepcion_id", a.RecepcionID, "error", err.Error())
 		return nil
 	}
-	mail := &Mail{ID: mailID("acuse", row.ID), EmpresaID: a.EmpresaID, Tipo: "acuse", To: row.Remitente,
+	// Read before the transaction: the emitter's address on the SII's
+	// list, for a file that came without one.
+	listed, listedVia, err := ib.answerAddress(ctx, rec.RutEmisor, "")
+	if err != nil {
+		return err
+	}
+	mail := &Mail{ID: mailID("acuse", row.ID), EmpresaID: a.EmpresaID, Tipo: "acuse",
 		Subject: "Acuse de recibo: " + rec.NmbEnvio, Filename: fmt.Sprintf("RecepcionEnvio_%d.xml", row.Numero), XML: xml,
 		Text: "Adjuntamos el acuse de recibo del envío " + rec.NmbEnvio + ": " + rec.Glosa}
-	return ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	var estado, label string
+	noted := false
+	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		mail.ID, mail.To, noted = mailID("acuse", row.ID), row.Remitente, false
+		via := ViaRemitente
 		var ids []string
 		for i := range rec.Documentos {
 			d := &rec.Documentos[i]
@@ -75,15 +85,14 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 				mail.To = r.CorreoEmisor
 			}
 		}
-		if mail.To != "" && ib.cfg.Mail != nil {
-			if len(ids) > 0 {
-				mail.RecibidoID = ids[0]
-			}
-			if err := ib.cfg.Mail(ctx, tx, mail); err != nil {
-				return err
-			}
-		} else {
-			mail.ID = ""
+		if mail.To == "" {
+			mail.To, via = listed, listedVia
+		}
+		if len(ids) > 0 {
+			mail.RecibidoID = ids[0]
+		}
+		if estado, label, err = ib.queueAnswer(ctx, tx, mail, via); err != nil {
+			return err
 		}
 		for _, id := range ids {
 			r, err := tx.GetRecibidoForUpdate(ctx, a.EmpresaID, id)
@@ -94,7 +103,7 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 			if resp.Acuse != nil {
 				continue
 			}
-			resp.Acuse = &Accion{Accion: "acuse", At: at, Motivo: rec.Glosa, CorreoID: mail.ID}
+			resp.Acuse = &Accion{Accion: "acuse", At: at, Motivo: rec.Glosa, CorreoID: mail.ID, CorreoEstado: estado, CorreoPara: mail.To}
 			if r.Respuesta, err = json.Marshal(resp); err != nil {
 				return err
 			}
@@ -102,9 +111,19 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 			if err := tx.UpdateRecibido(ctx, r); err != nil {
 				return err
 			}
+			noted = true
 		}
 		return tx.CompleteJob(ctx)
 	})
+	if err != nil {
+		return err
+	}
+	// Reported once: the run that noted the acknowledgment (a file with
+	// no document to note it on is reported each time it is asked).
+	if noted || len(rec.Documentos) == 0 {
+		ib.answered(a.EmpresaID, "acuse", "recepcion_id", a.RecepcionID, estado, label)
+	}
+	return nil
 }
 
 // refreshArgs names the periodic refresh of the registry's view.
