@@ -139,8 +139,9 @@ func (h *harness) testCatalogSearch(t *testing.T) {
 }
 
 // testCatalogSearchMigrates: a database whose clientes and productos were
-// written before migration 00012 (the schema taken back, the records
-// kept) finds them by their Spanish names once the store opens it again.
+// written before migration 00012 (left without searchable text, as 00012
+// leaves them) finds them by their Spanish names once the store opens it
+// again.
 func (h *harness) testCatalogSearchMigrates(t *testing.T) {
 	if h.b.Exec == nil {
 		t.Skip("the backend gives no Exec")
@@ -157,12 +158,13 @@ func (h *harness) testCatalogSearchMigrates(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The rows as 00012 leaves those written before it: no searchable
+	// text. (Taking the schema back and running 00012 again would run
+	// every later migration again too: goose refuses a missing version
+	// below the newest, and an ADD COLUMN cannot run twice.)
 	h.b.Exec(t, loc,
-		"DROP INDEX clientes_busqueda_pendiente",
-		"DROP INDEX productos_busqueda_pendiente",
-		"ALTER TABLE clientes DROP COLUMN busqueda",
-		"ALTER TABLE productos DROP COLUMN busqueda",
-		"DELETE FROM goose_db_version WHERE version_id = 12",
+		"UPDATE clientes SET busqueda = NULL",
+		"UPDATE productos SET busqueda = NULL",
 	)
 	s = h.openAt(t, loc, testJobs)
 	ctx := ctxT(t)
