@@ -57,6 +57,7 @@ func (s *Service) newMail() {
 			}
 			return err
 		},
+		Counted: s.answerMails.add,
 		AutoAcuse: func(ctx context.Context, empresaID string) bool {
 			p, err := s.correoPrefs(ctx, s.st, empresaID)
 			return err != nil || p.AcuseAutomatico == nil || *p.AcuseAutomatico
@@ -69,9 +70,11 @@ func (s *Service) newMail() {
 	s.inbox = inbox.New(ic)
 }
 
-// registryClient builds the SII registry client of a company, in its
-// environment, with its certificate.
-func (s *Service) registryClient(ctx context.Context, empresaID string) (*sii.Client, error) {
+// registryClient builds the SII registry client of a company in one
+// environment (the company's current one when ambiente is ""), with its
+// certificate: a received document is asked about and decided in the
+// environment it belongs to.
+func (s *Service) registryClient(ctx context.Context, empresaID, ambiente string) (*sii.Client, error) {
 	emp, err := s.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
 		return nil, err
@@ -80,8 +83,11 @@ func (s *Service) registryClient(ctx context.Context, empresaID string) (*sii.Cl
 	if err != nil {
 		return nil, err
 	}
+	if ambiente == "" {
+		ambiente = emp.Ambiente
+	}
 	sc := s.cfg.Submission
-	env := sii.Environment(emp.Ambiente)
+	env := sii.Environment(ambiente)
 	cfg := sii.Config{Environment: env, Certificate: cert, HTTPClient: sc.HTTPClient, Timeout: sc.Timeout, Tokens: s.siiTokens, Clock: s.now}
 	if sc.Endpoints != nil {
 		cfg.Endpoints = sc.Endpoints(env)

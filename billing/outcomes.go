@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/dtekit/dtekit/billing/internal/delivery"
+	"github.com/dtekit/dtekit/billing/internal/inbox"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/dte"
 )
@@ -32,7 +33,18 @@ type Counts struct {
 	// the receptor's address came from or why nothing was sent
 	// (DocumentMailLabels).
 	DocumentMails []Count
+	// AnswerMails counts the answers to suppliers the inbox recorded
+	// (acknowledgments, decisions, receipts), by where the supplier's
+	// address came from or why nothing was mailed (AnswerMailLabels).
+	AnswerMails []Count
 }
+
+// AnswerMailLabels are the labels of Counts.AnswerMails: the address
+// came with the supplier's file (remitente: the mail's sender, or the
+// upload's correo_emisor) or from the SII's list (contribuyentes), or the
+// answer was not mailed for want of an address (sin_direccion) or of the
+// company's mail settings (sin_remitente).
+func AnswerMailLabels() []string { return inbox.AnswerLabels() }
 
 // DocumentMailLabels are the labels of Counts.DocumentMails: the address
 // came from the cliente's e-mail (cliente) or the SII's list
@@ -54,7 +66,7 @@ func DeliveryFailureLabels() []string { return delivery.FailureCategories() }
 // Counts returns the outcome counters as they stand.
 func (s *Service) Counts() Counts {
 	return Counts{SIIOutcomes: s.siiOutcomes.snapshot(), DeliveryFailures: s.deliveryFailures.snapshot(),
-		DocumentMails: s.documentMails.snapshot()}
+		DocumentMails: s.documentMails.snapshot(), AnswerMails: s.answerMails.snapshot()}
 }
 
 // tally counts labels per company; safe for concurrent use.

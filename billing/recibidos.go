@@ -21,8 +21,11 @@ import (
 // Recibido is a document a supplier sent the company
 // (GET /api/v1/billing/recibidos/{id}).
 type Recibido struct {
-	ID                string      `json:"id"`
-	RecepcionID       string      `json:"recepcion_id"`
+	ID          string `json:"id"`
+	RecepcionID string `json:"recepcion_id"`
+	// Ambiente is the environment the document belongs to: its stamp's
+	// (the CAF's IDK), else the company's when it was received.
+	Ambiente          string      `json:"ambiente"`
 	RutEmisor         string      `json:"rut_emisor"`
 	RazonSocialEmisor string      `json:"razon_social_emisor"`
 	TipoDTE           dte.TipoDTE `json:"tipo_dte"`
@@ -71,6 +74,14 @@ type RecibidoAccion struct {
 	RCVCodigo *int      `json:"rcv_codigo,omitempty"`
 	RCVGlosa  string    `json:"rcv_glosa,omitempty"`
 	CorreoID  string    `json:"correo_id,omitempty"`
+	// CorreoEstado is what became of the XML answer's mail: "en_cola"
+	// (queued: CorreoID's own state tells its delivery), "sin_direccion"
+	// (no address known for the supplier: none came with its file, none
+	// is on the SII's list of contribuyentes) or "sin_remitente" (the
+	// company has no mail settings); absent for answers recorded before
+	// it was kept. CorreoPara is where it was mailed.
+	CorreoEstado string `json:"correo_estado,omitempty"`
+	CorreoPara   string `json:"correo_para,omitempty"`
 }
 
 // RecibidoRCV is what the SII's registry reports of a received document.
@@ -99,6 +110,9 @@ type RecibidoPage struct {
 
 // RecibidoFilter selects received documents (GET /recibidos).
 type RecibidoFilter struct {
+	// Ambiente is the environment listed (see AmbienteTodos: "" is the
+	// company's current one).
+	Ambiente   string
 	RutEmisor  string
 	TipoDTE    int
 	Estado     string
@@ -119,6 +133,10 @@ type Recepcion struct {
 	// Tipo is "envio" (an EnvioDTE from a supplier) or "respuesta" (an
 	// answer a customer sent about the company's documents).
 	Tipo string `json:"tipo"`
+	// Ambiente is the environment the file belongs to: its documents'
+	// when their stamps agree (for an answer, the answered documents'),
+	// else the company's when it was received.
+	Ambiente string `json:"ambiente"`
 	// Estado is "conforme" or "rechazada": for an envelope, the acuse's
 	// EstadoRecepEnv; for an answer, whether every document it names
 	// took it (the report says what it did to each, or why not).
@@ -248,7 +266,7 @@ func receptorOut(d *store.DTE) *ReceptorRespuestas {
 
 // recibidoOut renders a stored received document.
 func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
-	out := Recibido{ID: r.ID, RecepcionID: r.RecepcionID, RutEmisor: r.RutEmisor, RazonSocialEmisor: r.RazonSocialEmisor,
+	out := Recibido{ID: r.ID, RecepcionID: r.RecepcionID, Ambiente: r.Ambiente, RutEmisor: r.RutEmisor, RazonSocialEmisor: r.RazonSocialEmisor,
 		TipoDTE: dte.TipoDTE(r.TipoDTE), Folio: r.Folio, FechaEmision: r.FechaEmision, MontoTotal: r.MontoTotal, Estado: r.Estado,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Verificacion: json.RawMessage("null")}
 	if r.CorreoEmisor != "" {
@@ -268,7 +286,8 @@ func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
 		if a == nil {
 			return nil
 		}
-		return &RecibidoAccion{Accion: a.Accion, Motivo: a.Motivo, Fecha: a.At.UTC(), RCVCodigo: a.RCVCodigo, RCVGlosa: a.RCVGlosa, CorreoID: a.CorreoID}
+		return &RecibidoAccion{Accion: a.Accion, Motivo: a.Motivo, Fecha: a.At.UTC(), RCVCodigo: a.RCVCodigo, RCVGlosa: a.RCVGlosa, CorreoID: a.CorreoID,
+			CorreoEstado: a.CorreoEstado, CorreoPara: a.CorreoPara}
 	}
 	resp := inbox.RespuestasOf(r)
 	out.Respuestas = RecibidoRespuestas{Acuse: conv(resp.Acuse), Decision: conv(resp.Decision), Recibo: conv(resp.Recibo)}
@@ -288,7 +307,7 @@ func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
 
 // recepcionOut renders a stored received file.
 func recepcionOut(r *store.Recepcion) Recepcion {
-	out := Recepcion{ID: r.ID, Numero: r.Numero, Tipo: r.Tipo, Estado: r.Estado, Origen: r.Origen, Digest: r.Digest,
+	out := Recepcion{ID: r.ID, Numero: r.Numero, Tipo: r.Tipo, Ambiente: r.Ambiente, Estado: r.Estado, Origen: r.Origen, Digest: r.Digest,
 		Tamano: r.Size, Descartado: r.Descartado, Reporte: json.RawMessage("null"), CreatedAt: r.CreatedAt.UTC()}
 	if r.Remitente != "" {
 		out.Remitente = &r.Remitente
@@ -350,6 +369,11 @@ func (s *Service) ListRecibidos(ctx context.Context, empresaID string, f Recibid
 		// N keeps the windows closing less than N+1 days from now.
 		sf.PlazoHasta = s.now().Add(time.Duration(*f.DiasRestantes+1)*24*time.Hour - time.Nanosecond)
 	}
+	amb, err := s.listAmbiente(ctx, empresaID, f.Ambiente)
+	if err != nil {
+		return nil, err
+	}
+	sf.Ambiente = amb
 	page, err := s.st.ListRecibidos(ctx, empresaID, sf)
 	if err != nil {
 		return nil, storeErr(err, "listing received documents", "empresa", empresaID)
@@ -454,13 +478,25 @@ func (s *Service) RefreshRecibidos(ctx context.Context, empresaID string) error 
 	return nil
 }
 
-// ListRecepciones lists the files received, newest first.
-func (s *Service) ListRecepciones(ctx context.Context, empresaID string, p ListParams) (*RecepcionPage, error) {
+// RecepcionFilter selects received files (GET /recepciones).
+type RecepcionFilter struct {
+	Ambiente string // see AmbienteTodos: "" is the company's current environment
+	Cursor   string
+	Limit    int // 0 means 20; 1 to 100
+}
+
+// ListRecepciones lists the files received in one environment (or both),
+// newest first.
+func (s *Service) ListRecepciones(ctx context.Context, empresaID string, p RecepcionFilter) (*RecepcionPage, error) {
 	n, verr := pageLimit(p.Limit)
 	if verr != nil {
 		return nil, verr
 	}
-	page, err := s.st.ListRecepciones(ctx, empresaID, store.ListFilter{Cursor: p.Cursor, Limit: n})
+	amb, err := s.listAmbiente(ctx, empresaID, p.Ambiente)
+	if err != nil {
+		return nil, err
+	}
+	page, err := s.st.ListRecepciones(ctx, empresaID, store.RecepcionFilter{Ambiente: amb, Cursor: p.Cursor, Limit: n})
 	if err != nil {
 		return nil, storeErr(err, "listing received files", "empresa", empresaID)
 	}

@@ -122,9 +122,9 @@ type Service struct {
 	mailDial email.DialFunc
 	// siiTokens caches the tokens of the registry clients.
 	siiTokens *sii.TokenCache
-	// siiOutcomes, deliveryFailures and documentMails count what Counts
-	// reports.
-	siiOutcomes, deliveryFailures, documentMails tally
+	// siiOutcomes, deliveryFailures, documentMails and answerMails count
+	// what Counts reports.
+	siiOutcomes, deliveryFailures, documentMails, answerMails tally
 }
 
 // New builds a Service from cfg.

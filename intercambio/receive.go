@@ -60,9 +60,12 @@ type Options struct {
 	// that record is the receptor's policy; the SII does not require it.
 	Repetido func(envioDTEID, digest string) bool
 	// DTERepetido, when set, reports whether the document was received
-	// before this envelope (EstadoRecepDTE 4). A document repeated within
+	// before this envelope (EstadoRecepDTE 4). It is asked once the
+	// document's signature and RUTs passed, with its verification at hand
+	// (Verificacion.CAFAmbiente names the stamp's environment, in which a
+	// receptor may keep its records apart). A document repeated within
 	// the envelope is caught without it.
-	DTERepetido func(DocRef) bool
+	DTERepetido func(*DocumentoRecibido) bool
 }
 
 // DocRef identifies a DTE the way every answer repeats it (RecepcionDTE,
@@ -313,7 +316,7 @@ func (r *Recepcion) document(d *DocumentoRecibido, expected string, opts Options
 		return DTEErrorRUTReceptor, fmt.Sprintf("RUTRecep %s is not %s", d.RUTRecep, r.Empresa)
 	case dup:
 		return DTERepetido, "the envelope carries this document twice"
-	case opts.DTERepetido != nil && opts.DTERepetido(d.DocRef):
+	case opts.DTERepetido != nil && opts.DTERepetido(d):
 		return DTERepetido, "this document was received before"
 	case !v.Policy.OK:
 		return DTEOtros, "signer: " + v.Policy.Error

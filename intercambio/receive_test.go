@@ -107,7 +107,11 @@ func TestReceiveCodes(t *testing.T) {
 			o.Repetido = func(id, digest string) bool { return id == "SetDoc" && digest != "" }
 		}, want{intercambio.EnvioArchivoRepetido, []intercambio.EstadoRecepDTE{99, 99}, "received before"}},
 		{"a document received before", good, func(o *intercambio.Options) {
-			o.DTERepetido = func(d intercambio.DocRef) bool { return d.Tipo == 34 && d.RUTEmisor == rutA }
+			// Asked with the document's verification at hand: its stamp
+			// verified, with a CAF of certificación (IDK 100).
+			o.DTERepetido = func(d *intercambio.DocumentoRecibido) bool {
+				return d.Tipo == 34 && d.RUTEmisor == rutA && d.Verificacion.TED.OK && d.Verificacion.CAFAmbiente == "certificacion"
+			}
 		}, want{intercambio.EnvioRecibidoConforme, []intercambio.EstadoRecepDTE{0, 4}, "received before"}},
 		{"a signer the policy does not authorize", good, func(o *intercambio.Options) {
 			o.Verify.AuthorizedSigners = map[string][]string{rutA: {rutC}}

@@ -67,12 +67,15 @@ func TestAmbientes(t *testing.T) {
 
 	r := f.postXML(apiBase+"/respuestas", resultado, a.writeHdr...)
 	want(t, r, 200)
-	var out struct {
-		DTEIDs []string `json:"dte_ids"`
-	}
+	var out billing.RespuestaRecibida
 	r.JSON(t, &out)
 	if !slices.Equal(out.DTEIDs, []string{certID}) {
 		t.Errorf("B's acceptance changed %v, want the certificación factura %s only", out.DTEIDs, certID)
+	}
+	// The answer's file belongs to the environment of the document it
+	// answers, though it came after the move.
+	if out.Recepcion.Ambiente != dte.AmbienteCertificacion {
+		t.Errorf("the answer's file is of %q, want certificacion (its document's)", out.Recepcion.Ambiente)
 	}
 	for id, answered := range map[string]bool{certID: true, prod.ID: false} {
 		r := f.do("GET", apiBase+"/dte/"+id, nil, a.readHdr...)

@@ -28,7 +28,7 @@ func (s *Server) inboxRoutes() {
 	s.handle("POST "+base+"/recibidos/{id}/reclamar", write, s.reclamarRecibido)
 	s.handle("POST "+base+"/recibidos/{id}/recibo", write, s.reciboRecibido)
 	s.handle("GET "+base+"/recibidos/{id}/correos", read, s.listRecibidoCorreos)
-	s.handle("GET "+base+"/recepciones", read, catalog(false, s.billing.ListRecepciones))
+	s.handle("GET "+base+"/recepciones", read, s.listRecepciones)
 	s.handle("GET "+base+"/recepciones/{id}", read, byID(http.StatusOK, s.billing.GetRecepcion))
 	// Answers of the company's receptors
 	s.handle("POST "+base+"/respuestas", write, s.receiveRespuesta)
@@ -122,11 +122,31 @@ func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *billin
 		f.DiasRestantes = &n
 	}
 	f.RutEmisor = q.Get("rut_emisor")
+	// billing checks the environment with the other filters.
+	f.Ambiente = q.Get("ambiente")
 	f.Cursor = q.Get("cursor")
 	if f.Limit, err = queryLimit(r); err != nil {
 		return err
 	}
 	page, err := s.billing.ListRecibidos(r.Context(), p.EmpresaID, f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// listRecepciones lists the files received in one environment
+// (ambiente; the company's current one when absent, todos for both).
+func (s *Server) listRecepciones(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	var f billing.RecepcionFilter
+	var err error
+	if f.Limit, err = queryLimit(r); err != nil {
+		return err
+	}
+	f.Cursor = r.URL.Query().Get("cursor")
+	f.Ambiente = r.URL.Query().Get("ambiente")
+	page, err := s.billing.ListRecepciones(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}

@@ -149,9 +149,9 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 // summed over companies (every label present, zero until it happens), or
 // per company with tenant labels.
 type countsCollector struct {
-	fn                       func() billing.Counts
-	perTenant                bool
-	outcomes, failure, mails *prometheus.Desc
+	fn                                func() billing.Counts
+	perTenant                         bool
+	outcomes, failure, mails, answers *prometheus.Desc
 }
 
 func newCountsCollector(fn func() billing.Counts, perTenant bool) *countsCollector {
@@ -170,6 +170,9 @@ func newCountsCollector(fn func() billing.Counts, perTenant bool) *countsCollect
 			labels("category"), nil),
 		mails: prometheus.NewDesc("dtekit_mail_documents_total",
 			"Documents the mail job of this process handled, by where the receptor's address came from (cliente: the catalog's e-mail, contribuyentes: the SII's list) or why nothing was sent (sin_direccion: no address known, sin_remitente: the company has no mail settings).",
+			labels("resultado"), nil),
+		answers: prometheus.NewDesc("dtekit_mail_answers_total",
+			"Answers to suppliers (acuse, resultado, recibos) this process recorded, by where the supplier's address came from (remitente: its file's sender or the upload's correo_emisor, contribuyentes: the SII's list) or why nothing was mailed (sin_direccion: no address known, sin_remitente: the company has no mail settings).",
 			labels("resultado"), nil)}
 }
 
@@ -177,6 +180,7 @@ func (c *countsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.outcomes
 	ch <- c.failure
 	ch <- c.mails
+	ch <- c.answers
 }
 
 func (c *countsCollector) Collect(ch chan<- prometheus.Metric) {
@@ -184,6 +188,7 @@ func (c *countsCollector) Collect(ch chan<- prometheus.Metric) {
 	c.collect(ch, c.outcomes, billing.SIIOutcomeLabels(), counts.SIIOutcomes)
 	c.collect(ch, c.failure, billing.DeliveryFailureLabels(), counts.DeliveryFailures)
 	c.collect(ch, c.mails, billing.DocumentMailLabels(), counts.DocumentMails)
+	c.collect(ch, c.answers, billing.AnswerMailLabels(), counts.AnswerMails)
 }
 
 func (c *countsCollector) collect(ch chan<- prometheus.Metric, desc *prometheus.Desc, known []string, counts []billing.Count) {

@@ -39,8 +39,12 @@ type Recepcion struct {
 	Digest string
 	// Tipo says what the file is, as the service names it ("envio" for
 	// the files recorded before the service named others).
-	Tipo   string
-	Origen string // "upload" or "correo"
+	Tipo string
+	// Ambiente is the environment the file belongs to ("certificacion"
+	// or "produccion", as the service decides it); InsertRecepcion
+	// records the company's current one when it is "".
+	Ambiente string
+	Origen   string // "upload" or "correo"
 	// MensajeID is the Mensaje the file came in ("" for an upload).
 	MensajeID string
 	// Remitente is the address the file came from ("" for an upload).
@@ -93,10 +97,14 @@ type Recibido struct {
 	ID          string
 	EmpresaID   string
 	RecepcionID string
+	// Ambiente is the environment the document belongs to
+	// ("certificacion" or "produccion", as the service decides it);
+	// InsertRecibido records its file's when it is "".
+	Ambiente string
 	// DedupeKey makes intake idempotent: at most one Recibido of the
 	// company has it (ConstraintRecibido). The service chooses it (the
-	// emitter, type and folio of a readable document; a digest of the
-	// bytes otherwise).
+	// environment, then the emitter, type and folio of a readable
+	// document; a digest of the bytes otherwise).
 	DedupeKey         string
 	RutEmisor         string // "" when unreadable
 	RazonSocialEmisor string
@@ -127,6 +135,8 @@ type Recibido struct {
 // RecibidoFilter selects received documents for ListRecibidos. Zero fields
 // select everything; pages run newest first, with stable cursors.
 type RecibidoFilter struct {
+	// Ambiente, when not "", keeps the documents of that environment.
+	Ambiente   string
 	RutEmisor  string
 	TipoDTE    int
 	Estado     string
@@ -143,6 +153,15 @@ type RecibidoFilter struct {
 	PlazoDesde time.Time
 	Cursor     string
 	Limit      int
+}
+
+// RecepcionFilter selects received files for ListRecepciones; pages run
+// newest first, with stable cursors.
+type RecepcionFilter struct {
+	// Ambiente, when not "", keeps the files of that environment.
+	Ambiente string
+	Cursor   string
+	Limit    int
 }
 
 // Correo is one mail the service sends for a company: a document to its

@@ -378,7 +378,7 @@ type Reader interface {
 	GetRecepcionByDigest(ctx context.Context, empresaID, digest string) (*Recepcion, error)
 	// ListRecepciones returns a page of the company's received files,
 	// newest first, without XML.
-	ListRecepciones(ctx context.Context, empresaID string, f ListFilter) (*Page[Recepcion], error)
+	ListRecepciones(ctx context.Context, empresaID string, f RecepcionFilter) (*Page[Recepcion], error)
 
 	// GetRecibido returns the company's received document with this id,
 	// XML included, or ErrNotFound.

@@ -184,6 +184,10 @@ type RecibidoData struct {
 	// PlazoVence is when the legal window to accept or claim it closes;
 	// null until the SII's reception date is known.
 	PlazoVence *time.Time `json:"plazo_vence"`
+	// Ambiente is the environment the document belongs to
+	// ("certificacion" or "produccion"): its stamp's, else the company's
+	// when it was received.
+	Ambiente string `json:"ambiente"`
 }
 
 // CAFLowStockData is the data of caf.low_stock: an emission has just left

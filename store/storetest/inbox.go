@@ -132,7 +132,7 @@ func (h *harness) testRecepcion(t *testing.T) {
 
 	// Newest first, without XML, by pages of 3.
 	ids := pageIDs(t, 4, func(c string) (*store.Page[store.Recepcion], error) {
-		p, err := s.ListRecepciones(ctx, a.ID, store.ListFilter{Cursor: c, Limit: 3})
+		p, err := s.ListRecepciones(ctx, a.ID, store.RecepcionFilter{Cursor: c, Limit: 3})
 		if err == nil {
 			for _, r := range p.Items {
 				if r.XML != nil {
@@ -213,7 +213,7 @@ func (h *harness) testRecepcionNumeroConcurrent(t *testing.T) {
 			}
 		}
 		// What was stored agrees with what InsertRecepcion reported.
-		p, err := s.ListRecepciones(ctx, c.e.ID, store.ListFilter{Limit: store.MaxLimit})
+		p, err := s.ListRecepciones(ctx, c.e.ID, store.RecepcionFilter{Limit: store.MaxLimit})
 		if err != nil {
 			t.Fatal(err)
 		}

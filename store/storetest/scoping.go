@@ -143,7 +143,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				empty("ListDeliveries", lenPage(dels), err)
 				envs, err := r.ListEnvios(ctx, other, store.EnvioFilter{})
 				empty("ListEnvios", lenPage(envs), err)
-				recs, err := r.ListRecepciones(ctx, other, store.ListFilter{})
+				recs, err := r.ListRecepciones(ctx, other, store.RecepcionFilter{})
 				empty("ListRecepciones", lenPage(recs), err)
 				rcbs, err := r.ListRecibidos(ctx, other, store.RecibidoFilter{RutEmisor: rcb.RutEmisor})
 				empty("ListRecibidos", lenPage(rcbs), err)

@@ -92,6 +92,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("SerialWrites", h.testSerialWrites)
 	t.Run("DTE", h.testDTE)
 	t.Run("Ambientes", h.testAmbientes)
+	t.Run("RecibidosAmbiente", h.testRecibidosAmbiente)
 	t.Run("AmbienteCAFOverlapConcurrent", h.testAmbienteCAFOverlapConcurrent)
 	t.Run("DTEList", h.testDTEList)
 	t.Run("PageBytes", h.testPageBytes)

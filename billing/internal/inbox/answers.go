@@ -34,6 +34,11 @@ type Accion struct {
 	RCVCodigo *int      `json:"rcv_codigo,omitempty"`
 	RCVGlosa  string    `json:"rcv_glosa,omitempty"`
 	CorreoID  string    `json:"correo_id,omitempty"`
+	// CorreoEstado is what became of the XML answer's mail (CorreoEnCola,
+	// CorreoSinDireccion, CorreoSinRemitente; "" for answers recorded
+	// before it was kept) and CorreoPara where it went.
+	CorreoEstado string `json:"correo_estado,omitempty"`
+	CorreoPara   string `json:"correo_para,omitempty"`
 }
 
 // RespuestasOf reads a record's answers.
@@ -104,7 +109,9 @@ func (ib *Inbox) Decide(ctx context.Context, empresaID, id string, d Decision) (
 	if ib.cfg.Registry == nil {
 		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "this server does not speak to the SII's registry (RCV); no decision can be registered"}
 	}
-	cli, err := ib.cfg.Registry(ctx, empresaID)
+	// The registry of the document's own environment: a document
+	// received in certificación is decided there after the move too.
+	cli, err := ib.cfg.Registry(ctx, empresaID, r.Ambiente)
 	if err != nil {
 		return nil, err
 	}
@@ -122,19 +129,30 @@ func (ib *Inbox) Decide(ctx context.Context, empresaID, id string, d Decision) (
 		ib.log.Warn("billing: the XML answer to a received document could not be built; the registry has the decision", "empresa_id", empresaID, "recibido_id", id, "error", err.Error())
 		mail = nil
 	}
+	// Read before the transaction: the supplier's address when its file
+	// brought none.
+	to, via, err := ib.answerAddress(ctx, r.RutEmisor, r.CorreoEmisor)
+	if err != nil {
+		return nil, fault.Failed("reading the SII's list of contribuyentes", err)
+	}
 	var out *store.Recibido
+	var label string
 	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetRecibidoForUpdate(ctx, empresaID, id)
 		if err != nil {
 			return err
 		}
 		resp := RespuestasOf(cur)
-		if mail != nil && cur.CorreoEmisor != "" && ib.cfg.Mail != nil {
-			mail.To = cur.CorreoEmisor
-			if err := ib.cfg.Mail(ctx, tx, mail); err != nil {
+		acc.CorreoID, acc.CorreoEstado, acc.CorreoPara, label = "", "", "", ""
+		if mail != nil {
+			mail.To = to
+			if cur.CorreoEmisor != "" {
+				mail.To, via = cur.CorreoEmisor, ViaRemitente
+			}
+			if acc.CorreoEstado, label, err = ib.queueAnswer(ctx, tx, mail, via); err != nil {
 				return err
 			}
-			acc.CorreoID = mail.ID
+			acc.CorreoID, acc.CorreoPara = mail.ID, mail.To
 		}
 		if d.Accion == sii.RCVReceipt {
 			resp.Recibo = acc
@@ -162,6 +180,9 @@ func (ib *Inbox) Decide(ctx context.Context, empresaID, id string, d Decision) (
 	})
 	if err != nil {
 		return nil, fault.Failed("recording the decision", err)
+	}
+	if mail != nil {
+		ib.answered(empresaID, mail.Tipo, "recibido_id", id, acc.CorreoEstado, label)
 	}
 	out.XML = nil
 	return out, nil

@@ -115,13 +115,20 @@ type Config struct {
 	// answers (Reply, AuthorizedSigners keyed by the answering receptor)
 	// must pass.
 	Verify func(ctx context.Context, empresaID string) (dte.VerifyOptions, error)
-	// Registry returns the SII registry client of a company; nil means
-	// this service does not speak to the registry (decisions are refused
-	// with SII_UNAVAILABLE and the periodic refresh does nothing).
-	Registry func(ctx context.Context, empresaID string) (*sii.Client, error)
-	// Mail queues an answer by mail, in the caller's transaction; nil
-	// means answers are recorded but not mailed.
+	// Registry returns the SII registry client of a company in one
+	// environment (a received document is asked about and decided in its
+	// own: store.Recibido.Ambiente); nil means this service does not
+	// speak to the registry (decisions are refused with SII_UNAVAILABLE
+	// and the periodic refresh does nothing).
+	Registry func(ctx context.Context, empresaID, ambiente string) (*sii.Client, error)
+	// Mail queues an answer by mail, in the caller's transaction (leaving
+	// m.ID "" when the company sends no mail); nil means answers are
+	// recorded but not mailed (their CorreoEstado says so).
 	Mail func(ctx context.Context, tx store.Tx, m *Mail) error
+	// Counted, when set, is told once per answer recorded, after its
+	// transaction commits: where its address came from, or why it was not
+	// mailed (AnswerLabels).
+	Counted func(empresaID, label string)
 	// AutoAcuse reports whether the company acknowledges every file at
 	// intake (nil: yes).
 	AutoAcuse func(ctx context.Context, empresaID string) bool
@@ -229,10 +236,7 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 	at := ib.now().Truncate(time.Second)
 	rec, err := intercambio.Receive(data, intercambio.Options{Empresa: emp.Rut, Verify: vo, NmbEnvio: nmbEnvio(src.Filename),
 		CodEnvio: 1, At: at,
-		DTERepetido: func(ref intercambio.DocRef) bool {
-			_, err := ib.st.GetRecibidoByKey(ctx, empresaID, fmt.Sprintf("dte:%s:%d:%d", ref.RUTEmisor, ref.Tipo, ref.Folio))
-			return err == nil
-		}})
+		DTERepetido: func(d *intercambio.DocumentoRecibido) bool { return ib.repeated(ctx, empresaID, emp.Ambiente, d) }})
 	if err != nil {
 		return nil, fault.Failed("reading the received file", err)
 	}
@@ -259,12 +263,14 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 		if rows[i], err = recibidoOf(&rec.Documentos[i], r, data, sum, i); err != nil {
 			return nil, fault.Failed("recording the received file", err)
 		}
+		ib.place(rows[i], &rec.Documentos[i], emp.Ambiente)
 		r.Stored += int64(len(rows[i].XML) + len(rows[i].Report))
 	}
 	out := &Result{Recepcion: r, Repetido: map[string]bool{}}
 	// Read before the transaction: nothing but the writes runs under its
 	// lock (SQLite's one writer).
 	acuse := ib.cfg.AutoAcuse == nil || ib.cfg.AutoAcuse(ctx, empresaID)
+	r.Ambiente = fileAmbiente(rec, emp.Ambiente)
 	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		out.Recibidos, out.Duplicate = nil, false
 		clear(out.Repetido)
@@ -337,7 +343,7 @@ func (ib *Inbox) existing(ctx context.Context, r *store.Recepcion) (*Result, err
 		return nil, fault.Failed("reading the report of file "+r.ID, err)
 	}
 	for i := range rec.Documentos {
-		row, err := ib.st.GetRecibidoByKey(ctx, r.EmpresaID, docKey(&rec.Documentos[i], r.Digest, i))
+		row, err := ib.recordOf(ctx, r, &rec.Documentos[i], i)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -419,7 +425,7 @@ func mailID(kind, id string) string {
 // EventData is the payload of a recibido.* event.
 func EventData(r *store.Recibido) webhook.RecibidoData {
 	d := webhook.RecibidoData{ID: r.ID, RutEmisor: r.RutEmisor, RazonSocialEmisor: r.RazonSocialEmisor, TipoDTE: r.TipoDTE,
-		Folio: r.Folio, FechaEmision: r.FechaEmision, MontoTotal: r.MontoTotal, Estado: r.Estado}
+		Folio: r.Folio, FechaEmision: r.FechaEmision, MontoTotal: r.MontoTotal, Estado: r.Estado, Ambiente: r.Ambiente}
 	if !r.PlazoVence.IsZero() {
 		t := r.PlazoVence.UTC()
 		d.PlazoVence = &t

@@ -55,14 +55,24 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 		ib.log.Warn("billing: a received file cannot be acknowledged", "empresa_id", a.EmpresaID, "recepcion_id", a.RecepcionID, "error", err.Error())
 		return nil
 	}
-	mail := &Mail{ID: mailID("acuse", row.ID), EmpresaID: a.EmpresaID, Tipo: "acuse", To: row.Remitente,
+	// Read before the transaction: the emitter's address on the SII's
+	// list, for a file that came without one.
+	listed, listedVia, err := ib.answerAddress(ctx, rec.RutEmisor, "")
+	if err != nil {
+		return err
+	}
+	mail := &Mail{ID: mailID("acuse", row.ID), EmpresaID: a.EmpresaID, Tipo: "acuse",
 		Subject: "Acuse de recibo: " + rec.NmbEnvio, Filename: fmt.Sprintf("RecepcionEnvio_%d.xml", row.Numero), XML: xml,
 		Text: "Adjuntamos el acuse de recibo del envío " + rec.NmbEnvio + ": " + rec.Glosa}
-	return ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+	var estado, label string
+	noted := false
+	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		mail.ID, mail.To, noted = mailID("acuse", row.ID), row.Remitente, false
+		via := ViaRemitente
 		var ids []string
 		for i := range rec.Documentos {
 			d := &rec.Documentos[i]
-			key := docKey(d, row.Digest, i)
+			key := keyIn(docAmbiente(d, row.Ambiente), docKey(d, row.Digest, i))
 			r, err := tx.GetRecibidoByKey(ctx, a.EmpresaID, key)
 			if errors.Is(err, store.ErrNotFound) {
 				continue
@@ -75,15 +85,14 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 				mail.To = r.CorreoEmisor
 			}
 		}
-		if mail.To != "" && ib.cfg.Mail != nil {
-			if len(ids) > 0 {
-				mail.RecibidoID = ids[0]
-			}
-			if err := ib.cfg.Mail(ctx, tx, mail); err != nil {
-				return err
-			}
-		} else {
-			mail.ID = ""
+		if mail.To == "" {
+			mail.To, via = listed, listedVia
+		}
+		if len(ids) > 0 {
+			mail.RecibidoID = ids[0]
+		}
+		if estado, label, err = ib.queueAnswer(ctx, tx, mail, via); err != nil {
+			return err
 		}
 		for _, id := range ids {
 			r, err := tx.GetRecibidoForUpdate(ctx, a.EmpresaID, id)
@@ -94,7 +103,7 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 			if resp.Acuse != nil {
 				continue
 			}
-			resp.Acuse = &Accion{Accion: "acuse", At: at, Motivo: rec.Glosa, CorreoID: mail.ID}
+			resp.Acuse = &Accion{Accion: "acuse", At: at, Motivo: rec.Glosa, CorreoID: mail.ID, CorreoEstado: estado, CorreoPara: mail.To}
 			if r.Respuesta, err = json.Marshal(resp); err != nil {
 				return err
 			}
@@ -102,9 +111,19 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 			if err := tx.UpdateRecibido(ctx, r); err != nil {
 				return err
 			}
+			noted = true
 		}
 		return tx.CompleteJob(ctx)
 	})
+	if err != nil {
+		return err
+	}
+	// Reported once: the run that noted the acknowledgment (a file with
+	// no document to note it on is reported each time it is asked).
+	if noted || len(rec.Documentos) == 0 {
+		ib.answered(a.EmpresaID, "acuse", "recepcion_id", a.RecepcionID, estado, label)
+	}
+	return nil
 }
 
 // refreshArgs names the periodic refresh of the registry's view.
@@ -128,13 +147,19 @@ func (ib *Inbox) refresh(ctx context.Context) error {
 // may still change there (when the SII received each, which starts its
 // window, and the events on it), then warns, once each, of the windows
 // that close within Lead.
+//
+// The warnings follow what is known even when a registry did not answer
+// (one environment's registry down holds up no warning of the other's
+// documents); its error is returned after them.
 func (ib *Inbox) Refresh(ctx context.Context, empresaID string) error {
+	var asked error
 	if ib.cfg.Registry != nil {
-		if err := ib.askRegistry(ctx, empresaID); err != nil {
-			return err
-		}
+		asked = ib.askRegistry(ctx, empresaID)
 	}
-	return ib.warn(ctx, empresaID)
+	if err := ib.warn(ctx, empresaID); err != nil {
+		return errors.Join(asked, err)
+	}
+	return asked
 }
 
 // UnknownWindowAfter is how long after a document is received the
@@ -148,8 +173,41 @@ const UnknownWindowAfter = 30 * 24 * time.Hour
 // need their deadline and the "por vencer" warning, and the decided ones,
 // on which the registry may still record events (a receipt of goods, an
 // acceptance or claim made in the SII's portal). It walks every page, oldest
-// documents included.
+// documents included, one environment at a time, each asked of its own
+// environment's registry: a document received in certificación is
+// followed there after the company moved, and a registry that does not
+// answer holds up only its own environment's documents.
 func (ib *Inbox) askRegistry(ctx context.Context, empresaID string) error {
+	emp, err := ib.st.GetEmpresa(ctx, empresaID)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, amb := range ambientesFrom(emp.Ambiente) {
+		if err := ib.askRegistryIn(ctx, empresaID, amb, amb == emp.Ambiente); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", amb, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ambientesFrom lists both environments, current first.
+func ambientesFrom(current string) []string {
+	out := []string{current}
+	for _, a := range ambientes {
+		if a != current {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// askRegistryIn refreshes the documents of one environment. Those of the
+// environment the company no longer works in (certificación, after the
+// move) are asked about while their window is known and open, or for
+// UnknownWindowAfter from their reception, pending or not: the
+// certification registry may never know a test document.
+func (ib *Inbox) askRegistryIn(ctx context.Context, empresaID, amb string, current bool) error {
 	var cli *sii.Client
 	now := ib.now()
 	// A document the registry settles in one pass is listed again in the
@@ -158,7 +216,7 @@ func (ib *Inbox) askRegistry(ctx context.Context, empresaID string) error {
 	for _, estado := range []string{Pendiente, Aceptado, Reclamado} {
 		cursor := ""
 		for {
-			page, err := ib.st.ListRecibidos(ctx, empresaID, store.RecibidoFilter{Estado: estado, PlazoDesde: now,
+			page, err := ib.st.ListRecibidos(ctx, empresaID, store.RecibidoFilter{Ambiente: amb, Estado: estado, PlazoDesde: now,
 				Cursor: cursor, Limit: store.MaxLimit})
 			if err != nil {
 				return err
@@ -169,11 +227,11 @@ func (ib *Inbox) askRegistry(ctx context.Context, empresaID string) error {
 					continue
 				}
 				seen[r.ID] = true
-				if r.Estado != Pendiente && r.PlazoVence.IsZero() && now.Sub(r.CreatedAt) > UnknownWindowAfter {
+				if (r.Estado != Pendiente || !current) && r.PlazoVence.IsZero() && now.Sub(r.CreatedAt) > UnknownWindowAfter {
 					continue
 				}
 				if cli == nil {
-					if cli, err = ib.cfg.Registry(ctx, empresaID); err != nil {
+					if cli, err = ib.cfg.Registry(ctx, empresaID, amb); err != nil {
 						return err
 					}
 				}
@@ -249,7 +307,9 @@ func (ib *Inbox) noteRegistry(ctx context.Context, r *store.Recibido, when *sii.
 }
 
 // warn publishes recibido.plazo_por_vencer for each pending document whose
-// window closes within Lead, once.
+// window closes within Lead, once; the event names the document's
+// environment (a window known from the certification registry is that
+// registry's, never the production one's).
 func (ib *Inbox) warn(ctx context.Context, empresaID string) error {
 	until := ib.now().Add(Lead)
 	for {

@@ -257,6 +257,9 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 		report := rep
 		report.Documentos = append([]ReplyDocumento(nil), rep.Documentos...)
 		var events []func() error
+		// The file belongs to the environment of the documents it
+		// answers when they are all of one; else to the company's.
+		answered := map[string]bool{}
 		for i, doc := range resp.Documentos {
 			rd := &report.Documentos[i]
 			if rd.Efecto != "" {
@@ -271,6 +274,7 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 			if err != nil {
 				return err
 			}
+			answered[cur.Ambiente] = true
 			ic := IntercambioOf(cur)
 			slot, kind, typ, err := slotOf(&ic, doc.Outcome)
 			if err != nil {
@@ -303,6 +307,12 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 					return ib.cfg.Outbox.PublishReceptor(ctx, tx, cur, typ, webhook.ReceptorData{Resultado: a.Resultado,
 						Codigo: a.Codigo, Glosa: a.Glosa, Motivo: a.Motivo, RutReceptor: a.RutReceptor})
 				})
+			}
+		}
+		r.Ambiente = ""
+		for amb := range answered {
+			if len(answered) == 1 {
+				r.Ambiente = amb
 			}
 		}
 		r.Estado = RecepcionConforme

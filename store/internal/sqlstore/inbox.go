@@ -52,6 +52,10 @@ func (t *tx) refusedBy(ctx context.Context, err error, constraint, what, id, que
 const recepcionListCols = "id, empresa_id, numero, digest, origen, mensaje_id, remitente, estado, report, created_at, tipo, tamano, descartado, guardado"
 const recepcionCols = recepcionListCols + ", xml"
 
+// recepcionAmbiente is the environment column of recepciones (00015),
+// read after the others.
+const recepcionAmbiente = ", ambiente"
+
 func recepcionFields(r *store.Recepcion) []any {
 	return []any{&r.ID, &r.EmpresaID, &r.Numero, &r.Digest, &r.Origen, &r.MensajeID, &r.Remitente, &r.Estado,
 		&r.Report, ts(&r.CreatedAt), &r.Tipo, &r.Size, &r.Descartado, &r.Stored}
@@ -59,15 +63,15 @@ func recepcionFields(r *store.Recepcion) []any {
 
 func scanRecepcionList(s scanner) (store.Recepcion, error) {
 	var r store.Recepcion
-	err := s.Scan(recepcionFields(&r)...)
+	err := s.Scan(append(recepcionFields(&r), &r.Ambiente)...)
 	r.Report = bytesOrNil(r.Report)
 	return r, err
 }
 
 func (r *reader) getRecepcion(ctx context.Context, empresaID, by, key string) (*store.Recepcion, error) {
 	var rec store.Recepcion
-	err := r.q.QueryRowContext(ctx, "SELECT "+recepcionCols+" FROM recepciones WHERE empresa_id = $1 AND "+by+" = $2", empresaID, key).
-		Scan(append(recepcionFields(&rec), &rec.XML)...)
+	err := r.q.QueryRowContext(ctx, "SELECT "+recepcionCols+recepcionAmbiente+" FROM recepciones WHERE empresa_id = $1 AND "+by+" = $2", empresaID, key).
+		Scan(append(recepcionFields(&rec), &rec.XML, &rec.Ambiente)...)
 	if err != nil {
 		return nil, r.notFound(err, "recepcion with "+by, key)
 	}
@@ -83,10 +87,13 @@ func (r *reader) GetRecepcionByDigest(ctx context.Context, empresaID, digest str
 	return r.getRecepcion(ctx, empresaID, "digest", digest)
 }
 
-func (r *reader) ListRecepciones(ctx context.Context, empresaID string, f store.ListFilter) (*store.Page[store.Recepcion], error) {
+func (r *reader) ListRecepciones(ctx context.Context, empresaID string, f store.RecepcionFilter) (*store.Page[store.Recepcion], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
-	return pageOf(ctx, r, listing{name: "recepciones", table: "recepciones", empresaID: empresaID, cols: recepcionListCols}, w,
+	if f.Ambiente != "" {
+		w.add("ambiente = ?", f.Ambiente)
+	}
+	return pageOf(ctx, r, listing{name: "recepciones", table: "recepciones", empresaID: empresaID, cols: recepcionListCols + recepcionAmbiente}, w,
 		f.Cursor, f.Limit, scanRecepcionList)
 }
 
@@ -114,14 +121,20 @@ func (t *tx) InsertRecepcion(ctx context.Context, r *store.Recepcion) error {
 	if stored == 0 {
 		stored = int64(len(r.XML) + len(r.Report))
 	}
+	// The company's current environment when none is given (read under
+	// the lock); "" for a company that does not exist, refused below.
+	ambiente := r.Ambiente
+	if ambiente == "" {
+		ambiente = t.empresaAmbiente(ctx, r.EmpresaID)
+	}
 	var numero int64
-	err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+`)
-		SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM recepciones WHERE empresa_id = $2
+	err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+recepcionAmbiente+`)
+		SELECT $1, $2, COALESCE(MAX(numero), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 FROM recepciones WHERE empresa_id = $2
 		ON CONFLICT DO NOTHING RETURNING numero`,
 		r.ID, r.EmpresaID, r.Digest, r.Origen, r.MensajeID, r.Remitente, r.Estado, blob(r.Report), t.d.targ(r.CreatedAt),
-		tipo, size, r.Descartado, stored, blob(r.XML)).Scan(&numero)
+		tipo, size, r.Descartado, stored, blob(r.XML), ambiente).Scan(&numero)
 	if err == nil {
-		r.Numero, r.Tipo, r.Size, r.Stored = numero, tipo, size, stored
+		r.Numero, r.Tipo, r.Size, r.Stored, r.Ambiente = numero, tipo, size, stored, ambiente
 		return nil
 	}
 	if !errors.Is(err, errNoRows) {
@@ -154,6 +167,10 @@ const recibidoListCols = `id, empresa_id, recepcion_id, dedupe_key, rut_emisor, 
 	monto_total, estado, correo_emisor, report, respuesta, rcv, fecha_recepcion_sii, plazo_vence, plazo_avisado_at, created_at, updated_at`
 const recibidoCols = recibidoListCols + ", xml"
 
+// recibidoAmbiente is the environment column of recibidos (00015), read
+// after the others.
+const recibidoAmbiente = ", ambiente"
+
 func recibidoFields(r *store.Recibido) []any {
 	return []any{&r.ID, &r.EmpresaID, &r.RecepcionID, &r.DedupeKey, &r.RutEmisor, &r.RazonSocialEmisor, &r.TipoDTE, &r.Folio,
 		&r.FechaEmision, &r.MontoTotal, &r.Estado, &r.CorreoEmisor, &r.Report, &r.Respuesta, &r.RCV,
@@ -166,7 +183,7 @@ func recibidoOwnBytes(r *store.Recibido) {
 
 func scanRecibidoList(s scanner) (store.Recibido, error) {
 	var r store.Recibido
-	err := s.Scan(recibidoFields(&r)...)
+	err := s.Scan(append(recibidoFields(&r), &r.Ambiente)...)
 	recibidoOwnBytes(&r)
 	return r, err
 }
@@ -175,8 +192,8 @@ func scanRecibidoList(s scanner) (store.Recibido, error) {
 // backend's FOR UPDATE clause or "".
 func (r *reader) getRecibido(ctx context.Context, empresaID, by, key, lock string) (*store.Recibido, error) {
 	var rec store.Recibido
-	err := r.q.QueryRowContext(ctx, "SELECT "+recibidoCols+" FROM recibidos WHERE empresa_id = $1 AND "+by+" = $2"+lock, empresaID, key).
-		Scan(append(recibidoFields(&rec), &rec.XML)...)
+	err := r.q.QueryRowContext(ctx, "SELECT "+recibidoCols+recibidoAmbiente+" FROM recibidos WHERE empresa_id = $1 AND "+by+" = $2"+lock, empresaID, key).
+		Scan(append(recibidoFields(&rec), &rec.XML, &rec.Ambiente)...)
 	if err != nil {
 		return nil, r.notFound(err, "recibido with "+by, key)
 	}
@@ -199,6 +216,9 @@ func (t *tx) GetRecibidoForUpdate(ctx context.Context, empresaID, id string) (*s
 func (r *reader) ListRecibidos(ctx context.Context, empresaID string, f store.RecibidoFilter) (*store.Page[store.Recibido], error) {
 	var w where
 	w.add("empresa_id = ?", empresaID)
+	if f.Ambiente != "" {
+		w.add("ambiente = ?", f.Ambiente)
+	}
 	w.addDocument(f.TipoDTE, f.Estado, f.FechaDesde, f.FechaHasta)
 	if f.RutEmisor != "" {
 		w.add("rut_emisor = ?", f.RutEmisor)
@@ -214,7 +234,7 @@ func (r *reader) ListRecibidos(ctx context.Context, empresaID string, f store.Re
 	if !f.PlazoDesde.IsZero() {
 		w.add("(plazo_vence IS NULL OR plazo_vence > ?)", r.d.targ(f.PlazoDesde))
 	}
-	return pageOf(ctx, r, listing{name: "recibidos", table: "recibidos", empresaID: empresaID, cols: recibidoListCols}, w,
+	return pageOf(ctx, r, listing{name: "recibidos", table: "recibidos", empresaID: empresaID, cols: recibidoListCols + recibidoAmbiente}, w,
 		f.Cursor, f.Limit, scanRecibidoList)
 }
 
@@ -230,18 +250,24 @@ func normRecibidoTimes(r *store.Recibido) {
 func (t *tx) InsertRecibido(ctx context.Context, r *store.Recibido) error {
 	t.stamp(&r.ID, &r.CreatedAt, &r.UpdatedAt)
 	normRecibidoTimes(r)
-	found, err := t.exists(ctx, "SELECT 1 FROM recepciones WHERE empresa_id = $1 AND id = $2", r.EmpresaID, r.RecepcionID)
+	// The file's environment is the document's when none is given.
+	var fileAmbiente string
+	err := t.q.QueryRowContext(ctx, "SELECT ambiente FROM recepciones WHERE empresa_id = $1 AND id = $2", r.EmpresaID, r.RecepcionID).
+		Scan(&fileAmbiente)
+	if errors.Is(err, errNoRows) {
+		return fmt.Errorf("%w: recibido %q: empresa %q has no recepcion %q", store.ErrNotFound, r.ID, r.EmpresaID, r.RecepcionID)
+	}
 	if err != nil {
 		return t.errf(err, "inserting recibido %q", r.ID)
 	}
-	if !found {
-		return fmt.Errorf("%w: recibido %q: empresa %q has no recepcion %q", store.ErrNotFound, r.ID, r.EmpresaID, r.RecepcionID)
+	if r.Ambiente == "" {
+		r.Ambiente = fileAmbiente
 	}
-	res, err := t.q.ExecContext(ctx, "INSERT INTO recibidos ("+recibidoCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) ON CONFLICT DO NOTHING`,
+	res, err := t.q.ExecContext(ctx, "INSERT INTO recibidos ("+recibidoCols+recibidoAmbiente+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) ON CONFLICT DO NOTHING`,
 		r.ID, r.EmpresaID, r.RecepcionID, r.DedupeKey, r.RutEmisor, r.RazonSocialEmisor, r.TipoDTE, r.Folio, r.FechaEmision,
 		r.MontoTotal, r.Estado, r.CorreoEmisor, blob(r.Report), blob(r.Respuesta), blob(r.RCV), t.d.targ(r.FechaRecepcionSII),
-		t.d.targ(r.PlazoVence), t.d.targ(r.PlazoAvisadoAt), t.d.targ(r.CreatedAt), t.d.targ(r.UpdatedAt), blob(r.XML))
+		t.d.targ(r.PlazoVence), t.d.targ(r.PlazoAvisadoAt), t.d.targ(r.CreatedAt), t.d.targ(r.UpdatedAt), blob(r.XML), r.Ambiente)
 	err = t.inserted(ctx, res, err, "recibido", "recibidos", r.ID, store.ConstraintRecibido)
 	return t.refusedBy(ctx, err, store.ConstraintRecibido, "recibido", r.ID,
 		"SELECT 1 FROM recibidos WHERE empresa_id = $1 AND dedupe_key = $2", r.EmpresaID, r.DedupeKey)
@@ -255,6 +281,17 @@ func (t *tx) UpdateRecibido(ctx context.Context, r *store.Recibido) error {
 		r.EmpresaID, r.ID, r.Estado, r.CorreoEmisor, blob(r.Respuesta), blob(r.RCV), t.d.targ(r.FechaRecepcionSII),
 		t.d.targ(r.PlazoVence), t.d.targ(r.PlazoAvisadoAt), t.d.targ(r.UpdatedAt))
 	return t.affectedOne(res, err, "recibido", r.ID)
+}
+
+// empresaAmbiente reads the company's current environment, "" when the
+// company does not exist (or cannot be read: the insert that follows
+// reports it).
+func (t *tx) empresaAmbiente(ctx context.Context, empresaID string) string {
+	var a string
+	if err := t.q.QueryRowContext(ctx, "SELECT ambiente FROM empresas WHERE id = $1", empresaID).Scan(&a); err != nil {
+		return ""
+	}
+	return a
 }
 
 // ---- correos
