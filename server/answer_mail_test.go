@@ -33,7 +33,7 @@ func TestAnswerMailAddresses(t *testing.T) {
 		supplier := emailtest.User{Address: "intercambio@proveedor-b.cl", Username: "b", Password: "clave-b"}
 		ms := emailtest.Start(t, sender, supplier)
 		fake := newFake(t)
-		f := submitting(t, open(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs},
+		f := submitting(t, open(t), billing.Config{Mail: billing.MailConfig{TLS: &tls.Config{RootCAs: ms.RootCAs}, AllowLoopback: true, AnyPort: true,
 			Every: time.Hour, Backoff: []time.Duration{time.Hour}}}, fake)
 		a, b := f.A, f.B
 		_, port, _ := strings.Cut(ms.SMTPAddr, ":")
