@@ -363,7 +363,7 @@ func (f *fixture) testIdempotency(t *testing.T) {
 	}
 	busy := newUUID()
 	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		return tx.InsertIdempotency(ctx, &store.Idempotency{EmpresaID: f.A.id, Key: busy, BodyHash: rec.BodyHash, State: store.IdempotencyInProgress})
+		return tx.InsertIdempotency(ctx, &store.Idempotency{EmpresaID: f.A.id, Ambiente: "certificacion", Key: busy, BodyHash: rec.BodyHash, State: store.IdempotencyInProgress})
 	})
 	if err != nil {
 		t.Fatal(err)
