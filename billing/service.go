@@ -89,6 +89,8 @@ type Service struct {
 	// documents run at once on two connections (one and the same on a
 	// store whose writes run one at a time).
 	group, finishes *txGroup
+	// emits counts the emissions under way, for Stop.
+	emits emissions
 	// recoveryUntil holds, per company id, the latest Before of a
 	// committed recovery job (a time.Time; see enqueueRecovery).
 	recoveryUntil sync.Map
