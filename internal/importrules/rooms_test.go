@@ -106,7 +106,7 @@ func TestRoomsAreDocumented(t *testing.T) {
 	for _, r := range stale {
 		t.Errorf("the rooms table of docs/architecture.md has a row for billing/internal/%s, which does not exist", r)
 	}
-	t.Logf("%d rooms, each in the table and the package documentation", len(rooms))
+	t.Logf("%d rooms checked against the table and the package documentation", len(rooms))
 }
 
 // TestRoomsReportCatchesGaps feeds roomsReport a made-up table and
