@@ -3,7 +3,6 @@ package alerts
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,37 +12,11 @@ import (
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/postgres"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"github.com/dtekit/dtekit/webhook"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// backend opens a fresh store of one kind.
-type backend struct {
-	name string
-	open func(t *testing.T) (store.Store, error)
-}
-
-var backends = []backend{
-	{"sqlite", func(t *testing.T) (store.Store, error) {
-		return sqlite.Open(context.Background(), filepath.Join(t.TempDir(), sqlite.FileName), nil)
-	}},
-	{"postgres", func(t *testing.T) (store.Store, error) {
-		return postgres.Open(context.Background(), pgtest.URL(t), nil)
-	}},
-}
-
-// onBackends runs body as a parallel subtest on each backend.
-func onBackends(t *testing.T, body func(t *testing.T, b backend)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			body(t, b)
-		})
-	}
-}
 
 // fixture is an Alerts over a fresh store alone, with one company and an
 // injected clock.
@@ -54,14 +27,10 @@ type fixture struct {
 	empresa string
 }
 
-func newFixture(t *testing.T, b backend, start time.Time) *fixture {
+func newFixture(t *testing.T, b backendtest.Backend, start time.Time) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := b.open(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := b.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(start)
 	// The events' deliveries are queued, for no worker here.
 	if err := st.Jobs().DeclareQueue(outbox.DeliverQueue, 0); err != nil {
@@ -118,7 +87,7 @@ func (f *fixture) eventsOf(t *testing.T, typ webhook.EventType) []store.Event {
 // the count, and the next crossing fires again.
 func TestLowStockOncePerCrossing(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		f := newFixture(t, b, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
 		ctx := context.Background()
 		wh := f.subscribe(t, webhook.EventCAFLowStock)
@@ -208,7 +177,7 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 // its own, and the event names its environment.
 func TestLowStockPerEnvironment(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		f := newFixture(t, b, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
 		ctx := context.Background()
 		f.subscribe(t, webhook.EventCAFLowStock)
@@ -260,7 +229,7 @@ func TestLowStockPerEnvironment(t *testing.T) {
 // threshold, and after a gap only the nearest threshold.
 func TestCertificadoExpiring(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		t0 := time.Date(2026, 3, 2, 15, 0, 0, 0, time.UTC)
 		notAfter := t0.Add(40 * 24 * time.Hour) // 2026-04-11 11:00 in Santiago
 		f := newFixture(t, b, t0)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,39 +19,11 @@ import (
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/postgres"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"github.com/dtekit/dtekit/webhook"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// backend opens a fresh store of one kind, whose runner polls often.
-type backend struct {
-	name string
-	open func(t *testing.T) (store.Store, error)
-}
-
-var fastJobs = store.JobsConfig{PollInterval: 20 * time.Millisecond}
-
-var backends = []backend{
-	{"sqlite", func(t *testing.T) (store.Store, error) {
-		return sqlite.Open(context.Background(), filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: fastJobs})
-	}},
-	{"postgres", func(t *testing.T) (store.Store, error) {
-		return postgres.Open(context.Background(), pgtest.URL(t), &postgres.Options{Jobs: fastJobs})
-	}},
-}
-
-// onBackends runs body as a parallel subtest on each backend.
-func onBackends(t *testing.T, body func(t *testing.T, b backend)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			body(t, b)
-		})
-	}
-}
 
 // fixture is a Deliverer over a fresh store alone, with one company, its
 // clock stopped at the fixture's start.
@@ -77,14 +48,10 @@ func testOpen(sealed, aad []byte) ([]byte, error) {
 	return sealed[len(aad):], nil
 }
 
-func newFixture(t *testing.T, b backend, start time.Time) *fixture {
+func newFixture(t *testing.T, b backendtest.Backend, start time.Time) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := b.open(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := b.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(start)
 	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0.5 },
@@ -124,7 +91,7 @@ func waitFor(t *testing.T, cond func() bool) { t.Helper(); clocktest.Eventually(
 // sweep finds the job alive), and then delivered.
 func TestSweep(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		now := time.Now()
 		f := newFixture(t, b, now)
 		ctx := context.Background()
@@ -206,7 +173,7 @@ func TestLogCauseLeavesTheURLOut(t *testing.T) {
 // Turned on again, it keeps its URL, events and secret.
 func TestUpdateWebhookOff(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		now := time.Now()
 		f := newFixture(t, b, now)
 		ctx := context.Background()

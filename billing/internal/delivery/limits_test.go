@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +19,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"github.com/dtekit/dtekit/webhook"
 )
 
@@ -62,12 +61,8 @@ type capsRig struct {
 
 func newCapsRig(t *testing.T, timeout time.Duration) *capsRig {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	// The caps are the Deliverer's, not the store's: one backend suffices.
+	st := backendtest.SQLite.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(time.Now())
 	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0 },
@@ -219,7 +214,7 @@ func TestInFlightCaps(t *testing.T) {
 // found, not limited.
 func TestPingRateLimit(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		f := newFixture(t, b, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
 		ctx := context.Background()
 		if err := Declare(f.st.Jobs(), 1); err != nil {
@@ -309,7 +304,7 @@ func TestAttemptBound(t *testing.T) {
 					go func() { defer conns.Done(); defer c.Close(); stall(c) }()
 				}
 			}()
-			f := newFixture(t, backends[0], time.Now()) // the bound is the HTTP client's: one backend suffices
+			f := newFixture(t, backendtest.SQLite, time.Now()) // the bound is the HTTP client's: one backend suffices
 			// A client with no timeout of its own: only the attempt's
 			// bound ends the wait.
 			f.d = New(Config{Store: f.st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,

@@ -3,39 +3,16 @@ package outbox
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/postgres"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"github.com/dtekit/dtekit/webhook"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// backends opens a fresh store of each backend.
-var backends = []struct {
-	name string
-	open func(t *testing.T) store.Store
-}{
-	{"sqlite", func(t *testing.T) store.Store {
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), sqlite.FileName), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}},
-	{"postgres", func(t *testing.T) store.Store {
-		st, err := postgres.Open(context.Background(), pgtest.URL(t), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}},
-}
 
 // At is the instant of the tests' clock: the event's timestamp keeps its
 // second, a delivery's due time its millisecond.
@@ -53,10 +30,9 @@ type world struct {
 	bHook                      string
 }
 
-func newWorld(t *testing.T, open func(t *testing.T) store.Store) *world {
+func newWorld(t *testing.T, b backendtest.Backend) *world {
 	t.Helper()
-	st := open(t)
-	t.Cleanup(func() { st.Close() })
+	st := b.NewStore(t, store.JobsConfig{})
 	// The delivery queue is declared and left to no worker: the jobs
 	// stay where the outbox put them.
 	if err := st.Jobs().DeclareQueue(DeliverQueue, 0); err != nil {
@@ -144,60 +120,57 @@ const createdPayload = `{"type":"dte.created","timestamp":"2026-03-02T13:04:05Z"
 // cannot read the event either.
 func TestPublishFansOut(t *testing.T) {
 	t.Parallel()
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWorld(t, b.open)
-			ctx := context.Background()
-			var ev *store.Event
-			err := w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				var err error
-				ev, err = w.o.Publish(ctx, tx, w.a, webhook.EventDTECreated, created)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := w.st.GetEvent(ctx, w.a, ev.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Type != "dte.created" || string(got.Payload) != createdPayload {
-				t.Errorf("stored event %s:\n%s\nwant %s:\n%s", got.Type, got.Payload, "dte.created", createdPayload)
-			}
-			ds := w.deliveries(t, w.a, w.both)
-			if len(ds) != 1 {
-				t.Fatalf("deliveries to the subscribed webhook: %+v, want one", ds)
-			}
-			d := ds[0]
-			due := time.Date(2026, 3, 2, 13, 4, 5, 678_000_000, time.UTC)
-			if d.EventID != ev.ID || d.State != store.DeliveryPending || d.Attempts != 0 || !d.NextAttemptAt.Equal(due) {
-				t.Errorf("delivery %+v, want pending, no attempt, due %s, of event %s", d, due, ev.ID)
-			}
-			for _, h := range []struct{ name, empresa, id string }{
-				{"subscribed to another type", w.a, w.acceptedOnly},
-				{"paused", w.a, w.paused},
-				{"of company B", w.b, w.bHook},
-			} {
-				if ds := w.deliveries(t, h.empresa, h.id); len(ds) != 0 {
-					t.Errorf("the webhook %s has deliveries %+v, want none", h.name, ds)
-				}
-			}
-			if _, err := w.st.GetEvent(ctx, w.b, ev.ID); !errors.Is(err, store.ErrNotFound) {
-				t.Errorf("company B reads A's event: %v, want not found", err)
-			}
-			// One job waits, and it is the first attempt of that delivery
-			// at its due time: enqueuing those very arguments again finds
-			// it (the job is unique by its arguments).
-			if n := w.deliveryJobs(t); n != 1 {
-				t.Errorf("%d delivery jobs, want 1", n)
-			}
-			res, err := w.st.Jobs().Enqueue(ctx, DeliverArgs{EmpresaID: w.a, DeliveryID: d.ID, Attempt: 1, Due: due.UnixMilli()}, nil)
-			if err != nil || !res.Duplicate {
-				t.Errorf("the first attempt's job: %+v, %v; want it enqueued already", res, err)
-			}
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		w := newWorld(t, b)
+		ctx := context.Background()
+		var ev *store.Event
+		err := w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			var err error
+			ev, err = w.o.Publish(ctx, tx, w.a, webhook.EventDTECreated, created)
+			return err
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := w.st.GetEvent(ctx, w.a, ev.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Type != "dte.created" || string(got.Payload) != createdPayload {
+			t.Errorf("stored event %s:\n%s\nwant %s:\n%s", got.Type, got.Payload, "dte.created", createdPayload)
+		}
+		ds := w.deliveries(t, w.a, w.both)
+		if len(ds) != 1 {
+			t.Fatalf("deliveries to the subscribed webhook: %+v, want one", ds)
+		}
+		d := ds[0]
+		due := time.Date(2026, 3, 2, 13, 4, 5, 678_000_000, time.UTC)
+		if d.EventID != ev.ID || d.State != store.DeliveryPending || d.Attempts != 0 || !d.NextAttemptAt.Equal(due) {
+			t.Errorf("delivery %+v, want pending, no attempt, due %s, of event %s", d, due, ev.ID)
+		}
+		for _, h := range []struct{ name, empresa, id string }{
+			{"subscribed to another type", w.a, w.acceptedOnly},
+			{"paused", w.a, w.paused},
+			{"of company B", w.b, w.bHook},
+		} {
+			if ds := w.deliveries(t, h.empresa, h.id); len(ds) != 0 {
+				t.Errorf("the webhook %s has deliveries %+v, want none", h.name, ds)
+			}
+		}
+		if _, err := w.st.GetEvent(ctx, w.b, ev.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("company B reads A's event: %v, want not found", err)
+		}
+		// One job waits, and it is the first attempt of that delivery
+		// at its due time: enqueuing those very arguments again finds
+		// it (the job is unique by its arguments).
+		if n := w.deliveryJobs(t); n != 1 {
+			t.Errorf("%d delivery jobs, want 1", n)
+		}
+		res, err := w.st.Jobs().Enqueue(ctx, DeliverArgs{EmpresaID: w.a, DeliveryID: d.ID, Attempt: 1, Due: due.UnixMilli()}, nil)
+		if err != nil || !res.Duplicate {
+			t.Errorf("the first attempt's job: %+v, %v; want it enqueued already", res, err)
+		}
+	})
 }
 
 // TestPublishRolledBack: when the caller's transaction fails after the
@@ -206,40 +179,37 @@ func TestPublishFansOut(t *testing.T) {
 // anything is written.
 func TestPublishRolledBack(t *testing.T) {
 	t.Parallel()
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWorld(t, b.open)
-			ctx := context.Background()
-			failure := errors.New("the caller's next statement failed")
-			err := w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				if _, err := w.o.Publish(ctx, tx, w.a, webhook.EventDTECreated, created); err != nil {
-					return err
-				}
-				return failure
-			})
-			if !errors.Is(err, failure) {
-				t.Fatalf("Write = %v, want the caller's failure", err)
-			}
-			err = w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				_, err := w.o.Publish(ctx, tx, w.a, webhook.EventDTECreated, webhook.CAFLowStockData{TipoDTE: 33})
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		w := newWorld(t, b)
+		ctx := context.Background()
+		failure := errors.New("the caller's next statement failed")
+		err := w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			if _, err := w.o.Publish(ctx, tx, w.a, webhook.EventDTECreated, created); err != nil {
 				return err
-			})
-			if err == nil {
-				t.Fatal("a dte.created event carrying a CAF's data was published")
 			}
-			evs, err := w.st.ListEvents(ctx, w.a, store.ListFilter{})
-			if err != nil || len(evs.Items) != 0 {
-				t.Errorf("events after the rollback: %+v, %v; want none", evs, err)
-			}
-			if ds := w.deliveries(t, w.a, w.both); len(ds) != 0 {
-				t.Errorf("deliveries after the rollback: %+v, want none", ds)
-			}
-			if n := w.deliveryJobs(t); n != 0 {
-				t.Errorf("%d delivery jobs after the rollback, want none", n)
-			}
+			return failure
 		})
-	}
+		if !errors.Is(err, failure) {
+			t.Fatalf("Write = %v, want the caller's failure", err)
+		}
+		err = w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, err := w.o.Publish(ctx, tx, w.a, webhook.EventDTECreated, webhook.CAFLowStockData{TipoDTE: 33})
+			return err
+		})
+		if err == nil {
+			t.Fatal("a dte.created event carrying a CAF's data was published")
+		}
+		evs, err := w.st.ListEvents(ctx, w.a, store.ListFilter{})
+		if err != nil || len(evs.Items) != 0 {
+			t.Errorf("events after the rollback: %+v, %v; want none", evs, err)
+		}
+		if ds := w.deliveries(t, w.a, w.both); len(ds) != 0 {
+			t.Errorf("deliveries after the rollback: %+v, want none", ds)
+		}
+		if n := w.deliveryJobs(t); n != 0 {
+			t.Errorf("%d delivery jobs after the rollback, want none", n)
+		}
+	})
 }
 
 // TestPublishDTE: a document's event carries its data and, once the SII
@@ -249,72 +219,69 @@ func TestPublishRolledBack(t *testing.T) {
 // first payload and its one delivery.
 func TestPublishDTE(t *testing.T) {
 	t.Parallel()
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWorld(t, b.open)
-			ctx := context.Background()
-			d := &store.DTE{ID: dteID, EmpresaID: w.a, TipoDTE: 33, Folio: 7, Estado: "aceptado", RutReceptor: "96790240-3",
-				RazonSocialReceptor: "Distribuidora Ñuñoa Ltda.", MontoTotal: 119000, FechaEmision: "2026-03-02"}
-			track, code, glosa := "4567890123", "EPR", "Envio Procesado"
-			if err := SetTracking(d, Tracking{TrackID: &track, CodigoSII: &code, GlosaSII: &glosa}); err != nil {
-				t.Fatal(err)
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		w := newWorld(t, b)
+		ctx := context.Background()
+		d := &store.DTE{ID: dteID, EmpresaID: w.a, TipoDTE: 33, Folio: 7, Estado: "aceptado", RutReceptor: "96790240-3",
+			RazonSocialReceptor: "Distribuidora Ñuñoa Ltda.", MontoTotal: 119000, FechaEmision: "2026-03-02"}
+		track, code, glosa := "4567890123", "EPR", "Envio Procesado"
+		if err := SetTracking(d, Tracking{TrackID: &track, CodigoSII: &code, GlosaSII: &glosa}); err != nil {
+			t.Fatal(err)
+		}
+		err := w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			if err := w.o.PublishDTE(ctx, tx, d, webhook.EventDTEAccepted); err != nil {
+				return err
 			}
-			err := w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				if err := w.o.PublishDTE(ctx, tx, d, webhook.EventDTEAccepted); err != nil {
-					return err
-				}
-				return w.o.PublishReceptor(ctx, tx, d, webhook.EventDTEReceptorRechazado,
-					webhook.ReceptorData{Resultado: "rechazado", Codigo: 2, Glosa: "Rechazado", Motivo: "precio", RutReceptor: "96790240-3"})
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs, err := w.st.ListEvents(ctx, w.a, store.ListFilter{})
-			if err != nil || len(evs.Items) != 2 {
-				t.Fatalf("events: %+v, %v; want two", evs, err)
-			}
-			data := `"id":"0190f1a2-3b4c-7d5e-8f60-718293a4b5c6","tipo_dte":33,"folio":7,"estado":"aceptado","rut_receptor":"96790240-3",` +
-				`"razon_social_receptor":"Distribuidora Ñuñoa Ltda.","monto_total":119000,"fecha_emision":"2026-03-02",` +
-				`"track_id":"4567890123","codigo_sii":"EPR","glosa_sii":"Envio Procesado"`
-			want := map[string]string{
-				"dte.accepted": `{"type":"dte.accepted","timestamp":"2026-03-02T13:04:05Z","data":{` + data + `}}`,
-				"dte.receptor_rechazado": `{"type":"dte.receptor_rechazado","timestamp":"2026-03-02T13:04:05Z","data":{` + data +
-					`,"receptor":{"resultado":"rechazado","codigo":2,"glosa":"Rechazado","motivo":"precio","rut_receptor":"96790240-3"}}}`,
-			}
-			for _, ev := range evs.Items {
-				if string(ev.Payload) != want[ev.Type] {
-					t.Errorf("%s:\n%s\nwant\n%s", ev.Type, ev.Payload, want[ev.Type])
-				}
-			}
-			// dte.accepted reaches the two webhooks subscribed to it;
-			// the receptor's answer none.
-			if a, b := len(w.deliveries(t, w.a, w.both)), len(w.deliveries(t, w.a, w.acceptedOnly)); a != 1 || b != 1 {
-				t.Errorf("deliveries: %d and %d, want one each", a, b)
-			}
-
-			// Record: the caller's id makes the event unique.
-			mine := &store.Event{ID: "0190f1a2-3b4c-7d5e-8f60-0000000000e1", EmpresaID: w.a, Type: "dte.created", Payload: []byte(createdPayload)}
-			record := func(payload string) error {
-				return w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-					ev := *mine
-					ev.Payload = []byte(payload)
-					return w.o.Record(ctx, tx, &ev)
-				})
-			}
-			if err := record(createdPayload); err != nil {
-				t.Fatal(err)
-			}
-			if err := record(`{"type":"dte.created","data":{}}`); err == nil {
-				t.Error("an event recorded twice under one id")
-			}
-			got, err := w.st.GetEvent(ctx, w.a, mine.ID)
-			if err != nil || string(got.Payload) != createdPayload {
-				t.Errorf("the event after a second record: %+v, %v; want the first payload", got, err)
-			}
-			if n := len(w.deliveries(t, w.a, w.both)); n != 2 {
-				t.Errorf("%d deliveries to the webhook of both types, want 2 (dte.accepted, the recorded dte.created)", n)
-			}
+			return w.o.PublishReceptor(ctx, tx, d, webhook.EventDTEReceptorRechazado,
+				webhook.ReceptorData{Resultado: "rechazado", Codigo: 2, Glosa: "Rechazado", Motivo: "precio", RutReceptor: "96790240-3"})
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := w.st.ListEvents(ctx, w.a, store.ListFilter{})
+		if err != nil || len(evs.Items) != 2 {
+			t.Fatalf("events: %+v, %v; want two", evs, err)
+		}
+		data := `"id":"0190f1a2-3b4c-7d5e-8f60-718293a4b5c6","tipo_dte":33,"folio":7,"estado":"aceptado","rut_receptor":"96790240-3",` +
+			`"razon_social_receptor":"Distribuidora Ñuñoa Ltda.","monto_total":119000,"fecha_emision":"2026-03-02",` +
+			`"track_id":"4567890123","codigo_sii":"EPR","glosa_sii":"Envio Procesado"`
+		want := map[string]string{
+			"dte.accepted": `{"type":"dte.accepted","timestamp":"2026-03-02T13:04:05Z","data":{` + data + `}}`,
+			"dte.receptor_rechazado": `{"type":"dte.receptor_rechazado","timestamp":"2026-03-02T13:04:05Z","data":{` + data +
+				`,"receptor":{"resultado":"rechazado","codigo":2,"glosa":"Rechazado","motivo":"precio","rut_receptor":"96790240-3"}}}`,
+		}
+		for _, ev := range evs.Items {
+			if string(ev.Payload) != want[ev.Type] {
+				t.Errorf("%s:\n%s\nwant\n%s", ev.Type, ev.Payload, want[ev.Type])
+			}
+		}
+		// dte.accepted reaches the two webhooks subscribed to it;
+		// the receptor's answer none.
+		if a, b := len(w.deliveries(t, w.a, w.both)), len(w.deliveries(t, w.a, w.acceptedOnly)); a != 1 || b != 1 {
+			t.Errorf("deliveries: %d and %d, want one each", a, b)
+		}
+
+		// Record: the caller's id makes the event unique.
+		mine := &store.Event{ID: "0190f1a2-3b4c-7d5e-8f60-0000000000e1", EmpresaID: w.a, Type: "dte.created", Payload: []byte(createdPayload)}
+		record := func(payload string) error {
+			return w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+				ev := *mine
+				ev.Payload = []byte(payload)
+				return w.o.Record(ctx, tx, &ev)
+			})
+		}
+		if err := record(createdPayload); err != nil {
+			t.Fatal(err)
+		}
+		if err := record(`{"type":"dte.created","data":{}}`); err == nil {
+			t.Error("an event recorded twice under one id")
+		}
+		got, err := w.st.GetEvent(ctx, w.a, mine.ID)
+		if err != nil || string(got.Payload) != createdPayload {
+			t.Errorf("the event after a second record: %+v, %v; want the first payload", got, err)
+		}
+		if n := len(w.deliveries(t, w.a, w.both)); n != 2 {
+			t.Errorf("%d deliveries to the webhook of both types, want 2 (dte.accepted, the recorded dte.created)", n)
+		}
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,37 +14,10 @@ import (
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/postgres"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// fastJobs polls often, so a started runner picks a job up at once.
-var fastJobs = store.JobsConfig{PollInterval: 20 * time.Millisecond}
-
-// backends opens a fresh store of each backend.
-var backends = []struct {
-	name string
-	open func(t *testing.T) store.Store
-}{
-	{"sqlite", func(t *testing.T) store.Store {
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: fastJobs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}},
-	{"postgres", func(t *testing.T) store.Store {
-		st, err := postgres.Open(context.Background(), pgtest.URL(t), &postgres.Options{Jobs: fastJobs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}},
-}
 
 // tick and other are periodic jobs of the tests.
 type tick struct{}
@@ -62,45 +34,42 @@ func (other) Kind() string { return "test.other" }
 // declared; its kind is registered once.
 func TestRegister(t *testing.T) {
 	t.Parallel()
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			st := b.open(t)
-			ctx := context.Background()
-			if err := Declare(st.Jobs(), 1); err != nil {
-				t.Fatal(err)
-			}
-			var runs atomic.Int32
-			job := Job{Args: tick{}, Every: time.Hour, OnStart: true, Run: func(context.Context) error { runs.Add(1); return nil }}
-			if err := Register(st.Jobs(), job); err != nil {
-				t.Fatal(err)
-			}
-			if err := Register(st.Jobs(), job); err == nil || !strings.Contains(err.Error(), "test.tick") {
-				t.Errorf("the same kind registered twice: %v, want an error naming it", err)
-			}
-			if err := st.Jobs().Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Jobs().Stop(context.Background()) })
-			clocktest.Eventually(t, 30*time.Second, func() bool { return runs.Load() >= 1 })
-			// Settle: a second run would follow the first within a few
-			// polls; none may come within the hour.
-			time.Sleep(300 * time.Millisecond)
-			if n := runs.Load(); n != 1 {
-				t.Errorf("%d runs, want 1 (on start, then an hour later)", n)
-			}
-			depth, err := st.Jobs().QueueDepth(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, ok := depth[Queue]; !ok {
-				t.Errorf("queue depth %v names no %q queue", depth, Queue)
-			}
-		})
-	}
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		st := b.NewStore(t, store.JobsConfig{})
+		ctx := context.Background()
+		if err := Declare(st.Jobs(), 1); err != nil {
+			t.Fatal(err)
+		}
+		var runs atomic.Int32
+		job := Job{Args: tick{}, Every: time.Hour, OnStart: true, Run: func(context.Context) error { runs.Add(1); return nil }}
+		if err := Register(st.Jobs(), job); err != nil {
+			t.Fatal(err)
+		}
+		if err := Register(st.Jobs(), job); err == nil || !strings.Contains(err.Error(), "test.tick") {
+			t.Errorf("the same kind registered twice: %v, want an error naming it", err)
+		}
+		if err := st.Jobs().Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Jobs().Stop(context.Background()) })
+		clocktest.Eventually(t, 30*time.Second, func() bool { return runs.Load() >= 1 })
+		// Settle: a second run would follow the first within a few
+		// polls; none may come within the hour.
+		time.Sleep(300 * time.Millisecond)
+		if n := runs.Load(); n != 1 {
+			t.Errorf("%d runs, want 1 (on start, then an hour later)", n)
+		}
+		depth, err := st.Jobs().QueueDepth(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := depth[Queue]; !ok {
+			t.Errorf("queue depth %v names no %q queue", depth, Queue)
+		}
+	})
 	t.Run("undeclared queue", func(t *testing.T) {
 		t.Parallel()
-		st := backends[0].open(t)
+		st := backendtest.SQLite.NewStore(t, store.JobsConfig{})
 		if err := Declare(st.Jobs(), 1); err != nil {
 			t.Fatal(err)
 		}
@@ -153,51 +122,48 @@ func TestEachEmpresa(t *testing.T) {
 		// right, weighed 3; 11 - 3 = 8.
 		t.Fatalf("rut(0) = %s, want 10000000-8", got)
 	}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			st := b.open(t)
-			ctx := context.Background()
-			var ids []string
-			err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				for i := range companies {
-					e := &store.Empresa{Rut: rut(i), RazonSocial: fmt.Sprintf("Empresa %03d", i), Ambiente: "certificacion"}
-					if err := tx.InsertEmpresa(ctx, e); err != nil {
-						return err
-					}
-					ids = append(ids, e.ID)
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		st := b.NewStore(t, store.JobsConfig{})
+		ctx := context.Background()
+		var ids []string
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			for i := range companies {
+				e := &store.Empresa{Rut: rut(i), RazonSocial: fmt.Sprintf("Empresa %03d", i), Ambiente: "certificacion"}
+				if err := tx.InsertEmpresa(ctx, e); err != nil {
+					return err
 				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
+				ids = append(ids, e.ID)
 			}
-			var seen []string
-			if err := EachEmpresa(ctx, st, func(e *store.Empresa) error { seen = append(seen, e.ID); return nil }); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(seen, ids) {
-				t.Errorf("visited %d companies, want the %d in the order they were created", len(seen), len(ids))
-			}
-
-			// The 150th company's work fails: the walk ends there.
-			failure := errors.New("the 150th company's certificate cannot be read")
-			seen = nil
-			err = EachEmpresa(ctx, st, func(e *store.Empresa) error {
-				seen = append(seen, e.ID)
-				if e.ID == ids[149] {
-					return failure
-				}
-				return nil
-			})
-			if err != failure {
-				t.Errorf("EachEmpresa = %v, want the work's own failure", err)
-			}
-			if !slices.Equal(seen, ids[:150]) {
-				t.Errorf("visited %d companies, want the first 150 and none after the failure", len(seen))
-			}
+			return nil
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		if err := EachEmpresa(ctx, st, func(e *store.Empresa) error { seen = append(seen, e.ID); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(seen, ids) {
+			t.Errorf("visited %d companies, want the %d in the order they were created", len(seen), len(ids))
+		}
+
+		// The 150th company's work fails: the walk ends there.
+		failure := errors.New("the 150th company's certificate cannot be read")
+		seen = nil
+		err = EachEmpresa(ctx, st, func(e *store.Empresa) error {
+			seen = append(seen, e.ID)
+			if e.ID == ids[149] {
+				return failure
+			}
+			return nil
+		})
+		if err != failure {
+			t.Errorf("EachEmpresa = %v, want the work's own failure", err)
+		}
+		if !slices.Equal(seen, ids[:150]) {
+			t.Errorf("visited %d companies, want the first 150 and none after the failure", len(seen))
+		}
+	})
 	t.Run("listing fails", func(t *testing.T) {
 		t.Parallel()
 		cause := errors.New("connection reset")

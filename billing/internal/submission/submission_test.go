@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,8 +16,7 @@ import (
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/postgres"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 )
 
 // errNoCert is what the fixture's SigningCert answers: no company of
@@ -26,31 +24,6 @@ import (
 var errNoCert = errors.New("no signing certificate")
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// backend opens a fresh store of one kind.
-type backend struct {
-	name string
-	open func(t *testing.T) (store.Store, error)
-}
-
-var backends = []backend{
-	{"sqlite", func(t *testing.T) (store.Store, error) {
-		return sqlite.Open(context.Background(), filepath.Join(t.TempDir(), sqlite.FileName), nil)
-	}},
-	{"postgres", func(t *testing.T) (store.Store, error) {
-		return postgres.Open(context.Background(), pgtest.URL(t), nil)
-	}},
-}
-
-// onBackends runs body as a parallel subtest on each backend.
-func onBackends(t *testing.T, body func(t *testing.T, b backend)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			body(t, b)
-		})
-	}
-}
 
 // fixture is a Submitter over a fresh store alone, with one company; its
 // runner is not started, so enqueued steps stay queued.
@@ -60,14 +33,10 @@ type fixture struct {
 	empresa string
 }
 
-func newFixture(t *testing.T, b backend) *fixture {
+func newFixture(t *testing.T, b backendtest.Backend) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := b.open(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := b.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
 	sb := New(Config{Store: st, Outbox: outbox.New(clock.Now), Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
 		SigningCert: func(context.Context, string) (*signer.Certificate, error) { return nil, errNoCert },
@@ -122,7 +91,7 @@ func (f *fixture) queued(t *testing.T) int64 {
 // and tracked in it, and queues its upload.
 func TestSignedAndCreate(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		f := newFixture(t, b)
 		ctx := context.Background()
 		manual, auto := f.addDTE(t, 1, string(dte.EstadoFirmado), false), f.addDTE(t, 2, string(dte.EstadoFirmado), true)
@@ -180,7 +149,7 @@ func (f *fixture) create(t *testing.T, field string, ids ...string) (*store.Envi
 // unknown one is not found and a busy one a conflict without details.
 func TestCreateRefuses(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, be backend) {
+	backendtest.Each(t, func(t *testing.T, be backendtest.Backend) {
 		f := newFixture(t, be)
 		ctx := context.Background()
 		a, b := f.addDTE(t, 1, string(dte.EstadoFirmado), false), f.addDTE(t, 2, string(dte.EstadoFirmado), false)
@@ -270,7 +239,7 @@ func TestCreateRefuses(t *testing.T) {
 // the document firmado, and schedules the next upload.
 func TestUploadFailureSchedulesTheNext(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		f := newFixture(t, b)
 		ctx := context.Background()
 		d := f.addDTE(t, 1, string(dte.EstadoFirmado), true)
@@ -330,7 +299,7 @@ func (s *freezingStore) Write(ctx context.Context, fn func(ctx context.Context, 
 // envelope, then the envelope's upload.
 func TestStepCompletesItsJobWithTheNext(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b backend) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		f := newFixture(t, b)
 		ctx := context.Background()
 		fs := &freezingStore{Store: f.st, frozen: make(chan struct{}), release: make(chan struct{})}
