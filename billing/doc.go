@@ -5,14 +5,31 @@
 // certificate, keeps the clientes and productos catalogs, lists and renders
 // documents, and authenticates API keys.
 //
-// A Service is also the one face of subsystems that live under
-// billing/internal, each built by New from Config and the store: webhook
-// delivery (register webhooks, deliver each event with retries, signed,
-// and show the attempts), alerts (caf.low_stock, certificado.expiring)
-// and, when Config.Submission is set, submission of documents to the SII.
-// Their events go through one outbox, written in the transaction that
-// changes what they report. Start runs their background jobs with
-// emission's own.
+// A Service is also the one face of the rooms under billing/internal,
+// each built by New from Config and the store, each tested against a
+// store alone (docs/architecture.md describes them and the rules between
+// them):
+//
+//   - internal/outbox records each event, its payload frozen, in the
+//     transaction that changes what it reports, and fans it out to the
+//     company's webhooks subscribed to its type;
+//   - internal/periodic registers the periodic jobs and walks every
+//     company for those that visit them all;
+//   - internal/delivery keeps the webhooks and delivers each event,
+//     signed, with retries, keeping every attempt;
+//   - internal/alerts records caf.low_stock and certificado.expiring;
+//   - internal/submission sends signed documents to the SII and follows
+//     them until reviewed, when Config.Submission is set;
+//   - internal/inbox receives the documents suppliers send and the answers
+//     customers send about the company's own, decides them in the SII's
+//     registry and answers them;
+//   - internal/mailer sends each company's mail and reads its mailbox,
+//     handing what it reads to the inbox through the face.
+//
+// Start runs their background jobs with emission's own; Stop ends them
+// and everything else New began. billing/demo provisions the demo's
+// companies through the face, for dtekit serve --demo and the fixture
+// billing/billingtest, and holds no test code.
 //
 // Every method takes a context and then the id of the company (tenant) the
 // caller's credential belongs to; everything it reads or writes is scoped

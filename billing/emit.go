@@ -122,6 +122,10 @@ func (s *Service) Emit(ctx context.Context, empresaID, idempotencyKey string, re
 	if req == nil {
 		return nil, false, fault.Invalid("body", dte.CodeRequired, "the emission request is missing")
 	}
+	if !s.emits.enter() {
+		return nil, false, errStopped
+	}
+	defer s.emits.leave()
 	// Announce transaction 1 now, so that a group forming meanwhile
 	// waits for this request (see txGroup).
 	tx1 := s.group.Announce()

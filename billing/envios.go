@@ -101,7 +101,7 @@ func (s *Service) CreateEnvio(ctx context.Context, empresaID, idempotencyKey str
 	if err != nil {
 		return nil, false, err
 	}
-	return s.newEnvio(ctx, empresaID, key, "POST /api/v1/billing/envios", ids, "dte_ids")
+	return s.newEnvio(ctx, empresaID, key, opEnviosCreate, ids, "dte_ids")
 }
 
 // SubmitDTE sends one held document of the company (firmado, emitted with
@@ -119,7 +119,7 @@ func (s *Service) SubmitDTE(ctx context.Context, empresaID, idempotencyKey, id s
 		return nil, false, fault.Missing("DTE", id)
 	}
 	id = u.String()
-	return s.newEnvio(ctx, empresaID, key, "POST /api/v1/billing/dte/"+id+"/enviar", []string{id}, "")
+	return s.newEnvio(ctx, empresaID, key, opDTEEnviar, []string{id}, "")
 }
 
 // envioIDs checks the ids of an envelope request: present, at most
@@ -157,13 +157,42 @@ func envioIDs(in []string) ([]string, error) {
 	return out, nil
 }
 
+// The operations an envelope's Idempotency-Key is recorded for: their
+// names are billing's own (the routes that reach them are server's).
+const (
+	opEnviosCreate = "envios.create" // CreateEnvio
+	opDTEEnviar    = "dte.enviar"    // SubmitDTE
+)
+
+// envioFingerprint is the fingerprint an envelope request's key is
+// recorded with: SHA-256 of the operation's name and the documents' ids,
+// a line each.
+func envioFingerprint(op string, ids []string) []byte {
+	sum := sha256.Sum256([]byte(op + "\n" + strings.Join(ids, "\n")))
+	return sum[:]
+}
+
+// legacyEnvioFingerprint is the fingerprint versions before operation
+// names recorded keys with: the operation was the route that reached it.
+// A key is kept 24 hours, so a replay of a key recorded before an upgrade
+// must still match within that window; this function (and the routes it
+// names, which otherwise live only in server) can go once no process
+// older than 2026-11-29 has recorded keys for a day.
+func legacyEnvioFingerprint(op string, ids []string) []byte {
+	route := "POST /api/v1/billing/envios"
+	if op == opDTEEnviar {
+		route = "POST /api/v1/billing/dte/" + ids[0] + "/enviar"
+	}
+	return envioFingerprint(route, ids)
+}
+
 // newEnvio creates an envelope of ids under key in one transaction: the
 // key is recorded with the answer, or its first answer is replayed. op
 // names the operation in the key's fingerprint, so a key used for another
 // operation (or another document) is a mismatch.
 func (s *Service) newEnvio(ctx context.Context, empresaID, key, op string, ids []string, field string) (*Envio, bool, error) {
-	sum := sha256.Sum256([]byte(op + "\n" + strings.Join(ids, "\n")))
-	hash := sum[:]
+	hash := envioFingerprint(op, ids)
+	legacy := legacyEnvioFingerprint(op, ids)
 	at := s.now().UTC().Truncate(time.Microsecond)
 	id := newID()
 	var out *Envio
@@ -185,7 +214,7 @@ func (s *Service) newEnvio(ctx context.Context, empresaID, key, op string, ids [
 			if err != nil {
 				return err
 			}
-			if !bytes.Equal(rec.BodyHash, hash) {
+			if !bytes.Equal(rec.BodyHash, hash) && !bytes.Equal(rec.BodyHash, legacy) {
 				return &fault.Error{Kind: fault.KindIdempotencyMismatch, Code: fault.IdempotencyMismatch,
 					Message: "this Idempotency-Key was used with a different request"}
 			}

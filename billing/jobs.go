@@ -2,7 +2,9 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dtekit/dtekit/billing/fault"
@@ -169,6 +171,9 @@ func (s *Service) registerIdempotencyPurge() error {
 // sealed under (CheckKEK: a *KEKError otherwise, and nothing starts), and
 // seals the private keys of CAFs that an earlier version stored in clear.
 func (s *Service) Start(ctx context.Context) error {
+	if s.emits.isStopped() {
+		return errors.New("billing: a stopped Service does not start again; build a new one")
+	}
 	if err := CheckKEK(ctx, s.st, s.keys); err != nil {
 		return err
 	}
@@ -185,8 +190,86 @@ func (s *Service) Start(ctx context.Context) error {
 	return s.st.Jobs().Start(ctx)
 }
 
-// Stop stops the job runner, waiting for running jobs up to ctx's deadline.
-func (s *Service) Stop(ctx context.Context) error { return s.st.Jobs().Stop(ctx) }
+// Stop undoes what New and Start began, in this order: new emissions are
+// refused (fault.KindUnavailable) and those under way finish; the job
+// runner stops once its running jobs end; the two group commits close;
+// the idle connections of the webhook client New built close. Each wait
+// lasts at most until ctx's deadline. The store is the caller's, and
+// stays open. A stopped Service does not start again: build another.
+//
+// It returns the runner's error (as store.Jobs.Stop: one that was never
+// started fails) joined with ctx's when emissions were still running.
+func (s *Service) Stop(ctx context.Context) error {
+	var errs []error
+	select {
+	case <-s.emits.stop():
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("billing: stopping with emissions under way: %w", ctx.Err()))
+	}
+	if err := s.st.Jobs().Stop(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	// Emissions and jobs are over: the groups have nothing left to run,
+	// and refuse what a late caller would bring.
+	s.group.Close()
+	s.finishes.Close()
+	s.dlv.Close()
+	return errors.Join(errs...)
+}
+
+// errStopped answers an emission after Stop.
+var errStopped = &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable,
+	Message: "the service is stopping; retry the request (with the same Idempotency-Key) later"}
+
+// emissions counts the emissions under way, so that Stop waits for them
+// and refuses new ones.
+type emissions struct {
+	mu      sync.Mutex
+	n       int
+	stopped bool
+	drained chan struct{} // closed once stopped and no emission is under way
+}
+
+// enter counts an emission in; false once Stop has begun.
+func (e *emissions) enter() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return false
+	}
+	e.n++
+	return true
+}
+
+// leave counts an emission out.
+func (e *emissions) leave() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.n--; e.stopped && e.n == 0 {
+		close(e.drained)
+	}
+}
+
+// stop refuses new emissions and returns a channel closed once those
+// under way have left.
+func (e *emissions) stop() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stopped {
+		e.stopped, e.drained = true, make(chan struct{})
+		if e.n == 0 {
+			close(e.drained)
+		}
+	}
+	return e.drained
+}
+
+// isStopped reports whether Stop has begun.
+func (e *emissions) isStopped() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopped
+}
 
 // purgeIdempotency deletes the Idempotency-Keys older than the retention
 // (24 hours by default) and reports how many it deleted: the body of the

@@ -20,7 +20,11 @@ import (
 	"github.com/dtekit/dtekit/store"
 )
 
-// Config builds a Service.
+// Config builds a Service. Store and Keyring are required; every other
+// field's zero value is its production default (the field says which).
+// What runs by default is turned off explicitly, never by a zero:
+// Mail.Off, or a negative budget in Workers. Submission, the one
+// subsystem off by default, is turned on by giving its settings.
 type Config struct {
 	// Store keeps every record and runs the background jobs (required).
 	Store store.Store
@@ -90,6 +94,8 @@ type Service struct {
 	// documents run at once on two connections (one and the same on a
 	// store whose writes run one at a time).
 	group, finishes *txGroup
+	// emits counts the emissions under way, for Stop.
+	emits emissions
 	// recoveryUntil holds, per company id, the latest Before of a
 	// committed recovery job (a time.Time; see enqueueRecovery).
 	recoveryUntil sync.Map

@@ -21,7 +21,7 @@ package importrules
 // testHelpers are the packages that exist for tests (and the demo): the
 // …test packages beside what they help and the test helpers of internal/.
 var testHelpers = []string{
-	"*/*test",         // caf/caftest, signer/signertest, dte/dtetest, sii/siitest, email/emailtest, store/storetest, billing/billingtest, internal/clocktest, internal/pgtest
+	"*/*test",         // caf/caftest, signer/signertest, dte/dtetest, sii/siitest, email/emailtest, store/storetest, store/backendtest, billing/billingtest, internal/clocktest, internal/pgtest
 	"internal/test*",  // internal/testpki
 	"internal/oracle", // the independent tools and reference files the tests use
 }

@@ -267,6 +267,16 @@ func (u userAgent) RoundTrip(r *http.Request) (*http.Response, error) {
 	return u.rt.RoundTrip(r)
 }
 
+// CloseIdleConnections closes the idle connections of the transport it
+// wraps: http.Client.CloseIdleConnections reaches a transport only
+// through this method, so without it a client's owner could not let go
+// of its kept-alive connections (and their goroutines).
+func (u userAgent) CloseIdleConnections() {
+	if c, ok := u.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // dialContext resolves host, refuses it when any of its addresses is
 // blocked, and dials the checked addresses in turn.
 func (g *guard) dialContext(ctx context.Context, network, address string) (net.Conn, error) {

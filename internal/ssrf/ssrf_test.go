@@ -457,3 +457,38 @@ func TestDialer(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseIdleConnections: the client's owner can let go of its
+// kept-alive connections through the User-Agent wrapper: the server sees
+// the one connection its request used closed.
+func TestCloseIdleConnections(t *testing.T) {
+	t.Parallel()
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	lo := &loopbackOnly{}
+	c := NewClient(Options{AllowLoopback: true, UserAgent: "dtekit-webhooks/test", control: lo.control})
+	resp, err := c.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	select {
+	case <-closed:
+		t.Fatal("the connection closed before the client let go of it: it was not kept alive")
+	case <-time.After(50 * time.Millisecond):
+	}
+	c.CloseIdleConnections()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the kept-alive connection is still open after CloseIdleConnections")
+	}
+}

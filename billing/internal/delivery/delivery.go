@@ -100,6 +100,9 @@ type Deliverer struct {
 	running *inFlight
 	// pings holds each webhook's allowance of pings.
 	pings *ratelimit.Buckets
+	// ownClient is the client New built (nil when Config.Client was
+	// given): its idle connections are the Deliverer's to close.
+	ownClient *http.Client
 }
 
 // New builds a Deliverer from cfg. Register its jobs before the runner
@@ -112,16 +115,27 @@ func New(cfg Config) *Deliverer {
 		cfg.MaxPerEndpoint = DefaultMaxPerEndpoint
 	}
 	cfg.MaxPerEndpoint = min(cfg.MaxPerEndpoint, cfg.MaxPerCompany)
-	client := cfg.Client
+	client, own := cfg.Client, (*http.Client)(nil)
 	if client == nil {
 		client = ssrf.NewClient(ssrf.Options{AllowLoopback: cfg.AllowLoopback, Resolver: cfg.Resolver,
 			Timeout: cfg.Timeout, UserAgent: userAgent})
+		own = client
 	}
-	return &Deliverer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger,
+	return &Deliverer{cfg: cfg, st: cfg.Store, now: cfg.Now, log: cfg.Logger, ownClient: own,
 		sender: &webhook.Sender{Client: client, Now: cfg.Now, MaxResponseBytes: store.MaxAttemptResponse, UserAgent: userAgent,
 			Timeout: cfg.Timeout},
 		running: newInFlight(cfg.MaxPerCompany, cfg.MaxPerEndpoint, cfg.Workers),
 		pings:   ratelimit.New(PingsPerMinute/60.0, PingsPerMinute)}
+}
+
+// Close closes the idle connections of the client New built, whose
+// goroutines would otherwise outlive the service until the receivers
+// hang up; a client given in Config is its owner's. Call it once the
+// runner has stopped: an attempt after Close dials again.
+func (d *Deliverer) Close() {
+	if d.ownClient != nil {
+		d.ownClient.CloseIdleConnections()
+	}
 }
 
 // newID returns a new record id (a UUIDv7, so ids sort by creation).

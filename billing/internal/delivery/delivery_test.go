@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,13 +17,16 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/internal/clocktest"
+	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"github.com/dtekit/dtekit/webhook"
 )
 
-// fixture is a Deliverer over a fresh SQLite store alone, with one
-// company, its clock stopped at the fixture's start.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// fixture is a Deliverer over a fresh store alone, with one company, its
+// clock stopped at the fixture's start.
 type fixture struct {
 	d       *Deliverer
 	st      store.Store
@@ -46,14 +48,10 @@ func testOpen(sealed, aad []byte) ([]byte, error) {
 	return sealed[len(aad):], nil
 }
 
-func newFixture(t *testing.T, start time.Time) *fixture {
+func newFixture(t *testing.T, b backendtest.Backend, start time.Time) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := b.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(start)
 	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0.5 },
@@ -92,61 +90,64 @@ func waitFor(t *testing.T, cond func() bool) { t.Helper(); clocktest.Eventually(
 // is enqueued again by the sweep once 15 minutes late, once (a second
 // sweep finds the job alive), and then delivered.
 func TestSweep(t *testing.T) {
-	now := time.Now()
-	f := newFixture(t, now)
-	ctx := context.Background()
-	srv, requests := receiver(t)
-	wh, _, err := f.d.CreateWebhook(ctx, f.empresa, srv.URL, []string{"dte.created"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lost, onTime store.Delivery
-	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		for i, d := range []*store.Delivery{&lost, &onTime} {
-			body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"})
-			ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
-			if err := tx.InsertEvent(ctx, ev); err != nil {
-				return err
-			}
-			due := now.Add(-16 * time.Minute)
-			if i == 1 {
-				due = now.Add(-14 * time.Minute) // late, but within the grace
-			}
-			*d = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: due.Truncate(time.Millisecond)}
-			if err := tx.InsertDelivery(ctx, d); err != nil {
-				return err
-			}
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		now := time.Now()
+		f := newFixture(t, b, now)
+		ctx := context.Background()
+		srv, requests := receiver(t)
+		wh, _, err := f.d.CreateWebhook(ctx, f.empresa, srv.URL, []string{"dte.created"}, "")
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		var lost, onTime store.Delivery
+		err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			for i, d := range []*store.Delivery{&lost, &onTime} {
+				body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: int64(i + 1), Estado: "firmado"})
+				ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
+				if err := tx.InsertEvent(ctx, ev); err != nil {
+					return err
+				}
+				due := now.Add(-16 * time.Minute)
+				if i == 1 {
+					due = now.Add(-14 * time.Minute) // late, but within the grace
+				}
+				*d = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: due.Truncate(time.Millisecond)}
+				if err := tx.InsertDelivery(ctx, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Registered (its queue declared), not started yet; the sweep is a
+		// maintenance job.
+		if err := periodic.Declare(f.st.Jobs(), 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.d.Register(f.st.Jobs()); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := f.d.Sweep(ctx); err != nil || n != 1 {
+			t.Fatalf("first sweep: %d, %v (want 1)", n, err)
+		}
+		if n, err := f.d.Sweep(ctx); err != nil || n != 0 {
+			t.Fatalf("second sweep: %d, %v (want 0: the job is alive)", n, err)
+		}
+		if err := f.st.Jobs().Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer f.st.Jobs().Stop(ctx)
+		waitFor(t, func() bool { return f.get(t, lost.ID).State == store.DeliverySucceeded })
+		if d := f.get(t, onTime.ID); d.State != store.DeliveryPending || d.Attempts != 0 {
+			t.Errorf("delivery within the grace: %+v", d)
+		}
+		if got := requests.Load(); got != 1 {
+			t.Errorf("receiver got %d requests, want 1", got)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Registered (its queue declared), not started yet; the sweep is a
-	// maintenance job.
-	if err := periodic.Declare(f.st.Jobs(), 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.d.Register(f.st.Jobs()); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := f.d.Sweep(ctx); err != nil || n != 1 {
-		t.Fatalf("first sweep: %d, %v (want 1)", n, err)
-	}
-	if n, err := f.d.Sweep(ctx); err != nil || n != 0 {
-		t.Fatalf("second sweep: %d, %v (want 0: the job is alive)", n, err)
-	}
-	if err := f.st.Jobs().Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer f.st.Jobs().Stop(ctx)
-	waitFor(t, func() bool { return f.get(t, lost.ID).State == store.DeliverySucceeded })
-	if d := f.get(t, onTime.ID); d.State != store.DeliveryPending || d.Attempts != 0 {
-		t.Errorf("delivery within the grace: %+v", d)
-	}
-	if got := requests.Load(); got != 1 {
-		t.Errorf("receiver got %d requests, want 1", got)
-	}
 }
 
 // TestLogCauseLeavesTheURLOut: the log line of a failed attempt keeps the
@@ -171,46 +172,49 @@ func TestLogCauseLeavesTheURLOut(t *testing.T) {
 // disabled", when its attempt comes due, and the receiver hears nothing.
 // Turned on again, it keeps its URL, events and secret.
 func TestUpdateWebhookOff(t *testing.T) {
-	now := time.Now()
-	f := newFixture(t, now)
-	ctx := context.Background()
-	srv, requests := receiver(t)
-	wh, sec, err := f.d.CreateWebhook(ctx, f.empresa, srv.URL, []string{"dte.created"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dl store.Delivery
-	err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: 1, Estado: "firmado"})
-		ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
-		if err := tx.InsertEvent(ctx, ev); err != nil {
-			return err
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		now := time.Now()
+		f := newFixture(t, b, now)
+		ctx := context.Background()
+		srv, requests := receiver(t)
+		wh, sec, err := f.d.CreateWebhook(ctx, f.empresa, srv.URL, []string{"dte.created"}, "")
+		if err != nil {
+			t.Fatal(err)
 		}
-		dl = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: now.Truncate(time.Millisecond)}
-		return tx.InsertDelivery(ctx, &dl)
+		var dl store.Delivery
+		err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: 1, Estado: "firmado"})
+			ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
+			if err := tx.InsertEvent(ctx, ev); err != nil {
+				return err
+			}
+			dl = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: now.Truncate(time.Millisecond)}
+			return tx.InsertDelivery(ctx, &dl)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, on := false, true
+		got, err := f.d.UpdateWebhook(ctx, f.empresa, wh.ID, WebhookChange{Active: &off})
+		if err != nil || got.IsActive {
+			t.Fatalf("UpdateWebhook off: %+v, %v", got, err)
+		}
+		if err := f.d.Run(ctx, outbox.DeliverArgs{EmpresaID: f.empresa, DeliveryID: dl.ID, Attempt: 1, Due: dl.NextAttemptAt.UnixMilli()}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if d := f.get(t, dl.ID); d.State != store.DeliveryFailed || d.LastError != "webhook disabled" || d.Attempts != 0 {
+			t.Errorf("pending delivery of a webhook turned off: %+v", d)
+		}
+		if n := requests.Load(); n != 0 {
+			t.Errorf("the receiver got %d requests from a webhook turned off", n)
+		}
+		got, err = f.d.UpdateWebhook(ctx, f.empresa, wh.ID, WebhookChange{Active: &on})
+		if err != nil || !got.IsActive || got.URL != wh.URL || fmt.Sprint(got.Events) != "[dte.created]" {
+			t.Fatalf("UpdateWebhook on: %+v, %v", got, err)
+		}
+		if cur, ok := f.d.CurrentSecret(got); !ok || cur.Encode() != sec.Encode() {
+			t.Error("turning the webhook off and on changed its secret")
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, on := false, true
-	got, err := f.d.UpdateWebhook(ctx, f.empresa, wh.ID, WebhookChange{Active: &off})
-	if err != nil || got.IsActive {
-		t.Fatalf("UpdateWebhook off: %+v, %v", got, err)
-	}
-	if err := f.d.Run(ctx, outbox.DeliverArgs{EmpresaID: f.empresa, DeliveryID: dl.ID, Attempt: 1, Due: dl.NextAttemptAt.UnixMilli()}, 0); err != nil {
-		t.Fatal(err)
-	}
-	if d := f.get(t, dl.ID); d.State != store.DeliveryFailed || d.LastError != "webhook disabled" || d.Attempts != 0 {
-		t.Errorf("pending delivery of a webhook turned off: %+v", d)
-	}
-	if n := requests.Load(); n != 0 {
-		t.Errorf("the receiver got %d requests from a webhook turned off", n)
-	}
-	got, err = f.d.UpdateWebhook(ctx, f.empresa, wh.ID, WebhookChange{Active: &on})
-	if err != nil || !got.IsActive || got.URL != wh.URL || fmt.Sprint(got.Events) != "[dte.created]" {
-		t.Fatalf("UpdateWebhook on: %+v, %v", got, err)
-	}
-	if cur, ok := f.d.CurrentSecret(got); !ok || cur.Encode() != sec.Encode() {
-		t.Error("turning the webhook off and on changed its secret")
-	}
 }

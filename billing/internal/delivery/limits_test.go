@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +19,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/internal/clocktest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"github.com/dtekit/dtekit/webhook"
 )
 
@@ -62,12 +61,8 @@ type capsRig struct {
 
 func newCapsRig(t *testing.T, timeout time.Duration) *capsRig {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	// The caps are the Deliverer's, not the store's: one backend suffices.
+	st := backendtest.SQLite.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(time.Now())
 	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0 },
@@ -218,48 +213,51 @@ func TestInFlightCaps(t *testing.T) {
 // other webhooks' allowance alone. A ping of an unknown webhook is not
 // found, not limited.
 func TestPingRateLimit(t *testing.T) {
-	f := newFixture(t, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
-	ctx := context.Background()
-	if err := Declare(f.st.Jobs(), 1); err != nil {
-		t.Fatal(err)
-	}
-	one, _, err := f.d.CreateWebhook(ctx, f.empresa, "http://127.0.0.1:9/a", []string{"dte.created"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	two, _, err := f.d.CreateWebhook(ctx, f.empresa, "http://127.0.0.1:9/b", []string{"dte.created"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 { // the allowance is 5 a minute, as a burst
-		if _, err := f.d.Ping(ctx, f.empresa, one.ID); err != nil {
-			t.Fatalf("ping %d: %v", i+1, err)
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		f := newFixture(t, b, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
+		ctx := context.Background()
+		if err := Declare(f.st.Jobs(), 1); err != nil {
+			t.Fatal(err)
 		}
-	}
-	_, err = f.d.Ping(ctx, f.empresa, one.ID)
-	fe := fault.As(err)
-	// One token every 12 s (60 s / 5), none elapsed on the stopped clock.
-	if fe == nil || fe.Kind != fault.KindRateLimited || fe.Code != fault.RateLimited || fe.RetryAfter != 12*time.Second ||
-		!strings.Contains(fe.Message, "5 pings a minute") {
-		t.Fatalf("sixth ping: %+v, want RATE_LIMITED after 12 s", fe)
-	}
-	page, err := f.st.ListDeliveries(ctx, f.empresa, one.ID, store.ListFilter{Limit: store.MaxLimit})
-	if err != nil || len(page.Items) != 5 {
-		t.Errorf("deliveries after a refused ping: %d, %v; want the 5 accepted", len(page.Items), err)
-	}
-	if _, err := f.d.Ping(ctx, f.empresa, two.ID); err != nil {
-		t.Errorf("another webhook's ping: %v", err)
-	}
-	if _, err := f.d.Ping(ctx, f.empresa, newID()); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("ping of an unknown webhook: %v, want not found", err)
-	}
-	f.clock.Advance(12 * time.Second)
-	if _, err := f.d.Ping(ctx, f.empresa, one.ID); err != nil {
-		t.Errorf("a ping 12 s later: %v", err)
-	}
-	if _, err := f.d.Ping(ctx, f.empresa, one.ID); fault.KindOf(err) != fault.KindRateLimited {
-		t.Errorf("a second ping 12 s later: %v, want RATE_LIMITED", err)
-	}
+		one, _, err := f.d.CreateWebhook(ctx, f.empresa, "http://127.0.0.1:9/a", []string{"dte.created"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, _, err := f.d.CreateWebhook(ctx, f.empresa, "http://127.0.0.1:9/b", []string{"dte.created"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 { // the allowance is 5 a minute, as a burst
+			if _, err := f.d.Ping(ctx, f.empresa, one.ID); err != nil {
+				t.Fatalf("ping %d: %v", i+1, err)
+			}
+		}
+		_, err = f.d.Ping(ctx, f.empresa, one.ID)
+		fe := fault.As(err)
+		// One token every 12 s (60 s / 5), none elapsed on the stopped clock.
+		if fe == nil || fe.Kind != fault.KindRateLimited || fe.Code != fault.RateLimited || fe.RetryAfter != 12*time.Second ||
+			!strings.Contains(fe.Message, "5 pings a minute") {
+			t.Fatalf("sixth ping: %+v, want RATE_LIMITED after 12 s", fe)
+		}
+		page, err := f.st.ListDeliveries(ctx, f.empresa, one.ID, store.ListFilter{Limit: store.MaxLimit})
+		if err != nil || len(page.Items) != 5 {
+			t.Errorf("deliveries after a refused ping: %d, %v; want the 5 accepted", len(page.Items), err)
+		}
+		if _, err := f.d.Ping(ctx, f.empresa, two.ID); err != nil {
+			t.Errorf("another webhook's ping: %v", err)
+		}
+		if _, err := f.d.Ping(ctx, f.empresa, newID()); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ping of an unknown webhook: %v, want not found", err)
+		}
+		f.clock.Advance(12 * time.Second)
+		if _, err := f.d.Ping(ctx, f.empresa, one.ID); err != nil {
+			t.Errorf("a ping 12 s later: %v", err)
+		}
+		if _, err := f.d.Ping(ctx, f.empresa, one.ID); fault.KindOf(err) != fault.KindRateLimited {
+			t.Errorf("a second ping 12 s later: %v, want RATE_LIMITED", err)
+		}
+	})
 }
 
 // TestAttemptBound: an attempt ends at Config.Timeout however the
@@ -306,7 +304,7 @@ func TestAttemptBound(t *testing.T) {
 					go func() { defer conns.Done(); defer c.Close(); stall(c) }()
 				}
 			}()
-			f := newFixture(t, time.Now())
+			f := newFixture(t, backendtest.SQLite, time.Now()) // the bound is the HTTP client's: one backend suffices
 			// A client with no timeout of its own: only the attempt's
 			// bound ends the wait.
 			f.d = New(Config{Store: f.st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
