@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,8 +63,10 @@ func mailJobs(t *testing.T, st store.Store) int64 {
 		t.Fatal(err)
 	}
 	var n int64
-	for _, c := range depth[Queue] {
-		n += c
+	for _, q := range []string{Queue, MailboxQueue} {
+		for _, c := range depth[q] {
+			n += c
+		}
 	}
 	return n
 }
@@ -150,7 +151,7 @@ func TestSendSchedule(t *testing.T) {
 			if want == 0 {
 				estado = Fallido
 			}
-			if got.Attempts != i+1 || got.Estado != estado || !strings.Contains(got.LastError, strconv.Itoa(port)) {
+			if got.Attempts != i+1 || got.Estado != estado || !strings.HasPrefix(got.LastError, "refused:") {
 				t.Fatalf("after attempt %d: %s, %d attempts, %q; want %s, %d, the refused dial", i+1, got.Estado, got.Attempts, got.LastError, estado, i+1)
 			}
 		}
@@ -188,8 +189,8 @@ func TestSendSchedule(t *testing.T) {
 		if err := m.send(ctx, sendArgs{EmpresaID: empresa, CorreoID: c.ID}); err != nil {
 			t.Fatal(err)
 		}
-		if got := getCorreo(t, st, empresa, c.ID); got.Estado != Fallido || got.Attempts != 1 || !strings.Contains(got.LastError, "550") {
-			t.Errorf("mail to an unknown user: %s after %d attempts, %q; want fallido at once with the 550", got.Estado, got.Attempts, got.LastError)
+		if got := getCorreo(t, st, empresa, c.ID); got.Estado != Fallido || got.Attempts != 1 || !strings.HasPrefix(got.LastError, "rejected:") {
+			t.Errorf("mail to an unknown user: %s after %d attempts, %q; want fallido at once, rejected (the 550)", got.Estado, got.Attempts, got.LastError)
 		}
 
 		// The company lost its sender after the mail was queued.
@@ -264,7 +265,7 @@ func TestPollOnePerCompany(t *testing.T) {
 		withBox, broken, noBox := insertEmpresa(t, st, "76192083-9"), insertEmpresa(t, st, "96790240-3"), insertEmpresa(t, st, "76086428-5")
 		box := srv.IMAPConfig(receptor)
 		var reads atomic.Int32
-		m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Workers: 1,
+		m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Workers: 1, MailboxWorkers: 1,
 			Settings: func(_ context.Context, id string) (*Settings, error) {
 				switch id {
 				case withBox:
