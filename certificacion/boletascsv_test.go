@@ -151,7 +151,8 @@ func TestGenerarBoletasCSV(t *testing.T) {
 		t.Errorf("the notes' envelope is not an EnvioDTE of 5 notes (%v)", err)
 	}
 	guide, err := os.ReadFile(filepath.Join(dir, certificacion.LeemeBoletasFile))
-	if err != nil || !strings.Contains(string(guide), "007-boletas.csv") || !strings.Contains(string(guide), "no para certificar") {
+	if err != nil || !strings.Contains(string(guide), "007-boletas.csv") || !strings.Contains(string(guide), "no para certificar") ||
+		!strings.Contains(string(guide), "ya tiene sus 10 boletas") || !strings.Contains(string(guide), "02-EnvioDTE-NOTAS_DE_CREDITO_DE_BOLETAS.xml`: 5 notas") {
 		t.Errorf("LEEME-BOLETAS.md does not say the file is a transcription (%v)", err)
 	}
 	leeme, err := os.ReadFile(filepath.Join(dir, certificacion.LeemeFile))

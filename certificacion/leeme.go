@@ -393,11 +393,27 @@ func LeemeBoletas(m *Manifest) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	dir, cert := m.carpeta(), m.certArgs()
+	nBoletas := 0
+	for _, s := range m.Sets {
+		if s.Kind == string(SetBoleta) {
+			nBoletas += len(s.Cases)
+		}
+	}
 	w("# Certificación de boleta electrónica del emisor %s", m.RutEmisor)
 	w("")
 	w("La boleta se certifica aparte de la factura, en su propio portal y con menos pasos. El set es el mismo para todos (5 casos, sin número de atención).")
 	w("")
-	w("1. Pida el set en %s (\"SET DE BOLETA ELECTRÓNICA AFECTA\"; pide un correo del proveedor de software). Esta carpeta ya tiene sus 5 boletas.", urlBoletaSet)
+	if m.hasBoletaNotas() {
+		w("**Esta carpeta viene de `007-boletas.csv`**, una transcripción del set de boletas anterior a 2020 (la planilla de LibreDTE), no del set que entrega el portal: sirve para ensayar, no para certificar. Sus notas de crédito (columnas Anular y Rebajar) van en su propio envío (EnvioDTE), que `enviar` también sube y que no se declara: el set actual no las pide. Cómo lee el kit esas columnas está en las decisiones de `LEEME.md`.")
+		w("")
+		for _, s := range m.Sets {
+			if s.Kind == string(SetBoletaNotas) && s.Envelope != "" {
+				w("- `%s`: %d notas de crédito.", s.Envelope, len(s.Cases))
+			}
+		}
+		w("")
+	}
+	w("1. Pida el set en %s (\"SET DE BOLETA ELECTRÓNICA AFECTA\"; pide un correo del proveedor de software). Esta carpeta ya tiene sus %d boletas.", urlBoletaSet, nBoletas)
 	w("2. Suba el envío de boletas y la Consumo de Folios por DTEUpload (no por la API REST de boletas: el revisor del set no ve esos envíos):")
 	w("")
 	w("```sh")
@@ -415,17 +431,6 @@ func LeemeBoletas(m *Manifest) string {
 		w("| `%s` | %s | %s | %s |", u.File, orDash(track), orDash(fecha), estado)
 	}
 	w("")
-	if m.hasBoletaNotas() {
-		w("")
-		w("   **Esta carpeta viene de `007-boletas.csv`**, una transcripción del set de boletas anterior a 2020 (la planilla de LibreDTE), no del set que entrega el portal: sirve para ensayar, no para certificar. Sus notas de crédito (columnas Anular y Rebajar) van en su propio envío de notas de crédito (EnvioDTE), que `enviar` también sube y que no se declara: el set actual no las pide. Cómo lee el kit esas columnas está en las decisiones de `LEEME.md`.")
-		w("")
-		for _, s := range m.Sets {
-			if s.Kind == string(SetBoletaNotas) && s.Envelope != "" {
-				w("   - `%s`: %d notas de crédito.", s.Envelope, len(s.Cases))
-			}
-		}
-		w("")
-	}
 	w("   El envío de boletas debe quedar EPR con 0 reparos; la Consumo de Folios queda RPR con el reparo 250 (\"no es obligatorio desde agosto 2022\"), que la certificación acepta.")
 	w("3. Pida la revisión en %s con el track id del envío de boletas. El SII responde V°B° o los reparos.", urlBoletaRev)
 	var boletas []string
