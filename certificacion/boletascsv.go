@@ -179,6 +179,13 @@ func (p *parser) boletasCSV() error {
 			} else if want := fmt.Sprintf("SE REBAJA EN UN %d%%", r.pct); nc.Razon != want {
 				return &ParseError{Line: r.line, Text: p.lines[r.line-1], Case: b.ID, Reason: "two Rebajar percentages on one boleta: the kit emits one note per boleta"}
 			}
+			for _, other := range b.Items {
+				if other != r.it && strings.TrimSpace(other.Nombre) == strings.TrimSpace(r.it.Nombre) {
+					// The note names its item by name (NmbItem): two of
+					// one name cannot be told apart.
+					return &ParseError{Line: r.line, Text: p.lines[r.line-1], Case: b.ID, Reason: fmt.Sprintf("Rebajar on %q, a name boleta %s gives two items", r.it.Nombre, b.ID)}
+				}
+			}
 			qty, err := lowered(r.it.Cantidad, r.pct)
 			if err != nil {
 				return &ParseError{Line: r.line, Text: p.lines[r.line-1], Case: b.ID, Reason: err.Error()}

@@ -186,6 +186,7 @@ func TestParseBoletasCSVHostile(t *testing.T) {
 		{"Rebajar over 100", "1;;pan;2;;100;;150\n", 2, "1", "Rebajar"},
 		{"Rebajar text", "1;;pan;2;;100;;mucho\n", 2, "1", "Rebajar"},
 		{"Rebajar and Anular", "1;;pan;2;;100;1;40\n", 2, "1", "annuls"},
+		{"Rebajar on one of two items of a name", "1;;pan;2;;100;;\n;;pan;1;;90;;50\n", 3, "1", "two items"},
 		{"Rebajar to nothing", "1;;pan;0.000001;;100;;1\n", 2, "1", "0.000001"},
 		{"empty name", "1;;;2;;100;;\n", 2, "1", "NmbItem"},
 		{"long name", "1;;" + strings.Repeat("a", 81) + ";2;;100;;\n", 2, "1", "80"},
