@@ -50,7 +50,10 @@ import (
 //   - Receptors: every factura, guía de venta and boleta gets its own from
 //     the receptor pool ("utilice RUT distintos para las distintas
 //     facturas", [SII-INSTSET] I.4.b); a note goes to the receptor of its
-//     document; an export to the foreign receptor RUT 55555555-5.
+//     document (a note on a boleta, whose buyer is anonymous, to the next
+//     of the pool); an export to the foreign receptor RUT 55555555-5.
+//   - A note on a boleta (the pre-2020 set of 007-boletas.csv) turns the
+//     boleta's prices with IVA into net amounts (netOfBoleta).
 
 // refCodes maps the export sets' REFERENCIA names to reference types.
 var refCodes = map[string]int{
@@ -92,6 +95,12 @@ func (g *generator) request(c *Case, docs map[string]*built) (*dte.EmitirDTERequ
 		req.Referencias = append(req.Referencias, dte.Referencia{TipoDocRef: dte.RefTipo(ref.out.Tipo), FolioRef: ref.out.Folio,
 			FechaRef: ref.out.FechaEmision, CodigoRef: &cod, RazonRef: c.Razon})
 		req.Receptor = ref.req.Receptor
+		if ref.out.Tipo.IsBoleta() && !c.Tipo.IsBoleta() {
+			// A boleta's buyer is anonymous (66666666-6), which only a
+			// boleta may name: the note goes to a receptor of the pool,
+			// the customer who returns the goods.
+			req.Receptor = g.receptor(c)
+		}
 		req.ImpuestosRetenciones = ref.req.ImpuestosRetenciones
 		if ref.req.ExportData != nil {
 			x := *ref.req.ExportData
@@ -132,6 +141,9 @@ func (g *generator) lines(c *Case, req *dte.EmitirDTERequest, ref *built) error 
 		switch c.CodRef {
 		case 1: // annul: the document again, with its global movements
 			req.Detalle = append([]dte.LineaDetalle(nil), ref.req.Detalle...)
+			if err := netOfBoleta(c, req, ref); err != nil {
+				return err
+			}
 			req.DescuentosGlobales = append([]dte.DscRcgGlobal(nil), ref.req.DescuentosGlobales...)
 			return nil
 		case 2: // text correction: one line without amounts
@@ -177,6 +189,44 @@ func (g *generator) lines(c *Case, req *dte.EmitirDTERequest, ref *built) error 
 			}
 		}
 		req.Detalle = append(req.Detalle, l)
+	}
+	return netOfBoleta(c, req, ref)
+}
+
+// netOfBoleta turns the lines a note copies from a boleta, whose prices
+// include IVA, into lines of a note, whose prices do not: each taxable line
+// becomes one unit at its net amount, round(cantidad × precio / 1.19) half
+// up, with the quantity and the price with IVA in its description (dte's
+// prices are whole pesos, so a net unit price such as 170 / 1.19 cannot be
+// written, and dte has no MntBruto); exempt lines stay as they are. The
+// note's total can differ by a peso from the boleta's: a boleta takes its
+// IVA out of the gross total, a note adds round(neto × 19 %) to its neto.
+func netOfBoleta(c *Case, req *dte.EmitirDTERequest, ref *built) error {
+	if ref == nil || !ref.out.Tipo.IsBoleta() || c.Tipo.IsBoleta() {
+		return nil
+	}
+	for i, l := range req.Detalle {
+		if l.IndExe != nil {
+			continue
+		}
+		if l.DescuentoPct != "" || l.RecargoPct != "" || l.MontoItem != "" {
+			return caseError(c, "item %q of boleta %s carries a discount, surcharge or amount the kit does not carry to a note", l.Nombre, ref.c.ID)
+		}
+		qty, price := l.Cantidad, l.Precio
+		if qty == "" {
+			qty = "1"
+		}
+		if qty.Rat() == nil || price.Rat() == nil {
+			return caseError(c, "item %q of boleta %s has no quantity or price to credit", l.Nombre, ref.c.ID)
+		}
+		gross := new(big.Rat).Mul(qty.Rat(), price.Rat())
+		net := new(big.Rat).Mul(gross, big.NewRat(100, 119)) // IVA 19 %
+		unit := ""
+		if l.Unidad != "" {
+			unit = " " + l.Unidad
+		}
+		req.Detalle[i] = dte.LineaDetalle{Nombre: l.Nombre, DscItem: fmt.Sprintf("%s%s x $%s IVA incluido", qty, unit, price),
+			Cantidad: "1", Precio: dte.DecimalFromRat(net, 0)}
 	}
 	return nil
 }

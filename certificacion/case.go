@@ -478,8 +478,13 @@ func (p *parser) observacion(c *Case, i int) error {
 // checkRefs checks that every note refers to an earlier case of its set,
 // of the kind of document the reference names.
 func (p *parser) checkRefs() error {
+	var boletas map[string]*Case
 	for _, s := range p.plan.Sets {
 		byID := map[string]*Case{}
+		if s.Kind == SetBoletaNotas {
+			// The notes on boletas refer to the boleta set before them.
+			byID = boletas
+		}
 		for _, c := range s.Cases {
 			if c.Ref != nil {
 				r := byID[c.Ref.CaseID]
@@ -492,7 +497,12 @@ func (p *parser) checkRefs() error {
 						Reason: fmt.Sprintf("the reference names a %s but case %s is tipo %d", c.Ref.Documento, r.ID, r.Tipo)}
 				}
 			}
-			byID[c.ID] = c
+			if byID != nil {
+				byID[c.ID] = c
+			}
+		}
+		if s.Kind == SetBoleta {
+			boletas = byID
 		}
 	}
 	return nil
@@ -501,6 +511,9 @@ func (p *parser) checkRefs() error {
 // refNames reports whether a reference's document name fits the type of
 // the case it names; export sets may write only "NOTA DE CREDITO".
 func refNames(name string, t dte.TipoDTE) bool {
+	if kw(name, "BOLETA ELECTRONICA") {
+		return t == dte.BoletaElectronica
+	}
 	if got, ok := docTipo(name); ok {
 		return got == t
 	}

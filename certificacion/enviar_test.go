@@ -157,8 +157,10 @@ func TestEnviarEverySet(t *testing.T) {
 			}
 		}
 	}
-	if n != 9 { // 7 envelopes (basic, exempt, guías, compra, 2 exports, boletas), Compras, RCOF
-		t.Errorf("%d uploads, want 9", n)
+	// 7 envelopes (basic, exempt, guías, compra, 2 exports, boletas),
+	// Compras, RCOF; and 007-boletas.csv's boletas, notes and RCOF.
+	if n != 12 {
+		t.Errorf("%d uploads, want 12", n)
 	}
 }
 
@@ -168,8 +170,10 @@ func TestEnviarEverySet(t *testing.T) {
 func declareAll(t *testing.T, fake *siitest.Fake, m *certificacion.Manifest) {
 	t.Helper()
 	for _, s := range m.Sets {
-		if s.Envelope == "" || s.Envio == nil || s.Kind == string(certificacion.SetFacturaGuias) {
-			continue // the factura of the invoiced guía is not a set: not declared
+		if s.Envelope == "" || s.Envio == nil || s.Kind == string(certificacion.SetFacturaGuias) || s.Kind == string(certificacion.SetBoletaNotas) {
+			// The factura of the invoiced guía is not a set, nor are the
+			// notes on boletas of 007-boletas.csv: not declared.
+			continue
 		}
 		a := siitest.Avance{Company: m.RutEmisor, Set: s.Name, Atencion: s.NumeroAtencion, Casos: len(s.Cases), TrackIDs: []string{s.Envio.TrackID}}
 		if mail := fake.DeclararAvance(a); mail.Estado != "SOK" {

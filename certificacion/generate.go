@@ -266,6 +266,7 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 	}
 	at := g.at
 	res := &Result{Plan: plan, Fecha: g.fecha, At: at, Saltados: g.saltados, URLBoletas: cfg.URLBoletas}
+	var boletas map[string]*built
 	for _, s := range plan.Sets {
 		sr := &SetResult{Set: s}
 		res.Sets = append(res.Sets, sr)
@@ -273,6 +274,12 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 			continue
 		}
 		docs := map[string]*built{}
+		if s.Kind == SetBoletaNotas && boletas != nil {
+			docs = boletas // the notes refer to the boleta set before them
+		}
+		if s.Kind == SetBoleta {
+			boletas = docs
+		}
 		xmls := make([][]byte, 0, len(s.Cases))
 		for _, c := range s.Cases {
 			folio := folios.Next(c.Tipo)

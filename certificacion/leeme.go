@@ -132,6 +132,17 @@ func (m *Manifest) hasBoletas() bool {
 	return false
 }
 
+// hasBoletaNotas reports whether the folder has the credit notes on
+// boletas of 007-boletas.csv.
+func (m *Manifest) hasBoletaNotas() bool {
+	for _, s := range m.Sets {
+		if s.Kind == string(SetBoletaNotas) {
+			return true
+		}
+	}
+	return false
+}
+
 // Leeme returns the LEEME.md of a folder, in Spanish (the language of the
 // SII's portal): the whole certification in the order the portal asks for
 // it, with the commands that do each step, the files to upload, what to
@@ -306,6 +317,7 @@ var decisiones = []string{
 	"Libro de Guías: la guía que el set da por facturada en el período se enlaza a la factura que la factura, que el kit emite (al mismo cliente, con las mismas líneas, refiriendo a la guía) en un envío aparte; la guía anulada va con Anulado 2 (anulada después de enviada).",
 	"Consumo de Folios: el IVA de cada tipo es el neto total por la tasa (19 %, redondeo al peso), no la suma de los IVA de cada boleta, y el total es neto + IVA + exento.",
 	"Simulación: todos sus documentos llevan la fecha del día en que se genera (una fecha de más de 3 días da el reparo DTE-1-650 y la simulación debe quedar con 0 reparos); genérela el día en que la sube.",
+	"`007-boletas.csv` (la planilla de LibreDTE con el set de boletas anterior a 2020, `Folio;IndExe;NmbItem;QtyItem;UnmdItem;PrcItem;Anular;Rebajar`) no es un archivo del SII: sirve para ensayar. Cada Folio es una boleta (caso `<Folio>`), IndExe 1 un ítem exento, y los precios incluyen IVA. Anular 1 es una nota de crédito (61) que anula la boleta (CodRef 1, \"ANULA BOLETA\", todas sus líneas); Rebajar N es una nota de crédito que rebaja el ítem de esa fila en N % de su cantidad al precio de la boleta (CodRef 3, \"SE REBAJA EN UN N%\"; 40 de 5 unidades son 2), no en N unidades: así lo emite el ejemplo `examples/029-set_boleta.php` de LibreDTE/libredte-lib-core, de donde viene la planilla. Las notas van en un EnvioDTE aparte (un EnvioBOLETA solo lleva boletas) y a un receptor identificado (la boleta es a 66666666-6, que solo una boleta puede nombrar); cada línea afecta va como 1 unidad por su monto neto, round(cantidad × precio / 1,19), con la cantidad y el precio con IVA en su descripción (los precios de dte son pesos enteros y dte no tiene MntBruto), por lo que una nota que anula puede diferir en un peso del total de la boleta.",
 	"Simulación: cubre cada tipo para el que la empresa tiene CAF (facturas, exenta, guía, notas de crédito y débito, factura de compra, exportación), excepto boletas (certificación aparte) y liquidación-factura.",
 }
 
@@ -381,11 +393,27 @@ func LeemeBoletas(m *Manifest) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	dir, cert := m.carpeta(), m.certArgs()
+	nBoletas := 0
+	for _, s := range m.Sets {
+		if s.Kind == string(SetBoleta) {
+			nBoletas += len(s.Cases)
+		}
+	}
 	w("# Certificación de boleta electrónica del emisor %s", m.RutEmisor)
 	w("")
 	w("La boleta se certifica aparte de la factura, en su propio portal y con menos pasos. El set es el mismo para todos (5 casos, sin número de atención).")
 	w("")
-	w("1. Pida el set en %s (\"SET DE BOLETA ELECTRÓNICA AFECTA\"; pide un correo del proveedor de software). Esta carpeta ya tiene sus 5 boletas.", urlBoletaSet)
+	if m.hasBoletaNotas() {
+		w("**Esta carpeta viene de `007-boletas.csv`**, una transcripción del set de boletas anterior a 2020 (la planilla de LibreDTE), no del set que entrega el portal: sirve para ensayar, no para certificar. Sus notas de crédito (columnas Anular y Rebajar) van en su propio envío (EnvioDTE), que `enviar` también sube y que no se declara: el set actual no las pide. Cómo lee el kit esas columnas está en las decisiones de `LEEME.md`.")
+		w("")
+		for _, s := range m.Sets {
+			if s.Kind == string(SetBoletaNotas) && s.Envelope != "" {
+				w("- `%s`: %d notas de crédito.", s.Envelope, len(s.Cases))
+			}
+		}
+		w("")
+	}
+	w("1. Pida el set en %s (\"SET DE BOLETA ELECTRÓNICA AFECTA\"; pide un correo del proveedor de software). Esta carpeta ya tiene sus %d boletas.", urlBoletaSet, nBoletas)
 	w("2. Suba el envío de boletas y la Consumo de Folios por DTEUpload (no por la API REST de boletas: el revisor del set no ve esos envíos):")
 	w("")
 	w("```sh")

@@ -52,8 +52,8 @@ func TestManifestLeeme(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := map[string]golden{}
-	for _, gs := range goldenTotals {
-		for _, g := range gs {
+	for _, name := range fullSetFiles {
+		for _, g := range goldenTotals[name] {
 			golden[g.id] = g
 		}
 	}

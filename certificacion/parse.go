@@ -94,6 +94,11 @@ func clip(s string, n int) string {
 // line (and the case), only when a case's own data cannot be read: its
 // document, reference, reason, item lines, or an item name (or any text)
 // whose accents were lost in a re-save (U+FFFD).
+//
+// A file whose first line is "Folio;IndExe;NmbItem;QtyItem;UnmdItem;
+// PrcItem;Anular;Rebajar" is the spreadsheet of the pre-2020 boleta set
+// (007-boletas.csv), read as boletascsv.go describes: the boleta set and
+// its credit notes, with a warning that the file is a transcription.
 func Parse(data []byte) (*Plan, error) {
 	if len(data) > maxSetFile {
 		return nil, &ParseError{Reason: fmt.Sprintf("%d bytes; a set file is at most %d", len(data), maxSetFile)}
@@ -112,7 +117,16 @@ func Parse(data []byte) (*Plan, error) {
 		lines[i] = l
 	}
 	p := &parser{lines: lines, plan: &Plan{}}
-	if err := p.run(); err != nil {
+	run := p.run
+	if isBoletasCSV(lines) {
+		run = func() error {
+			if err := p.boletasCSV(); err != nil {
+				return err
+			}
+			return p.checkRefs()
+		}
+	}
+	if err := run(); err != nil {
 		return nil, err
 	}
 	if len(p.plan.Sets) == 0 {

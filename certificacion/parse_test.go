@@ -8,10 +8,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/certificacion"
 	"github.com/dtekit/dtekit/dte"
 )
+
+// isUTF8 reports whether a file is UTF-8 with some non-ASCII text.
+func isUTF8(b []byte) bool {
+	return utf8.Valid(b) && bytes.ContainsFunc(b, func(r rune) bool { return r >= 0x80 })
+}
+
+// utf8ToLatin1 re-saves a UTF-8 file (of Latin-1 characters) as Latin-1.
+func utf8ToLatin1(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for _, r := range string(b) {
+		out = append(out, byte(r))
+	}
+	return out
+}
 
 // latin1ToUTF8 re-saves a Latin-1 file as UTF-8.
 func latin1ToUTF8(b []byte) []byte {
@@ -182,10 +197,15 @@ func TestParseSets(t *testing.T) {
 // INDICACIONES GENERALES preamble with an "ATENCIÓN" header and the
 // 80-dash separator before another set.
 func variants(name string, orig []byte) map[string][]byte {
+	latin1, utf := orig, latin1ToUTF8(orig)
+	if isUTF8(orig) {
+		// A file written in UTF-8 (007-boletas.csv): the same in Latin-1.
+		latin1, utf = utf8ToLatin1(orig), orig
+	}
 	out := map[string][]byte{
-		"latin1":          orig,
-		"utf8":            latin1ToUTF8(orig),
-		"utf8+bom":        append([]byte("\xEF\xBB\xBF"), latin1ToUTF8(orig)...),
+		"latin1":          latin1,
+		"utf8":            utf,
+		"utf8+bom":        append([]byte("\xEF\xBB\xBF"), utf...),
 		"lf":              bytes.ReplaceAll(orig, []byte("\r\n"), []byte("\n")),
 		"crlf":            bytes.ReplaceAll(bytes.ReplaceAll(orig, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n")),
 		"mixed-eol":       bytes.Replace(orig, []byte("\r\n"), []byte("\n"), 20),
@@ -246,6 +266,10 @@ func TestParseVariantsEverySet(t *testing.T) {
 		}
 		line := 1 + bytes.Count(orig[:i], []byte("\n"))
 		lost := append(append(latin1ToUTF8(orig[:i]), "\uFFFD"...), latin1ToUTF8(orig[i+1:])...)
+		if isUTF8(orig) {
+			_, size := utf8.DecodeRune(orig[i:])
+			lost = append(append(append([]byte(nil), orig[:i]...), "\uFFFD"...), orig[i+size:]...)
+		}
 		_, err = certificacion.Parse(lost)
 		var pe *certificacion.ParseError
 		if !errors.As(err, &pe) || pe.Line != line || !strings.Contains(err.Error(), "U+FFFD") {
@@ -267,7 +291,9 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add(fullSetFile(f, fullSetFiles...))
-	f.Add(setFile(f, "007-boletas.csv")) // the boleta set as the portal's table, which the kit does not read
+	// The boleta spreadsheet (007-boletas.csv is among setFiles) with the
+	// edges of its layout: quotes, a `;` in a name, decimal commas, CRLF.
+	f.Add([]byte("Folio;IndExe;NmbItem;QtyItem;UnmdItem;PrcItem;Anular;Rebajar\r\n1;;\"a \"\"b\"\";c\";3,8;Kg;710;;40%\r\n;1;d;1;;5;;\r\n2;;e;1;;1;1;\r\n"))
 	for name := range variantFiles {
 		f.Add(variantFile(f, name))
 	}
@@ -282,8 +308,18 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		var boletas map[string]bool
 		for _, s := range p.Sets {
 			seen := map[string]bool{}
+			if s.Kind == certificacion.SetBoletaNotas {
+				seen = boletas // notes on the boletas of the set before
+				if seen == nil {
+					t.Fatalf("%s without a boleta set before it", s.Name)
+				}
+			}
+			if s.Kind == certificacion.SetBoleta {
+				boletas = seen
+			}
 			for _, c := range s.Cases {
 				if !c.Tipo.Valid() {
 					t.Fatalf("case %s: tipo %d", c.ID, c.Tipo)
