@@ -53,9 +53,11 @@ func TestMigrateRecepcionTipo(t *testing.T) {
 }
 
 // TestMigrateInboxQuota: a database from before migration 00013 holds a
-// refused envelope and a conforme one; opened again, each reads its size
-// and stored bytes (counted here by hand), the refused one is descartado
-// (so the retention deletes it) and the conforme one is not.
+// refused envelope and a conforme one with a document; opened again, each
+// reads its size and stored bytes (counted here by hand: the conforme
+// file's 11 bytes of XML and its document's 6 of XML and 2 of report),
+// the refused one is descartado (so the retention deletes it) and the
+// conforme one is not.
 func TestMigrateInboxQuota(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -75,7 +77,11 @@ func TestMigrateInboxQuota(t *testing.T) {
 		if err := tx.InsertRecepcion(ctx, bad); err != nil {
 			return err
 		}
-		return tx.InsertRecepcion(ctx, good)
+		if err := tx.InsertRecepcion(ctx, good); err != nil {
+			return err
+		}
+		return tx.InsertRecibido(ctx, &store.Recibido{EmpresaID: e.ID, RecepcionID: good.ID, RutEmisor: "77777777-7", TipoDTE: 33,
+			Folio: 1, Estado: "pendiente", DedupeKey: "dte:77777777-7:33:1", XML: []byte("<DTE/>"), Report: []byte("[]")})
 	})
 	st.Close()
 	if err != nil {
@@ -91,7 +97,7 @@ func TestMigrateInboxQuota(t *testing.T) {
 		r            *store.Recepcion
 		size, stored int64
 		descartado   bool
-	}{{bad, 7, 9, true}, {good, 11, 11, false}} {
+	}{{bad, 7, 9, true}, {good, 11, 11 + 6 + 2, false}} {
 		got, err := st.GetRecepcion(ctx, e.ID, c.r.ID)
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,8 @@
 -- Received files that cannot fill the disk (issue 30). A file refused
 -- whole (descartado: not XML, a DOCTYPE, no signature, an answer that did
 -- nothing) keeps its digest, size (tamano), report and only its first
--- bytes; guardado is what a file keeps (its XML and report, in bytes),
+-- bytes; guardado is what a file keeps (its XML and report, and those of
+-- its documents, in bytes, as the intake counts it),
 -- which the company's quota counts through recepciones_uso without
 -- reading the rows. Files recorded before keep their bytes; the refused
 -- envelopes among them are descartado, so the retention deletes them.
@@ -12,7 +13,9 @@ ALTER TABLE recepciones ADD COLUMN tamano INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE recepciones ADD COLUMN guardado INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE recepciones ADD COLUMN descartado INTEGER NOT NULL DEFAULT 0;
 UPDATE recepciones SET tamano = COALESCE(length(xml), 0),
-    guardado = COALESCE(length(xml), 0) + COALESCE(length(report), 0),
+    guardado = COALESCE(length(xml), 0) + COALESCE(length(report), 0)
+        + COALESCE((SELECT SUM(COALESCE(length(d.xml), 0) + COALESCE(length(d.report), 0))
+                    FROM recibidos d WHERE d.recepcion_id = recepciones.id), 0),
     descartado = CASE WHEN tipo = 'envio' AND estado = 'rechazada' THEN 1 ELSE 0 END;
 CREATE INDEX recepciones_uso ON recepciones (empresa_id, guardado);
 CREATE INDEX recepciones_descartadas ON recepciones (empresa_id, created_at) WHERE descartado;
