@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/caf"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/xmldsig"
 	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
@@ -336,7 +337,7 @@ func (v *verification) policy(s signer.VerifiedSignature, emisor, tmst string) e
 	if err := v.opts.CheckSigner(emisor, signerOf(s.Certificate, s.RUT), tmst); err != nil {
 		bad = append(bad, err.Error())
 	}
-	if v.opts.SignerIsRutEnvia && v.caratula != nil && (s.RUT == "" || s.RUT != canonRUT(v.caratula.RutEnvia)) {
+	if v.opts.SignerIsRutEnvia && v.caratula != nil && (s.RUT == "" || s.RUT != chile.CanonRUT(v.caratula.RutEnvia)) {
 		bad = append(bad, fmt.Sprintf("signer %s is not the Carátula's RutEnvia %s", orUnknown(s.RUT), v.caratula.RutEnvia))
 	}
 	if len(bad) > 0 {
@@ -386,11 +387,11 @@ func authorized(m map[string][]string, emisor, signer string) bool {
 		return false
 	}
 	for k, v := range m {
-		if canonRUT(k) != canonRUT(emisor) {
+		if chile.CanonRUT(k) != chile.CanonRUT(emisor) {
 			continue
 		}
 		for _, r := range v {
-			if canonRUT(r) == signer {
+			if chile.CanonRUT(r) == signer {
 				return true
 			}
 		}
@@ -559,11 +560,11 @@ func verifyTED(d *Document, keys caf.TrustedKeys) (*ted.TED, error) {
 			bad = append(bad, fmt.Sprintf("%s %q, document %q", name, got, want))
 		}
 	}
-	cmp("RE", canonRUT(dd.RE), canonRUT(d.Emisor.Rut))
+	cmp("RE", chile.CanonRUT(dd.RE), chile.CanonRUT(d.Emisor.Rut))
 	cmp("TD", strconv.Itoa(dd.TD), d.Tipo.String())
 	cmp("F", strconv.FormatInt(dd.F, 10), strconv.FormatInt(d.Folio, 10))
 	cmp("FE", dd.FE, d.FechaEmision)
-	cmp("RR", canonRUT(dd.RR), canonRUT(d.Receptor.Rut))
+	cmp("RR", chile.CanonRUT(dd.RR), chile.CanonRUT(d.Receptor.Rut))
 	if !decimalEqual(Decimal(dd.MNT), d.Totales.MntTotal) {
 		bad = append(bad, fmt.Sprintf("MNT %s, Totales/MntTotal %s", dd.MNT, d.Totales.MntTotal))
 	}
@@ -599,15 +600,6 @@ func clipDD(s string) string {
 	s = strings.TrimSpace(s)
 	if utf8.RuneCountInString(s) > ted.MaxTextLen {
 		s = strings.TrimSpace(string([]rune(s)[:ted.MaxTextLen]))
-	}
-	return s
-}
-
-// canonRUT returns the canonical form of a RUT, or s itself when it does not
-// parse (so the comparison still reports it).
-func canonRUT(s string) string {
-	if r, err := ParseRUT(s); err == nil {
-		return r.String()
 	}
 	return s
 }

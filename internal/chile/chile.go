@@ -126,6 +126,18 @@ func checkParts(input, body, d string) (int, byte, error) {
 // FormatRUT writes a RUT in its canonical form, "12345678-5".
 func FormatRUT(number int, dv byte) string { return strconv.Itoa(number) + "-" + string(dv) }
 
+// CanonRUT returns the canonical form of a RUT (FormatRUT of what ParseRUT
+// reads: "76.192.083-9" and "76192083-9" alike give "76192083-9"), or s
+// itself when it is not a RUT, so that a comparison of two RUTs as the
+// SII writes them still reports one that is not.
+func CanonRUT(s string) string {
+	n, dv, err := ParseRUT(s)
+	if err != nil {
+		return s
+	}
+	return FormatRUT(n, dv)
+}
+
 // RUTSinReceptor is the RUT a boleta carries when its buyer is not
 // identified (the SII's "consumidor final", 66666666-6).
 const RUTSinReceptor = "66666666-6"

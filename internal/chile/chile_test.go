@@ -210,3 +210,18 @@ func FuzzRUT(f *testing.F) {
 		}
 	})
 }
+
+func TestCanonRUT(t *testing.T) {
+	for in, want := range map[string]string{
+		"76.192.083-9": "76192083-9",
+		"76192083-9":   "76192083-9",
+		"7.880.442-4":  "7880442-4",
+		"07.880.442-4": "7880442-4",
+		"no es un rut": "no es un rut", // not a RUT: as written
+		"76192083-0":   "76192083-0",   // a wrong check digit is not a RUT
+	} {
+		if got := CanonRUT(in); got != want {
+			t.Errorf("CanonRUT(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

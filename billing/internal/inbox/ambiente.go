@@ -8,11 +8,12 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/store"
 )
 
 // ambientes are the two environments whose folios the SII numbers apart.
-var ambientes = [...]string{"certificacion", "produccion"}
+var ambientes = [...]string{store.AmbienteCertificacion, store.AmbienteProduccion}
 
 // answeredDocument finds the company's document an answer names. The SII
 // numbers folios from 1 in each environment, so after the move to
@@ -45,7 +46,7 @@ func (ib *Inbox) answeredDocument(ctx context.Context, emp *store.Empresa, doc *
 		if d.Ambiente == emp.Ambiente {
 			current = append(current, d)
 		}
-		if d.FechaEmision == doc.FchEmis && d.MontoTotal == doc.MntTotal && (doc.RUTRecep == "" || d.RutReceptor == doc.RUTRecep) {
+		if d.FechaEmision == doc.FchEmis && d.MontoTotal == doc.MntTotal && (doc.RUTRecep == "" || chile.CanonRUT(d.RutReceptor) == chile.CanonRUT(doc.RUTRecep)) {
 			matching = append(matching, d)
 		}
 	}

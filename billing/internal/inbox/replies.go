@@ -11,6 +11,7 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -136,12 +137,12 @@ type ReplyResult struct {
 // document, "" when it matches: the answer must come from the document's
 // receptor (RutResponde and RUTRecep) and name its date and total.
 func mismatch(resp *intercambio.Respuesta, ref intercambio.DocRef, d *store.DTE) string {
-	receptor := canonRUT(d.RutReceptor)
+	receptor := chile.CanonRUT(d.RutReceptor)
 	var bad []string
 	if resp.RutResponde != receptor {
 		bad = append(bad, fmt.Sprintf("RutResponde %s is not the document's receptor %s", resp.RutResponde, receptor))
 	}
-	if canonRUT(ref.RUTRecep) != receptor {
+	if chile.CanonRUT(ref.RUTRecep) != receptor {
 		bad = append(bad, fmt.Sprintf("RUTRecep %s is not the document's receptor %s", ref.RUTRecep, receptor))
 	}
 	if ref.FchEmis != d.FechaEmision {
@@ -151,14 +152,6 @@ func mismatch(resp *intercambio.Respuesta, ref intercambio.DocRef, d *store.DTE)
 		bad = append(bad, fmt.Sprintf("MntTotal %d is not the document's total %d", ref.MntTotal, d.MontoTotal))
 	}
 	return strings.Join(bad, "; ")
-}
-
-// canonRUT is a RUT's canonical form (as written when it is not one).
-func canonRUT(s string) string {
-	if r, err := dte.ParseRUT(s); err == nil {
-		return r.String()
-	}
-	return s
 }
 
 // slotOf names the answer of an outcome: its kind and event.
