@@ -53,12 +53,14 @@ type journalRecord struct {
 // journalEnv is an envelope as the journal keeps it: its documents are
 // read again from Raw, their review results are kept in order.
 type journalEnv struct {
-	TrackID  string          `json:"track_id"`
-	Company  string          `json:"company"`
-	Sender   string          `json:"sender"`
-	Boleta   bool            `json:"boleta,omitempty"`
-	REST     bool            `json:"rest,omitempty"`
-	Received time.Time       `json:"received"`
+	TrackID  string    `json:"track_id"`
+	Company  string    `json:"company"`
+	Sender   string    `json:"sender"`
+	Boleta   bool      `json:"boleta,omitempty"`
+	REST     bool      `json:"rest,omitempty"`
+	Received time.Time `json:"received"`
+	// Reviewed is Envelope.ReviewedAt: a review delay outlives a restart.
+	Reviewed time.Time       `json:"reviewed_at,omitzero"`
 	Final    string          `json:"final"`
 	Steps    []string        `json:"steps"`
 	Raw      []byte          `json:"raw"`
@@ -151,7 +153,7 @@ func (f *Fake) restore(rec journalRecord) error {
 		return fmt.Errorf("track id %q", j.TrackID)
 	}
 	e := &Envelope{TrackID: j.TrackID, Company: j.Company, Sender: j.Sender, Boleta: j.Boleta, REST: j.REST, Received: j.Received,
-		Final: j.Final, Steps: j.Steps, Raw: j.Raw, Libro: j.Libro}
+		ReviewedAt: j.Reviewed, Final: j.Final, Steps: j.Steps, Raw: j.Raw, Libro: j.Libro}
 	if j.Libro == nil && len(j.Results) > 0 {
 		env, err := dte.ParseEnvio(j.Raw)
 		if err != nil {
@@ -181,7 +183,7 @@ func (f *Fake) journalEnvelope(e *Envelope) {
 		return
 	}
 	j := &journalEnv{TrackID: e.TrackID, Company: e.Company, Sender: e.Sender, Boleta: e.Boleta, REST: e.REST, Received: e.Received,
-		Final: e.Final, Steps: e.Steps, Raw: e.Raw, Libro: e.Libro}
+		Reviewed: e.ReviewedAt, Final: e.Final, Steps: e.Steps, Raw: e.Raw, Libro: e.Libro}
 	for _, d := range e.Docs {
 		j.Results = append(j.Results, journalResult{Result: d.Result, Detail: d.Detail})
 	}
