@@ -241,6 +241,8 @@ func (s *Service) emit(ctx context.Context, tx1 *groupcommit.Arrival, empresaID,
 		if c.Ambiente != ambiente {
 			// The company moved between the read of its records and this
 			// transaction: the key was recorded in the other environment.
+			// The cached company goes, as on the no-folio path.
+			s.issuers.Delete(empresaID)
 			return fault.Clash(fault.Conflict, fmt.Sprintf("the company moved to %s during the emission; send the request again", c.Ambiente))
 		}
 		cafRec = c

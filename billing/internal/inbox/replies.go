@@ -302,9 +302,11 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 				})
 			}
 		}
+		// The documents' environment when they share one; "" lets the
+		// store take the company's.
 		r.Ambiente = ""
-		for amb := range answered {
-			if len(answered) == 1 {
+		if len(answered) == 1 {
+			for amb := range answered {
 				r.Ambiente = amb
 			}
 		}

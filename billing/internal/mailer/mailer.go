@@ -553,8 +553,13 @@ func (m *Mailer) pollCompany(ctx context.Context, a pollCompanyArgs) error {
 		}
 		defer m.releaseFailing()
 	}
-	// Poll records the outcome and logs its detail.
-	_, _ = m.Poll(ctx, a.EmpresaID)
+	// Poll records a failure at the mailbox in its state and logs it; any
+	// other failure (the settings, the store, the quota) is logged here.
+	if _, err := m.Poll(ctx, a.EmpresaID); err != nil {
+		if mbErr := (*MailboxError)(nil); !errors.As(err, &mbErr) {
+			m.log.Warn("billing: reading a company's mailbox failed", "empresa_id", a.EmpresaID, "error", err.Error())
+		}
+	}
 	return nil
 }
 
