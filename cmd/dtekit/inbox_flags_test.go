@@ -20,6 +20,10 @@ func TestServeInboxFlags(t *testing.T) {
 		{nil, []string{"--inbox-max-recepciones", "-1"}, "--inbox-max-recepciones -1"},
 		{map[string]string{"DTEKIT_INBOX_MAX_BYTES": "-5"}, nil, "--inbox-max-bytes -5"},
 		{nil, []string{"--inbox-retencion-dias", "4000"}, "--inbox-retencion-dias 4000"},
+		// A value that is not a number is refused, not read as the default.
+		{map[string]string{"DTEKIT_INBOX_MAX_BYTES": "500MB"}, nil, `DTEKIT_INBOX_MAX_BYTES="500MB": want a whole number`},
+		{map[string]string{"DTEKIT_INBOX_RETENCION_DIAS": "1.9"}, nil, `DTEKIT_INBOX_RETENCION_DIAS="1.9": want a whole number`},
+		{map[string]string{"DTEKIT_RATE_LIMIT": "rapido"}, nil, `DTEKIT_RATE_LIMIT="rapido": want a number`},
 	} {
 		code, _, errs := runCLI(t, "", tc.env, append([]string{"serve", "--data", dir}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

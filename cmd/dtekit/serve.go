@@ -186,6 +186,9 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	if len(pos) > 0 {
 		return usageError(env, "serve", "unexpected arguments %q", pos)
 	}
+	if err := checkNumericEnv(env); err != nil {
+		return usageError(env, "serve", "%v", err)
+	}
 	if len(o.policy.signers) == 0 {
 		o.policy.signers = parseSigners(env.getenv("DTEKIT_SIGNERS"))
 	}
@@ -211,10 +214,43 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	return exitOK
 }
 
-// envFloat reads a numeric environment variable (0 when unset or bad).
+// envFloat reads a numeric environment variable (0 when unset or bad;
+// checkNumericEnv refuses a bad one before serve starts).
 func envFloat(env *cmdEnv, name string) float64 {
 	v, _ := strconv.ParseFloat(strings.TrimSpace(env.getenv(name)), 64)
 	return v
+}
+
+// numericEnv are the variables serve reads with envFloat, and whether
+// each takes whole numbers only.
+var numericEnv = []struct {
+	name  string
+	whole bool
+}{
+	{"DTEKIT_RATE_LIMIT", false}, {"DTEKIT_RATE_BURST", true}, {"DTEKIT_UPLOAD_RATE_LIMIT", false},
+	{"DTEKIT_INBOX_MAX_RECEPCIONES", true}, {"DTEKIT_INBOX_MAX_BYTES", true}, {"DTEKIT_INBOX_MAX_MENSAJES", true},
+	{"DTEKIT_INBOX_RETENCION_DIAS", true}, {"DTEKIT_MAX_CONNECTIONS", true},
+}
+
+// checkNumericEnv refuses a numeric variable that is set but is not a
+// number (or not a whole one where one is wanted): envFloat reads it as
+// 0, the default, which would hide the mistake (DTEKIT_INBOX_MAX_BYTES=500MB
+// would have meant 2 GiB).
+func checkNumericEnv(env *cmdEnv) error {
+	for _, v := range numericEnv {
+		text := strings.TrimSpace(env.getenv(v.name))
+		if text == "" {
+			continue
+		}
+		if v.whole {
+			if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+				return fmt.Errorf("%s=%q: want a whole number", v.name, text)
+			}
+		} else if _, err := strconv.ParseFloat(text, 64); err != nil {
+			return fmt.Errorf("%s=%q: want a number", v.name, text)
+		}
+	}
+	return nil
 }
 
 // newLogger returns serve's JSON logger on standard error.
