@@ -131,7 +131,7 @@ func orOK(c dte.Check) string {
 }
 
 // signedShape checks that root holds the element its signature covers
-// (its first child, which readRoot found) and then at most one Signature,
+// (its first child) and then at most one Signature,
 // and that no other Signature lies in the document: one that covers an
 // element while a reader takes another from elsewhere is how signature
 // wrapping works. It returns the Signature, nil when unsigned.

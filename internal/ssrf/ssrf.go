@@ -388,7 +388,9 @@ type DialFunc func(ctx context.Context, network, address string) (net.Conn, erro
 // under the same guard as NewClient: the host resolved by the guard,
 // refused when any of its addresses is blocked, each address checked
 // again just before connect, and the connect bounded by
-// Options.ConnectTimeout. Every refusal is a *BlockedError.
+// Options.ConnectTimeout. Every refused address is a *BlockedError (a
+// network other than TCP, or an address that does not parse, is a plain
+// error).
 func NewDialer(opts Options) DialFunc {
 	return newGuard(opts).dialContext
 }

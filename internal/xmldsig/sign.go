@@ -128,8 +128,8 @@ func SignEnveloped(k Key, doc []byte, id string, verified []xmltree.Span, inPlac
 // digestSignedElement finds the element of doc whose ID attribute equals
 // id, checks that it can take an enveloped Signature, and returns it with
 // the SHA-1 digest of its canonical form; verified are spans the fast path
-// need not scan again. It takes the fast path of
-// sign_fast.go when the element is written in canonical form, and parses
+// need not scan again. It takes the fast path (xmltree.FastCanonical)
+// when the element is written in canonical form, and parses
 // and canonicalizes the whole document otherwise.
 func digestSignedElement(doc []byte, id string, verified []xmltree.Span) (*xmltree.Element, [sha1.Size]byte, error) {
 	var digest [sha1.Size]byte

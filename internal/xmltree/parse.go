@@ -339,7 +339,7 @@ type parser struct {
 	free    []*Element // temporary elements ready for reuse
 	span    int        // next of opts.Verified the fast scan may meet
 	// fast, when set, makes content() hand the subtree of the element
-	// whose ID is fast.id to the canonical-form scanner of sign_fast.go
+	// whose ID is fast.id to the canonical-form scanner of fast.go
 	// instead of building it.
 	fast *fastTarget
 }

@@ -8,8 +8,8 @@
 -- reads failed in a row, the category of the last failure, when the
 -- last read was tried and when one last worked, and the time before
 -- which no periodic read runs (the backoff). Times are kept as in 00001.
--- Both statements may run again on a database that has them (a test
--- takes 00012 back and runs every later migration again).
+-- Going back fails on a database that holds two messages of one company
+-- with the same Message-ID, which this migration allows.
 DROP INDEX IF EXISTS mensajes_message_id;
 
 CREATE TABLE IF NOT EXISTS buzones (
