@@ -39,6 +39,9 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	var mail *store.Correo
 	msg := &store.Mensaje{EmpresaID: a.ID, MessageID: "<a@x>", Digest: "a-mail", Estado: "procesado"}
 	mailbox := &store.CorreoConfig{EmpresaID: a.ID, Config: []byte("{}"), SealedIMAP: []byte{1}}
+	buzon := &store.Buzon{EmpresaID: a.ID, Fallos: 3, UltimoError: "timeout"}
+	maxMensajes := int64(7)
+	quota := &store.InboxSettings{EmpresaID: a.ID, MaxMensajes: &maxMensajes}
 	write(t, s, func(ctx context.Context, tx store.Tx) error {
 		err := errors.Join(tx.InsertCAF(ctx, caf), tx.InsertDTE(ctx, doc), tx.InsertCliente(ctx, cli),
 			tx.InsertProducto(ctx, pro), tx.InsertWebhook(ctx, wh), tx.InsertAPIKey(ctx, key),
@@ -60,6 +63,7 @@ func (h *harness) testTenantScoping(t *testing.T) {
 		}
 		mail = &store.Correo{EmpresaID: a.ID, Tipo: "resultado", DTEID: doc.ID, RecibidoID: rcb.ID, Estado: "pendiente", Message: []byte("m")}
 		return errors.Join(tx.SetLowStockThreshold(ctx, a.ID, 9), tx.InsertCorreo(ctx, mail),
+			tx.PutBuzon(ctx, buzon), tx.PutInboxSettings(ctx, quota),
 			tx.InsertDeliveryAttempt(ctx, &store.DeliveryAttempt{EmpresaID: a.ID, DeliveryID: del.ID, WebhookID: wh.ID,
 				Attempt: 1, Trigger: store.TriggerScheduled, StatusCode: 500}))
 	})
@@ -107,6 +111,10 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				get("FindMensaje", err)
 				_, err = r.GetCorreoConfig(ctx, other)
 				get("GetCorreoConfig", err)
+				_, err = r.GetBuzon(ctx, other)
+				get("GetBuzon", err)
+				_, err = r.GetInboxSettings(ctx, other)
+				get("GetInboxSettings", err)
 				if other != b.ID {
 					_, err = r.GetEmpresa(ctx, other)
 					get("GetEmpresa", err)
@@ -161,6 +169,10 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				}
 				if n, ok, err := r.LowStockThreshold(ctx, other); err != nil || ok || n != 0 {
 					errs["LowStockThreshold"] = fmt.Errorf("%d, %v, %v", n, ok, err)
+				}
+				// Nothing kept: zero usage, not A's.
+				if u, err := r.InboxUsage(ctx, other); err != nil || u.Recepciones != 0 || u.RecepcionBytes != 0 || u.Mensajes != 0 {
+					errs["InboxUsage"] = fmt.Errorf("%+v, %v", u, err)
 				}
 				return errs
 			}
@@ -281,6 +293,15 @@ func (h *harness) testTenantScoping(t *testing.T) {
 					return tx.SetDTEIntercambio(ctx, other, doc.ID, []byte("hijacked"))
 				},
 			}
+			// A purge of another company deletes none of A's files or mails
+			// (they are old enough for any cut-off).
+			write(t, s, func(ctx context.Context, tx store.Tx) error {
+				files, mails, err := tx.PurgeInbox(ctx, other, time.Now().Add(24*time.Hour), 100)
+				if err == nil && (files != 0 || mails != 0) {
+					t.Errorf("PurgeInbox with another company's id deleted %d files and %d mails", files, mails)
+				}
+				return err
+			})
 			if other != b.ID {
 				// B's own records: not cross-tenant writes for B.
 				writes["InsertRecepcion"] = func(ctx context.Context, tx store.Tx) error {
@@ -297,6 +318,12 @@ func (h *harness) testTenantScoping(t *testing.T) {
 				}
 				writes["SetLowStockThreshold"] = func(ctx context.Context, tx store.Tx) error {
 					return tx.SetLowStockThreshold(ctx, other, 1)
+				}
+				writes["PutBuzon"] = func(ctx context.Context, tx store.Tx) error {
+					return tx.PutBuzon(ctx, &store.Buzon{EmpresaID: other})
+				}
+				writes["PutInboxSettings"] = func(ctx context.Context, tx store.Tx) error {
+					return tx.PutInboxSettings(ctx, &store.InboxSettings{EmpresaID: other})
 				}
 			}
 			for name, fn := range writes {
@@ -355,6 +382,15 @@ func (h *harness) testTenantScoping(t *testing.T) {
 	}
 	if c, err := s.GetCorreoConfig(ctx, a.ID); err != nil || !bytes.Equal(c.Config, mailbox.Config) {
 		t.Errorf("A's mailbox settings changed: %+v, %v", c, err)
+	}
+	if bz, err := s.GetBuzon(ctx, a.ID); err != nil || bz.Fallos != 3 || bz.UltimoError != "timeout" {
+		t.Errorf("A's mailbox state changed: %+v, %v", bz, err)
+	}
+	if q, err := s.GetInboxSettings(ctx, a.ID); err != nil || q.MaxMensajes == nil || *q.MaxMensajes != 7 {
+		t.Errorf("A's inbox settings changed: %+v, %v", q, err)
+	}
+	if u, err := s.InboxUsage(ctx, a.ID); err != nil || u.Recepciones != 1 || u.Mensajes != 1 {
+		t.Errorf("A's inbox usage: %+v, %v; want its one file and one mail", u, err)
 	}
 	if d, err := s.GetDTE(ctx, a.ID, doc.ID); err != nil || string(d.Intercambio) != `{"a":1}` {
 		t.Errorf("A's DTE answer changed: %+v, %v", d, err)
