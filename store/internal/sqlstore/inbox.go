@@ -122,10 +122,14 @@ func (t *tx) InsertRecepcion(ctx context.Context, r *store.Recepcion) error {
 		stored = int64(len(r.XML) + len(r.Report))
 	}
 	// The company's current environment when none is given (read under
-	// the lock); "" for a company that does not exist, refused below.
+	// the lock).
 	ambiente := r.Ambiente
 	if ambiente == "" {
-		ambiente = t.empresaAmbiente(ctx, r.EmpresaID)
+		a, err := t.empresaAmbiente(ctx, r.EmpresaID)
+		if err != nil {
+			return err
+		}
+		ambiente = a
 	}
 	var numero int64
 	err := t.q.QueryRowContext(ctx, "INSERT INTO recepciones ("+recepcionCols+recepcionAmbiente+`)
@@ -283,15 +287,14 @@ func (t *tx) UpdateRecibido(ctx context.Context, r *store.Recibido) error {
 	return t.affectedOne(res, err, "recibido", r.ID)
 }
 
-// empresaAmbiente reads the company's current environment, "" when the
-// company does not exist (or cannot be read: the insert that follows
-// reports it).
-func (t *tx) empresaAmbiente(ctx context.Context, empresaID string) string {
+// empresaAmbiente reads the company's current environment: what an
+// insert given none records.
+func (t *tx) empresaAmbiente(ctx context.Context, empresaID string) (string, error) {
 	var a string
 	if err := t.q.QueryRowContext(ctx, "SELECT ambiente FROM empresas WHERE id = $1", empresaID).Scan(&a); err != nil {
-		return ""
+		return "", t.notFound(err, "empresa", empresaID)
 	}
-	return a
+	return a, nil
 }
 
 // ---- correos

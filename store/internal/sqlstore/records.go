@@ -475,9 +475,11 @@ func (t *tx) InsertDTE(ctx context.Context, d *store.DTE) error {
 	t.stamp(&d.ID, &d.CreatedAt, &d.UpdatedAt)
 	d.EmittedAt = normTime(d.EmittedAt)
 	if d.Ambiente == "" {
-		if err := t.q.QueryRowContext(ctx, "SELECT ambiente FROM empresas WHERE id = $1", d.EmpresaID).Scan(&d.Ambiente); err != nil {
-			return t.notFound(err, "empresa", d.EmpresaID)
+		a, err := t.empresaAmbiente(ctx, d.EmpresaID)
+		if err != nil {
+			return err
 		}
+		d.Ambiente = a
 	}
 	res, err := t.q.ExecContext(ctx, "INSERT INTO dtes ("+dteCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
 		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) ON CONFLICT DO NOTHING`,
