@@ -746,12 +746,12 @@ func (s *Service) receptorAddress(ctx context.Context, empresaID, rut string) (a
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return "", "", fault.Failed("reading the receptor's cliente", err)
 	}
-	k, err := s.st.GetContribuyente(ctx, rut)
-	switch {
-	case err == nil && k.Correo != "":
-		return k.Correo, mailer.ViaContribuyentes, nil
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	listed, err := inbox.ListedAddress(ctx, s.st, rut)
+	if err != nil {
 		return "", "", fault.Failed("reading the SII's list of contribuyentes", err)
+	}
+	if listed != "" {
+		return listed, mailer.ViaContribuyentes, nil
 	}
 	return "", "", nil
 }

@@ -50,17 +50,26 @@ func (ib *Inbox) answerAddress(ctx context.Context, rut, given string) (addr, vi
 	if rut == "" {
 		return "", "", nil
 	}
-	k, err := ib.st.GetContribuyente(ctx, rut)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return "", "", nil
-	case err != nil:
+	addr, err = ListedAddress(ctx, ib.st, rut)
+	if err != nil || addr == "" {
 		return "", "", err
 	}
-	if k.Correo == "" {
-		return "", "", nil
+	return addr, ViaContribuyentes, nil
+}
+
+// ListedAddress is the intercambio address the SII's list of
+// contribuyentes gives for rut, "" when the list does not name it or
+// gives none: the one lookup of the answers to suppliers and of the
+// mail of documents to their receptors.
+func ListedAddress(ctx context.Context, r store.Reader, rut string) (string, error) {
+	k, err := r.GetContribuyente(ctx, rut)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
 	}
-	return k.Correo, ViaContribuyentes, nil
+	if err != nil {
+		return "", err
+	}
+	return k.Correo, nil
 }
 
 // queueAnswer queues m (its To and Via chosen) in tx, or tells why it

@@ -57,9 +57,11 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 	}
 	// Read before the transaction: the emitter's address on the SII's
 	// list, for a file that came without one.
-	listed, listedVia, err := ib.answerAddress(ctx, rec.RutEmisor, "")
-	if err != nil {
-		return err
+	var listed, listedVia string
+	if row.Remitente == "" {
+		if listed, listedVia, err = ib.answerAddress(ctx, rec.RutEmisor, ""); err != nil {
+			return err
+		}
 	}
 	mail := &Mail{ID: mailID("acuse", row.ID), EmpresaID: a.EmpresaID, Tipo: "acuse",
 		Subject: "Acuse de recibo: " + rec.NmbEnvio, Filename: fmt.Sprintf("RecepcionEnvio_%d.xml", row.Numero), XML: xml,
