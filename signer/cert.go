@@ -132,7 +132,3 @@ func (c *Certificate) KeyInfo() string {
 	}
 	return xmldsig.BuildKeyInfo(c.Leaf)
 }
-
-// normalizeRUT turns "07.880.442-4", "7880442-4" or "78804424" into
-// "7880442-4" and checks the modulo-11 verifier digit.
-func normalizeRUT(s string) (string, bool) { return xmldsig.NormalizeRUT(s) }

@@ -1,9 +1,6 @@
 package signer
 
-import (
-	"github.com/dtekit/dtekit/internal/xmldsig"
-	"github.com/dtekit/dtekit/internal/xmltree"
-)
+import "github.com/dtekit/dtekit/internal/xmldsig"
 
 // Algorithm identifiers of the SII XML-DSig profile (xmldsignature_v10.xsd),
 // the ones internal/xmldsig writes.
@@ -13,9 +10,6 @@ const (
 	AlgSHA1      = "http://www.w3.org/2000/09/xmldsig#sha1"
 	AlgEnveloped = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
 )
-
-// nsDSig is the XML-DSig namespace.
-const nsDSig = xmldsig.NSDSig
 
 // SignEnveloped signs the element of doc whose ID attribute equals id
 // (Documento, Liquidacion, Exportaciones, SetDTE...) in the SII profile and
@@ -46,15 +40,3 @@ func (c *Certificate) SignSeed(seed string) ([]byte, error) {
 // the element of doc whose ID attribute equals id, in its document context,
 // or of the whole document when id is "". It is what SignEnveloped digests.
 func Canonicalize(doc []byte, id string) ([]byte, error) { return xmldsig.Canonicalize(doc, id) }
-
-// The engine's parts that signer's own tests exercise.
-var (
-	fullCanonical      = xmldsig.FullCanonical
-	signedInfoStartTag = xmldsig.SignedInfoStartTag
-	isNCName           = xmldsig.IsNCName
-)
-
-// signature is xmldsig.Signature with c's key.
-func (c *Certificate) signature(parent *xmltree.Element, uri, transform string, digest []byte) ([]byte, error) {
-	return xmldsig.Signature(c.key(), parent, uri, transform, digest)
-}
