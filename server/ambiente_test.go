@@ -137,8 +137,34 @@ func TestAmbientes(t *testing.T) {
 			}
 		}
 	}
-	r = f.do("GET", apiBase+"/envios?ambiente=todos", nil, a.readHdr...)
-	want(t, r, 200)
+	// B, with ambiente=todos, lists none of A's CAFs or envelopes.
+	listed := func(c company, path string) map[string]bool {
+		t.Helper()
+		r := f.do("GET", apiBase+path, nil, c.readHdr...)
+		want(t, r, 200)
+		var page struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		r.JSON(t, &page)
+		out := map[string]bool{}
+		for _, d := range page.Data {
+			out[d.ID] = true
+		}
+		return out
+	}
+	for _, path := range []string{"/caf?ambiente=todos", "/envios?ambiente=todos"} {
+		mine := listed(a, path)
+		for id := range listed(b, path) {
+			if mine[id] {
+				t.Errorf("B's GET %s lists A's %s", path, id)
+			}
+		}
+	}
+	if len(listed(a, "/caf?ambiente=todos")) == 0 {
+		t.Error("A's GET /caf?ambiente=todos lists no CAF")
+	}
 	// B, in certificación, never sees A's documents.
 	for _, query := range []string{"", "?ambiente=todos", "?ambiente=produccion"} {
 		for _, d := range list(b, query) {
