@@ -83,6 +83,17 @@ const (
 // Service is the billing application. Build it with New; it is safe for
 // concurrent use.
 type Service struct {
+	// The resources, as the REST API groups them.
+	Documents *DocumentService
+	Envelopes *EnvelopeService
+	Received  *ReceivedService
+	Catalog   *CatalogService
+	CAFs      *CAFService
+	Company   *CompanyService
+	Mail      *MailService
+	Webhooks  *WebhookService
+	Keys      *KeyService
+
 	cfg  Config
 	st   store.Store
 	cafs sync.Map // CAF id → *caf.CAF, parsed once
@@ -143,6 +154,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, st: cfg.Store, keys: cfg.Keyring, trust: cfg.TrustedKeys, now: cfg.Now, log: cfg.Logger,
 		ttl: cfg.IdempotencyTTL, recAge: cfg.RecoveryAfter}
+	s.resources()
 	s.group = newTxGroup(cfg.Store, groupLinger, s.enqueueRecovery)
 	s.finishes = newTxGroup(cfg.Store, groupLinger, nil)
 	if sw, ok := cfg.Store.(store.SerialWriter); ok && sw.SerialWrites() {
