@@ -21,3 +21,8 @@ const (
 	DefaultLimit = 20
 	MaxLimit     = 100
 )
+
+// AmbienteTodos, as the Ambiente of a list's options, lists both
+// environments. An empty Ambiente lists the company's current environment
+// only, and "certificacion" or "produccion" that environment.
+const AmbienteTodos = "todos"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dtekit/dtekit/api"
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -18,22 +19,22 @@ import (
 
 // listAmbiente checks the ambiente filter of a list and returns the
 // store's: "" (or the field absent) is the company's current environment,
-// AmbienteTodos both ("" to the store), and "certificacion" or
+// api.AmbienteTodos both ("" to the store), and "certificacion" or
 // "produccion" that one. It reads the company, so an unknown company is
 // not found.
 func (s *Service) listAmbiente(ctx context.Context, empresaID, ambiente string) (string, error) {
 	switch ambiente {
-	case AmbienteTodos, dte.AmbienteCertificacion, dte.AmbienteProduccion, "":
+	case api.AmbienteTodos, dte.AmbienteCertificacion, dte.AmbienteProduccion, "":
 	default:
 		return "", fault.Invalid("ambiente", dte.CodeInvalidValue, fmt.Sprintf("ambiente %q is none of %q, %q and %q",
-			ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion, AmbienteTodos))
+			ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion, api.AmbienteTodos))
 	}
 	emp, err := s.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
 		return "", storeErr(err, "reading the company", "empresa", empresaID)
 	}
 	switch ambiente {
-	case AmbienteTodos:
+	case api.AmbienteTodos:
 		return "", nil
 	case "":
 		return emp.Ambiente, nil

@@ -3,6 +3,7 @@ package billing
 import (
 	"errors"
 	"fmt"
+	"github.com/dtekit/dtekit/api"
 
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -84,13 +85,13 @@ func cursorPtr(s string) *string {
 	return &s
 }
 
-// pageLimit checks a page size: 0 means DefaultLimit, else 1 to MaxLimit.
+// pageLimit checks a page size: 0 means api.DefaultLimit, else 1 to api.MaxLimit.
 func pageLimit(n int) (int, *fault.Error) {
 	switch {
 	case n == 0:
-		return DefaultLimit, nil
-	case n < 1 || n > MaxLimit:
-		return 0, fault.Invalid("limit", dte.CodeOutOfRange, fmt.Sprintf("limit must be between 1 and %d", MaxLimit))
+		return api.DefaultLimit, nil
+	case n < 1 || n > api.MaxLimit:
+		return 0, fault.Invalid("limit", dte.CodeOutOfRange, fmt.Sprintf("limit must be between 1 and %d", api.MaxLimit))
 	}
 	return n, nil
 }

@@ -265,7 +265,7 @@ func (s *Service) GetEnvio(ctx context.Context, empresaID, id string) (*Envio, e
 
 // EnvioFilter selects envelopes for ListEnvios.
 type EnvioFilter struct {
-	Ambiente string // see AmbienteTodos: "" is the company's current environment
+	Ambiente string // see api.AmbienteTodos: "" is the company's current environment
 	Cursor   string
 	Limit    int // 0 means 20; 1 to 100
 }

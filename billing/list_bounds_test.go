@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dtekit/dtekit/api"
 	"testing"
 	"time"
 
@@ -150,8 +151,8 @@ func TestListCAFPages(t *testing.T) {
 			if err != nil || len(p.Data) != 1 || p.TotalCount != 3 || p.NextCursor == nil || p.Data[0].FolioDesde != 201 {
 				t.Errorf("the first CAF of type 34: %+v, %v", p, err)
 			}
-			if _, err := s.ListCAF(ctx, id, CAFFilter{Limit: MaxLimit + 1}); fault.KindOf(err) != fault.KindValidation {
-				t.Errorf("limit %d: %v, want a validation error", MaxLimit+1, err)
+			if _, err := s.ListCAF(ctx, id, CAFFilter{Limit: api.MaxLimit + 1}); fault.KindOf(err) != fault.KindValidation {
+				t.Errorf("limit %d: %v, want a validation error", api.MaxLimit+1, err)
 			}
 		})
 	}

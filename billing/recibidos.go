@@ -110,7 +110,7 @@ type RecibidoPage struct {
 
 // RecibidoFilter selects received documents (GET /recibidos).
 type RecibidoFilter struct {
-	// Ambiente is the environment listed (see AmbienteTodos: "" is the
+	// Ambiente is the environment listed (see api.AmbienteTodos: "" is the
 	// company's current one).
 	Ambiente   string
 	RutEmisor  string
@@ -480,7 +480,7 @@ func (s *Service) RefreshRecibidos(ctx context.Context, empresaID string) error 
 
 // RecepcionFilter selects received files (GET /recepciones).
 type RecepcionFilter struct {
-	Ambiente string // see AmbienteTodos: "" is the company's current environment
+	Ambiente string // see api.AmbienteTodos: "" is the company's current environment
 	Cursor   string
 	Limit    int // 0 means 20; 1 to 100
 }

@@ -193,7 +193,7 @@ type CAFPage struct {
 }
 
 // CAFFilter selects CAFs for ListCAF: of one type, or of every type when
-// TipoDTE is 0; of one environment (Ambiente, see AmbienteTodos).
+// TipoDTE is 0; of one environment (Ambiente, see api.AmbienteTodos).
 type CAFFilter struct {
 	Ambiente string
 	TipoDTE  dte.TipoDTE
@@ -202,7 +202,7 @@ type CAFFilter struct {
 }
 
 // DTEFilter selects documents for ListDTE (contract §4.1). Zero fields do
-// not filter, but for Ambiente (see AmbienteTodos).
+// not filter, but for Ambiente (see api.AmbienteTodos).
 type DTEFilter struct {
 	Ambiente    string
 	TipoDTE     dte.TipoDTE
@@ -214,11 +214,6 @@ type DTEFilter struct {
 	Limit       int    // 0 means 20; 1 to 100
 }
 
-// AmbienteTodos, as the Ambiente of a list's filter, lists both
-// environments. An empty Ambiente lists the company's current environment
-// only, and "certificacion" or "produccion" that environment.
-const AmbienteTodos = "todos"
-
 // ListParams pages and searches a catalog. Q, when set, matches the name,
 // the rut (clientes) or the codigo (productos).
 type ListParams struct {
@@ -226,12 +221,6 @@ type ListParams struct {
 	Cursor string
 	Limit  int // 0 means 20; 1 to 100
 }
-
-// Page-size bounds (contract §8).
-const (
-	DefaultLimit = 20
-	MaxLimit     = 100
-)
 
 // PDFOptions chooses the printed form: the cedible copy and the paper
 // format ("carta", the default, or "80mm").
