@@ -81,7 +81,19 @@ var ErrUnreadable = errors.New("store: a stored value cannot be read")
 // database refused because its storage is full (SQLite's SQLITE_FULL, a
 // write failing with ENOSPC, PostgreSQL's disk_full). Nothing of the
 // write was kept; the same write may succeed once space is freed.
-var ErrStorageFull = errors.New("store: storage full")
+//
+// Its StorageFull method lets a package that does not import store (such
+// as billing/fault) recognize it: errors.As(err, &x) with x an
+// interface{ StorageFull() bool }.
+var ErrStorageFull error = storageFull{}
+
+// storageFull is the type of ErrStorageFull.
+type storageFull struct{}
+
+func (storageFull) Error() string { return "store: storage full" }
+
+// StorageFull reports true: the write failed for want of space.
+func (storageFull) StorageFull() bool { return true }
 
 // Constraint names reported by ConflictError.
 const (

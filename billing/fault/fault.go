@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/store"
 )
 
 // Kind classifies an Error by what the caller should do about it; an HTTP
@@ -189,7 +188,7 @@ func As(err error) *Error {
 	if errors.As(err, &ve) {
 		return FromValidation(ve)
 	}
-	if errors.Is(err, store.ErrStorageFull) {
+	if isStorageFull(err) {
 		return storageFull("writing", err)
 	}
 	return &Error{Kind: KindInternal, Code: Internal, Message: "internal error", Err: err}
@@ -235,10 +234,19 @@ func Throttled(msg string, retryAfter time.Duration) *Error {
 // Error instead: the database refused the write for want of space, kept
 // nothing of it, and the same request may succeed once space is freed.
 func Failed(op string, err error) *Error {
-	if errors.Is(err, store.ErrStorageFull) {
+	if isStorageFull(err) {
 		return storageFull(op, err)
 	}
 	return &Error{Kind: KindInternal, Code: Internal, Message: "internal error while " + op, Err: err}
+}
+
+// isStorageFull reports whether err is, or wraps, an error whose
+// StorageFull method reports true (store.ErrStorageFull): fault does not
+// import store, so that a program holding only the API's models and codes
+// does not link the store.
+func isStorageFull(err error) bool {
+	var sf interface{ StorageFull() bool }
+	return errors.As(err, &sf) && sf.StorageFull()
 }
 
 // storageFull is the Error of a write the database refused for want of
