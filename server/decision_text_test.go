@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/dtekit/dtekit/api"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestDecisionTextRefused(t *testing.T) {
 			t.Errorf("POST %s %q: %d %s, want 400 %s", tc.route, tc.body, r.Status, truncate(r.Body), fault.Validation)
 			continue
 		}
-		var env ErrorResponse
+		var env api.ErrorResponse
 		r.JSON(t, &env)
 		if len(env.Details) != 1 || env.Details[0].Field != tc.field {
 			t.Errorf("POST %s %q: %+v, want one detail on %s", tc.route, tc.body, env.Details, tc.field)

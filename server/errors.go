@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"github.com/dtekit/dtekit/api"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -10,20 +11,6 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 )
-
-// ErrorResponse is the contract's error envelope (§7): every answer
-// with a status of 400 or more carries one.
-type ErrorResponse struct {
-	Code    fault.Code `json:"code"`
-	Message string     `json:"message"`
-	// Error is the contract's optional alias of Message. This server
-	// leaves it out, so that a body states its message once; the field
-	// stays to read answers of servers that send it.
-	Error    string           `json:"error,omitempty"`
-	Details  []dte.FieldError `json:"details,omitempty"`
-	Severity string           `json:"severity,omitempty"`
-	Context  map[string]any   `json:"context,omitempty"`
-}
 
 // httpError is an error with the status and envelope it answers.
 type httpError struct {
@@ -73,7 +60,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Add(k, v)
 		}
 	}
-	env := ErrorResponse{
+	env := api.ErrorResponse{
 		Code:     he.code,
 		Message:  he.message,
 		Details:  he.details,

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/base64"
+	"github.com/dtekit/dtekit/api"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ var internalChain = regexp.MustCompile(`(^|[\s(])(dte|caf|ted|billing|store|sign
 // error chain, and that none repeats itself.
 func TestErrorMessagesCarryNoInternalChains(t *testing.T) {
 	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
-	const api = "/api/v1/billing"
+	const apiBase = "/api/v1/billing"
 	old := factura(1)
 	old["fecha_emision"] = dte.ChileTime(time.Now()).AddDate(0, 0, -30).Format(time.DateOnly)
 	otherCA, err := caftest.NewAuthority(nil, 100)
@@ -43,19 +44,19 @@ func TestErrorMessagesCarryNoInternalChains(t *testing.T) {
 		body                 any
 		ct                   string
 	}{
-		{"document before its CAF", "POST", api + "/dte", old, ""},
-		{"CAF not XML", "POST", api + "/caf", map[string]any{"tipo_dte": 34, "caf_xml": "<nope/>"}, ""},
-		{"CAF of another authority", "POST", api + "/caf", map[string]any{"tipo_dte": 34, "caf_xml": base64.StdEncoding.EncodeToString(foreign)}, ""},
-		{"CAF base64 of garbage", "POST", api + "/caf", map[string]any{"tipo_dte": 34, "caf_xml": base64.StdEncoding.EncodeToString([]byte("garbage"))}, ""},
-		{"certificate garbage", "POST", api + "/empresa/certificado/pfx", garbage, ct},
-		{"certificate wrong password", "POST", api + "/empresa/certificado/pfx", wrongPass, ct2},
-		{"cliente bad rut", "POST", api + "/clientes", map[string]any{"rut": "76086428-4", "razon_social": "X"}, ""},
-		{"filter bad rut", "GET", api + "/dte?rut_receptor=1-2", nil, ""},
-		{"body not JSON", "POST", api + "/dte", `{"tipo_dte": 33,`, ""},
-		{"body wrong type", "POST", api + "/dte", `{"tipo_dte": "33"}`, ""},
+		{"document before its CAF", "POST", apiBase + "/dte", old, ""},
+		{"CAF not XML", "POST", apiBase + "/caf", map[string]any{"tipo_dte": 34, "caf_xml": "<nope/>"}, ""},
+		{"CAF of another authority", "POST", apiBase + "/caf", map[string]any{"tipo_dte": 34, "caf_xml": base64.StdEncoding.EncodeToString(foreign)}, ""},
+		{"CAF base64 of garbage", "POST", apiBase + "/caf", map[string]any{"tipo_dte": 34, "caf_xml": base64.StdEncoding.EncodeToString([]byte("garbage"))}, ""},
+		{"certificate garbage", "POST", apiBase + "/empresa/certificado/pfx", garbage, ct},
+		{"certificate wrong password", "POST", apiBase + "/empresa/certificado/pfx", wrongPass, ct2},
+		{"cliente bad rut", "POST", apiBase + "/clientes", map[string]any{"rut": "76086428-4", "razon_social": "X"}, ""},
+		{"filter bad rut", "GET", apiBase + "/dte?rut_receptor=1-2", nil, ""},
+		{"body not JSON", "POST", apiBase + "/dte", `{"tipo_dte": 33,`, ""},
+		{"body wrong type", "POST", apiBase + "/dte", `{"tipo_dte": "33"}`, ""},
 	} {
 		hdr := append([]string{}, f.A.adminHdr...)
-		if strings.HasPrefix(tc.target, api+"/dte") || strings.HasPrefix(tc.target, api+"/caf") || strings.HasPrefix(tc.target, api+"/clientes") {
+		if strings.HasPrefix(tc.target, apiBase+"/dte") || strings.HasPrefix(tc.target, apiBase+"/caf") || strings.HasPrefix(tc.target, apiBase+"/clientes") {
 			hdr = append([]string{}, f.A.writeHdr...)
 		}
 		if tc.method == "POST" {
@@ -70,7 +71,7 @@ func TestErrorMessagesCarryNoInternalChains(t *testing.T) {
 			t.Errorf("%s: %d %s, want a 4xx", tc.name, r.Status, truncate(r.Body))
 			continue
 		}
-		var env ErrorResponse
+		var env api.ErrorResponse
 		r.JSON(t, &env)
 		msgs := []string{env.Message}
 		for _, d := range env.Details {

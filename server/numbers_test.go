@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dtekit/dtekit/api"
 	"testing"
 
 	"github.com/dtekit/dtekit/billing/fault"
@@ -43,7 +44,7 @@ func TestNumbersAsSent(t *testing.T) {
 			set(req)
 			r := f.do("POST", apiBase+"/dte", req, append(f.A.writeHdr, "Idempotency-Key", newUUID())...)
 			want(t, r, 400, fault.Validation)
-			var env ErrorResponse
+			var env api.ErrorResponse
 			r.JSON(t, &env)
 			if len(env.Details) != 1 || env.Details[0].Field != field || env.Details[0].Code != "INVALID_TYPE" {
 				t.Errorf("%s as a string: %+v, want one INVALID_TYPE detail on it", field, env.Details)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/dtekit/dtekit/api"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,21 +16,21 @@ import (
 // used to answer every document); declared ones pass.
 func TestUnknownQueryParameter(t *testing.T) {
 	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
-	const api = "/api/v1/billing"
+	const apiBase = "/api/v1/billing"
 	id, _ := f.emit(f.A, factura(1))
 	for _, tc := range []struct {
 		target  string
 		unknown string // "" when the request is fine
 	}{
-		{api + "/dte?folio=1", "folio"},
-		{api + "/dte?limit=5&tipo_dte=33", ""},
-		{api + "/dte?limit=5&Limit=6", "Limit"},
-		{api + "/dte/" + id + "?include_xml=true", ""},
-		{api + "/dte/" + id + "?includeXml=true", "includeXml"},
-		{api + "/dte/" + id + "/pdf?formato=80mm", ""},
-		{api + "/clientes?limit=2&sort=rut", "sort"},
-		{api + "/empresa?x=1", "x"},
-		{api + "/webhooks?", ""},
+		{apiBase + "/dte?folio=1", "folio"},
+		{apiBase + "/dte?limit=5&tipo_dte=33", ""},
+		{apiBase + "/dte?limit=5&Limit=6", "Limit"},
+		{apiBase + "/dte/" + id + "?include_xml=true", ""},
+		{apiBase + "/dte/" + id + "?includeXml=true", "includeXml"},
+		{apiBase + "/dte/" + id + "/pdf?formato=80mm", ""},
+		{apiBase + "/clientes?limit=2&sort=rut", "sort"},
+		{apiBase + "/empresa?x=1", "x"},
+		{apiBase + "/webhooks?", ""},
 	} {
 		r := f.do("GET", tc.target, nil, f.A.readHdr...)
 		if tc.unknown == "" {
@@ -42,7 +43,7 @@ func TestUnknownQueryParameter(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want 400 VALIDATION_ERROR", tc.target, r.Status, truncate(r.Body))
 			continue
 		}
-		var env ErrorResponse
+		var env api.ErrorResponse
 		r.JSON(t, &env)
 		if len(env.Details) != 1 || env.Details[0].Field != tc.unknown || env.Details[0].Code != dte.CodeUnknownField ||
 			!strings.Contains(env.Message, tc.unknown) {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"github.com/dtekit/dtekit/api"
 	"testing"
 
 	"github.com/dtekit/dtekit/billing"
@@ -20,21 +21,21 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	be := billingtest.Backends()[0]
 	f := newFixture(t, be.NewStore(t), RateLimit{PerSecond: -1})
 	c := f.provision(context.Background(), billingtest.Company{Rut: "11111111-1", RazonSocial: "Empresa Catálogo", Tipos: []dte.TipoDTE{33, 61}})
-	const api = "/api/v1/billing"
+	const apiBase = "/api/v1/billing"
 	id := func(r *response) string {
 		t.Helper()
 		var v struct{ ID string }
 		r.JSON(t, &v)
 		return v.ID
 	}
-	r := f.do("POST", api+"/clientes", map[string]any{"rut": "76086428-5", "razon_social": "Cliente del Catálogo SpA", "giro": "Comercio",
+	r := f.do("POST", apiBase+"/clientes", map[string]any{"rut": "76086428-5", "razon_social": "Cliente del Catálogo SpA", "giro": "Comercio",
 		"direccion": "Av. Apoquindo 4500", "comuna": "Las Condes", "ciudad": "Santiago"}, c.writeHdr...)
 	want(t, r, 201)
 	cliente := id(r)
-	r = f.do("POST", api+"/productos", map[string]any{"codigo": "RES-1", "nombre": "Resma papel carta", "precio_unitario": 4990, "unidad": "UN"}, c.writeHdr...)
+	r = f.do("POST", apiBase+"/productos", map[string]any{"codigo": "RES-1", "nombre": "Resma papel carta", "precio_unitario": 4990, "unidad": "UN"}, c.writeHdr...)
 	want(t, r, 201)
 	resma := id(r)
-	r = f.do("POST", api+"/productos", map[string]any{"codigo": "CUR-1", "nombre": "Curso de capacitación", "precio_unitario": 100000, "es_exento": true}, c.writeHdr...)
+	r = f.do("POST", apiBase+"/productos", map[string]any{"codigo": "CUR-1", "nombre": "Curso de capacitación", "precio_unitario": 100000, "es_exento": true}, c.writeHdr...)
 	want(t, r, 201)
 	curso := id(r)
 
@@ -46,7 +47,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 			{"producto_id": curso, "cantidad": 1},
 		}}
 	key := newUUID()
-	r = f.do("POST", api+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
+	r = f.do("POST", apiBase+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
 	want(t, r, 201)
 	var em billing.EmitResponse
 	r.JSON(t, &em)
@@ -56,7 +57,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	if em.MontoTotal != 170091 {
 		t.Errorf("monto_total %d, want 170091", em.MontoTotal)
 	}
-	r = f.do("GET", api+"/dte/"+em.ID, nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/dte/"+em.ID, nil, c.readHdr...)
 	want(t, r, 200)
 	var d billing.DTE
 	r.JSON(t, &d)
@@ -71,7 +72,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	if d.MontoNeto == nil || *d.MontoNeto != 58900 || d.MontoExento == nil || *d.MontoExento != 100000 || d.IVA == nil || *d.IVA != 11191 {
 		t.Errorf("amounts neto %v exento %v iva %v", deref(d.MontoNeto), deref(d.MontoExento), deref(d.IVA))
 	}
-	r = f.do("GET", api+"/dte/"+em.ID+"/xml", nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/dte/"+em.ID+"/xml", nil, c.readHdr...)
 	want(t, r, 200)
 	for _, s := range []string{"<DirRecep>Hu\xe9rfanos 1234</DirRecep>", "<CmnaRecep>Las Condes</CmnaRecep>", "<GiroRecep>Comercio</GiroRecep>"} {
 		if !contains(r.Body, s) {
@@ -80,8 +81,8 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	}
 
 	// The same key and body after the catalog changed: the first answer.
-	want(t, f.do("PUT", api+"/productos/"+resma, map[string]any{"precio_unitario": 5990}, c.writeHdr...), 200)
-	r = f.do("POST", api+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
+	want(t, f.do("PUT", apiBase+"/productos/"+resma, map[string]any{"precio_unitario": 5990}, c.writeHdr...), 200)
+	r = f.do("POST", apiBase+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
 	want(t, r, 201)
 	var again billing.EmitResponse
 	r.JSON(t, &again)
@@ -93,9 +94,9 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	nc := map[string]any{"tipo_dte": 61, "cliente_id": cliente, "auto_send": false,
 		"detalle":     []map[string]any{{"producto_id": resma, "cantidad": 1}},
 		"referencias": []map[string]any{{"dte_id": em.ID, "codigo_ref": 3, "razon_ref": "Devolución de una resma"}}}
-	r = f.do("POST", api+"/dte", nc, append(c.writeHdr, "Idempotency-Key", newUUID())...)
+	r = f.do("POST", apiBase+"/dte", nc, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 201)
-	r = f.do("GET", api+"/dte/"+id(r), nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/dte/"+id(r), nil, c.readHdr...)
 	want(t, r, 200)
 	var n billing.DTE
 	r.JSON(t, &n)
@@ -108,15 +109,15 @@ func TestEmitFromStoredRecords(t *testing.T) {
 
 	// Ids the company does not have: one detail each, no folio taken.
 	other := f.B
-	r = f.do("POST", api+"/clientes", map[string]any{"rut": "96790240-3", "razon_social": "Cliente de B"}, other.writeHdr...)
+	r = f.do("POST", apiBase+"/clientes", map[string]any{"rut": "96790240-3", "razon_social": "Cliente de B"}, other.writeHdr...)
 	want(t, r, 201)
 	ofB := id(r)
 	bad := map[string]any{"tipo_dte": 33, "cliente_id": ofB,
 		"detalle":     []map[string]any{{"producto_id": newUUID(), "cantidad": 1}, {"nombre": "x", "cantidad": 1, "precio": 1}},
 		"referencias": []map[string]any{{"dte_id": "not-a-uuid", "razon_ref": "x"}}}
-	r = f.do("POST", api+"/dte", bad, append(c.writeHdr, "Idempotency-Key", newUUID())...)
+	r = f.do("POST", apiBase+"/dte", bad, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 400, fault.Validation)
-	var env ErrorResponse
+	var env api.ErrorResponse
 	r.JSON(t, &env)
 	got := map[string]dte.DetailCode{}
 	for _, fe := range env.Details {
@@ -128,11 +129,11 @@ func TestEmitFromStoredRecords(t *testing.T) {
 		}
 	}
 	// An unknown member is still refused by the strict decoder.
-	r = f.do("POST", api+"/dte", `{"tipo_dte":33,"cliente_id":"`+cliente+`","cliente":"x","detalle":[{"producto_id":"`+resma+`","cantidad":1}]}`,
+	r = f.do("POST", apiBase+"/dte", `{"tipo_dte":33,"cliente_id":"`+cliente+`","cliente":"x","detalle":[{"producto_id":"`+resma+`","cantidad":1}]}`,
 		append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 400, fault.Validation)
 	// The next factura takes the next folio: the failures took none.
-	r = f.do("POST", api+"/dte", map[string]any{"tipo_dte": 33, "cliente_id": cliente, "auto_send": false,
+	r = f.do("POST", apiBase+"/dte", map[string]any{"tipo_dte": 33, "cliente_id": cliente, "auto_send": false,
 		"detalle": []map[string]any{{"producto_id": resma, "cantidad": 1}}}, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 201)
 	var next billing.EmitResponse

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/dtekit/dtekit/api"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestUnreadableStoredValue(t *testing.T) {
 			for _, target := range []string{apiBase + "/dte/" + id, apiBase + "/dte?limit=1"} {
 				r := f.do("GET", target, nil, f.A.readHdr...)
 				want(t, r, 409, fault.InvalidState)
-				var env ErrorResponse
+				var env api.ErrorResponse
 				r.JSON(t, &env)
 				if !strings.Contains(env.Message, id) || !strings.Contains(env.Message, "cannot read") {
 					t.Errorf("%s with damaged %s: %q, want the document named", target, damage.name, env.Message)

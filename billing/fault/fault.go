@@ -76,6 +76,11 @@ func (k Kind) String() string {
 // dte.DetailCode instead.
 type Code string
 
+// Error returns the code itself: a Code is an error so that
+// errors.Is(err, fault.NotFound) matches an error that carries this code
+// (an *Error of package client, say), whatever its message.
+func (c Code) Error() string { return string(c) }
+
 // The catalogue of top-level codes. Every error the service or its HTTP
 // server answers carries one of these; Codes lists them all.
 const (

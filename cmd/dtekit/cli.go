@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dtekit/dtekit/api"
 	"io"
 	"io/fs"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/smallrsa"
-	"github.com/dtekit/dtekit/server"
 	"github.com/dtekit/dtekit/signer"
 )
 
@@ -145,7 +145,7 @@ func report(env *cmdEnv, cmd string, jsonOut bool, e *cliError) int {
 	fmt.Fprintf(env.stderr, "dtekit %s: %s (%s)\n", cmd, e, e.code)
 	if jsonOut {
 		msg := e.Error()
-		_ = totalsWriteJSON(env.stdout, server.ErrorResponse{Code: fault.Code(e.code), Message: msg, Severity: "error"})
+		_ = totalsWriteJSON(env.stdout, api.ErrorResponse{Code: fault.Code(e.code), Message: msg, Severity: "error"})
 	}
 	return exitFail
 }
@@ -165,7 +165,7 @@ func reportValidation(env *cmdEnv, cmd, input string, jsonOut bool, ve *dte.Vali
 	}
 	if jsonOut {
 		fe := fault.FromValidation(ve)
-		_ = totalsWriteJSON(env.stdout, server.ErrorResponse{Code: fe.Code, Message: fe.Message,
+		_ = totalsWriteJSON(env.stdout, api.ErrorResponse{Code: fe.Code, Message: fe.Message,
 			Details: fe.Details, Severity: "error"})
 	}
 	return exitFail
