@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
@@ -60,11 +61,11 @@ func BenchmarkEmitLoad(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			_, _, err = fx.b.Emit(ctx, fx.A.id, newUUID(), req)
+			_, _, err = fx.b.Documents.Emit(ctx, fx.A.id, api.EmitParams{IdempotencyKey: newUUID(), Request: req})
 			return err
 		}
 		overHTTP := func() error {
-			req, _ := http.NewRequest("POST", ts.URL+api+"/dte", bytes.NewReader(body))
+			req, _ := http.NewRequest("POST", ts.URL+apiBase+"/dte", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Api-Key", fx.A.writeKey)
 			req.Header.Set("Idempotency-Key", newUUID())

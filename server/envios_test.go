@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -60,15 +61,15 @@ func boletaReq(n int) map[string]any {
 }
 
 // waitEnvio polls GET /envios/{id} until the envelope is procesado.
-func (f *fixture) waitEnvio(c company, id string) billing.Envio {
+func (f *fixture) waitEnvio(c company, id string) api.Envio {
 	f.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r := f.do("GET", apiBase+"/envios/"+id, nil, c.readHdr...)
 		want(f.t, r, 200)
-		var e billing.Envio
+		var e api.Envio
 		r.JSON(f.t, &e)
-		if e.Estado == billing.EnvioProcesado {
+		if e.Estado == api.EnvioProcesado {
 			return e
 		}
 		if time.Now().After(deadline) {
@@ -178,9 +179,9 @@ func TestEnvios(t *testing.T) {
 		r = post(ids(facturas[:3]...), key, c.writeHdr)
 		want(t, r, 201)
 		first := r.Body
-		var env billing.Envio
+		var env api.Envio
 		r.JSON(t, &env)
-		if env.Tipo != "EnvioDTE" || env.Ambiente != "certificacion" || env.Estado != billing.EnvioPendiente || env.TrackID != nil || len(env.Documentos) != 3 {
+		if env.Tipo != "EnvioDTE" || env.Ambiente != "certificacion" || env.Estado != api.EnvioPendiente || env.TrackID != nil || len(env.Documentos) != 3 {
 			t.Fatalf("the new envelope: %s", first)
 		}
 		for i, d := range env.Documentos {
@@ -210,14 +211,14 @@ func TestEnvios(t *testing.T) {
 		// empty object for a body).
 		r = post(ids(boletas...), newUUID(), c.writeHdr)
 		want(t, r, 201)
-		var benv billing.Envio
+		var benv api.Envio
 		r.JSON(t, &benv)
 		if benv.Tipo != "EnvioBOLETA" || len(benv.Documentos) != 2 {
 			t.Fatalf("the boletas' envelope: %s", r.Body)
 		}
 		r = f.do("POST", apiBase+"/dte/"+facturas[3]+"/enviar", map[string]any{}, append(slices.Clone(c.writeHdr), "Idempotency-Key", newUUID())...)
 		want(t, r, 201)
-		var alone billing.Envio
+		var alone api.Envio
 		r.JSON(t, &alone)
 		if alone.Tipo != "EnvioDTE" || len(alone.Documentos) != 1 || alone.Documentos[0].DTEID != facturas[3] {
 			t.Fatalf("the factura alone: %s", r.Body)
@@ -245,7 +246,7 @@ func TestEnvios(t *testing.T) {
 		// Each document's own tracking names its envelope and track id.
 		for i, id := range facturas[:3] {
 			r := f.do("GET", apiBase+"/dte/"+id, nil, c.readHdr...)
-			var d billing.DTE
+			var d api.DTE
 			r.JSON(t, &d)
 			if d.Tracking == nil || d.Tracking.EnvioID == nil || *d.Tracking.EnvioID != env.ID || d.Tracking.TrackID == nil ||
 				*d.Tracking.TrackID != *got.TrackID || string(d.Estado) != wantEstados[i] {
@@ -269,7 +270,7 @@ func TestEnvios(t *testing.T) {
 		// The list: newest first, paged; A's alone.
 		r = f.do("GET", apiBase+"/envios?limit=2", nil, c.readHdr...)
 		want(t, r, 200)
-		var page billing.EnvioPage
+		var page api.Page[api.Envio]
 		r.JSON(t, &page)
 		if len(page.Data) != 2 || page.TotalCount != 3 || page.NextCursor == nil || page.Data[0].ID != alone.ID {
 			t.Fatalf("the first page: %s", r.Body)
@@ -331,7 +332,7 @@ func TestEnviosKeepTheirEnvironment(t *testing.T) {
 	} {
 		r := f.do("POST", apiBase+"/dte/"+tc.id+"/enviar", nil, append(slices.Clone(c.writeHdr), "Idempotency-Key", newUUID())...)
 		want(t, r, 201)
-		var e billing.Envio
+		var e api.Envio
 		r.JSON(t, &e)
 		if e.Ambiente != tc.ambiente {
 			t.Errorf("folio %d: envelope ambiente %s, want %s", tc.folio, e.Ambiente, tc.ambiente)

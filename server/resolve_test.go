@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -20,21 +20,20 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	be := billingtest.Backends()[0]
 	f := newFixture(t, be.NewStore(t), RateLimit{PerSecond: -1})
 	c := f.provision(context.Background(), billingtest.Company{Rut: "11111111-1", RazonSocial: "Empresa Catálogo", Tipos: []dte.TipoDTE{33, 61}})
-	const api = "/api/v1/billing"
 	id := func(r *response) string {
 		t.Helper()
 		var v struct{ ID string }
 		r.JSON(t, &v)
 		return v.ID
 	}
-	r := f.do("POST", api+"/clientes", map[string]any{"rut": "76086428-5", "razon_social": "Cliente del Catálogo SpA", "giro": "Comercio",
+	r := f.do("POST", apiBase+"/clientes", map[string]any{"rut": "76086428-5", "razon_social": "Cliente del Catálogo SpA", "giro": "Comercio",
 		"direccion": "Av. Apoquindo 4500", "comuna": "Las Condes", "ciudad": "Santiago"}, c.writeHdr...)
 	want(t, r, 201)
 	cliente := id(r)
-	r = f.do("POST", api+"/productos", map[string]any{"codigo": "RES-1", "nombre": "Resma papel carta", "precio_unitario": 4990, "unidad": "UN"}, c.writeHdr...)
+	r = f.do("POST", apiBase+"/productos", map[string]any{"codigo": "RES-1", "nombre": "Resma papel carta", "precio_unitario": 4990, "unidad": "UN"}, c.writeHdr...)
 	want(t, r, 201)
 	resma := id(r)
-	r = f.do("POST", api+"/productos", map[string]any{"codigo": "CUR-1", "nombre": "Curso de capacitación", "precio_unitario": 100000, "es_exento": true}, c.writeHdr...)
+	r = f.do("POST", apiBase+"/productos", map[string]any{"codigo": "CUR-1", "nombre": "Curso de capacitación", "precio_unitario": 100000, "es_exento": true}, c.writeHdr...)
 	want(t, r, 201)
 	curso := id(r)
 
@@ -46,9 +45,9 @@ func TestEmitFromStoredRecords(t *testing.T) {
 			{"producto_id": curso, "cantidad": 1},
 		}}
 	key := newUUID()
-	r = f.do("POST", api+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
+	r = f.do("POST", apiBase+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
 	want(t, r, 201)
-	var em billing.EmitResponse
+	var em api.EmitResponse
 	r.JSON(t, &em)
 	// By hand: 10 × 4,990 = 49,900 and 2 × 4,500 = 9,000 are taxable:
 	// neto 58,900, IVA 19 % = 11,191; the course is exempt: 100,000.
@@ -56,9 +55,9 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	if em.MontoTotal != 170091 {
 		t.Errorf("monto_total %d, want 170091", em.MontoTotal)
 	}
-	r = f.do("GET", api+"/dte/"+em.ID, nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/dte/"+em.ID, nil, c.readHdr...)
 	want(t, r, 200)
-	var d billing.DTE
+	var d api.DTE
 	r.JSON(t, &d)
 	if d.RutReceptor != "76086428-5" || d.RazonSocialReceptor != "Cliente del Catálogo SpA" {
 		t.Errorf("receptor %s %q, want the cliente's", d.RutReceptor, d.RazonSocialReceptor)
@@ -71,7 +70,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	if d.MontoNeto == nil || *d.MontoNeto != 58900 || d.MontoExento == nil || *d.MontoExento != 100000 || d.IVA == nil || *d.IVA != 11191 {
 		t.Errorf("amounts neto %v exento %v iva %v", deref(d.MontoNeto), deref(d.MontoExento), deref(d.IVA))
 	}
-	r = f.do("GET", api+"/dte/"+em.ID+"/xml", nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/dte/"+em.ID+"/xml", nil, c.readHdr...)
 	want(t, r, 200)
 	for _, s := range []string{"<DirRecep>Hu\xe9rfanos 1234</DirRecep>", "<CmnaRecep>Las Condes</CmnaRecep>", "<GiroRecep>Comercio</GiroRecep>"} {
 		if !contains(r.Body, s) {
@@ -80,10 +79,10 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	}
 
 	// The same key and body after the catalog changed: the first answer.
-	want(t, f.do("PUT", api+"/productos/"+resma, map[string]any{"precio_unitario": 5990}, c.writeHdr...), 200)
-	r = f.do("POST", api+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
+	want(t, f.do("PUT", apiBase+"/productos/"+resma, map[string]any{"precio_unitario": 5990}, c.writeHdr...), 200)
+	r = f.do("POST", apiBase+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
 	want(t, r, 201)
-	var again billing.EmitResponse
+	var again api.EmitResponse
 	r.JSON(t, &again)
 	if r.Header.Get("X-Idempotency-Replay") != "true" || again.ID != em.ID || again.MontoTotal != em.MontoTotal {
 		t.Errorf("replay after a catalog change: %+v (replay %q)", again, r.Header.Get("X-Idempotency-Replay"))
@@ -93,11 +92,11 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	nc := map[string]any{"tipo_dte": 61, "cliente_id": cliente, "auto_send": false,
 		"detalle":     []map[string]any{{"producto_id": resma, "cantidad": 1}},
 		"referencias": []map[string]any{{"dte_id": em.ID, "codigo_ref": 3, "razon_ref": "Devolución de una resma"}}}
-	r = f.do("POST", api+"/dte", nc, append(c.writeHdr, "Idempotency-Key", newUUID())...)
+	r = f.do("POST", apiBase+"/dte", nc, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 201)
-	r = f.do("GET", api+"/dte/"+id(r), nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/dte/"+id(r), nil, c.readHdr...)
 	want(t, r, 200)
-	var n billing.DTE
+	var n api.DTE
 	r.JSON(t, &n)
 	if len(n.Referencias) != 1 || n.Referencias[0].TipoDocRef != dte.RefTipo(33) || n.Referencias[0].FolioRef != em.Folio || n.Referencias[0].FechaRef != d.FechaEmision {
 		t.Errorf("referencias %+v, want tipo 33 folio %d fecha %s", n.Referencias, em.Folio, d.FechaEmision)
@@ -108,13 +107,13 @@ func TestEmitFromStoredRecords(t *testing.T) {
 
 	// Ids the company does not have: one detail each, no folio taken.
 	other := f.B
-	r = f.do("POST", api+"/clientes", map[string]any{"rut": "96790240-3", "razon_social": "Cliente de B"}, other.writeHdr...)
+	r = f.do("POST", apiBase+"/clientes", map[string]any{"rut": "96790240-3", "razon_social": "Cliente de B"}, other.writeHdr...)
 	want(t, r, 201)
 	ofB := id(r)
 	bad := map[string]any{"tipo_dte": 33, "cliente_id": ofB,
 		"detalle":     []map[string]any{{"producto_id": newUUID(), "cantidad": 1}, {"nombre": "x", "cantidad": 1, "precio": 1}},
 		"referencias": []map[string]any{{"dte_id": "not-a-uuid", "razon_ref": "x"}}}
-	r = f.do("POST", api+"/dte", bad, append(c.writeHdr, "Idempotency-Key", newUUID())...)
+	r = f.do("POST", apiBase+"/dte", bad, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 400, fault.Validation)
 	var env ErrorResponse
 	r.JSON(t, &env)
@@ -128,14 +127,14 @@ func TestEmitFromStoredRecords(t *testing.T) {
 		}
 	}
 	// An unknown member is still refused by the strict decoder.
-	r = f.do("POST", api+"/dte", `{"tipo_dte":33,"cliente_id":"`+cliente+`","cliente":"x","detalle":[{"producto_id":"`+resma+`","cantidad":1}]}`,
+	r = f.do("POST", apiBase+"/dte", `{"tipo_dte":33,"cliente_id":"`+cliente+`","cliente":"x","detalle":[{"producto_id":"`+resma+`","cantidad":1}]}`,
 		append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 400, fault.Validation)
 	// The next factura takes the next folio: the failures took none.
-	r = f.do("POST", api+"/dte", map[string]any{"tipo_dte": 33, "cliente_id": cliente, "auto_send": false,
+	r = f.do("POST", apiBase+"/dte", map[string]any{"tipo_dte": 33, "cliente_id": cliente, "auto_send": false,
 		"detalle": []map[string]any{{"producto_id": resma, "cantidad": 1}}}, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 201)
-	var next billing.EmitResponse
+	var next api.EmitResponse
 	r.JSON(t, &next)
 	if next.Folio != em.Folio+1 {
 		t.Errorf("folio %d after %d: a refused request took a folio", next.Folio, em.Folio)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/text/encoding/charmap"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -39,7 +40,6 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	}
 	trust := billingtest.Creds(t).TrustedKeys.With(300, prod.PublicKey())
 	f := newFixtureWith(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1}, billing.Config{TrustedKeys: trust})
-	const api = "/api/v1/billing"
 	c := f.provision(context.Background(), billingtest.Company{Rut: "96512340-7", RazonSocial: "Distribuidora Bío-Bío Ltda.",
 		Tipos: []dte.TipoDTE{52}, Hasta: 10})
 
@@ -62,7 +62,7 @@ func TestEmitGuiaTransporte(t *testing.T) {
 		return req
 	}
 	post := func(body any, key string) *response {
-		return f.do("POST", api+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
+		return f.do("POST", apiBase+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
 	}
 	wantTransporte, err := charmap.ISO8859_1.NewEncoder().String(`</Receptor><Transporte><Patente>KXRT45</Patente>` +
 		`<RUTTrans>77123456-9</RUTTrans><Chofer><RUTChofer>16789012-1</RUTChofer><NombreChofer>Juan Ñancucheo Pérez</NombreChofer></Chofer>` +
@@ -72,12 +72,12 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	}
 	checkEmitted := func(id, env string) {
 		t.Helper()
-		r := f.do("GET", api+"/dte/"+id+"/xml", nil, c.readHdr...)
+		r := f.do("GET", apiBase+"/dte/"+id+"/xml", nil, c.readHdr...)
 		want(t, r, 200)
 		if !strings.Contains(string(r.Body), wantTransporte) {
 			t.Errorf("%s: the signed XML lacks the Transporte block in schema order", env)
 		}
-		r = f.do("GET", api+"/dte/"+id+"/pdf", nil, c.readHdr...)
+		r = f.do("GET", apiBase+"/dte/"+id+"/pdf", nil, c.readHdr...)
 		want(t, r, 200)
 		file := filepath.Join(t.TempDir(), "guia.pdf")
 		if err := os.WriteFile(file, r.Body, 0o600); err != nil {
@@ -94,7 +94,7 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	}
 	advertencias := func(r *response) []string {
 		t.Helper()
-		var out billing.EmitResponse
+		var out api.EmitResponse
 		r.JSON(t, &out)
 		var fc []string
 		for _, a := range out.Advertencias {
@@ -110,7 +110,7 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	if a := advertencias(r); a != nil {
 		t.Errorf("a complete guía has advertencias %v", a)
 	}
-	var out billing.EmitResponse
+	var out api.EmitResponse
 	r.JSON(t, &out)
 	checkEmitted(out.ID, "certificación")
 
@@ -128,14 +128,14 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	}
 
 	// Producción, with a production CAF of guías.
-	want(t, f.do("PUT", api+"/empresa", map[string]any{"ambiente": "produccion", "numero_resolucion": 102, "fecha_resolucion": "2026-11-20"},
+	want(t, f.do("PUT", apiBase+"/empresa", map[string]any{"ambiente": "produccion", "numero_resolucion": 102, "fecha_resolucion": "2026-11-20"},
 		c.writeHdr...), 200)
 	cafFile, err := prod.Issue(caftest.IssueRequest{RutEmisor: c.rut, RazonSocial: "Distribuidora Bío-Bío Ltda.", Tipo: 52, Desde: 11, Hasta: 60,
 		FechaAutorizacion: dte.ChileTime(time.Now()).AddDate(0, 0, -1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want(t, f.do("POST", api+"/caf", map[string]any{"tipo_dte": 52, "caf_xml": base64.StdEncoding.EncodeToString(cafFile)}, c.writeHdr...), 201)
+	want(t, f.do("POST", apiBase+"/caf", map[string]any{"tipo_dte": 52, "caf_xml": base64.StdEncoding.EncodeToString(cafFile)}, c.writeHdr...), 201)
 
 	refusals := []struct {
 		name string
