@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -358,4 +360,61 @@ func TestEnviosKeepTheirEnvironment(t *testing.T) {
 			t.Errorf("folio %d (%s) reached the other environment's SII", tc.folio, tc.ambiente)
 		}
 	}
+}
+
+// TestEnvioKeysOfEarlierVersions: an envelope request's Idempotency-Key
+// recorded by a version before billing named its operations (the
+// fingerprint hashed the route that reached it, written out here by hand)
+// still replays its first answer through each route, which passes billing
+// its own route; on the other route, or with other documents, the key is
+// a mismatch. No document exists: a replay answers before any is read.
+func TestEnvioKeysOfEarlierVersions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
+	ctx := context.Background()
+	c := f.A
+	emp, err := f.st.GetEmpresa(ctx, c.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a, b = "0190f1a2-0000-7000-8000-00000000000a", "0190f1a2-0000-7000-8000-00000000000b"
+	record := func(fingerprint, envio string) string {
+		t.Helper()
+		key := newUUID()
+		at := time.Now().UTC().Truncate(time.Microsecond)
+		body, _ := json.Marshal(api.Envio{ID: envio, Tipo: "EnvioDTE", Ambiente: emp.Ambiente, Estado: api.EnvioPendiente,
+			Documentos: []api.EnvioDocumento{}, CreatedAt: at, UpdatedAt: at})
+		hash := sha256.Sum256([]byte(fingerprint))
+		rec := &store.Idempotency{EmpresaID: c.id, Ambiente: emp.Ambiente, Key: key, BodyHash: hash[:],
+			State: store.IdempotencyDone, ResponseStatus: 201, ResponseBody: body, CreatedAt: at, UpdatedAt: at}
+		if err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertIdempotency(ctx, rec) }); err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	envios := func(key string, ids ...string) *response {
+		return f.do("POST", apiBase+"/envios", map[string]any{"dte_ids": ids}, append(slices.Clone(c.writeHdr), "Idempotency-Key", key)...)
+	}
+	enviar := func(key, id string) *response {
+		return f.do("POST", apiBase+"/dte/"+id+"/enviar", nil, append(slices.Clone(c.writeHdr), "Idempotency-Key", key)...)
+	}
+	replayed := func(r *response, envio string) {
+		t.Helper()
+		want(t, r, 201)
+		var e api.Envio
+		r.JSON(t, &e)
+		if e.ID != envio || r.Header.Get("X-Idempotency-Replay") != "true" {
+			t.Errorf("got envelope %s, replay %q; want %s replayed: %s", e.ID, r.Header.Get("X-Idempotency-Replay"), envio, r.Body)
+		}
+	}
+	const e1, e2 = "0190f1a2-0000-7000-8000-0000000000e1", "0190f1a2-0000-7000-8000-0000000000e2"
+	old := record("POST /api/v1/billing/envios\n"+a+"\n"+b, e1)
+	replayed(envios(old, a, b), e1)
+	want(t, envios(old, b, a), 422, fault.IdempotencyMismatch)
+	want(t, enviar(old, a), 422, fault.IdempotencyMismatch)
+	// The path's id in capitals is the same document, so the same route.
+	old = record("POST /api/v1/billing/dte/"+a+"/enviar\n"+a, e2)
+	replayed(enviar(old, strings.ToUpper(a)), e2)
+	want(t, enviar(old, b), 422, fault.IdempotencyMismatch)
+	want(t, envios(old, a), 422, fault.IdempotencyMismatch)
 }
