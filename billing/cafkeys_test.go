@@ -149,7 +149,7 @@ func oldWrites(t *testing.T, path, cafID string) {
 func emitAndVerify(t *testing.T, s *Service, empresaID string) {
 	t.Helper()
 	r := emitOK(t, s, empresaID, facturaBody(1))
-	xml, err := s.DTEXML(context.Background(), empresaID, r.ID)
+	xml, err := s.Documents.XML(context.Background(), empresaID, r.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

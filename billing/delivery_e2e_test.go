@@ -19,6 +19,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/sii"
@@ -236,7 +237,7 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	lines := stop()
 
 	for _, id := range ids {
-		if d, _ := s.GetDTE(ctx, emp.ID, id, false); d.Estado != "aceptado" {
+		if d, _ := s.Documents.Get(ctx, emp.ID, id, api.DTEGetParams{}); d.Estado != "aceptado" {
 			t.Errorf("DTE %s is %s", id, d.Estado)
 		}
 	}

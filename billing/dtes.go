@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/billing/internal/inbox"
+	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/dte"
@@ -27,10 +30,10 @@ func apiEstado(s string) dte.Estado {
 
 // dteFromStore builds the contract's DTE from a stored row; a stored
 // value it cannot read is an unreadable fault (409), never a 500.
-func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
-	out := &DTE{ID: d.ID, Ambiente: d.Ambiente, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
+func dteFromStore(d *store.DTE, includeXML bool) (*api.DTE, error) {
+	out := &api.DTE{ID: d.ID, Ambiente: d.Ambiente, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
-		Montos: Montos{MontoTotal: d.MontoTotal}, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
+		Montos: api.Montos{MontoTotal: d.MontoTotal}, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
 	// Only the request's lines and references are shown: its metadata
 	// has a column of its own (read below) and is not decoded twice.
 	var req struct {
@@ -47,7 +50,7 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 		out.Referencias = req.Referencias
 	}
 	if len(d.Totals) > 0 {
-		var t Montos
+		var t api.Montos
 		if err := json.Unmarshal(d.Totals, &t); err != nil {
 			return nil, unreadable("dte", d.ID, fmt.Errorf("stored totals: %w", err))
 		}
@@ -59,16 +62,14 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 		if err != nil {
 			return nil, unreadable("dte", d.ID, fmt.Errorf("stored tracking: %w", err))
 		}
-		tr := Tracking(t)
-		out.Tracking = &tr
+		out.Tracking = &t
 	}
 	if len(d.SIIStatus) > 0 {
 		st, err := submission.ParseStatus(d.SIIStatus)
 		if err != nil {
 			return nil, unreadable("dte", d.ID, fmt.Errorf("stored SII status: %w", err))
 		}
-		ss := SIIStatus(st)
-		out.SIIStatus = &ss
+		out.SIIStatus = &st
 	}
 	if len(d.Metadata) > 0 {
 		// json.Number: an integer beyond 2^53 keeps its digits.
@@ -78,21 +79,51 @@ func dteFromStore(d *store.DTE, includeXML bool) (*DTE, error) {
 			return nil, unreadable("dte", d.ID, fmt.Errorf("stored metadata: %w", err))
 		}
 	}
-	out.Intercambio = receptorOut(d)
+	out.Intercambio = receptorFromStore(d)
 	if includeXML && len(d.XML) > 0 {
 		out.XMLDocumento = dte.XMLText(d.XML)
 	}
 	return out, nil
 }
 
-// GetDTE returns a document; includeXML adds the signed XML
-// (xml_documento, as text).
-func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML bool) (*DTE, error) {
+// receptorFromStore renders a stored document's receptor answers (nil
+// when none).
+func receptorFromStore(d *store.DTE) *api.ReceptorRespuestas {
+	if len(d.Intercambio) == 0 {
+		return nil
+	}
+	ic := inbox.IntercambioOf(d)
+	conv := func(a *inbox.Answer, tipo string) *api.ReceptorRespuesta {
+		if a == nil {
+			return nil
+		}
+		out := &api.ReceptorRespuesta{Tipo: tipo, Resultado: a.Resultado, Codigo: a.Codigo, Glosa: a.Glosa, Motivo: a.Motivo,
+			RutReceptor: a.RutReceptor, RecibidoAt: a.At.UTC()}
+		if a.RutFirmante != "" {
+			out.RutFirmante = &a.RutFirmante
+		}
+		if a.RecepcionID != "" {
+			out.RecepcionID = &a.RecepcionID
+		}
+		return out
+	}
+	out := &api.ReceptorRespuestas{Recepcion: conv(ic.Recepcion, "recepcion"), Resultado: conv(ic.Resultado, "resultado"),
+		Recibo: conv(ic.Recibo, "recibo"), Historial: make([]api.ReceptorRespuesta, 0, len(ic.Historial))}
+	for i := range ic.Historial {
+		out.Historial = append(out.Historial, *conv(&ic.Historial[i], ic.Historial[i].Tipo))
+	}
+	return out
+}
+
+// Get returns one of the company's documents with its latest mail to the
+// receptor; p.IncludeXML adds the signed XML (xml_documento, as text).
+func (r *DocumentService) Get(ctx context.Context, empresaID, id string, p api.DTEGetParams) (*api.DTE, error) {
+	s := r.s
 	d, err := s.st.GetDTE(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the DTE", "dte", id)
 	}
-	out, err := dteFromStore(d, includeXML)
+	out, err := dteFromStore(d, p.IncludeXML)
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +138,11 @@ func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML b
 	return out, nil
 }
 
-// ListDTE lists the company's documents, newest first, with keyset
-// cursors that stay stable under concurrent inserts, and the total count
-// of documents matching the filter.
-func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*DTEPage, error) {
+// List lists the company's documents, newest first, with keyset cursors
+// that stay stable under concurrent inserts, and the total count of
+// documents matching the filters.
+func (r *DocumentService) List(ctx context.Context, empresaID string, f api.DTEListParams) (*api.Page[api.DTE], error) {
+	s := r.s
 	limit, e := pageLimit(f.Limit)
 	if e != nil {
 		return nil, e
@@ -149,13 +181,13 @@ func (s *Service) ListDTE(ctx context.Context, empresaID string, f DTEFilter) (*
 	if err != nil {
 		return nil, storeErr(err, "listing DTEs", "empresa", empresaID)
 	}
-	out := &DTEPage{Items: make([]DTE, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &api.Page[api.DTE]{Data: make([]api.DTE, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
 		item, err := dteFromStore(&page.Items[i], false)
 		if err != nil {
 			return nil, err
 		}
-		out.Items = append(out.Items, *item)
+		out.Data = append(out.Data, *item)
 		// The stored row is read: let its bytes go now rather than with
 		// the whole page, so the page is not held twice.
 		page.Items[i] = store.DTE{}
@@ -176,16 +208,18 @@ func (s *Service) signedXML(ctx context.Context, empresaID, id string) ([]byte, 
 	return d.XML, nil
 }
 
-// DTEXML returns a document's signed XML (ISO-8859-1 bytes, as sent to
-// the SII).
-func (s *Service) DTEXML(ctx context.Context, empresaID, id string) ([]byte, error) {
+// XML returns one of the company's documents' signed XML (ISO-8859-1
+// bytes, as sent to the SII); a document not signed yet is not found.
+func (r *DocumentService) XML(ctx context.Context, empresaID, id string) ([]byte, error) {
+	s := r.s
 	return s.signedXML(ctx, empresaID, id)
 }
 
-// DTEPDF renders a document's printed form: letter ("carta", the default)
-// or 80 mm paper ("80mm", for 33, 34, 39 and 41), optionally the cedible
-// copy (33, 34, 43, 46 and 52).
-func (s *Service) DTEPDF(ctx context.Context, empresaID, id string, opts PDFOptions) ([]byte, error) {
+// PDF renders one of the company's documents' printed form: letter
+// ("carta", the default) or 80 mm paper ("80mm", for 33, 34, 39 and 41),
+// optionally the cedible copy (33, 34, 43, 46 and 52).
+func (r *DocumentService) PDF(ctx context.Context, empresaID, id string, opts api.PDFOptions) ([]byte, error) {
+	s := r.s
 	format := pdf.Carta
 	if opts.Formato != "" {
 		f, err := pdf.ParseFormat(opts.Formato)
@@ -221,4 +255,50 @@ func (s *Service) DTEPDF(ctx context.Context, empresaID, id string, opts PDFOpti
 		return nil, fault.Failed("rendering the PDF of "+id, err)
 	}
 	return out, nil
+}
+
+// Mail queues the mail of one of the company's signed documents to its
+// receptor: to p.Para when given, else to the cliente's e-mail, else to
+// the receptor's address on the SII's list of contribuyentes. A mail
+// asked for this way is a new one each time; a job sends it.
+func (r *DocumentService) Mail(ctx context.Context, empresaID, id string, p api.DTEMailParams) (*api.Correo, error) {
+	s, para := r.s, p.Para
+	if para != "" {
+		if d := checkEmailField(nil, "para", para); len(d) > 0 {
+			return nil, fault.FromValidation(&dte.ValidationError{Details: d})
+		}
+	}
+	o, err := s.documentMail(ctx, empresaID, id, para)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, fault.Invalid("para", dte.CodeRequired, "no address: give para, or an email to the cliente with the receptor's RUT (or import the SII's list of contribuyentes)")
+	}
+	// A mail asked for by hand is a new one each time.
+	var c *store.Correo
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		c, err = s.mailer.Enqueue(ctx, tx, o)
+		return err
+	})
+	if errors.Is(err, mailer.ErrNoSender) {
+		return nil, fault.Clash(fault.InvalidState, "the company has no mail settings to send from: PUT /empresa/correo with direccion and smtp")
+	}
+	if err != nil {
+		return nil, fault.Failed("queuing the mail", err)
+	}
+	out := correoOutOf(c)
+	return &out, nil
+}
+
+// Intercambio returns the EnvioDTE that carries one of the company's
+// signed documents to its receptor (the Carátula's RutReceptor is the
+// receptor's), signed now: the file the receptor gets by mail.
+func (r *DocumentService) Intercambio(ctx context.Context, empresaID, id string) ([]byte, error) {
+	s := r.s
+	d, emisor, err := s.signedDTE(ctx, empresaID, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.exchangeEnvelope(ctx, d, emisor)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
@@ -22,12 +23,12 @@ const pesoCL = "PESO CL"
 
 // totalsOf is what a DTE row keeps of a document's computed totals: its
 // Montos (see there for export documents in another currency).
-func totalsOf(t *dte.Totals) Montos {
+func totalsOf(t *dte.Totals) api.Montos {
 	tt := t.Totales
-	out := Montos{MontoNeto: optInt(tt.MntNeto), MontoExento: optInt(tt.MntExe), TasaIVA: tt.TasaIVA,
+	out := api.Montos{MontoNeto: optInt(tt.MntNeto), MontoExento: optInt(tt.MntExe), TasaIVA: tt.TasaIVA,
 		IVA: optInt(tt.IVA), MontoTotal: montoCLP(t)}
 	if tt.TpoMoneda != "" && tt.TpoMoneda != pesoCL {
-		m := &MontosMoneda{TpoMoneda: tt.TpoMoneda, MontoExento: tt.MntExe, MontoTotal: tt.MntTotal}
+		m := &api.MontosMoneda{TpoMoneda: tt.TpoMoneda, MontoExento: tt.MntExe, MontoTotal: tt.MntTotal}
 		out.MontoExento = nil
 		if om := t.OtraMoneda; om != nil && om.TpoMoneda == pesoCL {
 			m.TpoCambio = om.TpoCambio
@@ -102,9 +103,9 @@ type recoverItem struct {
 func (recoverArgs) Kind() string { return "dte.recover" }
 
 // Emit emits a document for the company from an emission request
-// (contract §2.3; read one strictly with dte.DecodeRequest) under an
-// Idempotency-Key, a UUID (see ParseIdempotencyKey: its spellings are one
-// key).
+// (p.Request: contract §2.3; read one strictly with dte.DecodeRequest)
+// under an Idempotency-Key (p.IdempotencyKey), a UUID (see
+// ParseIdempotencyKey: its spellings are one key).
 //
 // The first call with a key signs the document and answers its
 // EmitResponse; a later call with the same key and the same request
@@ -114,8 +115,9 @@ func (recoverArgs) Kind() string { return "dte.recover" }
 // fails with fault.KindIdempotencyMismatch, and while the first call is
 // still running with fault.KindIdempotencyInProgress. Invalid requests
 // fail with fault.KindValidation, naming every field, and take no folio.
-func (s *Service) Emit(ctx context.Context, empresaID, idempotencyKey string, req *dte.EmitirDTERequest) (resp *EmitResponse, replayed bool, err error) {
-	idempotencyKey, err = ParseIdempotencyKey(idempotencyKey)
+func (r *DocumentService) Emit(ctx context.Context, empresaID string, p api.EmitParams) (resp *api.EmitResponse, replayed bool, err error) {
+	s, req := r.s, p.Request
+	idempotencyKey, err := ParseIdempotencyKey(p.IdempotencyKey)
 	if err != nil {
 		return nil, false, err
 	}
@@ -139,7 +141,7 @@ func (s *Service) Emit(ctx context.Context, empresaID, idempotencyKey string, re
 
 // emitted is what emit answers: the response and whether it is a replay.
 type emitted struct {
-	resp     *EmitResponse
+	resp     *api.EmitResponse
 	replayed bool
 }
 
@@ -458,8 +460,8 @@ func idempotentAnswer(rec *store.Idempotency, hash []byte) (*emitted, error) {
 }
 
 // storedResponse decodes the response an idempotency record keeps.
-func storedResponse(rec *store.Idempotency) (*EmitResponse, error) {
-	var resp EmitResponse
+func storedResponse(rec *store.Idempotency) (*api.EmitResponse, error) {
+	var resp api.EmitResponse
 	if err := json.Unmarshal(rec.ResponseBody, &resp); err != nil {
 		return nil, fault.Failed("reading the stored response of DTE "+rec.DTEID, err)
 	}
@@ -475,7 +477,7 @@ func (s *Service) finish(ctx context.Context, a *groupcommit.Arrival, row *store
 	if err != nil {
 		return nil, fault.Failed("encoding totals", err)
 	}
-	resp := &EmitResponse{ID: row.ID, Folio: row.Folio, TipoDTE: dte.TipoDTE(row.TipoDTE),
+	resp := &api.EmitResponse{ID: row.ID, Folio: row.Folio, TipoDTE: dte.TipoDTE(row.TipoDTE),
 		Estado: dte.EstadoFirmado, MontoTotal: row.MontoTotal, CreatedAt: row.CreatedAt.UTC(), Advertencias: out.Warnings}
 	respJSON, err := json.Marshal(resp)
 	if err != nil {

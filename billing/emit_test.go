@@ -12,19 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
 
 // emitOK emits body under a new key and decodes the 201 answer.
-func emitOK(t testing.TB, s *Service, empresaID string, body []byte) EmitResponse {
+func emitOK(t testing.TB, s *Service, empresaID string, body []byte) api.EmitResponse {
 	t.Helper()
 	res, err := emitBody(s, context.Background(), empresaID, newKey(), body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r EmitResponse
+	var r api.EmitResponse
 	if res.Replay || json.Unmarshal(res.Body, &r) != nil || r.ID != res.ID {
 		t.Fatalf("emission answered replay=%v %s", res.Replay, res.Body)
 	}
@@ -72,7 +73,7 @@ func TestConcurrentEmission(t *testing.T) {
 							errs <- err
 							return
 						}
-						var r EmitResponse
+						var r api.EmitResponse
 						if err := json.Unmarshal(res.Body, &r); err != nil {
 							errs <- err
 							return
@@ -113,7 +114,7 @@ func TestConcurrentEmission(t *testing.T) {
 			if c1.IsActive || !c2.IsActive {
 				t.Errorf("is_active %v and %v, want the second CAF active", c1.IsActive, c2.IsActive)
 			}
-			page, err := s.ListDTE(ctx, emp.ID, DTEFilter{TipoDTE: 33, Estado: dte.EstadoFirmado, Limit: 1})
+			page, err := s.Documents.List(ctx, emp.ID, api.DTEListParams{TipoDTE: 33, Estado: dte.EstadoFirmado, ListParams: api.ListParams{Limit: 1}})
 			if err != nil || page.TotalCount != int64(total) {
 				t.Fatalf("ListDTE total_count %v, %v; want %d firmado", page, err, total)
 			}
@@ -186,7 +187,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 			if err != nil || !again.Replay || !bytes.Equal(again.Body, first) {
 				t.Errorf("replay after completion: %v, %v", again, err)
 			}
-			page, err := f.s.ListDTE(ctx, f.emp.ID, DTEFilter{})
+			page, err := f.s.Documents.List(ctx, f.emp.ID, api.DTEListParams{})
 			if err != nil || page.TotalCount != 1 {
 				t.Fatalf("%v DTEs (%v), want 1", page.TotalCount, err)
 			}
@@ -226,7 +227,7 @@ func TestEmitAndRead(t *testing.T) {
 			if r.Folio != 1 || r.TipoDTE != 33 || r.Estado != dte.EstadoFirmado || r.MontoTotal != 18409 {
 				t.Errorf("response %+v", r)
 			}
-			d, err := f.s.GetDTE(ctx, f.emp.ID, r.ID, true)
+			d, err := f.s.Documents.Get(ctx, f.emp.ID, r.ID, api.DTEGetParams{IncludeXML: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,19 +235,19 @@ func TestEmitAndRead(t *testing.T) {
 				d.RutReceptor != "77777777-7" || len(d.Detalle) != 2 || d.Metadata["pedido"] != "A-3" || d.XMLDocumento == "" {
 				t.Errorf("GetDTE %+v", d)
 			}
-			xml, err := f.s.DTEXML(ctx, f.emp.ID, r.ID)
+			xml, err := f.s.Documents.XML(ctx, f.emp.ID, r.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rep, err := dte.Verify(xml, creds(t).Keys); err != nil {
 				t.Fatalf("the stored XML does not verify: %v %+v", err, rep)
 			}
-			if d, _ := f.s.GetDTE(ctx, f.emp.ID, r.ID, false); d.XMLDocumento != "" {
+			if d, _ := f.s.Documents.Get(ctx, f.emp.ID, r.ID, api.DTEGetParams{}); d.XMLDocumento != "" {
 				t.Error("xml_documento without include_xml")
 			}
 			xmlsecVerify(t, "dte", xml)
-			for _, o := range []PDFOptions{{}, {Cedible: true}, {Formato: "80mm"}} {
-				p, err := f.s.DTEPDF(ctx, f.emp.ID, r.ID, o)
+			for _, o := range []api.PDFOptions{{}, {Cedible: true}, {Formato: "80mm"}} {
+				p, err := f.s.Documents.PDF(ctx, f.emp.ID, r.ID, o)
 				if err != nil || !bytes.HasPrefix(p, []byte("%PDF-")) {
 					t.Fatalf("DTEPDF %+v: %v", o, err)
 				}
@@ -255,7 +256,7 @@ func TestEmitAndRead(t *testing.T) {
 					t.Errorf("DTEPDF %+v: the text lacks the total or the cedible mark is wrong:\n%s", o, text)
 				}
 			}
-			if _, err := f.s.DTEPDF(ctx, f.emp.ID, r.ID, PDFOptions{Formato: "a4"}); fault.KindOf(err) != fault.KindValidation {
+			if _, err := f.s.Documents.PDF(ctx, f.emp.ID, r.ID, api.PDFOptions{Formato: "a4"}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("unknown format: %v", err)
 			}
 			// Validation failures take no folio.
@@ -305,7 +306,7 @@ func TestRecoveryFinishesPending(t *testing.T) {
 				t.Fatalf("pending rows: %+v", page)
 			}
 			pend := page.Items[0]
-			if d, _ := f.s.GetDTE(ctx, f.emp.ID, pend.ID, false); d.Estado != dte.EstadoBorrador {
+			if d, _ := f.s.Documents.Get(ctx, f.emp.ID, pend.ID, api.DTEGetParams{}); d.Estado != dte.EstadoBorrador {
 				t.Errorf("a pending DTE shows estado %q, want borrador", d.Estado)
 			}
 			if err := f.s.recoverDTE(ctx, f.emp.ID, pend.ID); err != nil {
@@ -448,7 +449,7 @@ func TestEmitSignsTheCommittedFolio(t *testing.T) {
 			if r.Folio != 2 {
 				t.Fatalf("folio %d, want 2 (folio 1 went to another transaction)", r.Folio)
 			}
-			xml, err := f.s.DTEXML(ctx, f.emp.ID, r.ID)
+			xml, err := f.s.Documents.XML(ctx, f.emp.ID, r.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -465,7 +466,7 @@ func TestEmitSignsTheCommittedFolio(t *testing.T) {
 // emitAnswer is Emit's answer as the tests compare it: the response, its
 // JSON and whether it was a replay.
 type emitAnswer struct {
-	Resp   *EmitResponse
+	Resp   *api.EmitResponse
 	Body   []byte
 	Replay bool
 	ID     string
@@ -481,7 +482,7 @@ func emitBody(s *Service, ctx context.Context, empresaID, key string, body []byt
 	if err != nil {
 		return nil, fault.As(err)
 	}
-	resp, replayed, err := s.Emit(ctx, empresaID, key, req)
+	resp, replayed, err := s.Documents.Emit(ctx, empresaID, api.EmitParams{IdempotencyKey: key, Request: req})
 	if err != nil {
 		return nil, err
 	}
@@ -520,7 +521,7 @@ func TestIdempotencyKeySpellings(t *testing.T) {
 					t.Errorf("key %q: replay %v, id %s; want a replay of %s", key, res.Replay, res.ID, first.ID)
 				}
 			}
-			page, err := f.s.ListDTE(ctx, f.emp.ID, DTEFilter{})
+			page, err := f.s.Documents.List(ctx, f.emp.ID, api.DTEListParams{})
 			if err != nil || page.TotalCount != 1 {
 				t.Fatalf("documents after five spellings of one key: %v, %v; want 1", page, err)
 			}

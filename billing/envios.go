@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/caf"
@@ -19,66 +20,9 @@ import (
 	"github.com/dtekit/dtekit/store"
 )
 
-// Envio is an envelope of the company's documents sent to the SII, with
-// its track id and each document's result (GET /envios/{id}).
-type Envio struct {
-	ID string `json:"id"`
-	// Tipo is the envelope's kind: EnvioBOLETA (boletas 39, 41) or
-	// EnvioDTE (the other types).
-	Tipo string `json:"tipo"`
-	// Ambiente is the environment whose SII it goes to: its documents'
-	// own (certificacion or produccion).
-	Ambiente string `json:"ambiente"`
-	// Estado is pendiente (not uploaded yet), enviando (uploading, or
-	// retrying after a failure), procesando (the SII gave a track id and
-	// reviews it) or procesado (every document has its final state).
-	Estado string `json:"estado"`
-	// TrackID is the SII's track id, null until it gives one (and for
-	// boletas whose upload's answer was lost: no query gives it back).
-	TrackID *string `json:"track_id"`
-	// Intentos counts the uploads of the envelope.
-	Intentos int `json:"intentos"`
-	// Documentos are its documents in envelope order.
-	Documentos []EnvioDocumento `json:"documentos"`
-	CreatedAt  time.Time        `json:"created_at"`
-	UpdatedAt  time.Time        `json:"updated_at"`
-}
-
-// EnvioDocumento is one document of an envelope and its result so far.
-type EnvioDocumento struct {
-	DTEID     string      `json:"dte_id"`
-	TipoDTE   dte.TipoDTE `json:"tipo_dte"`
-	Folio     int64       `json:"folio"`
-	Estado    dte.Estado  `json:"estado"`
-	CodigoSII *string     `json:"codigo_sii"`
-	GlosaSII  *string     `json:"glosa_sii"`
-}
-
-// EnvioPage is a page of the envelope list, newest first.
-type EnvioPage struct {
-	Data       []Envio `json:"data"`
-	NextCursor *string `json:"next_cursor"`
-	TotalCount int64   `json:"total_count"`
-}
-
-// EnvioRequest asks for an envelope of held documents (POST /envios).
-type EnvioRequest struct {
-	// DTEIDs are the documents, in envelope order: all boletas or none,
-	// all of one environment.
-	DTEIDs []string `json:"dte_ids"`
-}
-
-// Envelope states as the API shows them (Envio.Estado).
-const (
-	EnvioPendiente  = "pendiente"
-	EnvioEnviando   = "enviando"
-	EnvioProcesando = "procesando"
-	EnvioProcesado  = "procesado"
-)
-
-// CreateEnvio packs held documents of the company (firmado, emitted with
+// Create packs held documents of the company (firmado, emitted with
 // auto_send false) into one envelope and queues it for the SII, under an
-// Idempotency-Key as Emit's: a later call with the same key and the same
+// Idempotency-Key (req.IdempotencyKey) as an emission's: a later call with the same key and the same
 // ids (in the same order) answers the first call's Envio with replayed
 // set; the same key with other ids, or used for another operation, fails
 // with fault.KindIdempotencyMismatch. Every document goes to enviando.
@@ -92,8 +36,9 @@ const (
 // fault.KindValidation naming each dte_ids[i] at fault; a document already
 // sent or on its way is a conflict (INVALID_STATE). A process whose
 // Config.Submission is set sends it.
-func (s *Service) CreateEnvio(ctx context.Context, empresaID, idempotencyKey string, req EnvioRequest) (*Envio, bool, error) {
-	key, err := ParseIdempotencyKey(idempotencyKey)
+func (r *EnvelopeService) Create(ctx context.Context, empresaID string, req api.EnvioRequest) (*api.Envio, bool, error) {
+	s := r.s
+	key, err := ParseIdempotencyKey(req.IdempotencyKey)
 	if err != nil {
 		return nil, false, err
 	}
@@ -101,16 +46,17 @@ func (s *Service) CreateEnvio(ctx context.Context, empresaID, idempotencyKey str
 	if err != nil {
 		return nil, false, err
 	}
-	return s.newEnvio(ctx, empresaID, key, opEnviosCreate, ids, "dte_ids")
+	return s.newEnvio(ctx, empresaID, key, opEnviosCreate, req.LegacyOperation, ids, "dte_ids")
 }
 
-// SubmitDTE sends one held document of the company (firmado, emitted with
+// Submit sends one held document of the company (firmado, emitted with
 // auto_send false) to the SII, in an envelope of its own, under an
-// Idempotency-Key as CreateEnvio's. A document already sent or on its way
+// Idempotency-Key (p.IdempotencyKey) as Create's. A document already sent or on its way
 // is a conflict (INVALID_STATE); one the company does not have is not
 // found.
-func (s *Service) SubmitDTE(ctx context.Context, empresaID, idempotencyKey, id string) (*Envio, bool, error) {
-	key, err := ParseIdempotencyKey(idempotencyKey)
+func (r *EnvelopeService) Submit(ctx context.Context, empresaID, id string, p api.SubmitParams) (*api.Envio, bool, error) {
+	s := r.s
+	key, err := ParseIdempotencyKey(p.IdempotencyKey)
 	if err != nil {
 		return nil, false, err
 	}
@@ -119,7 +65,7 @@ func (s *Service) SubmitDTE(ctx context.Context, empresaID, idempotencyKey, id s
 		return nil, false, fault.Missing("DTE", id)
 	}
 	id = u.String()
-	return s.newEnvio(ctx, empresaID, key, opDTEEnviar, []string{id}, "")
+	return s.newEnvio(ctx, empresaID, key, opDTEEnviar, p.LegacyOperation, []string{id}, "")
 }
 
 // envioIDs checks the ids of an envelope request: present, at most
@@ -160,8 +106,8 @@ func envioIDs(in []string) ([]string, error) {
 // The operations an envelope's Idempotency-Key is recorded for: their
 // names are billing's own (the routes that reach them are server's).
 const (
-	opEnviosCreate = "envios.create" // CreateEnvio
-	opDTEEnviar    = "dte.enviar"    // SubmitDTE
+	opEnviosCreate = "envios.create" // Envelopes.Create
+	opDTEEnviar    = "dte.enviar"    // Envelopes.Submit
 )
 
 // envioFingerprint is the fingerprint an envelope request's key is
@@ -172,30 +118,22 @@ func envioFingerprint(op string, ids []string) []byte {
 	return sum[:]
 }
 
-// legacyEnvioFingerprint is the fingerprint versions before operation
-// names recorded keys with: the operation was the route that reached it.
-// A key is kept 24 hours, so a replay of a key recorded before an upgrade
-// must still match within that window; this function (and the routes it
-// names, which otherwise live only in server) can go once no process
-// older than 2026-11-29 has recorded keys for a day.
-func legacyEnvioFingerprint(op string, ids []string) []byte {
-	route := "POST /api/v1/billing/envios"
-	if op == opDTEEnviar {
-		route = "POST /api/v1/billing/dte/" + ids[0] + "/enviar"
-	}
-	return envioFingerprint(route, ids)
-}
-
 // newEnvio creates an envelope of ids under key in one transaction: the
 // key is recorded with the answer, or its first answer is replayed. op
 // names the operation in the key's fingerprint, so a key used for another
-// operation (or another document) is a mismatch.
-func (s *Service) newEnvio(ctx context.Context, empresaID, key, op string, ids []string, field string) (*Envio, bool, error) {
+// operation (or another document) is a mismatch. legacyOp, when not "",
+// is the name versions before operation names gave it (the route that
+// reached it, which its caller, the server, knows): a key recorded then
+// with legacyOp and the same ids matches too (see api.SubmitParams).
+func (s *Service) newEnvio(ctx context.Context, empresaID, key, op, legacyOp string, ids []string, field string) (*api.Envio, bool, error) {
 	hash := envioFingerprint(op, ids)
-	legacy := legacyEnvioFingerprint(op, ids)
+	var legacy []byte
+	if legacyOp != "" {
+		legacy = envioFingerprint(legacyOp, ids)
+	}
 	at := s.now().UTC().Truncate(time.Microsecond)
 	id := newID()
-	var out *Envio
+	var out *api.Envio
 	var replayed bool
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		out, replayed = nil, false
@@ -214,7 +152,7 @@ func (s *Service) newEnvio(ctx context.Context, empresaID, key, op string, ids [
 			if err != nil {
 				return err
 			}
-			if !bytes.Equal(rec.BodyHash, hash) && !bytes.Equal(rec.BodyHash, legacy) {
+			if !bytes.Equal(rec.BodyHash, hash) && (legacy == nil || !bytes.Equal(rec.BodyHash, legacy)) {
 				return &fault.Error{Kind: fault.KindIdempotencyMismatch, Code: fault.IdempotencyMismatch,
 					Message: "this Idempotency-Key was used with a different request"}
 			}
@@ -222,7 +160,7 @@ func (s *Service) newEnvio(ctx context.Context, empresaID, key, op string, ids [
 				return &fault.Error{Kind: fault.KindIdempotencyInProgress, Code: fault.IdempotencyInProgress,
 					Message: "the first request with this Idempotency-Key is still being processed; retry later"}
 			}
-			var first Envio
+			var first api.Envio
 			if err := json.Unmarshal(rec.ResponseBody, &first); err != nil {
 				return fault.Failed("reading the stored response of envelope request "+key, err)
 			}
@@ -233,7 +171,7 @@ func (s *Service) newEnvio(ctx context.Context, empresaID, key, op string, ids [
 		if err != nil {
 			return err
 		}
-		if out, err = s.envioOut(ctx, tx, e); err != nil {
+		if out, err = s.envioFromStore(ctx, tx, e); err != nil {
 			return err
 		}
 		body, err := json.Marshal(out)
@@ -253,26 +191,21 @@ func (s *Service) newEnvio(ctx context.Context, empresaID, key, op string, ids [
 	return out, replayed, nil
 }
 
-// GetEnvio returns one of the company's envelopes with each document's
+// Get returns one of the company's envelopes with each document's
 // result.
-func (s *Service) GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error) {
+func (r *EnvelopeService) Get(ctx context.Context, empresaID, id string) (*api.Envio, error) {
+	s := r.s
 	e, err := s.st.GetEnvio(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the envelope", "envio", id)
 	}
-	return s.envioOut(ctx, s.st, e)
+	return s.envioFromStore(ctx, s.st, e)
 }
 
-// EnvioFilter selects envelopes for ListEnvios.
-type EnvioFilter struct {
-	Ambiente string // see api.AmbienteTodos: "" is the company's current environment
-	Cursor   string
-	Limit    int // 0 means 20; 1 to 100
-}
-
-// ListEnvios lists the company's envelopes of one environment (or both),
+// List lists the company's envelopes of one environment (or both),
 // newest first (those of auto_send documents too, one document each).
-func (s *Service) ListEnvios(ctx context.Context, empresaID string, p EnvioFilter) (*EnvioPage, error) {
+func (r *EnvelopeService) List(ctx context.Context, empresaID string, p api.EnvioListParams) (*api.Page[api.Envio], error) {
+	s := r.s
 	n, verr := pageLimit(p.Limit)
 	if verr != nil {
 		return nil, verr
@@ -285,9 +218,9 @@ func (s *Service) ListEnvios(ctx context.Context, empresaID string, p EnvioFilte
 	if err != nil {
 		return nil, storeErr(err, "listing envelopes", "empresa", empresaID)
 	}
-	out := &EnvioPage{Data: make([]Envio, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &api.Page[api.Envio]{Data: make([]api.Envio, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
-		e, err := s.envioOut(ctx, s.st, &page.Items[i])
+		e, err := s.envioFromStore(ctx, s.st, &page.Items[i])
 		if err != nil {
 			return nil, err
 		}
@@ -296,10 +229,10 @@ func (s *Service) ListEnvios(ctx context.Context, empresaID string, p EnvioFilte
 	return out, nil
 }
 
-// envioOut renders a stored envelope. An envelope of an earlier version
-// (no results, no environment kept; one document) has them read from its
-// documents.
-func (s *Service) envioOut(ctx context.Context, r store.Reader, e *store.Envio) (*Envio, error) {
+// envioFromStore renders a stored envelope. An envelope of an earlier
+// version (no results, no environment kept; one document) has them read
+// from its documents.
+func (s *Service) envioFromStore(ctx context.Context, r store.Reader, e *store.Envio) (*api.Envio, error) {
 	results, err := submission.ParseResults(e.Results)
 	if err != nil {
 		return nil, unreadable("envio", e.ID, fmt.Errorf("stored results: %w", err))
@@ -323,26 +256,26 @@ func (s *Service) envioOut(ctx context.Context, r store.Reader, e *store.Envio) 
 			}
 		}
 	}
-	out := &Envio{ID: e.ID, Tipo: "EnvioDTE", Ambiente: ambiente, Intentos: e.Attempts, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
-		Documentos: make([]EnvioDocumento, 0, len(results))}
+	out := &api.Envio{ID: e.ID, Tipo: "EnvioDTE", Ambiente: ambiente, Intentos: e.Attempts, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
+		Documentos: make([]api.EnvioDocumento, 0, len(results))}
 	if e.TrackID != "" {
 		out.TrackID = &e.TrackID
 	}
 	switch {
 	case submission.EnvioFinished(e.Estado):
-		out.Estado = EnvioProcesado
+		out.Estado = api.EnvioProcesado
 	case e.Estado == "procesando":
-		out.Estado = EnvioProcesando
+		out.Estado = api.EnvioProcesando
 	case e.Estado == "enviando" || e.Estado == "reintentar":
-		out.Estado = EnvioEnviando
+		out.Estado = api.EnvioEnviando
 	default:
-		out.Estado = EnvioPendiente
+		out.Estado = api.EnvioPendiente
 	}
 	for _, r := range results {
 		if dte.TipoDTE(r.TipoDTE).IsBoleta() {
 			out.Tipo = "EnvioBOLETA"
 		}
-		out.Documentos = append(out.Documentos, EnvioDocumento{DTEID: r.DTEID, TipoDTE: dte.TipoDTE(r.TipoDTE), Folio: r.Folio,
+		out.Documentos = append(out.Documentos, api.EnvioDocumento{DTEID: r.DTEID, TipoDTE: dte.TipoDTE(r.TipoDTE), Folio: r.Folio,
 			Estado: apiEstado(r.Estado), CodigoSII: r.CodigoSII, GlosaSII: r.GlosaSII})
 	}
 	return out, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/store"
@@ -33,7 +34,7 @@ func TestEnvioKeysOfEveryVersion(t *testing.T) {
 	record := func(t *testing.T, hash []byte, envio string) string {
 		t.Helper()
 		key := newKey()
-		body, _ := json.Marshal(Envio{ID: envio, Tipo: "EnvioDTE", Estado: EnvioPendiente})
+		body, _ := json.Marshal(api.Envio{ID: envio, Tipo: "EnvioDTE", Estado: api.EnvioPendiente})
 		rec := &store.Idempotency{EmpresaID: e.ID, Ambiente: "certificacion", Key: key, BodyHash: hash,
 			State: store.IdempotencyDone, ResponseStatus: 201, ResponseBody: body, CreatedAt: at, UpdatedAt: at}
 		if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertIdempotency(ctx, rec) }); err != nil {
@@ -41,14 +42,28 @@ func TestEnvioKeysOfEveryVersion(t *testing.T) {
 		}
 		return key
 	}
-	envios := func(key string) (*Envio, bool, error) {
-		return s.CreateEnvio(ctx, e.ID, key, EnvioRequest{DTEIDs: []string{a, b}})
+	// The server passes the routes that reached each operation before
+	// they had names (server.legacyEnvioOperation and
+	// legacySubmitOperation); a caller that passes none matches only keys
+	// of this version.
+	envios := func(key string) (*api.Envio, bool, error) {
+		return s.Envelopes.Create(ctx, e.ID, api.EnvioRequest{IdempotencyKey: key, DTEIDs: []string{a, b},
+			LegacyOperation: "POST /api/v1/billing/envios"})
 	}
-	enviar := func(key string) (*Envio, bool, error) { return s.SubmitDTE(ctx, e.ID, key, a) }
+	enviar := func(key string) (*api.Envio, bool, error) {
+		return s.Envelopes.Submit(ctx, e.ID, a, api.SubmitParams{IdempotencyKey: key,
+			LegacyOperation: "POST /api/v1/billing/dte/" + a + "/enviar"})
+	}
+	enviosNoLegacy := func(key string) (*api.Envio, bool, error) {
+		return s.Envelopes.Create(ctx, e.ID, api.EnvioRequest{IdempotencyKey: key, DTEIDs: []string{a, b}})
+	}
+	enviarNoLegacy := func(key string) (*api.Envio, bool, error) {
+		return s.Envelopes.Submit(ctx, e.ID, a, api.SubmitParams{IdempotencyKey: key})
+	}
 	for _, c := range []struct {
 		name   string
 		stored string // what the fingerprint hashed when the key was recorded
-		call   func(key string) (*Envio, bool, error)
+		call   func(key string) (*api.Envio, bool, error)
 		replay bool
 	}{
 		{"envios, this version", "envios.create\n" + a + "\n" + b, envios, true},
@@ -59,6 +74,10 @@ func TestEnvioKeysOfEveryVersion(t *testing.T) {
 		{"envios with an old key of enviar", "POST /api/v1/billing/dte/" + a + "/enviar\n" + a, envios, false},
 		{"enviar with a key of envios", "envios.create\n" + a, enviar, false},
 		{"enviar with an old key of another document", "POST /api/v1/billing/dte/" + b + "/enviar\n" + a, enviar, false},
+		{"envios without a legacy name, this version", "envios.create\n" + a + "\n" + b, enviosNoLegacy, true},
+		{"envios without a legacy name, an old key", "POST /api/v1/billing/envios\n" + a + "\n" + b, enviosNoLegacy, false},
+		{"enviar without a legacy name, this version", "dte.enviar\n" + a, enviarNoLegacy, true},
+		{"enviar without a legacy name, an old key", "POST /api/v1/billing/dte/" + a + "/enviar\n" + a, enviarNoLegacy, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			key := record(t, fp(c.stored), "0190f1a2-0000-7000-8000-0000000000e1")

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/dte"
@@ -53,19 +54,19 @@ func Example_emit() {
 		panic(err) // a *dte.ValidationError naming each bad field
 	}
 	const key = "0b6f3c1e-5d7a-4c8e-9f10-2a3b4c5d6e7f"
-	first, replayed, err := svc.Emit(ctx, emp.ID, key, req)
+	first, replayed, err := svc.Documents.Emit(ctx, emp.ID, api.EmitParams{IdempotencyKey: key, Request: req})
 	if err != nil {
 		panic(err) // a *fault.Error: its Kind, Code and Details say what failed
 	}
 	fmt.Println(first.TipoDTE, first.Folio, first.Estado, first.MontoTotal, replayed)
 
-	again, replayed, err := svc.Emit(ctx, emp.ID, key, req)
+	again, replayed, err := svc.Documents.Emit(ctx, emp.ID, api.EmitParams{IdempotencyKey: key, Request: req})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(again.ID == first.ID, replayed)
 
-	xml, err := svc.DTEXML(ctx, emp.ID, first.ID)
+	xml, err := svc.Documents.XML(ctx, emp.ID, first.ID)
 	if err != nil {
 		panic(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
@@ -39,14 +40,14 @@ func (r *submitRig) addCompanyB(t *testing.T) *Empresa {
 
 // emitToB emits a factura of A to B (sent to the SII when autoSend) and
 // returns it with the EnvioDTE A would mail B.
-func (r *submitRig) emitToB(t *testing.T, autoSend bool) (*DTE, []byte) {
+func (r *submitRig) emitToB(t *testing.T, autoSend bool) (*api.DTE, []byte) {
 	t.Helper()
 	ctx := context.Background()
 	req, err := dte.DecodeRequest(strings.NewReader(string(submitBody(33, autoSend))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _, err := r.s.Emit(ctx, r.emp.ID, newID(), req)
+	res, _, err := r.s.Documents.Emit(ctx, r.emp.ID, api.EmitParams{IdempotencyKey: newID(), Request: req})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func (r *submitRig) emitToB(t *testing.T, autoSend bool) (*DTE, []byte) {
 	if err != nil || o == nil {
 		t.Fatalf("the document's mail: %v, %v", o, err)
 	}
-	d, err := r.s.GetDTE(ctx, r.emp.ID, res.ID, false)
+	d, err := r.s.Documents.Get(ctx, r.emp.ID, res.ID, api.DTEGetParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestDecisions(t *testing.T) {
 			ctx := context.Background()
 			compB := r.addCompanyB(t)
 			var ids []string
-			var docs []*DTE
+			var docs []*api.DTE
 			for range 3 {
 				d, env := r.emitToB(t, true)
 				if got := r.waitFinal(t, d.ID); got.Estado != dte.EstadoAceptado {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 
 	"github.com/dtekit/dtekit/dte"
@@ -122,7 +123,7 @@ func TestMailEndToEnd(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			r := newMailRig(t, b)
 			ctx := context.Background()
-			var docs []*DTE
+			var docs []*api.DTE
 			for i := range 3 {
 				d, _ := r.emitToB(t, true)
 				if got := r.waitFinal(t, d.ID); got.Estado != dte.EstadoAceptado {
@@ -144,7 +145,7 @@ func TestMailEndToEnd(t *testing.T) {
 			r.waitMail(t, r.userA, 3)
 			r.poll(t, r.emp.ID, 3)
 			for _, d := range docs {
-				got, err := r.s.GetDTE(ctx, r.emp.ID, d.ID, false)
+				got, err := r.s.Documents.Get(ctx, r.emp.ID, d.ID, api.DTEGetParams{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -175,16 +176,16 @@ func TestMailEndToEnd(t *testing.T) {
 			r.waitMail(t, r.userA, 6)
 			r.poll(t, r.emp.ID, 3)
 			want := []struct {
-				slot   func(*ReceptorRespuestas) *ReceptorRespuesta
+				slot   func(*api.ReceptorRespuestas) *api.ReceptorRespuesta
 				result string
 				event  webhook.EventType
 			}{
-				{func(x *ReceptorRespuestas) *ReceptorRespuesta { return x.Resultado }, "aceptado", webhook.EventDTEReceptorAceptado},
-				{func(x *ReceptorRespuestas) *ReceptorRespuesta { return x.Resultado }, "rechazado", webhook.EventDTEReceptorRechazado},
-				{func(x *ReceptorRespuestas) *ReceptorRespuesta { return x.Recibo }, "mercaderias_recibidas", webhook.EventDTEMercaderiasRecibidas},
+				{func(x *api.ReceptorRespuestas) *api.ReceptorRespuesta { return x.Resultado }, "aceptado", webhook.EventDTEReceptorAceptado},
+				{func(x *api.ReceptorRespuestas) *api.ReceptorRespuesta { return x.Resultado }, "rechazado", webhook.EventDTEReceptorRechazado},
+				{func(x *api.ReceptorRespuestas) *api.ReceptorRespuesta { return x.Recibo }, "mercaderias_recibidas", webhook.EventDTEMercaderiasRecibidas},
 			}
 			for i, w := range want {
-				got, err := r.s.GetDTE(ctx, r.emp.ID, docs[i].ID, false)
+				got, err := r.s.Documents.Get(ctx, r.emp.ID, docs[i].ID, api.DTEGetParams{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -195,7 +196,7 @@ func TestMailEndToEnd(t *testing.T) {
 					t.Errorf("%d %s events, want 1", n, w.event)
 				}
 			}
-			if got, _ := r.s.GetDTE(ctx, r.emp.ID, docs[1].ID, false); got != nil && got.Intercambio != nil && got.Intercambio.Resultado != nil &&
+			if got, _ := r.s.Documents.Get(ctx, r.emp.ID, docs[1].ID, api.DTEGetParams{}); got != nil && got.Intercambio != nil && got.Intercambio.Resultado != nil &&
 				got.Intercambio.Resultado.Motivo == "" {
 				t.Errorf("the claim's reason did not travel: %+v", got.Intercambio.Resultado)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/inbox"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
@@ -164,28 +165,11 @@ type RecepcionPage struct {
 	TotalCount int64       `json:"total_count"`
 }
 
-// Correo is a mail the service sent, or will send, for the company
-// (GET /correos/{id}).
-type Correo struct {
-	ID          string     `json:"id"`
-	Tipo        string     `json:"tipo"`
-	DTEID       *string    `json:"dte_id"`
-	RecibidoID  *string    `json:"recibido_id"`
-	Para        string     `json:"para"`
-	MessageID   string     `json:"message_id"`
-	Estado      string     `json:"estado"`
-	Intentos    int        `json:"intentos"`
-	UltimoError *string    `json:"ultimo_error"`
-	EnviadoAt   *time.Time `json:"enviado_at"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
-}
-
 // CorreoPage is a page of mails, newest first.
 type CorreoPage struct {
-	Data       []Correo `json:"data"`
-	NextCursor *string  `json:"next_cursor"`
-	TotalCount int64    `json:"total_count"`
+	Data       []api.Correo `json:"data"`
+	NextCursor *string      `json:"next_cursor"`
+	TotalCount int64        `json:"total_count"`
 }
 
 // Mensaje is a mail read from the company's mailbox.
@@ -204,64 +188,6 @@ type MensajePage struct {
 	Data       []Mensaje `json:"data"`
 	NextCursor *string   `json:"next_cursor"`
 	TotalCount int64     `json:"total_count"`
-}
-
-// ReceptorRespuestas are what a document's receptor answered by mail
-// (DTE.Intercambio).
-type ReceptorRespuestas struct {
-	Recepcion *ReceptorRespuesta `json:"recepcion"`
-	Resultado *ReceptorRespuesta `json:"resultado"`
-	Recibo    *ReceptorRespuesta `json:"recibo"`
-	// Historial are the later answers that differ from the one that
-	// stands (the first of each kind), oldest first: kept, never applied.
-	Historial []ReceptorRespuesta `json:"historial"`
-}
-
-// ReceptorRespuesta is one answer of a receptor.
-type ReceptorRespuesta struct {
-	// Tipo is its kind: recepcion, resultado or recibo.
-	Tipo        string `json:"tipo"`
-	Resultado   string `json:"resultado"`
-	Codigo      int    `json:"codigo"`
-	Glosa       string `json:"glosa"`
-	Motivo      string `json:"motivo"`
-	RutReceptor string `json:"rut_receptor"`
-	// RutFirmante is the RUT of the certificate that signed it (nil when
-	// the certificate names none, or for answers recorded before it was
-	// kept).
-	RutFirmante *string `json:"rut_firmante"`
-	// RecepcionID is the record of the file that carried it (nil for
-	// answers recorded before files of answers were kept).
-	RecepcionID *string   `json:"recepcion_id"`
-	RecibidoAt  time.Time `json:"recibido_at"`
-}
-
-// receptorOut renders a document's receptor answers (nil when none).
-func receptorOut(d *store.DTE) *ReceptorRespuestas {
-	if len(d.Intercambio) == 0 {
-		return nil
-	}
-	ic := inbox.IntercambioOf(d)
-	conv := func(a *inbox.Answer, tipo string) *ReceptorRespuesta {
-		if a == nil {
-			return nil
-		}
-		out := &ReceptorRespuesta{Tipo: tipo, Resultado: a.Resultado, Codigo: a.Codigo, Glosa: a.Glosa, Motivo: a.Motivo,
-			RutReceptor: a.RutReceptor, RecibidoAt: a.At.UTC()}
-		if a.RutFirmante != "" {
-			out.RutFirmante = &a.RutFirmante
-		}
-		if a.RecepcionID != "" {
-			out.RecepcionID = &a.RecepcionID
-		}
-		return out
-	}
-	out := &ReceptorRespuestas{Recepcion: conv(ic.Recepcion, "recepcion"), Resultado: conv(ic.Resultado, "resultado"),
-		Recibo: conv(ic.Recibo, "recibo"), Historial: make([]ReceptorRespuesta, 0, len(ic.Historial))}
-	for i := range ic.Historial {
-		out.Historial = append(out.Historial, *conv(&ic.Historial[i], ic.Historial[i].Tipo))
-	}
-	return out
 }
 
 // recibidoOut renders a stored received document.
@@ -545,8 +471,8 @@ func (s *Service) ReceiveRespuesta(ctx context.Context, empresaID string, file [
 }
 
 // correoOutOf renders a stored mail.
-func correoOutOf(c *store.Correo) Correo {
-	out := Correo{ID: c.ID, Tipo: c.Tipo, Para: c.Para, MessageID: c.MessageID, Estado: c.Estado, Intentos: c.Attempts,
+func correoOutOf(c *store.Correo) api.Correo {
+	out := api.Correo{ID: c.ID, Tipo: c.Tipo, Para: c.Para, MessageID: c.MessageID, Estado: c.Estado, Intentos: c.Attempts,
 		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 	if c.DTEID != "" {
 		out.DTEID = &c.DTEID
@@ -594,7 +520,7 @@ func (s *Service) ListCorreos(ctx context.Context, empresaID string, f CorreoFil
 	if err != nil {
 		return nil, storeErr(err, "listing mails", "empresa", empresaID)
 	}
-	out := &CorreoPage{Data: make([]Correo, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &CorreoPage{Data: make([]api.Correo, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
 		out.Data = append(out.Data, correoOutOf(&page.Items[i]))
 	}
@@ -602,7 +528,7 @@ func (s *Service) ListCorreos(ctx context.Context, empresaID string, f CorreoFil
 }
 
 // GetCorreo returns one mail of the company.
-func (s *Service) GetCorreo(ctx context.Context, empresaID, id string) (*Correo, error) {
+func (s *Service) GetCorreo(ctx context.Context, empresaID, id string) (*api.Correo, error) {
 	c, err := s.st.GetCorreo(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the mail", "correo", id)
@@ -661,48 +587,6 @@ func (s *Service) PollMailbox(ctx context.Context, empresaID string) (*LecturaCo
 		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "the company's mailbox could not be read; try again later", Err: err}
 	}
 	return &LecturaCorreo{Leidos: res.Read, Repetidos: res.Skipped, Rechazados: res.Refused}, nil
-}
-
-// MailDTE queues the mail of one of the company's signed documents to its
-// receptor: to para when given, else to the cliente's e-mail.
-func (s *Service) MailDTE(ctx context.Context, empresaID, id, para string) (*Correo, error) {
-	if para != "" {
-		if d := checkEmailField(nil, "para", para); len(d) > 0 {
-			return nil, fault.FromValidation(&dte.ValidationError{Details: d})
-		}
-	}
-	o, err := s.documentMail(ctx, empresaID, id, para)
-	if err != nil {
-		return nil, err
-	}
-	if o == nil {
-		return nil, fault.Invalid("para", dte.CodeRequired, "no address: give para, or an email to the cliente with the receptor's RUT (or import the SII's list of contribuyentes)")
-	}
-	// A mail asked for by hand is a new one each time.
-	var c *store.Correo
-	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-		c, err = s.mailer.Enqueue(ctx, tx, o)
-		return err
-	})
-	if errors.Is(err, mailer.ErrNoSender) {
-		return nil, fault.Clash(fault.InvalidState, "the company has no mail settings to send from: PUT /empresa/correo with direccion and smtp")
-	}
-	if err != nil {
-		return nil, fault.Failed("queuing the mail", err)
-	}
-	out := correoOutOf(c)
-	return &out, nil
-}
-
-// IntercambioXML returns the EnvioDTE that carries one of the company's
-// signed documents to its receptor (the Carátula's RutReceptor is the
-// receptor's), signed now: the file the receptor gets by mail.
-func (s *Service) IntercambioXML(ctx context.Context, empresaID, id string) ([]byte, error) {
-	d, emisor, err := s.signedDTE(ctx, empresaID, id)
-	if err != nil {
-		return nil, err
-	}
-	return s.exchangeEnvelope(ctx, d, emisor)
 }
 
 // signedDTE reads a signed document and its issuer.
@@ -780,7 +664,7 @@ func (s *Service) documentMail(ctx context.Context, empresaID, id, para string) 
 	}
 	name := fmt.Sprintf("DTE_%s_%d_%d", emisor.Rut, d.TipoDTE, d.Folio)
 	atts := []email.Attachment{{Filename: name + ".xml", ContentType: "application/xml", Data: env}}
-	if p, err := s.DTEPDF(ctx, empresaID, id, PDFOptions{}); err == nil {
+	if p, err := s.Documents.PDF(ctx, empresaID, id, api.PDFOptions{}); err == nil {
 		atts = append(atts, email.Attachment{Filename: name + ".pdf", ContentType: "application/pdf", Data: p})
 	}
 	return &mailer.Outgoing{EmpresaID: empresaID, Tipo: "dte", DTEID: id, To: para, Via: via,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
@@ -168,7 +169,7 @@ func testTenantStarvation(t *testing.T, b backend) {
 		}
 		for _, id := range ids {
 			for {
-				d, err := s.GetDTE(ctx, a.ID, id, false)
+				d, err := s.Documents.Get(ctx, a.ID, id, api.DTEGetParams{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -18,15 +18,16 @@ import (
 // With submission on, every document emitted with auto_send goes to the
 // SII right after it is signed, in an envelope of its own (an EnvioDTE,
 // or an EnvioBOLETA for boletas); documents held firmado go when
-// SubmitDTE or CreateEnvio packs them, several to an envelope. Each
-// envelope goes to the SII of its documents' environment. Each document
-// walks firmado → enviando (uploading, retried with UploadBackoff) →
-// procesando (polled with PollBackoff) → aceptado, con_reparos or
-// rechazado, each change with its tracking fields and its event
-// (dte.accepted, dte.repaired, dte.rejected) written in one transaction
-// together with the job of the next step. An upload left without an
-// answer is not sent again blindly: the SII is asked whether it received
-// the envelope first (see ReconcileWindow, BoletaCheckDelay).
+// Envelopes.Submit or Envelopes.Create packs them, several to an
+// envelope. Each envelope goes to the SII of its documents' environment.
+// Each document walks firmado → enviando (uploading, retried with
+// UploadBackoff) → procesando (polled with PollBackoff) → aceptado,
+// con_reparos or rechazado (api.DTENext), each change with its tracking
+// fields and its event (dte.accepted, dte.repaired, dte.rejected) written
+// in one transaction together with the job of the next step. An upload
+// left without an answer is not sent again blindly: the SII is asked
+// whether it received the envelope first (see ReconcileWindow,
+// BoletaCheckDelay).
 type SubmitConfig struct {
 	// Endpoints returns the addresses for a company's environment; nil
 	// means the SII's own (sii.EndpointsFor). The demo points it at a fake.

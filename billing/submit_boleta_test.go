@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii"
@@ -98,10 +99,10 @@ func boletaRigTuned(t *testing.T, b backend, opts siitest.Options, tune func(*Su
 
 // heldEnvelope emits two boletas with auto_send false and sends them in
 // one envelope; it returns their ids and the envelope's.
-func (r *submitRig) heldEnvelope(t *testing.T) ([]string, *Envio) {
+func (r *submitRig) heldEnvelope(t *testing.T) ([]string, *api.Envio) {
 	t.Helper()
 	ids := []string{emitOK(t, r.s, r.emp.ID, submitBody(39, false)).ID, emitOK(t, r.s, r.emp.ID, submitBody(39, false)).ID}
-	e, _, err := r.s.CreateEnvio(context.Background(), r.emp.ID, newKey(), EnvioRequest{DTEIDs: ids})
+	e, _, err := r.s.Envelopes.Create(context.Background(), r.emp.ID, api.EnvioRequest{IdempotencyKey: newKey(), DTEIDs: ids})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,15 +110,15 @@ func (r *submitRig) heldEnvelope(t *testing.T) ([]string, *Envio) {
 }
 
 // waitEnvio waits until an envelope is procesado.
-func (r *submitRig) waitEnvio(t *testing.T, id string) *Envio {
+func (r *submitRig) waitEnvio(t *testing.T, id string) *api.Envio {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		e, err := r.s.GetEnvio(context.Background(), r.emp.ID, id)
+		e, err := r.s.Envelopes.Get(context.Background(), r.emp.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Estado == EnvioProcesado {
+		if e.Estado == api.EnvioProcesado {
 			return e
 		}
 		if time.Now().After(deadline) {
@@ -188,7 +189,7 @@ func testBoletaLostAnswer(t *testing.T, b backend) {
 
 	// Filed, one refused: settled from the arrival check, never resent.
 	folio := func(id string) int64 {
-		d, err := r.s.GetDTE(ctx, r.emp.ID, id, false)
+		d, err := r.s.Documents.Get(ctx, r.emp.ID, id, api.DTEGetParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +198,7 @@ func testBoletaLostAnswer(t *testing.T, b backend) {
 	ids = []string{emitOK(t, r.s, r.emp.ID, submitBody(39, false)).ID, emitOK(t, r.s, r.emp.ID, submitBody(39, false)).ID}
 	r.fake.Script(dtetest.EmisorRUT, 39, folio(ids[1]), siitest.Outcome{Result: siitest.Rejected, Detail: "DTE-3-103"})
 	r.fake.Inject(siitest.BoletaUpload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
-	e, _, err := r.s.CreateEnvio(ctx, r.emp.ID, newKey(), EnvioRequest{DTEIDs: ids})
+	e, _, err := r.s.Envelopes.Create(ctx, r.emp.ID, api.EnvioRequest{IdempotencyKey: newKey(), DTEIDs: ids})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/sii"
@@ -185,7 +186,7 @@ func TestSubmitKill9(t *testing.T) {
 	}
 	viaEstDte := 0
 	for _, id := range ids {
-		d, err := s.GetDTE(ctx, emp.ID, id, false)
+		d, err := s.Documents.Get(ctx, emp.ID, id, api.DTEGetParams{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/submission"
 	"github.com/dtekit/dtekit/dte"
@@ -35,7 +36,7 @@ func TestEnvelopeReviewOfSeveral(t *testing.T) {
 	}
 	exenta := []byte(`{"tipo_dte":34,"receptor":{"rut":"77.777.777-7","razon_social":"Pérez & Hijos Ltda.","giro":"Comercio","direccion":"Av. Providencia 1234","comuna":"Providencia","ciudad":"Santiago"},"detalle":[{"nombre":"Curso","cantidad":1,"precio":50000}],"auto_send":false}`)
 	ids = append(ids, emitOK(t, r.s, r.emp.ID, exenta).ID)
-	e, _, err := r.s.CreateEnvio(ctx, r.emp.ID, newKey(), EnvioRequest{DTEIDs: ids})
+	e, _, err := r.s.Envelopes.Create(ctx, r.emp.ID, api.EnvioRequest{IdempotencyKey: newKey(), DTEIDs: ids})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +127,8 @@ func TestSubmitCarriesOnEarlierJobs(t *testing.T) {
 	if len(envs) != 1 || string(envs[0].Raw) != string(xml) {
 		t.Errorf("the fake filed %d envelopes; want the stored envelope's bytes once", len(envs))
 	}
-	e, err := r.s.GetEnvio(ctx, r.emp.ID, legacy.ID)
-	if err != nil || e.Ambiente != "certificacion" || e.Estado != EnvioProcesado || len(e.Documentos) != 1 || e.Documentos[0].Estado != dte.EstadoAceptado {
+	e, err := r.s.Envelopes.Get(ctx, r.emp.ID, legacy.ID)
+	if err != nil || e.Ambiente != "certificacion" || e.Estado != api.EnvioProcesado || len(e.Documentos) != 1 || e.Documentos[0].Estado != dte.EstadoAceptado {
 		t.Errorf("the earlier version's envelope: %+v, %v", e, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
@@ -120,11 +121,11 @@ func submitBody(tipo int, autoSend bool) []byte {
 }
 
 // waitFinal waits until the document reaches a final state.
-func (r *submitRig) waitFinal(t *testing.T, id string) *DTE {
+func (r *submitRig) waitFinal(t *testing.T, id string) *api.DTE {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		d, err := r.s.GetDTE(context.Background(), r.emp.ID, id, false)
+		d, err := r.s.Documents.Get(context.Background(), r.emp.ID, id, api.DTEGetParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,11 +377,11 @@ func TestSubmitLater(t *testing.T) {
 	ctx := context.Background()
 	res := emitOK(t, r.s, r.emp.ID, submitBody(33, false))
 	time.Sleep(200 * time.Millisecond)
-	if d, _ := r.s.GetDTE(ctx, r.emp.ID, res.ID, false); d.Estado != dte.EstadoFirmado {
+	if d, _ := r.s.Documents.Get(ctx, r.emp.ID, res.ID, api.DTEGetParams{}); d.Estado != dte.EstadoFirmado {
 		t.Fatalf("auto_send false: %s, want firmado", d.Estado)
 	}
 	key := newKey()
-	e, replayed, err := r.s.SubmitDTE(ctx, r.emp.ID, key, res.ID)
+	e, replayed, err := r.s.Envelopes.Submit(ctx, r.emp.ID, res.ID, api.SubmitParams{IdempotencyKey: key})
 	if err != nil || replayed || len(e.Documentos) != 1 || e.Documentos[0].DTEID != res.ID || e.Tipo != "EnvioDTE" || e.Ambiente != "certificacion" {
 		t.Fatalf("SubmitDTE = %+v, %v, %v", e, replayed, err)
 	}
@@ -388,18 +389,18 @@ func TestSubmitLater(t *testing.T) {
 	if d.Estado != dte.EstadoAceptado || deref(d.Tracking.EnvioID) != e.ID {
 		t.Errorf("submitted later: %s in envelope %q, want aceptado in %s", d.Estado, deref(d.Tracking.EnvioID), e.ID)
 	}
-	again, replayed, err := r.s.SubmitDTE(ctx, r.emp.ID, key, res.ID)
+	again, replayed, err := r.s.Envelopes.Submit(ctx, r.emp.ID, res.ID, api.SubmitParams{IdempotencyKey: key})
 	if err != nil || !replayed || again.ID != e.ID || again.Estado != e.Estado {
 		t.Errorf("the same key again: %+v, %v, %v; want the first answer replayed", again, replayed, err)
 	}
-	if _, _, err := r.s.SubmitDTE(ctx, r.emp.ID, newKey(), res.ID); fault.KindOf(err) != fault.KindConflict {
+	if _, _, err := r.s.Envelopes.Submit(ctx, r.emp.ID, res.ID, api.SubmitParams{IdempotencyKey: newKey()}); fault.KindOf(err) != fault.KindConflict {
 		t.Errorf("second submission: %v, want a conflict", err)
 	}
-	if _, _, err := r.s.SubmitDTE(ctx, "otra-empresa", newKey(), res.ID); fault.KindOf(err) != fault.KindNotFound {
+	if _, _, err := r.s.Envelopes.Submit(ctx, "otra-empresa", res.ID, api.SubmitParams{IdempotencyKey: newKey()}); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("another company's document: %v, want not found", err)
 	}
-	got, err := r.s.GetEnvio(ctx, r.emp.ID, e.ID)
-	if err != nil || got.Estado != EnvioProcesado || got.TrackID == nil || got.Intentos != 1 || got.Documentos[0].Estado != dte.EstadoAceptado {
+	got, err := r.s.Envelopes.Get(ctx, r.emp.ID, e.ID)
+	if err != nil || got.Estado != api.EnvioProcesado || got.TrackID == nil || got.Intentos != 1 || got.Documentos[0].Estado != dte.EstadoAceptado {
 		t.Errorf("GetEnvio = %+v, %v; want procesado with its track id and the document aceptado", got, err)
 	}
 }
@@ -452,7 +453,7 @@ func TestSubmitMixed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("emitting tipo %d: %v", tipo, err)
 		}
-		var resp EmitResponse
+		var resp api.EmitResponse
 		if err := json.Unmarshal(res.Body, &resp); err != nil {
 			t.Fatal(err)
 		}
@@ -462,7 +463,7 @@ func TestSubmitMixed(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for id, w := range wants {
 		for {
-			d, err := r.s.GetDTE(ctx, r.emp.ID, id, false)
+			d, err := r.s.Documents.Get(ctx, r.emp.ID, id, api.DTEGetParams{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -599,7 +600,7 @@ func TestSubmitQueuedByAProcessThatDoesNotSubmit(t *testing.T) {
 	f := newFixture(t, backends[0], true)
 	ctx := context.Background()
 	res := emitOK(t, f.s, f.emp.ID, facturaBody(1))
-	if _, _, err := f.s.SubmitDTE(ctx, f.emp.ID, newKey(), res.ID); err != nil {
+	if _, _, err := f.s.Envelopes.Submit(ctx, f.emp.ID, res.ID, api.SubmitParams{IdempotencyKey: newKey()}); err != nil {
 		t.Fatal(err)
 	}
 	// The job's id: the store numbers jobs from 1 in a new database.
@@ -617,7 +618,7 @@ func TestSubmitQueuedByAProcessThatDoesNotSubmit(t *testing.T) {
 	}
 	defer f.s.Stop(ctx)
 	time.Sleep(time.Second) // ten polls of the runner
-	d, err := f.s.GetDTE(ctx, f.emp.ID, res.ID, false)
+	d, err := f.s.Documents.Get(ctx, f.emp.ID, res.ID, api.DTEGetParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte/dtetest"
 )
@@ -42,9 +43,9 @@ func TestCrossTenant(t *testing.T) {
 				name string
 				call func() error
 			}{
-				{"GetDTE", func() error { _, err := s.GetDTE(ctx, b, r.ID, true); return err }},
-				{"DTEXML", func() error { _, err := s.DTEXML(ctx, b, r.ID); return err }},
-				{"DTEPDF", func() error { _, err := s.DTEPDF(ctx, b, r.ID, PDFOptions{}); return err }},
+				{"GetDTE", func() error { _, err := s.Documents.Get(ctx, b, r.ID, api.DTEGetParams{IncludeXML: true}); return err }},
+				{"DTEXML", func() error { _, err := s.Documents.XML(ctx, b, r.ID); return err }},
+				{"DTEPDF", func() error { _, err := s.Documents.PDF(ctx, b, r.ID, api.PDFOptions{}); return err }},
 				{"GetCAF", func() error { _, err := s.GetCAF(ctx, b, cafs[0].ID); return err }},
 				{"GetCliente", func() error { _, err := s.GetCliente(ctx, b, cli.ID); return err }},
 				{"UpdateCliente", func() error { _, err := s.UpdateCliente(ctx, b, cli.ID, ClienteUpdate{RazonSocial: &name}); return err }},
@@ -63,7 +64,7 @@ func TestCrossTenant(t *testing.T) {
 					return err
 				}},
 				{"ListDTE", func() error {
-					_, err := s.ListDTE(ctx, "00000000-0000-0000-0000-000000000000", DTEFilter{})
+					_, err := s.Documents.List(ctx, "00000000-0000-0000-0000-000000000000", api.DTEListParams{})
 					return err
 				}},
 				{"ListCAF", func() error {
@@ -107,7 +108,7 @@ func TestCrossTenant(t *testing.T) {
 				}
 			}
 			// The other company's lists show none of A's records.
-			if p, err := s.ListDTE(ctx, b, DTEFilter{}); err != nil || p.TotalCount != 0 {
+			if p, err := s.Documents.List(ctx, b, api.DTEListParams{}); err != nil || p.TotalCount != 0 {
 				t.Errorf("ListDTE of the other company: %+v, %v", p, err)
 			}
 			if l, err := s.ListCAF(ctx, b, CAFFilter{}); err != nil || len(l.Data) != 0 || l.TotalCount != 0 {

@@ -163,13 +163,6 @@ type ProductoUpdate struct {
 	Categoria      *string `json:"categoria,omitempty"`
 }
 
-// DTEPage is a page of the DTE list (contract §4.1).
-type DTEPage struct {
-	Items      []DTE   `json:"items"`
-	NextCursor *string `json:"next_cursor"`
-	TotalCount int64   `json:"total_count"`
-}
-
 // ClientePage is a page of the customer list (contract §4.5).
 type ClientePage struct {
 	Data       []Cliente `json:"data"`
@@ -201,32 +194,12 @@ type CAFFilter struct {
 	Limit    int    // 0 means 20; 1 to 100
 }
 
-// DTEFilter selects documents for ListDTE (contract §4.1). Zero fields do
-// not filter, but for Ambiente (see api.AmbienteTodos).
-type DTEFilter struct {
-	Ambiente    string
-	TipoDTE     dte.TipoDTE
-	Estado      dte.Estado
-	FechaDesde  string // YYYY-MM-DD, inclusive
-	FechaHasta  string // YYYY-MM-DD, inclusive
-	RutReceptor string
-	Cursor      string // next_cursor of the previous page
-	Limit       int    // 0 means 20; 1 to 100
-}
-
 // ListParams pages and searches a catalog. Q, when set, matches the name,
 // the rut (clientes) or the codigo (productos).
 type ListParams struct {
 	Q      string
 	Cursor string
 	Limit  int // 0 means 20; 1 to 100
-}
-
-// PDFOptions chooses the printed form: the cedible copy and the paper
-// format ("carta", the default, or "80mm").
-type PDFOptions struct {
-	Cedible bool
-	Formato string
 }
 
 // Principal is the authenticated caller: the company it acts for and

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -80,22 +81,24 @@ func TestAmbientes(t *testing.T) {
 	for id, answered := range map[string]bool{certID: true, prod.ID: false} {
 		r := f.do("GET", apiBase+"/dte/"+id, nil, a.readHdr...)
 		want(t, r, 200)
-		var d billing.DTE
+		var d api.DTE
 		r.JSON(t, &d)
 		if got := d.Intercambio != nil && d.Intercambio.Resultado != nil; got != answered {
 			t.Errorf("document %s (%s): answered %v, want %v: %s", id, d.Ambiente, got, answered, r.Body)
 		}
 	}
 
-	list := func(c company, query string) []billing.DTE {
+	list := func(c company, query string) []api.DTE {
 		t.Helper()
 		r := f.do("GET", apiBase+"/dte"+query, nil, c.readHdr...)
 		want(t, r, 200)
-		var page billing.DTEPage
+		var page struct {
+			Items []api.DTE `json:"items"`
+		}
 		r.JSON(t, &page)
 		return page.Items
 	}
-	ids := func(ds []billing.DTE) []string {
+	ids := func(ds []api.DTE) []string {
 		var out []string
 		for _, d := range ds {
 			out = append(out, d.ID+" "+d.Ambiente)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/dte"
@@ -132,7 +133,7 @@ func TestForgedAnswers(t *testing.T) {
 				t.Helper()
 				r := f.do("GET", apiBase+"/dte/"+id, nil, a.readHdr...)
 				want(t, r, 200)
-				var d billing.DTE
+				var d api.DTE
 				r.JSON(t, &d)
 				if d.Intercambio != nil && (d.Intercambio.Resultado == nil || d.Intercambio.Resultado.Resultado != "aceptado" ||
 					len(d.Intercambio.Historial) != 0) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf/caftest"
@@ -21,7 +22,6 @@ import (
 	"github.com/dtekit/dtekit/store/sqlite"
 	"github.com/golang-jwt/jwt/v5"
 )
-
 
 // TestAPI exercises every endpoint and every status of contract §7 on both
 // backends; every answer is validated against the OpenAPI document.
@@ -195,7 +195,7 @@ func (f *fixture) testCAF(t *testing.T) {
 
 func (f *fixture) testDTE(t *testing.T) {
 	id, r := f.emit(f.A, factura(3))
-	var em billing.EmitResponse
+	var em api.EmitResponse
 	r.JSON(t, &em)
 	// 3 lines of 2 × (1500, 1501, 1502) = 9006 net; IVA 19% = 1711.14 → 1711; total 10717.
 	if em.TipoDTE != 33 || em.Estado != dte.EstadoFirmado || em.MontoTotal != 10717 || em.Folio < 1 {
@@ -212,7 +212,7 @@ func (f *fixture) testDTE(t *testing.T) {
 	}
 	r = f.do("GET", apiBase+"/dte/"+id+"?include_xml=true", nil, f.A.readHdr...)
 	want(t, r, 200)
-	var full billing.DTE
+	var full api.DTE
 	r.JSON(t, &full)
 	if !strings.Contains(full.XMLDocumento, "<TED") || full.Folio != em.Folio {
 		t.Errorf("include_xml: folio %d, xml %d bytes", full.Folio, len(full.XMLDocumento))
@@ -292,7 +292,7 @@ func (f *fixture) testDTE(t *testing.T) {
 	r = f.do("GET", apiBase+"/dte", nil, f.A.readHdr...)
 	want(t, r, 200)
 	var page struct {
-		Items      []billing.DTE
+		Items      []api.DTE
 		NextCursor *string `json:"next_cursor"`
 		TotalCount int     `json:"total_count"`
 	}
@@ -616,7 +616,7 @@ func (f *fixture) testTenants(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed, _ := f.emit(f.A, factura(1))
-	mail, err := f.b.MailDTE(ctx, f.A.id, signed, "compras@cliente.cl")
+	mail, err := f.b.Documents.Mail(ctx, f.A.id, signed, api.DTEMailParams{Para: "compras@cliente.cl"})
 	if err != nil {
 		t.Fatal(err)
 	}

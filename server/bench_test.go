@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
@@ -60,7 +61,7 @@ func BenchmarkEmitLoad(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			_, _, err = fx.b.Emit(ctx, fx.A.id, newUUID(), req)
+			_, _, err = fx.b.Documents.Emit(ctx, fx.A.id, api.EmitParams{IdempotencyKey: newUUID(), Request: req})
 			return err
 		}
 		overHTTP := func() error {

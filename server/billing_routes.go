@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -27,7 +28,7 @@ func (s *Server) billingRoutes() {
 	// Envelopes to the SII
 	s.handle("GET "+base+"/envios", read, s.listEnvios)
 	s.handle("POST "+base+"/envios", write, s.createEnvio)
-	s.handle("GET "+base+"/envios/{id}", read, byID(http.StatusOK, s.billing.GetEnvio))
+	s.handle("GET "+base+"/envios/{id}", read, byID(http.StatusOK, s.billing.Envelopes.Get))
 	// CAF
 	s.handle("GET "+base+"/caf", read, s.listCAF)
 	s.handle("POST "+base+"/caf", write, withBody(maxCAFBody, http.StatusCreated, s.billing.RegisterCAF))
@@ -76,7 +77,7 @@ var deleted = map[string]string{"status": "deleted"}
 // DTE
 
 func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	var f billing.DTEFilter
+	var f api.DTEListParams
 	var err error
 	if f.TipoDTE, err = queryTipo(r); err != nil {
 		return err
@@ -96,15 +97,24 @@ func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	if f.Limit, err = queryLimit(r); err != nil {
 		return err
 	}
-	page, err := s.billing.ListDTE(r.Context(), p.EmpresaID, f)
+	page, err := s.billing.Documents.List(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}
-	if page.Items == nil {
-		page.Items = []billing.DTE{}
+	if page.Data == nil {
+		page.Data = []api.DTE{}
 	}
-	writeJSON(w, http.StatusOK, page)
+	// The contract names the DTE list's items "items" (the other lists'
+	// "data").
+	writeJSON(w, http.StatusOK, dtePage{Items: page.Data, NextCursor: page.NextCursor, TotalCount: page.TotalCount})
 	return nil
+}
+
+// dtePage is the body of the DTE list (contract §4.1).
+type dtePage struct {
+	Items      []api.DTE `json:"items"`
+	NextCursor *string   `json:"next_cursor"`
+	TotalCount int64     `json:"total_count"`
 }
 
 func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
@@ -127,7 +137,7 @@ func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 		return validation("the request body cannot be read",
 			dte.FieldError{Field: "body", Code: dte.CodeInvalidJSON, Message: "the request body cannot be read: " + err.Error()})
 	}
-	res, replayed, err := s.billing.Emit(r.Context(), p.EmpresaID, key, req)
+	res, replayed, err := s.billing.Documents.Emit(r.Context(), p.EmpresaID, api.EmitParams{IdempotencyKey: key, Request: req})
 	if err != nil {
 		return err
 	}
@@ -151,7 +161,7 @@ func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *billing.Princ
 	if err != nil {
 		return err
 	}
-	d, err := s.billing.GetDTE(r.Context(), p.EmpresaID, id, withXML)
+	d, err := s.billing.Documents.Get(r.Context(), p.EmpresaID, id, api.DTEGetParams{IncludeXML: withXML})
 	if err != nil {
 		return err
 	}
@@ -164,7 +174,7 @@ func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Pr
 	if err != nil {
 		return err
 	}
-	var opts billing.PDFOptions
+	var opts api.PDFOptions
 	if opts.Cedible, err = queryBool(r, "cedible"); err != nil {
 		return err
 	}
@@ -181,7 +191,7 @@ func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Pr
 	default:
 		return invalidParam("formato", dte.CodeInvalidValue, "formato must be carta or 80mm")
 	}
-	pdf, err := s.billing.DTEPDF(r.Context(), p.EmpresaID, id, opts)
+	pdf, err := s.billing.Documents.PDF(r.Context(), p.EmpresaID, id, opts)
 	if err != nil {
 		return err
 	}
@@ -207,7 +217,8 @@ func (s *Server) submitDTE(w http.ResponseWriter, r *http.Request, p *billing.Pr
 			return err
 		}
 	}
-	e, replayed, err := s.billing.SubmitDTE(r.Context(), p.EmpresaID, key, id)
+	e, replayed, err := s.billing.Envelopes.Submit(r.Context(), p.EmpresaID, id,
+		api.SubmitParams{IdempotencyKey: key, LegacyOperation: legacySubmitOperation(id)})
 	return writeEnvio(w, e, replayed, err)
 }
 
@@ -217,18 +228,27 @@ func (s *Server) createEnvio(w http.ResponseWriter, r *http.Request, p *billing.
 	if err != nil {
 		return err
 	}
-	var in billing.EnvioRequest
+	var in api.EnvioRequest
 	if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
 		return err
 	}
-	e, replayed, err := s.billing.CreateEnvio(r.Context(), p.EmpresaID, key, in)
+	in.IdempotencyKey, in.LegacyOperation = key, legacyEnvioOperation
+	e, replayed, err := s.billing.Envelopes.Create(r.Context(), p.EmpresaID, in)
 	return writeEnvio(w, e, replayed, err)
 }
+
+// The operation names versions before 2026-11-29 recorded an envelope
+// request's Idempotency-Key with: the route that reached it, the
+// document's id in canonical form (pathID's) for /enviar. The server
+// passes them so that such a key still replays (api.SubmitParams).
+const legacyEnvioOperation = "POST /api/v1/billing/envios"
+
+func legacySubmitOperation(id string) string { return "POST /api/v1/billing/dte/" + id + "/enviar" }
 
 // writeEnvio answers a new envelope with 201, or the first answer of its
 // Idempotency-Key, encoded the same way (so the same bytes), with
 // X-Idempotency-Replay.
-func writeEnvio(w http.ResponseWriter, e *billing.Envio, replayed bool, err error) error {
+func writeEnvio(w http.ResponseWriter, e *api.Envio, replayed bool, err error) error {
 	if err != nil {
 		return err
 	}
@@ -258,7 +278,7 @@ func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Pr
 	if err != nil {
 		return err
 	}
-	xml, err := s.billing.DTEXML(r.Context(), p.EmpresaID, id)
+	xml, err := s.billing.Documents.XML(r.Context(), p.EmpresaID, id)
 	if err != nil {
 		return err
 	}
@@ -290,14 +310,14 @@ func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Prin
 // listEnvios lists the envelopes of one environment (ambiente; the
 // company's current one when absent, todos for both).
 func (s *Server) listEnvios(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	var f billing.EnvioFilter
+	var f api.EnvioListParams
 	var err error
 	if f.Limit, err = queryLimit(r); err != nil {
 		return err
 	}
 	f.Cursor = r.URL.Query().Get("cursor")
 	f.Ambiente = r.URL.Query().Get("ambiente")
-	page, err := s.billing.ListEnvios(r.Context(), p.EmpresaID, f)
+	page, err := s.billing.Envelopes.List(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}

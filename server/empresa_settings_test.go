@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -36,7 +37,6 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	}
 	trust := billingtest.Creds(t).TrustedKeys.With(300, prod.PublicKey())
 	f := newFixtureWith(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1}, billing.Config{TrustedKeys: trust})
-	const apiBase = "/api/v1/billing"
 	c := f.A
 
 	// SII office and logo.
@@ -117,7 +117,7 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	want(t, r, 400, fault.Validation)
 	want(t, f.do("POST", apiBase+"/caf", map[string]any{"tipo_dte": 33, "caf_xml": issue(prod, 7001)}, c.writeHdr...), 201)
 	pid, pr := f.emit(c, factura(1))
-	var em billing.EmitResponse
+	var em api.EmitResponse
 	pr.JSON(t, &em)
 	if em.Folio != 7001 {
 		t.Errorf("first production folio %d, want 7001", em.Folio)

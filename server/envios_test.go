@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -60,15 +63,15 @@ func boletaReq(n int) map[string]any {
 }
 
 // waitEnvio polls GET /envios/{id} until the envelope is procesado.
-func (f *fixture) waitEnvio(c company, id string) billing.Envio {
+func (f *fixture) waitEnvio(c company, id string) api.Envio {
 	f.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r := f.do("GET", apiBase+"/envios/"+id, nil, c.readHdr...)
 		want(f.t, r, 200)
-		var e billing.Envio
+		var e api.Envio
 		r.JSON(f.t, &e)
-		if e.Estado == billing.EnvioProcesado {
+		if e.Estado == api.EnvioProcesado {
 			return e
 		}
 		if time.Now().After(deadline) {
@@ -178,9 +181,9 @@ func TestEnvios(t *testing.T) {
 		r = post(ids(facturas[:3]...), key, c.writeHdr)
 		want(t, r, 201)
 		first := r.Body
-		var env billing.Envio
+		var env api.Envio
 		r.JSON(t, &env)
-		if env.Tipo != "EnvioDTE" || env.Ambiente != "certificacion" || env.Estado != billing.EnvioPendiente || env.TrackID != nil || len(env.Documentos) != 3 {
+		if env.Tipo != "EnvioDTE" || env.Ambiente != "certificacion" || env.Estado != api.EnvioPendiente || env.TrackID != nil || len(env.Documentos) != 3 {
 			t.Fatalf("the new envelope: %s", first)
 		}
 		for i, d := range env.Documentos {
@@ -210,14 +213,14 @@ func TestEnvios(t *testing.T) {
 		// empty object for a body).
 		r = post(ids(boletas...), newUUID(), c.writeHdr)
 		want(t, r, 201)
-		var benv billing.Envio
+		var benv api.Envio
 		r.JSON(t, &benv)
 		if benv.Tipo != "EnvioBOLETA" || len(benv.Documentos) != 2 {
 			t.Fatalf("the boletas' envelope: %s", r.Body)
 		}
 		r = f.do("POST", apiBase+"/dte/"+facturas[3]+"/enviar", map[string]any{}, append(slices.Clone(c.writeHdr), "Idempotency-Key", newUUID())...)
 		want(t, r, 201)
-		var alone billing.Envio
+		var alone api.Envio
 		r.JSON(t, &alone)
 		if alone.Tipo != "EnvioDTE" || len(alone.Documentos) != 1 || alone.Documentos[0].DTEID != facturas[3] {
 			t.Fatalf("the factura alone: %s", r.Body)
@@ -245,7 +248,7 @@ func TestEnvios(t *testing.T) {
 		// Each document's own tracking names its envelope and track id.
 		for i, id := range facturas[:3] {
 			r := f.do("GET", apiBase+"/dte/"+id, nil, c.readHdr...)
-			var d billing.DTE
+			var d api.DTE
 			r.JSON(t, &d)
 			if d.Tracking == nil || d.Tracking.EnvioID == nil || *d.Tracking.EnvioID != env.ID || d.Tracking.TrackID == nil ||
 				*d.Tracking.TrackID != *got.TrackID || string(d.Estado) != wantEstados[i] {
@@ -269,7 +272,7 @@ func TestEnvios(t *testing.T) {
 		// The list: newest first, paged; A's alone.
 		r = f.do("GET", apiBase+"/envios?limit=2", nil, c.readHdr...)
 		want(t, r, 200)
-		var page billing.EnvioPage
+		var page api.Page[api.Envio]
 		r.JSON(t, &page)
 		if len(page.Data) != 2 || page.TotalCount != 3 || page.NextCursor == nil || page.Data[0].ID != alone.ID {
 			t.Fatalf("the first page: %s", r.Body)
@@ -331,7 +334,7 @@ func TestEnviosKeepTheirEnvironment(t *testing.T) {
 	} {
 		r := f.do("POST", apiBase+"/dte/"+tc.id+"/enviar", nil, append(slices.Clone(c.writeHdr), "Idempotency-Key", newUUID())...)
 		want(t, r, 201)
-		var e billing.Envio
+		var e api.Envio
 		r.JSON(t, &e)
 		if e.Ambiente != tc.ambiente {
 			t.Errorf("folio %d: envelope ambiente %s, want %s", tc.folio, e.Ambiente, tc.ambiente)
@@ -357,4 +360,61 @@ func TestEnviosKeepTheirEnvironment(t *testing.T) {
 			t.Errorf("folio %d (%s) reached the other environment's SII", tc.folio, tc.ambiente)
 		}
 	}
+}
+
+// TestEnvioKeysOfEarlierVersions: an envelope request's Idempotency-Key
+// recorded by a version before billing named its operations (the
+// fingerprint hashed the route that reached it, written out here by hand)
+// still replays its first answer through each route, which passes billing
+// its own route; on the other route, or with other documents, the key is
+// a mismatch. No document exists: a replay answers before any is read.
+func TestEnvioKeysOfEarlierVersions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
+	ctx := context.Background()
+	c := f.A
+	emp, err := f.st.GetEmpresa(ctx, c.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a, b = "0190f1a2-0000-7000-8000-00000000000a", "0190f1a2-0000-7000-8000-00000000000b"
+	record := func(fingerprint, envio string) string {
+		t.Helper()
+		key := newUUID()
+		at := time.Now().UTC().Truncate(time.Microsecond)
+		body, _ := json.Marshal(api.Envio{ID: envio, Tipo: "EnvioDTE", Ambiente: emp.Ambiente, Estado: api.EnvioPendiente,
+			Documentos: []api.EnvioDocumento{}, CreatedAt: at, UpdatedAt: at})
+		hash := sha256.Sum256([]byte(fingerprint))
+		rec := &store.Idempotency{EmpresaID: c.id, Ambiente: emp.Ambiente, Key: key, BodyHash: hash[:],
+			State: store.IdempotencyDone, ResponseStatus: 201, ResponseBody: body, CreatedAt: at, UpdatedAt: at}
+		if err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertIdempotency(ctx, rec) }); err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	envios := func(key string, ids ...string) *response {
+		return f.do("POST", apiBase+"/envios", map[string]any{"dte_ids": ids}, append(slices.Clone(c.writeHdr), "Idempotency-Key", key)...)
+	}
+	enviar := func(key, id string) *response {
+		return f.do("POST", apiBase+"/dte/"+id+"/enviar", nil, append(slices.Clone(c.writeHdr), "Idempotency-Key", key)...)
+	}
+	replayed := func(r *response, envio string) {
+		t.Helper()
+		want(t, r, 201)
+		var e api.Envio
+		r.JSON(t, &e)
+		if e.ID != envio || r.Header.Get("X-Idempotency-Replay") != "true" {
+			t.Errorf("got envelope %s, replay %q; want %s replayed: %s", e.ID, r.Header.Get("X-Idempotency-Replay"), envio, r.Body)
+		}
+	}
+	const e1, e2 = "0190f1a2-0000-7000-8000-0000000000e1", "0190f1a2-0000-7000-8000-0000000000e2"
+	old := record("POST /api/v1/billing/envios\n"+a+"\n"+b, e1)
+	replayed(envios(old, a, b), e1)
+	want(t, envios(old, b, a), 422, fault.IdempotencyMismatch)
+	want(t, enviar(old, a), 422, fault.IdempotencyMismatch)
+	// The path's id in capitals is the same document, so the same route.
+	old = record("POST /api/v1/billing/dte/"+a+"/enviar\n"+a, e2)
+	replayed(enviar(old, strings.ToUpper(a)), e2)
+	want(t, enviar(old, b), 422, fault.IdempotencyMismatch)
+	want(t, envios(old, a), 422, fault.IdempotencyMismatch)
 }

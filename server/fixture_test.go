@@ -14,6 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -212,7 +213,7 @@ func (f *fixture) emit(c company, body any) (string, *response) {
 	f.t.Helper()
 	r := f.do("POST", "/api/v1/billing/dte", body, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(f.t, r, http.StatusCreated)
-	var out billing.EmitResponse
+	var out api.EmitResponse
 	r.JSON(f.t, &out)
 	return out.ID, r
 }

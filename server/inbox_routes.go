@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -346,7 +347,7 @@ func (s *Server) mailDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	if err := optionalBody(w, r, &in); err != nil {
 		return err
 	}
-	c, err := s.billing.MailDTE(r.Context(), p.EmpresaID, id, in.Para)
+	c, err := s.billing.Documents.Mail(r.Context(), p.EmpresaID, id, api.DTEMailParams{Para: in.Para})
 	if err != nil {
 		return err
 	}

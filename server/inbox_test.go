@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -49,7 +50,7 @@ func (f *fixture) envioFrom(from company, receptor string, ids ...string) []byte
 	f.t.Helper()
 	var docs [][]byte
 	for _, id := range ids {
-		x, err := f.b.DTEXML(context.Background(), from.id, id)
+		x, err := f.b.Documents.XML(context.Background(), from.id, id)
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -232,7 +233,7 @@ func TestRecibidos(t *testing.T) {
 		wantDownloadHeaders(t, "recibido XML", r)
 		// The envelope's declaration, then the <DTE> element B signed, byte
 		// for byte as it stood in the file.
-		emitted, _ := f.b.DTEXML(context.Background(), b.id, ids[0])
+		emitted, _ := f.b.Documents.XML(context.Background(), b.id, ids[0])
 		decl, element, _ := bytes.Cut(r.Body, []byte("?>\n"))
 		if !bytes.HasPrefix(file, append(decl, "?>"...)) || !bytes.HasPrefix(element, []byte("<DTE")) ||
 			!bytes.HasSuffix(element, []byte("</DTE>")) || !bytes.Contains(emitted, element) || !bytes.Contains(file, element) {
@@ -403,12 +404,12 @@ func TestRespuestas(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		xml  []byte
-		slot func(*billing.ReceptorRespuestas) *billing.ReceptorRespuesta
+		slot func(*api.ReceptorRespuestas) *api.ReceptorRespuesta
 		want string
 	}{
-		{"acuse", acuse, func(r *billing.ReceptorRespuestas) *billing.ReceptorRespuesta { return r.Recepcion }, "recibido"},
-		{"resultado", resultado, func(r *billing.ReceptorRespuestas) *billing.ReceptorRespuesta { return r.Resultado }, "aceptado"},
-		{"recibos", recibos, func(r *billing.ReceptorRespuestas) *billing.ReceptorRespuesta { return r.Recibo }, "mercaderias_recibidas"},
+		{"acuse", acuse, func(r *api.ReceptorRespuestas) *api.ReceptorRespuesta { return r.Recepcion }, "recibido"},
+		{"resultado", resultado, func(r *api.ReceptorRespuestas) *api.ReceptorRespuesta { return r.Resultado }, "aceptado"},
+		{"recibos", recibos, func(r *api.ReceptorRespuestas) *api.ReceptorRespuesta { return r.Recibo }, "mercaderias_recibidas"},
 	} {
 		r := f.postXML(apiBase+"/respuestas", tc.xml, a.writeHdr...)
 		want(t, r, 200)
@@ -428,7 +429,7 @@ func TestRespuestas(t *testing.T) {
 		}
 		r = f.do("GET", apiBase+"/dte/"+id, nil, a.readHdr...)
 		want(t, r, 200)
-		var d billing.DTE
+		var d api.DTE
 		r.JSON(t, &d)
 		if d.Intercambio == nil || tc.slot(d.Intercambio) == nil || tc.slot(d.Intercambio).Resultado != tc.want ||
 			tc.slot(d.Intercambio).RutReceptor != b.rut || tc.slot(d.Intercambio).RutFirmante == nil ||
@@ -532,7 +533,7 @@ func TestCorreo(t *testing.T) {
 	}
 	r = f.do("POST", apiBase+"/dte/"+id+"/correo", map[string]any{"para": "compras@cliente.cl"}, a.writeHdr...)
 	want(t, r, 202)
-	var c billing.Correo
+	var c api.Correo
 	r.JSON(t, &c)
 	if c.Tipo != "dte" || c.DTEID == nil || *c.DTEID != id || c.Para != "compras@cliente.cl" || c.MessageID == "" {
 		t.Errorf("the queued mail: %s", r.Body)
@@ -541,7 +542,7 @@ func TestCorreo(t *testing.T) {
 	want(t, f.do("POST", apiBase+"/clientes", map[string]any{"rut": "76086428-5", "razon_social": "Cliente de Prueba SpA", "email": "pagos@cliente.cl"}, a.writeHdr...), 201)
 	r = f.do("POST", apiBase+"/dte/"+id+"/correo", map[string]any{}, a.writeHdr...)
 	want(t, r, 202)
-	var c2 billing.Correo
+	var c2 api.Correo
 	r.JSON(t, &c2)
 	if c2.Para != "pagos@cliente.cl" || c2.ID == c.ID {
 		t.Errorf("the mail to the cliente: %s", r.Body)
@@ -558,7 +559,7 @@ func TestCorreo(t *testing.T) {
 	}
 	r = f.do("GET", apiBase+"/correos/"+c.ID, nil, a.readHdr...)
 	want(t, r, 200)
-	var gotC billing.Correo
+	var gotC api.Correo
 	r.JSON(t, &gotC)
 	if gotC.ID != c.ID || gotC.Para != c.Para {
 		t.Errorf("GET /correos/%s: %s", c.ID, r.Body)
@@ -660,13 +661,13 @@ func billingtestSQLite(t *testing.T) store.Store {
 }
 
 // waitCorreo polls GET /correos/{id} until the mail is enviado.
-func (f *fixture) waitCorreo(c company, id string) billing.Correo {
+func (f *fixture) waitCorreo(c company, id string) api.Correo {
 	f.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r := f.do("GET", apiBase+"/correos/"+id, nil, c.readHdr...)
 		want(f.t, r, 200)
-		var m billing.Correo
+		var m api.Correo
 		r.JSON(f.t, &m)
 		if m.Estado == "enviado" {
 			return m
@@ -709,7 +710,7 @@ func TestMailOverHTTP(t *testing.T) {
 	id, _ := f.emit(b, facturaTo(a.rut, 1))
 	r := f.do("POST", apiBase+"/dte/"+id+"/correo", map[string]any{"para": users[0].Address}, b.writeHdr...)
 	want(t, r, 202)
-	var sent billing.Correo
+	var sent api.Correo
 	r.JSON(t, &sent)
 	if got := f.waitCorreo(b, sent.ID); got.EnviadoAt == nil || got.Intentos != 1 {
 		t.Errorf("B's mail: %+v", got)
@@ -770,7 +771,7 @@ func TestMailOverHTTP(t *testing.T) {
 	}
 	r = f.do("GET", apiBase+"/dte/"+id, nil, b.readHdr...)
 	want(t, r, 200)
-	var d billing.DTE
+	var d api.DTE
 	r.JSON(t, &d)
 	if d.Intercambio == nil || d.Intercambio.Recepcion == nil || d.Intercambio.Resultado == nil ||
 		d.Intercambio.Resultado.Resultado != "aceptado" || d.Intercambio.Resultado.RutReceptor != a.rut {

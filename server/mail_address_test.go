@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/email/emailtest"
 	"github.com/dtekit/dtekit/sii"
@@ -44,13 +45,13 @@ func TestDocumentMailAddresses(t *testing.T) {
 			a.adminHdr...), 200)
 
 		// mailOf waits until the document's mail reaches a final state.
-		mailOf := func(id string) billing.Correo {
+		mailOf := func(id string) api.Correo {
 			t.Helper()
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				r := f.do("GET", apiBase+"/dte/"+id, nil, a.readHdr...)
 				want(t, r, 200)
-				var d billing.DTE
+				var d api.DTE
 				r.JSON(t, &d)
 				if d.Correo != nil && d.Correo.Estado != "pendiente" {
 					return *d.Correo

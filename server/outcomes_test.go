@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/sii"
@@ -148,7 +149,7 @@ func TestOperatorOutcomes(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		for _, id := range ids {
-			d, err := f.b.GetDTE(context.Background(), c.id, id, false)
+			d, err := f.b.Documents.Get(context.Background(), c.id, id, api.DTEGetParams{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,10 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
-	"github.com/dtekit/dtekit/api"
 	"testing"
 
-	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -21,7 +20,6 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	be := billingtest.Backends()[0]
 	f := newFixture(t, be.NewStore(t), RateLimit{PerSecond: -1})
 	c := f.provision(context.Background(), billingtest.Company{Rut: "11111111-1", RazonSocial: "Empresa Catálogo", Tipos: []dte.TipoDTE{33, 61}})
-	const apiBase = "/api/v1/billing"
 	id := func(r *response) string {
 		t.Helper()
 		var v struct{ ID string }
@@ -49,7 +47,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	key := newUUID()
 	r = f.do("POST", apiBase+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
 	want(t, r, 201)
-	var em billing.EmitResponse
+	var em api.EmitResponse
 	r.JSON(t, &em)
 	// By hand: 10 × 4,990 = 49,900 and 2 × 4,500 = 9,000 are taxable:
 	// neto 58,900, IVA 19 % = 11,191; the course is exempt: 100,000.
@@ -59,7 +57,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	}
 	r = f.do("GET", apiBase+"/dte/"+em.ID, nil, c.readHdr...)
 	want(t, r, 200)
-	var d billing.DTE
+	var d api.DTE
 	r.JSON(t, &d)
 	if d.RutReceptor != "76086428-5" || d.RazonSocialReceptor != "Cliente del Catálogo SpA" {
 		t.Errorf("receptor %s %q, want the cliente's", d.RutReceptor, d.RazonSocialReceptor)
@@ -84,7 +82,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	want(t, f.do("PUT", apiBase+"/productos/"+resma, map[string]any{"precio_unitario": 5990}, c.writeHdr...), 200)
 	r = f.do("POST", apiBase+"/dte", body, append(c.writeHdr, "Idempotency-Key", key)...)
 	want(t, r, 201)
-	var again billing.EmitResponse
+	var again api.EmitResponse
 	r.JSON(t, &again)
 	if r.Header.Get("X-Idempotency-Replay") != "true" || again.ID != em.ID || again.MontoTotal != em.MontoTotal {
 		t.Errorf("replay after a catalog change: %+v (replay %q)", again, r.Header.Get("X-Idempotency-Replay"))
@@ -98,7 +96,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	want(t, r, 201)
 	r = f.do("GET", apiBase+"/dte/"+id(r), nil, c.readHdr...)
 	want(t, r, 200)
-	var n billing.DTE
+	var n api.DTE
 	r.JSON(t, &n)
 	if len(n.Referencias) != 1 || n.Referencias[0].TipoDocRef != dte.RefTipo(33) || n.Referencias[0].FolioRef != em.Folio || n.Referencias[0].FechaRef != d.FechaEmision {
 		t.Errorf("referencias %+v, want tipo 33 folio %d fecha %s", n.Referencias, em.Folio, d.FechaEmision)
@@ -136,7 +134,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	r = f.do("POST", apiBase+"/dte", map[string]any{"tipo_dte": 33, "cliente_id": cliente, "auto_send": false,
 		"detalle": []map[string]any{{"producto_id": resma, "cantidad": 1}}}, append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 201)
-	var next billing.EmitResponse
+	var next api.EmitResponse
 	r.JSON(t, &next)
 	if next.Folio != em.Folio+1 {
 		t.Errorf("folio %d after %d: a refused request took a folio", next.Folio, em.Folio)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/text/encoding/charmap"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -39,7 +40,6 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	}
 	trust := billingtest.Creds(t).TrustedKeys.With(300, prod.PublicKey())
 	f := newFixtureWith(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1}, billing.Config{TrustedKeys: trust})
-	const apiBase = "/api/v1/billing"
 	c := f.provision(context.Background(), billingtest.Company{Rut: "96512340-7", RazonSocial: "Distribuidora Bío-Bío Ltda.",
 		Tipos: []dte.TipoDTE{52}, Hasta: 10})
 
@@ -94,7 +94,7 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	}
 	advertencias := func(r *response) []string {
 		t.Helper()
-		var out billing.EmitResponse
+		var out api.EmitResponse
 		r.JSON(t, &out)
 		var fc []string
 		for _, a := range out.Advertencias {
@@ -110,7 +110,7 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	if a := advertencias(r); a != nil {
 		t.Errorf("a complete guía has advertencias %v", a)
 	}
-	var out billing.EmitResponse
+	var out api.EmitResponse
 	r.JSON(t, &out)
 	checkEmitted(out.ID, "certificación")
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/internal/oracle"
 )
@@ -26,7 +26,7 @@ func TestIncludeXMLSavesAsUTF8(t *testing.T) {
 
 	r := f.do("GET", "/api/v1/billing/dte/"+id+"?include_xml=true", nil, f.A.readHdr...)
 	want(t, r, 200)
-	var d billing.DTE
+	var d api.DTE
 	r.JSON(t, &d)
 	if !strings.HasPrefix(d.XMLDocumento, `<?xml version="1.0" encoding="UTF-8"?>`) {
 		t.Errorf("xml_documento starts %.60q, want a UTF-8 declaration", d.XMLDocumento)

@@ -19,6 +19,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	billingdemo "github.com/dtekit/dtekit/billing/demo"
 	"github.com/dtekit/dtekit/caf"
@@ -387,11 +388,11 @@ func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, s
 		if err != nil {
 			return err
 		}
-		res, _, err := b.Emit(ctx, e.ID, uuid.NewString(), req)
+		res, _, err := b.Documents.Emit(ctx, e.ID, api.EmitParams{IdempotencyKey: uuid.NewString(), Request: req})
 		if err != nil {
 			return fmt.Errorf("the demo supplier's factura: %w", err)
 		}
-		env, err := b.IntercambioXML(ctx, e.ID, res.ID)
+		env, err := b.Documents.Intercambio(ctx, e.ID, res.ID)
 		if err != nil {
 			return err
 		}

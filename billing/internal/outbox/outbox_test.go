@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/backendtest"
@@ -225,7 +226,7 @@ func TestPublishDTE(t *testing.T) {
 		d := &store.DTE{ID: dteID, EmpresaID: w.a, TipoDTE: 33, Folio: 7, Estado: "aceptado", RutReceptor: "96790240-3",
 			RazonSocialReceptor: "Distribuidora Ñuñoa Ltda.", MontoTotal: 119000, FechaEmision: "2026-03-02"}
 		track, code, glosa := "4567890123", "EPR", "Envio Procesado"
-		if err := SetTracking(d, Tracking{TrackID: &track, CodigoSII: &code, GlosaSII: &glosa}); err != nil {
+		if err := SetTracking(d, api.Tracking{TrackID: &track, CodigoSII: &code, GlosaSII: &glosa}); err != nil {
 			t.Fatal(err)
 		}
 		err := w.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/sii"
@@ -21,7 +22,7 @@ const maxVOFPolls = 5
 // docPoll is what one poll found for one document of the envelope.
 type docPoll struct {
 	o      sii.Outcome
-	status Status
+	status api.SIIStatus
 }
 
 // poll runs the status step: it asks for the envelope's state and, for
@@ -82,7 +83,7 @@ func (sb *Submitter) poll(ctx context.Context, a submitArgs) error {
 	if boleta {
 		source = "boleta.estado"
 	}
-	base := Status{Source: source, TrackID: ptr(e.TrackID), EstadoSII: ptr(st.Estado), Glosa: ptr(st.Glosa),
+	base := api.SIIStatus{Source: source, TrackID: ptr(e.TrackID), EstadoSII: ptr(st.Estado), Glosa: ptr(st.Glosa),
 		NumAtencion: ptr(st.NumAtencion), CheckedAt: &at, RawXML: ptr(string(st.Raw))}
 	if st.ErrCode != "" {
 		base.ErrCode = ptr(st.ErrCode)
@@ -173,7 +174,7 @@ func (sb *Submitter) poll(ctx context.Context, a submitArgs) error {
 // never believed: the document stays procesando until its own status
 // settles it.
 func (sb *Submitter) pollDoc(ctx context.Context, client *sii.Client, rutEmisor string, e *store.Envio, d *store.DTE,
-	st *sii.EnvelopeStatus, base Status, vof bool) docPoll {
+	st *sii.EnvelopeStatus, base api.SIIStatus, vof bool) docPoll {
 	p := docPoll{status: base}
 	if vof {
 		p.o = sii.Outcome{Estado: dte.EstadoProcesando, Code: st.Estado, Glosa: st.Glosa}
@@ -206,7 +207,7 @@ func (sb *Submitter) pollDoc(ctx context.Context, client *sii.Client, rutEmisor 
 	if isBoleta(d) {
 		source = "boleta.dte"
 	}
-	p.status = Status{Source: source, TrackID: base.TrackID, EstadoSII: ptr(ds.Estado), GlosaEstado: ptr(ds.GlosaEstado),
+	p.status = api.SIIStatus{Source: source, TrackID: base.TrackID, EstadoSII: ptr(ds.Estado), GlosaEstado: ptr(ds.GlosaEstado),
 		ErrCode: ptr(ds.ErrCode), GlosaErr: ptr(ds.GlosaErr), NumAtencion: ptr(ds.NumAtencion), CheckedAt: base.CheckedAt,
 		RawXML: ptr(string(ds.Raw))}
 	received := sii.DocumentOutcome(ds).Estado == dte.EstadoAceptado

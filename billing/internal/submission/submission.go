@@ -54,6 +54,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/signer"
@@ -251,25 +252,12 @@ func (sb *Submitter) Signed(ctx context.Context, tx store.Tx, d *store.DTE) erro
 	return err
 }
 
-// Status is the stored result of the last fine-grained status query of a
-// document: the JSON of store.DTE.SIIStatus, which billing's read model
-// (billing.SIIStatus, with the same fields) shows.
-type Status struct {
-	Source      string     `json:"source,omitempty"`
-	TrackID     *string    `json:"track_id,omitempty"`
-	EstadoSII   *string    `json:"estado_sii,omitempty"`
-	Glosa       *string    `json:"glosa,omitempty"`
-	GlosaEstado *string    `json:"glosa_estado,omitempty"`
-	ErrCode     *string    `json:"err_code,omitempty"`
-	GlosaErr    *string    `json:"glosa_err,omitempty"`
-	NumAtencion *string    `json:"num_atencion,omitempty"`
-	CheckedAt   *time.Time `json:"checked_at,omitempty"`
-	RawXML      *string    `json:"raw_xml,omitempty"`
-}
-
-// ParseStatus decodes a stored status; an empty one is the zero Status.
-func ParseStatus(raw []byte) (Status, error) {
-	var s Status
+// ParseStatus decodes the stored result of a document's last
+// fine-grained status query, the JSON of store.DTE.SIIStatus (api.SIIStatus,
+// which the document's read model shows); an empty one is the zero
+// SIIStatus.
+func ParseStatus(raw []byte) (api.SIIStatus, error) {
+	var s api.SIIStatus
 	if len(raw) == 0 {
 		return s, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/sii"
@@ -222,7 +223,7 @@ func (sb *Submitter) answered(ctx context.Context, a submitArgs, o sii.Outcome, 
 // settle records a document's final outcome in tx: its code and text in
 // the tracking, the status query behind it when given, the state and its
 // event.
-func (sb *Submitter) settle(ctx context.Context, tx store.Tx, d *store.DTE, o sii.Outcome, status *Status) error {
+func (sb *Submitter) settle(ctx context.Context, tx store.Tx, d *store.DTE, o sii.Outcome, status *api.SIIStatus) error {
 	t := outbox.TrackingOf(d)
 	t.CodigoSII, t.GlosaSII = ptr(o.Code), ptr(o.Glosa)
 	if err := outbox.SetTracking(d, t); err != nil {
@@ -428,7 +429,7 @@ func (sb *Submitter) boletaArrival(ctx context.Context, a submitArgs, client *si
 	}
 	// The envelope arrived: settle every boleta from its own code.
 	outcomes := map[string]sii.Outcome{}
-	checked := map[string]*Status{}
+	checked := map[string]*api.SIIStatus{}
 	at := now.UTC()
 	for i, d := range flying {
 		ds := statuses[i]
@@ -442,7 +443,7 @@ func (sb *Submitter) boletaArrival(ctx context.Context, a submitArgs, client *si
 				"empresa_id", a.EmpresaID, "envio_id", e.ID, "dte_id", d.ID)
 		}
 		outcomes[d.ID] = o
-		checked[d.ID] = &Status{Source: "boleta.dte", EstadoSII: ptr(ds.Estado), GlosaEstado: ptr(ds.GlosaEstado),
+		checked[d.ID] = &api.SIIStatus{Source: "boleta.dte", EstadoSII: ptr(ds.Estado), GlosaEstado: ptr(ds.GlosaEstado),
 			CheckedAt: &at, RawXML: ptr(string(ds.Raw))}
 	}
 	return true, sb.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {

@@ -1,4 +1,4 @@
-package billing
+package api
 
 import (
 	"time"
@@ -73,6 +73,8 @@ type MontosMoneda struct {
 }
 
 // Tracking follows a document's submission to the SII (contract §2.2).
+// It is also the JSON the service stores for it: the submission writes
+// it, the document's events and its read model read it.
 type Tracking struct {
 	EnvioID     *string `json:"envio_id,omitempty"`
 	TrackID     *string `json:"track_id,omitempty"`
@@ -86,7 +88,8 @@ type Tracking struct {
 	Intentos    *int    `json:"intentos,omitempty"`
 }
 
-// SIIStatus is the last fine-grained status query (contract §2.2).
+// SIIStatus is the last fine-grained status query (contract §2.2). It is
+// also the JSON the service stores for it, written by the submission.
 type SIIStatus struct {
 	Source      string     `json:"source,omitempty"`
 	TrackID     *string    `json:"track_id,omitempty"`
@@ -98,6 +101,46 @@ type SIIStatus struct {
 	NumAtencion *string    `json:"num_atencion,omitempty"`
 	CheckedAt   *time.Time `json:"checked_at,omitempty"`
 	RawXML      *string    `json:"raw_xml,omitempty"`
+}
+
+// ReceptorRespuestas are what a document's receptor answered by mail
+// (DTE.Intercambio).
+type ReceptorRespuestas struct {
+	Recepcion *ReceptorRespuesta `json:"recepcion"`
+	Resultado *ReceptorRespuesta `json:"resultado"`
+	Recibo    *ReceptorRespuesta `json:"recibo"`
+	// Historial are the later answers that differ from the one that
+	// stands (the first of each kind), oldest first: kept, never applied.
+	Historial []ReceptorRespuesta `json:"historial"`
+}
+
+// ReceptorRespuesta is one answer of a receptor.
+type ReceptorRespuesta struct {
+	// Tipo is its kind: recepcion, resultado or recibo.
+	Tipo        string `json:"tipo"`
+	Resultado   string `json:"resultado"`
+	Codigo      int    `json:"codigo"`
+	Glosa       string `json:"glosa"`
+	Motivo      string `json:"motivo"`
+	RutReceptor string `json:"rut_receptor"`
+	// RutFirmante is the RUT of the certificate that signed it (nil when
+	// the certificate names none, or for answers recorded before it was
+	// kept).
+	RutFirmante *string `json:"rut_firmante"`
+	// RecepcionID is the record of the file that carried it (nil for
+	// answers recorded before files of answers were kept).
+	RecepcionID *string   `json:"recepcion_id"`
+	RecibidoAt  time.Time `json:"recibido_at"`
+}
+
+// EmitParams asks for an emission: the request (contract §2.3; read one
+// strictly with dte.DecodeRequest) under its Idempotency-Key.
+type EmitParams struct {
+	// IdempotencyKey is the request's Idempotency-Key, a UUID (its
+	// spellings are one key).
+	IdempotencyKey string
+	// Request is the document to emit.
+	Request *dte.EmitirDTERequest
 }
 
 // EmitResponse is the outcome of an emission (contract §2.4, EmitirDTEResponse).
@@ -114,4 +157,74 @@ type EmitResponse struct {
 	// certificación guía or a factura lacks. A dtekit extension of the
 	// contract, absent when there are none.
 	Advertencias []dte.FieldError `json:"advertencias,omitempty"`
+}
+
+// DTEGetParams chooses what reading one document returns.
+type DTEGetParams struct {
+	// IncludeXML adds the signed XML (DTE.XMLDocumento, as text).
+	IncludeXML bool
+}
+
+// DTEListParams selects documents for the DTE list (contract §4.1). Zero
+// fields do not filter, but for Ambiente (see AmbienteTodos).
+type DTEListParams struct {
+	ListParams
+	Ambiente    string
+	TipoDTE     dte.TipoDTE
+	Estado      dte.Estado
+	FechaDesde  string // YYYY-MM-DD, inclusive
+	FechaHasta  string // YYYY-MM-DD, inclusive
+	RutReceptor string
+}
+
+// PDFOptions chooses the printed form: the cedible copy and the paper
+// format ("carta", the default, or "80mm").
+type PDFOptions struct {
+	Cedible bool
+	Formato string
+}
+
+// DTEMailParams addresses the mail of a document to its receptor.
+type DTEMailParams struct {
+	// Para is the address; "" mails the cliente's e-mail, else the
+	// receptor's address on the SII's list of contribuyentes.
+	Para string
+}
+
+// dteNext is the DTE's transition table: for each state, the states it
+// may move to. The contract (§3) shows emission (none → firmado) and
+// holding (firmado stays); the submission follows the mapping of the
+// SII's answers (docs: sii-domain-notes §6): firmado → enviando (the
+// platform holds the envelope, retries included) → procesando (the SII
+// gave a track id) → aceptado, con_reparos or rechazado. An upload the
+// SII refuses outright, or a document settled from its own status while
+// its envelope's answer was lost, goes from enviando to its final state.
+// borrador is a document whose folio is taken and which is not signed
+// yet; generado, built and not signed, is a step dtekit does not store.
+var dteNext = map[dte.Estado][]dte.Estado{
+	dte.EstadoBorrador:   {dte.EstadoGenerado, dte.EstadoFirmado},
+	dte.EstadoGenerado:   {dte.EstadoFirmado},
+	dte.EstadoFirmado:    {dte.EstadoEnviando},
+	dte.EstadoEnviando:   {dte.EstadoProcesando, dte.EstadoAceptado, dte.EstadoConReparos, dte.EstadoRechazado},
+	dte.EstadoProcesando: {dte.EstadoAceptado, dte.EstadoConReparos, dte.EstadoRechazado},
+	dte.EstadoAceptado:   nil,
+	dte.EstadoConReparos: nil,
+	dte.EstadoRechazado:  nil,
+}
+
+// DTENext returns the states a document in state e may move to (a new
+// slice; none for a final state or one that is not a DTE state).
+func DTENext(e dte.Estado) []dte.Estado {
+	return append([]dte.Estado(nil), dteNext[e]...)
+}
+
+// DTECanBecome reports whether a document in state from may move to
+// state to.
+func DTECanBecome(from, to dte.Estado) bool {
+	for _, n := range dteNext[from] {
+		if n == to {
+			return true
+		}
+	}
+	return false
 }
