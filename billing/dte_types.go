@@ -3,6 +3,7 @@ package billing
 import (
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/dte"
 )
 
@@ -37,7 +38,7 @@ type DTE struct {
 	// Correo is the latest mail of the document to its receptor, so that
 	// one the service could not send says why (estado sin_direccion or
 	// sin_remitente); omitted until one is tried, and in lists.
-	Correo *Correo `json:"correo,omitempty"`
+	Correo *api.Correo `json:"correo,omitempty"`
 }
 
 // Montos are a document's amounts (contract §2.2), as a DTE row keeps

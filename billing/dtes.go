@@ -101,7 +101,7 @@ func (s *Service) GetDTE(ctx context.Context, empresaID, id string, includeXML b
 		return nil, storeErr(err, "reading the DTE's mail", "dte", id)
 	}
 	if len(mails.Items) > 0 {
-		c := correoOutOf(&mails.Items[0])
+		c := correoFromStore(&mails.Items[0])
 		out.Correo = &c
 	}
 	return out, nil

@@ -64,7 +64,7 @@ func BenchmarkEmitLoad(b *testing.B) {
 			return err
 		}
 		overHTTP := func() error {
-			req, _ := http.NewRequest("POST", ts.URL+api+"/dte", bytes.NewReader(body))
+			req, _ := http.NewRequest("POST", ts.URL+apiBase+"/dte", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Api-Key", fx.A.writeKey)
 			req.Header.Set("Idempotency-Key", newUUID())

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -106,7 +107,7 @@ func TestRecibidos(t *testing.T) {
 		want(t, f.postXML(apiBase+"/recibidos", file, a.readHdr...), 403, fault.WriteNotAllowed)
 		r := f.postXML(apiBase+"/recibidos?correo_emisor=facturacion@proveedor.cl", file, a.writeHdr...)
 		want(t, r, 201)
-		var rec billing.Recepcion
+		var rec api.Recepcion
 		r.JSON(t, &rec)
 		if rec.Estado != "conforme" || rec.Origen != "upload" || rec.Duplicado || len(rec.Recibidos) != 4 ||
 			rec.Remitente == nil || *rec.Remitente != "facturacion@proveedor.cl" {
@@ -116,7 +117,7 @@ func TestRecibidos(t *testing.T) {
 		// The same bytes again: the first reception, 200.
 		r = f.postXML(apiBase+"/recibidos", file, a.writeHdr...)
 		want(t, r, 200)
-		var again billing.Recepcion
+		var again api.Recepcion
 		r.JSON(t, &again)
 		if again.ID != rec.ID || !again.Duplicado || !slices.Equal(again.Recibidos, recibidos) {
 			t.Errorf("the same file again: %s, want reception %s duplicado with %v", r.Body, rec.ID, recibidos)
@@ -129,7 +130,7 @@ func TestRecibidos(t *testing.T) {
 		for _, junk := range []string{"<EnvioDTE><SetDTE/></EnvioDTE>", "no es XML", "<?xml version=\"1.0\"?><a><b></a>"} {
 			r = f.postXML(apiBase+"/recibidos", []byte(junk), a.writeHdr...)
 			want(t, r, 201)
-			var bad billing.Recepcion
+			var bad api.Recepcion
 			r.JSON(t, &bad)
 			if bad.Estado != "rechazada" || string(bad.Reporte) == "null" || len(bad.Reporte) == 0 {
 				t.Errorf("%q: %s, want a rechazada reception with its report", junk, r.Body)
@@ -139,7 +140,7 @@ func TestRecibidos(t *testing.T) {
 		other, _ := f.emit(b, facturaTo("76086428-5", 5))
 		r = f.postXML(apiBase+"/recibidos", f.envioFrom(b, "76086428-5", other), a.writeHdr...)
 		want(t, r, 201)
-		var misaddressed billing.Recepcion
+		var misaddressed api.Recepcion
 		r.JSON(t, &misaddressed)
 		if misaddressed.Estado != "rechazada" {
 			t.Errorf("a file addressed to another company: %s", r.Body)
@@ -166,11 +167,11 @@ func TestRecibidos(t *testing.T) {
 		want(t, f.postXML(apiBase+"/recibidos?correo=x@y.cl", file, a.writeHdr...), 400, fault.Validation)
 
 		// The list and its filters.
-		list := func(query string) billing.RecibidoPage {
+		list := func(query string) api.Page[api.Recibido] {
 			t.Helper()
 			r := f.do("GET", apiBase+"/recibidos"+query, nil, a.readHdr...)
 			want(t, r, 200)
-			var p billing.RecibidoPage
+			var p api.Page[api.Recibido]
 			r.JSON(t, &p)
 			return p
 		}
@@ -222,7 +223,7 @@ func TestRecibidos(t *testing.T) {
 		// One document, its XML as received and its PDF.
 		r = f.do("GET", apiBase+"/recibidos/"+recibidos[0], nil, a.readHdr...)
 		want(t, r, 200)
-		var one billing.Recibido
+		var one api.Recibido
 		r.JSON(t, &one)
 		if one.Estado != "pendiente" || one.Folio != 1 || one.RecepcionID != rec.ID || len(one.Verificacion) < 10 {
 			t.Errorf("the first document: %s", r.Body)
@@ -354,14 +355,14 @@ func TestRecibidos(t *testing.T) {
 		// Received files.
 		r = f.do("GET", apiBase+"/recepciones?limit=2", nil, a.readHdr...)
 		want(t, r, 200)
-		var files billing.RecepcionPage
+		var files api.Page[api.Recepcion]
 		r.JSON(t, &files)
 		if files.TotalCount != 5 || len(files.Data) != 2 || files.NextCursor == nil || files.Data[0].ID != misaddressed.ID {
 			t.Errorf("the received files: %s", r.Body)
 		}
 		r = f.do("GET", apiBase+"/recepciones/"+rec.ID, nil, a.readHdr...)
 		want(t, r, 200)
-		var got billing.Recepcion
+		var got api.Recepcion
 		r.JSON(t, &got)
 		if got.ID != rec.ID || got.Digest != rec.Digest || got.Estado != "conforme" {
 			t.Errorf("the first file: %s", r.Body)
@@ -412,7 +413,7 @@ func TestRespuestas(t *testing.T) {
 	} {
 		r := f.postXML(apiBase+"/respuestas", tc.xml, a.writeHdr...)
 		want(t, r, 200)
-		var out billing.RespuestaRecibida
+		var out api.RespuestaRecibida
 		r.JSON(t, &out)
 		if !slices.Equal(out.DTEIDs, []string{id}) || out.Recepcion.Tipo != "respuesta" || out.Recepcion.Estado != "conforme" ||
 			out.Recepcion.Duplicado {
@@ -421,7 +422,7 @@ func TestRespuestas(t *testing.T) {
 		// The same answer again changes nothing.
 		r = f.postXML(apiBase+"/respuestas", tc.xml, a.writeHdr...)
 		want(t, r, 200)
-		var again billing.RespuestaRecibida
+		var again api.RespuestaRecibida
 		r.JSON(t, &again)
 		if len(again.DTEIDs) != 0 || again.Recepcion.ID != out.Recepcion.ID || !again.Recepcion.Duplicado {
 			t.Errorf("%s again: %s", tc.name, r.Body)
@@ -475,7 +476,7 @@ func TestCorreo(t *testing.T) {
 		t.Errorf("the settings as stored: %s", r.Body)
 	}
 	// Sent back as read (password_set, no password): the passwords stay.
-	var cs billing.CorreoSettings
+	var cs api.CorreoSettings
 	r.JSON(t, &cs)
 	r = f.do("PUT", base, cs, a.adminHdr...)
 	want(t, r, 200)
@@ -532,7 +533,7 @@ func TestCorreo(t *testing.T) {
 	}
 	r = f.do("POST", apiBase+"/dte/"+id+"/correo", map[string]any{"para": "compras@cliente.cl"}, a.writeHdr...)
 	want(t, r, 202)
-	var c billing.Correo
+	var c api.Correo
 	r.JSON(t, &c)
 	if c.Tipo != "dte" || c.DTEID == nil || *c.DTEID != id || c.Para != "compras@cliente.cl" || c.MessageID == "" {
 		t.Errorf("the queued mail: %s", r.Body)
@@ -541,7 +542,7 @@ func TestCorreo(t *testing.T) {
 	want(t, f.do("POST", apiBase+"/clientes", map[string]any{"rut": "76086428-5", "razon_social": "Cliente de Prueba SpA", "email": "pagos@cliente.cl"}, a.writeHdr...), 201)
 	r = f.do("POST", apiBase+"/dte/"+id+"/correo", map[string]any{}, a.writeHdr...)
 	want(t, r, 202)
-	var c2 billing.Correo
+	var c2 api.Correo
 	r.JSON(t, &c2)
 	if c2.Para != "pagos@cliente.cl" || c2.ID == c.ID {
 		t.Errorf("the mail to the cliente: %s", r.Body)
@@ -550,7 +551,7 @@ func TestCorreo(t *testing.T) {
 	for _, path := range []string{"/dte/" + id + "/correos", "/correos?dte_id=" + id, "/correos"} {
 		r := f.do("GET", apiBase+path, nil, a.readHdr...)
 		want(t, r, 200)
-		var p billing.CorreoPage
+		var p api.Page[api.Correo]
 		r.JSON(t, &p)
 		if p.TotalCount != 2 || len(p.Data) != 2 || p.Data[0].ID != c2.ID || p.Data[1].ID != c.ID {
 			t.Errorf("GET %s: %s", path, r.Body)
@@ -558,7 +559,7 @@ func TestCorreo(t *testing.T) {
 	}
 	r = f.do("GET", apiBase+"/correos/"+c.ID, nil, a.readHdr...)
 	want(t, r, 200)
-	var gotC billing.Correo
+	var gotC api.Correo
 	r.JSON(t, &gotC)
 	if gotC.ID != c.ID || gotC.Para != c.Para {
 		t.Errorf("GET /correos/%s: %s", c.ID, r.Body)
@@ -582,13 +583,13 @@ func TestCorreo(t *testing.T) {
 	fid, _ := f.emit(b, facturaTo(a.rut, 1))
 	r = f.postXML(apiBase+"/recibidos?correo_emisor=dte@proveedor.cl", f.envioFrom(b, a.rut, fid), a.writeHdr...)
 	want(t, r, 201)
-	var rec billing.Recepcion
+	var rec api.Recepcion
 	r.JSON(t, &rec)
 	fake.SeedRCV(siitest.RCVSeed{RutEmisor: b.rut, RutReceptor: a.rut, Tipo: 33, Folio: 1, FmaPago: 2})
 	want(t, f.do("POST", apiBase+"/recibidos/"+rec.Recibidos[0]+"/aceptar", nil, a.writeHdr...), 200)
 	r = f.do("GET", apiBase+"/recibidos/"+rec.Recibidos[0]+"/correos", nil, a.readHdr...)
 	want(t, r, 200)
-	var log billing.CorreoPage
+	var log api.Page[api.Correo]
 	r.JSON(t, &log)
 	var tipos []string
 	for _, m := range log.Data {
@@ -660,13 +661,13 @@ func billingtestSQLite(t *testing.T) store.Store {
 }
 
 // waitCorreo polls GET /correos/{id} until the mail is enviado.
-func (f *fixture) waitCorreo(c company, id string) billing.Correo {
+func (f *fixture) waitCorreo(c company, id string) api.Correo {
 	f.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r := f.do("GET", apiBase+"/correos/"+id, nil, c.readHdr...)
 		want(f.t, r, 200)
-		var m billing.Correo
+		var m api.Correo
 		r.JSON(f.t, &m)
 		if m.Estado == "enviado" {
 			return m
@@ -709,7 +710,7 @@ func TestMailOverHTTP(t *testing.T) {
 	id, _ := f.emit(b, facturaTo(a.rut, 1))
 	r := f.do("POST", apiBase+"/dte/"+id+"/correo", map[string]any{"para": users[0].Address}, b.writeHdr...)
 	want(t, r, 202)
-	var sent billing.Correo
+	var sent api.Correo
 	r.JSON(t, &sent)
 	if got := f.waitCorreo(b, sent.ID); got.EnviadoAt == nil || got.Intentos != 1 {
 		t.Errorf("B's mail: %+v", got)
@@ -729,14 +730,14 @@ func TestMailOverHTTP(t *testing.T) {
 	}
 	r = f.do("GET", apiBase+"/empresa/correo/mensajes", nil, a.readHdr...)
 	want(t, r, 200)
-	var msgs billing.MensajePage
+	var msgs api.Page[api.Mensaje]
 	r.JSON(t, &msgs)
 	if len(msgs.Data) != 1 || msgs.Data[0].Estado != "procesado" || msgs.Data[0].From != users[1].Address || msgs.Data[0].MessageID != sent.MessageID {
 		t.Errorf("A's messages: %s, want B's mail %s procesado", r.Body, sent.MessageID)
 	}
 	r = f.do("GET", apiBase+"/recibidos", nil, a.readHdr...)
 	want(t, r, 200)
-	var inbox billing.RecibidoPage
+	var inbox api.Page[api.Recibido]
 	r.JSON(t, &inbox)
 	if len(inbox.Data) != 1 || inbox.Data[0].Folio != 1 || inbox.Data[0].CorreoEmisor == nil || *inbox.Data[0].CorreoEmisor != users[1].Address {
 		t.Fatalf("A's inbox: %s", r.Body)
@@ -751,7 +752,7 @@ func TestMailOverHTTP(t *testing.T) {
 	for {
 		r = f.do("GET", apiBase+"/recibidos/"+rid+"/correos", nil, a.readHdr...)
 		want(t, r, 200)
-		var log billing.CorreoPage
+		var log api.Page[api.Correo]
 		r.JSON(t, &log)
 		done := map[string]bool{}
 		for _, m := range log.Data {
@@ -787,14 +788,14 @@ func TestDecisionsWithoutRegistry(t *testing.T) {
 	id, _ := f.emit(f.B, facturaTo(f.A.rut, 1))
 	r := f.postXML(apiBase+"/recibidos", f.envioFrom(f.B, f.A.rut, id), f.A.writeHdr...)
 	want(t, r, 201)
-	var rec billing.Recepcion
+	var rec api.Recepcion
 	r.JSON(t, &rec)
 	want(t, f.do("POST", apiBase+"/recibidos/"+rec.Recibidos[0]+"/aceptar", nil, f.A.writeHdr...), 503, fault.Unavailable)
 	want(t, f.do("POST", apiBase+"/recibidos/"+rec.Recibidos[0]+"/reclamar", map[string]any{"motivo": "x"}, f.A.writeHdr...), 503, fault.Unavailable)
 	want(t, f.do("POST", apiBase+"/recibidos/actualizar", map[string]any{}, f.A.writeHdr...), 200)
 	r = f.do("GET", apiBase+"/recibidos/"+rec.Recibidos[0], nil, f.A.readHdr...)
 	want(t, r, 200)
-	var d billing.Recibido
+	var d api.Recibido
 	r.JSON(t, &d)
 	if d.Estado != "pendiente" || d.Respuestas.Decision != nil {
 		t.Errorf("after refused decisions: %s", r.Body)
