@@ -3,10 +3,10 @@ package billing
 import (
 	"context"
 	"errors"
-	"io"
 	"slices"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/textclip"
@@ -22,40 +22,23 @@ const contribuyentesBatch = 500
 // transaction deletes.
 const contribuyentesPurgeBatch = 5000
 
-// ContribuyentesImport is what an import of the SII's list of
-// contribuyentes did ("dtekit admin contribuyentes import").
-type ContribuyentesImport struct {
-	// Lista is the id of the list now current; Origen where it came from.
-	Lista  int64  `json:"lista"`
-	Origen string `json:"origen"`
-	// Lineas are the file's lines, the header included; Contribuyentes
-	// the companies on the new list, ConCorreo those with an address.
-	Lineas         int   `json:"lineas"`
-	Contribuyentes int64 `json:"contribuyentes"`
-	ConCorreo      int64 `json:"con_correo"`
-	// Advertencias are the first lines skipped or read in part, each with
-	// its line number; TotalAdvertencias counts them all.
-	Advertencias      []sii.Warning `json:"advertencias"`
-	TotalAdvertencias int           `json:"total_advertencias"`
-	// Eliminados are the rows of older lists deleted after it.
-	Eliminados int64 `json:"eliminados"`
-	// Duracion is how long the import took.
-	Duracion string `json:"duracion"`
-}
-
 // ImportContribuyentes loads the SII's list of authorized electronic
-// issuers (sii.ReadContribuyentes reads it; lim bounds it, zero for the
-// defaults) as the list the service mails documents by when a receptor's
-// cliente has no e-mail. The new list replaces the current one whole, and
+// issuers, p.Archivo (sii.ReadContribuyentes reads it within p's bounds,
+// zero for the defaults), as the list the service mails documents by when
+// a receptor's cliente has no e-mail. The new list replaces the current one whole, and
 // only once it is complete: until then, and when the file is refused, the
 // service reads the previous one. It is written in short transactions, so
 // it may run while the server runs; importing the same file again gives
 // the same list. A file that is not the list, or exceeds a bound, is
 // refused (fault.KindValidation on "archivo", naming its line); a RUT the
 // file repeats keeps its first line, with a warning.
-func (s *Service) ImportContribuyentes(ctx context.Context, r io.Reader, origen string, lim sii.ContribuyentesLimits) (*ContribuyentesImport, error) {
+//
+// It is the operator's, not a company's: the list is the whole service's.
+func (m *MailService) ImportContribuyentes(ctx context.Context, p api.ContribuyentesImportParams) (*api.ContribuyentesImport, error) {
+	s := m.s
 	start := time.Now()
-	origen = textclip.Clip(origen, 200)
+	lim := sii.ContribuyentesLimits{MaxBytes: p.MaxBytes, MaxLine: p.MaxLine, MaxRows: p.MaxRows, MaxWarnings: p.MaxWarnings}
+	origen := textclip.Clip(p.Origen, 200)
 	var lista *store.ContribuyentesLista
 	if err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) (err error) {
 		lista, err = tx.BeginContribuyentes(ctx, origen)
@@ -63,7 +46,7 @@ func (s *Service) ImportContribuyentes(ctx context.Context, r io.Reader, origen 
 	}); err != nil {
 		return nil, storeErr(err, "starting the import", "contribuyentes", origen)
 	}
-	out := &ContribuyentesImport{Lista: lista.ID, Origen: origen, Advertencias: []sii.Warning{}}
+	out := &api.ContribuyentesImport{Lista: lista.ID, Origen: origen, Advertencias: []api.ContribuyentesAdvertencia{}}
 	// The RUTs the file repeats, found by the store batch by batch.
 	dups := &sii.ContribuyentesReport{}
 	batch := make([]store.Contribuyente, 0, contribuyentesBatch)
@@ -93,7 +76,7 @@ func (s *Service) ImportContribuyentes(ctx context.Context, r io.Reader, origen 
 		return nil
 	}
 	var storeErrSeen error
-	rep, err := sii.ReadContribuyentes(r, lim, func(c sii.Contribuyente) error {
+	rep, err := sii.ReadContribuyentes(p.Archivo, lim, func(c sii.Contribuyente) error {
 		batch = append(batch, store.Contribuyente{Rut: c.Rut.String(), RazonSocial: c.RazonSocial, NumeroResolucion: c.NumeroResolucion,
 			FechaResolucion: c.FechaResolucion, Correo: c.Correo, URL: c.URL})
 		lines = append(lines, c.Line)
@@ -133,8 +116,10 @@ func (s *Service) ImportContribuyentes(ctx context.Context, r io.Reader, origen 
 	}
 	out.Lineas, out.Contribuyentes = rep.Lines, lista.Filas
 	out.TotalAdvertencias = rep.WarningCount + dups.WarningCount
-	out.Advertencias = append(append(out.Advertencias, rep.Warnings...), dups.Warnings...)
-	slices.SortStableFunc(out.Advertencias, func(a, b sii.Warning) int { return a.Line - b.Line })
+	for _, w := range append(rep.Warnings, dups.Warnings...) {
+		out.Advertencias = append(out.Advertencias, api.ContribuyentesAdvertencia{Linea: w.Line, Mensaje: w.Message})
+	}
+	slices.SortStableFunc(out.Advertencias, func(a, b api.ContribuyentesAdvertencia) int { return a.Linea - b.Linea })
 	if max := lim.Defaults().MaxWarnings; len(out.Advertencias) > max {
 		out.Advertencias = out.Advertencias[:max]
 	}

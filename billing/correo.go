@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/dte"
@@ -124,84 +125,10 @@ func (c *MailConfig) checkHost(host string) string {
 	return ""
 }
 
-// CorreoServidor is a mail server a company uses: its SMTP server to send,
-// or its IMAP mailbox to read.
-type CorreoServidor struct {
-	Host string `json:"host"`
-	Port int    `json:"port"`
-	// Seguridad is "tls" (implicit TLS), "starttls" or "none" (only to a
-	// loopback host; the password is never sent in clear elsewhere).
-	Seguridad string `json:"seguridad"`
-	Usuario   string `json:"usuario"`
-	// Password is write-only: it is sealed at rest and never shown;
-	// omitted on an update, the one on record is kept.
-	Password string `json:"password,omitempty"`
-	// PasswordSet says whether a password is on record (read-only).
-	PasswordSet bool `json:"password_set"`
-	// Carpeta is the IMAP folder read (default INBOX) and
-	// CarpetaProcesados where processed messages are moved ("" keeps them
-	// in place, flagged).
-	Carpeta           string `json:"carpeta,omitempty"`
-	CarpetaProcesados string `json:"carpeta_procesados,omitempty"`
-}
-
-// When a company mails its documents to their receptors
-// (CorreoSettings.EnviarDTE).
-const (
-	EnviarAlAceptar = "aceptado" // once the SII accepts it (the default)
-	EnviarAlFirmar  = "firmado"  // as soon as it is signed
-	EnviarNunca     = "nunca"    // never on its own (POST /dte/{id}/correo still does)
-)
-
-// CorreoSettings are a company's mail settings (GET/PUT
-// /api/v1/billing/empresa/correo).
-type CorreoSettings struct {
-	// Direccion is the company's intercambio address: its mail comes from
-	// it, and its suppliers send their documents to it.
-	Direccion string          `json:"direccion"`
-	SMTP      *CorreoServidor `json:"smtp"`
-	IMAP      *CorreoServidor `json:"imap"`
-	// EnviarDTE says when the company's documents are mailed to their
-	// receptors: "aceptado" (default), "firmado" or "nunca".
-	EnviarDTE string `json:"enviar_dte"`
-	// AcuseAutomatico acknowledges every file received (acuse de recibo)
-	// at intake; default true.
-	AcuseAutomatico *bool `json:"acuse_automatico"`
-	// Buzon is how the reads of the mailbox go (read-only: ignored on
-	// PUT); nil when the company has no imap.
-	Buzon *EstadoBuzon `json:"buzon,omitempty"`
-}
-
-// The states of a mailbox (EstadoBuzon.Estado).
-const (
-	BuzonSinLeer  = "sin_leer" // never read yet
-	BuzonAlDia    = "al_dia"   // its last read worked
-	BuzonFallando = "fallando" // its last read failed; reads are backed off
-)
-
-// EstadoBuzon is how the reads of a company's mailbox go: a mailbox that
-// fails is read less and less often (twice the interval, doubled at each
-// failure, at most hourly) until a read works or its settings change.
-type EstadoBuzon struct {
-	Estado string `json:"estado"`
-	// Fallos counts the reads failed in a row.
-	Fallos int `json:"fallos"`
-	// UltimoError is the category of the last failure: "dns",
-	// "refused", "timeout", "tls", "auth" or "rejected" (the detail goes
-	// to the service's log only); null after a read that worked.
-	UltimoError *string `json:"ultimo_error"`
-	// UltimoIntento is when a read was last tried, UltimaLectura when one
-	// last worked, ProximoIntento the earliest the next periodic read
-	// runs (null: at the next interval).
-	UltimoIntento  *time.Time `json:"ultimo_intento"`
-	UltimaLectura  *time.Time `json:"ultima_lectura"`
-	ProximoIntento *time.Time `json:"proximo_intento"`
-}
-
-// estadoBuzon renders a mailbox's state (nil b: never read).
-func estadoBuzon(b *store.Buzon) *EstadoBuzon {
+// buzonFromStore renders a mailbox's state (nil b: never read).
+func buzonFromStore(b *store.Buzon) *api.EstadoBuzon {
 	if b == nil {
-		return &EstadoBuzon{Estado: BuzonSinLeer}
+		return &api.EstadoBuzon{Estado: api.BuzonSinLeer}
 	}
 	at := func(t time.Time) *time.Time {
 		if t.IsZero() {
@@ -210,10 +137,10 @@ func estadoBuzon(b *store.Buzon) *EstadoBuzon {
 		t = t.UTC()
 		return &t
 	}
-	out := &EstadoBuzon{Estado: BuzonAlDia, Fallos: b.Fallos, UltimoIntento: at(b.UltimoIntento), UltimaLectura: at(b.UltimaLectura),
+	out := &api.EstadoBuzon{Estado: api.BuzonAlDia, Fallos: b.Fallos, UltimoIntento: at(b.UltimoIntento), UltimaLectura: at(b.UltimaLectura),
 		ProximoIntento: at(b.Proximo)}
 	if b.Fallos > 0 {
-		out.Estado = BuzonFallando
+		out.Estado = api.BuzonFallando
 		e := b.UltimoError
 		out.UltimoError = &e
 	}
@@ -223,9 +150,11 @@ func estadoBuzon(b *store.Buzon) *EstadoBuzon {
 // correoAAD binds a company's sealed mail password to its use.
 func correoAAD(kind, empresaID string) []byte { return secretAAD(kind, empresaID, "") }
 
-// GetCorreoSettings returns the company's mail settings; a company with
-// none gets the defaults (no servers).
-func (s *Service) GetCorreoSettings(ctx context.Context, empresaID string) (*CorreoSettings, error) {
+// Settings returns the company's mail settings, passwords left out, with
+// the state of its mailbox's reads; a company with none gets the defaults
+// (no servers).
+func (m *MailService) Settings(ctx context.Context, empresaID string) (*api.CorreoSettings, error) {
+	s := m.s
 	c, err := s.st.GetCorreoConfig(ctx, empresaID)
 	if errors.Is(err, store.ErrNotFound) {
 		if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
@@ -236,7 +165,7 @@ func (s *Service) GetCorreoSettings(ctx context.Context, empresaID string) (*Cor
 	if err != nil {
 		return nil, storeErr(err, "reading the mail settings", "empresa", empresaID)
 	}
-	out, err := correoOut(c)
+	out, err := correoSettingsFromStore(c)
 	if err != nil || out.IMAP == nil {
 		return out, err
 	}
@@ -247,18 +176,18 @@ func (s *Service) GetCorreoSettings(ctx context.Context, empresaID string) (*Cor
 	if err != nil {
 		return nil, storeErr(err, "reading the mailbox's state", "empresa", empresaID)
 	}
-	out.Buzon = estadoBuzon(b)
+	out.Buzon = buzonFromStore(b)
 	return out, nil
 }
 
 // defaultCorreo is the settings of a company that has none.
-func defaultCorreo() *CorreoSettings {
+func defaultCorreo() *api.CorreoSettings {
 	yes := true
-	return &CorreoSettings{EnviarDTE: EnviarAlAceptar, AcuseAutomatico: &yes}
+	return &api.CorreoSettings{EnviarDTE: api.EnviarAlAceptar, AcuseAutomatico: &yes}
 }
 
-// correoOut renders stored settings, passwords left out.
-func correoOut(c *store.CorreoConfig) (*CorreoSettings, error) {
+// correoSettingsFromStore renders stored settings, passwords left out.
+func correoSettingsFromStore(c *store.CorreoConfig) (*api.CorreoSettings, error) {
 	out := defaultCorreo()
 	if err := json.Unmarshal(c.Config, out); err != nil {
 		return nil, fault.Failed("reading the mail settings", err)
@@ -272,10 +201,11 @@ func correoOut(c *store.CorreoConfig) (*CorreoSettings, error) {
 	return out, nil
 }
 
-// PutCorreoSettings replaces the company's mail settings. A server given
+// UpdateSettings replaces the company's mail settings. A server given
 // without a password keeps the one on record. The mailbox's backoff is
 // lifted: the next periodic read tries the new settings.
-func (s *Service) PutCorreoSettings(ctx context.Context, empresaID string, in CorreoSettings) (*CorreoSettings, error) {
+func (m *MailService) UpdateSettings(ctx context.Context, empresaID string, in api.CorreoSettings) (*api.CorreoSettings, error) {
+	s := m.s
 	if err := s.cfg.Mail.checkCorreo(&in); err != nil {
 		return nil, err
 	}
@@ -335,21 +265,21 @@ func (s *Service) PutCorreoSettings(ctx context.Context, empresaID string, in Co
 	if err != nil {
 		return nil, storeErr(err, "recording the mail settings", "empresa", empresaID)
 	}
-	return correoOut(out)
+	return correoSettingsFromStore(out)
 }
 
 // checkCorreo validates mail settings, naming each field.
-func (mc *MailConfig) checkCorreo(in *CorreoSettings) error {
+func (mc *MailConfig) checkCorreo(in *api.CorreoSettings) error {
 	var d []dte.FieldError
 	bad := func(field string, code dte.DetailCode, msg string) {
 		d = append(d, dte.FieldError{Field: field, Code: code, Message: msg})
 	}
 	d = checkEmailField(d, "direccion", in.Direccion)
 	if in.EnviarDTE == "" {
-		in.EnviarDTE = EnviarAlAceptar
+		in.EnviarDTE = api.EnviarAlAceptar
 	}
 	switch in.EnviarDTE {
-	case EnviarAlAceptar, EnviarAlFirmar, EnviarNunca:
+	case api.EnviarAlAceptar, api.EnviarAlFirmar, api.EnviarNunca:
 	default:
 		bad("enviar_dte", dte.CodeInvalidValue, `one of "aceptado", "firmado", "nunca"`)
 	}
@@ -359,7 +289,7 @@ func (mc *MailConfig) checkCorreo(in *CorreoSettings) error {
 	}
 	for _, s := range []struct {
 		name string
-		srv  *CorreoServidor
+		srv  *api.CorreoServidor
 	}{{"smtp", in.SMTP}, {"imap", in.IMAP}} {
 		name, srv := s.name, s.srv
 		if srv == nil {
@@ -417,7 +347,7 @@ func (s *Service) mailSettings(ctx context.Context, empresaID string) (*mailer.S
 	if err != nil {
 		return nil, err
 	}
-	in, err := correoOut(c)
+	in, err := correoSettingsFromStore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +396,7 @@ func (s *Service) openCorreo(sealed []byte, kind, empresaID string) (string, err
 
 // correoPrefs reads when the company mails its documents and whether it
 // acknowledges files at intake.
-func (s *Service) correoPrefs(ctx context.Context, r store.Reader, empresaID string) (*CorreoSettings, error) {
+func (s *Service) correoPrefs(ctx context.Context, r store.Reader, empresaID string) (*api.CorreoSettings, error) {
 	c, err := r.GetCorreoConfig(ctx, empresaID)
 	if errors.Is(err, store.ErrNotFound) {
 		return defaultCorreo(), nil
@@ -474,5 +404,116 @@ func (s *Service) correoPrefs(ctx context.Context, r store.Reader, empresaID str
 	if err != nil {
 		return nil, err
 	}
-	return correoOut(c)
+	return correoSettingsFromStore(c)
+}
+
+// correoFromStore renders a stored mail.
+func correoFromStore(c *store.Correo) api.Correo {
+	out := api.Correo{ID: c.ID, Tipo: c.Tipo, Para: c.Para, MessageID: c.MessageID, Estado: api.EstadoCorreo(c.Estado), Intentos: c.Attempts,
+		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+	if c.DTEID != "" {
+		out.DTEID = &c.DTEID
+	}
+	if c.RecibidoID != "" {
+		out.RecibidoID = &c.RecibidoID
+	}
+	if c.LastError != "" {
+		out.UltimoError = &c.LastError
+	}
+	if !c.SentAt.IsZero() {
+		t := c.SentAt.UTC()
+		out.EnviadoAt = &t
+	}
+	return out
+}
+
+// mensajeFromStore renders a stored mail read from a mailbox.
+func mensajeFromStore(m *store.Mensaje) api.Mensaje {
+	return api.Mensaje{ID: m.ID, MessageID: m.MessageID, From: m.From, Subject: m.Subject, Estado: m.Estado,
+		Detalle: m.Detalle, CreatedAt: m.CreatedAt.UTC()}
+}
+
+// List lists the company's mails, newest first: the delivery log of its
+// documents and answers (those of one document or received document when
+// f names it).
+func (m *MailService) List(ctx context.Context, empresaID string, f api.CorreoListParams) (*api.Page[api.Correo], error) {
+	s := m.s
+	n, verr := pageLimit(f.Limit)
+	if verr != nil {
+		return nil, verr
+	}
+	if f.DTEID != "" {
+		if _, err := s.st.GetDTE(ctx, empresaID, f.DTEID); err != nil {
+			return nil, storeErr(err, "reading the DTE", "dte", f.DTEID)
+		}
+	}
+	if f.RecibidoID != "" {
+		if _, err := s.st.GetRecibido(ctx, empresaID, f.RecibidoID); err != nil {
+			return nil, storeErr(err, "reading the received document", "recibido", f.RecibidoID)
+		}
+	}
+	page, err := s.st.ListCorreos(ctx, empresaID, store.CorreoFilter{DTEID: f.DTEID, RecibidoID: f.RecibidoID, Cursor: f.Cursor, Limit: n})
+	if err != nil {
+		return nil, storeErr(err, "listing mails", "empresa", empresaID)
+	}
+	out := &api.Page[api.Correo]{Data: make([]api.Correo, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		out.Data = append(out.Data, correoFromStore(&page.Items[i]))
+	}
+	return out, nil
+}
+
+// Get returns one mail of the company.
+func (m *MailService) Get(ctx context.Context, empresaID, id string) (*api.Correo, error) {
+	s := m.s
+	c, err := s.st.GetCorreo(ctx, empresaID, id)
+	if err != nil {
+		return nil, storeErr(err, "reading the mail", "correo", id)
+	}
+	out := correoFromStore(c)
+	return &out, nil
+}
+
+// ListMensajes lists the mails read from the company's mailbox, newest
+// first.
+func (m *MailService) ListMensajes(ctx context.Context, empresaID string, p api.MensajeListParams) (*api.Page[api.Mensaje], error) {
+	s := m.s
+	n, verr := pageLimit(p.Limit)
+	if verr != nil {
+		return nil, verr
+	}
+	page, err := s.st.ListMensajes(ctx, empresaID, store.ListFilter{Cursor: p.Cursor, Limit: n})
+	if err != nil {
+		return nil, storeErr(err, "listing mails read", "empresa", empresaID)
+	}
+	out := &api.Page[api.Mensaje]{Data: make([]api.Mensaje, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	for i := range page.Items {
+		out.Data = append(out.Data, mensajeFromStore(&page.Items[i]))
+	}
+	return out, nil
+}
+
+// Poll reads the company's mailbox now (the periodic job does it every
+// minute) and reports how many messages it took, skipped as read before,
+// and refused.
+func (m *MailService) Poll(ctx context.Context, empresaID string) (*api.LecturaCorreo, error) {
+	s := m.s
+	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
+		return nil, storeErr(err, "reading the company", "empresa", empresaID)
+	}
+	res, err := s.mailer.Poll(ctx, empresaID)
+	if err != nil {
+		if fe := fault.As(err); fe.Kind != fault.KindInternal {
+			return nil, fe
+		}
+		var mb *mailer.MailboxError
+		if errors.As(err, &mb) {
+			// The category only: the server's words and addresses go to
+			// the log (the mailer logged them).
+			return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable,
+				Message: "the company's mailbox could not be read (" + email.Category(err) + "); see buzon in the mail settings", Err: err}
+		}
+		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "the company's mailbox could not be read; try again later", Err: err}
+	}
+	return res, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/dtekit/dtekit/api"
 )
 
 // FuzzCorreoSettings: the mail settings a company PUTs are outside input
@@ -35,7 +37,7 @@ func FuzzCorreoSettings(f *testing.F) {
 	strict := &MailConfig{}                                 // the operator's default
 	open := &MailConfig{AllowLoopback: true, AnyPort: true} // tests and local trials
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var in, in2 CorreoSettings
+		var in, in2 api.CorreoSettings
 		if json.Unmarshal(data, &in) != nil {
 			return
 		}
@@ -43,7 +45,7 @@ func FuzzCorreoSettings(f *testing.F) {
 		// Under the default policy, what is accepted names no loopback,
 		// private or link-local address and only a mail port.
 		if strict.checkCorreo(&in2) == nil {
-			for name, srv := range map[string]*CorreoServidor{"smtp": in2.SMTP, "imap": in2.IMAP} {
+			for name, srv := range map[string]*api.CorreoServidor{"smtp": in2.SMTP, "imap": in2.IMAP} {
 				if srv == nil {
 					continue
 				}
@@ -64,7 +66,7 @@ func FuzzCorreoSettings(f *testing.F) {
 			return
 		}
 		switch in.EnviarDTE {
-		case EnviarAlAceptar, EnviarAlFirmar, EnviarNunca:
+		case api.EnviarAlAceptar, api.EnviarAlFirmar, api.EnviarNunca:
 		default:
 			t.Fatalf("accepted enviar_dte %q", in.EnviarDTE)
 		}
@@ -74,7 +76,7 @@ func FuzzCorreoSettings(f *testing.F) {
 		if (in.SMTP != nil || in.IMAP != nil) && (in.Direccion == "" || len(in.Direccion) > 254) {
 			t.Fatalf("accepted servers with the address %q", in.Direccion)
 		}
-		for name, srv := range map[string]*CorreoServidor{"smtp": in.SMTP, "imap": in.IMAP} {
+		for name, srv := range map[string]*api.CorreoServidor{"smtp": in.SMTP, "imap": in.IMAP} {
 			if srv == nil {
 				continue
 			}

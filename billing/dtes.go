@@ -132,7 +132,7 @@ func (r *DocumentService) Get(ctx context.Context, empresaID, id string, p api.D
 		return nil, storeErr(err, "reading the DTE's mail", "dte", id)
 	}
 	if len(mails.Items) > 0 {
-		c := correoOutOf(&mails.Items[0])
+		c := correoFromStore(&mails.Items[0])
 		out.Correo = &c
 	}
 	return out, nil
@@ -287,7 +287,7 @@ func (r *DocumentService) Mail(ctx context.Context, empresaID, id string, p api.
 	if err != nil {
 		return nil, fault.Failed("queuing the mail", err)
 	}
-	out := correoOutOf(c)
+	out := correoFromStore(c)
 	return &out, nil
 }
 

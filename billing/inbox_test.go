@@ -90,21 +90,21 @@ func TestReceiveUpload(t *testing.T) {
 			compB := r.addCompanyB(t)
 			d, env := r.emitToB(t, false)
 
-			first, err := r.s.ReceiveDTE(ctx, compB.ID, env, "a@example.cl")
+			first, err := r.s.Received.Receive(ctx, compB.ID, api.ReceiveParams{XML: env, CorreoEmisor: "a@example.cl"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if first.Estado != "conforme" || first.Duplicado || len(first.Recibidos) != 1 || first.Numero != 1 {
 				t.Fatalf("first intake: %+v", first)
 			}
-			again, err := r.s.ReceiveDTE(ctx, compB.ID, env, "")
+			again, err := r.s.Received.Receive(ctx, compB.ID, api.ReceiveParams{XML: env})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !again.Duplicado || again.ID != first.ID || len(again.Recibidos) != 1 || again.Recibidos[0] != first.Recibidos[0] {
 				t.Errorf("the same file again: %+v, want the first (%s) marked duplicado", again, first.ID)
 			}
-			rec, err := r.s.GetRecibido(ctx, compB.ID, first.Recibidos[0])
+			rec, err := r.s.Received.Get(ctx, compB.ID, first.Recibidos[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,14 +118,14 @@ func TestReceiveUpload(t *testing.T) {
 			// The same document in another envelope (signed again: other
 			// bytes) is the same record.
 			_, env2 := r.emitToBAgain(t, d.ID)
-			other, err := r.s.ReceiveDTE(ctx, compB.ID, env2, "")
+			other, err := r.s.Received.Receive(ctx, compB.ID, api.ReceiveParams{XML: env2})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if other.ID == first.ID || other.Duplicado || len(other.Recibidos) != 1 || other.Recibidos[0] != first.Recibidos[0] {
 				t.Errorf("the same document in another file: %+v, want a new file naming recibido %s", other, first.Recibidos[0])
 			}
-			page, err := r.s.ListRecibidos(ctx, compB.ID, RecibidoFilter{})
+			page, err := r.s.Received.List(ctx, compB.ID, api.RecibidoListParams{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestReceiveUpload(t *testing.T) {
 				t.Errorf("%d recibido.created events, want 1", n)
 			}
 			// A file that is not an envelope is kept, rejected, with a report.
-			bad, err := r.s.ReceiveDTE(ctx, compB.ID, []byte("<EnvioDTE><SetDTE>roto"), "")
+			bad, err := r.s.Received.Receive(ctx, compB.ID, api.ReceiveParams{XML: []byte("<EnvioDTE><SetDTE>roto")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,28 +145,28 @@ func TestReceiveUpload(t *testing.T) {
 			}
 			// A tampered document: recorded, rejected, never acceptable.
 			tampered := []byte(strings.Replace(string(env), "<MntTotal>", "<MntTotal>1", 1))
-			tr, err := r.s.ReceiveDTE(ctx, compB.ID, tampered, "")
+			tr, err := r.s.Received.Receive(ctx, compB.ID, api.ReceiveParams{XML: tampered})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(tr.Recibidos) != 1 {
 				t.Fatalf("a tampered file: %+v", tr)
 			}
-			tRec, err := r.s.GetRecibido(ctx, compB.ID, tr.Recibidos[0])
+			tRec, err := r.s.Received.Get(ctx, compB.ID, tr.Recibidos[0])
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tRec.Estado != "rechazado" || tRec.ID == first.Recibidos[0] {
 				t.Errorf("a tampered document: %+v, want a rechazado record of its own", tRec)
 			}
-			if _, err := r.s.DecideRecibido(ctx, compB.ID, tRec.ID, DecisionInput{Accion: "ACD"}); fault.As(err).Code != fault.InvalidState {
+			if _, err := r.s.Received.Decide(ctx, compB.ID, tRec.ID, api.DecisionInput{Accion: "ACD"}); fault.As(err).Code != fault.InvalidState {
 				t.Errorf("accepting a tampered document: %v, want INVALID_STATE", err)
 			}
 			// Tenancy: A sees nothing of B's.
-			if _, err := r.s.GetRecibido(ctx, r.emp.ID, first.Recibidos[0]); fault.KindOf(err) != fault.KindNotFound {
+			if _, err := r.s.Received.Get(ctx, r.emp.ID, first.Recibidos[0]); fault.KindOf(err) != fault.KindNotFound {
 				t.Errorf("another company's recibido: %v, want not found", err)
 			}
-			if _, err := r.s.DecideRecibido(ctx, r.emp.ID, first.Recibidos[0], DecisionInput{Accion: "ACD"}); fault.KindOf(err) != fault.KindNotFound {
+			if _, err := r.s.Received.Decide(ctx, r.emp.ID, first.Recibidos[0], api.DecisionInput{Accion: "ACD"}); fault.KindOf(err) != fault.KindNotFound {
 				t.Errorf("deciding on another company's recibido: %v, want not found", err)
 			}
 		})
@@ -200,18 +200,18 @@ func TestDecisions(t *testing.T) {
 				if got := r.waitFinal(t, d.ID); got.Estado != dte.EstadoAceptado {
 					t.Fatalf("the SII's review: %s", got.Estado)
 				}
-				rec, err := r.s.ReceiveDTE(ctx, compB.ID, env, "")
+				rec, err := r.s.Received.Receive(ctx, compB.ID, api.ReceiveParams{XML: env})
 				if err != nil {
 					t.Fatal(err)
 				}
 				ids = append(ids, rec.Recibidos[0])
 				docs = append(docs, d)
 			}
-			if err := r.s.RefreshRecibidos(ctx, compB.ID); err != nil {
+			if err := r.s.Received.Refresh(ctx, compB.ID); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range ids {
-				rec, err := r.s.GetRecibido(ctx, compB.ID, id)
+				rec, err := r.s.Received.Get(ctx, compB.ID, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -220,7 +220,7 @@ func TestDecisions(t *testing.T) {
 					t.Errorf("after a refresh: %+v", rec)
 				}
 			}
-			acc, err := r.s.DecideRecibido(ctx, compB.ID, ids[0], DecisionInput{Accion: "acd"})
+			acc, err := r.s.Received.Decide(ctx, compB.ID, ids[0], api.DecisionInput{Accion: "acd"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,17 +228,17 @@ func TestDecisions(t *testing.T) {
 				*acc.Respuestas.Decision.RCVCodigo != 0 {
 				t.Errorf("accepted: %+v", acc)
 			}
-			if _, err := r.s.DecideRecibido(ctx, compB.ID, ids[1], DecisionInput{Accion: "RCD"}); fault.KindOf(err) != fault.KindValidation {
+			if _, err := r.s.Received.Decide(ctx, compB.ID, ids[1], api.DecisionInput{Accion: "RCD"}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("a claim without a reason: %v, want a validation error", err)
 			}
-			cl, err := r.s.DecideRecibido(ctx, compB.ID, ids[1], DecisionInput{Accion: "RCD", Motivo: "Precio distinto al pactado"})
+			cl, err := r.s.Received.Decide(ctx, compB.ID, ids[1], api.DecisionInput{Accion: "RCD", Motivo: "Precio distinto al pactado"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if cl.Estado != "reclamado" {
 				t.Errorf("claimed: %+v", cl)
 			}
-			erm, err := r.s.DecideRecibido(ctx, compB.ID, ids[2], DecisionInput{Accion: "ERM"})
+			erm, err := r.s.Received.Decide(ctx, compB.ID, ids[2], api.DecisionInput{Accion: "ERM"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +251,7 @@ func TestDecisions(t *testing.T) {
 					t.Errorf("the registry's history of folio %d: %+v, want %s", docs[i].Folio, h, want)
 				}
 			}
-			if _, err := r.s.DecideRecibido(ctx, compB.ID, ids[0], DecisionInput{Accion: "RCD", Motivo: "tarde"}); fault.As(err).Code != fault.InvalidState {
+			if _, err := r.s.Received.Decide(ctx, compB.ID, ids[0], api.DecisionInput{Accion: "RCD", Motivo: "tarde"}); fault.As(err).Code != fault.InvalidState {
 				t.Errorf("a claim after the acceptance: %v, want INVALID_STATE", err)
 			}
 		})
@@ -266,15 +266,15 @@ func TestWindowWarning(t *testing.T) {
 	ctx := context.Background()
 	compB := r.addCompanyB(t)
 	_, env := r.emitToB(t, false)
-	rec, err := r.s.ReceiveDTE(ctx, compB.ID, env, "")
+	rec, err := r.s.Received.Receive(ctx, compB.ID, api.ReceiveParams{XML: env})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The SII received it 7 days and 2 hours ago (seeded): 22 hours left.
-	got, _ := r.s.GetRecibido(ctx, compB.ID, rec.Recibidos[0])
+	got, _ := r.s.Received.Get(ctx, compB.ID, rec.Recibidos[0])
 	r.fake.SeedRCV(siitest.RCVSeed{RutEmisor: dtetest.EmisorRUT, RutReceptor: rutB, Tipo: 33, Folio: got.Folio, Received: clock.Add(-(7*24 + 2) * time.Hour)})
 	for range 2 {
-		if err := r.s.RefreshRecibidos(ctx, compB.ID); err != nil {
+		if err := r.s.Received.Refresh(ctx, compB.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -291,7 +291,7 @@ func TestWindowWarning(t *testing.T) {
 		t.Errorf("the warning: %+v, %v", data, err)
 	}
 	soon := 0
-	page, err := r.s.ListRecibidos(ctx, compB.ID, RecibidoFilter{DiasRestantes: &soon})
+	page, err := r.s.Received.List(ctx, compB.ID, api.RecibidoListParams{DiasRestantes: &soon})
 	if err != nil || page.TotalCount != 1 {
 		t.Errorf("dias_restantes=0: %+v, %v", page, err)
 	}

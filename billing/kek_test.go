@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/store"
 )
@@ -202,10 +203,10 @@ func newRotationFixture(t *testing.T, b backend) *rotationFixture {
 		t.Fatal(err)
 	}
 	// The company's mailbox passwords, SMTP and IMAP.
-	mail := CorreoSettings{Direccion: "dte@empresa.cl",
-		SMTP: &CorreoServidor{Host: "smtp.empresa.cl", Port: 587, Usuario: "dte", Password: "smtp-s3creto"},
-		IMAP: &CorreoServidor{Host: "imap.empresa.cl", Port: 993, Usuario: "dte", Password: "imap-s3creto"}}
-	if _, err := f.s.PutCorreoSettings(ctx, f.emp.ID, mail); err != nil {
+	mail := api.CorreoSettings{Direccion: "dte@empresa.cl",
+		SMTP: &api.CorreoServidor{Host: "smtp.empresa.cl", Port: 587, Usuario: "dte", Password: "smtp-s3creto"},
+		IMAP: &api.CorreoServidor{Host: "imap.empresa.cl", Port: 993, Usuario: "dte", Password: "imap-s3creto"}}
+	if _, err := f.s.Mail.UpdateSettings(ctx, f.emp.ID, mail); err != nil {
 		t.Fatal(err)
 	}
 	if err := CheckKEK(ctx, f.s.st, f.s.keys); err != nil {

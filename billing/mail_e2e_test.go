@@ -57,7 +57,7 @@ func newMailRig(t *testing.T, b backend, tune ...func(*MailConfig)) *mailRig {
 		id string
 		u  emailtest.User
 	}{{emp.ID, userA}, {r.b.ID, userB}} {
-		if _, err := s.PutCorreoSettings(ctx, c.id, r.settings(t, c.u)); err != nil {
+		if _, err := s.Mail.UpdateSettings(ctx, c.id, r.settings(t, c.u)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,17 +76,17 @@ func newMailRig(t *testing.T, b backend, tune ...func(*MailConfig)) *mailRig {
 }
 
 // settings are a company's mail settings on the rig's servers.
-func (r *mailRig) settings(t *testing.T, u emailtest.User) CorreoSettings {
+func (r *mailRig) settings(t *testing.T, u emailtest.User) api.CorreoSettings {
 	t.Helper()
-	server := func(addr, sec string) *CorreoServidor {
+	server := func(addr, sec string) *api.CorreoServidor {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p, _ := strconv.Atoi(port)
-		return &CorreoServidor{Host: host, Port: p, Seguridad: sec, Usuario: u.Username, Password: u.Password}
+		return &api.CorreoServidor{Host: host, Port: p, Seguridad: sec, Usuario: u.Username, Password: u.Password}
 	}
-	return CorreoSettings{Direccion: u.Address, SMTP: server(r.srv.SMTPAddr, "starttls"), IMAP: server(r.srv.IMAPSAddr, "tls")}
+	return api.CorreoSettings{Direccion: u.Address, SMTP: server(r.srv.SMTPAddr, "starttls"), IMAP: server(r.srv.IMAPSAddr, "tls")}
 }
 
 // waitMail waits until u's mailbox holds n messages.
@@ -104,7 +104,7 @@ func (r *mailRig) waitMail(t *testing.T, u emailtest.User, n int) {
 // poll reads a company's mailbox and checks how many messages it took.
 func (r *mailRig) poll(t *testing.T, empresaID string, read int) {
 	t.Helper()
-	res, err := r.s.PollMailbox(context.Background(), empresaID)
+	res, err := r.s.Mail.Poll(context.Background(), empresaID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +132,12 @@ func TestMailEndToEnd(t *testing.T) {
 				docs = append(docs, d)
 				r.waitMail(t, r.userB, i+1)
 			}
-			page, err := r.s.ListCorreos(ctx, r.emp.ID, CorreoFilter{DTEID: docs[0].ID})
+			page, err := r.s.Mail.List(ctx, r.emp.ID, api.CorreoListParams{DTEID: docs[0].ID})
 			if err != nil || len(page.Data) != 1 || page.Data[0].Estado != "enviado" || page.Data[0].Para != r.userB.Address {
 				t.Fatalf("the delivery log of %s: %+v, %v", docs[0].ID, page, err)
 			}
 			r.poll(t, r.b.ID, 3)
-			recs, err := r.s.ListRecibidos(ctx, r.b.ID, RecibidoFilter{Estado: "pendiente"})
+			recs, err := r.s.Received.List(ctx, r.b.ID, api.RecibidoListParams{Estado: "pendiente"})
 			if err != nil || recs.TotalCount != 3 {
 				t.Fatalf("B's inbox: %+v, %v", recs, err)
 			}
@@ -157,16 +157,16 @@ func TestMailEndToEnd(t *testing.T) {
 			if n := len(eventsOf(t, r.s, r.emp.ID, webhook.EventDTEReceptorRecibido)); n != 3 {
 				t.Errorf("%d dte.receptor_recibido events, want 3", n)
 			}
-			if err := r.s.RefreshRecibidos(ctx, r.b.ID); err != nil {
+			if err := r.s.Received.Refresh(ctx, r.b.ID); err != nil {
 				t.Fatal(err)
 			}
 			byFolio := map[int64]string{}
 			for _, rec := range recs.Data {
 				byFolio[rec.Folio] = rec.ID
 			}
-			decisions := []DecisionInput{{Accion: "ACD"}, {Accion: "RCD", Motivo: "Precio distinto al pactado"}, {Accion: "ERM"}}
+			decisions := []api.DecisionInput{{Accion: "ACD"}, {Accion: "RCD", Motivo: "Precio distinto al pactado"}, {Accion: "ERM"}}
 			for i, in := range decisions {
-				if _, err := r.s.DecideRecibido(ctx, r.b.ID, byFolio[docs[i].Folio], in); err != nil {
+				if _, err := r.s.Received.Decide(ctx, r.b.ID, byFolio[docs[i].Folio], in); err != nil {
 					t.Fatalf("%s on folio %d: %v", in.Accion, docs[i].Folio, err)
 				}
 				if h := r.fake.RCVHistory(dtetest.EmisorRUT, 33, docs[i].Folio); len(h) != 1 || string(h[0].Action) != in.Accion {
@@ -215,8 +215,8 @@ func TestMailEndToEnd(t *testing.T) {
 func TestMailSettings(t *testing.T) {
 	f := newFixture(t, backends[0], false)
 	ctx := context.Background()
-	in := CorreoSettings{Direccion: "dte@empresa.cl", SMTP: &CorreoServidor{Host: "smtp.empresa.cl", Port: 587, Usuario: "dte", Password: "s3creto"}}
-	out, err := f.s.PutCorreoSettings(ctx, f.emp.ID, in)
+	in := api.CorreoSettings{Direccion: "dte@empresa.cl", SMTP: &api.CorreoServidor{Host: "smtp.empresa.cl", Port: 587, Usuario: "dte", Password: "s3creto"}}
+	out, err := f.s.Mail.UpdateSettings(ctx, f.emp.ID, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,15 +232,15 @@ func TestMailSettings(t *testing.T) {
 	}
 	// Without a password, the one on record stays.
 	in.SMTP.Password = ""
-	if out, err = f.s.PutCorreoSettings(ctx, f.emp.ID, in); err != nil || !out.SMTP.PasswordSet {
+	if out, err = f.s.Mail.UpdateSettings(ctx, f.emp.ID, in); err != nil || !out.SMTP.PasswordSet {
 		t.Errorf("an update without the password: %+v, %v", out, err)
 	}
 	ms, err := f.s.mailSettings(ctx, f.emp.ID)
 	if err != nil || ms.SMTP.Password != "s3creto" {
 		t.Errorf("the opened settings: %+v, %v", ms, err)
 	}
-	bad := CorreoSettings{Direccion: "no es correo", SMTP: &CorreoServidor{Host: "smtp.empresa.cl", Port: 0, Seguridad: "none"}, EnviarDTE: "a veces"}
-	_, err = f.s.PutCorreoSettings(ctx, f.emp.ID, bad)
+	bad := api.CorreoSettings{Direccion: "no es correo", SMTP: &api.CorreoServidor{Host: "smtp.empresa.cl", Port: 0, Seguridad: "none"}, EnviarDTE: "a veces"}
+	_, err = f.s.Mail.UpdateSettings(ctx, f.emp.ID, bad)
 	fields := map[string]bool{}
 	if fe := fault.As(err); fe != nil {
 		for _, d := range fe.Details {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtekit/dtekit/api"
 )
 
 // hostileMessages are messages a mailbox may hold that must be refused in
@@ -83,7 +85,7 @@ func TestHostileMail(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	res, err := r.s.PollMailbox(ctx, r.b.ID)
+	res, err := r.s.Mail.Poll(ctx, r.b.ID)
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
 	if err != nil {
@@ -100,7 +102,7 @@ func TestHostileMail(t *testing.T) {
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 64<<20 {
 		t.Errorf("the heap grew by %d MiB", grew>>20)
 	}
-	page, err := r.s.ListMensajes(ctx, r.b.ID, ListParams{Limit: 10})
+	page, err := r.s.Mail.ListMensajes(ctx, r.b.ID, api.MensajeListParams{ListParams: api.ListParams{Limit: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +118,11 @@ func TestHostileMail(t *testing.T) {
 	if refused != 4 {
 		t.Errorf("%d messages recorded refused, want 4: %+v", refused, page.Data)
 	}
-	recs, err := r.s.ListRecibidos(ctx, r.b.ID, RecibidoFilter{})
+	recs, err := r.s.Received.List(ctx, r.b.ID, api.RecibidoListParams{})
 	if err != nil || recs.TotalCount != 1 {
 		t.Errorf("B's inbox after the read: %+v, %v", recs, err)
 	}
-	again, err := r.s.PollMailbox(ctx, r.b.ID)
+	again, err := r.s.Mail.Poll(ctx, r.b.ID)
 	if err != nil || again.Leidos+again.Rechazados+again.Repetidos != 0 {
 		t.Errorf("a second read: %+v, %v; want nothing left", again, err)
 	}
@@ -162,7 +164,7 @@ func TestMailboxThatHangs(t *testing.T) {
 	hang := r.settings(t, r.userA)
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	hang.IMAP.Host, hang.IMAP.Port = host, atoi(port)
-	if _, err := r.s.PutCorreoSettings(ctx, r.emp.ID, hang); err != nil {
+	if _, err := r.s.Mail.UpdateSettings(ctx, r.emp.ID, hang); err != nil {
 		t.Fatal(err)
 	}
 	_, env := r.emitToB(t, false)
@@ -174,7 +176,7 @@ func TestMailboxThatHangs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		page, err := r.s.ListRecibidos(ctx, r.b.ID, RecibidoFilter{})
+		page, err := r.s.Received.List(ctx, r.b.ID, api.RecibidoListParams{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/email"
@@ -50,14 +51,14 @@ func mailSettingsNetwork(t *testing.T, b backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := func() CorreoSettings {
-		return CorreoSettings{Direccion: "dte@empresa.cl",
-			SMTP: &CorreoServidor{Host: "smtp.empresa.cl", Port: 587, Usuario: "dte", Password: "s3creto"},
-			IMAP: &CorreoServidor{Host: "mail.empresa.cl", Port: 993, Usuario: "dte", Password: "s3creto"}}
+	good := func() api.CorreoSettings {
+		return api.CorreoSettings{Direccion: "dte@empresa.cl",
+			SMTP: &api.CorreoServidor{Host: "smtp.empresa.cl", Port: 587, Usuario: "dte", Password: "s3creto"},
+			IMAP: &api.CorreoServidor{Host: "mail.empresa.cl", Port: 993, Usuario: "dte", Password: "s3creto"}}
 	}
-	refused := func(s *Service, in CorreoSettings, field string) {
+	refused := func(s *Service, in api.CorreoSettings, field string) {
 		t.Helper()
-		_, err := s.PutCorreoSettings(ctx, emp.ID, in)
+		_, err := s.Mail.UpdateSettings(ctx, emp.ID, in)
 		fe := fault.As(err)
 		if fe == nil || fe.Kind != fault.KindValidation || len(fe.Details) != 1 || fe.Details[0].Field != field {
 			t.Errorf("settings with a bad %s: %v, want a validation error naming %s alone", field, err, field)
@@ -80,7 +81,7 @@ func mailSettingsNetwork(t *testing.T, b backend) {
 	} {
 		in := good()
 		srv, field, _ := strings.Cut(c.field, ".")
-		target := map[string]*CorreoServidor{"imap": in.IMAP, "smtp": in.SMTP}[srv]
+		target := map[string]*api.CorreoServidor{"imap": in.IMAP, "smtp": in.SMTP}[srv]
 		switch field {
 		case "usuario":
 			target.Usuario = c.v
@@ -98,10 +99,10 @@ func mailSettingsNetwork(t *testing.T, b backend) {
 
 	// A public name is taken; it resolves to a private address, refused
 	// when the mailbox is dialled: the company sees "refused", no address.
-	if _, err := s.PutCorreoSettings(ctx, emp.ID, good()); err != nil {
+	if _, err := s.Mail.UpdateSettings(ctx, emp.ID, good()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.PollMailbox(ctx, emp.ID)
+	_, err = s.Mail.Poll(ctx, emp.ID)
 	var mbErr *mailer.MailboxError
 	if !errors.As(err, &mbErr) || email.Category(err) != email.CategoryRefused {
 		t.Fatalf("reading a mailbox whose name resolves to a private address: %v, want refused", err)
@@ -109,20 +110,20 @@ func mailSettingsNetwork(t *testing.T, b backend) {
 	if fe := fault.As(err); strings.Contains(fe.Message, "10.20.30.40") || !strings.Contains(fe.Message, "refused") {
 		t.Errorf("the answer to the company: %q", fe.Message)
 	}
-	got, err := s.GetCorreoSettings(ctx, emp.ID)
+	got, err := s.Mail.Settings(ctx, emp.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	shown, _ := json.Marshal(got)
-	if got.Buzon == nil || got.Buzon.Estado != BuzonFallando || got.Buzon.Fallos != 1 || got.Buzon.UltimoError == nil ||
+	if got.Buzon == nil || got.Buzon.Estado != api.BuzonFallando || got.Buzon.Fallos != 1 || got.Buzon.UltimoError == nil ||
 		*got.Buzon.UltimoError != "refused" || got.Buzon.ProximoIntento == nil || strings.Contains(string(shown), "10.20.30.40") {
 		t.Errorf("the mailbox's state shown: %s", shown)
 	}
 	// New settings lift the backoff.
-	if out, err := s.PutCorreoSettings(ctx, emp.ID, good()); err != nil || out.Buzon != nil {
+	if out, err := s.Mail.UpdateSettings(ctx, emp.ID, good()); err != nil || out.Buzon != nil {
 		t.Fatalf("PUT again: %+v, %v", out, err)
 	}
-	if got, _ := s.GetCorreoSettings(ctx, emp.ID); got.Buzon.ProximoIntento != nil || got.Buzon.Fallos != 1 {
+	if got, _ := s.Mail.Settings(ctx, emp.ID); got.Buzon.ProximoIntento != nil || got.Buzon.Fallos != 1 {
 		t.Errorf("after new settings the next read waits: %+v", got.Buzon)
 	}
 
@@ -134,7 +135,7 @@ func mailSettingsNetwork(t *testing.T, b backend) {
 	for _, host := range []string{"127.0.0.1", "localhost", "10.0.0.1", "192.168.1.10", "mailserver", "correo.intranet.local"} {
 		in := good()
 		in.IMAP.Host, in.SMTP.Port = host, 8587
-		if _, err := open.PutCorreoSettings(ctx, emp.ID, in); err != nil {
+		if _, err := open.Mail.UpdateSettings(ctx, emp.ID, in); err != nil {
 			t.Errorf("with loopback, private and port 8587 allowed, %s:8587: %v", host, err)
 		}
 	}

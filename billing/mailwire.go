@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/internal/inbox"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/dte"
@@ -98,17 +99,17 @@ func (s *Service) registryClient(ctx context.Context, empresaID, ambiente string
 // mailOnSigned queues, in the emission's transaction, the mail of a
 // document to its receptor when the company mails at signing.
 func (s *Service) mailOnSigned(ctx context.Context, tx store.Tx, d *store.DTE) error {
-	return s.mailWhen(ctx, tx, d, EnviarAlFirmar)
+	return s.mailWhen(ctx, tx, d, api.EnviarAlFirmar)
 }
 
 // mailOnAccepted queues, in the transaction that records the SII's
 // acceptance, the mail of a document when the company mails then.
 func (s *Service) mailOnAccepted(ctx context.Context, tx store.Tx, d *store.DTE) error {
-	return s.mailWhen(ctx, tx, d, EnviarAlAceptar)
+	return s.mailWhen(ctx, tx, d, api.EnviarAlAceptar)
 }
 
 // mailWhen queues the mail of d when the company's setting is when.
-func (s *Service) mailWhen(ctx context.Context, tx store.Tx, d *store.DTE, when string) error {
+func (s *Service) mailWhen(ctx context.Context, tx store.Tx, d *store.DTE, when api.CuandoEnviar) error {
 	if dte.TipoDTE(d.TipoDTE).IsBoleta() {
 		return nil
 	}

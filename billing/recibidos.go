@@ -19,181 +19,11 @@ import (
 	"github.com/dtekit/dtekit/store"
 )
 
-// Recibido is a document a supplier sent the company
-// (GET /api/v1/billing/recibidos/{id}).
-type Recibido struct {
-	ID          string `json:"id"`
-	RecepcionID string `json:"recepcion_id"`
-	// Ambiente is the environment the document belongs to: its stamp's
-	// (the CAF's IDK), else the company's when it was received.
-	Ambiente          string      `json:"ambiente"`
-	RutEmisor         string      `json:"rut_emisor"`
-	RazonSocialEmisor string      `json:"razon_social_emisor"`
-	TipoDTE           dte.TipoDTE `json:"tipo_dte"`
-	Folio             int64       `json:"folio"`
-	FechaEmision      string      `json:"fecha_emision"`
-	MontoTotal        int64       `json:"monto_total"`
-	// Estado is "pendiente" (no decision yet), "aceptado", "reclamado" or
-	// "rechazado" (it failed verification; see Verificacion).
-	Estado string `json:"estado"`
-	// MercaderiasRecibidas is true once the receipt of goods or services
-	// was registered (ERM).
-	MercaderiasRecibidas bool `json:"mercaderias_recibidas"`
-	// CorreoEmisor is where answers about it go (null when unknown).
-	CorreoEmisor *string `json:"correo_emisor"`
-	// FechaRecepcionSII is when the SII received it, PlazoVence when the
-	// legal window to accept or claim it closes (8 days later) and
-	// DiasRestantes the whole days left; null until the registry tells.
-	FechaRecepcionSII *time.Time `json:"fecha_recepcion_sii"`
-	PlazoVence        *time.Time `json:"plazo_vence"`
-	DiasRestantes     *int       `json:"dias_restantes"`
-	// Respuestas are the company's answers so far.
-	Respuestas RecibidoRespuestas `json:"respuestas"`
-	// RCV is the SII registry's state and events (null until asked).
-	RCV *RecibidoRCV `json:"rcv"`
-	// Verificacion is the verification report of the document (shown by
-	// GET of one document; null in lists).
-	Verificacion json.RawMessage `json:"verificacion"`
-	CreatedAt    time.Time       `json:"created_at"`
-	UpdatedAt    time.Time       `json:"updated_at"`
-}
-
-// RecibidoRespuestas are the company's answers about a received document.
-type RecibidoRespuestas struct {
-	Acuse    *RecibidoAccion `json:"acuse"`
-	Decision *RecibidoAccion `json:"decision"`
-	Recibo   *RecibidoAccion `json:"recibo"`
-}
-
-// RecibidoAccion is one answer: the action (acuse, ACD, RCD, RFP, RFT,
-// ERM), its reason, what the registry answered and the mail that carried
-// the XML answer.
-type RecibidoAccion struct {
-	Accion    string    `json:"accion"`
-	Motivo    string    `json:"motivo,omitempty"`
-	Fecha     time.Time `json:"fecha"`
-	RCVCodigo *int      `json:"rcv_codigo,omitempty"`
-	RCVGlosa  string    `json:"rcv_glosa,omitempty"`
-	CorreoID  string    `json:"correo_id,omitempty"`
-	// CorreoEstado is what became of the XML answer's mail: "en_cola"
-	// (queued: CorreoID's own state tells its delivery), "sin_direccion"
-	// (no address known for the supplier: none came with its file, none
-	// is on the SII's list of contribuyentes) or "sin_remitente" (the
-	// company has no mail settings); absent for answers recorded before
-	// it was kept. CorreoPara is where it was mailed.
-	CorreoEstado string `json:"correo_estado,omitempty"`
-	CorreoPara   string `json:"correo_para,omitempty"`
-}
-
-// RecibidoRCV is what the SII's registry reports of a received document.
-type RecibidoRCV struct {
-	Codigo     int                 `json:"codigo"`
-	Glosa      string              `json:"glosa"`
-	Eventos    []RecibidoRCVEvento `json:"eventos"`
-	ConsultaAt time.Time           `json:"consultado_at"`
-}
-
-// RecibidoRCVEvento is one event of the registry's history.
-type RecibidoRCVEvento struct {
-	Accion         string     `json:"accion"`
-	Glosa          string     `json:"glosa"`
-	RutResponsable string     `json:"rut_responsable"`
-	Fecha          *time.Time `json:"fecha"`
-	FechaTexto     string     `json:"fecha_texto"`
-}
-
-// RecibidoPage is a page of received documents, newest first.
-type RecibidoPage struct {
-	Data       []Recibido `json:"data"`
-	NextCursor *string    `json:"next_cursor"`
-	TotalCount int64      `json:"total_count"`
-}
-
-// RecibidoFilter selects received documents (GET /recibidos).
-type RecibidoFilter struct {
-	// Ambiente is the environment listed (see api.AmbienteTodos: "" is the
-	// company's current one).
-	Ambiente   string
-	RutEmisor  string
-	TipoDTE    int
-	Estado     string
-	FechaDesde string
-	FechaHasta string
-	// DiasRestantes, when not nil, keeps the documents whose window is
-	// known with at most that many whole days left (Recibido's
-	// dias_restantes; 0: it closes within 24 hours).
-	DiasRestantes *int
-	Cursor        string
-	Limit         int
-}
-
-// Recepcion is a file received from a supplier (GET /recepciones/{id}).
-type Recepcion struct {
-	ID     string `json:"id"`
-	Numero int64  `json:"numero"`
-	// Tipo is "envio" (an EnvioDTE from a supplier) or "respuesta" (an
-	// answer a customer sent about the company's documents).
-	Tipo string `json:"tipo"`
-	// Ambiente is the environment the file belongs to: its documents'
-	// when their stamps agree (for an answer, the answered documents'),
-	// else the company's when it was received.
-	Ambiente string `json:"ambiente"`
-	// Estado is "conforme" or "rechazada": for an envelope, the acuse's
-	// EstadoRecepEnv; for an answer, whether every document it names
-	// took it (the report says what it did to each, or why not).
-	Estado    string  `json:"estado"`
-	Origen    string  `json:"origen"`
-	Remitente *string `json:"remitente"`
-	Digest    string  `json:"sha256"`
-	// Tamano is the file's size as received, in bytes; Descartado is true
-	// for a file refused whole, of which only the digest, size, report
-	// and first 4 KiB are kept, and which is deleted after the company's
-	// retention period (GET /empresa/recepcion).
-	Tamano     int64           `json:"tamano"`
-	Descartado bool            `json:"descartado"`
-	Reporte    json.RawMessage `json:"reporte"`
-	// Recibidos are the ids of its documents (shown by intake).
-	Recibidos []string  `json:"recibidos,omitempty"`
-	Duplicado bool      `json:"duplicado"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// RecepcionPage is a page of received files, newest first.
-type RecepcionPage struct {
-	Data       []Recepcion `json:"data"`
-	NextCursor *string     `json:"next_cursor"`
-	TotalCount int64       `json:"total_count"`
-}
-
-// CorreoPage is a page of mails, newest first.
-type CorreoPage struct {
-	Data       []api.Correo `json:"data"`
-	NextCursor *string      `json:"next_cursor"`
-	TotalCount int64        `json:"total_count"`
-}
-
-// Mensaje is a mail read from the company's mailbox.
-type Mensaje struct {
-	ID        string    `json:"id"`
-	MessageID string    `json:"message_id"`
-	From      string    `json:"from"`
-	Subject   string    `json:"subject"`
-	Estado    string    `json:"estado"`
-	Detalle   string    `json:"detalle"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// MensajePage is a page of mails read, newest first.
-type MensajePage struct {
-	Data       []Mensaje `json:"data"`
-	NextCursor *string   `json:"next_cursor"`
-	TotalCount int64     `json:"total_count"`
-}
-
-// recibidoOut renders a stored received document.
-func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
-	out := Recibido{ID: r.ID, RecepcionID: r.RecepcionID, Ambiente: r.Ambiente, RutEmisor: r.RutEmisor, RazonSocialEmisor: r.RazonSocialEmisor,
-		TipoDTE: dte.TipoDTE(r.TipoDTE), Folio: r.Folio, FechaEmision: r.FechaEmision, MontoTotal: r.MontoTotal, Estado: r.Estado,
+// recibidoFromStore renders a stored received document; full adds its
+// verification report.
+func (s *Service) recibidoFromStore(r *store.Recibido, full bool) api.Recibido {
+	out := api.Recibido{ID: r.ID, RecepcionID: r.RecepcionID, Ambiente: r.Ambiente, RutEmisor: r.RutEmisor, RazonSocialEmisor: r.RazonSocialEmisor,
+		TipoDTE: dte.TipoDTE(r.TipoDTE), Folio: r.Folio, FechaEmision: r.FechaEmision, MontoTotal: r.MontoTotal, Estado: api.EstadoRecibido(r.Estado),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Verificacion: json.RawMessage("null")}
 	if r.CorreoEmisor != "" {
 		out.CorreoEmisor = &r.CorreoEmisor
@@ -208,20 +38,20 @@ func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
 		days := int(max(0, r.PlazoVence.Sub(s.now())) / (24 * time.Hour))
 		out.DiasRestantes = &days
 	}
-	conv := func(a *inbox.Accion) *RecibidoAccion {
+	conv := func(a *inbox.Accion) *api.RecibidoAccion {
 		if a == nil {
 			return nil
 		}
-		return &RecibidoAccion{Accion: a.Accion, Motivo: a.Motivo, Fecha: a.At.UTC(), RCVCodigo: a.RCVCodigo, RCVGlosa: a.RCVGlosa, CorreoID: a.CorreoID,
+		return &api.RecibidoAccion{Accion: a.Accion, Motivo: a.Motivo, Fecha: a.At.UTC(), RCVCodigo: a.RCVCodigo, RCVGlosa: a.RCVGlosa, CorreoID: a.CorreoID,
 			CorreoEstado: a.CorreoEstado, CorreoPara: a.CorreoPara}
 	}
 	resp := inbox.RespuestasOf(r)
-	out.Respuestas = RecibidoRespuestas{Acuse: conv(resp.Acuse), Decision: conv(resp.Decision), Recibo: conv(resp.Recibo)}
+	out.Respuestas = api.RecibidoRespuestas{Acuse: conv(resp.Acuse), Decision: conv(resp.Decision), Recibo: conv(resp.Recibo)}
 	out.MercaderiasRecibidas = resp.Recibo != nil
 	if st := inbox.RCVOf(r); st != nil {
-		rcv := &RecibidoRCV{Codigo: st.Codigo, Glosa: st.Glosa, ConsultaAt: st.Consulta.UTC(), Eventos: []RecibidoRCVEvento{}}
+		rcv := &api.RecibidoRCV{Codigo: st.Codigo, Glosa: st.Glosa, ConsultaAt: st.Consulta.UTC(), Eventos: []api.RecibidoRCVEvento{}}
 		for _, e := range st.Eventos {
-			rcv.Eventos = append(rcv.Eventos, RecibidoRCVEvento(e))
+			rcv.Eventos = append(rcv.Eventos, api.RecibidoRCVEvento(e))
 		}
 		out.RCV = rcv
 	}
@@ -231,9 +61,9 @@ func (s *Service) recibidoOut(r *store.Recibido, full bool) Recibido {
 	return out
 }
 
-// recepcionOut renders a stored received file.
-func recepcionOut(r *store.Recepcion) Recepcion {
-	out := Recepcion{ID: r.ID, Numero: r.Numero, Tipo: r.Tipo, Ambiente: r.Ambiente, Estado: r.Estado, Origen: r.Origen, Digest: r.Digest,
+// recepcionFromStore renders a stored received file.
+func recepcionFromStore(r *store.Recepcion) api.Recepcion {
+	out := api.Recepcion{ID: r.ID, Numero: r.Numero, Tipo: r.Tipo, Ambiente: r.Ambiente, Estado: r.Estado, Origen: r.Origen, Digest: r.Digest,
 		Tamano: r.Size, Descartado: r.Descartado, Reporte: json.RawMessage("null"), CreatedAt: r.CreatedAt.UTC()}
 	if r.Remitente != "" {
 		out.Remitente = &r.Remitente
@@ -244,21 +74,23 @@ func recepcionOut(r *store.Recepcion) Recepcion {
 	return out
 }
 
-// ReceiveDTE takes a file a supplier sent (an EnvioDTE, by upload):
+// Receive takes a file a supplier sent (an EnvioDTE, by upload):
 // verified, recorded with its report even when it fails, each document
 // recorded once however often it arrives, and acknowledged by mail to
-// correoEmisor (when given) unless the company turned that off.
-func (s *Service) ReceiveDTE(ctx context.Context, empresaID string, file []byte, correoEmisor string) (*Recepcion, error) {
-	if correoEmisor != "" {
-		if d := checkEmailField(nil, "correo_emisor", correoEmisor); len(d) > 0 {
+// p.CorreoEmisor (when given) unless the company turned that off. The
+// record says Duplicado when the very same file was received before.
+func (rs *ReceivedService) Receive(ctx context.Context, empresaID string, p api.ReceiveParams) (*api.Recepcion, error) {
+	s := rs.s
+	if p.CorreoEmisor != "" {
+		if d := checkEmailField(nil, "correo_emisor", p.CorreoEmisor); len(d) > 0 {
 			return nil, fault.FromValidation(&dte.ValidationError{Details: d})
 		}
 	}
-	res, err := s.inbox.Intake(ctx, empresaID, file, inbox.Source{Origen: inbox.OrigenUpload, Remitente: correoEmisor})
+	res, err := s.inbox.Intake(ctx, empresaID, p.XML, inbox.Source{Origen: inbox.OrigenUpload, Remitente: p.CorreoEmisor})
 	if err != nil {
 		return nil, err
 	}
-	out := recepcionOut(res.Recepcion)
+	out := recepcionFromStore(res.Recepcion)
 	out.Duplicado = res.Duplicate
 	out.Recibidos = []string{}
 	for _, r := range res.Recibidos {
@@ -267,18 +99,17 @@ func (s *Service) ReceiveDTE(ctx context.Context, empresaID string, file []byte,
 	return &out, nil
 }
 
-// ListRecibidos lists the company's received documents, newest first.
-func (s *Service) ListRecibidos(ctx context.Context, empresaID string, f RecibidoFilter) (*RecibidoPage, error) {
+// List lists the company's received documents, newest first.
+func (rs *ReceivedService) List(ctx context.Context, empresaID string, f api.RecibidoListParams) (*api.Page[api.Recibido], error) {
+	s := rs.s
 	n, verr := pageLimit(f.Limit)
 	if verr != nil {
 		return nil, verr
 	}
-	switch f.Estado {
-	case "", inbox.Pendiente, inbox.Aceptado, inbox.Reclamado, inbox.Rechazado:
-	default:
+	if f.Estado != "" && !f.Estado.Valid() {
 		return nil, fault.Invalid("estado", dte.CodeInvalidValue, "estado must be pendiente, aceptado, reclamado or rechazado")
 	}
-	sf := store.RecibidoFilter{RutEmisor: f.RutEmisor, TipoDTE: f.TipoDTE, Estado: f.Estado, FechaDesde: f.FechaDesde,
+	sf := store.RecibidoFilter{RutEmisor: f.RutEmisor, TipoDTE: f.TipoDTE, Estado: string(f.Estado), FechaDesde: f.FechaDesde,
 		FechaHasta: f.FechaHasta, Cursor: f.Cursor, Limit: n}
 	if sf.RutEmisor != "" {
 		rut, err := dte.ParseRUT(sf.RutEmisor)
@@ -304,25 +135,27 @@ func (s *Service) ListRecibidos(ctx context.Context, empresaID string, f Recibid
 	if err != nil {
 		return nil, storeErr(err, "listing received documents", "empresa", empresaID)
 	}
-	out := &RecibidoPage{Data: make([]Recibido, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &api.Page[api.Recibido]{Data: make([]api.Recibido, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
-		out.Data = append(out.Data, s.recibidoOut(&page.Items[i], false))
+		out.Data = append(out.Data, s.recibidoFromStore(&page.Items[i], false))
 	}
 	return out, nil
 }
 
-// GetRecibido returns one received document with its verification report.
-func (s *Service) GetRecibido(ctx context.Context, empresaID, id string) (*Recibido, error) {
+// Get returns one received document with its verification report.
+func (rs *ReceivedService) Get(ctx context.Context, empresaID, id string) (*api.Recibido, error) {
+	s := rs.s
 	r, err := s.st.GetRecibido(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the received document", "recibido", id)
 	}
-	out := s.recibidoOut(r, true)
+	out := s.recibidoFromStore(r, true)
 	return &out, nil
 }
 
-// RecibidoXML returns a received document's signed XML as it arrived.
-func (s *Service) RecibidoXML(ctx context.Context, empresaID, id string) ([]byte, error) {
+// XML returns a received document's signed XML as it arrived.
+func (rs *ReceivedService) XML(ctx context.Context, empresaID, id string) ([]byte, error) {
+	s := rs.s
 	r, err := s.st.GetRecibido(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the received document", "recibido", id)
@@ -333,14 +166,16 @@ func (s *Service) RecibidoXML(ctx context.Context, empresaID, id string) ([]byte
 	return r.XML, nil
 }
 
-// RecibidoPDF renders a received document (letter format; the issuer's
-// resolution from the envelope's Carátula).
-func (s *Service) RecibidoPDF(ctx context.Context, empresaID, id string) ([]byte, error) {
+// PDF renders a received document (letter format; the issuer's
+// resolution from the envelope's Carátula). A document that failed
+// verification has none (INVALID_STATE).
+func (rs *ReceivedService) PDF(ctx context.Context, empresaID, id string) ([]byte, error) {
+	s := rs.s
 	r, err := s.st.GetRecibido(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the received document", "recibido", id)
 	}
-	if len(r.XML) == 0 || r.Estado == inbox.Rechazado {
+	if len(r.XML) == 0 || api.EstadoRecibido(r.Estado) == api.RecibidoRechazado {
 		return nil, fault.Clash(fault.InvalidState, "the document failed verification; only its report and XML are kept")
 	}
 	doc, err := dte.ParseDTE(r.XML)
@@ -363,23 +198,10 @@ func (s *Service) RecibidoPDF(ctx context.Context, empresaID, id string) ([]byte
 	return out, nil
 }
 
-// DecisionInput is a decision on a received document
-// (POST /recibidos/{id}/aceptar, /reclamar, /recibo).
-type DecisionInput struct {
-	// Accion is "ACD" (accept), "RCD" (claim its content), "RFP" (claim a
-	// partial lack of goods), "RFT" (claim a total lack) or "ERM" (receipt
-	// of goods or services).
-	Accion string `json:"accion"`
-	// Motivo is the reason (required for a claim).
-	Motivo string `json:"motivo,omitempty"`
-	// Recinto is where the goods were received (ERM; default the
-	// company's address).
-	Recinto string `json:"recinto,omitempty"`
-}
-
-// DecideRecibido registers a decision on a received document in the SII's
+// Decide registers a decision on a received document in the SII's
 // registry, then records it and mails the XML answer to the emitter.
-func (s *Service) DecideRecibido(ctx context.Context, empresaID, id string, in DecisionInput) (*Recibido, error) {
+func (rs *ReceivedService) Decide(ctx context.Context, empresaID, id string, in api.DecisionInput) (*api.Recibido, error) {
+	s := rs.s
 	if err := checkDecision(in); err != nil {
 		return nil, err
 	}
@@ -387,14 +209,15 @@ func (s *Service) DecideRecibido(ctx context.Context, empresaID, id string, in D
 	if err != nil {
 		return nil, err
 	}
-	out := s.recibidoOut(r, false)
+	out := s.recibidoFromStore(r, false)
 	return &out, nil
 }
 
-// RefreshRecibidos asks the SII's registry now about the company's
-// received documents whose window is open or unknown (the periodic job
-// does it every hour) and warns of windows about to close.
-func (s *Service) RefreshRecibidos(ctx context.Context, empresaID string) error {
+// Refresh asks the SII's registry now about the company's received
+// documents whose window is open or unknown (the periodic job does it
+// every hour) and warns of windows about to close.
+func (rs *ReceivedService) Refresh(ctx context.Context, empresaID string) error {
+	s := rs.s
 	if err := s.inbox.Refresh(ctx, empresaID); err != nil {
 		if fe := fault.As(err); fe.Kind != fault.KindInternal {
 			return fe
@@ -404,16 +227,10 @@ func (s *Service) RefreshRecibidos(ctx context.Context, empresaID string) error 
 	return nil
 }
 
-// RecepcionFilter selects received files (GET /recepciones).
-type RecepcionFilter struct {
-	Ambiente string // see api.AmbienteTodos: "" is the company's current environment
-	Cursor   string
-	Limit    int // 0 means 20; 1 to 100
-}
-
 // ListRecepciones lists the files received in one environment (or both),
 // newest first.
-func (s *Service) ListRecepciones(ctx context.Context, empresaID string, p RecepcionFilter) (*RecepcionPage, error) {
+func (rs *ReceivedService) ListRecepciones(ctx context.Context, empresaID string, p api.RecepcionListParams) (*api.Page[api.Recepcion], error) {
+	s := rs.s
 	n, verr := pageLimit(p.Limit)
 	if verr != nil {
 		return nil, verr
@@ -426,167 +243,42 @@ func (s *Service) ListRecepciones(ctx context.Context, empresaID string, p Recep
 	if err != nil {
 		return nil, storeErr(err, "listing received files", "empresa", empresaID)
 	}
-	out := &RecepcionPage{Data: make([]Recepcion, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &api.Page[api.Recepcion]{Data: make([]api.Recepcion, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
-		out.Data = append(out.Data, recepcionOut(&page.Items[i]))
+		out.Data = append(out.Data, recepcionFromStore(&page.Items[i]))
 	}
 	return out, nil
 }
 
 // GetRecepcion returns one received file with its report.
-func (s *Service) GetRecepcion(ctx context.Context, empresaID, id string) (*Recepcion, error) {
+func (rs *ReceivedService) GetRecepcion(ctx context.Context, empresaID, id string) (*api.Recepcion, error) {
+	s := rs.s
 	r, err := s.st.GetRecepcion(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the received file", "recepcion", id)
 	}
-	out := recepcionOut(r)
+	out := recepcionFromStore(r)
 	return &out, nil
-}
-
-// RespuestaRecibida is what an uploaded answer did: the company's
-// documents it changed and the record of its file, whose report says,
-// for each document it names, what it did or why it was refused.
-type RespuestaRecibida struct {
-	DTEIDs    []string  `json:"dte_ids"`
-	Recepcion Recepcion `json:"recepcion"`
 }
 
 // ReceiveRespuesta records an answer a receptor sent about the company's
 // documents (a RespuestaDTE or EnvioRecibos, by upload): see inbox.Reply
 // for what changes a document.
-func (s *Service) ReceiveRespuesta(ctx context.Context, empresaID string, file []byte) (*RespuestaRecibida, error) {
-	if len(file) > inbox.MaxFileBytes {
+func (rs *ReceivedService) ReceiveRespuesta(ctx context.Context, empresaID string, p api.ReceiveRespuestaParams) (*api.RespuestaRecibida, error) {
+	s := rs.s
+	if len(p.XML) > inbox.MaxFileBytes {
 		return nil, fault.Invalid("xml", dte.CodeTooLarge, fmt.Sprintf("more than %d bytes", inbox.MaxFileBytes))
 	}
-	res, err := s.inbox.Reply(ctx, empresaID, file, inbox.Source{Origen: inbox.OrigenUpload})
+	res, err := s.inbox.Reply(ctx, empresaID, p.XML, inbox.Source{Origen: inbox.OrigenUpload})
 	if err != nil {
 		return nil, err
 	}
-	out := &RespuestaRecibida{DTEIDs: res.Updated, Recepcion: recepcionOut(res.Recepcion)}
+	out := &api.RespuestaRecibida{DTEIDs: res.Updated, Recepcion: recepcionFromStore(res.Recepcion)}
 	if out.DTEIDs == nil {
 		out.DTEIDs = []string{}
 	}
 	out.Recepcion.Duplicado = res.Duplicate
 	return out, nil
-}
-
-// correoOutOf renders a stored mail.
-func correoOutOf(c *store.Correo) api.Correo {
-	out := api.Correo{ID: c.ID, Tipo: c.Tipo, Para: c.Para, MessageID: c.MessageID, Estado: c.Estado, Intentos: c.Attempts,
-		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
-	if c.DTEID != "" {
-		out.DTEID = &c.DTEID
-	}
-	if c.RecibidoID != "" {
-		out.RecibidoID = &c.RecibidoID
-	}
-	if c.LastError != "" {
-		out.UltimoError = &c.LastError
-	}
-	if !c.SentAt.IsZero() {
-		t := c.SentAt.UTC()
-		out.EnviadoAt = &t
-	}
-	return out
-}
-
-// CorreoFilter selects mails: those of one document, of one received
-// document, or all.
-type CorreoFilter struct {
-	DTEID      string
-	RecibidoID string
-	Cursor     string
-	Limit      int
-}
-
-// ListCorreos lists the company's mails, newest first: the delivery log
-// of its documents and answers.
-func (s *Service) ListCorreos(ctx context.Context, empresaID string, f CorreoFilter) (*CorreoPage, error) {
-	n, verr := pageLimit(f.Limit)
-	if verr != nil {
-		return nil, verr
-	}
-	if f.DTEID != "" {
-		if _, err := s.st.GetDTE(ctx, empresaID, f.DTEID); err != nil {
-			return nil, storeErr(err, "reading the DTE", "dte", f.DTEID)
-		}
-	}
-	if f.RecibidoID != "" {
-		if _, err := s.st.GetRecibido(ctx, empresaID, f.RecibidoID); err != nil {
-			return nil, storeErr(err, "reading the received document", "recibido", f.RecibidoID)
-		}
-	}
-	page, err := s.st.ListCorreos(ctx, empresaID, store.CorreoFilter{DTEID: f.DTEID, RecibidoID: f.RecibidoID, Cursor: f.Cursor, Limit: n})
-	if err != nil {
-		return nil, storeErr(err, "listing mails", "empresa", empresaID)
-	}
-	out := &CorreoPage{Data: make([]api.Correo, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
-	for i := range page.Items {
-		out.Data = append(out.Data, correoOutOf(&page.Items[i]))
-	}
-	return out, nil
-}
-
-// GetCorreo returns one mail of the company.
-func (s *Service) GetCorreo(ctx context.Context, empresaID, id string) (*api.Correo, error) {
-	c, err := s.st.GetCorreo(ctx, empresaID, id)
-	if err != nil {
-		return nil, storeErr(err, "reading the mail", "correo", id)
-	}
-	out := correoOutOf(c)
-	return &out, nil
-}
-
-// ListMensajes lists the mails read from the company's mailbox.
-func (s *Service) ListMensajes(ctx context.Context, empresaID string, p ListParams) (*MensajePage, error) {
-	n, verr := pageLimit(p.Limit)
-	if verr != nil {
-		return nil, verr
-	}
-	page, err := s.st.ListMensajes(ctx, empresaID, store.ListFilter{Cursor: p.Cursor, Limit: n})
-	if err != nil {
-		return nil, storeErr(err, "listing mails read", "empresa", empresaID)
-	}
-	out := &MensajePage{Data: make([]Mensaje, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
-	for _, m := range page.Items {
-		out.Data = append(out.Data, Mensaje{ID: m.ID, MessageID: m.MessageID, From: m.From, Subject: m.Subject, Estado: m.Estado,
-			Detalle: m.Detalle, CreatedAt: m.CreatedAt.UTC()})
-	}
-	return out, nil
-}
-
-// LecturaCorreo is what one read of a company's mailbox did
-// (POST /empresa/correo/leer).
-type LecturaCorreo struct {
-	// Leidos are the messages taken, Repetidos those skipped as read
-	// before, Rechazados those refused (see ListMensajes).
-	Leidos     int `json:"leidos"`
-	Repetidos  int `json:"repetidos"`
-	Rechazados int `json:"rechazados"`
-}
-
-// PollMailbox reads the company's mailbox now (the periodic job does it
-// every minute) and reports how many messages it took, skipped as read
-// before, and refused.
-func (s *Service) PollMailbox(ctx context.Context, empresaID string) (*LecturaCorreo, error) {
-	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
-		return nil, storeErr(err, "reading the company", "empresa", empresaID)
-	}
-	res, err := s.mailer.Poll(ctx, empresaID)
-	if err != nil {
-		if fe := fault.As(err); fe.Kind != fault.KindInternal {
-			return nil, fe
-		}
-		var mb *mailer.MailboxError
-		if errors.As(err, &mb) {
-			// The category only: the server's words and addresses go to
-			// the log (the mailer logged them).
-			return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable,
-				Message: "the company's mailbox could not be read (" + email.Category(err) + "); see buzon in the mail settings", Err: err}
-		}
-		return nil, &fault.Error{Kind: fault.KindUnavailable, Code: fault.Unavailable, Message: "the company's mailbox could not be read; try again later", Err: err}
-	}
-	return &LecturaCorreo{Leidos: res.Read, Repetidos: res.Skipped, Rechazados: res.Refused}, nil
 }
 
 // signedDTE reads a signed document and its issuer.

@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/inbox"
 )
@@ -16,7 +17,7 @@ const maxRecinto = 80
 // control character, nothing outside ISO-8859-1, the schema's length). A
 // decision the registry took but whose answer cannot be built would
 // never be mailed, and the API would not say so.
-func checkDecision(in DecisionInput) *fault.Error {
+func checkDecision(in api.DecisionInput) *fault.Error {
 	details := checkText(nil, "motivo", in.Motivo, false, inbox.MaxMotivo)
 	return invalid(checkText(details, "recinto", in.Recinto, false, maxRecinto))
 }

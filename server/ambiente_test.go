@@ -68,7 +68,7 @@ func TestAmbientes(t *testing.T) {
 
 	r := f.postXML(apiBase+"/respuestas", resultado, a.writeHdr...)
 	want(t, r, 200)
-	var out billing.RespuestaRecibida
+	var out api.RespuestaRecibida
 	r.JSON(t, &out)
 	if !slices.Equal(out.DTEIDs, []string{certID}) {
 		t.Errorf("B's acceptance changed %v, want the certificación factura %s only", out.DTEIDs, certID)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/email/emailtest"
-	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store"
 )
@@ -43,13 +43,13 @@ func TestAnswerMailAddresses(t *testing.T) {
 			a.adminHdr...), 200)
 
 		// acuseOf waits for the acknowledgment job to note the document.
-		acuseOf := func(id string) billing.RecibidoAccion {
+		acuseOf := func(id string) api.RecibidoAccion {
 			t.Helper()
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				r := f.do("GET", apiBase+"/recibidos/"+id, nil, a.readHdr...)
 				want(t, r, 200)
-				var d billing.Recibido
+				var d api.Recibido
 				r.JSON(t, &d)
 				if d.Respuestas.Acuse != nil {
 					return *d.Respuestas.Acuse
@@ -64,7 +64,7 @@ func TestAnswerMailAddresses(t *testing.T) {
 			t.Helper()
 			r := f.postXML(apiBase+"/recibidos", f.envioFrom(b, a.rut, ids...), a.writeHdr...)
 			want(t, r, 201)
-			var rec billing.Recepcion
+			var rec api.Recepcion
 			r.JSON(t, &rec)
 			if rec.Remitente != nil || len(rec.Recibidos) != len(ids) {
 				t.Fatalf("the upload: %s", r.Body)
@@ -82,13 +82,13 @@ func TestAnswerMailAddresses(t *testing.T) {
 		// The SII's list knows B's intercambio address.
 		list := "RUT;RAZON SOCIAL;NUMERO RESOLUCION;FECHA RESOLUCION;MAIL INTERCAMBIO;URL\r\n" +
 			b.rut + ";EMPRESA B DE PRUEBA;80;22-08-2014 ;" + supplier.Address + ";\r\n"
-		if _, err := f.b.ImportContribuyentes(context.Background(), strings.NewReader(list), "ce_empresas_dwnld_20261129.csv", sii.ContribuyentesLimits{}); err != nil {
+		if _, err := f.b.Mail.ImportContribuyentes(context.Background(), api.ContribuyentesImportParams{Archivo: strings.NewReader(list), Origen: "ce_empresas_dwnld_20261129.csv"}); err != nil {
 			t.Fatal(err)
 		}
 		fake.SeedRCV(siitest.RCVSeed{RutEmisor: b.rut, RutReceptor: a.rut, Tipo: 33, Folio: 1, Received: time.Now().Add(-time.Hour), FmaPago: 2})
 		r := f.do("POST", apiBase+"/recibidos/"+doc+"/aceptar", nil, a.writeHdr...)
 		want(t, r, 200)
-		var accepted billing.Recibido
+		var accepted api.Recibido
 		r.JSON(t, &accepted)
 		dec := accepted.Respuestas.Decision
 		if dec == nil || dec.CorreoEstado != "en_cola" || dec.CorreoPara != supplier.Address || dec.CorreoID == "" {

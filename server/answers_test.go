@@ -140,11 +140,11 @@ func TestForgedAnswers(t *testing.T) {
 					t.Errorf("%s: the factura's answers: %s", when, r.Body)
 				}
 			}
-			refused := func(name string, rec billing.Recepcion, motivo string) {
+			refused := func(name string, rec api.Recepcion, motivo string) {
 				t.Helper()
 				r := f.do("GET", apiBase+"/recepciones/"+rec.ID, nil, a.readHdr...)
 				want(t, r, 200)
-				var got billing.Recepcion
+				var got api.Recepcion
 				r.JSON(t, &got)
 				if got.Tipo != "respuesta" || got.Estado != "rechazada" || !bytes.Contains(got.Reporte, []byte(motivo)) {
 					t.Errorf("%s: the record %s, want a refused answer for %q", name, r.Body, motivo)
@@ -164,7 +164,7 @@ func TestForgedAnswers(t *testing.T) {
 			want(t, r, 200)
 			r = f.do("GET", apiBase+"/recepciones", nil, a.readHdr...)
 			want(t, r, 200)
-			var recs billing.RecepcionPage
+			var recs api.Page[api.Recepcion]
 			r.JSON(t, &recs)
 			if len(recs.Data) != 1 || recs.Data[0].Origen != "correo" || recs.Data[0].Remitente == nil || *recs.Data[0].Remitente != users[1].Address {
 				t.Fatalf("the mailed forgery's record: %s", r.Body)
@@ -173,11 +173,11 @@ func TestForgedAnswers(t *testing.T) {
 			noAnswer("after the mailed forgery")
 
 			// 2. The same forgery uploaded; the outsider as itself.
-			upload := func(x []byte) billing.RespuestaRecibida {
+			upload := func(x []byte) api.RespuestaRecibida {
 				t.Helper()
 				r := f.postXML(apiBase+"/respuestas", x, a.writeHdr...)
 				want(t, r, 200)
-				var out billing.RespuestaRecibida
+				var out api.RespuestaRecibida
 				r.JSON(t, &out)
 				return out
 			}
@@ -223,7 +223,7 @@ func TestForgedAnswers(t *testing.T) {
 			// from an emisor the policy names no signer for.
 			r = f.postXML(apiBase+"/recibidos", file, b.writeHdr...)
 			want(t, r, 201)
-			var rec billing.Recepcion
+			var rec api.Recepcion
 			r.JSON(t, &rec)
 			if rec.Tipo != "envio" || rec.Estado != "rechazada" || !bytes.Contains(rec.Reporte, []byte("is not authorized for "+a.rut)) {
 				t.Errorf("an envelope whose signer the policy does not name: %s", r.Body)

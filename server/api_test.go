@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/api"
-	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
@@ -606,13 +605,13 @@ func (f *fixture) testTenants(t *testing.T) {
 	// A's inbox: a document B sent it, the file that carried it, and a
 	// mail of A's document.
 	sent, _ := f.emit(f.B, facturaTo(f.A.rut, 1))
-	rec, err := f.b.ReceiveDTE(ctx, f.A.id, f.envioFrom(f.B, f.A.rut, sent), "dte@empresa-b.cl")
+	rec, err := f.b.Received.Receive(ctx, f.A.id, api.ReceiveParams{XML: f.envioFrom(f.B, f.A.rut, sent), CorreoEmisor: "dte@empresa-b.cl"})
 	if err != nil || len(rec.Recibidos) != 1 {
 		t.Fatalf("A's reception: %v %+v", err, rec)
 	}
 	rcb := rec.Recibidos[0]
-	if _, err := f.b.PutCorreoSettings(ctx, f.A.id, billing.CorreoSettings{Direccion: "dte@empresa-a.cl", EnviarDTE: billing.EnviarNunca,
-		SMTP: &billing.CorreoServidor{Host: "smtp.empresa-a.cl", Port: 587, Seguridad: "starttls"}}); err != nil {
+	if _, err := f.b.Mail.UpdateSettings(ctx, f.A.id, api.CorreoSettings{Direccion: "dte@empresa-a.cl", EnviarDTE: api.EnviarNunca,
+		SMTP: &api.CorreoServidor{Host: "smtp.empresa-a.cl", Port: 587, Seguridad: "starttls"}}); err != nil {
 		t.Fatal(err)
 	}
 	signed, _ := f.emit(f.A, factura(1))

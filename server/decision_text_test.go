@@ -1,11 +1,10 @@
 package server
 
 import (
-	"github.com/dtekit/dtekit/api"
 	"strings"
 	"testing"
 
-	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
@@ -23,7 +22,7 @@ func TestDecisionTextRefused(t *testing.T) {
 	id, _ := f.emit(f.B, facturaTo(f.A.rut, 1))
 	r := f.postXML(apiBase+"/recibidos", f.envioFrom(f.B, f.A.rut, id), f.A.writeHdr...)
 	want(t, r, 201)
-	var rec billing.Recepcion
+	var rec api.Recepcion
 	r.JSON(t, &rec)
 	doc := apiBase + "/recibidos/" + rec.Recibidos[0]
 	for _, tc := range []struct {
@@ -54,7 +53,7 @@ func TestDecisionTextRefused(t *testing.T) {
 	}
 	r = f.do("GET", doc, nil, f.A.readHdr...)
 	want(t, r, 200)
-	var d billing.Recibido
+	var d api.Recibido
 	r.JSON(t, &d)
 	if d.Estado != "pendiente" || d.Respuestas.Decision != nil || d.Respuestas.Recibo != nil {
 		t.Errorf("after refused decisions: %s", truncate(r.Body))

@@ -22,7 +22,7 @@ func (s *Server) inboxRoutes() {
 	s.handle("POST "+base+"/recibidos", write, s.receiveDTE)
 	s.handle("GET "+base+"/recibidos", read, s.listRecibidos)
 	s.handle("POST "+base+"/recibidos/actualizar", write, s.refreshRecibidos)
-	s.handle("GET "+base+"/recibidos/{id}", read, byID(http.StatusOK, s.billing.GetRecibido))
+	s.handle("GET "+base+"/recibidos/{id}", read, byID(http.StatusOK, s.billing.Received.Get))
 	s.handle("GET "+base+"/recibidos/{id}/xml", read, s.getRecibidoXML)
 	s.handle("GET "+base+"/recibidos/{id}/pdf", read, s.getRecibidoPDF)
 	s.handle("POST "+base+"/recibidos/{id}/aceptar", write, s.aceptarRecibido)
@@ -30,21 +30,21 @@ func (s *Server) inboxRoutes() {
 	s.handle("POST "+base+"/recibidos/{id}/recibo", write, s.reciboRecibido)
 	s.handle("GET "+base+"/recibidos/{id}/correos", read, s.listRecibidoCorreos)
 	s.handle("GET "+base+"/recepciones", read, s.listRecepciones)
-	s.handle("GET "+base+"/recepciones/{id}", read, byID(http.StatusOK, s.billing.GetRecepcion))
+	s.handle("GET "+base+"/recepciones/{id}", read, byID(http.StatusOK, s.billing.Received.GetRecepcion))
 	// Answers of the company's receptors
 	s.handle("POST "+base+"/respuestas", write, s.receiveRespuesta)
 	// Mail
 	s.handle("GET "+base+"/correos", read, s.listCorreos)
-	s.handle("GET "+base+"/correos/{id}", read, byID(http.StatusOK, s.billing.GetCorreo))
+	s.handle("GET "+base+"/correos/{id}", read, byID(http.StatusOK, s.billing.Mail.Get))
 	s.handle("GET "+base+"/dte/{id}/correos", read, s.listDTECorreos)
 	s.handle("POST "+base+"/dte/{id}/correo", write, s.mailDTE)
-	s.handle("GET "+base+"/empresa/correo", read, ofTenant(s.billing.GetCorreoSettings))
+	s.handle("GET "+base+"/empresa/correo", read, ofTenant(s.billing.Mail.Settings))
 	s.handle("PUT "+base+"/empresa/correo", admin, s.putCorreo)
 	s.handle("POST "+base+"/empresa/correo/leer", write, s.pollMailbox)
-	s.handle("GET "+base+"/empresa/correo/mensajes", read, catalog(false, s.billing.ListMensajes))
+	s.handle("GET "+base+"/empresa/correo/mensajes", read, s.listMensajes)
 	// The inbox's quota and retention
-	s.handle("GET "+base+"/empresa/recepcion", read, ofTenant(s.billing.GetRecepcionSettings))
-	s.handle("PUT "+base+"/empresa/recepcion", admin, withBody(maxJSONBody, http.StatusOK, s.billing.PutRecepcionSettings))
+	s.handle("GET "+base+"/empresa/recepcion", read, ofTenant(s.billing.Received.Settings))
+	s.handle("PUT "+base+"/empresa/recepcion", admin, withBody(maxJSONBody, http.StatusOK, s.billing.Received.UpdateSettings))
 }
 
 // readXML reads an XML body (application/xml or text/xml) of at most
@@ -86,7 +86,7 @@ func (s *Server) receiveDTE(w http.ResponseWriter, r *http.Request, p *billing.P
 	if err != nil {
 		return err
 	}
-	rec, err := s.billing.ReceiveDTE(r.Context(), p.EmpresaID, body, r.URL.Query().Get("correo_emisor"))
+	rec, err := s.billing.Received.Receive(r.Context(), p.EmpresaID, api.ReceiveParams{XML: body, CorreoEmisor: r.URL.Query().Get("correo_emisor")})
 	if err != nil {
 		return err
 	}
@@ -100,14 +100,14 @@ func (s *Server) receiveDTE(w http.ResponseWriter, r *http.Request, p *billing.P
 
 func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 	q := r.URL.Query()
-	var f billing.RecibidoFilter
+	var f api.RecibidoListParams
 	tipo, err := queryTipo(r)
 	if err != nil {
 		return err
 	}
 	f.TipoDTE = int(tipo)
 	// billing checks the state with the other filters.
-	f.Estado = q.Get("estado")
+	f.Estado = api.EstadoRecibido(q.Get("estado"))
 	if f.FechaDesde, err = queryDate(r, "fecha_desde"); err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *billin
 	if f.Limit, err = queryLimit(r); err != nil {
 		return err
 	}
-	page, err := s.billing.ListRecibidos(r.Context(), p.EmpresaID, f)
+	page, err := s.billing.Received.List(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}
@@ -140,14 +140,14 @@ func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *billin
 // listRecepciones lists the files received in one environment
 // (ambiente; the company's current one when absent, todos for both).
 func (s *Server) listRecepciones(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	var f billing.RecepcionFilter
+	var f api.RecepcionListParams
 	var err error
 	if f.Limit, err = queryLimit(r); err != nil {
 		return err
 	}
 	f.Cursor = r.URL.Query().Get("cursor")
 	f.Ambiente = r.URL.Query().Get("ambiente")
-	page, err := s.billing.ListRecepciones(r.Context(), p.EmpresaID, f)
+	page, err := s.billing.Received.ListRecepciones(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (s *Server) refreshRecibidos(w http.ResponseWriter, r *http.Request, p *bil
 	if err := optionalBody(w, r, &none); err != nil {
 		return err
 	}
-	if err := s.billing.RefreshRecibidos(r.Context(), p.EmpresaID); err != nil {
+	if err := s.billing.Received.Refresh(r.Context(), p.EmpresaID); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "refreshed"})
@@ -174,7 +174,7 @@ func (s *Server) getRecibidoXML(w http.ResponseWriter, r *http.Request, p *billi
 	if err != nil {
 		return err
 	}
-	xml, err := s.billing.RecibidoXML(r.Context(), p.EmpresaID, id)
+	xml, err := s.billing.Received.XML(r.Context(), p.EmpresaID, id)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (s *Server) getRecibidoPDF(w http.ResponseWriter, r *http.Request, p *billi
 	if err != nil {
 		return err
 	}
-	pdf, err := s.billing.RecibidoPDF(r.Context(), p.EmpresaID, id)
+	pdf, err := s.billing.Received.PDF(r.Context(), p.EmpresaID, id)
 	if err != nil {
 		return err
 	}
@@ -197,8 +197,8 @@ func (s *Server) getRecibidoPDF(w http.ResponseWriter, r *http.Request, p *billi
 
 // decide registers a decision on the received document {id} and answers
 // it with 200.
-func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *billing.Principal, id string, in billing.DecisionInput) error {
-	rec, err := s.billing.DecideRecibido(r.Context(), p.EmpresaID, id, in)
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *billing.Principal, id string, in api.DecisionInput) error {
+	rec, err := s.billing.Received.Decide(r.Context(), p.EmpresaID, id, in)
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (s *Server) aceptarRecibido(w http.ResponseWriter, r *http.Request, p *bill
 	if err := optionalBody(w, r, &none); err != nil {
 		return err
 	}
-	return s.decide(w, r, p, id, billing.DecisionInput{Accion: "ACD"})
+	return s.decide(w, r, p, id, api.DecisionInput{Accion: "ACD"})
 }
 
 // reclamoTipos are the claims a received document may get.
@@ -244,7 +244,7 @@ func (s *Server) reclamarRecibido(w http.ResponseWriter, r *http.Request, p *bil
 		return validation("invalid field tipo", dte.FieldError{Field: "tipo", Code: dte.CodeInvalidValue,
 			Message: "tipo must be RCD (content), RFP (partial lack of goods) or RFT (total lack of goods)"})
 	}
-	return s.decide(w, r, p, id, billing.DecisionInput{Accion: in.Tipo, Motivo: in.Motivo})
+	return s.decide(w, r, p, id, api.DecisionInput{Accion: in.Tipo, Motivo: in.Motivo})
 }
 
 // reciboRecibido registers the receipt of goods or services (RCV ERM);
@@ -260,7 +260,7 @@ func (s *Server) reciboRecibido(w http.ResponseWriter, r *http.Request, p *billi
 	if err := optionalBody(w, r, &in); err != nil {
 		return err
 	}
-	return s.decide(w, r, p, id, billing.DecisionInput{Accion: "ERM", Recinto: in.Recinto})
+	return s.decide(w, r, p, id, api.DecisionInput{Accion: "ERM", Recinto: in.Recinto})
 }
 
 func (s *Server) listRecibidoCorreos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
@@ -268,7 +268,7 @@ func (s *Server) listRecibidoCorreos(w http.ResponseWriter, r *http.Request, p *
 	if err != nil {
 		return err
 	}
-	return s.correos(w, r, p, billing.CorreoFilter{RecibidoID: id})
+	return s.correos(w, r, p, api.CorreoListParams{RecibidoID: id})
 }
 
 // Answers
@@ -284,7 +284,7 @@ func (s *Server) receiveRespuesta(w http.ResponseWriter, r *http.Request, p *bil
 	if err != nil {
 		return err
 	}
-	res, err := s.billing.ReceiveRespuesta(r.Context(), p.EmpresaID, body)
+	res, err := s.billing.Received.ReceiveRespuesta(r.Context(), p.EmpresaID, api.ReceiveRespuestaParams{XML: body})
 	if err != nil {
 		return err
 	}
@@ -296,13 +296,13 @@ func (s *Server) receiveRespuesta(w http.ResponseWriter, r *http.Request, p *bil
 
 // correos answers a page of the company's mails selected by f (cursor
 // and limit from the query).
-func (s *Server) correos(w http.ResponseWriter, r *http.Request, p *billing.Principal, f billing.CorreoFilter) error {
-	lp, err := listParams(r, false)
-	if err != nil {
+func (s *Server) correos(w http.ResponseWriter, r *http.Request, p *billing.Principal, f api.CorreoListParams) error {
+	var err error
+	if f.Limit, err = queryLimit(r); err != nil {
 		return err
 	}
-	f.Cursor, f.Limit = lp.Cursor, lp.Limit
-	page, err := s.billing.ListCorreos(r.Context(), p.EmpresaID, f)
+	f.Cursor = r.URL.Query().Get("cursor")
+	page, err := s.billing.Mail.List(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (s *Server) correos(w http.ResponseWriter, r *http.Request, p *billing.Prin
 }
 
 func (s *Server) listCorreos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	var f billing.CorreoFilter
+	var f api.CorreoListParams
 	for _, q := range []struct {
 		name string
 		dst  *string
@@ -331,7 +331,7 @@ func (s *Server) listDTECorreos(w http.ResponseWriter, r *http.Request, p *billi
 	if err != nil {
 		return err
 	}
-	return s.correos(w, r, p, billing.CorreoFilter{DTEID: id})
+	return s.correos(w, r, p, api.CorreoListParams{DTEID: id})
 }
 
 // mailDTE queues the mail of a document to its receptor: 202 with the
@@ -363,7 +363,7 @@ func (s *Server) putCorreo(w http.ResponseWriter, r *http.Request, p *billing.Pr
 	if err != nil {
 		return err
 	}
-	var in billing.CorreoSettings
+	var in api.CorreoSettings
 	if err := unmarshalStrict(b, &in); err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func (s *Server) putCorreo(w http.ResponseWriter, r *http.Request, p *billing.Pr
 		if len(raw) == 0 || string(raw) == "null" {
 			continue
 		}
-		var srv billing.CorreoServidor
+		var srv api.CorreoServidor
 		if err := unmarshalStrict(raw, &srv); err != nil {
 			if he, ok := err.(*httpError); ok {
 				for i := range he.details {
@@ -388,7 +388,7 @@ func (s *Server) putCorreo(w http.ResponseWriter, r *http.Request, p *billing.Pr
 			return err
 		}
 	}
-	out, err := s.billing.PutCorreoSettings(r.Context(), p.EmpresaID, in)
+	out, err := s.billing.Mail.UpdateSettings(r.Context(), p.EmpresaID, in)
 	if err != nil {
 		return err
 	}
@@ -402,10 +402,27 @@ func (s *Server) pollMailbox(w http.ResponseWriter, r *http.Request, p *billing.
 	if err := optionalBody(w, r, &none); err != nil {
 		return err
 	}
-	res, err := s.billing.PollMailbox(r.Context(), p.EmpresaID)
+	res, err := s.billing.Mail.Poll(r.Context(), p.EmpresaID)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// listMensajes lists the mails read from the company's mailbox (cursor
+// and limit from the query).
+func (s *Server) listMensajes(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	var lp api.MensajeListParams
+	var err error
+	if lp.Limit, err = queryLimit(r); err != nil {
+		return err
+	}
+	lp.Cursor = r.URL.Query().Get("cursor")
+	page, err := s.billing.Mail.ListMensajes(r.Context(), p.EmpresaID, lp)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
 	return nil
 }

@@ -107,7 +107,7 @@ func TestRecibidos(t *testing.T) {
 		want(t, f.postXML(apiBase+"/recibidos", file, a.readHdr...), 403, fault.WriteNotAllowed)
 		r := f.postXML(apiBase+"/recibidos?correo_emisor=facturacion@proveedor.cl", file, a.writeHdr...)
 		want(t, r, 201)
-		var rec billing.Recepcion
+		var rec api.Recepcion
 		r.JSON(t, &rec)
 		if rec.Estado != "conforme" || rec.Origen != "upload" || rec.Duplicado || len(rec.Recibidos) != 4 ||
 			rec.Remitente == nil || *rec.Remitente != "facturacion@proveedor.cl" {
@@ -117,7 +117,7 @@ func TestRecibidos(t *testing.T) {
 		// The same bytes again: the first reception, 200.
 		r = f.postXML(apiBase+"/recibidos", file, a.writeHdr...)
 		want(t, r, 200)
-		var again billing.Recepcion
+		var again api.Recepcion
 		r.JSON(t, &again)
 		if again.ID != rec.ID || !again.Duplicado || !slices.Equal(again.Recibidos, recibidos) {
 			t.Errorf("the same file again: %s, want reception %s duplicado with %v", r.Body, rec.ID, recibidos)
@@ -130,7 +130,7 @@ func TestRecibidos(t *testing.T) {
 		for _, junk := range []string{"<EnvioDTE><SetDTE/></EnvioDTE>", "no es XML", "<?xml version=\"1.0\"?><a><b></a>"} {
 			r = f.postXML(apiBase+"/recibidos", []byte(junk), a.writeHdr...)
 			want(t, r, 201)
-			var bad billing.Recepcion
+			var bad api.Recepcion
 			r.JSON(t, &bad)
 			if bad.Estado != "rechazada" || string(bad.Reporte) == "null" || len(bad.Reporte) == 0 {
 				t.Errorf("%q: %s, want a rechazada reception with its report", junk, r.Body)
@@ -140,7 +140,7 @@ func TestRecibidos(t *testing.T) {
 		other, _ := f.emit(b, facturaTo("76086428-5", 5))
 		r = f.postXML(apiBase+"/recibidos", f.envioFrom(b, "76086428-5", other), a.writeHdr...)
 		want(t, r, 201)
-		var misaddressed billing.Recepcion
+		var misaddressed api.Recepcion
 		r.JSON(t, &misaddressed)
 		if misaddressed.Estado != "rechazada" {
 			t.Errorf("a file addressed to another company: %s", r.Body)
@@ -167,11 +167,11 @@ func TestRecibidos(t *testing.T) {
 		want(t, f.postXML(apiBase+"/recibidos?correo=x@y.cl", file, a.writeHdr...), 400, fault.Validation)
 
 		// The list and its filters.
-		list := func(query string) billing.RecibidoPage {
+		list := func(query string) api.Page[api.Recibido] {
 			t.Helper()
 			r := f.do("GET", apiBase+"/recibidos"+query, nil, a.readHdr...)
 			want(t, r, 200)
-			var p billing.RecibidoPage
+			var p api.Page[api.Recibido]
 			r.JSON(t, &p)
 			return p
 		}
@@ -223,7 +223,7 @@ func TestRecibidos(t *testing.T) {
 		// One document, its XML as received and its PDF.
 		r = f.do("GET", apiBase+"/recibidos/"+recibidos[0], nil, a.readHdr...)
 		want(t, r, 200)
-		var one billing.Recibido
+		var one api.Recibido
 		r.JSON(t, &one)
 		if one.Estado != "pendiente" || one.Folio != 1 || one.RecepcionID != rec.ID || len(one.Verificacion) < 10 {
 			t.Errorf("the first document: %s", r.Body)
@@ -355,14 +355,14 @@ func TestRecibidos(t *testing.T) {
 		// Received files.
 		r = f.do("GET", apiBase+"/recepciones?limit=2", nil, a.readHdr...)
 		want(t, r, 200)
-		var files billing.RecepcionPage
+		var files api.Page[api.Recepcion]
 		r.JSON(t, &files)
 		if files.TotalCount != 5 || len(files.Data) != 2 || files.NextCursor == nil || files.Data[0].ID != misaddressed.ID {
 			t.Errorf("the received files: %s", r.Body)
 		}
 		r = f.do("GET", apiBase+"/recepciones/"+rec.ID, nil, a.readHdr...)
 		want(t, r, 200)
-		var got billing.Recepcion
+		var got api.Recepcion
 		r.JSON(t, &got)
 		if got.ID != rec.ID || got.Digest != rec.Digest || got.Estado != "conforme" {
 			t.Errorf("the first file: %s", r.Body)
@@ -413,7 +413,7 @@ func TestRespuestas(t *testing.T) {
 	} {
 		r := f.postXML(apiBase+"/respuestas", tc.xml, a.writeHdr...)
 		want(t, r, 200)
-		var out billing.RespuestaRecibida
+		var out api.RespuestaRecibida
 		r.JSON(t, &out)
 		if !slices.Equal(out.DTEIDs, []string{id}) || out.Recepcion.Tipo != "respuesta" || out.Recepcion.Estado != "conforme" ||
 			out.Recepcion.Duplicado {
@@ -422,7 +422,7 @@ func TestRespuestas(t *testing.T) {
 		// The same answer again changes nothing.
 		r = f.postXML(apiBase+"/respuestas", tc.xml, a.writeHdr...)
 		want(t, r, 200)
-		var again billing.RespuestaRecibida
+		var again api.RespuestaRecibida
 		r.JSON(t, &again)
 		if len(again.DTEIDs) != 0 || again.Recepcion.ID != out.Recepcion.ID || !again.Recepcion.Duplicado {
 			t.Errorf("%s again: %s", tc.name, r.Body)
@@ -476,7 +476,7 @@ func TestCorreo(t *testing.T) {
 		t.Errorf("the settings as stored: %s", r.Body)
 	}
 	// Sent back as read (password_set, no password): the passwords stay.
-	var cs billing.CorreoSettings
+	var cs api.CorreoSettings
 	r.JSON(t, &cs)
 	r = f.do("PUT", base, cs, a.adminHdr...)
 	want(t, r, 200)
@@ -551,7 +551,7 @@ func TestCorreo(t *testing.T) {
 	for _, path := range []string{"/dte/" + id + "/correos", "/correos?dte_id=" + id, "/correos"} {
 		r := f.do("GET", apiBase+path, nil, a.readHdr...)
 		want(t, r, 200)
-		var p billing.CorreoPage
+		var p api.Page[api.Correo]
 		r.JSON(t, &p)
 		if p.TotalCount != 2 || len(p.Data) != 2 || p.Data[0].ID != c2.ID || p.Data[1].ID != c.ID {
 			t.Errorf("GET %s: %s", path, r.Body)
@@ -583,13 +583,13 @@ func TestCorreo(t *testing.T) {
 	fid, _ := f.emit(b, facturaTo(a.rut, 1))
 	r = f.postXML(apiBase+"/recibidos?correo_emisor=dte@proveedor.cl", f.envioFrom(b, a.rut, fid), a.writeHdr...)
 	want(t, r, 201)
-	var rec billing.Recepcion
+	var rec api.Recepcion
 	r.JSON(t, &rec)
 	fake.SeedRCV(siitest.RCVSeed{RutEmisor: b.rut, RutReceptor: a.rut, Tipo: 33, Folio: 1, FmaPago: 2})
 	want(t, f.do("POST", apiBase+"/recibidos/"+rec.Recibidos[0]+"/aceptar", nil, a.writeHdr...), 200)
 	r = f.do("GET", apiBase+"/recibidos/"+rec.Recibidos[0]+"/correos", nil, a.readHdr...)
 	want(t, r, 200)
-	var log billing.CorreoPage
+	var log api.Page[api.Correo]
 	r.JSON(t, &log)
 	var tipos []string
 	for _, m := range log.Data {
@@ -730,14 +730,14 @@ func TestMailOverHTTP(t *testing.T) {
 	}
 	r = f.do("GET", apiBase+"/empresa/correo/mensajes", nil, a.readHdr...)
 	want(t, r, 200)
-	var msgs billing.MensajePage
+	var msgs api.Page[api.Mensaje]
 	r.JSON(t, &msgs)
 	if len(msgs.Data) != 1 || msgs.Data[0].Estado != "procesado" || msgs.Data[0].From != users[1].Address || msgs.Data[0].MessageID != sent.MessageID {
 		t.Errorf("A's messages: %s, want B's mail %s procesado", r.Body, sent.MessageID)
 	}
 	r = f.do("GET", apiBase+"/recibidos", nil, a.readHdr...)
 	want(t, r, 200)
-	var inbox billing.RecibidoPage
+	var inbox api.Page[api.Recibido]
 	r.JSON(t, &inbox)
 	if len(inbox.Data) != 1 || inbox.Data[0].Folio != 1 || inbox.Data[0].CorreoEmisor == nil || *inbox.Data[0].CorreoEmisor != users[1].Address {
 		t.Fatalf("A's inbox: %s", r.Body)
@@ -752,7 +752,7 @@ func TestMailOverHTTP(t *testing.T) {
 	for {
 		r = f.do("GET", apiBase+"/recibidos/"+rid+"/correos", nil, a.readHdr...)
 		want(t, r, 200)
-		var log billing.CorreoPage
+		var log api.Page[api.Correo]
 		r.JSON(t, &log)
 		done := map[string]bool{}
 		for _, m := range log.Data {
@@ -788,14 +788,14 @@ func TestDecisionsWithoutRegistry(t *testing.T) {
 	id, _ := f.emit(f.B, facturaTo(f.A.rut, 1))
 	r := f.postXML(apiBase+"/recibidos", f.envioFrom(f.B, f.A.rut, id), f.A.writeHdr...)
 	want(t, r, 201)
-	var rec billing.Recepcion
+	var rec api.Recepcion
 	r.JSON(t, &rec)
 	want(t, f.do("POST", apiBase+"/recibidos/"+rec.Recibidos[0]+"/aceptar", nil, f.A.writeHdr...), 503, fault.Unavailable)
 	want(t, f.do("POST", apiBase+"/recibidos/"+rec.Recibidos[0]+"/reclamar", map[string]any{"motivo": "x"}, f.A.writeHdr...), 503, fault.Unavailable)
 	want(t, f.do("POST", apiBase+"/recibidos/actualizar", map[string]any{}, f.A.writeHdr...), 200)
 	r = f.do("GET", apiBase+"/recibidos/"+rec.Recibidos[0], nil, f.A.readHdr...)
 	want(t, r, 200)
-	var d billing.Recibido
+	var d api.Recibido
 	r.JSON(t, &d)
 	if d.Estado != "pendiente" || d.Respuestas.Decision != nil {
 		t.Errorf("after refused decisions: %s", r.Body)

@@ -12,7 +12,6 @@ import (
 	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/email/emailtest"
-	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -71,7 +70,7 @@ func TestDocumentMailAddresses(t *testing.T) {
 		}
 
 		// The SII's list gives the receptor's address.
-		res, err := f.b.ImportContribuyentes(context.Background(), strings.NewReader(siiListSample), "ce_empresas_dwnld_20261129.csv", sii.ContribuyentesLimits{})
+		res, err := f.b.Mail.ImportContribuyentes(context.Background(), api.ContribuyentesImportParams{Archivo: strings.NewReader(siiListSample), Origen: "ce_empresas_dwnld_20261129.csv"})
 		if err != nil || res.Contribuyentes != 2 || res.ConCorreo != 1 || res.TotalAdvertencias != 0 {
 			t.Fatalf("import: %+v, %v", res, err)
 		}
@@ -100,7 +99,7 @@ func TestDocumentMailAddresses(t *testing.T) {
 		}
 
 		// The same file again: the same list, the old one purged.
-		again, err := f.b.ImportContribuyentes(context.Background(), strings.NewReader(siiListSample), "again.csv", sii.ContribuyentesLimits{})
+		again, err := f.b.Mail.ImportContribuyentes(context.Background(), api.ContribuyentesImportParams{Archivo: strings.NewReader(siiListSample), Origen: "again.csv"})
 		if err != nil || again.Contribuyentes != 2 || again.ConCorreo != 1 || again.Eliminados != 2 || again.Lista == res.Lista {
 			t.Errorf("reimport: %+v, %v", again, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -90,11 +91,11 @@ func TestJunkMailBounded(t *testing.T) {
 				t.Helper()
 				return f.do("POST", apiBase+"/empresa/correo/leer", nil, a.writeHdr...)
 			}
-			settings := func(c company) billing.RecepcionSettings {
+			settings := func(c company) api.RecepcionSettings {
 				t.Helper()
 				r := f.do("GET", apiBase+"/empresa/recepcion", nil, c.readHdr...)
 				want(t, r, 200)
-				var s billing.RecepcionSettings
+				var s api.RecepcionSettings
 				r.JSON(t, &s)
 				return s
 			}
@@ -152,7 +153,7 @@ func TestJunkMailBounded(t *testing.T) {
 				t.Errorf("the read over the quota: %s", got)
 			}
 			r = f.do("GET", apiBase+"/empresa/correo/mensajes?limit=1", nil, a.readHdr...)
-			var msgs billing.MensajePage
+			var msgs api.Page[api.Mensaje]
 			r.JSON(t, &msgs)
 			if len(msgs.Data) != 1 || msgs.Data[0].Estado != "rechazado" || !strings.Contains(msgs.Data[0].Detalle, "quota") ||
 				!strings.Contains(msgs.Data[0].Detalle, "max_recepciones 21") {
@@ -174,7 +175,7 @@ func TestJunkMailBounded(t *testing.T) {
 			if got := string(r.Body); got != `{"leidos":0,"repetidos":0,"rechazados":1}` {
 				t.Errorf("the read once room is made: %s", got)
 			}
-			if s := settings(b); s.Uso != (billing.RecepcionUso{}) || s.Empresa.MaxMensajes != nil {
+			if s := settings(b); s.Uso != (api.RecepcionUso{}) || s.Empresa.MaxMensajes != nil {
 				t.Errorf("B's quota: %+v", s)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -49,7 +50,7 @@ func TestRecibidosKeepTheirEnvironment(t *testing.T) {
 		certFile := f.envioFrom(b, a.rut, cert1, cert2)
 		r := f.postXML(apiBase+"/recibidos", certFile, a.writeHdr...)
 		want(t, r, 201)
-		var certRec billing.Recepcion
+		var certRec api.Recepcion
 		r.JSON(t, &certRec)
 		if certRec.Ambiente != "certificacion" || len(certRec.Recibidos) != 2 {
 			t.Fatalf("the certificación file: %s", r.Body)
@@ -69,16 +70,16 @@ func TestRecibidosKeepTheirEnvironment(t *testing.T) {
 		prod1, _ := f.emit(b, facturaTo(a.rut, 3))
 		r = f.postXML(apiBase+"/recibidos", f.envioFrom(b, a.rut, prod1), a.writeHdr...)
 		want(t, r, 201)
-		var prodRec billing.Recepcion
+		var prodRec api.Recepcion
 		r.JSON(t, &prodRec)
 		if prodRec.Ambiente != "produccion" || len(prodRec.Recibidos) != 1 || slices.Contains(certRec.Recibidos, prodRec.Recibidos[0]) {
 			t.Fatalf("the production file: %s (the certificación documents are %v)", r.Body, certRec.Recibidos)
 		}
-		get := func(id string) billing.Recibido {
+		get := func(id string) api.Recibido {
 			t.Helper()
 			r := f.do("GET", apiBase+"/recibidos/"+id, nil, a.readHdr...)
 			want(t, r, 200)
-			var out billing.Recibido
+			var out api.Recibido
 			r.JSON(t, &out)
 			return out
 		}
@@ -92,7 +93,7 @@ func TestRecibidosKeepTheirEnvironment(t *testing.T) {
 		// record, in a file of certificación.
 		r = f.postXML(apiBase+"/recibidos", f.envioFrom(b, a.rut, cert2), a.writeHdr...)
 		want(t, r, 201)
-		var again billing.Recepcion
+		var again api.Recepcion
 		r.JSON(t, &again)
 		if again.Ambiente != "certificacion" || !slices.Equal(again.Recibidos, certRec.Recibidos[1:]) {
 			t.Errorf("folio 2 of certificación again, after the move: %s, want the record %s in a certificación file", r.Body, certRec.Recibidos[1])
@@ -103,7 +104,7 @@ func TestRecibidosKeepTheirEnvironment(t *testing.T) {
 			t.Helper()
 			r := f.do("GET", apiBase+"/recibidos"+query, nil, c.readHdr...)
 			want(t, r, 200)
-			var p billing.RecibidoPage
+			var p api.Page[api.Recibido]
 			r.JSON(t, &p)
 			var ids []string
 			for _, d := range p.Data {
@@ -118,7 +119,7 @@ func TestRecibidosKeepTheirEnvironment(t *testing.T) {
 			t.Helper()
 			r := f.do("GET", apiBase+"/recepciones"+query, nil, c.readHdr...)
 			want(t, r, 200)
-			var p billing.RecepcionPage
+			var p api.Page[api.Recepcion]
 			r.JSON(t, &p)
 			var ids []string
 			for _, d := range p.Data {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/sii"
@@ -75,7 +76,7 @@ func TestRefreshEveryPendingThroughTheAPI(t *testing.T) {
 				}
 				r := f.do("GET", apiBase+"/recibidos?"+q.Encode(), nil, f.A.readHdr...)
 				want(t, r, 200)
-				var page billing.RecibidoPage
+				var page api.Page[api.Recibido]
 				r.JSON(t, &page)
 				for _, d := range page.Data {
 					seen++

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/dtekit/dtekit/sii"
+	"github.com/dtekit/dtekit/api"
 )
 
 // adminContribuyentesImport loads the SII's list of authorized issuers
@@ -33,7 +33,7 @@ func adminContribuyentesImport(ctx context.Context, env *cmdEnv, args []string) 
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	res, err := be.bill.ImportContribuyentes(ctx, f, filepath.Base(pos[0]), sii.ContribuyentesLimits{})
+	res, err := be.bill.Mail.ImportContribuyentes(ctx, api.ContribuyentesImportParams{Archivo: f, Origen: filepath.Base(pos[0])})
 	if err != nil {
 		return adminFail(env, err)
 	}

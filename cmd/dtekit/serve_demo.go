@@ -371,7 +371,7 @@ func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, s
 		return err
 	}
 	// Its facturas, while the demo company's inbox is empty.
-	page, err := b.ListRecibidos(ctx, d.file.EmpresaID, billing.RecibidoFilter{Limit: 1})
+	page, err := b.Received.List(ctx, d.file.EmpresaID, api.RecibidoListParams{ListParams: api.ListParams{Limit: 1}})
 	if err != nil || page.TotalCount > 0 {
 		return err
 	}
@@ -396,7 +396,7 @@ func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, s
 		if err != nil {
 			return err
 		}
-		if _, err := b.ReceiveDTE(ctx, d.file.EmpresaID, env, ""); err != nil {
+		if _, err := b.Received.Receive(ctx, d.file.EmpresaID, api.ReceiveParams{XML: env}); err != nil {
 			return fmt.Errorf("the demo inbox: %w", err)
 		}
 	}

@@ -39,6 +39,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
@@ -52,17 +53,14 @@ import (
 	"github.com/dtekit/dtekit/webhook"
 )
 
-// States of a received document (store.Recibido.Estado).
+// States of a received document (store.Recibido.Estado), as the store
+// keeps them: api.EstadoRecibido's, whose doc and transition table say
+// what each means and how a document moves between them.
 const (
-	// Pendiente: verified and received; the company has not decided yet.
-	Pendiente = "pendiente"
-	// Aceptado: the company accepted it (RCV ACD).
-	Aceptado = "aceptado"
-	// Reclamado: the company claimed it (RCV RCD, RFP or RFT).
-	Reclamado = "reclamado"
-	// Rechazado: it failed verification or was not addressed to the
-	// company; kept with its report, it cannot be accepted.
-	Rechazado = "rechazado"
+	Pendiente = string(api.RecibidoPendiente)
+	Aceptado  = string(api.RecibidoAceptado)
+	Reclamado = string(api.RecibidoReclamado)
+	Rechazado = string(api.RecibidoRechazado)
 )
 
 // States of a received file (store.Recepcion.Estado).

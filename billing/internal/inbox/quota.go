@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/dte"
@@ -78,34 +79,6 @@ func (l Limits) orDefault() Limits {
 	return l
 }
 
-// LimitSettings are what a company chose of its limits: a nil field is
-// the operator's default (Config.Limits). A company may lower its quota
-// below the operator's, never raise it; it may choose any retention from
-// 1 day to MaxRetencionDias.
-type LimitSettings struct {
-	MaxRecepciones    *int64 `json:"max_recepciones"`
-	MaxRecepcionBytes *int64 `json:"max_recepcion_bytes"`
-	MaxMensajes       *int64 `json:"max_mensajes"`
-	RetencionDias     *int64 `json:"retencion_dias"`
-}
-
-// Usage is what a company's inbox holds against its quota.
-type Usage struct {
-	Recepciones    int64 `json:"recepciones"`
-	RecepcionBytes int64 `json:"recepcion_bytes"`
-	Mensajes       int64 `json:"mensajes"`
-}
-
-// Quota is a company's limits: what the operator allows, what the company
-// chose, what applies, and what its inbox holds.
-type Quota struct {
-	Operador  Limits        `json:"operador"`
-	Empresa   LimitSettings `json:"empresa"`
-	Vigente   Limits        `json:"vigente"`
-	Uso       Usage         `json:"uso"`
-	UpdatedAt *time.Time    `json:"updated_at"`
-}
-
 // Limits returns the limits that apply to the company: its own choice
 // within the operator's.
 func (ib *Inbox) Limits(ctx context.Context, r store.Reader, empresaID string) (Limits, error) {
@@ -113,19 +86,21 @@ func (ib *Inbox) Limits(ctx context.Context, r store.Reader, empresaID string) (
 	if err != nil {
 		return Limits{}, err
 	}
-	return q.Vigente, nil
+	return Limits(q.Vigente), nil
 }
 
-// quota reads the company's settings (and its usage when asked).
-func (ib *Inbox) quota(ctx context.Context, r store.Reader, empresaID string, usage bool) (*Quota, error) {
-	q := &Quota{Operador: ib.cfg.Limits.orDefault()}
+// quota reads the company's settings (and its usage when asked): what
+// the operator allows, what the company chose (a nil field is the
+// operator's value), what applies, and what its inbox holds.
+func (ib *Inbox) quota(ctx context.Context, r store.Reader, empresaID string, usage bool) (*api.RecepcionSettings, error) {
+	q := &api.RecepcionSettings{Operador: api.RecepcionCuota(ib.cfg.Limits.orDefault())}
 	s, err := r.GetInboxSettings(ctx, empresaID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
 		return nil, fault.Failed("reading the inbox settings", err)
 	default:
-		q.Empresa = LimitSettings{MaxRecepciones: s.MaxRecepciones, MaxRecepcionBytes: s.MaxRecepcionBytes,
+		q.Empresa = api.RecepcionLimits{MaxRecepciones: s.MaxRecepciones, MaxRecepcionBytes: s.MaxRecepcionBytes,
 			MaxMensajes: s.MaxMensajes, RetencionDias: s.RetencionDias}
 		t := s.UpdatedAt.UTC()
 		q.UpdatedAt = &t
@@ -147,13 +122,13 @@ func (ib *Inbox) quota(ctx context.Context, r store.Reader, empresaID string, us
 		if err != nil {
 			return nil, fault.Failed("counting the inbox", err)
 		}
-		q.Uso = Usage{Recepciones: u.Recepciones, RecepcionBytes: u.RecepcionBytes, Mensajes: u.Mensajes}
+		q.Uso = api.RecepcionUso{Recepciones: u.Recepciones, RecepcionBytes: u.RecepcionBytes, Mensajes: u.Mensajes}
 	}
 	return q, nil
 }
 
 // Quota returns the company's limits and usage.
-func (ib *Inbox) Quota(ctx context.Context, empresaID string) (*Quota, error) {
+func (ib *Inbox) Quota(ctx context.Context, empresaID string) (*api.RecepcionSettings, error) {
 	if _, err := ib.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, storeErr(err, "empresa", empresaID)
 	}
@@ -161,8 +136,10 @@ func (ib *Inbox) Quota(ctx context.Context, empresaID string) (*Quota, error) {
 }
 
 // SetQuota records the company's choice of its limits (every field; nil
-// is the operator's default) and returns the result.
-func (ib *Inbox) SetQuota(ctx context.Context, empresaID string, in LimitSettings) (*Quota, error) {
+// is the operator's default) and returns the result. A company may lower
+// its quota below the operator's, never raise it; it may choose any
+// retention from 1 day to MaxRetencionDias.
+func (ib *Inbox) SetQuota(ctx context.Context, empresaID string, in api.RecepcionLimits) (*api.RecepcionSettings, error) {
 	op := ib.cfg.Limits.orDefault()
 	var d []dte.FieldError
 	check := func(field string, v *int64, maxV int64, unit string) {

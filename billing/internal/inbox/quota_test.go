@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/dte"
@@ -242,11 +243,11 @@ func TestQuotaRefusesFiles(t *testing.T) {
 				Limits: Limits{MaxRecepciones: 10, MaxMensajes: 2}})
 			declareMaintenance(t, rm.st)
 			three := int64(3)
-			if _, err := rm.ib.SetQuota(ctx, rm.empresa, LimitSettings{MaxRecepciones: &three}); err != nil {
+			if _, err := rm.ib.SetQuota(ctx, rm.empresa, api.RecepcionLimits{MaxRecepciones: &three}); err != nil {
 				t.Fatal(err)
 			}
 			eleven := int64(11)
-			_, err := rm.ib.SetQuota(ctx, rm.empresa, LimitSettings{MaxRecepciones: &eleven})
+			_, err := rm.ib.SetQuota(ctx, rm.empresa, api.RecepcionLimits{MaxRecepciones: &eleven})
 			if e := fault.As(err); e == nil || e.Kind != fault.KindValidation || e.Details[0].Field != "max_recepciones" {
 				t.Errorf("a quota over the operator's: %v, want a validation error on max_recepciones", err)
 			}
@@ -278,7 +279,7 @@ func TestQuotaRefusesFiles(t *testing.T) {
 
 			// A byte quota: what the files keep so far, plus 10.
 			room := q.Uso.RecepcionBytes + 10
-			if _, err := rm.ib.SetQuota(ctx, rm.empresa, LimitSettings{MaxRecepcionBytes: &room}); err != nil {
+			if _, err := rm.ib.SetQuota(ctx, rm.empresa, api.RecepcionLimits{MaxRecepcionBytes: &room}); err != nil {
 				t.Fatal(err)
 			}
 			_, err = rm.ib.Intake(ctx, rm.empresa, []byte("not xml 5"), Source{Origen: OrigenUpload})
@@ -303,7 +304,7 @@ func TestQuotaRefusesFiles(t *testing.T) {
 			// The retention (1 day), 2 days later: the refused files go
 			// but the last, and the mails.
 			one := int64(1)
-			if _, err := rm.ib.SetQuota(ctx, rm.empresa, LimitSettings{MaxRecepciones: &three, RetencionDias: &one}); err != nil {
+			if _, err := rm.ib.SetQuota(ctx, rm.empresa, api.RecepcionLimits{MaxRecepciones: &three, RetencionDias: &one}); err != nil {
 				t.Fatal(err)
 			}
 			later := now.Add(48 * time.Hour)

@@ -72,13 +72,13 @@ func TestMessagesByContent(t *testing.T) {
 	srv.Append(u, first)
 	srv.Append(u, other)
 	res, err := m.Poll(ctx, e.ID)
-	if err != nil || res.Read != 2 || res.Skipped != 0 {
+	if err != nil || res.Leidos != 2 || res.Repetidos != 0 {
 		t.Fatalf("two messages with one Message-ID: %+v, %v; want both read", res, err)
 	}
 	// The first again, as a crash before the flag would leave it.
 	srv.Append(u, first)
 	res, err = m.Poll(ctx, e.ID)
-	if err != nil || res.Read != 0 || res.Skipped != 1 {
+	if err != nil || res.Leidos != 0 || res.Repetidos != 1 {
 		t.Fatalf("the same message again: %+v, %v; want it skipped", res, err)
 	}
 	if len(got) != 2 || !strings.Contains(got[0], "factura 1") || !strings.Contains(got[1], "factura 2") {

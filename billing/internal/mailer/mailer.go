@@ -28,6 +28,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/email"
@@ -35,18 +36,20 @@ import (
 	"github.com/dtekit/dtekit/store"
 )
 
-// States of a mail (store.Correo.Estado).
+// States of a mail (store.Correo.Estado), as the store keeps them:
+// api.EstadoCorreo's, whose doc and transition table say what each means
+// and how a mail moves between them.
 const (
-	Pendiente = "pendiente"
-	Enviado   = "enviado"
-	Fallido   = "fallido"
+	Pendiente = string(api.CorreoPendiente)
+	Enviado   = string(api.CorreoEnviado)
+	Fallido   = string(api.CorreoFallido)
 	// SinDireccion is a document's mail that was never composed: no
 	// address is known for its receptor (no para, no e-mail on the
 	// cliente, none on the SII's list of contribuyentes).
-	SinDireccion = "sin_direccion"
+	SinDireccion = string(api.CorreoSinDireccion)
 	// SinRemitente is a document's mail that was never composed: the
 	// company has no address or SMTP server to send from.
-	SinRemitente = "sin_remitente"
+	SinRemitente = string(api.CorreoSinRemitente)
 )
 
 // Where the document job found the receptor's address (Outgoing.Via),
@@ -640,22 +643,19 @@ func (m *Mailer) record(ctx context.Context, empresaID string, readErr error) {
 // MaxPerPoll bounds the messages one read of a mailbox takes.
 const MaxPerPoll = 50
 
-// PollResult counts what one read of a mailbox did.
-type PollResult struct {
-	Read, Skipped, Refused int
-}
-
 // Poll reads the company's mailbox once: each new message is handed to
 // the intake, recorded, then flagged in the mailbox. A message that cannot
 // be read within the limits is recorded as rechazado (with why) and
 // flagged too, never retried forever.
 //
 // The outcome is recorded in the mailbox's state (store.Buzon): a failure
-// at the mailbox, returned as a *MailboxError, backs it off.
-func (m *Mailer) Poll(ctx context.Context, empresaID string) (*PollResult, error) {
+// at the mailbox, returned as a *MailboxError, backs it off. The result
+// counts the messages taken, those skipped as read before and those
+// refused.
+func (m *Mailer) Poll(ctx context.Context, empresaID string) (*api.LecturaCorreo, error) {
 	s, err := m.cfg.Settings(ctx, empresaID)
 	if err != nil || s == nil || s.IMAP == nil {
-		return &PollResult{}, err
+		return &api.LecturaCorreo{}, err
 	}
 	out, err := m.read(ctx, empresaID, *s.IMAP)
 	m.record(ctx, empresaID, err)
@@ -663,7 +663,7 @@ func (m *Mailer) Poll(ctx context.Context, empresaID string) (*PollResult, error
 }
 
 // read is one read of a mailbox.
-func (m *Mailer) read(ctx context.Context, empresaID string, cfg email.IMAPConfig) (*PollResult, error) {
+func (m *Mailer) read(ctx context.Context, empresaID string, cfg email.IMAPConfig) (*api.LecturaCorreo, error) {
 	cfg.ConnectTimeout, cfg.Timeout = m.cfg.ConnectTimeout, IMAPTimeout
 	mb, err := email.DialIMAP(ctx, cfg)
 	if err != nil {
@@ -674,7 +674,7 @@ func (m *Mailer) read(ctx context.Context, empresaID string, cfg email.IMAPConfi
 	if lim.MaxMessageBytes == 0 {
 		lim.MaxMessageBytes = email.DefaultLimits().MaxMessageBytes
 	}
-	out := &PollResult{}
+	out := &api.LecturaCorreo{}
 	// One message at a time: at most one body (MaxMessageBytes) is held,
 	// and each is marked before the next is fetched, so the search does
 	// not list it again.
@@ -700,11 +700,11 @@ func (m *Mailer) read(ctx context.Context, empresaID string, cfg email.IMAPConfi
 		}
 		switch {
 		case dup:
-			out.Skipped++
+			out.Repetidos++
 		case refused:
-			out.Refused++
+			out.Rechazados++
 		default:
-			out.Read++
+			out.Leidos++
 		}
 		if err := mb.MarkProcessed(ctx, f.UID); err != nil {
 			return out, &MailboxError{err}
