@@ -40,15 +40,15 @@ func (c InboxConfig) limits() inbox.Limits {
 }
 
 // Settings returns the company's inbox quota, retention and usage.
-func (r *ReceivedService) Settings(ctx context.Context, empresaID string) (*api.RecepcionSettings, error) {
-	s := r.s
+func (rs *ReceivedService) Settings(ctx context.Context, empresaID string) (*api.RecepcionSettings, error) {
+	s := rs.s
 	return s.inbox.Quota(ctx, empresaID)
 }
 
 // UpdateSettings records the company's choice of its inbox quota and
 // retention (every field; null is the operator's value): quotas from 1
 // to the operator's, a retention from 1 to 3,660 days.
-func (r *ReceivedService) UpdateSettings(ctx context.Context, empresaID string, in api.RecepcionLimits) (*api.RecepcionSettings, error) {
-	s := r.s
+func (rs *ReceivedService) UpdateSettings(ctx context.Context, empresaID string, in api.RecepcionLimits) (*api.RecepcionSettings, error) {
+	s := rs.s
 	return s.inbox.SetQuota(ctx, empresaID, in)
 }

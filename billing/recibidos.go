@@ -48,13 +48,7 @@ func (s *Service) recibidoFromStore(r *store.Recibido, full bool) api.Recibido {
 	resp := inbox.RespuestasOf(r)
 	out.Respuestas = api.RecibidoRespuestas{Acuse: conv(resp.Acuse), Decision: conv(resp.Decision), Recibo: conv(resp.Recibo)}
 	out.MercaderiasRecibidas = resp.Recibo != nil
-	if st := inbox.RCVOf(r); st != nil {
-		rcv := &api.RecibidoRCV{Codigo: st.Codigo, Glosa: st.Glosa, ConsultaAt: st.Consulta.UTC(), Eventos: []api.RecibidoRCVEvento{}}
-		for _, e := range st.Eventos {
-			rcv.Eventos = append(rcv.Eventos, api.RecibidoRCVEvento(e))
-		}
-		out.RCV = rcv
-	}
+	out.RCV = inbox.RCVOf(r)
 	if full && len(r.Report) > 0 {
 		out.Verificacion = json.RawMessage(r.Report)
 	}
@@ -313,7 +307,7 @@ func (s *Service) exchangeEnvelope(ctx context.Context, d *store.DTE, emisor dte
 // receptorAddress finds where a document to the receptor with this RUT is
 // mailed: the e-mail of the company's cliente with that RUT, else the
 // receptor's intercambio address on the SII's list of contribuyentes
-// (ImportContribuyentes); "" when neither has one. via names the source.
+// (Mail.ImportContribuyentes); "" when neither has one. via names the source.
 func (s *Service) receptorAddress(ctx context.Context, empresaID, rut string) (addr, via string, err error) {
 	c, err := s.st.GetClienteByRut(ctx, empresaID, rut)
 	switch {

@@ -64,7 +64,7 @@ type Config struct {
 	SignerPolicy dte.VerifyOptions
 	// Mail configures the mail of every company: reading its mailbox
 	// and sending its documents and answers (see MailConfig); each
-	// company's servers are its own settings (PutCorreoSettings).
+	// company's servers are its own settings (Mail.UpdateSettings).
 	Mail MailConfig
 	// Limits caps the clientes, productos and CAFs one company may hold;
 	// the zero value is the production setting.

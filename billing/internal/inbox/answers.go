@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/intercambio"
@@ -50,32 +51,21 @@ func RespuestasOf(r *store.Recibido) Respuestas {
 	return out
 }
 
-// RCVState is what the registry reports of a received document
-// (store.Recibido.RCV).
-type RCVState struct {
-	Codigo   int         `json:"codigo"`
-	Glosa    string      `json:"glosa"`
-	Eventos  []RCVEvento `json:"eventos"`
-	Consulta time.Time   `json:"consultado_at"`
-}
-
-// RCVEvento is one event of the registry's history.
-type RCVEvento struct {
-	Accion         string     `json:"accion"`
-	Glosa          string     `json:"glosa"`
-	RutResponsable string     `json:"rut_responsable"`
-	Fecha          *time.Time `json:"fecha"`
-	FechaTexto     string     `json:"fecha_texto"`
-}
-
-// RCVOf reads a record's registry state, nil when never asked.
-func RCVOf(r *store.Recibido) *RCVState {
+// RCVOf reads what the registry reported of a received document, nil
+// when never asked. store.Recibido.RCV keeps it in the API's own form
+// (noteRegistry writes an api.RecibidoRCV), so a change to that type's
+// JSON names needs a migration of the column.
+func RCVOf(r *store.Recibido) *api.RecibidoRCV {
 	if len(r.RCV) == 0 {
 		return nil
 	}
-	var out RCVState
+	var out api.RecibidoRCV
 	if json.Unmarshal(r.RCV, &out) != nil {
 		return nil
+	}
+	out.ConsultaAt = out.ConsultaAt.UTC()
+	if out.Eventos == nil {
+		out.Eventos = []api.RecibidoRCVEvento{}
 	}
 	return &out
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/intercambio"
 	"github.com/dtekit/dtekit/sii"
@@ -271,10 +272,10 @@ func (ib *Inbox) askOne(ctx context.Context, cli *sii.Client, r *store.Recibido)
 // reception date and window, and its events (an acceptance or claim made
 // elsewhere, in the SII's portal, settles the document here too).
 func (ib *Inbox) noteRegistry(ctx context.Context, r *store.Recibido, when *sii.RCVReception, hist *sii.RCVHistory) error {
-	st := RCVState{Codigo: hist.Code, Glosa: hist.Desc, Consulta: ib.now().UTC().Truncate(time.Second), Eventos: []RCVEvento{}}
+	st := api.RecibidoRCV{Codigo: hist.Code, Glosa: hist.Desc, ConsultaAt: ib.now().UTC().Truncate(time.Second), Eventos: []api.RecibidoRCVEvento{}}
 	decided := ""
 	for _, ev := range hist.Events {
-		e := RCVEvento{Accion: string(ev.Action), Glosa: ev.Desc, RutResponsable: ev.RutResponsable, FechaTexto: ev.AtText}
+		e := api.RecibidoRCVEvento{Accion: string(ev.Action), Glosa: ev.Desc, RutResponsable: ev.RutResponsable, FechaTexto: ev.AtText}
 		if !ev.At.IsZero() {
 			t := ev.At.UTC()
 			e.Fecha = &t
