@@ -3,9 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"github.com/dtekit/dtekit/api"
 	"testing"
 
-	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
