@@ -37,6 +37,7 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	}
 	trust := billingtest.Creds(t).TrustedKeys.With(300, prod.PublicKey())
 	f := newFixtureWith(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1}, billing.Config{TrustedKeys: trust})
+	const apiBase = "/api/v1/billing"
 	c := f.A
 
 	// SII office and logo.

@@ -3,9 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"github.com/dtekit/dtekit/api"
 	"testing"
 
-	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -20,6 +20,7 @@ func TestEmitFromStoredRecords(t *testing.T) {
 	be := billingtest.Backends()[0]
 	f := newFixture(t, be.NewStore(t), RateLimit{PerSecond: -1})
 	c := f.provision(context.Background(), billingtest.Company{Rut: "11111111-1", RazonSocial: "Empresa Catálogo", Tipos: []dte.TipoDTE{33, 61}})
+	const apiBase = "/api/v1/billing"
 	id := func(r *response) string {
 		t.Helper()
 		var v struct{ ID string }

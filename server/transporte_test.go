@@ -40,6 +40,7 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	}
 	trust := billingtest.Creds(t).TrustedKeys.With(300, prod.PublicKey())
 	f := newFixtureWith(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1}, billing.Config{TrustedKeys: trust})
+	const apiBase = "/api/v1/billing"
 	c := f.provision(context.Background(), billingtest.Company{Rut: "96512340-7", RazonSocial: "Distribuidora Bío-Bío Ltda.",
 		Tipos: []dte.TipoDTE{52}, Hasta: 10})
 
