@@ -18,7 +18,7 @@ func TestAlertSettings(t *testing.T) {
 	t.Parallel()
 	backends(t, func(t *testing.T, open func(t *testing.T) store.Store) {
 		f := newFixture(t, open(t), RateLimit{PerSecond: -1})
-		const path = api + "/empresa/alertas"
+		const path = apiBase + "/empresa/alertas"
 		threshold := func(c company) int64 {
 			t.Helper()
 			r := f.do("GET", path, nil, c.readHdr...)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
@@ -30,44 +31,44 @@ func (s *Server) billingRoutes() {
 	s.handle("GET "+base+"/envios/{id}", read, byID(http.StatusOK, s.billing.GetEnvio))
 	// CAF
 	s.handle("GET "+base+"/caf", read, s.listCAF)
-	s.handle("POST "+base+"/caf", write, withBody(maxCAFBody, http.StatusCreated, s.billing.RegisterCAF))
-	s.handle("GET "+base+"/caf/{id}", read, byID(http.StatusOK, s.billing.GetCAF))
+	s.handle("POST "+base+"/caf", write, withBody(maxCAFBody, http.StatusCreated, s.billing.CAFs.Register))
+	s.handle("GET "+base+"/caf/{id}", read, byID(http.StatusOK, s.billing.CAFs.Get))
 	// Empresa and certificate
-	s.handle("GET "+base+"/empresa", read, ofTenant(s.billing.GetEmpresa))
-	s.handle("PUT "+base+"/empresa", write, withBody(maxJSONBody, http.StatusOK, s.billing.UpdateEmpresa))
-	s.handle("GET "+base+"/empresa/certificado", read, ofTenant(s.billing.CertificateStatus))
+	s.handle("GET "+base+"/empresa", read, ofTenant(s.billing.Company.Get))
+	s.handle("PUT "+base+"/empresa", write, withBody(maxJSONBody, http.StatusOK, s.billing.Company.Update))
+	s.handle("GET "+base+"/empresa/certificado", read, ofTenant(s.billing.Company.Certificate))
 	s.handle("GET "+base+"/empresa/logo", read, s.getLogo)
 	s.handle("PUT "+base+"/empresa/logo", write, s.putLogo)
 	s.handle("DELETE "+base+"/empresa/logo", write, s.deleteLogo)
 	s.handle("POST "+base+"/empresa/certificado/pfx", admin, s.uploadCertificado)
-	s.handle("GET "+base+"/empresa/alertas", read, ofTenant(s.billing.AlertSettings))
-	s.handle("PUT "+base+"/empresa/alertas", write, withBody(maxJSONBody, http.StatusOK, s.billing.UpdateAlertSettings))
+	s.handle("GET "+base+"/empresa/alertas", read, ofTenant(s.billing.Company.AlertSettings))
+	s.handle("PUT "+base+"/empresa/alertas", write, withBody(maxJSONBody, http.StatusOK, s.billing.Company.UpdateAlertSettings))
 	// Webhooks
 	s.handle("GET "+base+"/webhooks", read, s.listWebhooks)
-	s.handle("POST "+base+"/webhooks", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateWebhook))
-	s.handle("GET "+base+"/webhooks/{id}", read, byID(http.StatusOK, s.billing.GetWebhook))
-	s.handle("PATCH "+base+"/webhooks/{id}", write, byIDWithBody(s.billing.UpdateWebhook))
-	s.handle("DELETE "+base+"/webhooks/{id}", write, deleteByID(s.billing.DeleteWebhook))
+	s.handle("POST "+base+"/webhooks", write, withBody(maxJSONBody, http.StatusCreated, s.billing.Webhooks.Create))
+	s.handle("GET "+base+"/webhooks/{id}", read, byID(http.StatusOK, s.billing.Webhooks.Get))
+	s.handle("PATCH "+base+"/webhooks/{id}", write, byIDWithBody(s.billing.Webhooks.Update))
+	s.handle("DELETE "+base+"/webhooks/{id}", write, deleteByID(s.billing.Webhooks.Delete))
 	s.handle("POST "+base+"/webhooks/{id}/rotate-secret", write, s.rotateWebhookSecret)
-	s.handle("POST "+base+"/webhooks/{id}/enable", write, byID(http.StatusOK, s.billing.EnableWebhook))
-	s.handle("POST "+base+"/webhooks/{id}/ping", write, byID(http.StatusAccepted, s.billing.PingWebhook))
+	s.handle("POST "+base+"/webhooks/{id}/enable", write, byID(http.StatusOK, s.billing.Webhooks.Enable))
+	s.handle("POST "+base+"/webhooks/{id}/ping", write, byID(http.StatusAccepted, s.billing.Webhooks.Ping))
 	s.handle("GET "+base+"/webhooks/{id}/deliveries", read, s.listDeliveries)
-	s.handle("GET "+base+"/webhooks/{id}/deliveries/{delivery_id}", read, byDelivery(http.StatusOK, s.billing.GetDelivery))
-	s.handle("POST "+base+"/webhooks/{id}/deliveries/{delivery_id}/resend", write, byDelivery(http.StatusAccepted, s.billing.ResendDelivery))
+	s.handle("GET "+base+"/webhooks/{id}/deliveries/{delivery_id}", read, byDelivery(http.StatusOK, s.billing.Webhooks.GetDelivery))
+	s.handle("POST "+base+"/webhooks/{id}/deliveries/{delivery_id}/resend", write, byDelivery(http.StatusAccepted, s.billing.Webhooks.ResendDelivery))
 	// Clientes
-	s.handle("GET "+base+"/clientes", read, catalog(false, s.billing.ListClientes))
-	s.handle("GET "+base+"/clientes/search", read, catalog(true, s.billing.ListClientes))
-	s.handle("POST "+base+"/clientes", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateCliente))
-	s.handle("GET "+base+"/clientes/{id}", read, byID(http.StatusOK, s.billing.GetCliente))
-	s.handle("PUT "+base+"/clientes/{id}", write, byIDWithBody(s.billing.UpdateCliente))
-	s.handle("DELETE "+base+"/clientes/{id}", write, deleteByID(s.billing.DeleteCliente))
+	s.handle("GET "+base+"/clientes", read, catalogPage(false, clienteParams, s.billing.Catalog.ListClientes))
+	s.handle("GET "+base+"/clientes/search", read, catalogPage(true, clienteParams, s.billing.Catalog.ListClientes))
+	s.handle("POST "+base+"/clientes", write, withBody(maxJSONBody, http.StatusCreated, s.billing.Catalog.CreateCliente))
+	s.handle("GET "+base+"/clientes/{id}", read, byID(http.StatusOK, s.billing.Catalog.GetCliente))
+	s.handle("PUT "+base+"/clientes/{id}", write, byIDWithBody(s.billing.Catalog.UpdateCliente))
+	s.handle("DELETE "+base+"/clientes/{id}", write, deleteByID(s.billing.Catalog.DeleteCliente))
 	// Productos
-	s.handle("GET "+base+"/productos", read, catalog(false, s.billing.ListProductos))
-	s.handle("GET "+base+"/productos/search", read, catalog(true, s.billing.ListProductos))
-	s.handle("POST "+base+"/productos", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateProducto))
-	s.handle("GET "+base+"/productos/{id}", read, byID(http.StatusOK, s.billing.GetProducto))
-	s.handle("PUT "+base+"/productos/{id}", write, byIDWithBody(s.billing.UpdateProducto))
-	s.handle("DELETE "+base+"/productos/{id}", write, deleteByID(s.billing.DeleteProducto))
+	s.handle("GET "+base+"/productos", read, catalogPage(false, productoParams, s.billing.Catalog.ListProductos))
+	s.handle("GET "+base+"/productos/search", read, catalogPage(true, productoParams, s.billing.Catalog.ListProductos))
+	s.handle("POST "+base+"/productos", write, withBody(maxJSONBody, http.StatusCreated, s.billing.Catalog.CreateProducto))
+	s.handle("GET "+base+"/productos/{id}", read, byID(http.StatusOK, s.billing.Catalog.GetProducto))
+	s.handle("PUT "+base+"/productos/{id}", write, byIDWithBody(s.billing.Catalog.UpdateProducto))
+	s.handle("DELETE "+base+"/productos/{id}", write, deleteByID(s.billing.Catalog.DeleteProducto))
 }
 
 // deleted is the body of a successful delete.
@@ -269,7 +270,7 @@ func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Pr
 // CAF
 
 func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	var f billing.CAFFilter
+	var f api.CAFListParams
 	var err error
 	if f.TipoDTE, err = queryTipo(r); err != nil {
 		return err
@@ -279,7 +280,7 @@ func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	}
 	f.Cursor = r.URL.Query().Get("cursor")
 	f.Ambiente = r.URL.Query().Get("ambiente")
-	page, err := s.billing.ListCAF(r.Context(), p.EmpresaID, f)
+	page, err := s.billing.CAFs.List(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}
@@ -368,7 +369,8 @@ func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *bi
 	if len(missing) > 0 {
 		return validation("the form lacks required fields", missing...)
 	}
-	st, err := s.billing.UploadCertificate(r.Context(), p.EmpresaID, file, fields["password"], fields["rut_firmante"])
+	st, err := s.billing.Company.UploadCertificate(r.Context(), p.EmpresaID,
+		api.CertificadoUpload{File: file, Password: fields["password"], RutFirmante: fields["rut_firmante"]})
 	if err != nil {
 		return err
 	}
@@ -390,12 +392,12 @@ func formError(err error) error {
 // Webhooks
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	hooks, err := s.billing.ListWebhooks(r.Context(), p.EmpresaID)
+	hooks, err := s.billing.Webhooks.List(r.Context(), p.EmpresaID)
 	if err != nil {
 		return err
 	}
 	if hooks == nil {
-		hooks = []billing.Webhook{}
+		hooks = []api.Webhook{}
 	}
 	writeJSON(w, http.StatusOK, hooks)
 	return nil
@@ -407,15 +409,13 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *
 		return err
 	}
 	// The body is optional: without one the server generates the secret.
-	var in struct {
-		Secret string `json:"secret"`
-	}
+	var in api.WebhookSecretParams
 	if r.ContentLength != 0 {
 		if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
 			return err
 		}
 	}
-	h, err := s.billing.RotateWebhookSecret(r.Context(), p.EmpresaID, id, in.Secret)
+	h, err := s.billing.Webhooks.RotateSecret(r.Context(), p.EmpresaID, id, in)
 	if err != nil {
 		return err
 	}
@@ -432,12 +432,13 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *billi
 	if err != nil {
 		return err
 	}
-	page, err := s.billing.ListDeliveries(r.Context(), p.EmpresaID, id, lp.Cursor, lp.Limit)
+	page, err := s.billing.Webhooks.ListDeliveries(r.Context(), p.EmpresaID,
+		api.DeliveryListParams{ListParams: api.ListParams{Cursor: lp.Cursor, Limit: lp.Limit}, WebhookID: id})
 	if err != nil {
 		return err
 	}
 	if page.Data == nil {
-		page.Data = []billing.Delivery{}
+		page.Data = []api.Delivery{}
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
@@ -466,7 +467,7 @@ func listParams(r *http.Request, search bool) (billing.ListParams, error) {
 // Logo
 
 func (s *Server) getLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	l, err := s.billing.GetLogo(r.Context(), p.EmpresaID)
+	l, err := s.billing.Company.Logo(r.Context(), p.EmpresaID)
 	if err != nil {
 		return err
 	}
@@ -485,7 +486,7 @@ func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	if err != nil {
 		return err
 	}
-	l, err := s.billing.SetLogo(r.Context(), p.EmpresaID, body)
+	l, err := s.billing.Company.SetLogo(r.Context(), p.EmpresaID, body)
 	if err != nil {
 		return err
 	}
@@ -494,7 +495,7 @@ func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *billing.Prin
 }
 
 func (s *Server) deleteLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	if err := s.billing.DeleteLogo(r.Context(), p.EmpresaID); err != nil {
+	if err := s.billing.Company.DeleteLogo(r.Context(), p.EmpresaID); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, deleted)

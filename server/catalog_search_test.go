@@ -23,22 +23,22 @@ func TestCatalogSearchSpanish(t *testing.T) {
 			"33333333-3": "Árboles y Jardines EIRL",
 			"44444444-4": "Panadería Ñandú",
 		} {
-			r := f.do("POST", api+"/clientes", map[string]any{"rut": rut, "razon_social": name}, f.A.writeHdr...)
+			r := f.do("POST", apiBase+"/clientes", map[string]any{"rut": rut, "razon_social": name}, f.A.writeHdr...)
 			want(t, r, 201)
 			var c struct{ ID string }
 			r.JSON(t, &c)
 			clientes[name] = c.ID
 			// The other company holds the same names.
-			want(t, f.do("POST", api+"/clientes", map[string]any{"rut": rut, "razon_social": name}, f.B.writeHdr...), 201)
+			want(t, f.do("POST", apiBase+"/clientes", map[string]any{"rut": rut, "razon_social": name}, f.B.writeHdr...), 201)
 		}
 		var piñon struct{ ID string }
-		r := f.do("POST", api+"/productos", map[string]any{"codigo": "AÑO-1", "nombre": "Piñón de ÁRBOL", "precio_unitario": 990}, f.A.writeHdr...)
+		r := f.do("POST", apiBase+"/productos", map[string]any{"codigo": "AÑO-1", "nombre": "Piñón de ÁRBOL", "precio_unitario": 990}, f.A.writeHdr...)
 		want(t, r, 201)
 		r.JSON(t, &piñon)
 
 		search := func(what, q string) []string {
 			t.Helper()
-			r := f.do("GET", api+"/"+what+"/search?q="+url.QueryEscape(q), nil, f.A.readHdr...)
+			r := f.do("GET", apiBase+"/"+what+"/search?q="+url.QueryEscape(q), nil, f.A.readHdr...)
 			want(t, r, 200)
 			var page struct {
 				Data       []struct{ ID string }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -36,18 +37,17 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	}
 	trust := billingtest.Creds(t).TrustedKeys.With(300, prod.PublicKey())
 	f := newFixtureWith(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1}, billing.Config{TrustedKeys: trust})
-	const api = "/api/v1/billing"
 	c := f.A
 
 	// SII office and logo.
-	r := f.do("PUT", api+"/empresa", map[string]any{"oficina_sii": "SANTIAGO ORIENTE", "inbound_email": "dte@empresa.cl"}, c.writeHdr...)
+	r := f.do("PUT", apiBase+"/empresa", map[string]any{"oficina_sii": "SANTIAGO ORIENTE", "inbound_email": "dte@empresa.cl"}, c.writeHdr...)
 	want(t, r, 200)
-	var e billing.Empresa
+	var e api.Empresa
 	r.JSON(t, &e)
 	if e.OficinaSII != "SANTIAGO ORIENTE" || e.InboundEmail != "dte@empresa.cl" {
 		t.Errorf("after PUT: oficina %q, inbound_email %q", e.OficinaSII, e.InboundEmail)
 	}
-	want(t, f.do("PUT", api+"/empresa", map[string]any{"inbound_email": "not an address"}, c.writeHdr...), 400, fault.Validation)
+	want(t, f.do("PUT", apiBase+"/empresa", map[string]any{"inbound_email": "not an address"}, c.writeHdr...), 400, fault.Validation)
 	img := image.NewRGBA(image.Rect(0, 0, 160, 48))
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i)
@@ -56,7 +56,7 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	var logo bytes.Buffer
 	png.Encode(&logo, img)
 	put := func(ct string, body []byte) *response {
-		req := newReq("PUT", api+"/empresa/logo", nil, c.writeHdr...)
+		req := newReq("PUT", apiBase+"/empresa/logo", nil, c.writeHdr...)
 		req.Body, req.ContentLength = ioNopCloser(body), int64(len(body))
 		req.Header.Set("Content-Type", ct)
 		return f.tt.do(req)
@@ -65,7 +65,7 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	want(t, put("image/png", []byte("not a png")), 400, fault.Validation)
 	want(t, put("image/gif", logo.Bytes()), 415, fault.UnsupportedMediaType)
 	want(t, put("image/png", make([]byte, billing.MaxLogoSize+1)), 413, fault.PayloadTooLarge)
-	r = f.do("GET", api+"/empresa/logo", nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/empresa/logo", nil, c.readHdr...)
 	want(t, r, 200)
 	if r.Header.Get("Content-Type") != "image/png" {
 		t.Errorf("logo content type %q", r.Header.Get("Content-Type"))
@@ -74,7 +74,7 @@ func TestEmpresaProductionSettings(t *testing.T) {
 		t.Errorf("stored logo: %+v, %v", cfg, err)
 	}
 	id, _ := f.emit(c, factura(1))
-	r = f.do("GET", api+"/dte/"+id+"/pdf", nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/dte/"+id+"/pdf", nil, c.readHdr...)
 	want(t, r, 200)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "dte.pdf")
@@ -85,17 +85,17 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	if list := string(oracle.Run(t, "pdfimages", "-list", file)); !containsFields(list, "160", "48") {
 		t.Errorf("pdfimages finds no 160×48 logo:\n%s", list)
 	}
-	want(t, f.do("DELETE", api+"/empresa/logo", nil, c.writeHdr...), 200)
-	want(t, f.do("GET", api+"/empresa/logo", nil, c.readHdr...), 404, fault.NotFound)
+	want(t, f.do("DELETE", apiBase+"/empresa/logo", nil, c.writeHdr...), 200)
+	want(t, f.do("GET", apiBase+"/empresa/logo", nil, c.readHdr...), 404, fault.NotFound)
 
 	// Production: refused without a resolution number, then allowed.
-	r = f.do("PUT", api+"/empresa", map[string]any{"ambiente": "produccion"}, c.writeHdr...)
+	r = f.do("PUT", apiBase+"/empresa", map[string]any{"ambiente": "produccion"}, c.writeHdr...)
 	want(t, r, 400, fault.Validation)
 	if !bytes.Contains(r.Body, []byte(`"numero_resolucion"`)) {
 		t.Errorf("refusal does not name numero_resolucion: %s", r.Body)
 	}
-	want(t, f.do("PUT", api+"/empresa", map[string]any{"ambiente": "producción"}, c.writeHdr...), 400, fault.Validation)
-	r = f.do("PUT", api+"/empresa", map[string]any{"ambiente": "produccion", "numero_resolucion": 102, "fecha_resolucion": "2026-11-20"}, c.writeHdr...)
+	want(t, f.do("PUT", apiBase+"/empresa", map[string]any{"ambiente": "producción"}, c.writeHdr...), 400, fault.Validation)
+	r = f.do("PUT", apiBase+"/empresa", map[string]any{"ambiente": "produccion", "numero_resolucion": 102, "fecha_resolucion": "2026-11-20"}, c.writeHdr...)
 	want(t, r, 200)
 	r.JSON(t, &e)
 	if e.Ambiente != "produccion" || e.NumeroResolucion != 102 {
@@ -103,7 +103,7 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	}
 	// Its certificación CAFs no longer give folios; a certificación CAF
 	// is refused, a production one (IDK 300) registers.
-	r = f.do("POST", api+"/dte", factura(1), append(c.writeHdr, "Idempotency-Key", newUUID())...)
+	r = f.do("POST", apiBase+"/dte", factura(1), append(c.writeHdr, "Idempotency-Key", newUUID())...)
 	want(t, r, 409, fault.NoFolios)
 	issue := func(a *caftest.Authority, desde int64) string {
 		file, err := a.Issue(caftest.IssueRequest{RutEmisor: c.rut, RazonSocial: "Empresa A", Tipo: 33, Desde: desde, Hasta: desde + 99,
@@ -113,9 +113,9 @@ func TestEmpresaProductionSettings(t *testing.T) {
 		}
 		return base64.StdEncoding.EncodeToString(file)
 	}
-	r = f.do("POST", api+"/caf", map[string]any{"tipo_dte": 33, "caf_xml": issue(f.creds.Authority, 5001)}, c.writeHdr...)
+	r = f.do("POST", apiBase+"/caf", map[string]any{"tipo_dte": 33, "caf_xml": issue(f.creds.Authority, 5001)}, c.writeHdr...)
 	want(t, r, 400, fault.Validation)
-	want(t, f.do("POST", api+"/caf", map[string]any{"tipo_dte": 33, "caf_xml": issue(prod, 7001)}, c.writeHdr...), 201)
+	want(t, f.do("POST", apiBase+"/caf", map[string]any{"tipo_dte": 33, "caf_xml": issue(prod, 7001)}, c.writeHdr...), 201)
 	pid, pr := f.emit(c, factura(1))
 	var em billing.EmitResponse
 	pr.JSON(t, &em)
@@ -123,14 +123,14 @@ func TestEmpresaProductionSettings(t *testing.T) {
 		t.Errorf("first production folio %d, want 7001", em.Folio)
 	}
 	xmlOf := func(id string) []byte {
-		r := f.do("GET", api+"/dte/"+id+"/xml", nil, c.readHdr...)
+		r := f.do("GET", apiBase+"/dte/"+id+"/xml", nil, c.readHdr...)
 		want(t, r, 200)
 		return r.Body
 	}
 	if x := xmlOf(pid); !bytes.Contains(x, []byte("<IDK>300</IDK>")) {
 		t.Errorf("the production document's stamp does not carry the production CAF (IDK 300)")
 	}
-	r = f.do("GET", api+"/dte/"+pid+"/pdf", nil, c.readHdr...)
+	r = f.do("GET", apiBase+"/dte/"+pid+"/pdf", nil, c.readHdr...)
 	want(t, r, 200)
 	os.WriteFile(file, r.Body, 0o600)
 	if text := strings.Join(strings.Fields(string(oracle.Run(t, "pdftotext", "-enc", "UTF-8", file, "-"))), " "); !strings.Contains(text, "Res. N° 102 de 2026") {

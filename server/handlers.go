@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 )
 
@@ -91,8 +92,9 @@ func deleteByID(fn func(context.Context, string, string) error) apiHandler {
 	}
 }
 
-// byDelivery answers fn(company, {id}, {delivery_id}) with status.
-func byDelivery[T any](status int, fn func(context.Context, string, string, string) (*T, error)) apiHandler {
+// byDelivery answers fn(company, {delivery_id}, the webhook {id}) with
+// status.
+func byDelivery[T any](status int, fn func(context.Context, string, string, api.DeliveryParams) (*T, error)) apiHandler {
 	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
@@ -102,13 +104,40 @@ func byDelivery[T any](status int, fn func(context.Context, string, string, stri
 		if err != nil {
 			return err
 		}
-		v, err := fn(r.Context(), p.EmpresaID, id, did)
+		v, err := fn(r.Context(), p.EmpresaID, did, api.DeliveryParams{WebhookID: id})
 		if err != nil {
 			return err
 		}
 		writeJSON(w, status, v)
 		return nil
 	}
+}
+
+// catalogPage answers a page of a catalog (clientes, productos): the
+// list, or with search the required q; params makes the list's options of
+// the page asked and q.
+func catalogPage[P, T any](search bool, params func(api.ListParams, string) P, fn func(context.Context, string, P) (*api.Page[T], error)) apiHandler {
+	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+		lp, err := listParams(r, search)
+		if err != nil {
+			return err
+		}
+		page, err := fn(r.Context(), p.EmpresaID, params(api.ListParams{Cursor: lp.Cursor, Limit: lp.Limit}, lp.Q))
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, page)
+		return nil
+	}
+}
+
+// clienteParams and productoParams are the options of the catalogs' lists.
+func clienteParams(lp api.ListParams, q string) api.ClienteListParams {
+	return api.ClienteListParams{ListParams: lp, Q: q}
+}
+
+func productoParams(lp api.ListParams, q string) api.ProductoListParams {
+	return api.ProductoListParams{ListParams: lp, Q: q}
 }
 
 // catalog answers a page of a catalog (clientes, productos): the list, or

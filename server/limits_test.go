@@ -25,7 +25,7 @@ func TestCompanyLimits(t *testing.T) {
 		f := newFixtureWith(t, open(t), RateLimit{PerSecond: -1}, billing.Config{Limits: billing.Limits{Clientes: 2, Productos: 2, CAFs: 4}})
 		total := func(c company, path string) string {
 			t.Helper()
-			r := f.do("GET", api+path, nil, c.readHdr...)
+			r := f.do("GET", apiBase+path, nil, c.readHdr...)
 			want(t, r, 200)
 			var p struct {
 				TotalCount int `json:"total_count"`
@@ -35,11 +35,11 @@ func TestCompanyLimits(t *testing.T) {
 		}
 
 		var first struct{ ID string }
-		r := f.do("POST", api+"/clientes", map[string]any{"rut": "11111111-1", "razon_social": "Uno"}, f.A.writeHdr...)
+		r := f.do("POST", apiBase+"/clientes", map[string]any{"rut": "11111111-1", "razon_social": "Uno"}, f.A.writeHdr...)
 		want(t, r, 201)
 		r.JSON(t, &first)
-		want(t, f.do("POST", api+"/clientes", map[string]any{"rut": "22222222-2", "razon_social": "Dos"}, f.A.writeHdr...), 201)
-		r = f.do("POST", api+"/clientes", map[string]any{"rut": "33333333-3", "razon_social": "Tres"}, f.A.writeHdr...)
+		want(t, f.do("POST", apiBase+"/clientes", map[string]any{"rut": "22222222-2", "razon_social": "Dos"}, f.A.writeHdr...), 201)
+		r = f.do("POST", apiBase+"/clientes", map[string]any{"rut": "33333333-3", "razon_social": "Tres"}, f.A.writeHdr...)
 		want(t, r, 409, fault.LimitExceeded)
 		if !strings.Contains(string(r.Body), "at most 2 clientes") {
 			t.Errorf("the refusal does not state the cap: %s", r.Body)
@@ -48,14 +48,14 @@ func TestCompanyLimits(t *testing.T) {
 			t.Errorf("%d clientes after the refusal, want 2", n)
 		}
 		// The other company's room is its own.
-		want(t, f.do("POST", api+"/clientes", map[string]any{"rut": "33333333-3", "razon_social": "Tres"}, f.B.writeHdr...), 201)
+		want(t, f.do("POST", apiBase+"/clientes", map[string]any{"rut": "33333333-3", "razon_social": "Tres"}, f.B.writeHdr...), 201)
 		// Deleting one makes room again.
-		want(t, f.do("DELETE", api+"/clientes/"+first.ID, nil, f.A.writeHdr...), 200)
-		want(t, f.do("POST", api+"/clientes", map[string]any{"rut": "33333333-3", "razon_social": "Tres"}, f.A.writeHdr...), 201)
+		want(t, f.do("DELETE", apiBase+"/clientes/"+first.ID, nil, f.A.writeHdr...), 200)
+		want(t, f.do("POST", apiBase+"/clientes", map[string]any{"rut": "33333333-3", "razon_social": "Tres"}, f.A.writeHdr...), 201)
 
-		want(t, f.do("POST", api+"/productos", map[string]any{"nombre": "Uno"}, f.A.writeHdr...), 201)
-		want(t, f.do("POST", api+"/productos", map[string]any{"nombre": "Dos"}, f.A.writeHdr...), 201)
-		r = f.do("POST", api+"/productos", map[string]any{"nombre": "Tres"}, f.A.writeHdr...)
+		want(t, f.do("POST", apiBase+"/productos", map[string]any{"nombre": "Uno"}, f.A.writeHdr...), 201)
+		want(t, f.do("POST", apiBase+"/productos", map[string]any{"nombre": "Dos"}, f.A.writeHdr...), 201)
+		r = f.do("POST", apiBase+"/productos", map[string]any{"nombre": "Tres"}, f.A.writeHdr...)
 		want(t, r, 409, fault.LimitExceeded)
 		if !strings.Contains(string(r.Body), "at most 2 productos") {
 			t.Errorf("the refusal does not state the cap: %s", r.Body)
@@ -75,8 +75,8 @@ func TestCompanyLimits(t *testing.T) {
 		if n := len(total(f.A, "/caf")); n != 3 {
 			t.Fatalf("the fixture's company has %d CAFs, want 3", n)
 		}
-		want(t, f.do("POST", api+"/caf", issue(1), f.A.writeHdr...), 201)
-		r = f.do("POST", api+"/caf", issue(51), f.A.writeHdr...)
+		want(t, f.do("POST", apiBase+"/caf", issue(1), f.A.writeHdr...), 201)
+		r = f.do("POST", apiBase+"/caf", issue(51), f.A.writeHdr...)
 		want(t, r, 409, fault.LimitExceeded)
 		if !strings.Contains(string(r.Body), "at most 4 CAFs") {
 			t.Errorf("the refusal does not state the cap: %s", r.Body)

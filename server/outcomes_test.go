@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/sii"
@@ -115,9 +116,9 @@ func TestOperatorOutcomes(t *testing.T) {
 	ln.Close() // nothing listens there: the connection is refused
 	hooks := map[string]string{}
 	for _, u := range []string{failing.URL + "/hooks", closed} {
-		r := f.do("POST", api+"/webhooks", map[string]any{"url": u, "events": []string{"dte.created"}}, c.writeHdr...)
+		r := f.do("POST", apiBase+"/webhooks", map[string]any{"url": u, "events": []string{"dte.created"}}, c.writeHdr...)
 		want(t, r, 201)
-		var wh billing.Webhook
+		var wh api.Webhook
 		r.JSON(t, &wh)
 		hooks[u] = wh.ID
 	}
@@ -134,7 +135,7 @@ func TestOperatorOutcomes(t *testing.T) {
 	}
 	estados := map[string]string{}
 	attempts := func(hook string) int {
-		r := f.do("GET", api+"/webhooks/"+hook+"/deliveries", nil, c.readHdr...)
+		r := f.do("GET", apiBase+"/webhooks/"+hook+"/deliveries", nil, c.readHdr...)
 		var page struct {
 			Data []struct{ Attempts int }
 		}

@@ -105,7 +105,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.apiKeys = s.billingAPIKey
 	s.tenantExists = func(ctx context.Context, empresaID string) error {
-		_, err := s.billing.GetEmpresa(ctx, empresaID)
+		_, err := s.billing.Company.Get(ctx, empresaID)
 		return err
 	}
 	s.routes()
@@ -234,7 +234,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 
 // billingAPIKey resolves an API key through billing.
 func (s *Server) billingAPIKey(ctx context.Context, key string) (*billing.Principal, error) {
-	bp, err := s.billing.AuthenticateAPIKey(ctx, key)
+	bp, err := s.billing.Keys.Authenticate(ctx, key)
 	if err != nil {
 		if fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable {
 			return nil, err

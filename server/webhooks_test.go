@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -23,24 +24,24 @@ func TestWebhookReadAndUpdate(t *testing.T) {
 	}
 	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
 	c := f.A
-	r := f.do("POST", api+"/webhooks", map[string]any{"url": "https://hooks.example.com/a", "events": []string{"dte.created"}}, c.writeHdr...)
+	r := f.do("POST", apiBase+"/webhooks", map[string]any{"url": "https://hooks.example.com/a", "events": []string{"dte.created"}}, c.writeHdr...)
 	want(t, r, 201)
-	var created billing.Webhook
+	var created api.Webhook
 	r.JSON(t, &created)
-	hook := api + "/webhooks/" + created.ID
+	hook := apiBase + "/webhooks/" + created.ID
 
 	// Read one: as in the list, the secret masked (whsec_…XYZ, the last
 	// three characters of its base64), never in full.
 	r = f.do("GET", hook, nil, c.readHdr...)
 	want(t, r, 200)
-	var got billing.Webhook
+	var got api.Webhook
 	r.JSON(t, &got)
 	full := strings.TrimRight(created.Secret, "=")
 	if got.ID != created.ID || got.URL != "https://hooks.example.com/a" || !got.IsActive ||
 		got.Secret != "whsec_…"+full[len(full)-3:] || strings.Contains(string(r.Body), created.Secret) {
 		t.Errorf("GET: %s (created with secret %s)", r.Body, created.Secret)
 	}
-	want(t, f.do("GET", api+"/webhooks/"+newUUID(), nil, c.readHdr...), 404, fault.NotFound)
+	want(t, f.do("GET", apiBase+"/webhooks/"+newUUID(), nil, c.readHdr...), 404, fault.NotFound)
 	want(t, f.do("GET", hook, nil, f.B.readHdr...), 404, fault.NotFound)
 	want(t, f.do("GET", hook+"?expand=1", nil, c.readHdr...), 400, fault.Validation)
 
@@ -48,7 +49,7 @@ func TestWebhookReadAndUpdate(t *testing.T) {
 	patch := func(body any, hdr []string) *response { return f.do("PATCH", hook, body, hdr...) }
 	want(t, patch(map[string]any{"url": "https://hooks.example.com/b"}, c.readHdr), 403, fault.WriteNotAllowed)
 	want(t, patch(map[string]any{"url": "https://hooks.example.com/b"}, f.B.writeHdr), 404, fault.NotFound)
-	want(t, f.do("PATCH", api+"/webhooks/"+newUUID(), map[string]any{"is_active": false}, c.writeHdr...), 404, fault.NotFound)
+	want(t, f.do("PATCH", apiBase+"/webhooks/"+newUUID(), map[string]any{"is_active": false}, c.writeHdr...), 404, fault.NotFound)
 	for _, bad := range []struct {
 		body  any
 		field string
@@ -130,8 +131,8 @@ func TestWebhookReadAndUpdate(t *testing.T) {
 	// The cap counts registrations only: with 16 webhooks, a 17th is
 	// refused and an update still goes through.
 	for i := 1; i < billing.MaxWebhooks; i++ {
-		want(t, f.do("POST", api+"/webhooks", map[string]any{"url": fmt.Sprintf("https://hooks.example.com/%d", i), "events": []string{"dte.created"}}, c.writeHdr...), 201)
+		want(t, f.do("POST", apiBase+"/webhooks", map[string]any{"url": fmt.Sprintf("https://hooks.example.com/%d", i), "events": []string{"dte.created"}}, c.writeHdr...), 201)
 	}
-	want(t, f.do("POST", api+"/webhooks", map[string]any{"url": "https://hooks.example.com/17", "events": []string{"dte.created"}}, c.writeHdr...), 409, fault.LimitExceeded)
+	want(t, f.do("POST", apiBase+"/webhooks", map[string]any{"url": "https://hooks.example.com/17", "events": []string{"dte.created"}}, c.writeHdr...), 409, fault.LimitExceeded)
 	want(t, patch(map[string]any{"url": "https://hooks.example.com/c"}, c.writeHdr), 200)
 }
