@@ -47,7 +47,7 @@ func errUnauthorized() *fault.Error {
 
 // Authenticate resolves an API key to its company and write flag;
 // an unknown or revoked key fails with fault.KindUnauthorized.
-func (r *KeyService) Authenticate(ctx context.Context, key string) (*Principal, error) {
+func (r *KeyService) Authenticate(ctx context.Context, key string) (*api.Principal, error) {
 	s := r.s
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > maxAPIKey {
 		return nil, errUnauthorized()
@@ -62,7 +62,7 @@ func (r *KeyService) Authenticate(ctx context.Context, key string) (*Principal, 
 	if !k.RevokedAt.IsZero() {
 		return nil, errUnauthorized()
 	}
-	return &Principal{EmpresaID: k.EmpresaID, Credential: "apikey:" + k.ID, Write: k.Write}, nil
+	return &api.Principal{EmpresaID: k.EmpresaID, Credential: "apikey:" + k.ID, Write: k.Write}, nil
 }
 
 // Create issues an API key for the company; the plaintext is in the

@@ -40,19 +40,3 @@ type PDFOptions struct {
 	Cedible bool
 	Formato string
 }
-
-// Principal is the authenticated caller: the company it acts for and
-// what it may do. KeyService.Authenticate makes one from an API key; an HTTP
-// layer makes one from a bearer token the same way.
-type Principal struct {
-	// EmpresaID is the tenant every call made for the principal is
-	// scoped to.
-	EmpresaID string
-	// Credential identifies the credential without revealing it
-	// ("apikey:<id>" or "jwt:<subject>"), for rate limits and logs.
-	Credential string
-	// Write reports whether the credential may change data.
-	Write bool
-	// Admin reports the admin role (needed to upload the certificate).
-	Admin bool
-}

@@ -76,7 +76,7 @@ var deleted = map[string]string{"status": "deleted"}
 
 // DTE
 
-func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var f billing.DTEFilter
 	var err error
 	if f.TipoDTE, err = queryTipo(r); err != nil {
@@ -108,7 +108,7 @@ func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	return nil
 }
 
-func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	start := time.Now()
 	body, err := readBody(w, r, "application/json", dte.MaxRequestBytes)
 	if err != nil {
@@ -143,7 +143,7 @@ func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	return nil
 }
 
-func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -160,7 +160,7 @@ func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *billing.Princ
 	return nil
 }
 
-func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Pr
 // submitDTE sends a held document to the SII in an envelope of its own
 // and answers the envelope. The body is optional: none, or an empty JSON
 // object.
-func (s *Server) submitDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) submitDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func (s *Server) submitDTE(w http.ResponseWriter, r *http.Request, p *billing.Pr
 }
 
 // createEnvio packs held documents into one envelope to the SII.
-func (s *Server) createEnvio(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) createEnvio(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	key, err := billing.ParseIdempotencyKey(r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		return err
@@ -254,7 +254,7 @@ func writeDocument(w http.ResponseWriter, contentType, disposition string, body 
 	_, _ = w.Write(body)
 }
 
-func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -269,7 +269,7 @@ func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Pr
 
 // CAF
 
-func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var f api.CAFListParams
 	var err error
 	if f.TipoDTE, err = queryTipo(r); err != nil {
@@ -290,7 +290,7 @@ func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Prin
 
 // listEnvios lists the envelopes of one environment (ambiente; the
 // company's current one when absent, todos for both).
-func (s *Server) listEnvios(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listEnvios(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var f billing.EnvioFilter
 	var err error
 	if f.Limit, err = queryLimit(r); err != nil {
@@ -311,7 +311,7 @@ func (s *Server) listEnvios(w http.ResponseWriter, r *http.Request, p *billing.P
 // maxFormField bounds the text fields of the certificate upload.
 const maxFormField = 1024
 
-func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		return newError(http.StatusUnsupportedMediaType, fault.UnsupportedMediaType, "the body must be multipart/form-data")
@@ -391,7 +391,7 @@ func formError(err error) error {
 
 // Webhooks
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	hooks, err := s.billing.Webhooks.List(r.Context(), p.EmpresaID)
 	if err != nil {
 		return err
@@ -403,7 +403,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *billing
 	return nil
 }
 
-func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -423,7 +423,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *
 	return nil
 }
 
-func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -466,7 +466,7 @@ func listParams(r *http.Request, search bool) (billing.ListParams, error) {
 
 // Logo
 
-func (s *Server) getLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getLogo(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	l, err := s.billing.Company.Logo(r.Context(), p.EmpresaID)
 	if err != nil {
 		return err
@@ -477,7 +477,7 @@ func (s *Server) getLogo(w http.ResponseWriter, r *http.Request, p *billing.Prin
 }
 
 // putLogo reads the logo as the body, image/png or image/jpeg.
-func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct != "image/png" && ct != "image/jpeg" {
 		return newError(http.StatusUnsupportedMediaType, fault.UnsupportedMediaType, "the body must be image/png or image/jpeg")
@@ -494,7 +494,7 @@ func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	return nil
 }
 
-func (s *Server) deleteLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) deleteLogo(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	if err := s.billing.Company.DeleteLogo(r.Context(), p.EmpresaID); err != nil {
 		return err
 	}

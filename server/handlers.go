@@ -13,7 +13,7 @@ import (
 
 // ofTenant answers fn(company) with 200.
 func ofTenant[T any](fn func(context.Context, string) (*T, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		v, err := fn(r.Context(), p.EmpresaID)
 		if err != nil {
 			return err
@@ -26,7 +26,7 @@ func ofTenant[T any](fn func(context.Context, string) (*T, error)) apiHandler {
 // withBody decodes the JSON body strictly into In and answers
 // fn(company, in) with status.
 func withBody[In, Out any](limit int64, status int, fn func(context.Context, string, In) (*Out, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		var in In
 		if err := decodeJSON(w, r, limit, &in); err != nil {
 			return err
@@ -42,7 +42,7 @@ func withBody[In, Out any](limit int64, status int, fn func(context.Context, str
 
 // byID answers fn(company, {id}) with status.
 func byID[T any](status int, fn func(context.Context, string, string) (*T, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
 			return err
@@ -59,7 +59,7 @@ func byID[T any](status int, fn func(context.Context, string, string) (*T, error
 // byIDWithBody decodes the JSON body strictly into In and answers
 // fn(company, {id}, in) with 200: the updates.
 func byIDWithBody[In, Out any](fn func(context.Context, string, string, In) (*Out, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
 			return err
@@ -79,7 +79,7 @@ func byIDWithBody[In, Out any](fn func(context.Context, string, string, In) (*Ou
 
 // deleteByID runs fn(company, {id}) and answers {"status":"deleted"}.
 func deleteByID(fn func(context.Context, string, string) error) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
 			return err
@@ -95,7 +95,7 @@ func deleteByID(fn func(context.Context, string, string) error) apiHandler {
 // byDelivery answers fn(company, {delivery_id}, the webhook {id}) with
 // status.
 func byDelivery[T any](status int, fn func(context.Context, string, string, api.DeliveryParams) (*T, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		id, err := pathID(r, "id")
 		if err != nil {
 			return err
@@ -117,7 +117,7 @@ func byDelivery[T any](status int, fn func(context.Context, string, string, api.
 // list, or with search the required q; params makes the list's options of
 // the page asked and q.
 func catalogPage[P, T any](search bool, params func(api.ListParams, string) P, fn func(context.Context, string, P) (*api.Page[T], error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		lp, err := listParams(r, search)
 		if err != nil {
 			return err
@@ -143,7 +143,7 @@ func productoParams(lp api.ListParams, q string) api.ProductoListParams {
 // catalog answers a page of a catalog (clientes, productos): the list, or
 // with search the required q.
 func catalog[P any](search bool, fn func(context.Context, string, billing.ListParams) (*P, error)) apiHandler {
-	return func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		lp, err := listParams(r, search)
 		if err != nil {
 			return err
