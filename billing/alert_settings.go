@@ -22,7 +22,7 @@ func (r *CompanyService) AlertSettings(ctx context.Context, empresaID string) (*
 	if err != nil {
 		return nil, storeErr(err, "reading the alert settings", "empresa", empresaID)
 	}
-	return &api.AlertSettings{CAFLowStockThreshold: a.CAFLowStockThreshold}, nil
+	return a, nil
 }
 
 // UpdateAlertSettings replaces the company's alert preferences: the next
@@ -33,9 +33,9 @@ func (r *CompanyService) UpdateAlertSettings(ctx context.Context, empresaID stri
 	if in.CAFLowStockThreshold == nil {
 		return nil, fault.Invalid("caf_low_stock_threshold", dte.CodeRequired, "caf_low_stock_threshold is required")
 	}
-	a, err := s.alerts.UpdateSettings(ctx, empresaID, alerts.Settings{CAFLowStockThreshold: *in.CAFLowStockThreshold})
+	a, err := s.alerts.UpdateSettings(ctx, empresaID, api.AlertSettings{CAFLowStockThreshold: *in.CAFLowStockThreshold})
 	if err != nil {
 		return nil, storeErr(err, "changing the alert settings", "empresa", empresaID)
 	}
-	return &api.AlertSettings{CAFLowStockThreshold: a.CAFLowStockThreshold}, nil
+	return a, nil
 }

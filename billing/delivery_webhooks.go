@@ -10,8 +10,8 @@ import (
 	"github.com/dtekit/dtekit/webhook"
 )
 
-// webhookOut renders a stored webhook with its current secret masked.
-func (s *Service) webhookOut(w *store.Webhook) *api.Webhook {
+// webhookFromStore renders a stored webhook with its current secret masked.
+func (s *Service) webhookFromStore(w *store.Webhook) *api.Webhook {
 	out := &api.Webhook{ID: w.ID, URL: w.URL, Events: append([]string{}, w.Events...), IsActive: w.IsActive, CreatedAt: w.CreatedAt.UTC()}
 	if sec, ok := s.dlv.CurrentSecret(w); ok {
 		out.Secret = sec.String()
@@ -22,7 +22,7 @@ func (s *Service) webhookOut(w *store.Webhook) *api.Webhook {
 // webhookWithSecret renders a stored webhook with sec, its new secret, in
 // full: the only time a secret is shown.
 func (s *Service) webhookWithSecret(w *store.Webhook, sec webhook.Secret) *api.Webhook {
-	out := s.webhookOut(w)
+	out := s.webhookFromStore(w)
 	out.Secret = sec.Encode()
 	return out
 }
@@ -36,7 +36,7 @@ func (r *WebhookService) List(ctx context.Context, empresaID string) ([]api.Webh
 	}
 	out := make([]api.Webhook, 0, len(hooks))
 	for i := range hooks {
-		out = append(out, *s.webhookOut(&hooks[i]))
+		out = append(out, *s.webhookFromStore(&hooks[i]))
 	}
 	return out, nil
 }
@@ -85,7 +85,7 @@ func (r *WebhookService) Get(ctx context.Context, empresaID, id string) (*api.We
 	if err != nil {
 		return nil, storeErr(err, "reading a webhook", "webhook", id)
 	}
-	return s.webhookOut(w), nil
+	return s.webhookFromStore(w), nil
 }
 
 // Update changes a webhook's URL, events and state at once, with
@@ -98,7 +98,7 @@ func (r *WebhookService) Update(ctx context.Context, empresaID, id string, in ap
 	if err != nil {
 		return nil, storeErr(err, "updating a webhook", "webhook", id)
 	}
-	return s.webhookOut(rec), nil
+	return s.webhookFromStore(rec), nil
 }
 
 // Enable turns a webhook that was disabled (by a 410 answer, by
@@ -110,5 +110,5 @@ func (r *WebhookService) Enable(ctx context.Context, empresaID, id string) (*api
 	if err != nil {
 		return nil, storeErr(err, "enabling a webhook", "webhook", id)
 	}
-	return s.webhookOut(rec), nil
+	return s.webhookFromStore(rec), nil
 }

@@ -445,7 +445,7 @@ func (d *Deliverer) Ping(ctx context.Context, empresaID, webhookID string) (*api
 		if err := tx.InsertEvent(ctx, ev); err != nil {
 			return err
 		}
-		dl := &store.Delivery{ID: newID(), EmpresaID: empresaID, WebhookID: webhookID, EventID: ev.ID, State: store.DeliveryPending}
+		dl := &store.Delivery{ID: newID(), EmpresaID: empresaID, WebhookID: webhookID, EventID: ev.ID, State: string(api.DeliveryPending)}
 		if err := tx.InsertDelivery(ctx, dl); err != nil {
 			return err
 		}
