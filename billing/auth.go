@@ -102,7 +102,9 @@ func (r *KeyService) Create(ctx context.Context, empresaID string, in api.APIKey
 	return &api.APIKey{ID: rec.ID, EmpresaID: empresaID, Key: key, Prefix: rec.Label, Write: write, CreatedAt: rec.CreatedAt.UTC()}, nil
 }
 
-// List lists the company's API keys (never their plaintext).
+// List lists the company's API keys (never their plaintext), whole: an
+// operator's list, which no API route serves, so it is a slice and not a
+// page.
 func (r *KeyService) List(ctx context.Context, empresaID string) ([]api.APIKey, error) {
 	s := r.s
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {

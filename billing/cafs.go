@@ -68,20 +68,20 @@ func (r *CAFService) RegisterFile(ctx context.Context, empresaID string, file []
 // registered, like every other list: a company gathers CAFs for as long as
 // it issues documents, so the list has no end of its own. IsActive marks,
 // for each type, the CAF emission takes folios from.
-func (r *CAFService) List(ctx context.Context, empresaID string, f api.CAFListParams) (*api.Page[api.CAF], error) {
+func (r *CAFService) List(ctx context.Context, empresaID string, p api.CAFListParams) (*api.Page[api.CAF], error) {
 	s := r.s
-	limit, e := pageLimit(f.Limit)
+	limit, e := pageLimit(p.Limit)
 	if e != nil {
 		return nil, e
 	}
-	if f.TipoDTE != 0 && !f.TipoDTE.Valid() {
-		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", f.TipoDTE))
+	if p.TipoDTE != 0 && !p.TipoDTE.Valid() {
+		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", p.TipoDTE))
 	}
-	amb, err := s.listAmbiente(ctx, empresaID, f.Ambiente)
+	amb, err := s.listAmbiente(ctx, empresaID, p.Ambiente)
 	if err != nil {
 		return nil, err
 	}
-	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{Ambiente: amb, TipoDTE: int(f.TipoDTE), Cursor: f.Cursor, Limit: limit})
+	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{Ambiente: amb, TipoDTE: int(p.TipoDTE), Cursor: p.Cursor, Limit: limit})
 	if err != nil {
 		return nil, storeErr(err, "listing CAFs", "empresa", empresaID)
 	}

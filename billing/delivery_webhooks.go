@@ -27,7 +27,9 @@ func (s *Service) webhookWithSecret(w *store.Webhook, sec webhook.Secret) *api.W
 	return out
 }
 
-// List lists the company's webhooks, secrets masked.
+// List lists the company's webhooks, secrets masked: all of them (at most
+// MaxWebhooks), in a slice and not a page, as the contract answers GET
+// /webhooks with an array.
 func (r *WebhookService) List(ctx context.Context, empresaID string) ([]api.Webhook, error) {
 	s := r.s
 	hooks, err := s.st.ListWebhooks(ctx, empresaID)

@@ -194,8 +194,8 @@ func (s *Service) checkAmbienteMove(ctx context.Context, tx store.Tx, e *store.E
 }
 
 // List returns every company, oldest first, or those working in
-// ambiente when it is not empty: an operator's view across companies,
-// which no API route serves.
+// p.Ambiente when it is not empty: an operator's view across companies,
+// which no API route serves, so it is a slice and not a page.
 func (r *CompanyService) List(ctx context.Context, p api.EmpresaListParams) ([]api.Empresa, error) {
 	s := r.s
 	ambiente := p.Ambiente
