@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -17,7 +18,7 @@ func TestLowStockConcurrentEmission(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, false)
 			ctx := context.Background()
-			if _, err := f.s.RegisterCAF(ctx, f.emp.ID, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1, 30)}); err != nil {
+			if _, err := f.s.CAFs.Register(ctx, f.emp.ID, api.CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1, 30)}); err != nil {
 				t.Fatal(err)
 			}
 			var wg sync.WaitGroup

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/store"
@@ -44,9 +45,10 @@ func errUnauthorized() *fault.Error {
 	return &fault.Error{Kind: fault.KindUnauthorized, Code: fault.Unauthorized, Message: "the API key is missing, unknown or revoked"}
 }
 
-// AuthenticateAPIKey resolves an API key to its company and write flag;
+// Authenticate resolves an API key to its company and write flag;
 // an unknown or revoked key fails with fault.KindUnauthorized.
-func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principal, error) {
+func (r *KeyService) Authenticate(ctx context.Context, key string) (*api.Principal, error) {
+	s := r.s
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > maxAPIKey {
 		return nil, errUnauthorized()
 	}
@@ -60,12 +62,14 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principa
 	if !k.RevokedAt.IsZero() {
 		return nil, errUnauthorized()
 	}
-	return &Principal{EmpresaID: k.EmpresaID, Credential: "apikey:" + k.ID, Write: k.Write}, nil
+	return &api.Principal{EmpresaID: k.EmpresaID, Credential: "apikey:" + k.ID, Write: k.Write}, nil
 }
 
-// CreateAPIKey issues an API key for the company; the plaintext is in the
+// Create issues an API key for the company; the plaintext is in the
 // result's Key and is never shown again (only its hash is stored).
-func (s *Service) CreateAPIKey(ctx context.Context, empresaID string, write bool) (*APIKey, error) {
+func (r *KeyService) Create(ctx context.Context, empresaID string, in api.APIKeyInput) (*api.APIKey, error) {
+	s := r.s
+	write := in.Write
 	raw := make([]byte, apiKeyBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, fault.Failed("generating an API key", err)
@@ -95,11 +99,14 @@ func (s *Service) CreateAPIKey(ctx context.Context, empresaID string, write bool
 		return nil, storeErr(err, "creating the API key", "empresa", empresaID)
 	}
 	s.log.Info("billing: API key created", "empresa_id", empresaID, "key_id", rec.ID, "write", write)
-	return &APIKey{ID: rec.ID, EmpresaID: empresaID, Key: key, Prefix: rec.Label, Write: write, CreatedAt: rec.CreatedAt.UTC()}, nil
+	return &api.APIKey{ID: rec.ID, EmpresaID: empresaID, Key: key, Prefix: rec.Label, Write: write, CreatedAt: rec.CreatedAt.UTC()}, nil
 }
 
-// ListAPIKeys lists the company's API keys (never their plaintext).
-func (s *Service) ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, error) {
+// List lists the company's API keys (never their plaintext), whole: an
+// operator's list, which no API route serves, so it is a slice and not a
+// page.
+func (r *KeyService) List(ctx context.Context, empresaID string) ([]api.APIKey, error) {
+	s := r.s
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
 	}
@@ -107,9 +114,9 @@ func (s *Service) ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, 
 	if err != nil {
 		return nil, storeErr(err, "listing API keys", "empresa", empresaID)
 	}
-	out := make([]APIKey, len(recs))
+	out := make([]api.APIKey, len(recs))
 	for i, k := range recs {
-		out[i] = APIKey{ID: k.ID, EmpresaID: k.EmpresaID, Prefix: k.Label, Write: k.Write, CreatedAt: k.CreatedAt.UTC()}
+		out[i] = api.APIKey{ID: k.ID, EmpresaID: k.EmpresaID, Prefix: k.Label, Write: k.Write, CreatedAt: k.CreatedAt.UTC()}
 		if !k.RevokedAt.IsZero() {
 			t := k.RevokedAt.UTC()
 			out[i].RevokedAt = &t
@@ -118,9 +125,10 @@ func (s *Service) ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, 
 	return out, nil
 }
 
-// RevokeAPIKey revokes one of the company's API keys; it stops
+// Revoke revokes one of the company's API keys; it stops
 // authenticating at once.
-func (s *Service) RevokeAPIKey(ctx context.Context, empresaID, keyID string) error {
+func (r *KeyService) Revoke(ctx context.Context, empresaID, keyID string) error {
+	s := r.s
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.RevokeAPIKey(ctx, empresaID, keyID, s.now().UTC().Truncate(time.Microsecond))
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 )
@@ -60,7 +61,7 @@ func BenchmarkEmission(b *testing.B) {
 			s := newService(b, be.name, dsn, Config{})
 			emp := setupEmpresa(b, s, false)
 			file := issueCAF(b, 33, 1, 9999999999)
-			if _, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: file}); err != nil {
+			if _, err := s.CAFs.Register(ctx, emp.ID, api.CAFInput{TipoDTE: 33, CAFXML: file}); err != nil {
 				b.Fatal(err)
 			}
 			parsed, err := caf.Parse([]byte(file))

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
@@ -16,7 +17,7 @@ import (
 // the declared type, the SII's signature under the keys of the company's
 // environment (IDK 100 for certificación, 300 for producción), the
 // issuer's RUT, the key pair, and that it is not expired at now.
-func checkCAF(in CAFInput, emp *Empresa, trust caf.TrustedKeys, now time.Time) (*caf.CAF, *fault.Error) {
+func checkCAF(in api.CAFInput, emp *api.Empresa, trust caf.TrustedKeys, now time.Time) (*caf.CAF, *fault.Error) {
 	if strings.TrimSpace(in.CAFXML) == "" {
 		return nil, fault.Invalid("caf_xml", dte.CodeRequired, "caf_xml is missing")
 	}

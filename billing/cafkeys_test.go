@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
@@ -170,7 +171,7 @@ func TestCAFKeySealedAtRest(t *testing.T) {
 			f := newFixture(t, b, false)
 			file := []byte(issueCAF(t, 33, 1, 100))
 			secrets := cafSecrets(t, file)
-			if _, err := f.s.RegisterCAF(ctx, f.emp.ID, CAFInput{TipoDTE: 33, CAFXML: string(file)}); err != nil {
+			if _, err := f.s.CAFs.Register(ctx, f.emp.ID, api.CAFInput{TipoDTE: 33, CAFXML: string(file)}); err != nil {
 				t.Fatal(err)
 			}
 			emitAndVerify(t, f.s, f.emp.ID)
@@ -262,7 +263,7 @@ func TestCAFPastedAsTextStamps(t *testing.T) {
 	for _, b := range file {
 		text = append(text, rune(b))
 	}
-	if _, err := f.s.RegisterCAF(context.Background(), f.emp.ID, CAFInput{TipoDTE: 33, CAFXML: string(text)}); err != nil {
+	if _, err := f.s.CAFs.Register(context.Background(), f.emp.ID, api.CAFInput{TipoDTE: 33, CAFXML: string(text)}); err != nil {
 		t.Fatal(err)
 	}
 	emitAndVerify(t, f.s, f.emp.ID)

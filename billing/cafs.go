@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
@@ -11,7 +12,7 @@ import (
 
 func dteTipo(n int) dte.TipoDTE { return dte.TipoDTE(n) }
 
-// RegisterCAF registers a CAF file for the company: it must parse, carry
+// Register registers a CAF file for the company: it must parse, carry
 // the SII's valid signature (certification keys for a certification
 // company), be issued to the company's RUT, match the company's
 // environment and the declared type, and not overlap a registered range
@@ -22,7 +23,8 @@ func dteTipo(n int) dte.TipoDTE { return dte.TipoDTE(n) }
 // folios from the active CAF with the lowest range that still has folios,
 // moving to the next one when it runs out. The CAF's private key is stored
 // sealed by the Keyring, apart from its public document.
-func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput) (*CAF, error) {
+func (r *CAFService) Register(ctx context.Context, empresaID string, in api.CAFInput) (*api.CAF, error) {
+	s := r.s
 	emp, err := s.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
@@ -48,37 +50,38 @@ func (s *Service) RegisterCAF(ctx context.Context, empresaID string, in CAFInput
 	s.cafs.Store(rec.ID, c)
 	s.log.Info("billing: CAF registered", "empresa_id", empresaID, "caf_id", rec.ID, "tipo", c.Tipo,
 		"desde", c.Desde, "hasta", c.Hasta)
-	return s.GetCAF(ctx, empresaID, rec.ID)
+	return r.Get(ctx, empresaID, rec.ID)
 }
 
-// RegisterCAFFile registers a CAF file as RegisterCAF does, its type
+// RegisterFile registers a CAF file as Register does, its type
 // read from the file itself: the operator's path (dtekit admin caf
 // upload), where no request declares it.
-func (s *Service) RegisterCAFFile(ctx context.Context, empresaID string, file []byte) (*CAF, error) {
+func (r *CAFService) RegisterFile(ctx context.Context, empresaID string, file []byte) (*api.CAF, error) {
 	c, e := parseCAF(string(file))
 	if e != nil {
 		return nil, e
 	}
-	return s.RegisterCAF(ctx, empresaID, CAFInput{TipoDTE: dte.TipoDTE(c.Tipo), CAFXML: string(file)})
+	return r.Register(ctx, empresaID, api.CAFInput{TipoDTE: dte.TipoDTE(c.Tipo), CAFXML: string(file)})
 }
 
-// ListCAF pages through the company's CAFs in the order they were
+// List pages through the company's CAFs in the order they were
 // registered, like every other list: a company gathers CAFs for as long as
 // it issues documents, so the list has no end of its own. IsActive marks,
 // for each type, the CAF emission takes folios from.
-func (s *Service) ListCAF(ctx context.Context, empresaID string, f CAFFilter) (*CAFPage, error) {
-	limit, e := pageLimit(f.Limit)
+func (r *CAFService) List(ctx context.Context, empresaID string, p api.CAFListParams) (*api.Page[api.CAF], error) {
+	s := r.s
+	limit, e := pageLimit(p.Limit)
 	if e != nil {
 		return nil, e
 	}
-	if f.TipoDTE != 0 && !f.TipoDTE.Valid() {
-		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", f.TipoDTE))
+	if p.TipoDTE != 0 && !p.TipoDTE.Valid() {
+		return nil, fault.Invalid("tipo_dte", dte.CodeInvalidValue, fmt.Sprintf("tipo_dte %d is not one of the twelve DTE types", p.TipoDTE))
 	}
-	amb, err := s.listAmbiente(ctx, empresaID, f.Ambiente)
+	amb, err := s.listAmbiente(ctx, empresaID, p.Ambiente)
 	if err != nil {
 		return nil, err
 	}
-	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{Ambiente: amb, TipoDTE: int(f.TipoDTE), Cursor: f.Cursor, Limit: limit})
+	page, err := s.st.ListCAFPage(ctx, empresaID, store.CAFFilter{Ambiente: amb, TipoDTE: int(p.TipoDTE), Cursor: p.Cursor, Limit: limit})
 	if err != nil {
 		return nil, storeErr(err, "listing CAFs", "empresa", empresaID)
 	}
@@ -86,7 +89,7 @@ func (s *Service) ListCAF(ctx context.Context, empresaID string, f CAFFilter) (*
 	if err != nil {
 		return nil, storeErr(err, "listing CAFs", "empresa", empresaID)
 	}
-	out := &CAFPage{Data: make([]CAF, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &api.Page[api.CAF]{Data: make([]api.CAF, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
 		out.Data = append(out.Data, cafInUse(&page.Items[i], inUse))
 	}
@@ -95,14 +98,15 @@ func (s *Service) ListCAF(ctx context.Context, empresaID string, f CAFFilter) (*
 
 // cafInUse converts a CAF, marking IsActive only on the one emission takes
 // folios from for its type (store.Reader.CAFsInUse).
-func cafInUse(r *store.CAF, inUse map[int]string) CAF {
+func cafInUse(r *store.CAF, inUse map[int]string) api.CAF {
 	c := cafFromStore(r)
 	c.IsActive = inUse[r.TipoDTE] == r.ID
 	return c
 }
 
-// GetCAF returns one CAF.
-func (s *Service) GetCAF(ctx context.Context, empresaID, id string) (*CAF, error) {
+// Get returns one CAF.
+func (r *CAFService) Get(ctx context.Context, empresaID, id string) (*api.CAF, error) {
+	s := r.s
 	rec, err := s.st.GetCAF(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the CAF", "caf", id)

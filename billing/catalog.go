@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
@@ -77,7 +78,8 @@ func clienteFields(razon, giro, dir, comuna, ciudad, email, tel, contacto, notas
 // CreateCliente adds a customer; its rut is unique within the company
 // (fault.KindConflict, CLIENTE_RUT_CONFLICT), and a company holds at most
 // Limits.Clientes (LIMIT_EXCEEDED).
-func (s *Service) CreateCliente(ctx context.Context, empresaID string, in ClienteInput) (*Cliente, error) {
+func (r *CatalogService) CreateCliente(ctx context.Context, empresaID string, in api.ClienteInput) (*api.Cliente, error) {
+	s := r.s
 	var d []dte.FieldError
 	rut, _ := dte.ParseRUT(in.Rut)
 	if p := dte.CheckRUT("rut", in.Rut, true); p != nil {
@@ -108,7 +110,8 @@ func (s *Service) CreateCliente(ctx context.Context, empresaID string, in Client
 }
 
 // GetCliente returns a customer that was not deleted.
-func (s *Service) GetCliente(ctx context.Context, empresaID, id string) (*Cliente, error) {
+func (r *CatalogService) GetCliente(ctx context.Context, empresaID, id string) (*api.Cliente, error) {
+	s := r.s
 	c, err := s.st.GetCliente(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the cliente", "cliente", id)
@@ -117,7 +120,8 @@ func (s *Service) GetCliente(ctx context.Context, empresaID, id string) (*Client
 }
 
 // UpdateCliente changes a customer (never its rut).
-func (s *Service) UpdateCliente(ctx context.Context, empresaID, id string, in ClienteUpdate) (*Cliente, error) {
+func (r *CatalogService) UpdateCliente(ctx context.Context, empresaID, id string, in api.ClienteUpdate) (*api.Cliente, error) {
+	s := r.s
 	d := checkFields(clienteFields(in.RazonSocial, in.Giro, in.Direccion, in.Comuna, in.Ciudad, in.Email, in.Telefono, in.Contacto, in.Notas, false))
 	if in.Email != nil {
 		d = checkEmail(d, *in.Email)
@@ -150,14 +154,16 @@ func (s *Service) UpdateCliente(ctx context.Context, empresaID, id string, in Cl
 
 // DeleteCliente soft-deletes a customer: it disappears from reads and its
 // rut may be used again.
-func (s *Service) DeleteCliente(ctx context.Context, empresaID, id string) error {
+func (r *CatalogService) DeleteCliente(ctx context.Context, empresaID, id string) error {
+	s := r.s
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.DeleteCliente(ctx, empresaID, id) })
 	return storeErr(err, "deleting the cliente", "cliente", id)
 }
 
 // ListClientes pages through the customers, oldest first; p.Q searches by
 // razon_social or rut.
-func (s *Service) ListClientes(ctx context.Context, empresaID string, p ListParams) (*ClientePage, error) {
+func (r *CatalogService) ListClientes(ctx context.Context, empresaID string, p api.ClienteListParams) (*api.Page[api.Cliente], error) {
+	s := r.s
 	limit, e := pageLimit(p.Limit)
 	if e != nil {
 		return nil, e
@@ -172,7 +178,7 @@ func (s *Service) ListClientes(ctx context.Context, empresaID string, p ListPara
 	if err != nil {
 		return nil, storeErr(err, "listing clientes", "empresa", empresaID)
 	}
-	out := &ClientePage{Data: make([]Cliente, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &api.Page[api.Cliente]{Data: make([]api.Cliente, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
 		out.Data = append(out.Data, *clienteFromStore(&page.Items[i]))
 	}
@@ -204,7 +210,8 @@ func checkPrecio(d []dte.FieldError, p int64) []dte.FieldError {
 // CreateProducto adds a product; a codigo, when given, is unique within
 // the company (fault.KindConflict, PRODUCTO_CODIGO_CONFLICT), and a
 // company holds at most Limits.Productos (LIMIT_EXCEEDED).
-func (s *Service) CreateProducto(ctx context.Context, empresaID string, in ProductoInput) (*Producto, error) {
+func (r *CatalogService) CreateProducto(ctx context.Context, empresaID string, in api.ProductoInput) (*api.Producto, error) {
+	s := r.s
 	d := checkFields(productoFields(&in.Codigo, &in.Nombre, &in.Descripcion, &in.Unidad, &in.Categoria))
 	d = checkPrecio(d, in.PrecioUnitario)
 	if e := invalid(d); e != nil {
@@ -228,7 +235,8 @@ func (s *Service) CreateProducto(ctx context.Context, empresaID string, in Produ
 }
 
 // GetProducto returns a product that was not deleted.
-func (s *Service) GetProducto(ctx context.Context, empresaID, id string) (*Producto, error) {
+func (r *CatalogService) GetProducto(ctx context.Context, empresaID, id string) (*api.Producto, error) {
+	s := r.s
 	p, err := s.st.GetProducto(ctx, empresaID, id)
 	if err != nil {
 		return nil, storeErr(err, "reading the producto", "producto", id)
@@ -238,7 +246,8 @@ func (s *Service) GetProducto(ctx context.Context, empresaID, id string) (*Produ
 
 // UpdateProducto changes a product; a new codigo follows the same
 // uniqueness rule as creation.
-func (s *Service) UpdateProducto(ctx context.Context, empresaID, id string, in ProductoUpdate) (*Producto, error) {
+func (r *CatalogService) UpdateProducto(ctx context.Context, empresaID, id string, in api.ProductoUpdate) (*api.Producto, error) {
+	s := r.s
 	d := checkFields(productoFields(in.Codigo, in.Nombre, in.Descripcion, in.Unidad, in.Categoria))
 	if in.PrecioUnitario != nil {
 		d = checkPrecio(d, *in.PrecioUnitario)
@@ -275,14 +284,16 @@ func (s *Service) UpdateProducto(ctx context.Context, empresaID, id string, in P
 }
 
 // DeleteProducto soft-deletes a product.
-func (s *Service) DeleteProducto(ctx context.Context, empresaID, id string) error {
+func (r *CatalogService) DeleteProducto(ctx context.Context, empresaID, id string) error {
+	s := r.s
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.DeleteProducto(ctx, empresaID, id) })
 	return storeErr(err, "deleting the producto", "producto", id)
 }
 
 // ListProductos pages through the products, oldest first; p.Q searches by
 // nombre or codigo.
-func (s *Service) ListProductos(ctx context.Context, empresaID string, p ListParams) (*ProductoPage, error) {
+func (r *CatalogService) ListProductos(ctx context.Context, empresaID string, p api.ProductoListParams) (*api.Page[api.Producto], error) {
+	s := r.s
 	limit, e := pageLimit(p.Limit)
 	if e != nil {
 		return nil, e
@@ -297,7 +308,7 @@ func (s *Service) ListProductos(ctx context.Context, empresaID string, p ListPar
 	if err != nil {
 		return nil, storeErr(err, "listing productos", "empresa", empresaID)
 	}
-	out := &ProductoPage{Data: make([]Producto, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
+	out := &api.Page[api.Producto]{Data: make([]api.Producto, 0, len(page.Items)), NextCursor: cursorPtr(page.NextCursor), TotalCount: page.TotalCount}
 	for i := range page.Items {
 		out.Data = append(out.Data, *productoFromStore(&page.Items[i]))
 	}

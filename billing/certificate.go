@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/signer"
@@ -164,11 +165,11 @@ func (c *certCache) put(empresaID, certID string, cert *signer.Certificate) {
 }
 
 // certStatus describes a certificate at now.
-func certStatus(c *signer.Certificate, uploadedAt time.Time, now time.Time) *CertificadoStatus {
+func certStatus(c *signer.Certificate, uploadedAt time.Time, now time.Time) *api.CertificadoStatus {
 	rut, _ := c.RUT()
 	venc := dte.ChileTime(c.NotAfter()).Format(time.DateOnly)
 	days := c.DaysToExpiry(now)
 	up := uploadedAt.UTC()
-	return &CertificadoStatus{HasCertificado: true, RutFirmante: &rut, FechaVencimiento: &venc,
+	return &api.CertificadoStatus{HasCertificado: true, RutFirmante: &rut, FechaVencimiento: &venc,
 		DiasParaVencimiento: &days, IsActive: now.Before(c.NotAfter()) && !now.Before(c.NotBefore()), UploadedAt: &up}
 }

@@ -3,8 +3,8 @@ package billing
 import (
 	"errors"
 	"fmt"
-	"github.com/dtekit/dtekit/api"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 
@@ -47,8 +47,8 @@ func storeErr(err error, op, what, id string) error {
 	return fault.Failed(op, err)
 }
 
-func empresaFromStore(e *store.Empresa) *Empresa {
-	out := &Empresa{
+func empresaFromStore(e *store.Empresa) *api.Empresa {
+	out := &api.Empresa{
 		ID: e.ID, Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro, Direccion: e.Direccion,
 		Comuna: e.Comuna, Ciudad: e.Ciudad, Ambiente: e.Ambiente, FechaResolucion: e.FechaResolucion,
 		NumeroResolucion: int(e.NumeroResolucion), InboundEmail: e.InboundEmail, InboundStatus: e.InboundStatus,
@@ -60,20 +60,20 @@ func empresaFromStore(e *store.Empresa) *Empresa {
 	return out
 }
 
-func cafFromStore(c *store.CAF) CAF {
-	return CAF{ID: c.ID, TipoDTE: dteTipo(c.TipoDTE), FolioDesde: c.FolioDesde, FolioHasta: c.FolioHasta,
+func cafFromStore(c *store.CAF) api.CAF {
+	return api.CAF{ID: c.ID, TipoDTE: dteTipo(c.TipoDTE), FolioDesde: c.FolioDesde, FolioHasta: c.FolioHasta,
 		FoliosDisponibles: c.FoliosDisponibles(), Ambiente: c.Ambiente, FechaAutorizacion: c.FechaAutorizacion,
 		IsActive: c.IsActive, CreatedAt: c.CreatedAt.UTC()}
 }
 
-func clienteFromStore(c *store.Cliente) *Cliente {
-	return &Cliente{ID: c.ID, ClienteInput: ClienteInput{Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: c.Giro,
+func clienteFromStore(c *store.Cliente) *api.Cliente {
+	return &api.Cliente{ID: c.ID, ClienteInput: api.ClienteInput{Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: c.Giro,
 		Direccion: c.Direccion, Comuna: c.Comuna, Ciudad: c.Ciudad, Email: c.Email, Telefono: c.Telefono,
 		Contacto: c.Contacto, Notas: c.Notas}, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
-func productoFromStore(p *store.Producto) *Producto {
-	return &Producto{ID: p.ID, ProductoInput: ProductoInput{Codigo: p.Codigo, Nombre: p.Nombre,
+func productoFromStore(p *store.Producto) *api.Producto {
+	return &api.Producto{ID: p.ID, ProductoInput: api.ProductoInput{Codigo: p.Codigo, Nombre: p.Nombre,
 		Descripcion: p.Descripcion, PrecioUnitario: p.PrecioUnitario, Unidad: p.Unidad, EsExento: p.EsExento,
 		Categoria: p.Categoria}, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 }

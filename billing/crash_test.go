@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
@@ -156,7 +157,7 @@ func TestCrashRecovery(t *testing.T) {
 				t.Fatal(err)
 			}
 			emp := setupEmpresa(t, s, false)
-			if _, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1, 1000000)}); err != nil {
+			if _, err := s.CAFs.Register(ctx, emp.ID, api.CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1, 1000000)}); err != nil {
 				t.Fatal(err)
 			}
 			s.st.Close()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/internal/ssrf"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -91,7 +92,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		for j := range benchWebhooks {
-			if _, err := s.CreateWebhook(ctx, e.ID, WebhookInput{URL: fmt.Sprintf("%s/h%d", rec.URL, j), Events: []string{"dte.created"}}); err != nil {
+			if _, err := s.Webhooks.Create(ctx, e.ID, api.WebhookInput{URL: fmt.Sprintf("%s/h%d", rec.URL, j), Events: []string{"dte.created"}}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -92,7 +93,7 @@ func TestDeliveryKill9(t *testing.T) {
 	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
 		t.Fatal(err)
 	}
-	wh, err := s.CreateWebhook(ctx, e.ID, WebhookInput{URL: recv.URL, Events: []string{"dte.created"}, Secret: secret.Encode()})
+	wh, err := s.Webhooks.Create(ctx, e.ID, api.WebhookInput{URL: recv.URL, Events: []string{"dte.created"}, Secret: secret.Encode()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,7 +195,7 @@ func TestDeliveryEndToEnd(t *testing.T) {
 			UploadBackoff: fast, PollBackoff: fast, Timeout: 5 * time.Second}})
 	emp := setupEmpresa(t, s, true)
 	u, _ := url.Parse(ps.URL)
-	wh, err := s.CreateWebhook(ctx, emp.ID, WebhookInput{URL: "http://" + u.Host + "/hooks", Secret: secret,
+	wh, err := s.Webhooks.Create(ctx, emp.ID, api.WebhookInput{URL: "http://" + u.Host + "/hooks", Secret: secret,
 		Events: []string{"dte.created", "dte.accepted"}})
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestDeliveryEndToEnd(t *testing.T) {
 		}
 	}
 	// The attempt logs show the injected faults.
-	page, err := s.ListDeliveries(ctx, emp.ID, wh.ID, "", 100)
+	page, err := s.Webhooks.ListDeliveries(ctx, emp.ID, api.DeliveryListParams{WebhookID: wh.ID, ListParams: api.ListParams{Limit: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 
 	"github.com/dtekit/dtekit/billing/fault"
@@ -165,11 +166,11 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 	f := newDeliveryFixture(t, t0, DeliveryConfig{})
 	rec := newHookReceiver(t, http.StatusInternalServerError)
 	ctx := context.Background()
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL + "/hooks", Events: []string{"dte.created"}})
+	wh, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: rec.srv.URL + "/hooks", Events: []string{"dte.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL + "/other", Events: []string{"dte.accepted"}})
+	other, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: rec.srv.URL + "/other", Events: []string{"dte.accepted"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 			t.Errorf("attempt %d: id %s, body changed %v", i+1, r.header.Get("webhook-id"), string(r.body) != string(ev.Payload))
 		}
 	}
-	out, err := f.s.GetDelivery(ctx, f.empresa, wh.ID, d.ID)
+	out, err := f.s.Webhooks.GetDelivery(ctx, f.empresa, d.ID, api.DeliveryParams{WebhookID: wh.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 		}
 	}
 	// The webhook is still active: 27.6 h of failure is under 5 days.
-	hooks, _ := f.s.ListWebhooks(ctx, f.empresa)
+	hooks, _ := f.s.Webhooks.List(ctx, f.empresa)
 	if !hooks[0].IsActive || !strings.HasPrefix(hooks[0].Secret, "whsec_…") {
 		t.Errorf("webhook after the schedule: %+v", hooks[0])
 	}
@@ -237,7 +238,7 @@ func TestDeliveryInteropAndRotation(t *testing.T) {
 	f := newDeliveryFixture(t, time.Now(), DeliveryConfig{})
 	rec := newHookReceiver(t, http.StatusNoContent)
 	ctx := context.Background()
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created", "dte.accepted"}})
+	wh, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created", "dte.accepted"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestDeliveryInteropAndRotation(t *testing.T) {
 	}
 	verify(rec.requests()[0], oldSecret)
 
-	rot, err := f.s.RotateWebhookSecret(ctx, f.empresa, wh.ID, "")
+	rot, err := f.s.Webhooks.RotateSecret(ctx, f.empresa, wh.ID, api.WebhookSecretParams{Secret: ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,15 +288,15 @@ func TestDeliveryInteropAndRotation(t *testing.T) {
 		t.Errorf("after the grace: %d signatures, want 1", n)
 	}
 	// A given secret must be a valid whsec_ of 24 to 64 bytes.
-	if _, err := f.s.RotateWebhookSecret(ctx, f.empresa, wh.ID, "whsec_short"); fault.KindOf(err) != fault.KindValidation {
+	if _, err := f.s.Webhooks.RotateSecret(ctx, f.empresa, wh.ID, api.WebhookSecretParams{Secret: "whsec_short"}); fault.KindOf(err) != fault.KindValidation {
 		t.Errorf("short secret: %v", err)
 	}
 	given := webhook.GenerateSecret().Encode()
-	if w, err := f.s.RotateWebhookSecret(ctx, f.empresa, wh.ID, given); err != nil || w.Secret != given {
+	if w, err := f.s.Webhooks.RotateSecret(ctx, f.empresa, wh.ID, api.WebhookSecretParams{Secret: given}); err != nil || w.Secret != given {
 		t.Errorf("given secret: %+v %v", w, err)
 	}
 	// Another company's webhook is not found.
-	if _, err := f.s.RotateWebhookSecret(ctx, "other-empresa", wh.ID, ""); fault.KindOf(err) != fault.KindNotFound {
+	if _, err := f.s.Webhooks.RotateSecret(ctx, "other-empresa", wh.ID, api.WebhookSecretParams{Secret: ""}); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("other tenant: %v", err)
 	}
 }
@@ -308,7 +309,7 @@ func TestDeliveryDisables(t *testing.T) {
 	f := newDeliveryFixture(t, t0, DeliveryConfig{})
 	ctx := context.Background()
 	rec := newHookReceiver(t, http.StatusInternalServerError)
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created"}})
+	wh, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func TestDeliveryDisables(t *testing.T) {
 	if got := len(f.deliveries(t, wh.ID)); got != 2 {
 		t.Fatalf("%d deliveries after disabling, want 2", got)
 	}
-	if _, err := f.s.EnableWebhook(ctx, f.empresa, wh.ID); err != nil {
+	if _, err := f.s.Webhooks.Enable(ctx, f.empresa, wh.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -365,14 +366,14 @@ func TestDeliveryDisables(t *testing.T) {
 
 	// Deleting stops pending retries without a request.
 	rec2 := newHookReceiver(t, http.StatusInternalServerError)
-	wh2, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec2.srv.URL, Events: []string{"dte.created"}})
+	wh2, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: rec2.srv.URL, Events: []string{"dte.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.publishDTE(t, webhook.EventDTECreated, 7)
 	p := f.deliveries(t, wh2.ID)[0]
 	f.runDue(t, &p, 1)
-	if err := f.s.DeleteWebhook(ctx, f.empresa, wh2.ID); err != nil {
+	if err := f.s.Webhooks.Delete(ctx, f.empresa, wh2.ID); err != nil {
 		t.Fatal(err)
 	}
 	p2 := f.get(t, p.ID)
@@ -381,7 +382,7 @@ func TestDeliveryDisables(t *testing.T) {
 		t.Fatalf("retry of a deleted webhook: %+v, %d requests", d, len(rec2.requests()))
 	}
 	// Its deliveries stay readable.
-	if page, err := f.s.ListDeliveries(ctx, f.empresa, wh2.ID, "", 0); err != nil || len(page.Data) != 1 {
+	if page, err := f.s.Webhooks.ListDeliveries(ctx, f.empresa, api.DeliveryListParams{WebhookID: wh2.ID, ListParams: api.ListParams{Limit: 0}}); err != nil || len(page.Data) != 1 {
 		t.Fatalf("deliveries of a deleted webhook: %+v %v", page, err)
 	}
 }
@@ -406,7 +407,7 @@ func TestDeliveryRetryAfter(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: srv.URL, Events: []string{"dte.created"}})
+	wh, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: srv.URL, Events: []string{"dte.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +430,7 @@ func TestDeliveryRetryAfter(t *testing.T) {
 			t.Errorf("step %d: waits %s, want %s (%+v)", i, got, s.want, d)
 		}
 	}
-	out, _ := f.s.GetDelivery(ctx, f.empresa, wh.ID, d.ID)
+	out, _ := f.s.Webhooks.GetDelivery(ctx, f.empresa, d.ID, api.DeliveryParams{WebhookID: wh.ID})
 	if c := out.AttemptLog[2].ErrorClass; c != "timeout" || out.AttemptLog[2].StatusCode != nil {
 		t.Errorf("timeout logged as %+v", out.AttemptLog[2])
 	}
@@ -444,23 +445,23 @@ func TestDeliveryBlocked(t *testing.T) {
 	// the metadata address.
 	f := openDeliveryFixture(t, time.Now(), DeliveryConfig{Resolver: stubResolver{"hooks.example.com": "169.254.169.254"}})
 	for _, u := range []string{"http://127.0.0.1:8081/", "https://10.0.0.1/", "https://localhost/", "ftp://x.example.com/", "https://169.254.169.254/"} {
-		if _, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: u, Events: []string{"dte.created"}}); fault.KindOf(err) != fault.KindValidation || fault.As(err).Details[0].Field != "url" {
+		if _, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: u, Events: []string{"dte.created"}}); fault.KindOf(err) != fault.KindValidation || fault.As(err).Details[0].Field != "url" {
 			t.Errorf("CreateWebhook(%s): %v", u, err)
 		}
 	}
 	for _, ev := range [][]string{nil, {"dte.archived"}, {"webhook.ping"}} {
-		if _, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: "https://hooks.example.com/", Events: ev}); fault.KindOf(err) != fault.KindValidation {
+		if _, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: "https://hooks.example.com/", Events: ev}); fault.KindOf(err) != fault.KindValidation {
 			t.Errorf("events %q: %v", ev, err)
 		}
 	}
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: "https://hooks.example.com/dtekit", Events: []string{"dte.created"}})
+	wh, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: "https://hooks.example.com/dtekit", Events: []string{"dte.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.publishDTE(t, webhook.EventDTECreated, 1)
 	d := f.deliveries(t, wh.ID)[0]
 	f.runDue(t, &d, 1)
-	out, _ := f.s.GetDelivery(ctx, f.empresa, wh.ID, d.ID)
+	out, _ := f.s.Webhooks.GetDelivery(ctx, f.empresa, d.ID, api.DeliveryParams{WebhookID: wh.ID})
 	// The tenant sees the category and a fixed sentence, never what the
 	// name resolved to nor the resolver's address (issue 20, point 8).
 	a := out.AttemptLog[0]
@@ -481,7 +482,7 @@ func TestDeliveryResendAndPing(t *testing.T) {
 	f := newDeliveryFixture(t, time.Time{}, DeliveryConfig{}) // the real clock
 	ctx := context.Background()
 	rec := newHookReceiver(t, http.StatusNoContent)
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created"}})
+	wh, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: rec.srv.URL, Events: []string{"dte.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +490,7 @@ func TestDeliveryResendAndPing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.s.Stop(ctx)
-	ping, err := f.s.PingWebhook(ctx, f.empresa, wh.ID)
+	ping, err := f.s.Webhooks.Ping(ctx, f.empresa, wh.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +520,7 @@ func TestDeliveryResendAndPing(t *testing.T) {
 		return false
 	})
 	rec.status.Store(http.StatusOK)
-	out, err := f.s.ResendDelivery(ctx, f.empresa, wh.ID, dl.ID)
+	out, err := f.s.Webhooks.ResendDelivery(ctx, f.empresa, dl.ID, api.DeliveryParams{WebhookID: wh.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +528,7 @@ func TestDeliveryResendAndPing(t *testing.T) {
 		d, _ := f.st.GetDelivery(ctx, f.empresa, out.ID)
 		return d.State == store.DeliverySucceeded
 	})
-	got, _ := f.s.GetDelivery(ctx, f.empresa, wh.ID, dl.ID)
+	got, _ := f.s.Webhooks.GetDelivery(ctx, f.empresa, dl.ID, api.DeliveryParams{WebhookID: wh.ID})
 	last := got.AttemptLog[len(got.AttemptLog)-1]
 	if last.Trigger != "manual" || last.StatusCode == nil || *last.StatusCode != 200 || got.NextAttemptAt != nil {
 		t.Errorf("after resend: %+v", got)
@@ -537,10 +538,10 @@ func TestDeliveryResendAndPing(t *testing.T) {
 	if a.header.Get("webhook-id") != b.header.Get("webhook-id") || string(a.body) != string(b.body) {
 		t.Error("resend changed the id or the bytes")
 	}
-	if _, err := f.s.ResendDelivery(ctx, f.empresa, "other-webhook", dl.ID); fault.KindOf(err) != fault.KindNotFound {
+	if _, err := f.s.Webhooks.ResendDelivery(ctx, f.empresa, dl.ID, api.DeliveryParams{WebhookID: "other-webhook"}); fault.KindOf(err) != fault.KindNotFound {
 		t.Errorf("resend through another webhook: %v", err)
 	}
-	page, err := f.s.ListDeliveries(ctx, f.empresa, wh.ID, "", 1)
+	page, err := f.s.Webhooks.ListDeliveries(ctx, f.empresa, api.DeliveryListParams{WebhookID: wh.ID, ListParams: api.ListParams{Limit: 1}})
 	if err != nil || len(page.Data) != 1 || page.NextCursor == nil {
 		t.Fatalf("page of 1: %+v %v", page, err)
 	}

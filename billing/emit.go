@@ -79,8 +79,8 @@ func montoCLP(t *dte.Totals) int64 {
 // (store.DTE.Emisor): the company as it was at emission and the
 // Idempotency-Key, which the recovery job needs to finish the key too.
 type emission struct {
-	Empresa        Empresa `json:"empresa"`
-	IdempotencyKey string  `json:"idempotency_key,omitempty"`
+	Empresa        api.Empresa `json:"empresa"`
+	IdempotencyKey string      `json:"idempotency_key,omitempty"`
 }
 
 // recoverArgs is a recovery job: it finishes every DTE of the company

@@ -48,11 +48,11 @@ func TestConcurrentEmission(t *testing.T) {
 			ctx := context.Background()
 			s, emp := f.s, f.emp
 			// Registered out of order: the lower range must still go first.
-			second, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, split+1, 2*int64(total))})
+			second, err := s.CAFs.Register(ctx, emp.ID, api.CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, split+1, 2*int64(total))})
 			if err != nil {
 				t.Fatal(err)
 			}
-			first, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1, split)})
+			first, err := s.CAFs.Register(ctx, emp.ID, api.CAFInput{TipoDTE: 33, CAFXML: issueCAF(t, 33, 1, split)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,11 +98,11 @@ func TestConcurrentEmission(t *testing.T) {
 					t.Fatalf("folios not unique and contiguous: position %d holds folio %d", i, f)
 				}
 			}
-			c1, err := s.GetCAF(ctx, emp.ID, first.ID)
+			c1, err := s.CAFs.Get(ctx, emp.ID, first.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c2, err := s.GetCAF(ctx, emp.ID, second.ID)
+			c2, err := s.CAFs.Get(ctx, emp.ID, second.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,11 +205,11 @@ func TestIdempotencyConcurrent(t *testing.T) {
 }
 
 // setupOther creates a second company (another RUT) with no CAF.
-func setupOther(t testing.TB, s *Service) *Empresa {
+func setupOther(t testing.TB, s *Service) *api.Empresa {
 	t.Helper()
 	in := demoEmpresa()
 	in.Rut, in.RazonSocial = "11111111-1", "Otra Empresa SpA"
-	emp, err := s.CreateEmpresa(context.Background(), in)
+	emp, err := s.Company.Create(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}

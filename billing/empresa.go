@@ -7,14 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/store"
 )
 
-// GetEmpresa returns the company.
-func (s *Service) GetEmpresa(ctx context.Context, empresaID string) (*Empresa, error) {
+// Get returns the company.
+func (r *CompanyService) Get(ctx context.Context, empresaID string) (*api.Empresa, error) {
+	s := r.s
 	e, err := s.st.GetEmpresa(ctx, empresaID)
 	if err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
@@ -72,9 +74,10 @@ func invalidEmisor(e *dte.Emisor, fields map[string]bool) *fault.Error {
 	return invalid(d)
 }
 
-// UpdateEmpresa changes the company's tax and contact data.
-func (s *Service) UpdateEmpresa(ctx context.Context, empresaID string, in EmpresaUpdate) (*Empresa, error) {
-	var logo *Logo
+// Update changes the company's tax and contact data.
+func (r *CompanyService) Update(ctx context.Context, empresaID string, in api.EmpresaUpdate) (*api.Empresa, error) {
+	s := r.s
+	var logo *api.Logo
 	if in.Logo != nil {
 		var e *fault.Error
 		if logo, e = cleanLogo(in.Logo); e != nil {
@@ -190,15 +193,17 @@ func (s *Service) checkAmbienteMove(ctx context.Context, tx store.Tx, e *store.E
 	return invalid(d)
 }
 
-// ListEmpresas returns every company, oldest first, or those working in
-// ambiente when it is not empty: an operator's view across companies,
-// which no API route serves.
-func (s *Service) ListEmpresas(ctx context.Context, ambiente string) ([]Empresa, error) {
+// List returns every company, oldest first, or those working in
+// p.Ambiente when it is not empty: an operator's view across companies,
+// which no API route serves, so it is a slice and not a page.
+func (r *CompanyService) List(ctx context.Context, p api.EmpresaListParams) ([]api.Empresa, error) {
+	s := r.s
+	ambiente := p.Ambiente
 	if ambiente != "" && ambiente != dte.AmbienteCertificacion && ambiente != dte.AmbienteProduccion {
 		return nil, fault.Invalid("ambiente", dte.CodeInvalidValue,
 			fmt.Sprintf("ambiente %q is neither %q nor %q", ambiente, dte.AmbienteCertificacion, dte.AmbienteProduccion))
 	}
-	out := []Empresa{}
+	out := []api.Empresa{}
 	for e, err := range store.Empresas(ctx, s.st) {
 		if err != nil {
 			return nil, fault.Failed("listing companies", err)
@@ -210,8 +215,9 @@ func (s *Service) ListEmpresas(ctx context.Context, ambiente string) ([]Empresa,
 	return out, nil
 }
 
-// CreateEmpresa registers a company (operator operation, no tenant).
-func (s *Service) CreateEmpresa(ctx context.Context, in EmpresaInput) (*Empresa, error) {
+// Create registers a company (operator operation, no tenant).
+func (r *CompanyService) Create(ctx context.Context, in api.EmpresaInput) (*api.Empresa, error) {
+	s := r.s
 	// The text fields are stored trimmed, and checked as they will be stored.
 	em := dte.Emisor{Rut: in.Rut, RazonSocial: strings.TrimSpace(in.RazonSocial), Giro: strings.TrimSpace(in.Giro),
 		Direccion: strings.TrimSpace(in.Direccion), Comuna: strings.TrimSpace(in.Comuna), Ciudad: strings.TrimSpace(in.Ciudad),
@@ -234,15 +240,16 @@ func (s *Service) CreateEmpresa(ctx context.Context, in EmpresaInput) (*Empresa,
 }
 
 // UploadCertificate installs the company's signing certificate from a
-// .pfx/.p12 file of at most MaxCertificateSize bytes, opened with password;
-// the certificate's RUT must be rutFirmante. The key is stored sealed by
+// .pfx/.p12 file (in.File) of at most MaxCertificateSize bytes, opened with
+// in.Password; the certificate's RUT must be in.RutFirmante. The key is stored sealed by
 // the Keyring; the password is not kept.
-func (s *Service) UploadCertificate(ctx context.Context, empresaID string, p12 []byte, password, rutFirmante string) (*CertificadoStatus, error) {
+func (r *CompanyService) UploadCertificate(ctx context.Context, empresaID string, in api.CertificadoUpload) (*api.CertificadoStatus, error) {
+	s := r.s
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
 	}
 	now := s.now()
-	cert, e := checkCertificate(p12, password, rutFirmante, now)
+	cert, e := checkCertificate(in.File, in.Password, in.RutFirmante, now)
 	if e != nil {
 		return nil, e
 	}
@@ -275,8 +282,9 @@ func certAAD(empresaID string) []byte { return secretAAD("certificado", empresaI
 // replaces it and changes the key).
 func certKey(c *store.Certificado) string { return c.UploadedAt.UTC().Format(time.RFC3339Nano) }
 
-// CertificateStatus describes the company's certificate.
-func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*CertificadoStatus, error) {
+// Certificate describes the company's certificate.
+func (r *CompanyService) Certificate(ctx context.Context, empresaID string) (*api.CertificadoStatus, error) {
+	s := r.s
 	if _, err := s.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, storeErr(err, "reading the company", "empresa", empresaID)
 	}
@@ -284,7 +292,7 @@ func (s *Service) CertificateStatus(ctx context.Context, empresaID string) (*Cer
 	if err != nil {
 		var be *fault.Error
 		if errors.As(err, &be) && be.Code == fault.CertificateRequired {
-			return &CertificadoStatus{}, nil
+			return &api.CertificadoStatus{}, nil
 		}
 		return nil, err
 	}
@@ -302,7 +310,7 @@ const issuerTTL = 2 * time.Second
 // company, its certificate and an Emitter for both (it holds no state of
 // its own, so emissions share it).
 type cachedIssuer struct {
-	emp  *Empresa
+	emp  *api.Empresa
 	cert *signer.Certificate
 	em   *dte.Emitter
 	at   time.Time

@@ -18,7 +18,7 @@ import (
 // request again under the same Idempotency-Key, which answers the first
 // response. The company, its certificate and its CAF come from
 // billingtest's test authority; in production they are the company's own,
-// registered with CreateEmpresa, UploadCertificate and RegisterCAF.
+// registered with Company.Create, Company.UploadCertificate and CAFs.Register.
 func Example_emit() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "dtekit-example-emit")

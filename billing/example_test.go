@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -37,7 +38,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	emp, err := svc.CreateEmpresa(ctx, billing.EmpresaInput{
+	emp, err := svc.Company.Create(ctx, api.EmpresaInput{
 		Rut: "76.192.083-9", RazonSocial: "Comercializadora Ñuñoa Ltda.", Giro: "Comercio",
 		Direccion: "Av. Irarrázaval 2401", Comuna: "Ñuñoa", Ciudad: "Santiago",
 		Ambiente: "certificacion", FechaResolucion: "2024-05-10", NumeroResolucion: 0, Acteco: []int{465100},
@@ -45,18 +46,18 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	key, err := svc.CreateAPIKey(ctx, emp.ID, false)
+	key, err := svc.Keys.Create(ctx, emp.ID, api.APIKeyInput{Write: false})
 	if err != nil {
 		panic(err)
 	}
-	who, err := svc.AuthenticateAPIKey(ctx, key.Key)
+	who, err := svc.Keys.Authenticate(ctx, key.Key)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(emp.Rut, who.EmpresaID == emp.ID, who.Write)
 
 	// Another company's id is simply not found.
-	_, err = svc.GetEmpresa(ctx, "00000000-0000-0000-0000-000000000000")
+	_, err = svc.Company.Get(ctx, "00000000-0000-0000-0000-000000000000")
 	var be *fault.Error
 	fmt.Println(errors.As(err, &be), be.Kind, be.Code)
 	// Output:

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/internal/pgtest"
@@ -94,13 +95,13 @@ func openService(kind, dsn string, cfg Config) (*Service, error) {
 // its certificate and a CAF for tipo 33 (folios 1–1000) unless noCAF.
 type fixture struct {
 	s   *Service
-	emp *Empresa
+	emp *api.Empresa
 	dsn string
 }
 
-func demoEmpresa() EmpresaInput {
+func demoEmpresa() api.EmpresaInput {
 	e := dtetest.DemoEmisor()
-	return EmpresaInput{Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro, Direccion: e.Direccion, Comuna: e.Comuna,
+	return api.EmpresaInput{Rut: e.Rut, RazonSocial: e.RazonSocial, Giro: e.Giro, Direccion: e.Direccion, Comuna: e.Comuna,
 		Ciudad: e.Ciudad, Ambiente: e.Ambiente, FechaResolucion: e.FechaResolucion, NumeroResolucion: e.NumeroResolucion,
 		Acteco: e.Acteco}
 }
@@ -115,19 +116,19 @@ func newFixture(t testing.TB, b backend, withCAF bool) *fixture {
 
 // setupEmpresa creates the demo company with its certificate and, when
 // withCAF, the 1–1000 CAF of tipo 33.
-func setupEmpresa(t testing.TB, s *Service, withCAF bool) *Empresa {
+func setupEmpresa(t testing.TB, s *Service, withCAF bool) *api.Empresa {
 	t.Helper()
 	ctx := context.Background()
 	c := creds(t)
-	emp, err := s.CreateEmpresa(ctx, demoEmpresa())
+	emp, err := s.Company.Create(ctx, demoEmpresa())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UploadCertificate(ctx, emp.ID, c.P12, c.Password, dtetest.SignerRUT); err != nil {
+	if _, err := s.Company.UploadCertificate(ctx, emp.ID, api.CertificadoUpload{File: c.P12, Password: c.Password, RutFirmante: dtetest.SignerRUT}); err != nil {
 		t.Fatal(err)
 	}
 	if withCAF {
-		if _, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 33, CAFXML: string(c.CAFFiles[33])}); err != nil {
+		if _, err := s.CAFs.Register(ctx, emp.ID, api.CAFInput{TipoDTE: 33, CAFXML: string(c.CAFFiles[33])}); err != nil {
 			t.Fatal(err)
 		}
 	}

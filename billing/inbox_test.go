@@ -22,16 +22,16 @@ const rutB = "77777777-7"
 
 // addCompanyB creates the receptor company on r's service, with the demo
 // certificate, registered at the fake for the registry.
-func (r *submitRig) addCompanyB(t *testing.T) *Empresa {
+func (r *submitRig) addCompanyB(t *testing.T) *api.Empresa {
 	t.Helper()
 	ctx := context.Background()
 	in := demoEmpresa()
 	in.Rut, in.RazonSocial = rutB, "Pérez & Hijos Ltda."
-	b, err := r.s.CreateEmpresa(ctx, in)
+	b, err := r.s.Company.Create(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.s.UploadCertificate(ctx, b.ID, creds(t).P12, creds(t).Password, dtetest.SignerRUT); err != nil {
+	if _, err := r.s.Company.UploadCertificate(ctx, b.ID, api.CertificadoUpload{File: creds(t).P12, Password: creds(t).Password, RutFirmante: dtetest.SignerRUT}); err != nil {
 		t.Fatal(err)
 	}
 	r.fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT, rutB)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
@@ -156,8 +157,8 @@ func TestCheckCertificate(t *testing.T) {
 func TestCheckCAF(t *testing.T) {
 	c := creds(t)
 	now := time.Now()
-	emp := &Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
-	in := CAFInput{TipoDTE: 33, CAFXML: string(c.CAFFiles[33])}
+	emp := &api.Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
+	in := api.CAFInput{TipoDTE: 33, CAFXML: string(c.CAFFiles[33])}
 	got, e := checkCAF(in, emp, c.Keys, now)
 	if e != nil {
 		t.Fatal(e)
@@ -175,23 +176,23 @@ func TestCheckCAF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prod := &Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteProduccion}
+	prod := &api.Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteProduccion}
 	for _, tc := range []struct {
 		name  string
-		in    CAFInput
-		emp   *Empresa
+		in    api.CAFInput
+		emp   *api.Empresa
 		keys  caf.TrustedKeys
 		field string
 		code  dte.DetailCode
 	}{
-		{"missing", CAFInput{TipoDTE: 33}, emp, c.Keys, "caf_xml", dte.CodeRequired},
-		{"garbage", CAFInput{TipoDTE: 33, CAFXML: "<AUTORIZACION/>"}, emp, c.Keys, "caf_xml", fault.DetailInvalidCAF},
-		{"bad tipo", CAFInput{TipoDTE: 35, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", dte.CodeInvalidValue},
-		{"other tipo", CAFInput{TipoDTE: 34, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", fault.DetailTipoMismatch},
+		{"missing", api.CAFInput{TipoDTE: 33}, emp, c.Keys, "caf_xml", dte.CodeRequired},
+		{"garbage", api.CAFInput{TipoDTE: 33, CAFXML: "<AUTORIZACION/>"}, emp, c.Keys, "caf_xml", fault.DetailInvalidCAF},
+		{"bad tipo", api.CAFInput{TipoDTE: 35, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", dte.CodeInvalidValue},
+		{"other tipo", api.CAFInput{TipoDTE: 34, CAFXML: in.CAFXML}, emp, c.Keys, "tipo_dte", fault.DetailTipoMismatch},
 		{"untrusted", in, emp, caf.SIIKeys(), "caf_xml", fault.DetailCAFSignature},
 		{"production company", in, prod, c.Keys, "caf_xml", fault.DetailAmbienteMismatch},
-		{"other rut", CAFInput{TipoDTE: 33, CAFXML: string(other)}, emp, c.Keys, "caf_xml", fault.DetailRutMismatch},
-		{"expired", CAFInput{TipoDTE: 33, CAFXML: string(old)}, emp, c.Keys, "caf_xml", fault.DetailCAFExpired},
+		{"other rut", api.CAFInput{TipoDTE: 33, CAFXML: string(other)}, emp, c.Keys, "caf_xml", fault.DetailRutMismatch},
+		{"expired", api.CAFInput{TipoDTE: 33, CAFXML: string(old)}, emp, c.Keys, "caf_xml", fault.DetailCAFExpired},
 	} {
 		_, e := checkCAF(tc.in, tc.emp, tc.keys, now)
 		if e == nil || e.Kind != fault.KindValidation || e.Details[0].Field != tc.field || e.Details[0].Code != tc.code {
@@ -269,9 +270,9 @@ func TestRawCAFWithEñe(t *testing.T) {
 	for _, b := range file {
 		text = append(text, rune(b))
 	}
-	emp := &Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
+	emp := &api.Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
 	for name, in := range map[string]string{"raw text": string(text), "base64": base64.StdEncoding.EncodeToString(file)} {
-		got, e := checkCAF(CAFInput{TipoDTE: 33, CAFXML: in}, emp, c.Keys, time.Now())
+		got, e := checkCAF(api.CAFInput{TipoDTE: 33, CAFXML: in}, emp, c.Keys, time.Now())
 		if e != nil {
 			t.Errorf("%s: %v", name, e)
 			continue

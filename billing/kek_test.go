@@ -184,15 +184,15 @@ func newRotationFixture(t *testing.T, b backend) *rotationFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := newFixture(t, b, true)
-	h, err := f.s.CreateWebhook(ctx, f.emp.ID, WebhookInput{URL: "https://hooks.example.com/a", Events: []string{"dte.created"}})
+	h, err := f.s.Webhooks.Create(ctx, f.emp.ID, api.WebhookInput{URL: "https://hooks.example.com/a", Events: []string{"dte.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone, err := f.s.CreateWebhook(ctx, f.emp.ID, WebhookInput{URL: "https://hooks.example.com/gone", Events: []string{"dte.created"}})
+	gone, err := f.s.Webhooks.Create(ctx, f.emp.ID, api.WebhookInput{URL: "https://hooks.example.com/gone", Events: []string{"dte.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.DeleteWebhook(ctx, f.emp.ID, gone.ID); err != nil {
+	if err := f.s.Webhooks.Delete(ctx, f.emp.ID, gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	file := []byte(issueCAF(t, 34, 1, 50))
@@ -227,7 +227,7 @@ func (f *rotationFixture) checkUnder(t *testing.T, b backend, k *Keyring) {
 	}
 	defer s.Stop(ctx)
 	emitAndVerify(t, s, f.emp.ID)
-	hooks, err := s.ListWebhooks(ctx, f.emp.ID)
+	hooks, err := s.Webhooks.List(ctx, f.emp.ID)
 	if err != nil || len(hooks) != 1 || hooks[0].ID != f.hook || hooks[0].Secret == "" {
 		t.Errorf("webhooks under the key %s: %+v, %v; want %s with its masked secret", ShortFingerprint(k.Fingerprint()), hooks, err, f.hook)
 	}

@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dtekit/dtekit/api"
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
@@ -25,7 +25,7 @@ import (
 func TestListDeliveriesBounded(t *testing.T) {
 	f := newDeliveryFixture(t, time.Time{}, DeliveryConfig{})
 	ctx := context.Background()
-	wh, err := f.s.CreateWebhook(ctx, f.empresa, WebhookInput{URL: "http://127.0.0.1:9/hook", Events: []string{string(webhook.EventDTECreated)}})
+	wh, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: "http://127.0.0.1:9/hook", Events: []string{string(webhook.EventDTECreated)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestListDeliveriesBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := f.s.ListDeliveries(ctx, f.empresa, wh.ID, "", store.MaxLimit)
+	page, err := f.s.Webhooks.ListDeliveries(ctx, f.empresa, api.DeliveryListParams{WebhookID: wh.ID, ListParams: api.ListParams{Limit: store.MaxLimit}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestListDeliveriesBounded(t *testing.T) {
 	if len(b) > 1<<20 {
 		t.Errorf("a page of %d deliveries takes %d bytes of JSON; want at most 1 MiB", deliveries, len(b))
 	}
-	one, err := f.s.GetDelivery(ctx, f.empresa, wh.ID, last)
+	one, err := f.s.Webhooks.GetDelivery(ctx, f.empresa, last, api.DeliveryParams{WebhookID: wh.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestListCAFPages(t *testing.T) {
 			// 34 registered from the highest range down: 1-100, the last
 			// one registered, is the one in use.
 			for _, r := range [][2]int64{{201, 300}, {101, 200}, {1, 100}} {
-				if _, err := s.RegisterCAF(ctx, id, CAFInput{TipoDTE: 34, CAFXML: issueCAF(t, 34, r[0], r[1])}); err != nil {
+				if _, err := s.CAFs.Register(ctx, id, api.CAFInput{TipoDTE: 34, CAFXML: issueCAF(t, 34, r[0], r[1])}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -125,7 +125,7 @@ func TestListCAFPages(t *testing.T) {
 			var got []row
 			cursor := ""
 			for pages := 0; ; pages++ {
-				p, err := s.ListCAF(ctx, id, CAFFilter{Cursor: cursor, Limit: 2})
+				p, err := s.CAFs.List(ctx, id, api.CAFListParams{ListParams: api.ListParams{Cursor: cursor, Limit: 2}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -134,7 +134,7 @@ func TestListCAFPages(t *testing.T) {
 				}
 				for _, c := range p.Data {
 					got = append(got, row{int(c.TipoDTE), c.FolioDesde, c.IsActive})
-					one, err := s.GetCAF(ctx, id, c.ID)
+					one, err := s.CAFs.Get(ctx, id, c.ID)
 					if err != nil || one.IsActive != c.IsActive {
 						t.Errorf("GetCAF(%s): %+v, %v; the list says is_active %v", c.ID, one, err, c.IsActive)
 					}
@@ -147,11 +147,11 @@ func TestListCAFPages(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("CAFs over the pages (tipo, folio_desde, is_active):\n got  %v\n want %v", got, want)
 			}
-			p, err := s.ListCAF(ctx, id, CAFFilter{TipoDTE: 34, Limit: 1})
+			p, err := s.CAFs.List(ctx, id, api.CAFListParams{TipoDTE: 34, ListParams: api.ListParams{Limit: 1}})
 			if err != nil || len(p.Data) != 1 || p.TotalCount != 3 || p.NextCursor == nil || p.Data[0].FolioDesde != 201 {
 				t.Errorf("the first CAF of type 34: %+v, %v", p, err)
 			}
-			if _, err := s.ListCAF(ctx, id, CAFFilter{Limit: api.MaxLimit + 1}); fault.KindOf(err) != fault.KindValidation {
+			if _, err := s.CAFs.List(ctx, id, api.CAFListParams{ListParams: api.ListParams{Limit: api.MaxLimit + 1}}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("limit %d: %v, want a validation error", api.MaxLimit+1, err)
 			}
 		})

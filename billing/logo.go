@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"image/png"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
@@ -20,18 +21,13 @@ const MaxLogoSize = 256 << 10
 // MaxLogoSide bounds each side of a logo, in pixels.
 const MaxLogoSide = 2000
 
-// Logo is a company's logo as stored: a PNG or JPEG image.
-type Logo struct {
-	ContentType string // "image/png" or "image/jpeg"
-	Data        []byte
-}
-
 // SetLogo installs the company's logo, printed on its documents' PDFs: a
 // PNG or JPEG file of at most MaxLogoSize bytes and MaxLogoSide pixels a
 // side. The image is decoded and encoded again by the service (PNG stays
 // PNG, JPEG stays JPEG), so what is stored and printed is an image the
 // service wrote, not the bytes as uploaded.
-func (s *Service) SetLogo(ctx context.Context, empresaID string, file []byte) (*Logo, error) {
+func (r *CompanyService) SetLogo(ctx context.Context, empresaID string, file []byte) (*api.Logo, error) {
+	s := r.s
 	l, e := cleanLogo(file)
 	if e != nil {
 		return nil, e
@@ -45,18 +41,20 @@ func (s *Service) SetLogo(ctx context.Context, empresaID string, file []byte) (*
 	return l, nil
 }
 
-// GetLogo returns the company's logo (fault.KindNotFound when it has none).
-func (s *Service) GetLogo(ctx context.Context, empresaID string) (*Logo, error) {
+// Logo returns the company's logo (fault.KindNotFound when it has none).
+func (r *CompanyService) Logo(ctx context.Context, empresaID string) (*api.Logo, error) {
+	s := r.s
 	l, err := s.st.GetEmpresaLogo(ctx, empresaID)
 	if err != nil {
 		return nil, storeErr(err, "reading the logo", "logo", empresaID)
 	}
-	return &Logo{ContentType: l.ContentType, Data: l.Data}, nil
+	return &api.Logo{ContentType: l.ContentType, Data: l.Data}, nil
 }
 
 // DeleteLogo removes the company's logo (fault.KindNotFound when it has
 // none); its PDFs print none from then on.
-func (s *Service) DeleteLogo(ctx context.Context, empresaID string) error {
+func (r *CompanyService) DeleteLogo(ctx context.Context, empresaID string) error {
+	s := r.s
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.DeleteEmpresaLogo(ctx, empresaID) })
 	return storeErr(err, "deleting the logo", "logo", empresaID)
 }
@@ -75,7 +73,7 @@ func (s *Service) logoFor(ctx context.Context, empresaID string) ([]byte, error)
 }
 
 // cleanLogo checks an uploaded logo and encodes it again.
-func cleanLogo(file []byte) (*Logo, *fault.Error) {
+func cleanLogo(file []byte) (*api.Logo, *fault.Error) {
 	bad := func(code dte.DetailCode, format string, args ...any) *fault.Error {
 		return fault.Invalid("file", code, fmt.Sprintf(format, args...))
 	}
@@ -97,7 +95,7 @@ func cleanLogo(file []byte) (*Logo, *fault.Error) {
 		return nil, bad(dte.CodeInvalidFormat, "the logo's image data cannot be read: the file is damaged")
 	}
 	var buf bytes.Buffer
-	out := &Logo{ContentType: "image/png"}
+	out := &api.Logo{ContentType: "image/png"}
 	if format == "jpeg" {
 		out.ContentType = "image/jpeg"
 		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90})

@@ -25,7 +25,7 @@ import (
 // submitting to a fake SII.
 type mailRig struct {
 	*submitRig
-	b            *Empresa
+	b            *api.Empresa
 	srv          *emailtest.Server
 	userA, userB emailtest.User
 }
@@ -61,7 +61,7 @@ func newMailRig(t *testing.T, b backend, tune ...func(*MailConfig)) *mailRig {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CreateCliente(ctx, emp.ID, ClienteInput{Rut: rutB, RazonSocial: "Pérez & Hijos Ltda.", Email: userB.Address}); err != nil {
+	if _, err := s.Catalog.CreateCliente(ctx, emp.ID, api.ClienteInput{Rut: rutB, RazonSocial: "Pérez & Hijos Ltda.", Email: userB.Address}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Start(ctx); err != nil {

@@ -47,7 +47,7 @@ func mailSettingsNetwork(t *testing.T, b backend) {
 	res := mailResolver{"mail.empresa.cl": "10.20.30.40"}
 	s := newService(t, b.name, b.dsn(t), Config{Mail: MailConfig{Resolver: res}})
 	ctx := context.Background()
-	emp, err := s.CreateEmpresa(ctx, demoEmpresa())
+	emp, err := s.Company.Create(ctx, demoEmpresa())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func mailSettingsNetwork(t *testing.T, b backend) {
 
 	// The operator's options.
 	open := newService(t, b.name, b.dsn(t), Config{Mail: MailConfig{Resolver: res, AllowLoopback: true, AllowPrivate: true, Ports: []int{587, 993, 8587}}})
-	if emp, err = open.CreateEmpresa(ctx, demoEmpresa()); err != nil {
+	if emp, err = open.Company.Create(ctx, demoEmpresa()); err != nil {
 		t.Fatal(err)
 	}
 	for _, host := range []string{"127.0.0.1", "localhost", "10.0.0.1", "192.168.1.10", "mailserver", "correo.intranet.local"} {

@@ -192,10 +192,3 @@ func New(cfg Config) (*Service, error) {
 	}
 	return s, nil
 }
-
-// WebhookInput registers a webhook (contract §4.4).
-type WebhookInput struct {
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
-	Secret string   `json:"secret,omitempty"`
-}

@@ -138,9 +138,9 @@ func testTenantStarvation(t *testing.T, b backend) {
 	a := setupEmpresa(t, s, true)
 	bEmp := setupOther(t, s)
 	hole := newBlackHole(t)
-	var hooks []*Webhook
+	var hooks []*api.Webhook
 	for range webhooks {
-		wh, err := s.CreateWebhook(ctx, bEmp.ID, WebhookInput{URL: hole.url(), Events: []string{"dte.created"}})
+		wh, err := s.Webhooks.Create(ctx, bEmp.ID, api.WebhookInput{URL: hole.url(), Events: []string{"dte.created"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func testTenantStarvation(t *testing.T, b backend) {
 	for range rounds {
 		// B pings again before each round, so its pressure lasts.
 		for i := range pings {
-			_, err := s.PingWebhook(ctx, bEmp.ID, hooks[i%webhooks].ID)
+			_, err := s.Webhooks.Ping(ctx, bEmp.ID, hooks[i%webhooks].ID)
 			switch {
 			case err == nil:
 				accepted++

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/internal/clocktest"
 )
@@ -78,7 +79,7 @@ func TestStopUndoesNewAndStart(t *testing.T) {
 		}
 	}()
 	emp := setupEmpresa(t, s, true)
-	if _, err := s.CreateWebhook(ctx, emp.ID, WebhookInput{URL: recv.URL + "/hook", Events: []string{"dte.created"}}); err != nil {
+	if _, err := s.Webhooks.Create(ctx, emp.ID, api.WebhookInput{URL: recv.URL + "/hook", Events: []string{"dte.created"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Start(ctx); err != nil {

@@ -90,7 +90,7 @@ func TestSubmitKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	emp := setupEmpresa(t, s, true)
-	if _, err := s.RegisterCAF(ctx, emp.ID, CAFInput{TipoDTE: 39, CAFXML: string(c.CAFFiles[39])}); err != nil {
+	if _, err := s.CAFs.Register(ctx, emp.ID, api.CAFInput{TipoDTE: 39, CAFXML: string(c.CAFFiles[39])}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 30

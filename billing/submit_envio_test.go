@@ -25,7 +25,7 @@ import (
 func TestEnvelopeReviewOfSeveral(t *testing.T) {
 	r := newSubmitRig(t, siitest.Options{StepEvery: 100 * time.Millisecond}, 0)
 	ctx := context.Background()
-	if _, err := r.s.RegisterCAF(ctx, r.emp.ID, CAFInput{TipoDTE: 34, CAFXML: string(creds(t).CAFFiles[34])}); err != nil {
+	if _, err := r.s.CAFs.Register(ctx, r.emp.ID, api.CAFInput{TipoDTE: 34, CAFXML: string(creds(t).CAFFiles[34])}); err != nil {
 		t.Fatal(err)
 	}
 	r.fake.Script(dtetest.EmisorRUT, 33, 2, siitest.Outcome{Result: siitest.Reparo, Detail: "REF-2-750"})

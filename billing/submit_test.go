@@ -24,7 +24,7 @@ import (
 // schedules, its runner started.
 type submitRig struct {
 	s    *Service
-	emp  *Empresa
+	emp  *api.Empresa
 	fake *siitest.Fake
 }
 
@@ -89,7 +89,7 @@ func newSubmitRigTuned(t *testing.T, b backend, opts siitest.Options, timeout ti
 		}
 	}
 	emp := setupEmpresa(t, s, true)
-	if _, err := s.RegisterCAF(context.Background(), emp.ID, CAFInput{TipoDTE: 39, CAFXML: string(creds(t).CAFFiles[39])}); err != nil {
+	if _, err := s.CAFs.Register(context.Background(), emp.ID, api.CAFInput{TipoDTE: 39, CAFXML: string(creds(t).CAFFiles[39])}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Start(context.Background()); err != nil {
@@ -416,7 +416,7 @@ func TestSubmitMixed(t *testing.T) {
 	r := newSubmitRig(t, siitest.Options{Steps: []string{"SOK", "FOK"}}, 0)
 	ctx := context.Background()
 	for _, tipo := range []dte.TipoDTE{34, 41} {
-		if _, err := r.s.RegisterCAF(ctx, r.emp.ID, CAFInput{TipoDTE: tipo, CAFXML: string(creds(t).CAFFiles[tipo])}); err != nil {
+		if _, err := r.s.CAFs.Register(ctx, r.emp.ID, api.CAFInput{TipoDTE: tipo, CAFXML: string(creds(t).CAFFiles[tipo])}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/api"
-	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/intercambio"
@@ -129,7 +128,7 @@ func TestAmbientes(t *testing.T) {
 	for query, wantAny := range map[string]bool{"": false, "?ambiente=certificacion": true, "?ambiente=todos": true} {
 		r := f.do("GET", apiBase+"/caf"+query, nil, a.readHdr...)
 		want(t, r, 200)
-		var page billing.CAFPage
+		var page api.Page[api.CAF]
 		r.JSON(t, &page)
 		if (len(page.Data) > 0) != wantAny {
 			t.Errorf("GET /caf%s lists %d CAFs", query, len(page.Data))

@@ -106,7 +106,7 @@ func TestForgedAnswers(t *testing.T) {
 				"events": []string{"dte.receptor_recibido", "dte.receptor_aceptado", "dte.receptor_rechazado", "dte.mercaderias_recibidas"}},
 				a.writeHdr...)
 			want(t, r, 201)
-			var wh billing.Webhook
+			var wh api.Webhook
 			r.JSON(t, &wh)
 
 			id, _ := f.emit(a, facturaTo(b.rut, 1))
@@ -210,7 +210,7 @@ func TestForgedAnswers(t *testing.T) {
 			}
 			r = f.do("GET", apiBase+"/webhooks/"+wh.ID+"/deliveries", nil, a.readHdr...)
 			want(t, r, 200)
-			var dl billing.DeliveryPage
+			var dl api.Page[api.Delivery]
 			r.JSON(t, &dl)
 			if dl.TotalCount != 1 || len(dl.Data) != 1 || dl.Data[0].EventType != "dte.receptor_aceptado" {
 				t.Errorf("A's webhook deliveries: %s, want the acceptance's only", r.Body)

@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
-	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/golang-jwt/jwt/v5"
 )
 
-func setPrincipal(ctx context.Context, p *billing.Principal) {
-	if pp, _ := ctx.Value(keyPrincipal).(**billing.Principal); pp != nil {
+func setPrincipal(ctx context.Context, p *api.Principal) {
+	if pp, _ := ctx.Value(keyPrincipal).(**api.Principal); pp != nil {
 		*pp = p
 	}
 }
@@ -120,7 +120,7 @@ const maxCredentialLen = 8192
 var errUnauthorized = newError(http.StatusUnauthorized, fault.Unauthorized, "missing or invalid credential")
 
 // authenticate resolves the request's credential.
-func (s *Server) authenticate(r *http.Request) (*billing.Principal, error) {
+func (s *Server) authenticate(r *http.Request) (*api.Principal, error) {
 	authz := r.Header.Get("Authorization")
 	key := r.Header.Get("X-Api-Key")
 	switch {
@@ -149,7 +149,7 @@ func (s *Server) authenticate(r *http.Request) (*billing.Principal, error) {
 // verifyJWT checks a bearer token and returns its principal. A token
 // whose empresa_id names no company is refused like any other invalid
 // credential (401), not answered with the 404 of the first read.
-func (s *Server) verifyJWT(ctx context.Context, tok string) (*billing.Principal, error) {
+func (s *Server) verifyJWT(ctx context.Context, tok string) (*api.Principal, error) {
 	cfg := s.jwt
 	if cfg == nil || cfg.Keyfunc == nil {
 		return nil, newError(http.StatusUnauthorized, fault.Unauthorized, "bearer tokens are not configured on this server")
@@ -183,7 +183,7 @@ func (s *Server) verifyJWT(ctx context.Context, tok string) (*billing.Principal,
 	if sub == "" {
 		sub = "-"
 	}
-	return &billing.Principal{
+	return &api.Principal{
 		EmpresaID:  c.EmpresaID,
 		Credential: "jwt:" + c.EmpresaID + ":" + sub,
 		Write:      true,

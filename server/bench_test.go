@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/api"
-	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
@@ -46,7 +45,7 @@ func BenchmarkEmitLoad(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := fx.b.RegisterCAF(context.Background(), fx.A.id, billing.CAFInput{TipoDTE: 33, CAFXML: base64.StdEncoding.EncodeToString(file)}); err != nil {
+		if _, err := fx.b.CAFs.Register(context.Background(), fx.A.id, api.CAFInput{TipoDTE: 33, CAFXML: base64.StdEncoding.EncodeToString(file)}); err != nil {
 			b.Fatal(err)
 		}
 		ts := httptest.NewServer(fx.srv)

@@ -31,44 +31,44 @@ func (s *Server) billingRoutes() {
 	s.handle("GET "+base+"/envios/{id}", read, byID(http.StatusOK, s.billing.Envelopes.Get))
 	// CAF
 	s.handle("GET "+base+"/caf", read, s.listCAF)
-	s.handle("POST "+base+"/caf", write, withBody(maxCAFBody, http.StatusCreated, s.billing.RegisterCAF))
-	s.handle("GET "+base+"/caf/{id}", read, byID(http.StatusOK, s.billing.GetCAF))
+	s.handle("POST "+base+"/caf", write, withBody(maxCAFBody, http.StatusCreated, s.billing.CAFs.Register))
+	s.handle("GET "+base+"/caf/{id}", read, byID(http.StatusOK, s.billing.CAFs.Get))
 	// Empresa and certificate
-	s.handle("GET "+base+"/empresa", read, ofTenant(s.billing.GetEmpresa))
-	s.handle("PUT "+base+"/empresa", write, withBody(maxJSONBody, http.StatusOK, s.billing.UpdateEmpresa))
-	s.handle("GET "+base+"/empresa/certificado", read, ofTenant(s.billing.CertificateStatus))
+	s.handle("GET "+base+"/empresa", read, ofTenant(s.billing.Company.Get))
+	s.handle("PUT "+base+"/empresa", write, withBody(maxJSONBody, http.StatusOK, s.billing.Company.Update))
+	s.handle("GET "+base+"/empresa/certificado", read, ofTenant(s.billing.Company.Certificate))
 	s.handle("GET "+base+"/empresa/logo", read, s.getLogo)
 	s.handle("PUT "+base+"/empresa/logo", write, s.putLogo)
 	s.handle("DELETE "+base+"/empresa/logo", write, s.deleteLogo)
 	s.handle("POST "+base+"/empresa/certificado/pfx", admin, s.uploadCertificado)
-	s.handle("GET "+base+"/empresa/alertas", read, ofTenant(s.billing.AlertSettings))
-	s.handle("PUT "+base+"/empresa/alertas", write, withBody(maxJSONBody, http.StatusOK, s.billing.UpdateAlertSettings))
+	s.handle("GET "+base+"/empresa/alertas", read, ofTenant(s.billing.Company.AlertSettings))
+	s.handle("PUT "+base+"/empresa/alertas", write, withBody(maxJSONBody, http.StatusOK, s.billing.Company.UpdateAlertSettings))
 	// Webhooks
 	s.handle("GET "+base+"/webhooks", read, s.listWebhooks)
-	s.handle("POST "+base+"/webhooks", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateWebhook))
-	s.handle("GET "+base+"/webhooks/{id}", read, byID(http.StatusOK, s.billing.GetWebhook))
-	s.handle("PATCH "+base+"/webhooks/{id}", write, byIDWithBody(s.billing.UpdateWebhook))
-	s.handle("DELETE "+base+"/webhooks/{id}", write, deleteByID(s.billing.DeleteWebhook))
+	s.handle("POST "+base+"/webhooks", write, withBody(maxJSONBody, http.StatusCreated, s.billing.Webhooks.Create))
+	s.handle("GET "+base+"/webhooks/{id}", read, byID(http.StatusOK, s.billing.Webhooks.Get))
+	s.handle("PATCH "+base+"/webhooks/{id}", write, byIDWithBody(s.billing.Webhooks.Update))
+	s.handle("DELETE "+base+"/webhooks/{id}", write, deleteByID(s.billing.Webhooks.Delete))
 	s.handle("POST "+base+"/webhooks/{id}/rotate-secret", write, s.rotateWebhookSecret)
-	s.handle("POST "+base+"/webhooks/{id}/enable", write, byID(http.StatusOK, s.billing.EnableWebhook))
-	s.handle("POST "+base+"/webhooks/{id}/ping", write, byID(http.StatusAccepted, s.billing.PingWebhook))
+	s.handle("POST "+base+"/webhooks/{id}/enable", write, byID(http.StatusOK, s.billing.Webhooks.Enable))
+	s.handle("POST "+base+"/webhooks/{id}/ping", write, byID(http.StatusAccepted, s.billing.Webhooks.Ping))
 	s.handle("GET "+base+"/webhooks/{id}/deliveries", read, s.listDeliveries)
-	s.handle("GET "+base+"/webhooks/{id}/deliveries/{delivery_id}", read, byDelivery(http.StatusOK, s.billing.GetDelivery))
-	s.handle("POST "+base+"/webhooks/{id}/deliveries/{delivery_id}/resend", write, byDelivery(http.StatusAccepted, s.billing.ResendDelivery))
+	s.handle("GET "+base+"/webhooks/{id}/deliveries/{delivery_id}", read, byDelivery(http.StatusOK, s.billing.Webhooks.GetDelivery))
+	s.handle("POST "+base+"/webhooks/{id}/deliveries/{delivery_id}/resend", write, byDelivery(http.StatusAccepted, s.billing.Webhooks.ResendDelivery))
 	// Clientes
-	s.handle("GET "+base+"/clientes", read, catalog(false, s.billing.ListClientes))
-	s.handle("GET "+base+"/clientes/search", read, catalog(true, s.billing.ListClientes))
-	s.handle("POST "+base+"/clientes", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateCliente))
-	s.handle("GET "+base+"/clientes/{id}", read, byID(http.StatusOK, s.billing.GetCliente))
-	s.handle("PUT "+base+"/clientes/{id}", write, byIDWithBody(s.billing.UpdateCliente))
-	s.handle("DELETE "+base+"/clientes/{id}", write, deleteByID(s.billing.DeleteCliente))
+	s.handle("GET "+base+"/clientes", read, catalogPage(false, clienteParams, s.billing.Catalog.ListClientes))
+	s.handle("GET "+base+"/clientes/search", read, catalogPage(true, clienteParams, s.billing.Catalog.ListClientes))
+	s.handle("POST "+base+"/clientes", write, withBody(maxJSONBody, http.StatusCreated, s.billing.Catalog.CreateCliente))
+	s.handle("GET "+base+"/clientes/{id}", read, byID(http.StatusOK, s.billing.Catalog.GetCliente))
+	s.handle("PUT "+base+"/clientes/{id}", write, byIDWithBody(s.billing.Catalog.UpdateCliente))
+	s.handle("DELETE "+base+"/clientes/{id}", write, deleteByID(s.billing.Catalog.DeleteCliente))
 	// Productos
-	s.handle("GET "+base+"/productos", read, catalog(false, s.billing.ListProductos))
-	s.handle("GET "+base+"/productos/search", read, catalog(true, s.billing.ListProductos))
-	s.handle("POST "+base+"/productos", write, withBody(maxJSONBody, http.StatusCreated, s.billing.CreateProducto))
-	s.handle("GET "+base+"/productos/{id}", read, byID(http.StatusOK, s.billing.GetProducto))
-	s.handle("PUT "+base+"/productos/{id}", write, byIDWithBody(s.billing.UpdateProducto))
-	s.handle("DELETE "+base+"/productos/{id}", write, deleteByID(s.billing.DeleteProducto))
+	s.handle("GET "+base+"/productos", read, catalogPage(false, productoParams, s.billing.Catalog.ListProductos))
+	s.handle("GET "+base+"/productos/search", read, catalogPage(true, productoParams, s.billing.Catalog.ListProductos))
+	s.handle("POST "+base+"/productos", write, withBody(maxJSONBody, http.StatusCreated, s.billing.Catalog.CreateProducto))
+	s.handle("GET "+base+"/productos/{id}", read, byID(http.StatusOK, s.billing.Catalog.GetProducto))
+	s.handle("PUT "+base+"/productos/{id}", write, byIDWithBody(s.billing.Catalog.UpdateProducto))
+	s.handle("DELETE "+base+"/productos/{id}", write, deleteByID(s.billing.Catalog.DeleteProducto))
 }
 
 // deleted is the body of a successful delete.
@@ -76,7 +76,7 @@ var deleted = map[string]string{"status": "deleted"}
 
 // DTE
 
-func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var f api.DTEListParams
 	var err error
 	if f.TipoDTE, err = queryTipo(r); err != nil {
@@ -117,7 +117,7 @@ type dtePage struct {
 	TotalCount int64     `json:"total_count"`
 }
 
-func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	start := time.Now()
 	body, err := readBody(w, r, "application/json", dte.MaxRequestBytes)
 	if err != nil {
@@ -152,7 +152,7 @@ func (s *Server) emitDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	return nil
 }
 
-func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func (s *Server) getDTE(w http.ResponseWriter, r *http.Request, p *billing.Princ
 	return nil
 }
 
-func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -202,7 +202,7 @@ func (s *Server) getDTEPDF(w http.ResponseWriter, r *http.Request, p *billing.Pr
 // submitDTE sends a held document to the SII in an envelope of its own
 // and answers the envelope. The body is optional: none, or an empty JSON
 // object.
-func (s *Server) submitDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) submitDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -223,7 +223,7 @@ func (s *Server) submitDTE(w http.ResponseWriter, r *http.Request, p *billing.Pr
 }
 
 // createEnvio packs held documents into one envelope to the SII.
-func (s *Server) createEnvio(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) createEnvio(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	key, err := billing.ParseIdempotencyKey(r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		return err
@@ -273,7 +273,7 @@ func writeDocument(w http.ResponseWriter, contentType, disposition string, body 
 	_, _ = w.Write(body)
 }
 
-func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -288,8 +288,8 @@ func (s *Server) getDTEXML(w http.ResponseWriter, r *http.Request, p *billing.Pr
 
 // CAF
 
-func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	var f billing.CAFFilter
+func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	var f api.CAFListParams
 	var err error
 	if f.TipoDTE, err = queryTipo(r); err != nil {
 		return err
@@ -299,7 +299,7 @@ func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	}
 	f.Cursor = r.URL.Query().Get("cursor")
 	f.Ambiente = r.URL.Query().Get("ambiente")
-	page, err := s.billing.ListCAF(r.Context(), p.EmpresaID, f)
+	page, err := s.billing.CAFs.List(r.Context(), p.EmpresaID, f)
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func (s *Server) listCAF(w http.ResponseWriter, r *http.Request, p *billing.Prin
 
 // listEnvios lists the envelopes of one environment (ambiente; the
 // company's current one when absent, todos for both).
-func (s *Server) listEnvios(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listEnvios(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var f api.EnvioListParams
 	var err error
 	if f.Limit, err = queryLimit(r); err != nil {
@@ -330,7 +330,7 @@ func (s *Server) listEnvios(w http.ResponseWriter, r *http.Request, p *billing.P
 // maxFormField bounds the text fields of the certificate upload.
 const maxFormField = 1024
 
-func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		return newError(http.StatusUnsupportedMediaType, fault.UnsupportedMediaType, "the body must be multipart/form-data")
@@ -388,7 +388,8 @@ func (s *Server) uploadCertificado(w http.ResponseWriter, r *http.Request, p *bi
 	if len(missing) > 0 {
 		return validation("the form lacks required fields", missing...)
 	}
-	st, err := s.billing.UploadCertificate(r.Context(), p.EmpresaID, file, fields["password"], fields["rut_firmante"])
+	st, err := s.billing.Company.UploadCertificate(r.Context(), p.EmpresaID,
+		api.CertificadoUpload{File: file, Password: fields["password"], RutFirmante: fields["rut_firmante"]})
 	if err != nil {
 		return err
 	}
@@ -409,33 +410,31 @@ func formError(err error) error {
 
 // Webhooks
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	hooks, err := s.billing.ListWebhooks(r.Context(), p.EmpresaID)
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	hooks, err := s.billing.Webhooks.List(r.Context(), p.EmpresaID)
 	if err != nil {
 		return err
 	}
 	if hooks == nil {
-		hooks = []billing.Webhook{}
+		hooks = []api.Webhook{}
 	}
 	writeJSON(w, http.StatusOK, hooks)
 	return nil
 }
 
-func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
 	}
 	// The body is optional: without one the server generates the secret.
-	var in struct {
-		Secret string `json:"secret"`
-	}
+	var in api.WebhookSecretParams
 	if r.ContentLength != 0 {
 		if err := decodeJSON(w, r, maxJSONBody, &in); err != nil {
 			return err
 		}
 	}
-	h, err := s.billing.RotateWebhookSecret(r.Context(), p.EmpresaID, id, in.Secret)
+	h, err := s.billing.Webhooks.RotateSecret(r.Context(), p.EmpresaID, id, in)
 	if err != nil {
 		return err
 	}
@@ -443,50 +442,48 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *
 	return nil
 }
 
-func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
 	}
-	lp, err := listParams(r, false)
+	lp, _, err := listParams(r, false)
 	if err != nil {
 		return err
 	}
-	page, err := s.billing.ListDeliveries(r.Context(), p.EmpresaID, id, lp.Cursor, lp.Limit)
+	page, err := s.billing.Webhooks.ListDeliveries(r.Context(), p.EmpresaID, api.DeliveryListParams{ListParams: lp, WebhookID: id})
 	if err != nil {
 		return err
 	}
 	if page.Data == nil {
-		page.Data = []billing.Delivery{}
+		page.Data = []api.Delivery{}
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
 }
 
 // listParams reads cursor, limit and, for searches, the required q.
-func listParams(r *http.Request, search bool) (billing.ListParams, error) {
-	var lp billing.ListParams
-	var err error
+func listParams(r *http.Request, search bool) (lp api.ListParams, q string, err error) {
 	if lp.Limit, err = queryLimit(r); err != nil {
-		return lp, err
+		return lp, "", err
 	}
 	lp.Cursor = r.URL.Query().Get("cursor")
 	if search {
-		lp.Q = r.URL.Query().Get("q")
-		if lp.Q == "" {
-			return lp, invalidParam("q", dte.CodeRequired, "q, the text to search, is required")
+		q = r.URL.Query().Get("q")
+		if q == "" {
+			return lp, "", invalidParam("q", dte.CodeRequired, "q, the text to search, is required")
 		}
-		if len([]rune(lp.Q)) > 100 {
-			return lp, invalidParam("q", dte.CodeTooLong, "q holds at most 100 characters")
+		if len([]rune(q)) > 100 {
+			return lp, "", invalidParam("q", dte.CodeTooLong, "q holds at most 100 characters")
 		}
 	}
-	return lp, nil
+	return lp, q, nil
 }
 
 // Logo
 
-func (s *Server) getLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	l, err := s.billing.GetLogo(r.Context(), p.EmpresaID)
+func (s *Server) getLogo(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	l, err := s.billing.Company.Logo(r.Context(), p.EmpresaID)
 	if err != nil {
 		return err
 	}
@@ -496,7 +493,7 @@ func (s *Server) getLogo(w http.ResponseWriter, r *http.Request, p *billing.Prin
 }
 
 // putLogo reads the logo as the body, image/png or image/jpeg.
-func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct != "image/png" && ct != "image/jpeg" {
 		return newError(http.StatusUnsupportedMediaType, fault.UnsupportedMediaType, "the body must be image/png or image/jpeg")
@@ -505,7 +502,7 @@ func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	if err != nil {
 		return err
 	}
-	l, err := s.billing.SetLogo(r.Context(), p.EmpresaID, body)
+	l, err := s.billing.Company.SetLogo(r.Context(), p.EmpresaID, body)
 	if err != nil {
 		return err
 	}
@@ -513,8 +510,8 @@ func (s *Server) putLogo(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	return nil
 }
 
-func (s *Server) deleteLogo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
-	if err := s.billing.DeleteLogo(r.Context(), p.EmpresaID); err != nil {
+func (s *Server) deleteLogo(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	if err := s.billing.Company.DeleteLogo(r.Context(), p.EmpresaID); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, deleted)

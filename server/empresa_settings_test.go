@@ -37,13 +37,12 @@ func TestEmpresaProductionSettings(t *testing.T) {
 	}
 	trust := billingtest.Creds(t).TrustedKeys.With(300, prod.PublicKey())
 	f := newFixtureWith(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1}, billing.Config{TrustedKeys: trust})
-	const apiBase = "/api/v1/billing"
 	c := f.A
 
 	// SII office and logo.
 	r := f.do("PUT", apiBase+"/empresa", map[string]any{"oficina_sii": "SANTIAGO ORIENTE", "inbound_email": "dte@empresa.cl"}, c.writeHdr...)
 	want(t, r, 200)
-	var e billing.Empresa
+	var e api.Empresa
 	r.JSON(t, &e)
 	if e.OficinaSII != "SANTIAGO ORIENTE" || e.InboundEmail != "dte@empresa.cl" {
 		t.Errorf("after PUT: oficina %q, inbound_email %q", e.OficinaSII, e.InboundEmail)

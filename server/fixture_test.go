@@ -127,11 +127,11 @@ func (f *fixture) provision(ctx context.Context, want billingtest.Company) compa
 		t.Fatal(err)
 	}
 	rut := e.Rut
-	wk, err := f.b.CreateAPIKey(ctx, e.ID, true)
+	wk, err := f.b.Keys.Create(ctx, e.ID, api.APIKeyInput{Write: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rk, err := f.b.CreateAPIKey(ctx, e.ID, false)
+	rk, err := f.b.Keys.Create(ctx, e.ID, api.APIKeyInput{Write: false})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func optionalBody(w http.ResponseWriter, r *http.Request, dst any) error {
 // receiveDTE takes an EnvioDTE a supplier sent: 201 with the new
 // reception, 200 with duplicado true when the very same file was received
 // before.
-func (s *Server) receiveDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) receiveDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	if err := s.allowUpload(p.EmpresaID); err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Server) receiveDTE(w http.ResponseWriter, r *http.Request, p *billing.P
 	return nil
 }
 
-func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	q := r.URL.Query()
 	var f api.RecibidoListParams
 	tipo, err := queryTipo(r)
@@ -139,7 +139,7 @@ func (s *Server) listRecibidos(w http.ResponseWriter, r *http.Request, p *billin
 
 // listRecepciones lists the files received in one environment
 // (ambiente; the company's current one when absent, todos for both).
-func (s *Server) listRecepciones(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listRecepciones(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var f api.RecepcionListParams
 	var err error
 	if f.Limit, err = queryLimit(r); err != nil {
@@ -157,7 +157,7 @@ func (s *Server) listRecepciones(w http.ResponseWriter, r *http.Request, p *bill
 
 // refreshRecibidos asks the SII's registry about the pending documents
 // now, as the hourly job does, and answers once it is done.
-func (s *Server) refreshRecibidos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) refreshRecibidos(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var none struct{}
 	if err := optionalBody(w, r, &none); err != nil {
 		return err
@@ -169,7 +169,7 @@ func (s *Server) refreshRecibidos(w http.ResponseWriter, r *http.Request, p *bil
 	return nil
 }
 
-func (s *Server) getRecibidoXML(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getRecibidoXML(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func (s *Server) getRecibidoXML(w http.ResponseWriter, r *http.Request, p *billi
 	return nil
 }
 
-func (s *Server) getRecibidoPDF(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) getRecibidoPDF(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func (s *Server) getRecibidoPDF(w http.ResponseWriter, r *http.Request, p *billi
 
 // decide registers a decision on the received document {id} and answers
 // it with 200.
-func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *billing.Principal, id string, in api.DecisionInput) error {
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *api.Principal, id string, in api.DecisionInput) error {
 	rec, err := s.billing.Received.Decide(r.Context(), p.EmpresaID, id, in)
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *billing.Princ
 
 // aceptarRecibido accepts a received document (RCV ACD); the body is
 // optional (none, or {}).
-func (s *Server) aceptarRecibido(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) aceptarRecibido(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ var reclamoTipos = map[string]bool{"RCD": true, "RFP": true, "RFT": true}
 
 // reclamarRecibido claims a received document: tipo RCD (default), RFP or
 // RFT, with its motivo.
-func (s *Server) reclamarRecibido(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) reclamarRecibido(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -249,7 +249,7 @@ func (s *Server) reclamarRecibido(w http.ResponseWriter, r *http.Request, p *bil
 
 // reciboRecibido registers the receipt of goods or services (RCV ERM);
 // the body is optional ({recinto}).
-func (s *Server) reciboRecibido(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) reciboRecibido(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -263,7 +263,7 @@ func (s *Server) reciboRecibido(w http.ResponseWriter, r *http.Request, p *billi
 	return s.decide(w, r, p, id, api.DecisionInput{Accion: "ERM", Recinto: in.Recinto})
 }
 
-func (s *Server) listRecibidoCorreos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listRecibidoCorreos(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -276,7 +276,7 @@ func (s *Server) listRecibidoCorreos(w http.ResponseWriter, r *http.Request, p *
 // receiveRespuesta records an answer a receptor sent about the company's
 // documents and names the documents it changed, with the record of its
 // file.
-func (s *Server) receiveRespuesta(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) receiveRespuesta(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	if err := s.allowUpload(p.EmpresaID); err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (s *Server) receiveRespuesta(w http.ResponseWriter, r *http.Request, p *bil
 
 // correos answers a page of the company's mails selected by f (cursor
 // and limit from the query).
-func (s *Server) correos(w http.ResponseWriter, r *http.Request, p *billing.Principal, f api.CorreoListParams) error {
+func (s *Server) correos(w http.ResponseWriter, r *http.Request, p *api.Principal, f api.CorreoListParams) error {
 	var err error
 	if f.Limit, err = queryLimit(r); err != nil {
 		return err
@@ -310,7 +310,7 @@ func (s *Server) correos(w http.ResponseWriter, r *http.Request, p *billing.Prin
 	return nil
 }
 
-func (s *Server) listCorreos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listCorreos(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var f api.CorreoListParams
 	for _, q := range []struct {
 		name string
@@ -326,7 +326,7 @@ func (s *Server) listCorreos(w http.ResponseWriter, r *http.Request, p *billing.
 	return s.correos(w, r, p, f)
 }
 
-func (s *Server) listDTECorreos(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listDTECorreos(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -336,7 +336,7 @@ func (s *Server) listDTECorreos(w http.ResponseWriter, r *http.Request, p *billi
 
 // mailDTE queues the mail of a document to its receptor: 202 with the
 // mail, which a job sends.
-func (s *Server) mailDTE(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) mailDTE(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -358,7 +358,7 @@ func (s *Server) mailDTE(w http.ResponseWriter, r *http.Request, p *billing.Prin
 // putCorreo replaces the company's mail settings. The servers (smtp,
 // imap) are objects decoded as strictly as the body: an unknown member is
 // named with its path (smtp.puerto).
-func (s *Server) putCorreo(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) putCorreo(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	b, err := readBody(w, r, "application/json", maxJSONBody)
 	if err != nil {
 		return err
@@ -397,7 +397,7 @@ func (s *Server) putCorreo(w http.ResponseWriter, r *http.Request, p *billing.Pr
 }
 
 // pollMailbox reads the company's mailbox now, as the periodic job does.
-func (s *Server) pollMailbox(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) pollMailbox(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var none struct{}
 	if err := optionalBody(w, r, &none); err != nil {
 		return err
@@ -412,7 +412,7 @@ func (s *Server) pollMailbox(w http.ResponseWriter, r *http.Request, p *billing.
 
 // listMensajes lists the mails read from the company's mailbox (cursor
 // and limit from the query).
-func (s *Server) listMensajes(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+func (s *Server) listMensajes(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	var lp api.MensajeListParams
 	var err error
 	if lp.Limit, err = queryLimit(r); err != nil {

@@ -645,7 +645,7 @@ func TestWebhookEventKinds(t *testing.T) {
 		"recibido.created", "recibido.plazo_por_vencer"}
 	r := f.do("POST", apiBase+"/webhooks", map[string]any{"url": "https://hooks.example.com/dtekit", "events": kinds}, f.A.writeHdr...)
 	want(t, r, http.StatusCreated)
-	var wh billing.Webhook
+	var wh api.Webhook
 	r.JSON(t, &wh)
 	if len(wh.Events) != len(kinds) {
 		t.Errorf("subscribed to %v, want %v", wh.Events, kinds)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -28,12 +29,12 @@ const (
 )
 
 // fakeKeys is an API-key resolver for the infrastructure tests.
-func fakeKeys(_ context.Context, key string) (*billing.Principal, error) {
+func fakeKeys(_ context.Context, key string) (*api.Principal, error) {
 	switch key {
 	case "read-key":
-		return &billing.Principal{EmpresaID: testEmpresa, Credential: "apikey:r"}, nil
+		return &api.Principal{EmpresaID: testEmpresa, Credential: "apikey:r"}, nil
 	case "write-key":
-		return &billing.Principal{EmpresaID: testEmpresa, Credential: "apikey:w", Write: true}, nil
+		return &api.Principal{EmpresaID: testEmpresa, Credential: "apikey:w", Write: true}, nil
 	}
 	return nil, errUnauthorized
 }
@@ -191,7 +192,7 @@ func TestPanicAnswers500WithoutStack(t *testing.T) {
 // authProbe registers a route that reports its principal.
 func authProbe(s *Server, acc access) {
 	s.mux = http.NewServeMux()
-	s.handle("GET /api/v1/billing/empresa", acc, func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+	s.handle("GET /api/v1/billing/empresa", acc, func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 		writeJSON(w, 200, map[string]any{
 			"id": p.EmpresaID, "rut": "76543210-3", "razon_social": strconv.FormatBool(p.Admin),
 			"giro": "g", "direccion": "d", "comuna": "c", "ciudad": "c", "ambiente": "certificacion",
@@ -269,7 +270,7 @@ func TestRoles(t *testing.T) {
 		s := newInfraServer(t, key, RateLimit{PerSecond: -1})
 		// The probe answers a certificate status, valid for the upload route.
 		s.mux = http.NewServeMux()
-		s.handle("POST /api/v1/billing/empresa/certificado/pfx", c.acc, func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error {
+		s.handle("POST /api/v1/billing/empresa/certificado/pfx", c.acc, func(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 			writeJSON(w, 200, map[string]any{"has_certificado": false})
 			return nil
 		})

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 )
 
@@ -93,7 +93,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 
 	// Capture the request's authenticated principal for the log line.
-	var pr *billing.Principal
+	var pr *api.Principal
 	ctx = context.WithValue(ctx, keyPrincipal, &pr)
 	r = r.WithContext(ctx)
 

@@ -118,7 +118,7 @@ func TestOperatorOutcomes(t *testing.T) {
 	for _, u := range []string{failing.URL + "/hooks", closed} {
 		r := f.do("POST", apiBase+"/webhooks", map[string]any{"url": u, "events": []string{"dte.created"}}, c.writeHdr...)
 		want(t, r, 201)
-		var wh billing.Webhook
+		var wh api.Webhook
 		r.JSON(t, &wh)
 		hooks[u] = wh.ID
 	}

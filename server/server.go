@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 )
@@ -65,7 +66,7 @@ type Server struct {
 	mux     *http.ServeMux
 	logger  *slog.Logger
 	billing *billing.Service
-	apiKeys func(ctx context.Context, key string) (*billing.Principal, error)
+	apiKeys func(ctx context.Context, key string) (*api.Principal, error)
 	// tenantExists answers nil when the company exists, a not-found
 	// error when it does not (tests of the HTTP layer replace it).
 	tenantExists func(ctx context.Context, empresaID string) error
@@ -105,7 +106,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.apiKeys = s.billingAPIKey
 	s.tenantExists = func(ctx context.Context, empresaID string) error {
-		_, err := s.billing.GetEmpresa(ctx, empresaID)
+		_, err := s.billing.Company.Get(ctx, empresaID)
 		return err
 	}
 	s.routes()
@@ -129,7 +130,7 @@ const (
 )
 
 // apiHandler serves one authenticated API route.
-type apiHandler func(w http.ResponseWriter, r *http.Request, p *billing.Principal) error
+type apiHandler func(w http.ResponseWriter, r *http.Request, p *api.Principal) error
 
 // handle registers an authenticated API route.
 func (s *Server) handle(pattern string, acc access, h apiHandler) {
@@ -233,8 +234,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // billingAPIKey resolves an API key through billing.
-func (s *Server) billingAPIKey(ctx context.Context, key string) (*billing.Principal, error) {
-	bp, err := s.billing.AuthenticateAPIKey(ctx, key)
+func (s *Server) billingAPIKey(ctx context.Context, key string) (*api.Principal, error) {
+	bp, err := s.billing.Keys.Authenticate(ctx, key)
 	if err != nil {
 		if fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/billing/fault"
@@ -25,7 +26,7 @@ func TestWebhookReadAndUpdate(t *testing.T) {
 	c := f.A
 	r := f.do("POST", apiBase+"/webhooks", map[string]any{"url": "https://hooks.example.com/a", "events": []string{"dte.created"}}, c.writeHdr...)
 	want(t, r, 201)
-	var created billing.Webhook
+	var created api.Webhook
 	r.JSON(t, &created)
 	hook := apiBase + "/webhooks/" + created.ID
 
@@ -33,7 +34,7 @@ func TestWebhookReadAndUpdate(t *testing.T) {
 	// three characters of its base64), never in full.
 	r = f.do("GET", hook, nil, c.readHdr...)
 	want(t, r, 200)
-	var got billing.Webhook
+	var got api.Webhook
 	r.JSON(t, &got)
 	full := strings.TrimRight(created.Secret, "=")
 	if got.ID != created.ID || got.URL != "https://hooks.example.com/a" || !got.IsActive ||

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/demo"
 	"github.com/dtekit/dtekit/dte/dtetest"
@@ -168,12 +169,12 @@ type Company = demo.Company
 
 // Provision makes sure a company is ready to emit, as demo.Provision
 // does: the binary's demo and the tests provision companies alike.
-func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Company) (*billing.Empresa, error) {
+func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Company) (*api.Empresa, error) {
 	return demo.Provision(ctx, s, creds, c)
 }
 
 // NewCompany is Provision for a test: it fails t on error.
-func NewCompany(t testing.TB, s *billing.Service, c Company) *billing.Empresa {
+func NewCompany(t testing.TB, s *billing.Service, c Company) *api.Empresa {
 	t.Helper()
 	e, err := Provision(context.Background(), s, Creds(t), c)
 	if err != nil {

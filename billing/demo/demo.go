@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/caf/caftest"
@@ -62,29 +63,29 @@ type Company struct {
 // authorized a week ago, for each type of c.Tipos that has none. Each
 // step already done is skipped, so running it again after an interrupted
 // run completes what is missing.
-func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Company) (*billing.Empresa, error) {
+func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Company) (*api.Empresa, error) {
 	em := creds.Emisor
 	if c.Hasta == 0 {
 		c.Hasta = 1000
 	}
-	var e *billing.Empresa
+	var e *api.Empresa
 	var err error
 	if c.ID != "" {
-		if e, err = s.GetEmpresa(ctx, c.ID); err != nil {
+		if e, err = s.Company.Get(ctx, c.ID); err != nil {
 			return nil, fmt.Errorf("demo: company %s: %w", c.ID, err)
 		}
 	} else {
 		if c.Rut == "" {
 			c.Rut, c.RazonSocial = em.Rut, em.RazonSocial
 		}
-		e, err = s.CreateEmpresa(ctx, billing.EmpresaInput{Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: em.Giro,
+		e, err = s.Company.Create(ctx, api.EmpresaInput{Rut: c.Rut, RazonSocial: c.RazonSocial, Giro: em.Giro,
 			Direccion: em.Direccion, Comuna: em.Comuna, Ciudad: em.Ciudad, Ambiente: em.Ambiente,
 			FechaResolucion: em.FechaResolucion, NumeroResolucion: em.NumeroResolucion, Acteco: em.Acteco})
 		if err != nil {
 			return nil, fmt.Errorf("demo: creating company %s: %w", c.Rut, err)
 		}
 	}
-	cert, err := s.CertificateStatus(ctx, e.ID)
+	cert, err := s.Company.Certificate(ctx, e.ID)
 	if err != nil {
 		return nil, fmt.Errorf("demo: certificate of %s: %w", e.Rut, err)
 	}
@@ -92,13 +93,13 @@ func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Co
 		if len(creds.P12) == 0 {
 			return nil, fmt.Errorf("demo: company %s has no certificate and the credentials carry none", e.Rut)
 		}
-		if _, err := s.UploadCertificate(ctx, e.ID, creds.P12, creds.Password, creds.SignerRUT); err != nil {
+		if _, err := s.Company.UploadCertificate(ctx, e.ID, api.CertificadoUpload{File: creds.P12, Password: creds.Password, RutFirmante: creds.SignerRUT}); err != nil {
 			return nil, fmt.Errorf("demo: certificate of %s: %w", e.Rut, err)
 		}
 	}
 	have := map[dte.TipoDTE]bool{}
 	for _, tipo := range c.Tipos {
-		cafs, err := s.ListCAF(ctx, e.ID, billing.CAFFilter{TipoDTE: tipo, Limit: 1})
+		cafs, err := s.CAFs.List(ctx, e.ID, api.CAFListParams{TipoDTE: tipo, ListParams: api.ListParams{Limit: 1}})
 		if err != nil {
 			return nil, fmt.Errorf("demo: CAFs of %s: %w", e.Rut, err)
 		}
@@ -114,7 +115,7 @@ func Provision(ctx context.Context, s *billing.Service, creds *Credentials, c Co
 		if err != nil {
 			return nil, fmt.Errorf("demo: issuing a CAF of type %d: %w", tipo, err)
 		}
-		if _, err := s.RegisterCAF(ctx, e.ID, billing.CAFInput{TipoDTE: tipo, CAFXML: string(file)}); err != nil {
+		if _, err := s.CAFs.Register(ctx, e.ID, api.CAFInput{TipoDTE: tipo, CAFXML: string(file)}); err != nil {
 			return nil, fmt.Errorf("demo: registering the CAF of type %d: %w", tipo, err)
 		}
 	}

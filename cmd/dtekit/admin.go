@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
@@ -174,7 +175,7 @@ func adminEmpresaCreate(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet(env, "admin empresa create")
 	var db adminDB
 	db.define(env, fs)
-	var in billing.EmpresaInput
+	var in api.EmpresaInput
 	var acteco string
 	fs.StringVar(&in.Rut, "rut", "", "the company's RUT, with check digit")
 	fs.StringVar(&in.RazonSocial, "razon-social", "", "legal name")
@@ -199,7 +200,7 @@ func adminEmpresaCreate(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	e, err := be.bill.CreateEmpresa(ctx, in)
+	e, err := be.bill.Company.Create(ctx, in)
 	if err != nil {
 		return adminFail(env, err)
 	}
@@ -249,23 +250,23 @@ func adminAPIKey(ctx context.Context, env *cmdEnv, verb string, args []string) i
 	defer be.st.Close()
 	switch verb {
 	case "create":
-		k, err := be.bill.CreateAPIKey(ctx, empresaID, write)
+		k, err := be.bill.Keys.Create(ctx, empresaID, api.APIKeyInput{Write: write})
 		if err != nil {
 			return adminFail(env, err)
 		}
 		fmt.Fprintln(env.stderr, "dtekit admin: the key is shown only now; store it safely")
 		return adminJSON(env, k)
 	case "list":
-		keys, err := be.bill.ListAPIKeys(ctx, empresaID)
+		keys, err := be.bill.Keys.List(ctx, empresaID)
 		if err != nil {
 			return adminFail(env, err)
 		}
 		if keys == nil {
-			keys = []billing.APIKey{}
+			keys = []api.APIKey{}
 		}
 		return adminJSON(env, keys)
 	default:
-		if err := be.bill.RevokeAPIKey(ctx, empresaID, id); err != nil {
+		if err := be.bill.Keys.Revoke(ctx, empresaID, id); err != nil {
 			return adminFail(env, err)
 		}
 		fmt.Fprintf(env.stdout, "revoked %s\n", id)
@@ -339,7 +340,7 @@ func adminCertUpload(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	st, err := be.bill.UploadCertificate(ctx, empresaID, p12, pw, firmante)
+	st, err := be.bill.Company.UploadCertificate(ctx, empresaID, api.CertificadoUpload{File: p12, Password: pw, RutFirmante: firmante})
 	if err != nil {
 		return adminFail(env, err)
 	}

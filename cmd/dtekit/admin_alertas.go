@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 
-	"github.com/dtekit/dtekit/billing"
+	"github.com/dtekit/dtekit/api"
 )
 
 // adminAlertas implements "dtekit admin alertas show|update": the
@@ -36,11 +36,11 @@ func adminAlertas(ctx context.Context, env *cmdEnv, verb string, args []string) 
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	var s *billing.AlertSettings
+	var s *api.AlertSettings
 	if verb == "update" {
-		s, err = be.bill.UpdateAlertSettings(ctx, empresaID, billing.AlertSettingsInput{CAFLowStockThreshold: &threshold})
+		s, err = be.bill.Company.UpdateAlertSettings(ctx, empresaID, api.AlertSettingsInput{CAFLowStockThreshold: &threshold})
 	} else {
-		s, err = be.bill.AlertSettings(ctx, empresaID)
+		s, err = be.bill.Company.AlertSettings(ctx, empresaID)
 	}
 	if err != nil {
 		return adminFail(env, err)

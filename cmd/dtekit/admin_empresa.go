@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/dte"
 )
@@ -31,11 +32,11 @@ func adminCompanyFlags(env *cmdEnv, name string, args []string, define func(fs *
 	return fs, db, r, pos, exitOK, true
 }
 
-// adminEmpresaUpdate changes a company through billing.UpdateEmpresa, as
-// PUT /empresa does: only the flags given change, and the move to
+// adminEmpresaUpdate changes a company through billing's Company.Update,
+// as PUT /empresa does: only the flags given change, and the move to
 // produccion meets the same refusals.
 func adminEmpresaUpdate(ctx context.Context, env *cmdEnv, args []string) int {
-	var in billing.EmpresaUpdate
+	var in api.EmpresaUpdate
 	var razon, giro, direccion, comuna, ciudad, oficina, fecha, email, ambiente, acteco, logo string
 	var numero int
 	fs, db, r, pos, code, ok := adminCompanyFlags(env, "admin empresa update", args, func(fs *flag.FlagSet) {
@@ -91,7 +92,7 @@ func adminEmpresaUpdate(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	e, err := be.bill.UpdateEmpresa(ctx, empresaID, in)
+	e, err := be.bill.Company.Update(ctx, empresaID, in)
 	if err != nil {
 		return adminFail(env, err)
 	}
@@ -112,7 +113,7 @@ func adminEmpresaShow(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	e, err := be.bill.GetEmpresa(ctx, empresaID)
+	e, err := be.bill.Company.Get(ctx, empresaID)
 	if err != nil {
 		return adminFail(env, err)
 	}
@@ -139,7 +140,7 @@ func adminEmpresaList(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	list, err := be.bill.ListEmpresas(ctx, ambiente)
+	list, err := be.bill.Company.List(ctx, api.EmpresaListParams{Ambiente: ambiente})
 	if err != nil {
 		return adminFail(env, err)
 	}
@@ -175,7 +176,7 @@ func adminCAFUpload(ctx context.Context, env *cmdEnv, args []string) int {
 		return adminFail(env, err)
 	}
 	defer be.st.Close()
-	c, err := be.bill.RegisterCAFFile(ctx, empresaID, file)
+	c, err := be.bill.CAFs.RegisterFile(ctx, empresaID, file)
 	if err != nil {
 		return adminFail(env, err)
 	}

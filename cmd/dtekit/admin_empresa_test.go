@@ -90,7 +90,7 @@ func TestAdminEmpresaCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer be.st.Close()
-		_, err = be.bill.GetLogo(context.Background(), created.ID)
+		_, err = be.bill.Company.Logo(context.Background(), created.ID)
 		return err == nil
 	}
 	if hasLogo() {

@@ -183,7 +183,7 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 	// RUT, else a new one.
 	empresaID := ""
 	if d.file.EmpresaID != "" {
-		if _, err := b.GetEmpresa(ctx, d.file.EmpresaID); err == nil {
+		if _, err := b.Company.Get(ctx, d.file.EmpresaID); err == nil {
 			empresaID = d.file.EmpresaID
 		}
 	}
@@ -212,12 +212,12 @@ func (d *demoState) provision(ctx context.Context, b *billing.Service, st store.
 
 	// The API key: the one in demo.json while it works, else a new one.
 	if d.file.APIKey != "" {
-		if p, err := b.AuthenticateAPIKey(ctx, d.file.APIKey); err != nil || p.EmpresaID != empresaID || !p.Write {
+		if p, err := b.Keys.Authenticate(ctx, d.file.APIKey); err != nil || p.EmpresaID != empresaID || !p.Write {
 			d.file.APIKey = ""
 		}
 	}
 	if d.file.APIKey == "" {
-		k, err := b.CreateAPIKey(ctx, empresaID, true)
+		k, err := b.Keys.Create(ctx, empresaID, api.APIKeyInput{Write: true})
 		if err != nil {
 			return fmt.Errorf("creating the API key: %w", err)
 		}
@@ -258,7 +258,7 @@ func (d *demoState) save() error {
 func (d *demoState) credentials(ctx context.Context, b *billing.Service, empresaID string, emisor dte.Emisor) (*billingdemo.Credentials, error) {
 	creds := &billingdemo.Credentials{Authority: d.authority, Emisor: emisor, Password: demoPassword, SignerRUT: dtetest.SignerRUT}
 	if empresaID != "" {
-		st, err := b.CertificateStatus(ctx, empresaID)
+		st, err := b.Company.Certificate(ctx, empresaID)
 		if err != nil {
 			return nil, err
 		}
@@ -352,12 +352,12 @@ func (d *demoState) provisionSupplier(ctx context.Context, b *billing.Service, s
 		sup0 = &demoCompany{EmpresaID: e.ID}
 	}
 	if sup0.APIKey != "" {
-		if p, err := b.AuthenticateAPIKey(ctx, sup0.APIKey); err != nil || p.EmpresaID != e.ID || !p.Write {
+		if p, err := b.Keys.Authenticate(ctx, sup0.APIKey); err != nil || p.EmpresaID != e.ID || !p.Write {
 			sup0.APIKey = ""
 		}
 	}
 	if sup0.APIKey == "" {
-		k, err := b.CreateAPIKey(ctx, e.ID, true)
+		k, err := b.Keys.Create(ctx, e.ID, api.APIKeyInput{Write: true})
 		if err != nil {
 			return err
 		}

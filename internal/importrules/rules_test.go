@@ -156,7 +156,13 @@ var rules = []rule{
 		name: "demo",
 		why:  "billing/demo provisions the demo's companies through the face with the test authorities (caf/caftest, dte/dtetest): the binary uses it, so it imports no test code such as billing/billingtest, internal/pgtest or internal/oracle",
 		from: []string{"billing/demo"},
-		only: []string{"billing", "caf", "caf/caftest", "dte", "dte/dtetest", "signer", "signer/signertest"},
+		only: []string{"api", "billing", "caf", "caf/caftest", "dte", "dte/dtetest", "signer", "signer/signertest"},
+	},
+	{
+		name: "models",
+		why:  "api holds the contract's models that the face, the rooms, the server and a client of the REST API share: it builds on dte's document model alone, so it pulls in nothing that talks to a network, reads a database or renders",
+		from: []string{"api"},
+		only: []string{"dte"},
 	},
 	{
 		name: "shared types",

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
@@ -57,14 +58,6 @@ const DefaultLowStockThreshold = 20
 // MaxLowStockThreshold bounds the threshold a company may set.
 const MaxLowStockThreshold = 1_000_000
 
-// Settings are a company's alert preferences.
-type Settings struct {
-	// CAFLowStockThreshold is the number of available folios of a type at
-	// which caf.low_stock fires (0 to 1,000,000; 0 means when the last
-	// folio is taken). Default DefaultLowStockThreshold.
-	CAFLowStockThreshold int64 `json:"caf_low_stock_threshold"`
-}
-
 // lowStockThreshold returns the company's threshold, or the default.
 func lowStockThreshold(ctx context.Context, r store.Reader, empresaID string) (int64, error) {
 	n, set, err := r.LowStockThreshold(ctx, empresaID)
@@ -76,7 +69,7 @@ func lowStockThreshold(ctx context.Context, r store.Reader, empresaID string) (i
 
 // Settings returns the company's alert preferences; store.ErrNotFound
 // when the company does not exist.
-func (a *Alerts) Settings(ctx context.Context, empresaID string) (*Settings, error) {
+func (a *Alerts) Settings(ctx context.Context, empresaID string) (*api.AlertSettings, error) {
 	if _, err := a.st.GetEmpresa(ctx, empresaID); err != nil {
 		return nil, err
 	}
@@ -84,13 +77,13 @@ func (a *Alerts) Settings(ctx context.Context, empresaID string) (*Settings, err
 	if err != nil {
 		return nil, fault.Failed("reading alert settings", err)
 	}
-	return &Settings{CAFLowStockThreshold: n}, nil
+	return &api.AlertSettings{CAFLowStockThreshold: n}, nil
 }
 
 // UpdateSettings changes the company's alert preferences: a validation
 // fault.Error for a threshold out of range, store.ErrNotFound when the
 // company does not exist.
-func (a *Alerts) UpdateSettings(ctx context.Context, empresaID string, in Settings) (*Settings, error) {
+func (a *Alerts) UpdateSettings(ctx context.Context, empresaID string, in api.AlertSettings) (*api.AlertSettings, error) {
 	if in.CAFLowStockThreshold < 0 || in.CAFLowStockThreshold > MaxLowStockThreshold {
 		return nil, fault.Invalid("caf_low_stock_threshold", dte.CodeOutOfRange,
 			fmt.Sprintf("caf_low_stock_threshold must be between 0 and %d", MaxLowStockThreshold))
@@ -104,7 +97,7 @@ func (a *Alerts) UpdateSettings(ctx context.Context, empresaID string, in Settin
 	if err != nil {
 		return nil, err
 	}
-	return &Settings{CAFLowStockThreshold: in.CAFLowStockThreshold}, nil
+	return &api.AlertSettings{CAFLowStockThreshold: in.CAFLowStockThreshold}, nil
 }
 
 // CheckLowStock records caf.low_stock, in tx, when the folio just taken

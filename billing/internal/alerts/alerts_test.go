@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/internal/clocktest"
@@ -149,14 +150,14 @@ func TestLowStockOncePerCrossing(t *testing.T) {
 			t.Fatalf("default settings: %+v %v", as, err)
 		}
 		for _, bad := range []int64{-1, MaxLowStockThreshold + 1} {
-			if _, err := f.a.UpdateSettings(ctx, f.empresa, Settings{CAFLowStockThreshold: bad}); fault.KindOf(err) != fault.KindValidation {
+			if _, err := f.a.UpdateSettings(ctx, f.empresa, api.AlertSettings{CAFLowStockThreshold: bad}); fault.KindOf(err) != fault.KindValidation {
 				t.Errorf("threshold %d: %v", bad, err)
 			}
 		}
-		if _, err := f.a.UpdateSettings(ctx, "no-such-empresa", Settings{CAFLowStockThreshold: 5}); !errors.Is(err, store.ErrNotFound) {
+		if _, err := f.a.UpdateSettings(ctx, "no-such-empresa", api.AlertSettings{CAFLowStockThreshold: 5}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("unknown company: %v", err)
 		}
-		if _, err := f.a.UpdateSettings(ctx, f.empresa, Settings{CAFLowStockThreshold: 12}); err != nil {
+		if _, err := f.a.UpdateSettings(ctx, f.empresa, api.AlertSettings{CAFLowStockThreshold: 12}); err != nil {
 			t.Fatal(err)
 		}
 		if as, _ := f.a.Settings(ctx, f.empresa); as.CAFLowStockThreshold != 12 {

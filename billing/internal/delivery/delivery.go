@@ -27,6 +27,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/billing/internal/periodic"
@@ -223,7 +224,7 @@ func (d *Deliverer) sweepWebhook(ctx context.Context, empresaID, webhookID strin
 			if dl.CreatedAt.Before(now.Add(-sweepWindow)) {
 				return n, nil // newest first: the rest is older
 			}
-			if dl.State != store.DeliveryPending || dl.NextAttemptAt.IsZero() || dl.NextAttemptAt.After(now.Add(-sweepGrace)) {
+			if stateOf(&dl) != api.DeliveryPending || dl.NextAttemptAt.IsZero() || dl.NextAttemptAt.After(now.Add(-sweepGrace)) {
 				continue
 			}
 			attempt, err := d.scheduledSlot(ctx, &dl)
@@ -279,7 +280,7 @@ func (d *Deliverer) Run(ctx context.Context, a outbox.DeliverArgs, snoozes int) 
 	if err != nil {
 		return err
 	}
-	if !a.Manual && (dl.State != store.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due) {
+	if !a.Manual && (stateOf(dl) != api.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due) {
 		return nil // stale: this slot was already attempted, or the delivery ended
 	}
 	// One company's slow endpoints may not take every worker: over a cap,
@@ -381,7 +382,7 @@ func (d *Deliverer) recordAttempt(ctx context.Context, tx store.Tx, a outbox.Del
 	if err != nil {
 		return err
 	}
-	if !a.Manual && (dl.State != store.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due) {
+	if !a.Manual && (stateOf(dl) != api.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due) {
 		return nil // another run of this job got here first
 	}
 	trigger := store.TriggerScheduled
@@ -403,17 +404,17 @@ func (d *Deliverer) recordAttempt(ctx context.Context, tx store.Tx, a outbox.Del
 	disable := ""
 	switch {
 	case res.OK():
-		dl.State, dl.NextAttemptAt = store.DeliverySucceeded, time.Time{}
+		dl.State, dl.NextAttemptAt = string(api.DeliverySucceeded), time.Time{}
 	case res.Gone():
 		disable = "the receiver answered 410 Gone"
 		if !a.Manual {
-			dl.State, dl.NextAttemptAt = store.DeliveryFailed, time.Time{}
+			dl.State, dl.NextAttemptAt = string(api.DeliveryFailed), time.Time{}
 		}
 	case a.Manual:
 		// A manual attempt leaves the schedule as it was; a delivery with
 		// no schedule (a ping) ends with it.
-		if dl.State == store.DeliveryPending && dl.NextAttemptAt.IsZero() {
-			dl.State = store.DeliveryFailed
+		if stateOf(dl) == api.DeliveryPending && dl.NextAttemptAt.IsZero() {
+			dl.State = string(api.DeliveryFailed)
 		}
 	default:
 		if delay, ok := d.cfg.Policy.Next(a.Attempt, res, d.cfg.Rand()); ok {
@@ -424,7 +425,7 @@ func (d *Deliverer) recordAttempt(ctx context.Context, tx store.Tx, a outbox.Del
 				return err
 			}
 		} else {
-			dl.State, dl.NextAttemptAt = store.DeliveryFailed, time.Time{}
+			dl.State, dl.NextAttemptAt = string(api.DeliveryFailed), time.Time{}
 		}
 	}
 	if !res.OK() && disable == "" {
@@ -456,10 +457,10 @@ func (d *Deliverer) endDelivery(ctx context.Context, a outbox.DeliverArgs, reaso
 		if err != nil {
 			return err
 		}
-		if dl.State != store.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due {
+		if stateOf(dl) != api.DeliveryPending || dl.NextAttemptAt.UnixMilli() != a.Due {
 			return nil
 		}
-		dl.State, dl.NextAttemptAt, dl.LastError, dl.UpdatedAt = store.DeliveryFailed, time.Time{}, reason, time.Time{}
+		dl.State, dl.NextAttemptAt, dl.LastError, dl.UpdatedAt = string(api.DeliveryFailed), time.Time{}, reason, time.Time{}
 		return tx.UpdateDelivery(ctx, dl)
 	})
 }
@@ -493,6 +494,9 @@ func attemptSummary(res webhook.Result) string {
 	}
 	return PublicError(string(res.Class), res.Status)
 }
+
+// stateOf is a stored delivery's state (the store keeps it as a string).
+func stateOf(dl *store.Delivery) api.DeliveryState { return api.DeliveryState(dl.State) }
 
 // Class names that attempts stored before the categories were renamed
 // carry, and the category each is now.

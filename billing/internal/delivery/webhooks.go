@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/dte"
@@ -339,20 +340,14 @@ func (d *Deliverer) UpdateWebhook(ctx context.Context, empresaID, id string, ch 
 	return rec, nil
 }
 
-// Record is a delivery with what its read model shows beside it: the
-// type of its event and its attempt log, oldest first.
-type Record struct {
-	store.Delivery
-	EventType string
-	Attempts  []store.DeliveryAttempt
-}
-
-// Read completes a stored delivery with its event type and attempts,
-// read through r (the store, or a transaction).
-func Read(ctx context.Context, r store.Reader, dl *store.Delivery) (*Record, error) {
-	out := &Record{Delivery: *dl}
+// Read builds the read model of a stored delivery: the delivery with the
+// type of its event and its attempt log, oldest first, read through r (the
+// store, or a transaction). Each attempt carries the start of the
+// receiver's response; a list leaves those out.
+func Read(ctx context.Context, r store.Reader, dl *store.Delivery) (*api.Delivery, error) {
+	eventType := ""
 	if ev, err := r.GetEvent(ctx, dl.EmpresaID, dl.EventID); err == nil {
-		out.EventType = ev.Type
+		eventType = ev.Type
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -360,8 +355,43 @@ func Read(ctx context.Context, r store.Reader, dl *store.Delivery) (*Record, err
 	if err != nil {
 		return nil, err
 	}
-	out.Attempts = atts
-	return out, nil
+	return deliveryModel(dl, eventType, atts), nil
+}
+
+// deliveryModel is the read model of a delivery, its event's type and its
+// attempts.
+func deliveryModel(dl *store.Delivery, eventType string, atts []store.DeliveryAttempt) *api.Delivery {
+	out := &api.Delivery{ID: dl.ID, WebhookID: dl.WebhookID, EventID: dl.EventID, EventType: eventType,
+		State: api.DeliveryState(dl.State), Attempts: dl.Attempts, LastError: dl.LastError,
+		CreatedAt: dl.CreatedAt.UTC(), UpdatedAt: dl.UpdatedAt.UTC(), AttemptLog: make([]api.DeliveryAttempt, 0, len(atts))}
+	if n := len(atts); n > 0 && !atts[n-1].OK {
+		// A last error written from an attempt ("class: …") is shown as
+		// its category's sentence: rows of earlier versions kept the
+		// network error there.
+		if last := atts[n-1]; last.ErrorClass != "" && strings.HasPrefix(out.LastError, last.ErrorClass+":") {
+			out.LastError = PublicError(last.ErrorClass, last.StatusCode)
+		}
+	}
+	if dl.LastStatusCode != 0 {
+		c := dl.LastStatusCode
+		out.LastStatusCode = &c
+	}
+	if !dl.NextAttemptAt.IsZero() {
+		t := dl.NextAttemptAt.UTC()
+		out.NextAttemptAt = &t
+	}
+	for _, a := range atts {
+		da := api.DeliveryAttempt{Attempt: a.Attempt, Trigger: a.Trigger, AttemptedAt: a.AttemptedAt.UTC(),
+			ErrorClass: PublicClass(a.ErrorClass), Error: PublicError(a.ErrorClass, a.StatusCode),
+			DurationMS: a.Duration.Milliseconds(),
+			Response:   strings.ToValidUTF8(string(a.Response), "\uFFFD")}
+		if a.StatusCode != 0 {
+			c := a.StatusCode
+			da.StatusCode = &c
+		}
+		out.AttemptLog = append(out.AttemptLog, da)
+	}
+	return out
 }
 
 // Resend sends a delivery of the webhook again, once, now: same
@@ -369,8 +399,8 @@ func Read(ctx context.Context, r store.Reader, dl *store.Delivery) (*Record, err
 // own. It works on any state; a success marks the delivery succeeded (and
 // stops its pending retries). The attempt runs in the background; the
 // answer is the delivery as it stands.
-func (d *Deliverer) Resend(ctx context.Context, empresaID, webhookID, id string) (*Record, error) {
-	var out *Record
+func (d *Deliverer) Resend(ctx context.Context, empresaID, webhookID, id string) (*api.Delivery, error) {
+	var out *api.Delivery
 	err := d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		dl, err := tx.GetDelivery(ctx, empresaID, id)
 		if err != nil {
@@ -395,14 +425,14 @@ func (d *Deliverer) Resend(ctx context.Context, empresaID, webhookID, id string)
 // once, in the background; the answer is the new delivery, whose attempt
 // log shows the outcome. A webhook accepts PingsPerMinute pings a minute;
 // one more is a RATE_LIMITED fault.Error saying when to try again.
-func (d *Deliverer) Ping(ctx context.Context, empresaID, webhookID string) (*Record, error) {
+func (d *Deliverer) Ping(ctx context.Context, empresaID, webhookID string) (*api.Delivery, error) {
 	if _, err := d.st.GetWebhook(ctx, empresaID, webhookID); err != nil {
 		return nil, err
 	}
 	if err := d.allowPing(webhookID); err != nil {
 		return nil, err
 	}
-	var out *Record
+	var out *api.Delivery
 	err := d.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.GetWebhook(ctx, empresaID, webhookID); err != nil {
 			return err
@@ -415,7 +445,7 @@ func (d *Deliverer) Ping(ctx context.Context, empresaID, webhookID string) (*Rec
 		if err := tx.InsertEvent(ctx, ev); err != nil {
 			return err
 		}
-		dl := &store.Delivery{ID: newID(), EmpresaID: empresaID, WebhookID: webhookID, EventID: ev.ID, State: store.DeliveryPending}
+		dl := &store.Delivery{ID: newID(), EmpresaID: empresaID, WebhookID: webhookID, EventID: ev.ID, State: string(api.DeliveryPending)}
 		if err := tx.InsertDelivery(ctx, dl); err != nil {
 			return err
 		}
