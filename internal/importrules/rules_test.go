@@ -162,7 +162,13 @@ var rules = []rule{
 		name: "models",
 		why:  "api holds the contract's models that the face, the rooms, the server and a client of the REST API share: it builds on dte's document model alone, so it pulls in nothing that talks to a network, reads a database or renders",
 		from: []string{"api"},
-		only: []string{"dte"},
+		only: []string{"dte", "billing/fault", "internal/..."},
+	},
+	{
+		name: "client",
+		why:  "client calls a running server over HTTP with the models of api, the codes of billing/fault and the receiving side of webhook: a program that imports it links no SQL, mail, PDF or job runner",
+		from: []string{"client"},
+		only: []string{"api", "billing/fault", "dte", "webhook", "internal/..."},
 	},
 	{
 		name: "shared types",
