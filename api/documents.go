@@ -201,7 +201,7 @@ type DTEMailParams struct {
 // its envelope's answer was lost, goes from enviando to its final state.
 // borrador is a document whose folio is taken and which is not signed
 // yet; generado, built and not signed, is a step dtekit does not store.
-var dteNext = map[dte.Estado][]dte.Estado{
+var dteNext = table[dte.Estado]{
 	dte.EstadoBorrador:   {dte.EstadoGenerado, dte.EstadoFirmado},
 	dte.EstadoGenerado:   {dte.EstadoFirmado},
 	dte.EstadoFirmado:    {dte.EstadoEnviando},
@@ -214,17 +214,8 @@ var dteNext = map[dte.Estado][]dte.Estado{
 
 // DTENext returns the states a document in state e may move to (a new
 // slice; none for a final state or one that is not a DTE state).
-func DTENext(e dte.Estado) []dte.Estado {
-	return append([]dte.Estado(nil), dteNext[e]...)
-}
+func DTENext(e dte.Estado) []dte.Estado { return dteNext.next(e) }
 
 // DTECanBecome reports whether a document in state from may move to
 // state to.
-func DTECanBecome(from, to dte.Estado) bool {
-	for _, n := range dteNext[from] {
-		if n == to {
-			return true
-		}
-	}
-	return false
-}
+func DTECanBecome(from, to dte.Estado) bool { return dteNext.can(from, to) }

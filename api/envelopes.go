@@ -100,7 +100,7 @@ const (
 // (an answer lost, "already received"), ends it (procesado); a failed
 // upload stays enviando until the next attempt. A procesando envelope is
 // polled until every document has its final state.
-var envioNext = map[EstadoEnvio][]EstadoEnvio{
+var envioNext = table[EstadoEnvio]{
 	EnvioPendiente:  {EnvioEnviando},
 	EnvioEnviando:   {EnvioProcesando, EnvioProcesado},
 	EnvioProcesando: {EnvioProcesado},
@@ -108,23 +108,11 @@ var envioNext = map[EstadoEnvio][]EstadoEnvio{
 }
 
 // Valid reports whether e is one of the four envelope states.
-func (e EstadoEnvio) Valid() bool {
-	_, ok := envioNext[e]
-	return ok
-}
+func (e EstadoEnvio) Valid() bool { return envioNext.valid(e) }
 
 // Next returns the states an envelope in state e may move to (a new
 // slice; none for procesado or a value that is not a state).
-func (e EstadoEnvio) Next() []EstadoEnvio {
-	return append([]EstadoEnvio(nil), envioNext[e]...)
-}
+func (e EstadoEnvio) Next() []EstadoEnvio { return envioNext.next(e) }
 
 // CanBecome reports whether an envelope in state e may move to next.
-func (e EstadoEnvio) CanBecome(next EstadoEnvio) bool {
-	for _, n := range envioNext[e] {
-		if n == next {
-			return true
-		}
-	}
-	return false
-}
+func (e EstadoEnvio) CanBecome(next EstadoEnvio) bool { return envioNext.can(e, next) }

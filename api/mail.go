@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"io"
-	"slices"
 	"time"
 )
 
@@ -26,7 +25,7 @@ const (
 )
 
 // correoNext is the mail's transition table.
-var correoNext = map[EstadoCorreo][]EstadoCorreo{
+var correoNext = table[EstadoCorreo]{
 	CorreoPendiente:    {CorreoEnviado, CorreoFallido},
 	CorreoEnviado:      nil,
 	CorreoFallido:      nil,
@@ -35,19 +34,14 @@ var correoNext = map[EstadoCorreo][]EstadoCorreo{
 }
 
 // Valid reports whether e is one of the states.
-func (e EstadoCorreo) Valid() bool {
-	_, ok := correoNext[e]
-	return ok
-}
+func (e EstadoCorreo) Valid() bool { return correoNext.valid(e) }
 
 // Next returns the states a mail in state e may move to (none for a
 // final state or an unknown one).
-func (e EstadoCorreo) Next() []EstadoCorreo { return slices.Clone(correoNext[e]) }
+func (e EstadoCorreo) Next() []EstadoCorreo { return correoNext.next(e) }
 
 // CanBecome reports whether a mail in state e may move to next.
-func (e EstadoCorreo) CanBecome(next EstadoCorreo) bool {
-	return slices.Contains(correoNext[e], next)
-}
+func (e EstadoCorreo) CanBecome(next EstadoCorreo) bool { return correoNext.can(e, next) }
 
 // Correo is a mail the service sent, or will send, for the company
 // (GET /correos/{id}).
@@ -169,25 +163,20 @@ const (
 )
 
 // buzonNext is the mailbox's transition table.
-var buzonNext = map[EstadoLectura][]EstadoLectura{
+var buzonNext = table[EstadoLectura]{
 	BuzonSinLeer:  {BuzonAlDia, BuzonFallando},
 	BuzonAlDia:    {BuzonFallando},
 	BuzonFallando: {BuzonAlDia},
 }
 
 // Valid reports whether e is one of the states.
-func (e EstadoLectura) Valid() bool {
-	_, ok := buzonNext[e]
-	return ok
-}
+func (e EstadoLectura) Valid() bool { return buzonNext.valid(e) }
 
 // Next returns the states a mailbox in state e may move to.
-func (e EstadoLectura) Next() []EstadoLectura { return slices.Clone(buzonNext[e]) }
+func (e EstadoLectura) Next() []EstadoLectura { return buzonNext.next(e) }
 
 // CanBecome reports whether a mailbox in state e may move to next.
-func (e EstadoLectura) CanBecome(next EstadoLectura) bool {
-	return slices.Contains(buzonNext[e], next)
-}
+func (e EstadoLectura) CanBecome(next EstadoLectura) bool { return buzonNext.can(e, next) }
 
 // EstadoBuzon is how the reads of a company's mailbox go: a mailbox that
 // fails is read less and less often (twice the interval, doubled at each

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
@@ -34,7 +33,7 @@ const (
 )
 
 // recibidoNext is the received document's transition table.
-var recibidoNext = map[EstadoRecibido][]EstadoRecibido{
+var recibidoNext = table[EstadoRecibido]{
 	RecibidoPendiente: {RecibidoAceptado, RecibidoReclamado},
 	RecibidoAceptado:  nil,
 	RecibidoReclamado: nil,
@@ -42,19 +41,14 @@ var recibidoNext = map[EstadoRecibido][]EstadoRecibido{
 }
 
 // Valid reports whether e is one of the states.
-func (e EstadoRecibido) Valid() bool {
-	_, ok := recibidoNext[e]
-	return ok
-}
+func (e EstadoRecibido) Valid() bool { return recibidoNext.valid(e) }
 
 // Next returns the states a document in state e may move to (none for a
 // final state or an unknown one).
-func (e EstadoRecibido) Next() []EstadoRecibido { return slices.Clone(recibidoNext[e]) }
+func (e EstadoRecibido) Next() []EstadoRecibido { return recibidoNext.next(e) }
 
 // CanBecome reports whether a document in state e may move to next.
-func (e EstadoRecibido) CanBecome(next EstadoRecibido) bool {
-	return slices.Contains(recibidoNext[e], next)
-}
+func (e EstadoRecibido) CanBecome(next EstadoRecibido) bool { return recibidoNext.can(e, next) }
 
 // Recibido is a document a supplier sent the company
 // (GET /api/v1/billing/recibidos/{id}).

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"slices"
 	"time"
 )
 
@@ -66,20 +65,21 @@ const (
 
 // deliveryNext is the transition table of a delivery: the states each
 // one may move to (staying in the same state is not a transition).
-var deliveryNext = map[DeliveryState][]DeliveryState{
+var deliveryNext = table[DeliveryState]{
 	DeliveryPending:   {DeliverySucceeded, DeliveryFailed},
 	DeliveryFailed:    {DeliverySucceeded},
 	DeliverySucceeded: nil,
 }
 
+// Valid reports whether e is one of the delivery states.
+func (e DeliveryState) Valid() bool { return deliveryNext.valid(e) }
+
 // Next lists the states a delivery in state e may move to; none for a
 // succeeded delivery or an unknown state.
-func (e DeliveryState) Next() []DeliveryState { return slices.Clone(deliveryNext[e]) }
+func (e DeliveryState) Next() []DeliveryState { return deliveryNext.next(e) }
 
 // CanBecome reports whether a delivery in state e may move to next.
-func (e DeliveryState) CanBecome(next DeliveryState) bool {
-	return slices.Contains(deliveryNext[e], next)
-}
+func (e DeliveryState) CanBecome(next DeliveryState) bool { return deliveryNext.can(e, next) }
 
 // Delivery is one event sent (or to be sent) to one webhook, with its
 // attempt log.
