@@ -34,14 +34,16 @@ type fixture struct {
 	clock   *clocktest.Clock
 }
 
-// testSeal and testOpen stand in for billing's Keyring: the sealed form
-// is the associated data followed by the plaintext, so opening with
+// testSealer stands in for billing's Keyring (the Sealer): the sealed
+// form is the associated data followed by the plaintext, so opening with
 // another owner's aad fails.
-func testSeal(plain, aad []byte) ([]byte, error) {
+type testSealer struct{}
+
+func (testSealer) Seal(plain, aad []byte) ([]byte, error) {
 	return append(append([]byte{}, aad...), plain...), nil
 }
 
-func testOpen(sealed, aad []byte) ([]byte, error) {
+func (testSealer) Open(sealed, aad []byte) ([]byte, error) {
 	if !bytes.HasPrefix(sealed, aad) {
 		return nil, errors.New("sealed for another owner")
 	}
@@ -53,7 +55,7 @@ func newFixture(t *testing.T, b backendtest.Backend, start time.Time) *fixture {
 	ctx := context.Background()
 	st := b.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(start)
-	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
+	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Sealer: testSealer{},
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0.5 },
 		RotationGrace: 24 * time.Hour, Timeout: 5 * time.Second, Workers: 4})
 	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}

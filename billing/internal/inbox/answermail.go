@@ -80,11 +80,11 @@ func (ib *Inbox) queueAnswer(ctx context.Context, tx store.Tx, m *Mail, via stri
 		m.ID = ""
 		return CorreoSinDireccion, CorreoSinDireccion, nil
 	}
-	if ib.cfg.Mail == nil {
+	if ib.cfg.Outgoing == nil {
 		m.ID = ""
 		return CorreoSinRemitente, CorreoSinRemitente, nil
 	}
-	if err := ib.cfg.Mail(ctx, tx, m); err != nil {
+	if err := ib.cfg.Outgoing.QueueAnswer(ctx, tx, m); err != nil {
 		return "", "", err
 	}
 	if m.ID == "" {
@@ -107,6 +107,6 @@ func (ib *Inbox) answered(empresaID, tipo, ref, id, estado, label string) {
 			"empresa_id", empresaID, ref, id, "tipo", tipo, "estado", estado)
 	}
 	if ib.cfg.Counted != nil && label != "" {
-		ib.cfg.Counted(empresaID, label)
+		ib.cfg.Counted.Add(empresaID, label)
 	}
 }

@@ -25,11 +25,7 @@ func registryRoom(t *testing.T, st store.Store) (*room, *siitest.Fake) {
 	fake := siitest.New(siitest.Options{}).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
-	tokens := sii.NewTokenCache()
-	rm := newRoom(t, st, ans.creds, Config{Registry: func(ctx context.Context, empresaID, ambiente string) (*sii.Client, error) {
-		return sii.New(sii.Config{Environment: sii.Certificacion, Endpoints: fake.Endpoints(), Certificate: ans.creds.Cert,
-			Tokens: tokens, Timeout: 5 * time.Second})
-	}})
+	rm := newRoom(t, st, ans.creds, Config{Registry: newFakeRegistry(ans.creds.Cert, map[string]*siitest.Fake{"certificacion": fake})})
 	return rm, fake
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/dtekit/dtekit/intercambio"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/pgtest"
-	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/postgres"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -182,11 +181,9 @@ func TestAcuseOfRefusedFile(t *testing.T) {
 	file := junkFiles(t, 64<<10, envelope)[2]
 	ctx := context.Background()
 	at := time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC)
-	var mails []*Mail
+	outgoing := &fakeOutgoing{}
 	st := backends[0].open(t)
-	rm := newRoom(t, st, ans.creds, Config{Now: func() time.Time { return at },
-		SigningCert: func(context.Context, string) (*signer.Certificate, error) { return ans.creds.Cert, nil },
-		Mail:        func(_ context.Context, _ store.Tx, m *Mail) error { mails = append(mails, m); return nil }})
+	rm := newRoom(t, st, ans.creds, Config{Now: func() time.Time { return at }, Outgoing: outgoing})
 	declareMaintenance(t, st)
 	res, err := rm.ib.Intake(ctx, rm.empresa, file, Source{Origen: OrigenCorreo, Remitente: "dte@proveedor.cl", Filename: "x.xml"})
 	if err != nil {
@@ -199,6 +196,7 @@ func TestAcuseOfRefusedFile(t *testing.T) {
 	if err := rm.ib.acuse(ctx, acuseArgs{EmpresaID: rm.empresa, RecepcionID: r.ID}); err != nil {
 		t.Fatal(err)
 	}
+	mails := outgoing.sent
 	if len(mails) != 1 {
 		t.Fatalf("%d mails queued, want the acuse", len(mails))
 	}

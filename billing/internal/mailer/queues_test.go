@@ -110,14 +110,13 @@ func newQueueRig(t *testing.T, hanging int, pit *tarpit, now func() time.Time, c
 	hang := &Settings{Direccion: "dte@colgada.cl", IMAP: &email.IMAPConfig{Host: "127.0.0.1", Port: pit.port(), Security: "tls", Username: "u", Password: "p"}}
 	r.m = New(Config{Store: st, Now: now, Logger: slog.New(slog.DiscardHandler), Every: time.Minute, ConnectTimeout: connect,
 		Backoff: []time.Duration{time.Hour}, Workers: DefaultWorkers, MailboxWorkers: DefaultMailboxWorkers,
-		Settings: func(_ context.Context, id string) (*Settings, error) {
+		Tenants: fakeTenants{settings: func(id string) (*Settings, error) {
 			if id == r.sender.ID {
 				return sender, nil
 			}
 			return hang, nil
-		},
-		Intake: func(context.Context, string, []byte, Source) error { return nil },
-		Reply:  func(context.Context, string, []byte, Source) error { return nil }})
+		}},
+		Handoff: &fakeHandoff{}})
 	if err := periodic.Declare(st.Jobs(), 1); err != nil {
 		t.Fatal(err)
 	}
