@@ -66,7 +66,7 @@ type Settings struct {
 }
 
 // lowStockThreshold returns the company's threshold, or the default.
-func lowStockThreshold(ctx context.Context, r store.Reader, empresaID string) (int64, error) {
+func lowStockThreshold(ctx context.Context, r store.AlertReader, empresaID string) (int64, error) {
 	n, set, err := r.LowStockThreshold(ctx, empresaID)
 	if err != nil || !set {
 		return DefaultLowStockThreshold, err

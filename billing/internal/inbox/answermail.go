@@ -61,7 +61,7 @@ func (ib *Inbox) answerAddress(ctx context.Context, rut, given string) (addr, vi
 // contribuyentes gives for rut, "" when the list does not name it or
 // gives none: the one lookup of the answers to suppliers and of the
 // mail of documents to their receptors.
-func ListedAddress(ctx context.Context, r store.Reader, rut string) (string, error) {
+func ListedAddress(ctx context.Context, r store.ContribuyentesReader, rut string) (string, error) {
 	k, err := r.GetContribuyente(ctx, rut)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil

@@ -235,10 +235,18 @@ func MailID(kind, id string) string {
 // from.
 var ErrNoSender = errors.New("billing: the company has no mail settings to send from (correo.direccion and correo.smtp)")
 
+// Tx is what queuing a mail needs of the caller's transaction: the
+// company's mails, and the job that sends one. A store.Tx is one.
+type Tx interface {
+	store.MailReader
+	store.MailWriter
+	store.JobWriter
+}
+
 // Enqueue composes o and queues it, in tx: the mail is recorded pending
 // and its send job queued. A mail whose id is recorded already is left
 // alone. It returns ErrNoSender when the company cannot send mail.
-func (m *Mailer) Enqueue(ctx context.Context, tx store.Tx, o *Outgoing) (*store.Correo, error) {
+func (m *Mailer) Enqueue(ctx context.Context, tx Tx, o *Outgoing) (*store.Correo, error) {
 	if o.ID == "" {
 		o.ID = uuid.Must(uuid.NewV7()).String()
 	}
@@ -307,7 +315,7 @@ func (documentArgs) JobOpts() store.JobOpts {
 
 // QueueDocument queues, in tx, the mail of one of the company's documents
 // to its receptor (built by a job: it signs an envelope).
-func (m *Mailer) QueueDocument(ctx context.Context, tx store.Tx, empresaID, dteID string) error {
+func (m *Mailer) QueueDocument(ctx context.Context, tx store.JobWriter, empresaID, dteID string) error {
 	_, err := tx.Enqueue(ctx, documentArgs{EmpresaID: empresaID, DTEID: dteID}, nil)
 	return err
 }

@@ -373,7 +373,7 @@ func deref[T any](p *T) (v T) {
 // this one, so a crash right after it commits cannot make the runner
 // rescue this step and run it beside the next (two uploads of one
 // envelope, two chains of polls).
-func stepDone(ctx context.Context, tx store.Tx) error { return tx.CompleteJob(ctx) }
+func stepDone(ctx context.Context, tx store.JobWriter) error { return tx.CompleteJob(ctx) }
 
 // transition moves a locked document to a final state with its event.
 // It is where every final SII outcome of a document is recorded.
