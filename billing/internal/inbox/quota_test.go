@@ -167,12 +167,21 @@ func TestRefusedFilesBounded(t *testing.T) {
 	}
 }
 
-// TestAcuseOfRefusedFile: the acuse of a refused file whose bytes were
+// TestAcuseOfRefusedFile, on both backends: the acuse of a refused file whose bytes were
 // cut is built from its report, and is the very acuse the whole file
 // gives (intercambio.Receive on it, as the job did before the cut); it
 // names the Carátula's emitter.
 func TestAcuseOfRefusedFile(t *testing.T) {
 	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			testAcuseOfRefusedFile(t, be.open(t))
+		})
+	}
+}
+
+func testAcuseOfRefusedFile(t *testing.T, st store.Store) {
 	ans := fixtureAnswers(t)
 	envelope, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: ans.creds.Emisor, RutReceptor: dtetest.EmisorRUT}, ans.creds.Cert, ans.factura)
 	if err != nil {
@@ -182,7 +191,6 @@ func TestAcuseOfRefusedFile(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC)
 	outgoing := &fakeOutgoing{}
-	st := backends[0].open(t)
 	rm := newRoom(t, st, ans.creds, Config{Now: func() time.Time { return at }, Outgoing: outgoing})
 	declareMaintenance(t, st)
 	res, err := rm.ib.Intake(ctx, rm.empresa, file, Source{Origen: OrigenCorreo, Remitente: "dte@proveedor.cl", Filename: "x.xml"})
