@@ -6,7 +6,8 @@
 // they reach the subscribed webhooks.
 //
 // An Alerts needs a store, the outbox and a clock; it knows nothing of
-// billing.Service.
+// billing.Service and asks nothing of it: its one function value,
+// Config.Now, is the clock, which tests replace.
 package alerts
 
 import (
