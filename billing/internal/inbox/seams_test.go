@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
+	"github.com/dtekit/dtekit/billing/internal/periodic"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/signer"
@@ -21,10 +23,12 @@ import (
 
 // fakeTenants is the tests' Tenants: every company signs with the test
 // certificate, verification trusts the test authority's keys with the
-// room's signer policy, and every file is acknowledged at intake.
+// room's signer policy, and every file is acknowledged at intake unless
+// noAcuse is set.
 type fakeTenants struct {
-	rm    *room
-	creds *dtetest.Creds
+	rm      *room
+	creds   *dtetest.Creds
+	noAcuse bool
 }
 
 func (f fakeTenants) SigningCert(context.Context, string) (*signer.Certificate, error) {
@@ -37,7 +41,7 @@ func (f fakeTenants) VerifyOptions(context.Context, string) (dte.VerifyOptions, 
 	return vo, nil
 }
 
-func (fakeTenants) AutoAcuse(context.Context, string) bool { return true }
+func (f fakeTenants) AutoAcuse(context.Context, string) bool { return !f.noAcuse }
 
 // fakeRegistry is the tests' Registry: one fake SII per environment
 // ("" is certificación, the company's), signed in with the test
@@ -106,4 +110,50 @@ func (c *fakeCounter) count(label string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n[label]
+}
+
+// TestAutoAcuseSeam, on both backends: a file received while the
+// company's Tenants says it acknowledges at intake queues one acuse job
+// in the maintenance queue, in the file's transaction; received while it
+// says no, the file is recorded all the same and queues none.
+func TestAutoAcuseSeam(t *testing.T) {
+	t.Parallel()
+	ans := fixtureAnswers(t)
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			tenants := &fakeTenants{creds: ans.creds}
+			rm := newRoom(t, be.open(t), ans.creds, Config{})
+			tenants.rm = rm
+			rm.ib.cfg.Tenants = tenants
+			declareMaintenance(t, rm.st)
+			queued := func() int64 {
+				t.Helper()
+				depth, err := rm.st.Jobs().QueueDepth(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n int64
+				for _, c := range depth[periodic.Queue] {
+					n += c
+				}
+				return n
+			}
+			if _, err := rm.ib.Intake(ctx, rm.empresa, []byte("not xml 1"), Source{Origen: OrigenUpload}); err != nil {
+				t.Fatal(err)
+			}
+			if n := queued(); n != 1 {
+				t.Errorf("a file received with the acknowledgment on: %d jobs queued, want its acuse", n)
+			}
+			tenants.noAcuse = true
+			res, err := rm.ib.Intake(ctx, rm.empresa, []byte("not xml 2"), Source{Origen: OrigenUpload})
+			if err != nil || res.Duplicate {
+				t.Fatalf("a file received with the acknowledgment off: %+v, %v", res, err)
+			}
+			if n := queued(); n != 1 {
+				t.Errorf("a file received with the acknowledgment off: %d jobs queued, want only the first file's", n)
+			}
+		})
+	}
 }

@@ -3,6 +3,8 @@ package mailer
 import (
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -123,4 +125,45 @@ func testSendFailureShown(t *testing.T, b backendtest.Backend) {
 	if got.Estado != Fallido || !strings.HasPrefix(got.LastError, "refused: ") || strings.Contains(got.LastError, "127.0.0.1") {
 		t.Errorf("a send to a closed port: %s, %q; want fallido, refused, no address", got.Estado, got.LastError)
 	}
+}
+
+// TestAdmitEndsTheRead, on both backends: the Handoff is asked before
+// each message; once it refuses (the company's quota of mails), the read
+// ends with its error, the messages read so far handed over and
+// recorded, and the rest left unread in the mailbox for a later read.
+func TestAdmitEndsTheRead(t *testing.T) {
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		ctx := context.Background()
+		st, e := storeWithEmpresa(t, b)
+		u := emailtest.User{Address: "dte@empresa.cl", Username: "e", Password: "pw"}
+		srv := emailtest.Start(t, u)
+		two := 2
+		handoff := &fakeHandoff{admit: &two}
+		m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
+			Tenants: fakeTenants{settings: func(string) (*Settings, error) {
+				return &Settings{Direccion: u.Address, IMAP: new(srv.IMAPConfig(u))}, nil
+			}},
+			Handoff: handoff})
+		for i := range 3 {
+			srv.Append(u, withEnvio(fmt.Sprintf("<m%d@proveedor.cl>", i), fmt.Sprintf("factura %d", i+1)))
+		}
+		res, err := m.Poll(ctx, e.ID)
+		if !errors.Is(err, errQuota) || res.Read != 2 {
+			t.Fatalf("a read with room for two messages: %+v, %v; want 2 read and the quota's error", res, err)
+		}
+		page, err := st.ListMensajes(ctx, e.ID, store.ListFilter{})
+		if err != nil || len(page.Items) != 2 {
+			t.Fatalf("the mails recorded: %+v, %v; want 2", page, err)
+		}
+		// Room again: the third message was left in the mailbox.
+		handoff.admit = nil
+		res, err = m.Poll(ctx, e.ID)
+		if err != nil || res.Read != 1 || res.Skipped != 0 {
+			t.Fatalf("the next read: %+v, %v; want the message left", res, err)
+		}
+		if got := handoff.intake; len(got) != 3 || !strings.Contains(got[2], "factura 3") {
+			t.Errorf("the intake received %d files, want the three in order", len(got))
+		}
+	})
 }

@@ -34,11 +34,13 @@ func (f fakeTenants) DocumentMail(_ context.Context, _, dteID string) (*Outgoing
 }
 
 // fakeHandoff is the tests' Handoff: it keeps the files handed to the
-// intake and the answers, in order, and admits every message.
+// intake and the answers, in order, and admits every message, or, when
+// admit is set, as many as it holds (the company's quota of mails).
 type fakeHandoff struct {
 	mu      sync.Mutex
 	intake  []string
 	replies []string
+	admit   *int
 }
 
 func (h *fakeHandoff) Intake(_ context.Context, _ string, data []byte, _ Source) error {
@@ -55,7 +57,21 @@ func (h *fakeHandoff) Reply(_ context.Context, _ string, data []byte, _ Source) 
 	return nil
 }
 
-func (*fakeHandoff) Admit(context.Context, string) error { return nil }
+// errQuota is what fakeHandoff's Admit answers once its quota is spent.
+var errQuota = errors.New("the company's quota of mails is reached")
+
+func (h *fakeHandoff) Admit(context.Context, string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.admit == nil {
+		return nil
+	}
+	if *h.admit == 0 {
+		return errQuota
+	}
+	*h.admit--
+	return nil
+}
 
 // fakeCounter is the tests' Counter: it keeps the labels in order.
 type fakeCounter struct {
