@@ -100,6 +100,26 @@ func (f *fixture) get(t *testing.T, id string) *store.Delivery {
 	return d
 }
 
+// pendingDelivery records a dte.created event and its delivery to the
+// webhook, pending and due at now, with no job enqueued for it.
+func (f *fixture) pendingDelivery(t *testing.T, webhookID string, now time.Time) store.Delivery {
+	t.Helper()
+	var dl store.Delivery
+	err := f.st.Write(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: 1, Estado: "firmado"})
+		ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
+		if err := tx.InsertEvent(ctx, ev); err != nil {
+			return err
+		}
+		dl = store.Delivery{EmpresaID: f.empresa, WebhookID: webhookID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: now.Truncate(time.Millisecond)}
+		return tx.InsertDelivery(ctx, &dl)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dl
+}
+
 // receiver is a loopback endpoint answering 204 and counting requests.
 func receiver(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	var n atomic.Int32
@@ -210,19 +230,7 @@ func TestUpdateWebhookOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var dl store.Delivery
-		err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-			body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: 1, Estado: "firmado"})
-			ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
-			if err := tx.InsertEvent(ctx, ev); err != nil {
-				return err
-			}
-			dl = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: now.Truncate(time.Millisecond)}
-			return tx.InsertDelivery(ctx, &dl)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dl := f.pendingDelivery(t, wh.ID, now)
 		off, on := false, true
 		got, err := f.d.UpdateWebhook(ctx, f.empresa, wh.ID, WebhookChange{Active: &off})
 		if err != nil || got.IsActive {
@@ -273,20 +281,7 @@ func TestFailedAttemptsCounted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var dl store.Delivery
-			err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: 1, Estado: "firmado"})
-				ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
-				if err := tx.InsertEvent(ctx, ev); err != nil {
-					return err
-				}
-				dl = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: now.Truncate(time.Millisecond)}
-				return tx.InsertDelivery(ctx, &dl)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dls = append(dls, dl)
+			dls = append(dls, f.pendingDelivery(t, wh.ID, now))
 		}
 		for _, dl := range dls {
 			if err := f.d.Run(ctx, outbox.DeliverArgs{EmpresaID: f.empresa, DeliveryID: dl.ID, Attempt: 1, Due: dl.NextAttemptAt.UnixMilli()}, 0); err != nil {
