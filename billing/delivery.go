@@ -59,10 +59,10 @@ const DefaultRotationGrace = 24 * time.Hour
 // newDeliverer builds the webhook delivery subsystem, cfg's zero fields
 // resolved to their defaults.
 func (s *Service) newDeliverer(cfg DeliveryConfig) *delivery.Deliverer {
-	dc := delivery.Config{Store: s.st, Now: s.now, Logger: s.log, Seal: s.keys.Seal, Open: s.keys.Open,
+	dc := delivery.Config{Store: s.st, Now: s.now, Logger: s.log, Sealer: s.keys,
 		AllowLoopback: cfg.AllowLoopback, Client: cfg.Client, Resolver: cfg.Resolver,
 		Policy: webhook.DefaultRetryPolicy(), Rand: cfg.Rand, RotationGrace: cfg.RotationGrace, Timeout: cfg.Timeout,
-		Workers: budget(s.cfg.Workers.Delivery, DefaultDeliveryWorkers), Failed: s.deliveryFailures.add}
+		Workers: budget(s.cfg.Workers.Delivery, DefaultDeliveryWorkers), Failed: &s.deliveryFailures}
 	dc.MaxPerCompany, dc.MaxPerEndpoint = cfg.MaxInFlightPerCompany, cfg.MaxInFlightPerEndpoint
 	if cfg.Policy != nil {
 		dc.Policy = *cfg.Policy

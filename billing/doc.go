@@ -6,8 +6,10 @@
 // documents, and authenticates API keys.
 //
 // A Service is also the one face of the rooms under billing/internal,
-// each built by New from Config and the store, each tested against a
-// store alone (docs/architecture.md describes them and the rules between
+// each built by New from Config and the store, joined to the face by the
+// small interfaces it declares for what it asks of it (seams.go holds the
+// face's side), each tested against a store alone, with fakes of those
+// interfaces (docs/architecture.md describes them and the rules between
 // them):
 //
 //   - internal/outbox records each event, its payload frozen, in the
@@ -24,7 +26,7 @@
 //     customers send about the company's own, decides them in the SII's
 //     registry and answers them;
 //   - internal/mailer sends each company's mail and reads its mailbox,
-//     handing what it reads to the inbox through the face.
+//     handing what it reads to the inbox through the face (its Handoff).
 //
 // Start runs their background jobs with emission's own; Stop ends them
 // and everything else New began. billing/demo provisions the demo's

@@ -2,19 +2,17 @@ package billing
 
 import (
 	"context"
-	"errors"
 
 	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/internal/inbox"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/email"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/store"
 )
 
 // newMail builds the inbox and mail rooms and wires them to each other
-// through the face.
+// through the face (seams.go).
 func (s *Service) newMail() {
 	s.siiTokens = sii.NewTokenCache()
 	workers := budget(s.cfg.Workers.Mail, DefaultMailWorkers)
@@ -23,49 +21,13 @@ func (s *Service) newMail() {
 		workers, mailboxWorkers = 0, 0
 	}
 	s.mailDial = s.cfg.Mail.mailDialer()
-	s.mailer = mailer.New(mailer.Config{Store: s.st, Now: s.now, Logger: s.log, Settings: s.mailSettings,
-		Intake: func(ctx context.Context, empresaID string, data []byte, src mailer.Source) error {
-			_, err := s.inbox.Intake(ctx, empresaID, data, inbox.Source{Origen: inbox.OrigenCorreo, MensajeID: src.MensajeID,
-				Remitente: src.From, Filename: src.Filename})
-			return err
-		},
-		Reply: func(ctx context.Context, empresaID string, data []byte, src mailer.Source) error {
-			_, err := s.inbox.Reply(ctx, empresaID, data, inbox.Source{Origen: inbox.OrigenCorreo, MensajeID: src.MensajeID,
-				Remitente: src.From, Filename: src.Filename})
-			return err
-		},
-		Document: func(ctx context.Context, empresaID, dteID string) (*mailer.Outgoing, error) {
-			return s.documentMail(ctx, empresaID, dteID, "")
-		},
-		Counted: s.documentMails.add,
-		Limits:  s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers,
-		MailboxWorkers: mailboxWorkers,
-		Admit:          func(ctx context.Context, empresaID string) error { return s.inbox.AdmitMail(ctx, empresaID) }})
-	ic := inbox.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log, SigningCert: s.signingCert,
-		Verify: func(ctx context.Context, empresaID string) (dte.VerifyOptions, error) {
-			vo := s.cfg.SignerPolicy
-			vo.Keys = s.trust
-			return vo, nil
-		},
-		Mail: func(ctx context.Context, tx store.Tx, m *inbox.Mail) error {
-			_, err := s.mailer.Enqueue(ctx, tx, &mailer.Outgoing{ID: m.ID, EmpresaID: m.EmpresaID, Tipo: m.Tipo, RecibidoID: m.RecibidoID,
-				To: m.To, Subject: m.Subject, Text: m.Text,
-				Attachments: []email.Attachment{{Filename: m.Filename, ContentType: "application/xml", Data: m.XML}}})
-			if errors.Is(err, mailer.ErrNoSender) {
-				// Recorded without a mail: the company sends none.
-				m.ID = ""
-				return nil
-			}
-			return err
-		},
-		Counted: s.answerMails.add,
-		AutoAcuse: func(ctx context.Context, empresaID string) bool {
-			p, err := s.correoPrefs(ctx, s.st, empresaID)
-			return err != nil || p.AcuseAutomatico == nil || *p.AcuseAutomatico
-		},
-	}
+	s.mailer = mailer.New(mailer.Config{Store: s.st, Now: s.now, Logger: s.log, Tenants: tenants{s}, Handoff: mailHandoff{s},
+		Counted: &s.documentMails, Limits: s.cfg.Mail.Limits, Every: s.cfg.Mail.Every, Backoff: s.cfg.Mail.Backoff, Workers: workers,
+		MailboxWorkers: mailboxWorkers})
+	ic := inbox.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log, Tenants: tenants{s}, Outgoing: answerMail{s},
+		Counted: &s.answerMails}
 	if s.cfg.Submission != nil {
-		ic.Registry = s.registryClient
+		ic.Registry = registry{s}
 	}
 	ic.Limits, ic.PurgeEvery = s.cfg.Inbox.limits(), s.cfg.Inbox.PurgeEvery
 	s.inbox = inbox.New(ic)

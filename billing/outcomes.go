@@ -77,7 +77,9 @@ type tally struct {
 
 type tallyKey struct{ empresaID, label string }
 
-func (t *tally) add(empresaID, label string) {
+// Add counts one label of a company: a tally is the rooms' Counter
+// (delivery's, inbox's and mailer's).
+func (t *tally) Add(empresaID, label string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n == nil {

@@ -89,11 +89,10 @@ func defaultPollBackoff() []time.Duration {
 // resolved to their defaults.
 func (s *Service) newSubmitter(cfg SubmitConfig) *submission.Submitter {
 	sc := submission.Config{Store: s.st, Outbox: s.outbox, Now: s.now, Logger: s.log,
-		SigningCert: s.signingCert, Emisor: issuerOf, Ambiente: s.ambienteOf, Endpoints: cfg.Endpoints, HTTPClient: cfg.HTTPClient,
+		Tenants: tenants{s}, Documents: issued{s}, Endpoints: cfg.Endpoints, HTTPClient: cfg.HTTPClient,
 		Timeout: cfg.Timeout, UploadBackoff: cfg.UploadBackoff, PollBackoff: cfg.PollBackoff, ReconcileWindow: cfg.ReconcileWindow,
 		Workers:  budget(s.cfg.Workers.Submission, DefaultSubmissionWorkers),
-		Settled:  func(o submission.Settled) { s.siiOutcomes.add(o.EmpresaID, string(o.Estado)) },
-		Accepted: s.mailOnAccepted}
+		Outcomes: siiReview{s}}
 	if len(sc.UploadBackoff) == 0 {
 		sc.UploadBackoff = defaultUploadBackoff()
 	}

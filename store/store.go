@@ -254,187 +254,25 @@ type Store interface {
 
 // Reader holds the read methods, available both outside a transaction
 // (on Store) and inside one (on Tx, where they see the transaction's own
-// writes).
+// writes). It is composed of one reader per kind of record, named for the
+// room or part of the service that owns them (DTEReader, InboxReader,
+// MailReader…), so that a room can name the narrow interface it needs;
+// storetest's Coverage table names the conformance tests of each.
 type Reader interface {
 	ContribuyentesReader
-
-	// GetEmpresa returns the company with this id.
-	GetEmpresa(ctx context.Context, empresaID string) (*Empresa, error)
-	// GetEmpresaByRut returns the company with this RUT in this
-	// environment (Empresa.Ambiente), or ErrNotFound when there is none.
-	// A RUT and an environment name at most one company
-	// (ConstraintEmpresaRut), while one RUT may have a company in each
-	// environment. Both are matched exactly as stored, with no
-	// normalization (billing stores the RUT's canonical form, such as
-	// "76192083-9", so "76.192.083-9" finds nothing). Like FindAPIKey, it
-	// crosses companies by nature: it is how the command line finds a
-	// company.
-	GetEmpresaByRut(ctx context.Context, rut, ambiente string) (*Empresa, error)
-	// GetEmpresaLogo returns the company's logo; ErrNotFound when it has
-	// none (or the company does not exist).
-	GetEmpresaLogo(ctx context.Context, empresaID string) (*Logo, error)
-	// ListEmpresas returns every company, oldest first (administration;
-	// crosses companies by nature).
-	ListEmpresas(ctx context.Context, f ListFilter) (*Page[Empresa], error)
-
-	// GetCertificado returns the company's certificate, or ErrNotFound
-	// when none was uploaded.
-	GetCertificado(ctx context.Context, empresaID string) (*Certificado, error)
-
-	// GetCAF returns the company's CAF with this id, XML included, or
-	// ErrNotFound.
-	GetCAF(ctx context.Context, empresaID, id string) (*CAF, error)
-	// ListCAFs returns the company's CAFs of one type (or of every type
-	// when tipoDTE is 0), ordered by type then FolioDesde.
-	ListCAFs(ctx context.Context, empresaID string, tipoDTE int) ([]CAF, error)
-	// ListCAFPage returns a page of the company's CAFs (CAFFilter),
-	// without XML.
-	ListCAFPage(ctx context.Context, empresaID string, f CAFFilter) (*Page[CAF], error)
-	// CAFsInUse returns, for each type, the id of the CAF TakeFolio takes
-	// the next folio from: the active CAF with folios left and the lowest
-	// FolioDesde. A type without one has no entry.
-	CAFsInUse(ctx context.Context, empresaID string) (map[int]string, error)
-
-	// GetDTE returns the document with every field, XML included.
-	GetDTE(ctx context.Context, empresaID, id string) (*DTE, error)
-	// GetDTEByFolio returns the company's document of this environment,
-	// type and folio, XML included, or ErrNotFound (folios restart in each
-	// environment, so a type and folio may name one document in each).
-	GetDTEByFolio(ctx context.Context, empresaID, ambiente string, tipoDTE int, folio int64) (*DTE, error)
-	// ListDTEs returns a page of documents, newest first, without XML.
-	ListDTEs(ctx context.Context, empresaID string, f DTEFilter) (*Page[DTE], error)
-
-	// GetCliente returns a cliente that is not deleted.
-	GetCliente(ctx context.Context, empresaID, id string) (*Cliente, error)
-	// GetClienteByRut returns the company's cliente with this rut (as
-	// stored) that is not deleted, or ErrNotFound.
-	GetClienteByRut(ctx context.Context, empresaID, rut string) (*Cliente, error)
-	// ListClientes returns a page of the company's clientes that are not
-	// deleted (CatalogFilter).
-	ListClientes(ctx context.Context, empresaID string, f CatalogFilter) (*Page[Cliente], error)
-
-	// GetProducto returns a producto that is not deleted.
-	GetProducto(ctx context.Context, empresaID, id string) (*Producto, error)
-	// ListProductos returns a page of the company's productos that are
-	// not deleted (CatalogFilter).
-	ListProductos(ctx context.Context, empresaID string, f CatalogFilter) (*Page[Producto], error)
-
-	// GetWebhook returns a webhook that is not deleted.
-	GetWebhook(ctx context.Context, empresaID, id string) (*Webhook, error)
-	// ListWebhooks returns the company's webhooks that are not deleted,
-	// oldest first.
-	ListWebhooks(ctx context.Context, empresaID string) ([]Webhook, error)
-
-	// FindAPIKey returns the API key with this hash, revoked or not. It
-	// crosses companies by nature: it is how a credential finds its
-	// company.
-	FindAPIKey(ctx context.Context, hash []byte) (*APIKey, error)
-	// ListAPIKeys returns the company's API keys, revoked ones included,
-	// oldest first; an empty list when it has none.
-	ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, error)
-
-	// GetIdempotency returns the Idempotency-Key the company recorded in
-	// this environment, or ErrNotFound (also once PurgeIdempotency deleted
-	// it).
-	GetIdempotency(ctx context.Context, empresaID, ambiente, key string) (*Idempotency, error)
-
-	// GetEvent returns the company's event with this id, or ErrNotFound.
-	GetEvent(ctx context.Context, empresaID, id string) (*Event, error)
-	// ListEvents returns the company's events, newest first.
-	ListEvents(ctx context.Context, empresaID string, f ListFilter) (*Page[Event], error)
-
-	// GetDelivery returns the company's delivery with this id (its
-	// webhook deleted or not), or ErrNotFound.
-	GetDelivery(ctx context.Context, empresaID, id string) (*Delivery, error)
-	// ListDeliveries returns the deliveries of one webhook, newest first.
-	ListDeliveries(ctx context.Context, empresaID, webhookID string, f ListFilter) (*Page[Delivery], error)
-
-	// GetEnvio returns the company's envelope with this id, or
-	// ErrNotFound.
-	GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error)
-	// ListEnvios returns a page of the company's envelopes (EnvioFilter),
-	// newest first, without XML and Response.
-	ListEnvios(ctx context.Context, empresaID string, f EnvioFilter) (*Page[Envio], error)
-
-	// ListDeliveryAttempts returns the attempt log of a delivery of the
-	// company, oldest first: at most MaxLimit attempts, the latest ones.
-	// A delivery with no attempts, or one that does not exist in the
-	// company, gives an empty list and no error.
-	ListDeliveryAttempts(ctx context.Context, empresaID, deliveryID string) ([]DeliveryAttempt, error)
-	// WebhookFailingSince returns when the webhook's current run of
-	// failures began: the time of its first failed attempt after its last
-	// successful one. It returns the zero time, and no error, when the
-	// webhook's latest attempt succeeded, when it has no attempts, and
-	// when the company has no such webhook.
-	WebhookFailingSince(ctx context.Context, empresaID, webhookID string) (time.Time, error)
-
-	// LowStockThreshold returns the caf.low_stock threshold the company
-	// set (SetLowStockThreshold). It reports ok false, with n 0 and no
-	// error, when the company never set one or does not exist.
-	LowStockThreshold(ctx context.Context, empresaID string) (n int64, ok bool, err error)
-
-	// ListSealed returns up to limit sealed secrets of one kind (one of
-	// SealedKinds), of every company, after the one named by afterEmpresa
-	// and afterID (both "" for the first page), ordered by company and
-	// id: certificados, CAF keys that were sealed (CAF.SealedKey not nil)
-	// and webhook secrets (a deleted webhook keeps none). It crosses
-	// companies by nature: it is how the caller checks and re-seals every
-	// secret under its key-encryption key.
-	ListSealed(ctx context.Context, kind, afterEmpresa, afterID string, limit int) ([]Sealed, error)
-
-	// GetRecepcion returns the company's received file with this id, XML
-	// included, or ErrNotFound.
-	GetRecepcion(ctx context.Context, empresaID, id string) (*Recepcion, error)
-	// GetRecepcionByDigest returns the company's received file with this
-	// digest, XML included, or ErrNotFound.
-	GetRecepcionByDigest(ctx context.Context, empresaID, digest string) (*Recepcion, error)
-	// ListRecepciones returns a page of the company's received files,
-	// newest first, without XML.
-	ListRecepciones(ctx context.Context, empresaID string, f RecepcionFilter) (*Page[Recepcion], error)
-
-	// GetRecibido returns the company's received document with this id,
-	// XML included, or ErrNotFound.
-	GetRecibido(ctx context.Context, empresaID, id string) (*Recibido, error)
-	// GetRecibidoByKey returns the company's received document with this
-	// DedupeKey, XML included, or ErrNotFound.
-	GetRecibidoByKey(ctx context.Context, empresaID, key string) (*Recibido, error)
-	// ListRecibidos returns a page of the company's received documents
-	// (RecibidoFilter), newest first, without XML.
-	ListRecibidos(ctx context.Context, empresaID string, f RecibidoFilter) (*Page[Recibido], error)
-
-	// GetCorreo returns the company's mail with this id, Message
-	// included, or ErrNotFound.
-	GetCorreo(ctx context.Context, empresaID, id string) (*Correo, error)
-	// ListCorreos returns a page of the company's mails (CorreoFilter),
-	// newest first, without Message.
-	ListCorreos(ctx context.Context, empresaID string, f CorreoFilter) (*Page[Correo], error)
-
-	// FindMensaje returns the company's mail read before with this
-	// digest, or ErrNotFound.
-	FindMensaje(ctx context.Context, empresaID, digest string) (*Mensaje, error)
-	// ListMensajes returns a page of the mails read from the company's
-	// mailbox, newest first.
-	ListMensajes(ctx context.Context, empresaID string, f ListFilter) (*Page[Mensaje], error)
-
-	// GetCorreoConfig returns the company's mailbox settings, or
-	// ErrNotFound when it has none.
-	GetCorreoConfig(ctx context.Context, empresaID string) (*CorreoConfig, error)
-	// GetBuzon returns what the reader knows of the company's mailbox, or
-	// ErrNotFound when it was never read.
-	GetBuzon(ctx context.Context, empresaID string) (*Buzon, error)
-
-	// GetInboxSettings returns the company's inbox quota and retention,
-	// or ErrNotFound when it set none.
-	GetInboxSettings(ctx context.Context, empresaID string) (*InboxSettings, error)
-	// InboxUsage counts what the company's inbox holds: its received
-	// files and their stored bytes (Recepcion.Stored), and the mails read
-	// from its mailbox. It reads indexes only, never the files.
-	InboxUsage(ctx context.Context, empresaID string) (*InboxUsage, error)
-
-	// Setting returns the value of a setting of the database (one of the
-	// Setting constants); ok is false, with no error, when it was never
-	// set.
-	Setting(ctx context.Context, name string) (value string, ok bool, err error)
+	EmpresaReader
+	CAFReader
+	DTEReader
+	CatalogReader
+	KeyReader
+	IdempotencyReader
+	EventReader
+	DeliveryReader
+	EnvioReader
+	AlertReader
+	InboxReader
+	MailReader
+	AdminReader
 }
 
 // Scrubber is implemented by a Store whose files may still hold, after a
@@ -462,10 +300,55 @@ type SerialWriter interface {
 // CreatedAt/UpdatedAt with the current time, and write them back into the
 // record given. Methods that update a record match it by EmpresaID and ID
 // and return ErrNotFound when no record of that company has that id.
+// Like Reader, it is composed of one writer per kind of record (DTEWriter,
+// InboxWriter, MailWriter…), and JobWriter for the jobs queued in it.
 type Tx interface {
 	Reader
 	ContribuyentesWriter
+	EmpresaWriter
+	CAFWriter
+	DTEWriter
+	CatalogWriter
+	KeyWriter
+	IdempotencyWriter
+	EventWriter
+	DeliveryWriter
+	EnvioWriter
+	AlertWriter
+	InboxWriter
+	MailWriter
+	AdminWriter
+	JobWriter
+}
 
+// EmpresaReader reads companies and their certificates (the face:
+// companies, the certificate, the command line); part of Reader.
+type EmpresaReader interface {
+	// GetEmpresa returns the company with this id.
+	GetEmpresa(ctx context.Context, empresaID string) (*Empresa, error)
+	// GetEmpresaByRut returns the company with this RUT in this
+	// environment (Empresa.Ambiente), or ErrNotFound when there is none.
+	// A RUT and an environment name at most one company
+	// (ConstraintEmpresaRut), while one RUT may have a company in each
+	// environment. Both are matched exactly as stored, with no
+	// normalization (billing stores the RUT's canonical form, such as
+	// "76192083-9", so "76.192.083-9" finds nothing). Like FindAPIKey, it
+	// crosses companies by nature: it is how the command line finds a
+	// company.
+	GetEmpresaByRut(ctx context.Context, rut, ambiente string) (*Empresa, error)
+	// GetEmpresaLogo returns the company's logo; ErrNotFound when it has
+	// none (or the company does not exist).
+	GetEmpresaLogo(ctx context.Context, empresaID string) (*Logo, error)
+	// ListEmpresas returns every company, oldest first (administration;
+	// crosses companies by nature).
+	ListEmpresas(ctx context.Context, f ListFilter) (*Page[Empresa], error)
+	// GetCertificado returns the company's certificate, or ErrNotFound
+	// when none was uploaded.
+	GetCertificado(ctx context.Context, empresaID string) (*Certificado, error)
+}
+
+// EmpresaWriter writes companies and their certificates; part of Tx.
+type EmpresaWriter interface {
 	// InsertEmpresa records a company; a second company with the same
 	// Rut and Ambiente is refused on ConstraintEmpresaRut, a used ID on
 	// ConstraintPrimaryKey.
@@ -478,11 +361,32 @@ type Tx interface {
 	// DeleteEmpresaLogo removes the company's logo; ErrNotFound when it
 	// has none.
 	DeleteEmpresaLogo(ctx context.Context, empresaID string) error
-
 	// PutCertificado stores the company's certificate, replacing the
 	// previous one.
 	PutCertificado(ctx context.Context, c *Certificado) error
+}
 
+// CAFReader reads the folio authorizations (the face's emission and CAF
+// intake, alerts); part of Reader.
+type CAFReader interface {
+	// GetCAF returns the company's CAF with this id, XML included, or
+	// ErrNotFound.
+	GetCAF(ctx context.Context, empresaID, id string) (*CAF, error)
+	// ListCAFs returns the company's CAFs of one type (or of every type
+	// when tipoDTE is 0), ordered by type then FolioDesde.
+	ListCAFs(ctx context.Context, empresaID string, tipoDTE int) ([]CAF, error)
+	// ListCAFPage returns a page of the company's CAFs (CAFFilter),
+	// without XML.
+	ListCAFPage(ctx context.Context, empresaID string, f CAFFilter) (*Page[CAF], error)
+	// CAFsInUse returns, for each type, the id of the CAF TakeFolio takes
+	// the next folio from: the active CAF with folios left and the lowest
+	// FolioDesde. A type without one has no entry.
+	CAFsInUse(ctx context.Context, empresaID string) (map[int]string, error)
+}
+
+// CAFWriter registers folio authorizations and hands out their folios;
+// part of Tx.
+type CAFWriter interface {
 	// InsertCAF registers a folio range; a range that overlaps one of the
 	// company's CAFs of the same type and Ambiente is refused with a
 	// ConflictError on ConstraintCAFRange (a produccion range may repeat a
@@ -508,7 +412,23 @@ type Tx interface {
 	// current ambiente, and ErrNoFolios when it has some but no active one
 	// has folios left.
 	TakeFolio(ctx context.Context, empresaID string, tipoDTE int) (caf *CAF, folio int64, err error)
+}
 
+// DTEReader reads the company's own documents (the face, submission, inbox
+// for the answers about them); part of Reader.
+type DTEReader interface {
+	// GetDTE returns the document with every field, XML included.
+	GetDTE(ctx context.Context, empresaID, id string) (*DTE, error)
+	// GetDTEByFolio returns the company's document of this environment,
+	// type and folio, XML included, or ErrNotFound (folios restart in each
+	// environment, so a type and folio may name one document in each).
+	GetDTEByFolio(ctx context.Context, empresaID, ambiente string, tipoDTE int, folio int64) (*DTE, error)
+	// ListDTEs returns a page of documents, newest first, without XML.
+	ListDTEs(ctx context.Context, empresaID string, f DTEFilter) (*Page[DTE], error)
+}
+
+// DTEWriter writes the company's own documents; part of Tx.
+type DTEWriter interface {
 	// InsertDTE records a document; a second document with the same
 	// Ambiente, type and folio in the company is refused on
 	// ConstraintDTEFolio. An empty Ambiente is set to the company's
@@ -526,7 +446,31 @@ type Tx interface {
 	// GetDTEForUpdate reads a document and locks it until the transaction
 	// ends (PostgreSQL: SELECT … FOR UPDATE; SQLite: already serialized).
 	GetDTEForUpdate(ctx context.Context, empresaID, id string) (*DTE, error)
+	// SetDTEIntercambio replaces the Intercambio of one document (what
+	// its receptor answered), changing nothing else (UpdatedAt included);
+	// ErrNotFound when the company has no such document.
+	SetDTEIntercambio(ctx context.Context, empresaID, id string, data []byte) error
+}
 
+// CatalogReader reads the customer and product catalogs; part of Reader.
+type CatalogReader interface {
+	// GetCliente returns a cliente that is not deleted.
+	GetCliente(ctx context.Context, empresaID, id string) (*Cliente, error)
+	// GetClienteByRut returns the company's cliente with this rut (as
+	// stored) that is not deleted, or ErrNotFound.
+	GetClienteByRut(ctx context.Context, empresaID, rut string) (*Cliente, error)
+	// ListClientes returns a page of the company's clientes that are not
+	// deleted (CatalogFilter).
+	ListClientes(ctx context.Context, empresaID string, f CatalogFilter) (*Page[Cliente], error)
+	// GetProducto returns a producto that is not deleted.
+	GetProducto(ctx context.Context, empresaID, id string) (*Producto, error)
+	// ListProductos returns a page of the company's productos that are
+	// not deleted (CatalogFilter).
+	ListProductos(ctx context.Context, empresaID string, f CatalogFilter) (*Page[Producto], error)
+}
+
+// CatalogWriter writes the customer and product catalogs; part of Tx.
+type CatalogWriter interface {
 	// InsertCliente refuses a rut already used by a cliente of the company
 	// that is not deleted (ConstraintClienteRut).
 	InsertCliente(ctx context.Context, c *Cliente) error
@@ -534,7 +478,6 @@ type Tx interface {
 	UpdateCliente(ctx context.Context, c *Cliente) error
 	// DeleteCliente marks a cliente deleted (soft delete).
 	DeleteCliente(ctx context.Context, empresaID, id string) error
-
 	// InsertProducto refuses a non-empty codigo already used by a producto
 	// of the company that is not deleted (ConstraintProductoCodigo).
 	InsertProducto(ctx context.Context, p *Producto) error
@@ -543,21 +486,38 @@ type Tx interface {
 	UpdateProducto(ctx context.Context, p *Producto) error
 	// DeleteProducto marks a producto deleted (soft delete).
 	DeleteProducto(ctx context.Context, empresaID, id string) error
+}
 
-	// InsertWebhook records a webhook; ErrNotFound when its company does
-	// not exist.
-	InsertWebhook(ctx context.Context, w *Webhook) error
-	// UpdateWebhook replaces URL, Events, Secret, IsActive and UpdatedAt.
-	UpdateWebhook(ctx context.Context, w *Webhook) error
-	// DeleteWebhook marks a webhook deleted and erases its secret; it
-	// disappears from reads at once, while its deliveries stay readable.
-	DeleteWebhook(ctx context.Context, empresaID, id string) error
+// KeyReader reads API keys; part of Reader.
+type KeyReader interface {
+	// FindAPIKey returns the API key with this hash, revoked or not. It
+	// crosses companies by nature: it is how a credential finds its
+	// company.
+	FindAPIKey(ctx context.Context, hash []byte) (*APIKey, error)
+	// ListAPIKeys returns the company's API keys, revoked ones included,
+	// oldest first; an empty list when it has none.
+	ListAPIKeys(ctx context.Context, empresaID string) ([]APIKey, error)
+}
 
+// KeyWriter writes API keys; part of Tx.
+type KeyWriter interface {
 	// InsertAPIKey refuses a hash already stored (ConstraintAPIKeyHash).
 	InsertAPIKey(ctx context.Context, k *APIKey) error
 	// RevokeAPIKey sets RevokedAt (now when at is zero).
 	RevokeAPIKey(ctx context.Context, empresaID, id string, at time.Time) error
+}
 
+// IdempotencyReader reads Idempotency-Keys (the face's emission); part of
+// Reader.
+type IdempotencyReader interface {
+	// GetIdempotency returns the Idempotency-Key the company recorded in
+	// this environment, or ErrNotFound (also once PurgeIdempotency deleted
+	// it).
+	GetIdempotency(ctx context.Context, empresaID, ambiente, key string) (*Idempotency, error)
+}
+
+// IdempotencyWriter writes Idempotency-Keys; part of Tx.
+type IdempotencyWriter interface {
 	// InsertIdempotency records a key in its Ambiente; a key the company
 	// already recorded in that environment is refused with a ConflictError on ConstraintIdempotency, without
 	// aborting the transaction, so the caller can read the existing record
@@ -570,17 +530,66 @@ type Tx interface {
 	// PurgeIdempotency deletes every key (of every company) created
 	// before the given time and reports how many it deleted.
 	PurgeIdempotency(ctx context.Context, before time.Time) (int64, error)
+}
 
+// EventReader reads the outbox's events; part of Reader.
+type EventReader interface {
+	// GetEvent returns the company's event with this id, or ErrNotFound.
+	GetEvent(ctx context.Context, empresaID, id string) (*Event, error)
+	// ListEvents returns the company's events, newest first.
+	ListEvents(ctx context.Context, empresaID string, f ListFilter) (*Page[Event], error)
+}
+
+// EventWriter records the outbox's events; part of Tx.
+type EventWriter interface {
 	// InsertEvent records an outbox event.
 	InsertEvent(ctx context.Context, e *Event) error
+}
 
+// DeliveryReader reads webhooks, their deliveries and the attempt log (the
+// delivery room; the outbox reads the webhooks it fans out to); part of
+// Reader.
+type DeliveryReader interface {
+	// GetWebhook returns a webhook that is not deleted.
+	GetWebhook(ctx context.Context, empresaID, id string) (*Webhook, error)
+	// ListWebhooks returns the company's webhooks that are not deleted,
+	// oldest first.
+	ListWebhooks(ctx context.Context, empresaID string) ([]Webhook, error)
+	// GetDelivery returns the company's delivery with this id (its
+	// webhook deleted or not), or ErrNotFound.
+	GetDelivery(ctx context.Context, empresaID, id string) (*Delivery, error)
+	// ListDeliveries returns the deliveries of one webhook, newest first.
+	ListDeliveries(ctx context.Context, empresaID, webhookID string, f ListFilter) (*Page[Delivery], error)
+	// ListDeliveryAttempts returns the attempt log of a delivery of the
+	// company, oldest first: at most MaxLimit attempts, the latest ones.
+	// A delivery with no attempts, or one that does not exist in the
+	// company, gives an empty list and no error.
+	ListDeliveryAttempts(ctx context.Context, empresaID, deliveryID string) ([]DeliveryAttempt, error)
+	// WebhookFailingSince returns when the webhook's current run of
+	// failures began: the time of its first failed attempt after its last
+	// successful one. It returns the zero time, and no error, when the
+	// webhook's latest attempt succeeded, when it has no attempts, and
+	// when the company has no such webhook.
+	WebhookFailingSince(ctx context.Context, empresaID, webhookID string) (time.Time, error)
+}
+
+// DeliveryWriter writes webhooks, their deliveries and the attempt log;
+// part of Tx.
+type DeliveryWriter interface {
+	// InsertWebhook records a webhook; ErrNotFound when its company does
+	// not exist.
+	InsertWebhook(ctx context.Context, w *Webhook) error
+	// UpdateWebhook replaces URL, Events, Secret, IsActive and UpdatedAt.
+	UpdateWebhook(ctx context.Context, w *Webhook) error
+	// DeleteWebhook marks a webhook deleted and erases its secret; it
+	// disappears from reads at once, while its deliveries stay readable.
+	DeleteWebhook(ctx context.Context, empresaID, id string) error
 	// InsertDelivery refuses a second delivery of the same event to the
 	// same webhook (ConstraintDelivery).
 	InsertDelivery(ctx context.Context, d *Delivery) error
 	// UpdateDelivery replaces State, Attempts, LastStatusCode, LastError,
 	// NextAttemptAt and UpdatedAt.
 	UpdateDelivery(ctx context.Context, d *Delivery) error
-
 	// InsertDeliveryAttempt appends an attempt to its delivery's attempt
 	// log. It fills an empty ID with a new UUID and a zero AttemptedAt
 	// with the current time, and cuts a Response longer than
@@ -589,20 +598,21 @@ type Tx interface {
 	// webhook a.WebhookID; an attempt whose ID is taken is refused with a
 	// ConflictError on ConstraintPrimaryKey.
 	InsertDeliveryAttempt(ctx context.Context, a *DeliveryAttempt) error
+}
 
-	// SetLowStockThreshold records the company's caf.low_stock threshold,
-	// replacing the one it had; ErrNotFound when the company does not
-	// exist. The store does not bound n (the service does).
-	SetLowStockThreshold(ctx context.Context, empresaID string, n int64) error
+// EnvioReader reads the envelopes sent to the SII (the submission room);
+// part of Reader.
+type EnvioReader interface {
+	// GetEnvio returns the company's envelope with this id, or
+	// ErrNotFound.
+	GetEnvio(ctx context.Context, empresaID, id string) (*Envio, error)
+	// ListEnvios returns a page of the company's envelopes (EnvioFilter),
+	// newest first, without XML and Response.
+	ListEnvios(ctx context.Context, empresaID string, f EnvioFilter) (*Page[Envio], error)
+}
 
-	// ReplaceSealed replaces the sealed bytes of the secret s names
-	// (Kind, EmpresaID, ID) with s.Data, changing nothing else of its
-	// record (not even its update time); ErrNotFound when there is no
-	// such secret.
-	ReplaceSealed(ctx context.Context, s *Sealed) error
-	// PutSetting sets a setting of the database, replacing its value.
-	PutSetting(ctx context.Context, name, value string) error
-
+// EnvioWriter writes the envelopes sent to the SII; part of Tx.
+type EnvioWriter interface {
 	// InsertEnvio records an envelope sent (or to send) to the SII;
 	// ErrNotFound when its company does not exist.
 	InsertEnvio(ctx context.Context, e *Envio) error
@@ -613,13 +623,63 @@ type Tx interface {
 	// transaction ends (PostgreSQL: SELECT … FOR UPDATE; SQLite: already
 	// serialized), or returns ErrNotFound.
 	GetEnvioForUpdate(ctx context.Context, empresaID, id string) (*Envio, error)
+}
 
+// AlertReader reads the alerts' settings (the alerts room); part of
+// Reader.
+type AlertReader interface {
+	// LowStockThreshold returns the caf.low_stock threshold the company
+	// set (SetLowStockThreshold). It reports ok false, with n 0 and no
+	// error, when the company never set one or does not exist.
+	LowStockThreshold(ctx context.Context, empresaID string) (n int64, ok bool, err error)
+}
+
+// AlertWriter writes the alerts' settings; part of Tx.
+type AlertWriter interface {
+	// SetLowStockThreshold records the company's caf.low_stock threshold,
+	// replacing the one it had; ErrNotFound when the company does not
+	// exist. The store does not bound n (the service does).
+	SetLowStockThreshold(ctx context.Context, empresaID string, n int64) error
+}
+
+// InboxReader reads what the company received: files, documents, its quota
+// and usage (the inbox room); part of Reader.
+type InboxReader interface {
+	// GetRecepcion returns the company's received file with this id, XML
+	// included, or ErrNotFound.
+	GetRecepcion(ctx context.Context, empresaID, id string) (*Recepcion, error)
+	// GetRecepcionByDigest returns the company's received file with this
+	// digest, XML included, or ErrNotFound.
+	GetRecepcionByDigest(ctx context.Context, empresaID, digest string) (*Recepcion, error)
+	// ListRecepciones returns a page of the company's received files,
+	// newest first, without XML.
+	ListRecepciones(ctx context.Context, empresaID string, f RecepcionFilter) (*Page[Recepcion], error)
+	// GetRecibido returns the company's received document with this id,
+	// XML included, or ErrNotFound.
+	GetRecibido(ctx context.Context, empresaID, id string) (*Recibido, error)
+	// GetRecibidoByKey returns the company's received document with this
+	// DedupeKey, XML included, or ErrNotFound.
+	GetRecibidoByKey(ctx context.Context, empresaID, key string) (*Recibido, error)
+	// ListRecibidos returns a page of the company's received documents
+	// (RecibidoFilter), newest first, without XML.
+	ListRecibidos(ctx context.Context, empresaID string, f RecibidoFilter) (*Page[Recibido], error)
+	// GetInboxSettings returns the company's inbox quota and retention,
+	// or ErrNotFound when it set none.
+	GetInboxSettings(ctx context.Context, empresaID string) (*InboxSettings, error)
+	// InboxUsage counts what the company's inbox holds: its received
+	// files and their stored bytes (Recepcion.Stored), and the mails read
+	// from its mailbox. It reads indexes only, never the files.
+	InboxUsage(ctx context.Context, empresaID string) (*InboxUsage, error)
+}
+
+// InboxWriter writes what the company received, its quota and the
+// retention's purge; part of Tx.
+type InboxWriter interface {
 	// InsertRecepcion records a received file and assigns its Numero; a
 	// file whose Digest the company already has is refused with a
 	// ConflictError on ConstraintRecepcion, without aborting the
 	// transaction (the caller then reads the one recorded).
 	InsertRecepcion(ctx context.Context, r *Recepcion) error
-
 	// InsertRecibido records a received document; one whose DedupeKey the
 	// company already has is refused with a ConflictError on
 	// ConstraintRecibido, without aborting the transaction. Its
@@ -634,21 +694,6 @@ type Tx interface {
 	// the transaction ends (PostgreSQL: SELECT … FOR UPDATE; SQLite:
 	// already serialized), or returns ErrNotFound.
 	GetRecibidoForUpdate(ctx context.Context, empresaID, id string) (*Recibido, error)
-
-	// InsertCorreo records a mail to send; ErrNotFound when its company
-	// does not exist, or when the DTEID or RecibidoID it names (when not
-	// empty) is not the company's.
-	InsertCorreo(ctx context.Context, c *Correo) error
-	// UpdateCorreo replaces Estado, Attempts, LastError, SentAt and
-	// UpdatedAt (set to now when zero).
-	UpdateCorreo(ctx context.Context, c *Correo) error
-
-	// InsertMensaje records a mail read from the company's mailbox; one
-	// with the same Digest as a mail the company recorded is refused with
-	// a ConflictError on ConstraintMensaje, without aborting the
-	// transaction (the same Message-ID alone is no conflict).
-	InsertMensaje(ctx context.Context, m *Mensaje) error
-
 	// PutInboxSettings records the company's inbox quota and retention,
 	// replacing every field (nil: the service's default) and UpdatedAt
 	// (set to now when zero). ErrNotFound when the company does not exist.
@@ -660,7 +705,46 @@ type Tx interface {
 	// most limit of the mails read from its mailbox before before. It
 	// returns how many of each it deleted.
 	PurgeInbox(ctx context.Context, empresaID string, before time.Time, limit int) (recepciones, mensajes int, err error)
+}
 
+// MailReader reads the company's mail: mails sent, mails read, mailbox
+// settings and state (the mailer room); part of Reader.
+type MailReader interface {
+	// GetCorreo returns the company's mail with this id, Message
+	// included, or ErrNotFound.
+	GetCorreo(ctx context.Context, empresaID, id string) (*Correo, error)
+	// ListCorreos returns a page of the company's mails (CorreoFilter),
+	// newest first, without Message.
+	ListCorreos(ctx context.Context, empresaID string, f CorreoFilter) (*Page[Correo], error)
+	// FindMensaje returns the company's mail read before with this
+	// digest, or ErrNotFound.
+	FindMensaje(ctx context.Context, empresaID, digest string) (*Mensaje, error)
+	// ListMensajes returns a page of the mails read from the company's
+	// mailbox, newest first.
+	ListMensajes(ctx context.Context, empresaID string, f ListFilter) (*Page[Mensaje], error)
+	// GetCorreoConfig returns the company's mailbox settings, or
+	// ErrNotFound when it has none.
+	GetCorreoConfig(ctx context.Context, empresaID string) (*CorreoConfig, error)
+	// GetBuzon returns what the reader knows of the company's mailbox, or
+	// ErrNotFound when it was never read.
+	GetBuzon(ctx context.Context, empresaID string) (*Buzon, error)
+}
+
+// MailWriter writes the company's mail, its mailbox settings and state;
+// part of Tx.
+type MailWriter interface {
+	// InsertCorreo records a mail to send; ErrNotFound when its company
+	// does not exist, or when the DTEID or RecibidoID it names (when not
+	// empty) is not the company's.
+	InsertCorreo(ctx context.Context, c *Correo) error
+	// UpdateCorreo replaces Estado, Attempts, LastError, SentAt and
+	// UpdatedAt (set to now when zero).
+	UpdateCorreo(ctx context.Context, c *Correo) error
+	// InsertMensaje records a mail read from the company's mailbox; one
+	// with the same Digest as a mail the company recorded is refused with
+	// a ConflictError on ConstraintMensaje, without aborting the
+	// transaction (the same Message-ID alone is no conflict).
+	InsertMensaje(ctx context.Context, m *Mensaje) error
 	// PutCorreoConfig records the company's mailbox settings, replacing
 	// Config, SealedIMAP, SealedSMTP and UpdatedAt (set to now when zero).
 	// ErrNotFound when the company does not exist.
@@ -669,12 +753,40 @@ type Tx interface {
 	// replacing every field (UpdatedAt set to now when zero); ErrNotFound
 	// when the company does not exist.
 	PutBuzon(ctx context.Context, b *Buzon) error
+}
 
-	// SetDTEIntercambio replaces the Intercambio of one document (what
-	// its receptor answered), changing nothing else (UpdatedAt included);
-	// ErrNotFound when the company has no such document.
-	SetDTEIntercambio(ctx context.Context, empresaID, id string, data []byte) error
+// AdminReader reads across companies for the operator: sealed secrets and
+// the database's settings; part of Reader.
+type AdminReader interface {
+	// ListSealed returns up to limit sealed secrets of one kind (one of
+	// SealedKinds), of every company, after the one named by afterEmpresa
+	// and afterID (both "" for the first page), ordered by company and
+	// id: certificados, CAF keys that were sealed (CAF.SealedKey not nil)
+	// and webhook secrets (a deleted webhook keeps none). It crosses
+	// companies by nature: it is how the caller checks and re-seals every
+	// secret under its key-encryption key.
+	ListSealed(ctx context.Context, kind, afterEmpresa, afterID string, limit int) ([]Sealed, error)
+	// Setting returns the value of a setting of the database (one of the
+	// Setting constants); ok is false, with no error, when it was never
+	// set.
+	Setting(ctx context.Context, name string) (value string, ok bool, err error)
+}
 
+// AdminWriter rewrites sealed secrets and the database's settings; part of
+// Tx.
+type AdminWriter interface {
+	// ReplaceSealed replaces the sealed bytes of the secret s names
+	// (Kind, EmpresaID, ID) with s.Data, changing nothing else of its
+	// record (not even its update time); ErrNotFound when there is no
+	// such secret.
+	ReplaceSealed(ctx context.Context, s *Sealed) error
+	// PutSetting sets a setting of the database, replacing its value.
+	PutSetting(ctx context.Context, name, value string) error
+}
+
+// JobWriter schedules background jobs in the transaction (every room that
+// queues work); part of Tx.
+type JobWriter interface {
 	// Enqueue inserts a background job in this transaction: it becomes
 	// visible to workers only if the transaction commits. Its queue must
 	// be the default one or declared (Jobs.DeclareQueue), else it fails
@@ -694,7 +806,7 @@ type Tx interface {
 // Empresas yields every company r lists (ListEmpresas), page by page,
 // oldest first. A failed page ends the iteration with its error and a nil
 // company; breaking out of the loop stops the listing.
-func Empresas(ctx context.Context, r Reader) iter.Seq2[*Empresa, error] {
+func Empresas(ctx context.Context, r EmpresaReader) iter.Seq2[*Empresa, error] {
 	return func(yield func(*Empresa, error) bool) {
 		f := ListFilter{Limit: MaxLimit}
 		for {

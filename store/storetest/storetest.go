@@ -16,6 +16,11 @@
 // attempt, and are rescued after their worker's process is killed, while
 // the runner reports whether it runs.
 //
+// Coverage names, for every per-room interface store.Reader and store.Tx
+// are composed of (store.DTEReader, store.InboxWriter, …), the subtests
+// that are its conformance tests; its test fails when a method is called
+// by none of them.
+//
 // A backend's test calls Run with a Backend:
 //
 //	func TestConformance(t *testing.T) {

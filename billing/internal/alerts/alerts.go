@@ -6,7 +6,8 @@
 // they reach the subscribed webhooks.
 //
 // An Alerts needs a store, the outbox and a clock; it knows nothing of
-// billing.Service.
+// billing.Service and asks nothing of it: its one function value,
+// Config.Now, is the clock, which tests replace.
 package alerts
 
 import (
@@ -59,7 +60,7 @@ const DefaultLowStockThreshold = 20
 const MaxLowStockThreshold = 1_000_000
 
 // lowStockThreshold returns the company's threshold, or the default.
-func lowStockThreshold(ctx context.Context, r store.Reader, empresaID string) (int64, error) {
+func lowStockThreshold(ctx context.Context, r store.AlertReader, empresaID string) (int64, error) {
 	n, set, err := r.LowStockThreshold(ctx, empresaID)
 	if err != nil || !set {
 		return DefaultLowStockThreshold, err

@@ -12,8 +12,11 @@
 // secrets are kept sealed; a rotated-out secret keeps signing beside the
 // new one for a grace period.
 //
-// A Deliverer needs a store, a clock, a logger and the functions that
-// seal and open secrets; it knows nothing of billing.Service.
+// A Deliverer needs a store, a clock, a logger and a Sealer of secrets;
+// it knows nothing of billing.Service. Its seams with the face are the
+// interfaces Sealer and Counter; Config.Now and Config.Rand stay function
+// values (a clock and a source of jitter, which tests replace), not calls
+// back into the face.
 package delivery
 
 import (
@@ -44,11 +47,9 @@ type Config struct {
 	Store  store.Store
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Seal encrypts plaintext bound to aad, and Open decrypts what Seal
-	// made with the same aad (billing's Keyring): webhook secrets are
-	// kept sealed.
-	Seal func(plaintext, aad []byte) ([]byte, error)
-	Open func(sealed, aad []byte) ([]byte, error)
+	// Sealer seals webhook secrets for storage and opens them (billing's
+	// Keyring).
+	Sealer Sealer
 	// AllowLoopback lets webhooks point at loopback addresses (tests and
 	// local trials only).
 	AllowLoopback bool
@@ -83,7 +84,20 @@ type Config struct {
 	// recorded: the company and the attempt's public category
 	// (PublicClass: dns, refused, private_address, timeout, tls,
 	// http_status or request). billing counts them for /metrics.
-	Failed func(empresaID, category string)
+	Failed Counter
+}
+
+// Sealer keeps webhook secrets sealed at rest: Seal encrypts plaintext
+// bound to aad, and Open decrypts what Seal made with the same aad.
+type Sealer interface {
+	Seal(plaintext, aad []byte) ([]byte, error)
+	Open(sealed, aad []byte) ([]byte, error)
+}
+
+// Counter counts outcomes by company and label (billing's counters
+// behind /metrics).
+type Counter interface {
+	Add(empresaID, label string)
 }
 
 // userAgent identifies dtekit's deliveries to receivers.
@@ -345,7 +359,7 @@ func (d *Deliverer) attemptFailed(a outbox.DeliverArgs, webhookID string, res we
 	}
 	d.log.Warn("webhook delivery attempt failed", attrs...)
 	if d.cfg.Failed != nil {
-		d.cfg.Failed(a.EmpresaID, category)
+		d.cfg.Failed.Add(a.EmpresaID, category)
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,16 +34,41 @@ type fixture struct {
 	st      store.Store
 	empresa string
 	clock   *clocktest.Clock
+	// failed is the Deliverer's Counter of failed attempts.
+	failed *fakeCounter
 }
 
-// testSeal and testOpen stand in for billing's Keyring: the sealed form
-// is the associated data followed by the plaintext, so opening with
+// fakeCounter is the tests' Counter: it counts by company and label.
+type fakeCounter struct {
+	mu sync.Mutex
+	n  map[[2]string]int
+}
+
+func (c *fakeCounter) Add(empresaID, label string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[[2]string]int{}
+	}
+	c.n[[2]string{empresaID, label}]++
+}
+
+func (c *fakeCounter) counts() map[[2]string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
+// testSealer stands in for billing's Keyring (the Sealer): the sealed
+// form is the associated data followed by the plaintext, so opening with
 // another owner's aad fails.
-func testSeal(plain, aad []byte) ([]byte, error) {
+type testSealer struct{}
+
+func (testSealer) Seal(plain, aad []byte) ([]byte, error) {
 	return append(append([]byte{}, aad...), plain...), nil
 }
 
-func testOpen(sealed, aad []byte) ([]byte, error) {
+func (testSealer) Open(sealed, aad []byte) ([]byte, error) {
 	if !bytes.HasPrefix(sealed, aad) {
 		return nil, errors.New("sealed for another owner")
 	}
@@ -53,14 +80,15 @@ func newFixture(t *testing.T, b backendtest.Backend, start time.Time) *fixture {
 	ctx := context.Background()
 	st := b.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(start)
-	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
+	failed := &fakeCounter{}
+	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Sealer: testSealer{},
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0.5 },
-		RotationGrace: 24 * time.Hour, Timeout: 5 * time.Second, Workers: 4})
+		RotationGrace: 24 * time.Hour, Timeout: 5 * time.Second, Workers: 4, Failed: failed})
 	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
 	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{d: d, st: st, empresa: e.ID, clock: clock}
+	return &fixture{d: d, st: st, empresa: e.ID, clock: clock, failed: failed}
 }
 
 func (f *fixture) get(t *testing.T, id string) *store.Delivery {
@@ -70,6 +98,26 @@ func (f *fixture) get(t *testing.T, id string) *store.Delivery {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// pendingDelivery records a dte.created event and its delivery to the
+// webhook, pending and due at now, with no job enqueued for it.
+func (f *fixture) pendingDelivery(t *testing.T, webhookID string, now time.Time) store.Delivery {
+	t.Helper()
+	var dl store.Delivery
+	err := f.st.Write(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: 1, Estado: "firmado"})
+		ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
+		if err := tx.InsertEvent(ctx, ev); err != nil {
+			return err
+		}
+		dl = store.Delivery{EmpresaID: f.empresa, WebhookID: webhookID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: now.Truncate(time.Millisecond)}
+		return tx.InsertDelivery(ctx, &dl)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dl
 }
 
 // receiver is a loopback endpoint answering 204 and counting requests.
@@ -182,19 +230,7 @@ func TestUpdateWebhookOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var dl store.Delivery
-		err = f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-			body, _ := webhook.MarshalEvent(webhook.EventDTECreated, now, webhook.DTEData{ID: newID(), TipoDTE: 33, Folio: 1, Estado: "firmado"})
-			ev := &store.Event{EmpresaID: f.empresa, Type: "dte.created", Payload: body}
-			if err := tx.InsertEvent(ctx, ev); err != nil {
-				return err
-			}
-			dl = store.Delivery{EmpresaID: f.empresa, WebhookID: wh.ID, EventID: ev.ID, State: store.DeliveryPending, NextAttemptAt: now.Truncate(time.Millisecond)}
-			return tx.InsertDelivery(ctx, &dl)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dl := f.pendingDelivery(t, wh.ID, now)
 		off, on := false, true
 		got, err := f.d.UpdateWebhook(ctx, f.empresa, wh.ID, WebhookChange{Active: &off})
 		if err != nil || got.IsActive {
@@ -215,6 +251,49 @@ func TestUpdateWebhookOff(t *testing.T) {
 		}
 		if cur, ok := f.d.CurrentSecret(got); !ok || cur.Encode() != sec.Encode() {
 			t.Error("turning the webhook off and on changed its secret")
+		}
+	})
+}
+
+// TestFailedAttemptsCounted, on both backends: an attempt the receiver
+// answers 500 is recorded, then counted once on the Counter under its
+// company and public category (http_status); a successful one is not
+// counted.
+func TestFailedAttemptsCounted(t *testing.T) {
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		now := time.Now()
+		f := newFixture(t, b, now)
+		ctx := context.Background()
+		// The retry the failure schedules waits in the delivery queue,
+		// which no worker of this test takes.
+		if err := Declare(f.st.Jobs(), 0); err != nil {
+			t.Fatal(err)
+		}
+		ok, _ := receiver(t)
+		broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusInternalServerError)
+		}))
+		t.Cleanup(broken.Close)
+		var dls []store.Delivery
+		for _, url := range []string{ok.URL, broken.URL} {
+			wh, _, err := f.d.CreateWebhook(ctx, f.empresa, url, []string{"dte.created"}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dls = append(dls, f.pendingDelivery(t, wh.ID, now))
+		}
+		for _, dl := range dls {
+			if err := f.d.Run(ctx, outbox.DeliverArgs{EmpresaID: f.empresa, DeliveryID: dl.ID, Attempt: 1, Due: dl.NextAttemptAt.UnixMilli()}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := f.get(t, dls[1].ID); d.Attempts != 1 || d.LastStatusCode != 500 {
+			t.Errorf("the failed attempt's record: %+v", d)
+		}
+		want := map[[2]string]int{{f.empresa, "http_status"}: 1}
+		if got := f.failed.counts(); !maps.Equal(got, want) {
+			t.Errorf("failed attempts counted %v, want %v", got, want)
 		}
 	})
 }

@@ -64,7 +64,7 @@ func newCapsRig(t *testing.T, timeout time.Duration) *capsRig {
 	// The caps are the Deliverer's, not the store's: one backend suffices.
 	st := backendtest.SQLite.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(time.Now())
-	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
+	d := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Sealer: testSealer{},
 		AllowLoopback: true, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0 },
 		RotationGrace: time.Hour, Timeout: timeout, Workers: 6, MaxPerCompany: 3, MaxPerEndpoint: 2})
 	if err := periodic.Declare(st.Jobs(), 1); err != nil {
@@ -307,7 +307,7 @@ func TestAttemptBound(t *testing.T) {
 			f := newFixture(t, backendtest.SQLite, time.Now()) // the bound is the HTTP client's: one backend suffices
 			// A client with no timeout of its own: only the attempt's
 			// bound ends the wait.
-			f.d = New(Config{Store: f.st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Seal: testSeal, Open: testOpen,
+			f.d = New(Config{Store: f.st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Sealer: testSealer{},
 				AllowLoopback: true, Client: &http.Client{}, Policy: webhook.DefaultRetryPolicy(), Rand: func() float64 { return 0.5 },
 				RotationGrace: time.Hour, Timeout: bound, Workers: 1})
 			ctx := context.Background()

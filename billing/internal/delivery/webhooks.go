@@ -67,7 +67,7 @@ func (d *Deliverer) sealSecrets(w *store.Webhook, set secretSet) error {
 	if err != nil {
 		return fault.Failed("encoding webhook secrets", err)
 	}
-	sealed, err := d.cfg.Seal(plain, SecretAAD(w.EmpresaID, w.ID))
+	sealed, err := d.cfg.Sealer.Seal(plain, SecretAAD(w.EmpresaID, w.ID))
 	if err != nil {
 		return fault.Failed("sealing webhook secrets", err)
 	}
@@ -78,7 +78,7 @@ func (d *Deliverer) sealSecrets(w *store.Webhook, set secretSet) error {
 // openSecrets decrypts the secret set of a stored webhook.
 func (d *Deliverer) openSecrets(w *store.Webhook) (secretSet, error) {
 	var set secretSet
-	plain, err := d.cfg.Open(w.Secret, SecretAAD(w.EmpresaID, w.ID))
+	plain, err := d.cfg.Sealer.Open(w.Secret, SecretAAD(w.EmpresaID, w.ID))
 	if err != nil {
 		return set, fault.Failed("opening the secrets of webhook "+w.ID, err)
 	}

@@ -3,16 +3,13 @@ package inbox
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/intercambio"
-	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store"
 )
@@ -40,14 +37,8 @@ func TestRefreshPerEnvironment(t *testing.T) {
 				f.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
 				fakes[amb] = f
 			}
-			var certDown atomic.Bool
-			rm := newRoom(t, be.open(t), ans.creds, Config{Registry: func(ctx context.Context, empresaID, ambiente string) (*sii.Client, error) {
-				if ambiente == "certificacion" && certDown.Load() {
-					return nil, errors.New("the certification registry is down")
-				}
-				return sii.New(sii.Config{Environment: sii.Environment(ambiente), Endpoints: fakes[ambiente].Endpoints(),
-					Certificate: ans.creds.Cert, Tokens: sii.NewTokenCache(), Timeout: 5 * time.Second})
-			}})
+			registry := newFakeRegistry(ans.creds.Cert, fakes)
+			rm := newRoom(t, be.open(t), ans.creds, Config{Registry: registry})
 			add := func(amb string, folio int64) *store.Recibido {
 				t.Helper()
 				rec := &store.Recepcion{EmpresaID: rm.empresa, Ambiente: amb, Digest: fmt.Sprint(amb, folio), Tipo: TipoEnvio,
@@ -118,7 +109,7 @@ func TestRefreshPerEnvironment(t *testing.T) {
 
 			// The certification registry down holds up no production
 			// document.
-			certDown.Store(true)
+			registry.down.Store(true)
 			prod2 := add("produccion", 2)
 			seed("produccion", 2, soon)
 			err = rm.ib.Refresh(ctx, rm.empresa)

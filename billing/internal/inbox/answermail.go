@@ -61,7 +61,7 @@ func (ib *Inbox) answerAddress(ctx context.Context, rut, given string) (addr, vi
 // contribuyentes gives for rut, "" when the list does not name it or
 // gives none: the one lookup of the answers to suppliers and of the
 // mail of documents to their receptors.
-func ListedAddress(ctx context.Context, r store.Reader, rut string) (string, error) {
+func ListedAddress(ctx context.Context, r store.ContribuyentesReader, rut string) (string, error) {
 	k, err := r.GetContribuyente(ctx, rut)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
@@ -80,11 +80,11 @@ func (ib *Inbox) queueAnswer(ctx context.Context, tx store.Tx, m *Mail, via stri
 		m.ID = ""
 		return CorreoSinDireccion, CorreoSinDireccion, nil
 	}
-	if ib.cfg.Mail == nil {
+	if ib.cfg.Outgoing == nil {
 		m.ID = ""
 		return CorreoSinRemitente, CorreoSinRemitente, nil
 	}
-	if err := ib.cfg.Mail(ctx, tx, m); err != nil {
+	if err := ib.cfg.Outgoing.QueueAnswer(ctx, tx, m); err != nil {
 		return "", "", err
 	}
 	if m.ID == "" {
@@ -107,6 +107,6 @@ func (ib *Inbox) answered(empresaID, tipo, ref, id, estado, label string) {
 			"empresa_id", empresaID, ref, id, "tipo", tipo, "estado", estado)
 	}
 	if ib.cfg.Counted != nil && label != "" {
-		ib.cfg.Counted(empresaID, label)
+		ib.cfg.Counted.Add(empresaID, label)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dtekit/dtekit/store"
@@ -25,24 +24,8 @@ func TestAnswerMailNeverSilent(t *testing.T) {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			var mu sync.Mutex
-			counted := map[string]int{}
-			var sent []Mail
-			noSender := false
-			rm := newRoom(t, be.open(t), fixtureAnswers(t).creds, Config{
-				Counted: func(empresaID, label string) {
-					mu.Lock()
-					defer mu.Unlock()
-					counted[label]++
-				},
-				Mail: func(ctx context.Context, tx store.Tx, m *Mail) error {
-					if noSender {
-						m.ID = ""
-						return nil
-					}
-					sent = append(sent, *m)
-					return nil
-				}})
+			counted, outgoing := &fakeCounter{}, &fakeOutgoing{}
+			rm := newRoom(t, be.open(t), fixtureAnswers(t).creds, Config{Counted: counted, Outgoing: outgoing})
 			var logs bytes.Buffer
 			rm.ib.log = slog.New(slog.NewTextHandler(&logs, nil))
 			const listed, blank, unknown = "76543210-3", "11111111-1", "22222222-2"
@@ -78,10 +61,9 @@ func TestAnswerMailNeverSilent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				noSender = tc.noSender
-				mailFn := rm.ib.cfg.Mail
+				outgoing.noSender = tc.noSender
 				if tc.noRoom {
-					rm.ib.cfg.Mail = nil
+					rm.ib.cfg.Outgoing = nil
 				}
 				m := &Mail{ID: mailID("resultado", tc.name), EmpresaID: rm.empresa, Tipo: "resultado", To: to}
 				var estado, label string
@@ -90,7 +72,7 @@ func TestAnswerMailNeverSilent(t *testing.T) {
 					estado, label, err = rm.ib.queueAnswer(ctx, tx, m, via)
 					return err
 				})
-				rm.ib.cfg.Mail = mailFn
+				rm.ib.cfg.Outgoing = outgoing
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -102,15 +84,14 @@ func TestAnswerMailNeverSilent(t *testing.T) {
 					t.Errorf("%s: logged %v; the log:\n%s", tc.name, logged, logs.String())
 				}
 			}
+			sent := outgoing.sent
 			if len(sent) != 2 || sent[0].To != "ventas@proveedor.cl" || sent[1].To != "dte@listada.cl" {
 				t.Errorf("mails queued: %+v", sent)
 			}
 			want := map[string]int{ViaRemitente: 1, ViaContribuyentes: 1, CorreoSinDireccion: 2, CorreoSinRemitente: 2}
-			mu.Lock()
-			defer mu.Unlock()
 			for _, l := range AnswerLabels() {
-				if counted[l] != want[l] {
-					t.Errorf("counted %s %d times, want %d", l, counted[l], want[l])
+				if n := counted.count(l); n != want[l] {
+					t.Errorf("counted %s %d times, want %d", l, n, want[l])
 				}
 			}
 		})

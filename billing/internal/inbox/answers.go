@@ -101,7 +101,7 @@ func (ib *Inbox) Decide(ctx context.Context, empresaID, id string, d Decision) (
 	}
 	// The registry of the document's own environment: a document
 	// received in certificación is decided there after the move too.
-	cli, err := ib.cfg.Registry(ctx, empresaID, r.Ambiente)
+	cli, err := ib.cfg.Registry.Client(ctx, empresaID, r.Ambiente)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (ib *Inbox) reception(ctx context.Context, empresaID, recepcionID string) (
 		r.NmbEnvio, r.CodEnvio, r.FchRecep = intercambio.DefaultNmbEnvio, max(1, min(rec.Numero, intercambio.MaxCodigo)), rec.CreatedAt
 		return &r, rec, nil
 	}
-	vo, err := ib.cfg.Verify(ctx, empresaID)
+	vo, err := ib.cfg.Tenants.VerifyOptions(ctx, empresaID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -260,7 +260,7 @@ func (ib *Inbox) answerMail(ctx context.Context, r *store.Recibido, d Decision, 
 	if len(one.Documentos) == 0 {
 		return nil, errors.New("the document is not in its file any more")
 	}
-	cert, err := ib.cfg.SigningCert(ctx, r.EmpresaID)
+	cert, err := ib.cfg.Tenants.SigningCert(ctx, r.EmpresaID)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,13 @@
 // records what it says on the document (store.DTE.Intercambio) with an
 // event: the first answer of each kind stands, later different ones are
 // kept as history.
+//
+// The room knows nothing of billing.Service: the face is behind small
+// interfaces the room declares, Tenants (a company's certificate, what
+// verification trusts, whether it acknowledges at intake), Registry (the
+// SII's registry client of a company in one environment), Outgoing (the
+// mail an answer goes by) and Counter (the face's counts for /metrics).
+// Config.Now stays a function value: the clock, which tests replace.
 package inbox
 
 import (
@@ -105,31 +112,20 @@ type Config struct {
 	Outbox *outbox.Outbox
 	Now    func() time.Time
 	Logger *slog.Logger
-	// SigningCert opens the company's certificate, which signs the answers
-	// and authenticates to the registry.
-	SigningCert func(ctx context.Context, empresaID string) (*signer.Certificate, error)
-	// Verify returns what verification trusts for a company: the CAF
-	// keys, and the signer policy that received envelopes (Intake) and
-	// answers (Reply, AuthorizedSigners keyed by the answering receptor)
-	// must pass.
-	Verify func(ctx context.Context, empresaID string) (dte.VerifyOptions, error)
-	// Registry returns the SII registry client of a company in one
-	// environment (a received document is asked about and decided in its
-	// own: store.Recibido.Ambiente); nil means this service does not
-	// speak to the registry (decisions are refused with SII_UNAVAILABLE
-	// and the periodic refresh does nothing).
-	Registry func(ctx context.Context, empresaID, ambiente string) (*sii.Client, error)
-	// Mail queues an answer by mail, in the caller's transaction (leaving
-	// m.ID "" when the company sends no mail); nil means answers are
-	// recorded but not mailed (their CorreoEstado says so).
-	Mail func(ctx context.Context, tx store.Tx, m *Mail) error
+	// Tenants answers what the room asks about a company.
+	Tenants Tenants
+	// Registry gives the SII's registry client of a company in one
+	// environment; nil means this service does not speak to the registry
+	// (decisions are refused with SII_UNAVAILABLE and the periodic refresh
+	// does nothing).
+	Registry Registry
+	// Outgoing queues the answers by mail; nil means answers are recorded
+	// but not mailed (their CorreoEstado says so).
+	Outgoing Outgoing
 	// Counted, when set, is told once per answer recorded, after its
 	// transaction commits: where its address came from, or why it was not
 	// mailed (AnswerLabels).
-	Counted func(empresaID, label string)
-	// AutoAcuse reports whether the company acknowledges every file at
-	// intake (nil: yes).
-	AutoAcuse func(ctx context.Context, empresaID string) bool
+	Counted Counter
 	// Every is the period of the refresh job (default 1 hour).
 	Every time.Duration
 	// Limits are the operator's quota and retention of every company
@@ -138,6 +134,42 @@ type Config struct {
 	Limits Limits
 	// PurgeEvery is the period of the retention job (default 1 hour).
 	PurgeEvery time.Duration
+}
+
+// Tenants is what the inbox asks the face about a company.
+type Tenants interface {
+	// SigningCert opens the company's certificate, which signs the
+	// answers and authenticates to the registry.
+	SigningCert(ctx context.Context, empresaID string) (*signer.Certificate, error)
+	// VerifyOptions returns what verification trusts for the company: the
+	// CAF keys, and the signer policy that received envelopes (Intake) and
+	// answers (Reply, AuthorizedSigners keyed by the answering receptor)
+	// must pass.
+	VerifyOptions(ctx context.Context, empresaID string) (dte.VerifyOptions, error)
+	// AutoAcuse reports whether the company acknowledges every file at
+	// intake.
+	AutoAcuse(ctx context.Context, empresaID string) bool
+}
+
+// Registry gives the SII's registry (RCV) of a company.
+type Registry interface {
+	// Client returns the registry client of the company in one
+	// environment (a received document is asked about and decided in its
+	// own: store.Recibido.Ambiente; "" is the company's current one).
+	Client(ctx context.Context, empresaID, ambiente string) (*sii.Client, error)
+}
+
+// Outgoing is the mail the answers go by.
+type Outgoing interface {
+	// QueueAnswer queues an answer by mail, in the caller's transaction,
+	// leaving m.ID "" when the company sends no mail.
+	QueueAnswer(ctx context.Context, tx store.Tx, m *Mail) error
+}
+
+// Counter counts outcomes by company and label (the face's counters
+// behind /metrics).
+type Counter interface {
+	Add(empresaID, label string)
 }
 
 // Inbox is the room. Build it with New and register its jobs.
@@ -227,7 +259,7 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 	if err := ib.checkQuota(ctx, ib.st, empresaID, 0); err != nil {
 		return nil, err
 	}
-	vo, err := ib.cfg.Verify(ctx, empresaID)
+	vo, err := ib.cfg.Tenants.VerifyOptions(ctx, empresaID)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +299,7 @@ func (ib *Inbox) Intake(ctx context.Context, empresaID string, data []byte, src 
 	out := &Result{Recepcion: r, Repetido: map[string]bool{}}
 	// Read before the transaction: nothing but the writes runs under its
 	// lock (SQLite's one writer).
-	acuse := ib.cfg.AutoAcuse == nil || ib.cfg.AutoAcuse(ctx, empresaID)
+	acuse := ib.cfg.Tenants.AutoAcuse(ctx, empresaID)
 	r.Ambiente = fileAmbiente(rec, emp.Ambiente)
 	err = ib.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		out.Recibidos, out.Duplicate = nil, false

@@ -247,10 +247,8 @@ func newRoom(t *testing.T, st store.Store, creds *dtetest.Creds, cfg Config) *ro
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	cfg.Verify = func(ctx context.Context, empresaID string) (dte.VerifyOptions, error) {
-		vo := rm.policy
-		vo.Keys = creds.Keys
-		return vo, nil
+	if cfg.Tenants == nil {
+		cfg.Tenants = fakeTenants{rm: rm, creds: creds}
 	}
 	rm.ib = New(cfg)
 	// Every event the answers may publish reaches a webhook.

@@ -45,7 +45,7 @@ func (ib *Inbox) acuse(ctx context.Context, a acuseArgs) error {
 	if err != nil {
 		return err
 	}
-	cert, err := ib.cfg.SigningCert(ctx, a.EmpresaID)
+	cert, err := ib.cfg.Tenants.SigningCert(ctx, a.EmpresaID)
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (ib *Inbox) askRegistryIn(ctx context.Context, empresaID, amb string, curre
 					continue
 				}
 				if cli == nil {
-					if cli, err = ib.cfg.Registry(ctx, empresaID, amb); err != nil {
+					if cli, err = ib.cfg.Registry.Client(ctx, empresaID, amb); err != nil {
 						return err
 					}
 				}

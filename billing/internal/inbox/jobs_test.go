@@ -25,11 +25,7 @@ func registryRoom(t *testing.T, st store.Store) (*room, *siitest.Fake) {
 	fake := siitest.New(siitest.Options{}).Start()
 	t.Cleanup(fake.Close)
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
-	tokens := sii.NewTokenCache()
-	rm := newRoom(t, st, ans.creds, Config{Registry: func(ctx context.Context, empresaID, ambiente string) (*sii.Client, error) {
-		return sii.New(sii.Config{Environment: sii.Certificacion, Endpoints: fake.Endpoints(), Certificate: ans.creds.Cert,
-			Tokens: tokens, Timeout: 5 * time.Second})
-	}})
+	rm := newRoom(t, st, ans.creds, Config{Registry: newFakeRegistry(ans.creds.Cert, map[string]*siitest.Fake{"certificacion": fake})})
 	return rm, fake
 }
 
@@ -147,14 +143,23 @@ func TestRefreshEveryOpenWindow(t *testing.T) {
 	}
 }
 
-// TestAcceptAfterReceipt: the receipt of goods (ERM) accepts a document;
+// TestAcceptAfterReceipt, on both backends: the receipt of goods (ERM) accepts a document;
 // an acceptance (ACD) may follow it, as the registry allows, and is
 // recorded; a claim may not (the registry's code 13), and is refused
 // before asking it.
 func TestAcceptAfterReceipt(t *testing.T) {
 	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			testAcceptAfterReceipt(t, be.open(t))
+		})
+	}
+}
+
+func testAcceptAfterReceipt(t *testing.T, st store.Store) {
 	ctx := context.Background()
-	rm, fake := registryRoom(t, backends[0].open(t))
+	rm, fake := registryRoom(t, st)
 	rec := &store.Recepcion{EmpresaID: rm.empresa, Digest: "d", Tipo: TipoEnvio, Origen: OrigenUpload, XML: []byte("<x/>")}
 	r := &store.Recibido{EmpresaID: rm.empresa, RutEmisor: rutSupplier, TipoDTE: 33, Folio: 9, DedupeKey: "k", Estado: Pendiente}
 	err := rm.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {

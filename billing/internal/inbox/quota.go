@@ -81,7 +81,7 @@ func (l Limits) orDefault() Limits {
 
 // Limits returns the limits that apply to the company: its own choice
 // within the operator's.
-func (ib *Inbox) Limits(ctx context.Context, r store.Reader, empresaID string) (Limits, error) {
+func (ib *Inbox) Limits(ctx context.Context, r store.InboxReader, empresaID string) (Limits, error) {
 	q, err := ib.quota(ctx, r, empresaID, false)
 	if err != nil {
 		return Limits{}, err
@@ -92,7 +92,7 @@ func (ib *Inbox) Limits(ctx context.Context, r store.Reader, empresaID string) (
 // quota reads the company's settings (and its usage when asked): what
 // the operator allows, what the company chose (a nil field is the
 // operator's value), what applies, and what its inbox holds.
-func (ib *Inbox) quota(ctx context.Context, r store.Reader, empresaID string, usage bool) (*api.RecepcionSettings, error) {
+func (ib *Inbox) quota(ctx context.Context, r store.InboxReader, empresaID string, usage bool) (*api.RecepcionSettings, error) {
 	q := &api.RecepcionSettings{Operador: api.RecepcionCuota(ib.cfg.Limits.orDefault())}
 	s, err := r.GetInboxSettings(ctx, empresaID)
 	switch {
@@ -185,7 +185,7 @@ func overQuota(l Limits, u *store.InboxUsage, stored int64) error {
 
 // checkQuota refuses a file that would take the company over its quota
 // (an early refusal that spares the verification; stored is 0 then).
-func (ib *Inbox) checkQuota(ctx context.Context, r store.Reader, empresaID string, stored int64) error {
+func (ib *Inbox) checkQuota(ctx context.Context, r store.InboxReader, empresaID string, stored int64) error {
 	l, err := ib.Limits(ctx, r, empresaID)
 	if err != nil {
 		return err

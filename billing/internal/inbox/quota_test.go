@@ -19,7 +19,6 @@ import (
 	"github.com/dtekit/dtekit/intercambio"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/internal/pgtest"
-	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/postgres"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -169,12 +168,21 @@ func TestRefusedFilesBounded(t *testing.T) {
 	}
 }
 
-// TestAcuseOfRefusedFile: the acuse of a refused file whose bytes were
+// TestAcuseOfRefusedFile, on both backends: the acuse of a refused file whose bytes were
 // cut is built from its report, and is the very acuse the whole file
 // gives (intercambio.Receive on it, as the job did before the cut); it
 // names the Carátula's emitter.
 func TestAcuseOfRefusedFile(t *testing.T) {
 	t.Parallel()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			testAcuseOfRefusedFile(t, be.open(t))
+		})
+	}
+}
+
+func testAcuseOfRefusedFile(t *testing.T, st store.Store) {
 	ans := fixtureAnswers(t)
 	envelope, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: ans.creds.Emisor, RutReceptor: dtetest.EmisorRUT}, ans.creds.Cert, ans.factura)
 	if err != nil {
@@ -183,11 +191,8 @@ func TestAcuseOfRefusedFile(t *testing.T) {
 	file := junkFiles(t, 64<<10, envelope)[2]
 	ctx := context.Background()
 	at := time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC)
-	var mails []*Mail
-	st := backends[0].open(t)
-	rm := newRoom(t, st, ans.creds, Config{Now: func() time.Time { return at },
-		SigningCert: func(context.Context, string) (*signer.Certificate, error) { return ans.creds.Cert, nil },
-		Mail:        func(_ context.Context, _ store.Tx, m *Mail) error { mails = append(mails, m); return nil }})
+	outgoing := &fakeOutgoing{}
+	rm := newRoom(t, st, ans.creds, Config{Now: func() time.Time { return at }, Outgoing: outgoing})
 	declareMaintenance(t, st)
 	res, err := rm.ib.Intake(ctx, rm.empresa, file, Source{Origen: OrigenCorreo, Remitente: "dte@proveedor.cl", Filename: "x.xml"})
 	if err != nil {
@@ -200,6 +205,7 @@ func TestAcuseOfRefusedFile(t *testing.T) {
 	if err := rm.ib.acuse(ctx, acuseArgs{EmpresaID: rm.empresa, RecepcionID: r.ID}); err != nil {
 		t.Fatal(err)
 	}
+	mails := outgoing.sent
 	if len(mails) != 1 {
 		t.Fatalf("%d mails queued, want the acuse", len(mails))
 	}

@@ -208,7 +208,7 @@ func (ib *Inbox) Reply(ctx context.Context, empresaID string, data []byte, src S
 	if err != nil {
 		return nil, fault.Invalid("xml", dte.CodeInvalidFormat, "the answer cannot be read: "+err.Error())
 	}
-	policy, err := ib.cfg.Verify(ctx, empresaID)
+	policy, err := ib.cfg.Tenants.VerifyOptions(ctx, empresaID)
 	if err != nil {
 		return nil, err
 	}

@@ -3,18 +3,18 @@ package mailer
 import (
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dtekit/dtekit/email"
 	"github.com/dtekit/dtekit/email/emailtest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 )
 
 // withEnvio is a message with Message-ID id carrying an EnvioDTE whose
@@ -27,16 +27,12 @@ func withEnvio(id, body string) []byte {
 		base64.StdEncoding.EncodeToString([]byte(xml)) + "\r\n--b--\r\n")
 }
 
-// storeWithEmpresa opens a SQLite store with one company, closed when t
+// storeWithEmpresa opens a store of b with one company, closed when t
 // ends.
-func storeWithEmpresa(t *testing.T) (store.Store, *store.Empresa) {
+func storeWithEmpresa(t *testing.T, b backendtest.Backend) (store.Store, *store.Empresa) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := b.NewStore(t, store.JobsConfig{})
 	e := &store.Empresa{Rut: "76192083-9", RazonSocial: "Comercial Los Andes SpA", Ambiente: "certificacion"}
 	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertEmpresa(ctx, e) }); err != nil {
 		t.Fatal(err)
@@ -44,30 +40,27 @@ func storeWithEmpresa(t *testing.T) (store.Store, *store.Empresa) {
 	return st, e
 }
 
-// TestMessagesByContent: two different messages that share a Message-ID
-// are both handed to the intake (issue 30: the second was skipped in
-// silence); the very same message read again (a crash between the
-// record and the flag, or a copy delivered twice) is recognized and
-// skipped.
+// TestMessagesByContent, on both backends: two different messages that
+// share a Message-ID are both handed to the intake (issue 30: the second
+// was skipped in silence); the very same message read again (a crash
+// between the record and the flag, or a copy delivered twice) is
+// recognized and skipped.
 func TestMessagesByContent(t *testing.T) {
 	t.Parallel()
+	backendtest.Each(t, testMessagesByContent)
+}
+
+func testMessagesByContent(t *testing.T, b backendtest.Backend) {
 	ctx := context.Background()
-	st, e := storeWithEmpresa(t)
+	st, e := storeWithEmpresa(t, b)
 	u := emailtest.User{Address: "dte@empresa.cl", Username: "e", Password: "pw"}
 	srv := emailtest.Start(t, u)
-	var mu sync.Mutex
-	var got []string
+	handoff := &fakeHandoff{}
 	m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
-		Settings: func(context.Context, string) (*Settings, error) {
+		Tenants: fakeTenants{settings: func(string) (*Settings, error) {
 			return &Settings{Direccion: u.Address, IMAP: new(srv.IMAPConfig(u))}, nil
-		},
-		Intake: func(_ context.Context, _ string, data []byte, _ Source) error {
-			mu.Lock()
-			got = append(got, string(data))
-			mu.Unlock()
-			return nil
-		},
-		Reply: func(context.Context, string, []byte, Source) error { return nil }})
+		}},
+		Handoff: handoff})
 	first, other := withEnvio("<uno@proveedor.cl>", "factura 1"), withEnvio("<uno@proveedor.cl>", "factura 2")
 	srv.Append(u, first)
 	srv.Append(u, other)
@@ -81,6 +74,7 @@ func TestMessagesByContent(t *testing.T) {
 	if err != nil || res.Leidos != 0 || res.Repetidos != 1 {
 		t.Fatalf("the same message again: %+v, %v; want it skipped", res, err)
 	}
+	got := handoff.intake
 	if len(got) != 2 || !strings.Contains(got[0], "factura 1") || !strings.Contains(got[1], "factura 2") {
 		t.Errorf("the intake received %q", got)
 	}
@@ -90,12 +84,16 @@ func TestMessagesByContent(t *testing.T) {
 	}
 }
 
-// TestSendFailureShown: a send that fails is recorded with its category
-// and a sentence of ours, never the server's address.
+// TestSendFailureShown, on both backends: a send that fails is recorded
+// with its category and a sentence of ours, never the server's address.
 func TestSendFailureShown(t *testing.T) {
 	t.Parallel()
+	backendtest.Each(t, testSendFailureShown)
+}
+
+func testSendFailureShown(t *testing.T, b backendtest.Backend) {
 	ctx := context.Background()
-	st, e := storeWithEmpresa(t)
+	st, e := storeWithEmpresa(t, b)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -103,9 +101,9 @@ func TestSendFailureShown(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close() // a closed port
 	m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), MaxAttempts: 1,
-		Settings: func(context.Context, string) (*Settings, error) {
+		Tenants: fakeTenants{settings: func(string) (*Settings, error) {
 			return &Settings{Direccion: "dte@empresa.cl", SMTP: &email.SMTPConfig{Host: "127.0.0.1", Port: port, Security: "none"}}, nil
-		}})
+		}}})
 	if err := m.Register(st.Jobs()); err != nil {
 		t.Fatal(err)
 	}
@@ -127,4 +125,50 @@ func TestSendFailureShown(t *testing.T) {
 	if got.Estado != Fallido || !strings.HasPrefix(got.LastError, "refused: ") || strings.Contains(got.LastError, "127.0.0.1") {
 		t.Errorf("a send to a closed port: %s, %q; want fallido, refused, no address", got.Estado, got.LastError)
 	}
+}
+
+// TestAdmitEndsTheRead, on both backends: the Handoff is asked before
+// each message; once it refuses (the company's quota of mails), the read
+// ends with its error, the messages read so far handed over and
+// recorded, and the rest left unread in the mailbox for a later read.
+func TestAdmitEndsTheRead(t *testing.T) {
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		ctx := context.Background()
+		st, e := storeWithEmpresa(t, b)
+		u := emailtest.User{Address: "dte@empresa.cl", Username: "e", Password: "pw"}
+		srv := emailtest.Start(t, u)
+		two := 2
+		handoff := &fakeHandoff{admit: &two}
+		m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
+			Tenants: fakeTenants{settings: func(string) (*Settings, error) {
+				return &Settings{Direccion: u.Address, IMAP: new(srv.IMAPConfig(u))}, nil
+			}},
+			Handoff: handoff})
+		for i := range 3 {
+			srv.Append(u, withEnvio(fmt.Sprintf("<m%d@proveedor.cl>", i), fmt.Sprintf("factura %d", i+1)))
+		}
+		recorded := func() int {
+			t.Helper()
+			page, err := st.ListMensajes(ctx, e.ID, store.ListFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(page.Items)
+		}
+		if _, err := m.Poll(ctx, e.ID); !errors.Is(err, errQuota) {
+			t.Fatalf("a read with room for two messages: %v, want the quota's error", err)
+		}
+		if n, got := recorded(), len(handoff.intake); n != 2 || got != 2 {
+			t.Fatalf("a read with room for two messages: %d recorded, %d handed over; want 2 and 2", n, got)
+		}
+		// Room again: the third message was left in the mailbox.
+		handoff.admit = nil
+		if _, err := m.Poll(ctx, e.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n, got := recorded(), handoff.intake; n != 3 || len(got) != 3 || !strings.Contains(got[2], "factura 3") {
+			t.Errorf("after the next read: %d recorded, %d handed over; want the third too", n, len(got))
+		}
+	})
 }

@@ -41,10 +41,15 @@ func closedPort(t *testing.T) (string, int) {
 	return "127.0.0.1", addr.Port
 }
 
-// settings holds what Config.Settings answers, changed by the tests.
+// settings is a Tenants whose every company has the mail settings it
+// holds, changed by the tests, and mails no document.
 type settings struct{ p atomic.Pointer[Settings] }
 
-func (s *settings) get(context.Context, string) (*Settings, error) { return s.p.Load(), nil }
+func (s *settings) MailSettings(context.Context, string) (*Settings, error) { return s.p.Load(), nil }
+
+func (s *settings) DocumentMail(context.Context, string, string) (*Outgoing, error) {
+	return nil, errors.New("this test mails no document")
+}
 
 func insertEmpresa(t *testing.T, st store.Store, rut string) string {
 	t.Helper()
@@ -101,7 +106,7 @@ func TestSendSchedule(t *testing.T) {
 		host, port := closedPort(t)
 		down := email.SMTPConfig{Host: host, Port: port, Security: "none"}
 		set.p.Store(&Settings{Direccion: sender.Address, SMTP: &down})
-		m := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Settings: set.get,
+		m := New(Config{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Tenants: &set,
 			Backoff: []time.Duration{30 * time.Second, 2 * time.Minute}, MaxAttempts: 4})
 		// Registered, not started: the tests run the send job's body.
 		if err := m.Register(st.Jobs()); err != nil {
@@ -225,7 +230,7 @@ func TestSendRetriesOnTheRunner(t *testing.T) {
 		host, port := closedPort(t)
 		var set settings
 		set.p.Store(&Settings{Direccion: sender.Address, SMTP: &email.SMTPConfig{Host: host, Port: port, Security: "none"}})
-		m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Settings: set.get,
+		m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Tenants: &set,
 			Backoff: []time.Duration{10 * time.Millisecond}, MaxAttempts: 3, Workers: 1})
 		if err := m.Register(st.Jobs()); err != nil {
 			t.Fatal(err)
@@ -266,7 +271,7 @@ func TestPollOnePerCompany(t *testing.T) {
 		box := srv.IMAPConfig(receptor)
 		var reads atomic.Int32
 		m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler), Workers: 1, MailboxWorkers: 1,
-			Settings: func(_ context.Context, id string) (*Settings, error) {
+			Tenants: fakeTenants{settings: func(id string) (*Settings, error) {
 				switch id {
 				case withBox:
 					reads.Add(1)
@@ -275,9 +280,8 @@ func TestPollOnePerCompany(t *testing.T) {
 					return nil, errors.New("the sealed password cannot be opened")
 				}
 				return &Settings{Direccion: sender.Address}, nil
-			},
-			Intake: func(context.Context, string, []byte, Source) error { return nil },
-			Reply:  func(context.Context, string, []byte, Source) error { return nil }})
+			}},
+			Handoff: &fakeHandoff{}})
 		if err := m.Register(st.Jobs()); err != nil {
 			t.Fatal(err)
 		}

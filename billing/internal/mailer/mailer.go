@@ -10,6 +10,13 @@
 // periodic job: a message is handed to the intake and recorded
 // (store.Mensaje) before it is flagged in the mailbox, and never deleted,
 // so a crash in between reads it again and the record recognizes it.
+//
+// The room knows nothing of billing.Service nor of the inbox: the face is
+// behind small interfaces the room declares, Tenants (a company's mail
+// settings and the mail of one of its documents), Handoff (where what the
+// mailbox holds goes: the intake, the answers, the quota asked before each
+// message) and Counter (the face's counts for /metrics). Config.Now stays
+// a function value: the clock, which tests replace.
 package mailer
 
 import (
@@ -134,21 +141,14 @@ type Config struct {
 	Store  store.Store
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Settings returns a company's mail settings (nil when it has none).
-	Settings func(ctx context.Context, empresaID string) (*Settings, error)
-	// Intake receives an EnvioDTE read from the mailbox.
-	Intake func(ctx context.Context, empresaID string, data []byte, src Source) error
-	// Reply records an answer (RespuestaDTE, EnvioRecibos) a receptor sent
-	// about the company's documents.
-	Reply func(ctx context.Context, empresaID string, data []byte, src Source) error
-	// Document builds the mail that carries one of the company's
-	// documents to its receptor (nil: no address is known; the mail is
-	// then recorded SinDireccion).
-	Document func(ctx context.Context, empresaID, dteID string) (*Outgoing, error)
+	// Tenants answers what the room asks about a company.
+	Tenants Tenants
+	// Handoff takes what the mailbox holds.
+	Handoff Handoff
 	// Counted, when set, is told once per document the document job
 	// handled, after its transaction commits: where its address came
 	// from, or why nothing was sent (DocumentLabels).
-	Counted func(empresaID, label string)
+	Counted Counter
 	// Limits bound each message read (zero: email's defaults).
 	Limits email.Limits
 	// Every is how often each mailbox is read (default 1 minute).
@@ -164,10 +164,37 @@ type Config struct {
 	// MailboxWorkers the mailbox queue's.
 	Workers        int
 	MailboxWorkers int
-	// Admit, when set, is asked before each message is read from a
-	// company's mailbox: an error (the company's quota of mail kept is
-	// reached) ends the read, leaving the message unread in the mailbox.
-	Admit func(ctx context.Context, empresaID string) error
+}
+
+// Tenants is what the mailer asks the face about a company.
+type Tenants interface {
+	// MailSettings returns the company's mail settings (nil when it has
+	// none).
+	MailSettings(ctx context.Context, empresaID string) (*Settings, error)
+	// DocumentMail builds the mail that carries one of the company's
+	// documents to its receptor (nil: no address is known; the mail is
+	// then recorded SinDireccion).
+	DocumentMail(ctx context.Context, empresaID, dteID string) (*Outgoing, error)
+}
+
+// Handoff takes what a company's mailbox holds: the room reads and
+// records messages, the face decides what their files are.
+type Handoff interface {
+	// Intake receives an EnvioDTE read from the mailbox.
+	Intake(ctx context.Context, empresaID string, data []byte, src Source) error
+	// Reply records an answer (RespuestaDTE, EnvioRecibos) a receptor
+	// sent about the company's documents.
+	Reply(ctx context.Context, empresaID string, data []byte, src Source) error
+	// Admit is asked before each message is read from the company's
+	// mailbox: an error (the company's quota of mail kept is reached) ends
+	// the read, leaving the message unread in the mailbox.
+	Admit(ctx context.Context, empresaID string) error
+}
+
+// Counter counts outcomes by company and label (the face's counters
+// behind /metrics).
+type Counter interface {
+	Add(empresaID, label string)
 }
 
 // Mailer is the room. Build it with New and register its jobs.
@@ -211,10 +238,18 @@ func MailID(kind, id string) string {
 // from.
 var ErrNoSender = errors.New("billing: the company has no mail settings to send from (correo.direccion and correo.smtp)")
 
+// Tx is what queuing a mail needs of the caller's transaction: the
+// company's mails, and the job that sends one. A store.Tx is one.
+type Tx interface {
+	store.MailReader
+	store.MailWriter
+	store.JobWriter
+}
+
 // Enqueue composes o and queues it, in tx: the mail is recorded pending
 // and its send job queued. A mail whose id is recorded already is left
 // alone. It returns ErrNoSender when the company cannot send mail.
-func (m *Mailer) Enqueue(ctx context.Context, tx store.Tx, o *Outgoing) (*store.Correo, error) {
+func (m *Mailer) Enqueue(ctx context.Context, tx Tx, o *Outgoing) (*store.Correo, error) {
 	if o.ID == "" {
 		o.ID = uuid.Must(uuid.NewV7()).String()
 	}
@@ -223,7 +258,7 @@ func (m *Mailer) Enqueue(ctx context.Context, tx store.Tx, o *Outgoing) (*store.
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	s, err := m.cfg.Settings(ctx, o.EmpresaID)
+	s, err := m.cfg.Tenants.MailSettings(ctx, o.EmpresaID)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +318,7 @@ func (documentArgs) JobOpts() store.JobOpts {
 
 // QueueDocument queues, in tx, the mail of one of the company's documents
 // to its receptor (built by a job: it signs an envelope).
-func (m *Mailer) QueueDocument(ctx context.Context, tx store.Tx, empresaID, dteID string) error {
+func (m *Mailer) QueueDocument(ctx context.Context, tx store.JobWriter, empresaID, dteID string) error {
 	_, err := tx.Enqueue(ctx, documentArgs{EmpresaID: empresaID, DTEID: dteID}, nil)
 	return err
 }
@@ -341,7 +376,7 @@ func (m *Mailer) Register(j store.Jobs) error {
 // left silent: its mail is recorded in a state that says why (the
 // document's read model shows it), logged and counted.
 func (m *Mailer) document(ctx context.Context, a documentArgs) error {
-	o, err := m.cfg.Document(ctx, a.EmpresaID, a.DTEID)
+	o, err := m.cfg.Tenants.DocumentMail(ctx, a.EmpresaID, a.DTEID)
 	if err != nil {
 		return err
 	}
@@ -402,7 +437,7 @@ func (m *Mailer) unsent(ctx context.Context, a documentArgs, para, estado, why s
 // count reports a document job's outcome to Config.Counted.
 func (m *Mailer) count(empresaID, label string) {
 	if m.cfg.Counted != nil && label != "" {
-		m.cfg.Counted(empresaID, label)
+		m.cfg.Counted.Add(empresaID, label)
 	}
 }
 
@@ -419,7 +454,7 @@ func (m *Mailer) send(ctx context.Context, a sendArgs) error {
 	if c.Estado != Pendiente {
 		return nil
 	}
-	s, err := m.cfg.Settings(ctx, a.EmpresaID)
+	s, err := m.cfg.Tenants.MailSettings(ctx, a.EmpresaID)
 	if err != nil {
 		return err
 	}
@@ -505,7 +540,7 @@ var categoryText = map[string]string{
 func (m *Mailer) PollAll(ctx context.Context) error {
 	now := m.now()
 	return periodic.EachEmpresa(ctx, m.st, func(e *store.Empresa) error {
-		s, err := m.cfg.Settings(ctx, e.ID)
+		s, err := m.cfg.Tenants.MailSettings(ctx, e.ID)
 		if err != nil {
 			m.log.Warn("billing: a company's mail settings cannot be read", "empresa_id", e.ID, "error", err.Error())
 			return nil
@@ -653,7 +688,7 @@ const MaxPerPoll = 50
 // counts the messages taken, those skipped as read before and those
 // refused.
 func (m *Mailer) Poll(ctx context.Context, empresaID string) (*api.LecturaCorreo, error) {
-	s, err := m.cfg.Settings(ctx, empresaID)
+	s, err := m.cfg.Tenants.MailSettings(ctx, empresaID)
 	if err != nil || s == nil || s.IMAP == nil {
 		return &api.LecturaCorreo{}, err
 	}
@@ -679,10 +714,8 @@ func (m *Mailer) read(ctx context.Context, empresaID string, cfg email.IMAPConfi
 	// and each is marked before the next is fetched, so the search does
 	// not list it again.
 	for range MaxPerPoll {
-		if m.cfg.Admit != nil {
-			if err := m.cfg.Admit(ctx, empresaID); err != nil {
-				return out, err
-			}
+		if err := m.cfg.Handoff.Admit(ctx, empresaID); err != nil {
+			return out, err
 		}
 		msgs, err := mb.Unprocessed(ctx, 1, lim.MaxMessageBytes)
 		if err != nil {
@@ -755,9 +788,9 @@ func (m *Mailer) take(ctx context.Context, empresaID string, f email.Fetched, li
 			src := Source{MensajeID: rec.ID, From: msg.From, Filename: a.Filename}
 			switch kind {
 			case "EnvioDTE":
-				err = m.cfg.Intake(ctx, empresaID, a.Data, src)
+				err = m.cfg.Handoff.Intake(ctx, empresaID, a.Data, src)
 			case "RespuestaDTE", "EnvioRecibos":
-				err = m.cfg.Reply(ctx, empresaID, a.Data, src)
+				err = m.cfg.Handoff.Reply(ctx, empresaID, a.Data, src)
 			default:
 				continue
 			}

@@ -5,23 +5,27 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dtekit/dtekit/email"
 	"github.com/dtekit/dtekit/store"
+	"github.com/dtekit/dtekit/store/backendtest"
 )
 
-// TestDocumentNeverSilent: the document job, over a SQLite store alone,
-// records the mail of a document it cannot address as sin_direccion and
-// one whose company has no sender as sin_remitente (each with why, once,
-// however often the job runs), queues the others pendiente, and reports
-// each document's outcome to Counted once.
+// TestDocumentNeverSilent: the document job, over a store alone of each
+// backend, records the mail of a document it cannot address as
+// sin_direccion and one whose company has no sender as sin_remitente
+// (each with why, once, however often the job runs), queues the others
+// pendiente, and reports each document's outcome to Counted once.
 func TestDocumentNeverSilent(t *testing.T) {
 	t.Parallel()
+	backendtest.Each(t, testDocumentNeverSilent)
+}
+
+func testDocumentNeverSilent(t *testing.T, b backendtest.Backend) {
 	ctx := context.Background()
-	st, e := storeWithEmpresa(t)
+	st, e := storeWithEmpresa(t, b)
 	var ids []string
 	for folio := range int64(3) {
 		d := &store.DTE{EmpresaID: e.ID, TipoDTE: 33, Folio: folio + 1, Estado: "aceptado", RutReceptor: "96790240-3", FechaEmision: "2026-03-02"}
@@ -31,18 +35,17 @@ func TestDocumentNeverSilent(t *testing.T) {
 		ids = append(ids, d.ID)
 	}
 	unaddressed, noSender, mailed := ids[0], ids[1], ids[2]
-	var mu sync.Mutex
-	var counted []string
+	counter := &fakeCounter{}
 	sender := &Settings{Direccion: "dte@losandes.cl", SMTP: &email.SMTPConfig{Host: "127.0.0.1", Port: 1}}
 	m := New(Config{Store: st, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
-		Settings: func(_ context.Context, _ string) (*Settings, error) { return sender, nil },
-		Document: func(_ context.Context, _, dteID string) (*Outgoing, error) {
-			if dteID == unaddressed {
-				return nil, nil
-			}
-			return &Outgoing{EmpresaID: e.ID, Tipo: "dte", DTEID: dteID, To: "compras@cliente.cl", Subject: "DTE", Text: "Adjunto.", Via: ViaCliente}, nil
-		},
-		Counted: func(_, label string) { mu.Lock(); counted = append(counted, label); mu.Unlock() }})
+		Tenants: fakeTenants{settings: func(string) (*Settings, error) { return sender, nil },
+			document: func(dteID string) (*Outgoing, error) {
+				if dteID == unaddressed {
+					return nil, nil
+				}
+				return &Outgoing{EmpresaID: e.ID, Tipo: "dte", DTEID: dteID, To: "compras@cliente.cl", Subject: "DTE", Text: "Adjunto.", Via: ViaCliente}, nil
+			}},
+		Counted: counter})
 	if err := m.Register(st.Jobs()); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func TestDocumentNeverSilent(t *testing.T) {
 		}
 	}
 	want := []string{SinDireccion, ViaCliente, SinRemitente}
-	if !slices.Equal(counted, want) {
+	if counted := counter.labels; !slices.Equal(counted, want) {
 		t.Errorf("counted %v, want %v", counted, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -16,7 +15,7 @@ import (
 	"github.com/dtekit/dtekit/email"
 	"github.com/dtekit/dtekit/email/emailtest"
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/sqlite"
+	"github.com/dtekit/dtekit/store/backendtest"
 )
 
 // tarpit is a loopback listener that accepts connections and never
@@ -81,14 +80,10 @@ type queueRig struct {
 	now     func() time.Time
 }
 
-func newQueueRig(t *testing.T, hanging int, pit *tarpit, now func() time.Time, connect time.Duration) *queueRig {
+func newQueueRig(t *testing.T, b backendtest.Backend, hanging int, pit *tarpit, now func() time.Time, connect time.Duration) *queueRig {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := b.NewStore(t, store.JobsConfig{PollInterval: 20 * time.Millisecond})
 	from := emailtest.User{Address: "dte@emisora.cl", Username: "s", Password: "pw-s"}
 	to := emailtest.User{Address: "compras@cliente.cl", Username: "c", Password: "pw-c"}
 	srv := emailtest.Start(t, from, to)
@@ -110,14 +105,13 @@ func newQueueRig(t *testing.T, hanging int, pit *tarpit, now func() time.Time, c
 	hang := &Settings{Direccion: "dte@colgada.cl", IMAP: &email.IMAPConfig{Host: "127.0.0.1", Port: pit.port(), Security: "tls", Username: "u", Password: "p"}}
 	r.m = New(Config{Store: st, Now: now, Logger: slog.New(slog.DiscardHandler), Every: time.Minute, ConnectTimeout: connect,
 		Backoff: []time.Duration{time.Hour}, Workers: DefaultWorkers, MailboxWorkers: DefaultMailboxWorkers,
-		Settings: func(_ context.Context, id string) (*Settings, error) {
+		Tenants: fakeTenants{settings: func(id string) (*Settings, error) {
 			if id == r.sender.ID {
 				return sender, nil
 			}
 			return hang, nil
-		},
-		Intake: func(context.Context, string, []byte, Source) error { return nil },
-		Reply:  func(context.Context, string, []byte, Source) error { return nil }})
+		}},
+		Handoff: &fakeHandoff{}})
 	if err := periodic.Declare(st.Jobs(), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +171,9 @@ func TestSendsNotStalledByMailboxes(t *testing.T) {
 	t.Parallel()
 	pit := newTarpit(t)
 	const hanging = 3 * DefaultMailboxWorkers
-	r := newQueueRig(t, hanging, pit, time.Now, IMAPConnectTimeout)
+	// One backend: a comparison of latencies, which the queues' own
+	// workers decide (storetest's QueueIsolation checks them on both).
+	r := newQueueRig(t, backendtest.SQLite, hanging, pit, time.Now, IMAPConnectTimeout)
 	// Alone: the median of a few sends (the job runner's latency varies
 	// on a busy machine).
 	median := func(limit time.Duration) time.Duration {
@@ -211,20 +207,24 @@ func TestSendsNotStalledByMailboxes(t *testing.T) {
 	}
 }
 
-// TestMailboxBackoff: a mailbox whose reads fail is backed off, twice
-// the interval doubled at each failure up to an hour, with the category
-// of its failure and no detail; the periodic read passes it by until
-// then; a read that works clears it. Its reads give up at the connect
-// timeout, well before the call's.
+// TestMailboxBackoff, on both backends: a mailbox whose reads fail is
+// backed off, twice the interval doubled at each failure up to an hour,
+// with the category of its failure and no detail; the periodic read
+// passes it by until then; a read that works clears it. Its reads give
+// up at the connect timeout, well before the call's.
 func TestMailboxBackoff(t *testing.T) {
 	t.Parallel()
+	backendtest.Each(t, testMailboxBackoff)
+}
+
+func testMailboxBackoff(t *testing.T, b backendtest.Backend) {
 	pit := newTarpit(t)
 	var mu sync.Mutex
 	clock := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
 	const connect = 300 * time.Millisecond
-	r := newQueueRig(t, 1, pit, now, connect)
+	r := newQueueRig(t, b, 1, pit, now, connect)
 	ctx := context.Background()
 	id := r.hanging[0].ID
 	var waits []time.Duration
@@ -270,14 +270,18 @@ func TestMailboxBackoff(t *testing.T) {
 	}
 }
 
-// TestFailingMailboxesShareCapped: mailboxes whose last read failed take
-// at most half the mailbox workers at once (one of two): a second such
-// read while one hangs gives way at once without dialling, and a mailbox
-// that works is never held back.
+// TestFailingMailboxesShareCapped, on both backends: mailboxes whose
+// last read failed take at most half the mailbox workers at once (one of
+// two): a second such read while one hangs gives way at once without
+// dialling, and a mailbox that works is never held back.
 func TestFailingMailboxesShareCapped(t *testing.T) {
 	t.Parallel()
+	backendtest.Each(t, testFailingMailboxesShareCapped)
+}
+
+func testFailingMailboxesShareCapped(t *testing.T, b backendtest.Backend) {
 	pit := newTarpit(t)
-	r := newQueueRig(t, 2, pit, time.Now, time.Second)
+	r := newQueueRig(t, b, 2, pit, time.Now, time.Second)
 	ctx := context.Background()
 	for _, e := range r.hanging {
 		b := &store.Buzon{EmpresaID: e.ID, Fallos: 1, UltimoError: email.CategoryTimeout}

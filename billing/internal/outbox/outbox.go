@@ -26,6 +26,16 @@ import (
 	"github.com/dtekit/dtekit/webhook"
 )
 
+// Tx is what the outbox needs of the caller's transaction: it records
+// the event, reads the company's webhooks, records their deliveries and
+// enqueues the first attempts. A store.Tx is one.
+type Tx interface {
+	store.EventWriter
+	store.DeliveryReader
+	store.DeliveryWriter
+	store.JobWriter
+}
+
 // Outbox records events. Build it with New; it is safe for concurrent use.
 type Outbox struct {
 	now func() time.Time
@@ -40,7 +50,7 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 // Publish records an event of type typ with data as its payload, frozen
 // now, and fans it out to the subscribed webhooks, in the caller's
 // transaction.
-func (o *Outbox) Publish(ctx context.Context, tx store.Tx, empresaID string, typ webhook.EventType, data any) (*store.Event, error) {
+func (o *Outbox) Publish(ctx context.Context, tx Tx, empresaID string, typ webhook.EventType, data any) (*store.Event, error) {
 	body, err := webhook.MarshalEvent(typ, o.now().UTC().Truncate(time.Second), data)
 	if err != nil {
 		return nil, err
@@ -52,7 +62,7 @@ func (o *Outbox) Publish(ctx context.Context, tx store.Tx, empresaID string, typ
 // Record stores an event whose payload the caller froze (with an id of
 // its choosing, which makes the event unique) and fans it out to the
 // subscribed webhooks, in the caller's transaction.
-func (o *Outbox) Record(ctx context.Context, tx store.Tx, ev *store.Event) error {
+func (o *Outbox) Record(ctx context.Context, tx Tx, ev *store.Event) error {
 	if err := tx.InsertEvent(ctx, ev); err != nil {
 		return err
 	}
@@ -62,7 +72,7 @@ func (o *Outbox) Record(ctx context.Context, tx store.Tx, ev *store.Event) error
 // PublishReceptor records an event about what a document's receptor
 // answered (dte.receptor_*, dte.mercaderias_recibidas): the document's
 // data with the answer, in the caller's transaction.
-func (o *Outbox) PublishReceptor(ctx context.Context, tx store.Tx, d *store.DTE, typ webhook.EventType, a webhook.ReceptorData) error {
+func (o *Outbox) PublishReceptor(ctx context.Context, tx Tx, d *store.DTE, typ webhook.EventType, a webhook.ReceptorData) error {
 	data := dteData(d)
 	data.Receptor = &a
 	if _, err := o.Publish(ctx, tx, d.EmpresaID, typ, data); err != nil {
@@ -74,7 +84,7 @@ func (o *Outbox) PublishReceptor(ctx context.Context, tx store.Tx, d *store.DTE,
 // PublishDTE records an event about a document (dte.created, and once
 // the SII has answered dte.accepted, dte.rejected or dte.repaired) with
 // the document's data and its tracking, in the caller's transaction.
-func (o *Outbox) PublishDTE(ctx context.Context, tx store.Tx, d *store.DTE, typ webhook.EventType) error {
+func (o *Outbox) PublishDTE(ctx context.Context, tx Tx, d *store.DTE, typ webhook.EventType) error {
 	if _, err := o.Publish(ctx, tx, d.EmpresaID, typ, dteData(d)); err != nil {
 		return fmt.Errorf("billing: recording event %s for DTE %s: %w", typ, d.ID, err)
 	}
@@ -101,7 +111,7 @@ func dteData(d *store.DTE) webhook.DTEData {
 // fanOut creates one delivery of ev for every active webhook of its
 // company subscribed to its type, each with its first attempt enqueued, in
 // the transaction that records the event.
-func (o *Outbox) fanOut(ctx context.Context, tx store.Tx, ev *store.Event) error {
+func (o *Outbox) fanOut(ctx context.Context, tx Tx, ev *store.Event) error {
 	hooks, err := tx.ListWebhooks(ctx, ev.EmpresaID)
 	if err != nil {
 		return fmt.Errorf("billing: listing webhooks for event %s: %w", ev.ID, err)
@@ -121,7 +131,7 @@ func subscribed(h *store.Webhook, typ string) bool { return slices.Contains(h.Ev
 
 // newDelivery records a pending delivery of ev to one webhook and
 // enqueues its first attempt, due now.
-func (o *Outbox) newDelivery(ctx context.Context, tx store.Tx, ev *store.Event, webhookID string) (*store.Delivery, error) {
+func (o *Outbox) newDelivery(ctx context.Context, tx Tx, ev *store.Event, webhookID string) (*store.Delivery, error) {
 	due := o.now().Truncate(time.Millisecond)
 	d := &store.Delivery{ID: newID(), EmpresaID: ev.EmpresaID, WebhookID: webhookID, EventID: ev.ID,
 		State: store.DeliveryPending, NextAttemptAt: due}

@@ -60,7 +60,7 @@ func Register(j store.Jobs, p Job) error {
 // EachEmpresa calls fn for every company r lists, oldest first, a page at
 // a time, and stops at fn's first error. The periodic jobs that visit
 // every company use it.
-func EachEmpresa(ctx context.Context, r store.Reader, fn func(e *store.Empresa) error) error {
+func EachEmpresa(ctx context.Context, r store.EmpresaReader, fn func(e *store.Empresa) error) error {
 	for e, err := range store.Empresas(ctx, r) {
 		if err != nil {
 			return fault.Failed("listing companies", err)

@@ -288,7 +288,7 @@ func (sb *Submitter) adopt(ctx context.Context, a submitArgs) error {
 		if d.Estado != string(dte.EstadoFirmado) || a.Step != stepUpload {
 			return stepDone(ctx, tx)
 		}
-		env, err := sb.cfg.Ambiente(ctx, tx, d)
+		env, err := sb.cfg.Documents.Ambiente(ctx, tx, d)
 		if err != nil {
 			return fmt.Errorf("billing: submit DTE %s: its environment: %w", d.ID, err)
 		}
@@ -325,7 +325,7 @@ func (sb *Submitter) envelopeEnv(ctx context.Context, e *store.Envio) (sii.Envir
 	if err != nil {
 		return "", err
 	}
-	env, err := sb.cfg.Ambiente(ctx, sb.st, d)
+	env, err := sb.cfg.Documents.Ambiente(ctx, sb.st, d)
 	return sii.Environment(env), err
 }
 

@@ -22,7 +22,7 @@ type Settled struct {
 // settled notes, inside the transaction that moves d to its final
 // estado, that the review settled it: once that transaction commits,
 // the outcome is logged (a rejection as a warning) and reported to
-// Config.Settled. A transaction rolled back reports nothing; one run
+// Config.Outcomes. A transaction rolled back reports nothing; one run
 // again reports only its last run.
 func (sb *Submitter) settled(ctx context.Context, d *store.DTE, estado dte.Estado) {
 	o := Settled{EmpresaID: d.EmpresaID, DTEID: d.ID, TipoDTE: d.TipoDTE, Folio: d.Folio, Estado: estado,
@@ -34,8 +34,8 @@ func (sb *Submitter) settled(ctx context.Context, d *store.DTE, estado dte.Estad
 		}
 		sb.log.Log(context.Background(), level, "billing: the SII's review settled a document", "empresa_id", o.EmpresaID,
 			"dte_id", o.DTEID, "tipo", o.TipoDTE, "folio", o.Folio, "estado", string(o.Estado), "codigo_sii", o.CodigoSII)
-		if sb.cfg.Settled != nil {
-			sb.cfg.Settled(o)
+		if sb.cfg.Outcomes != nil {
+			sb.cfg.Outcomes.Settled(o)
 		}
 	})
 }

@@ -40,9 +40,13 @@
 // the job of the step before; an envelope in nuevo, enviando or procesando
 // always has its next step scheduled.
 //
-// A Submitter needs a store, the outbox, a clock, a logger, and functions
-// that give a company's signing certificate and a document's issuer and
-// environment; it knows nothing of billing.Service.
+// A Submitter needs a store, the outbox, a clock, a logger, and the face
+// behind three small interfaces: Tenants (a company's signing
+// certificate), Documents (a stored document's issuer and environment,
+// which the face's emission recorded) and Outcomes (told of what the SII
+// settled); it knows nothing of billing.Service. Config.Now (the clock)
+// and Config.Endpoints (the addresses of SubmitConfig) stay function
+// values, not calls back into the face.
 package submission
 
 import (
@@ -75,15 +79,11 @@ type Config struct {
 	Outbox *outbox.Outbox
 	Now    func() time.Time
 	Logger *slog.Logger
-	// SigningCert returns the company's opened signing certificate, which
-	// signs the envelopes and authenticates to the SII.
-	SigningCert func(ctx context.Context, empresaID string) (*signer.Certificate, error)
-	// Emisor returns the issuer a stored document was emitted with (its
-	// snapshot, store.DTE.Emisor), the envelope's Caratula.
-	Emisor func(d *store.DTE) (dte.Emisor, error)
-	// Ambiente returns a stored document's environment, which its
-	// envelope goes to.
-	Ambiente AmbienteFunc
+	// Tenants opens a company's signing certificate.
+	Tenants Tenants
+	// Documents reads what the face's emission recorded of a stored
+	// document: its issuer and its environment.
+	Documents Documents
 	// Endpoints returns the addresses for an environment; nil means the
 	// SII's own (sii.EndpointsFor).
 	Endpoints func(env sii.Environment) sii.Endpoints
@@ -110,13 +110,37 @@ type Config struct {
 	// Workers is the submission queue's budget in this process (0: none,
 	// other processes submit).
 	Workers int
-	// Settled, when set, is told of each document the SII's review
-	// settled, once the transaction that recorded it has committed.
-	Settled func(Settled)
-	// Accepted, when set, runs in the transaction that records the SII's
-	// acceptance of a document (aceptado or con_reparos): what must follow
-	// it durably, such as mailing the document to its receptor.
-	Accepted func(ctx context.Context, tx store.Tx, d *store.DTE) error
+	// Outcomes, when set, is told of what the SII's review settled.
+	Outcomes Outcomes
+}
+
+// Tenants is what a Submitter asks the face about a company.
+type Tenants interface {
+	// SigningCert returns the company's opened signing certificate, which
+	// signs the envelopes and authenticates to the SII.
+	SigningCert(ctx context.Context, empresaID string) (*signer.Certificate, error)
+}
+
+// Documents reads what the face recorded of a stored document when it
+// emitted it.
+type Documents interface {
+	// Emisor returns the issuer the document was emitted with (its
+	// snapshot, store.DTE.Emisor), the envelope's Caratula.
+	Emisor(d *store.DTE) (dte.Emisor, error)
+	// Ambiente returns the document's environment, which its envelope goes
+	// to, read through r (an AmbienteFunc).
+	Ambiente(ctx context.Context, r store.Reader, d *store.DTE) (string, error)
+}
+
+// Outcomes is told of the documents the SII's review settled.
+type Outcomes interface {
+	// Settled is told of each settled document once the transaction that
+	// recorded it has committed.
+	Settled(o Settled)
+	// Accepted runs in the transaction that records the SII's acceptance
+	// of a document (aceptado or con_reparos): what must follow it
+	// durably, such as mailing the document to its receptor.
+	Accepted(ctx context.Context, tx store.Tx, d *store.DTE) error
 }
 
 // Queue is the queue submission jobs wait in: they have their own
@@ -308,7 +332,7 @@ func (sb *Submitter) client(ctx context.Context, empresaID string, env sii.Envir
 	if err != nil {
 		return nil, nil, err
 	}
-	cert, err := sb.cfg.SigningCert(ctx, empresaID)
+	cert, err := sb.cfg.Tenants.SigningCert(ctx, empresaID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -337,7 +361,7 @@ func deref[T any](p *T) (v T) {
 // this one, so a crash right after it commits cannot make the runner
 // rescue this step and run it beside the next (two uploads of one
 // envelope, two chains of polls).
-func stepDone(ctx context.Context, tx store.Tx) error { return tx.CompleteJob(ctx) }
+func stepDone(ctx context.Context, tx store.JobWriter) error { return tx.CompleteJob(ctx) }
 
 // transition moves a locked document to a final state with its event.
 // It is where every final SII outcome of a document is recorded.
@@ -353,8 +377,8 @@ func (sb *Submitter) transition(ctx context.Context, tx store.Tx, d *store.DTE, 
 		return nil
 	}
 	sb.settled(ctx, d, estado)
-	if (estado == dte.EstadoAceptado || estado == dte.EstadoConReparos) && sb.cfg.Accepted != nil {
-		if err := sb.cfg.Accepted(ctx, tx, d); err != nil {
+	if (estado == dte.EstadoAceptado || estado == dte.EstadoConReparos) && sb.cfg.Outcomes != nil {
+		if err := sb.cfg.Outcomes.Accepted(ctx, tx, d); err != nil {
 			return err
 		}
 	}

@@ -25,6 +25,27 @@ var errNoCert = errors.New("no signing certificate")
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// noCerts is the fixture's Tenants: no company has a certificate.
+type noCerts struct{}
+
+func (noCerts) SigningCert(context.Context, string) (*signer.Certificate, error) {
+	return nil, errNoCert
+}
+
+// fakeDocuments is the fixture's Documents: every document has the zero
+// issuer, and its environment is its CAFID (the tests name it), else
+// certificacion.
+type fakeDocuments struct{}
+
+func (fakeDocuments) Emisor(*store.DTE) (dte.Emisor, error) { return dte.Emisor{}, nil }
+
+func (fakeDocuments) Ambiente(_ context.Context, _ store.Reader, d *store.DTE) (string, error) {
+	if d.CAFID == "" {
+		return "certificacion", nil
+	}
+	return d.CAFID, nil
+}
+
 // fixture is a Submitter over a fresh store alone, with one company; its
 // runner is not started, so enqueued steps stay queued.
 type fixture struct {
@@ -39,15 +60,7 @@ func newFixture(t *testing.T, b backendtest.Backend) *fixture {
 	st := b.NewStore(t, store.JobsConfig{})
 	clock := clocktest.New(time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
 	sb := New(Config{Store: st, Outbox: outbox.New(clock.Now), Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
-		SigningCert: func(context.Context, string) (*signer.Certificate, error) { return nil, errNoCert },
-		Emisor:      func(*store.DTE) (dte.Emisor, error) { return dte.Emisor{}, nil },
-		// A document's environment is its CAFID here: the tests name it.
-		Ambiente: func(_ context.Context, _ store.Reader, d *store.DTE) (string, error) {
-			if d.CAFID == "" {
-				return "certificacion", nil
-			}
-			return d.CAFID, nil
-		},
+		Tenants: noCerts{}, Documents: fakeDocuments{},
 		Timeout: time.Second, UploadBackoff: []time.Duration{time.Hour}, PollBackoff: []time.Duration{time.Hour},
 		ReconcileWindow: time.Hour, Workers: 1})
 	if err := sb.Register(st.Jobs()); err != nil {
@@ -135,7 +148,7 @@ func (f *fixture) create(t *testing.T, field string, ids ...string) (*store.Envi
 	var e *store.Envio
 	err := f.st.Write(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		var err error
-		e, _, err = Create(ctx, tx, f.sb.cfg.Ambiente, NewEnvelope{ID: newID(), EmpresaID: f.empresa, DTEIDs: ids, At: time.Now(), Field: field})
+		e, _, err = Create(ctx, tx, f.sb.cfg.Documents.Ambiente, NewEnvelope{ID: newID(), EmpresaID: f.empresa, DTEIDs: ids, At: time.Now(), Field: field})
 		return err
 	})
 	return e, err

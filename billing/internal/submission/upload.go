@@ -129,11 +129,11 @@ func (sb *Submitter) build(ctx context.Context, e *store.Envio) ([]byte, error) 
 			latest = d
 		}
 	}
-	emisor, err := sb.cfg.Emisor(latest)
+	emisor, err := sb.cfg.Documents.Emisor(latest)
 	if err != nil {
 		return nil, fmt.Errorf("billing: envelope %s: the issuer snapshot of DTE %s: %w", e.ID, latest.ID, err)
 	}
-	cert, err := sb.cfg.SigningCert(ctx, e.EmpresaID)
+	cert, err := sb.cfg.Tenants.SigningCert(ctx, e.EmpresaID)
 	if err != nil {
 		return nil, err
 	}
