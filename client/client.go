@@ -90,6 +90,15 @@ type Client struct {
 	tokens    TokenSource
 	userAgent string
 	retry     RetryPolicy
+	// The resource services, grouped as billing's face is.
+	Documents *DocumentService
+	Envelopes *EnvelopeService
+	CAFs      *CAFService
+	Company   *CompanyService
+	Webhooks  *WebhookService
+	Catalog   *CatalogService
+	Received  *ReceivedService
+	Mail      *MailService
 	// sleep waits between attempts; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -156,6 +165,10 @@ type request struct {
 	// stream, when set, returns the answer's body to the caller instead
 	// of decoding it.
 	stream bool
+	// once keeps a network error from being retried: the route does not
+	// read the Idempotency-Key and is not idempotent (a creation), so a
+	// request that may have reached the server is not sent again.
+	once bool
 }
 
 // Response is what a call learnt besides its answer's body.
@@ -171,6 +184,8 @@ type Response struct {
 	IdempotencyKey string
 	// Attempts is how many times the call was sent.
 	Attempts int
+	// ContentType is the answer's Content-Type.
+	ContentType string
 }
 
 // do sends r, retrying under the policy, and decodes the answer into
@@ -209,11 +224,16 @@ func (c *Client) do(ctx context.Context, r request) (*Response, io.ReadCloser, e
 				return resp, nil, ctx.Err()
 			}
 			// A network error: the server may or may not have acted;
-			// the idempotency key makes a retry safe either way.
+			// the idempotency key makes a retry safe either way, but
+			// for a creation whose route does not read it.
+			if r.once {
+				return resp, nil, err
+			}
 		default:
 			resp.StatusCode = httpResp.StatusCode
 			resp.RequestID = httpResp.Header.Get("X-Request-Id")
 			resp.Replayed = httpResp.Header.Get("X-Idempotency-Replay") == "true"
+			resp.ContentType = httpResp.Header.Get("Content-Type")
 			if httpResp.StatusCode < 400 {
 				if r.stream {
 					return resp, httpResp.Body, nil
