@@ -216,5 +216,3 @@ func must[T any](t *testing.T, what string) func(v T, err error) T {
 		return v
 	}
 }
-
-
