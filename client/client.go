@@ -281,7 +281,12 @@ func (c *Client) send(ctx context.Context, r request, u string, payload []byte, 
 		}
 		req.Header.Set("Content-Type", ct)
 	}
-	req.Header.Set("Accept", "application/json")
+	if r.stream {
+		// A download answers its document, or the JSON error envelope.
+		req.Header.Set("Accept", "*/*")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
 	req.Header.Set("User-Agent", c.userAgent)
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)

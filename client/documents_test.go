@@ -298,4 +298,9 @@ func testRetryAfterLostAnswer(t *testing.T, e *env) {
 	if err != nil || p.TotalCount != 1 || len(p.Data) != 1 || p.Data[0].ID != res.ID || p.Data[0].Folio != 1 {
 		t.Errorf("the company's documents after the retry: %+v, %v; want exactly the one", p, err)
 	}
+	// The CAF of folios 1–1000 has given one folio: 999 are left.
+	cafs, err := c.CAFs.List(ctx, api.CAFListParams{TipoDTE: 33})
+	if err != nil || len(cafs.Data) != 1 || cafs.Data[0].FoliosDisponibles != 999 {
+		t.Errorf("the CAF after the retry: %+v, %v; want 999 folios left", cafs, err)
+	}
 }
