@@ -99,13 +99,19 @@ func itoa[T ~int | ~int64](n T) string {
 	return strconv.FormatInt(int64(n), 10)
 }
 
-// page gets one page of a list at path.
-func page[T any](ctx context.Context, c *Client, path string, q url.Values) (*api.Page[T], error) {
-	var p api.Page[T]
-	if err := c.call(ctx, request{method: http.MethodGet, path: path, query: q, out: &p}); err != nil {
+// into sends r and decodes its answer into a new T.
+func into[T any](ctx context.Context, c *Client, r request) (*T, error) {
+	var out T
+	r.out = &out
+	if err := c.call(ctx, r); err != nil {
 		return nil, err
 	}
-	return &p, nil
+	return &out, nil
+}
+
+// page gets one page of a list at path.
+func page[T any](ctx context.Context, c *Client, path string, q url.Values) (*api.Page[T], error) {
+	return into[api.Page[T]](ctx, c, request{method: http.MethodGet, path: path, query: q})
 }
 
 // maxSmallDownload bounds a download read whole (a logo).
@@ -153,13 +159,8 @@ func (s *DocumentService) Emit(ctx context.Context, p api.EmitParams) (*api.Emit
 	if p.Request == nil {
 		return nil, fmt.Errorf("client: Documents.Emit: the request is nil")
 	}
-	var out api.EmitResponse
-	err := s.c.call(ctx, request{method: http.MethodPost, path: "/dte", body: p.Request,
-		idempotencyKey: p.IdempotencyKey, out: &out})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.EmitResponse](ctx, s.c, request{method: http.MethodPost, path: "/dte", body: p.Request,
+		idempotencyKey: p.IdempotencyKey})
 }
 
 // Get reads one document (GET /dte/{id}); p.IncludeXML adds its signed
@@ -169,11 +170,7 @@ func (s *DocumentService) Get(ctx context.Context, id string, p api.DTEGetParams
 	if p.IncludeXML {
 		q = values("include_xml", "true")
 	}
-	var out api.DTE
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/dte/" + seg(id), query: q, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.DTE](ctx, s.c, request{method: http.MethodGet, path: "/dte/" + seg(id), query: q})
 }
 
 // PDF returns the printed document (GET /dte/{id}/pdf) as a stream the
@@ -197,13 +194,8 @@ func (s *DocumentService) XML(ctx context.Context, id string) (io.ReadCloser, er
 // (POST /dte/{id}/enviar) under p.IdempotencyKey, or a key the client
 // makes; p.LegacyOperation is the server's business and is not sent.
 func (s *DocumentService) Submit(ctx context.Context, id string, p api.SubmitParams) (*api.Envio, error) {
-	var out api.Envio
-	err := s.c.call(ctx, request{method: http.MethodPost, path: "/dte/" + seg(id) + "/enviar",
-		idempotencyKey: p.IdempotencyKey, out: &out})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Envio](ctx, s.c, request{method: http.MethodPost, path: "/dte/" + seg(id) + "/enviar",
+		idempotencyKey: p.IdempotencyKey})
 }
 
 // ListCorreos returns one page of the mails of a document (GET
@@ -231,11 +223,7 @@ func (s *DocumentService) Mail(ctx context.Context, id string, p api.DTEMailPara
 			Para string `json:"para"`
 		}{p.Para}
 	}
-	var out api.Correo
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/dte/" + seg(id) + "/correo", body: body, once: true, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Correo](ctx, s.c, request{method: http.MethodPost, path: "/dte/" + seg(id) + "/correo", body: body, once: true})
 }
 
 // Envelopes
@@ -246,22 +234,13 @@ type EnvelopeService struct{ c *Client }
 // Create packs held documents into one envelope to the SII (POST
 // /envios) under req.IdempotencyKey, or a key the client makes.
 func (s *EnvelopeService) Create(ctx context.Context, req api.EnvioRequest) (*api.Envio, error) {
-	var out api.Envio
-	err := s.c.call(ctx, request{method: http.MethodPost, path: "/envios", body: req,
-		idempotencyKey: req.IdempotencyKey, out: &out})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Envio](ctx, s.c, request{method: http.MethodPost, path: "/envios", body: req,
+		idempotencyKey: req.IdempotencyKey})
 }
 
 // Get reads one envelope (GET /envios/{id}).
 func (s *EnvelopeService) Get(ctx context.Context, id string) (*api.Envio, error) {
-	var out api.Envio
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/envios/" + seg(id), out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Envio](ctx, s.c, request{method: http.MethodGet, path: "/envios/" + seg(id)})
 }
 
 // List returns one page of the envelopes (GET /envios), newest first.
@@ -286,20 +265,12 @@ type CAFService struct{ c *Client }
 
 // Register adds a CAF (POST /caf).
 func (s *CAFService) Register(ctx context.Context, in api.CAFInput) (*api.CAF, error) {
-	var out api.CAF
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/caf", body: in, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.CAF](ctx, s.c, request{method: http.MethodPost, path: "/caf", body: in})
 }
 
 // Get reads one CAF (GET /caf/{id}).
 func (s *CAFService) Get(ctx context.Context, id string) (*api.CAF, error) {
-	var out api.CAF
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/caf/" + seg(id), out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.CAF](ctx, s.c, request{method: http.MethodGet, path: "/caf/" + seg(id)})
 }
 
 // List returns one page of the CAFs (GET /caf).
@@ -325,31 +296,19 @@ type CompanyService struct{ c *Client }
 
 // Get reads the company (GET /empresa).
 func (s *CompanyService) Get(ctx context.Context) (*api.Empresa, error) {
-	var out api.Empresa
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/empresa", out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Empresa](ctx, s.c, request{method: http.MethodGet, path: "/empresa"})
 }
 
 // Update changes the fields in of the company that are set (PUT
 // /empresa); in.Logo is not sent (see SetLogo).
 func (s *CompanyService) Update(ctx context.Context, in api.EmpresaUpdate) (*api.Empresa, error) {
-	var out api.Empresa
-	if err := s.c.call(ctx, request{method: http.MethodPut, path: "/empresa", body: in, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Empresa](ctx, s.c, request{method: http.MethodPut, path: "/empresa", body: in})
 }
 
 // Certificate reads the state of the company's signing certificate (GET
 // /empresa/certificado).
 func (s *CompanyService) Certificate(ctx context.Context) (*api.CertificadoStatus, error) {
-	var out api.CertificadoStatus
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/empresa/certificado", out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.CertificadoStatus](ctx, s.c, request{method: http.MethodGet, path: "/empresa/certificado"})
 }
 
 // UploadCertificate installs the company's signing certificate (POST
@@ -373,13 +332,8 @@ func (s *CompanyService) UploadCertificate(ctx context.Context, in api.Certifica
 	if err != nil {
 		return nil, fmt.Errorf("client: building the certificate form: %w", err)
 	}
-	var out api.CertificadoStatus
-	err = s.c.call(ctx, request{method: http.MethodPost, path: "/empresa/certificado/pfx", raw: buf.Bytes(),
-		contentType: mw.FormDataContentType(), out: &out})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.CertificadoStatus](ctx, s.c, request{method: http.MethodPost, path: "/empresa/certificado/pfx", raw: buf.Bytes(),
+		contentType: mw.FormDataContentType()})
 }
 
 // Logo reads the company's logo (GET /empresa/logo); a company without
@@ -415,11 +369,7 @@ func (s *CompanyService) SetLogo(ctx context.Context, image []byte) (*LogoInfo, 
 	if ct != "image/png" && ct != "image/jpeg" {
 		return nil, fmt.Errorf("client: Company.SetLogo: the image is %s, want a PNG or a JPEG", ct)
 	}
-	var out LogoInfo
-	if err := s.c.call(ctx, request{method: http.MethodPut, path: "/empresa/logo", raw: image, contentType: ct, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[LogoInfo](ctx, s.c, request{method: http.MethodPut, path: "/empresa/logo", raw: image, contentType: ct})
 }
 
 // DeleteLogo removes the company's logo (DELETE /empresa/logo).
@@ -430,21 +380,13 @@ func (s *CompanyService) DeleteLogo(ctx context.Context) error {
 // AlertSettings reads the company's alert preferences (GET
 // /empresa/alertas).
 func (s *CompanyService) AlertSettings(ctx context.Context) (*api.AlertSettings, error) {
-	var out api.AlertSettings
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/empresa/alertas", out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.AlertSettings](ctx, s.c, request{method: http.MethodGet, path: "/empresa/alertas"})
 }
 
 // UpdateAlertSettings replaces the company's alert preferences (PUT
 // /empresa/alertas).
 func (s *CompanyService) UpdateAlertSettings(ctx context.Context, in api.AlertSettingsInput) (*api.AlertSettings, error) {
-	var out api.AlertSettings
-	if err := s.c.call(ctx, request{method: http.MethodPut, path: "/empresa/alertas", body: in, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.AlertSettings](ctx, s.c, request{method: http.MethodPut, path: "/empresa/alertas", body: in})
 }
 
 // Webhooks
@@ -466,11 +408,7 @@ func (s *WebhookService) List(ctx context.Context) ([]api.Webhook, error) {
 // Create adds a webhook (POST /webhooks); its answer carries the secret,
 // the only time it is shown.
 func (s *WebhookService) Create(ctx context.Context, in api.WebhookInput) (*api.Webhook, error) {
-	var out api.Webhook
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/webhooks", body: in, once: true, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Webhook](ctx, s.c, request{method: http.MethodPost, path: "/webhooks", body: in, once: true})
 }
 
 // Get reads one webhook (GET /webhooks/{id}).
@@ -480,11 +418,7 @@ func (s *WebhookService) Get(ctx context.Context, id string) (*api.Webhook, erro
 
 // Update changes the fields of in that are set (PATCH /webhooks/{id}).
 func (s *WebhookService) Update(ctx context.Context, id string, in api.WebhookUpdate) (*api.Webhook, error) {
-	var out api.Webhook
-	if err := s.c.call(ctx, request{method: http.MethodPatch, path: "/webhooks/" + seg(id), body: in, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Webhook](ctx, s.c, request{method: http.MethodPatch, path: "/webhooks/" + seg(id), body: in})
 }
 
 // Delete removes a webhook (DELETE /webhooks/{id}).
@@ -500,11 +434,7 @@ func (s *WebhookService) RotateSecret(ctx context.Context, id string, p api.Webh
 	if p.Secret != "" {
 		body = p
 	}
-	var out api.Webhook
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/webhooks/" + seg(id) + "/rotate-secret", body: body, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Webhook](ctx, s.c, request{method: http.MethodPost, path: "/webhooks/" + seg(id) + "/rotate-secret", body: body})
 }
 
 // Enable turns a webhook back on (POST /webhooks/{id}/enable).
@@ -513,20 +443,12 @@ func (s *WebhookService) Enable(ctx context.Context, id string) (*api.Webhook, e
 }
 
 func (s *WebhookService) one(ctx context.Context, method, id, suffix string) (*api.Webhook, error) {
-	var out api.Webhook
-	if err := s.c.call(ctx, request{method: method, path: "/webhooks/" + seg(id) + suffix, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Webhook](ctx, s.c, request{method: method, path: "/webhooks/" + seg(id) + suffix})
 }
 
 // Ping queues a test delivery to a webhook (POST /webhooks/{id}/ping).
 func (s *WebhookService) Ping(ctx context.Context, id string) (*api.Delivery, error) {
-	var out api.Delivery
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/webhooks/" + seg(id) + "/ping", once: true, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Delivery](ctx, s.c, request{method: http.MethodPost, path: "/webhooks/" + seg(id) + "/ping", once: true})
 }
 
 // ListDeliveries returns one page of a webhook's deliveries (GET
@@ -564,13 +486,8 @@ func (s *WebhookService) delivery(ctx context.Context, method, id string, p api.
 	if p.WebhookID == "" {
 		return nil, fmt.Errorf("client: the delivery's WebhookID is required")
 	}
-	var out api.Delivery
-	err := s.c.call(ctx, request{method: method, path: "/webhooks/" + seg(p.WebhookID) + "/deliveries/" + seg(id) + suffix,
-		once: method == http.MethodPost, out: &out})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Delivery](ctx, s.c, request{method: method, path: "/webhooks/" + seg(p.WebhookID) + "/deliveries/" + seg(id) + suffix,
+		once: method == http.MethodPost})
 }
 
 // Catalog
@@ -597,30 +514,18 @@ func (s *CatalogService) AllClientes(ctx context.Context, p api.ClienteListParam
 
 // CreateCliente adds a customer (POST /clientes).
 func (s *CatalogService) CreateCliente(ctx context.Context, in api.ClienteInput) (*api.Cliente, error) {
-	var out api.Cliente
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/clientes", body: in, once: true, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Cliente](ctx, s.c, request{method: http.MethodPost, path: "/clientes", body: in, once: true})
 }
 
 // GetCliente reads one customer (GET /clientes/{id}).
 func (s *CatalogService) GetCliente(ctx context.Context, id string) (*api.Cliente, error) {
-	var out api.Cliente
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/clientes/" + seg(id), out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Cliente](ctx, s.c, request{method: http.MethodGet, path: "/clientes/" + seg(id)})
 }
 
 // UpdateCliente changes the fields of in that are set (PUT
 // /clientes/{id}).
 func (s *CatalogService) UpdateCliente(ctx context.Context, id string, in api.ClienteUpdate) (*api.Cliente, error) {
-	var out api.Cliente
-	if err := s.c.call(ctx, request{method: http.MethodPut, path: "/clientes/" + seg(id), body: in, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Cliente](ctx, s.c, request{method: http.MethodPut, path: "/clientes/" + seg(id), body: in})
 }
 
 // DeleteCliente removes a customer (DELETE /clientes/{id}).
@@ -646,30 +551,18 @@ func (s *CatalogService) AllProductos(ctx context.Context, p api.ProductoListPar
 
 // CreateProducto adds a product (POST /productos).
 func (s *CatalogService) CreateProducto(ctx context.Context, in api.ProductoInput) (*api.Producto, error) {
-	var out api.Producto
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/productos", body: in, once: true, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Producto](ctx, s.c, request{method: http.MethodPost, path: "/productos", body: in, once: true})
 }
 
 // GetProducto reads one product (GET /productos/{id}).
 func (s *CatalogService) GetProducto(ctx context.Context, id string) (*api.Producto, error) {
-	var out api.Producto
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/productos/" + seg(id), out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Producto](ctx, s.c, request{method: http.MethodGet, path: "/productos/" + seg(id)})
 }
 
 // UpdateProducto changes the fields of in that are set (PUT
 // /productos/{id}).
 func (s *CatalogService) UpdateProducto(ctx context.Context, id string, in api.ProductoUpdate) (*api.Producto, error) {
-	var out api.Producto
-	if err := s.c.call(ctx, request{method: http.MethodPut, path: "/productos/" + seg(id), body: in, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Producto](ctx, s.c, request{method: http.MethodPut, path: "/productos/" + seg(id), body: in})
 }
 
 // DeleteProducto removes a product (DELETE /productos/{id}).
@@ -698,13 +591,8 @@ type ReceivedService struct{ c *Client }
 // /recibidos, the XML itself as the body). The very same file received
 // before answers its first reception with Duplicado set.
 func (s *ReceivedService) Receive(ctx context.Context, p api.ReceiveParams) (*api.Recepcion, error) {
-	var out api.Recepcion
-	err := s.c.call(ctx, request{method: http.MethodPost, path: "/recibidos", query: values("correo_emisor", p.CorreoEmisor),
-		raw: nonNil(p.XML), contentType: "application/xml", out: &out})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Recepcion](ctx, s.c, request{method: http.MethodPost, path: "/recibidos", query: values("correo_emisor", p.CorreoEmisor),
+		raw: nonNil(p.XML), contentType: "application/xml"})
 }
 
 // nonNil makes an empty body a body, so that the server names it.
@@ -738,11 +626,7 @@ func (s *ReceivedService) All(ctx context.Context, p api.RecibidoListParams) ite
 
 // Get reads one received document (GET /recibidos/{id}).
 func (s *ReceivedService) Get(ctx context.Context, id string) (*api.Recibido, error) {
-	var out api.Recibido
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/recibidos/" + seg(id), out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Recibido](ctx, s.c, request{method: http.MethodGet, path: "/recibidos/" + seg(id)})
 }
 
 // XML returns a received document as the supplier signed it (GET
@@ -789,11 +673,7 @@ func (s *ReceivedService) Recibo(ctx context.Context, id string, in api.Decision
 }
 
 func (s *ReceivedService) decide(ctx context.Context, id, suffix string, body any) (*api.Recibido, error) {
-	var out api.Recibido
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/recibidos/" + seg(id) + suffix, body: body, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Recibido](ctx, s.c, request{method: http.MethodPost, path: "/recibidos/" + seg(id) + suffix, body: body})
 }
 
 // Refresh asks the SII's registry about the pending received documents
@@ -837,43 +717,26 @@ func (s *ReceivedService) AllRecepciones(ctx context.Context, p api.RecepcionLis
 
 // GetRecepcion reads one received file (GET /recepciones/{id}).
 func (s *ReceivedService) GetRecepcion(ctx context.Context, id string) (*api.Recepcion, error) {
-	var out api.Recepcion
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/recepciones/" + seg(id), out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Recepcion](ctx, s.c, request{method: http.MethodGet, path: "/recepciones/" + seg(id)})
 }
 
 // ReceiveRespuesta records an answer a receptor sent about the company's
 // documents, a RespuestaDTE or an EnvioRecibos as received (POST
 // /respuestas, the XML itself as the body).
 func (s *ReceivedService) ReceiveRespuesta(ctx context.Context, p api.ReceiveRespuestaParams) (*api.RespuestaRecibida, error) {
-	var out api.RespuestaRecibida
-	err := s.c.call(ctx, request{method: http.MethodPost, path: "/respuestas", raw: nonNil(p.XML), contentType: "application/xml", out: &out})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.RespuestaRecibida](ctx, s.c, request{method: http.MethodPost, path: "/respuestas", raw: nonNil(p.XML), contentType: "application/xml"})
 }
 
 // Settings reads the inbox's quota and retention (GET
 // /empresa/recepcion).
 func (s *ReceivedService) Settings(ctx context.Context) (*api.RecepcionSettings, error) {
-	var out api.RecepcionSettings
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/empresa/recepcion", out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.RecepcionSettings](ctx, s.c, request{method: http.MethodGet, path: "/empresa/recepcion"})
 }
 
 // UpdateSettings sets the company's own limits of its inbox (PUT
 // /empresa/recepcion; the admin role).
 func (s *ReceivedService) UpdateSettings(ctx context.Context, in api.RecepcionLimits) (*api.RecepcionSettings, error) {
-	var out api.RecepcionSettings
-	if err := s.c.call(ctx, request{method: http.MethodPut, path: "/empresa/recepcion", body: in, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.RecepcionSettings](ctx, s.c, request{method: http.MethodPut, path: "/empresa/recepcion", body: in})
 }
 
 // Mail
@@ -900,21 +763,13 @@ func (s *MailService) All(ctx context.Context, p api.CorreoListParams) iter.Seq2
 
 // Get reads one mail (GET /correos/{id}).
 func (s *MailService) Get(ctx context.Context, id string) (*api.Correo, error) {
-	var out api.Correo
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/correos/" + seg(id), out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.Correo](ctx, s.c, request{method: http.MethodGet, path: "/correos/" + seg(id)})
 }
 
 // Settings reads the company's mail settings (GET /empresa/correo);
 // passwords are never shown, only whether they are set.
 func (s *MailService) Settings(ctx context.Context) (*api.CorreoSettings, error) {
-	var out api.CorreoSettings
-	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/empresa/correo", out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.CorreoSettings](ctx, s.c, request{method: http.MethodGet, path: "/empresa/correo"})
 }
 
 // UpdateSettings replaces the company's mail settings (PUT
@@ -922,21 +777,13 @@ func (s *MailService) Settings(ctx context.Context) (*api.CorreoSettings, error)
 // the server's and is not sent.
 func (s *MailService) UpdateSettings(ctx context.Context, in api.CorreoSettings) (*api.CorreoSettings, error) {
 	in.Buzon = nil
-	var out api.CorreoSettings
-	if err := s.c.call(ctx, request{method: http.MethodPut, path: "/empresa/correo", body: in, out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.CorreoSettings](ctx, s.c, request{method: http.MethodPut, path: "/empresa/correo", body: in})
 }
 
 // Poll reads the company's mailbox now, as the periodic job does (POST
 // /empresa/correo/leer).
 func (s *MailService) Poll(ctx context.Context) (*api.LecturaCorreo, error) {
-	var out api.LecturaCorreo
-	if err := s.c.call(ctx, request{method: http.MethodPost, path: "/empresa/correo/leer", out: &out}); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return into[api.LecturaCorreo](ctx, s.c, request{method: http.MethodPost, path: "/empresa/correo/leer"})
 }
 
 // ListMensajes returns one page of the mails read from the company's
