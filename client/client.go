@@ -166,8 +166,9 @@ type request struct {
 	// of decoding it.
 	stream bool
 	// once keeps a network error from being retried: the route does not
-	// read the Idempotency-Key and is not idempotent (a creation), so a
-	// request that may have reached the server is not sent again.
+	// read the Idempotency-Key and is not idempotent (a creation, a
+	// decision), so a request that may have reached the server is not
+	// sent again.
 	once bool
 }
 
@@ -225,7 +226,7 @@ func (c *Client) do(ctx context.Context, r request) (*Response, io.ReadCloser, e
 			}
 			// A network error: the server may or may not have acted;
 			// the idempotency key makes a retry safe either way, but
-			// for a creation whose route does not read it.
+			// for a call whose route neither reads it nor is idempotent.
 			if r.once {
 				return resp, nil, err
 			}

@@ -15,9 +15,11 @@
 // full jitter, bounded by RetryPolicy's attempts and elapsed time and by
 // the context.
 //
-// A creation whose route does not read the key (a webhook, a customer, a
-// product, a document's mail, a ping or a resent delivery) is not sent
-// again after a network error, when the server may have acted on it.
+// A call whose route neither reads the key nor is idempotent (creating a
+// webhook, a customer, a product or a CAF, a document's mail, a ping, a
+// resent delivery, a decision on a received document) is not sent again
+// after a network error, when the server may have acted on it; the error
+// is returned, and the caller reads the state before trying again.
 //
 // An answer of status 400 or more is an *Error with the HTTP status, the
 // stable code, the message, the per-field details and the request id;

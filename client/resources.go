@@ -265,7 +265,7 @@ type CAFService struct{ c *Client }
 
 // Register adds a CAF (POST /caf).
 func (s *CAFService) Register(ctx context.Context, in api.CAFInput) (*api.CAF, error) {
-	return into[api.CAF](ctx, s.c, request{method: http.MethodPost, path: "/caf", body: in})
+	return into[api.CAF](ctx, s.c, request{method: http.MethodPost, path: "/caf", body: in, once: true})
 }
 
 // Get reads one CAF (GET /caf/{id}).
@@ -672,8 +672,10 @@ func (s *ReceivedService) Recibo(ctx context.Context, id string, in api.Decision
 	return s.decide(ctx, id, "/recibo", body)
 }
 
+// decide registers a decision. A decision is made once (a second one is
+// refused as INVALID_STATE), so it is not resent after a network error.
 func (s *ReceivedService) decide(ctx context.Context, id, suffix string, body any) (*api.Recibido, error) {
-	return into[api.Recibido](ctx, s.c, request{method: http.MethodPost, path: "/recibidos/" + seg(id) + suffix, body: body})
+	return into[api.Recibido](ctx, s.c, request{method: http.MethodPost, path: "/recibidos/" + seg(id) + suffix, body: body, once: true})
 }
 
 // Refresh asks the SII's registry about the pending received documents
