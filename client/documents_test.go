@@ -10,7 +10,10 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +23,7 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/client"
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/oracle"
 )
 
 // requestFiles are the emission requests of testdata/requests, one per
@@ -120,6 +124,27 @@ func testDocuments(t *testing.T, e *env) {
 		x := readAll(t)(tn.r.Documents.XML(ctx, id))
 		if !bytes.Contains(x, []byte("Comercial \xd1and\xfa &amp; C\xeda.")) || utf8.Valid(x) {
 			t.Errorf("the factura's XML is not the ISO-8859-1 bytes: %q", x[:min(len(x), 400)])
+		}
+	}
+
+	// The factura's PDF read by an independent tool (pdftotext).
+	for id, tipo := range ids {
+		if tipo != 33 {
+			continue
+		}
+		path := filepath.Join(t.TempDir(), "factura.pdf")
+		if err := os.WriteFile(path, readAll(t)(tn.r.Documents.PDF(ctx, id, api.PDFOptions{})), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// testdata/requests/factura.json by hand: 12 × 6490 less 10 % =
+		// 70092, 6 × 8990 = 53940, exempt 350000; taxable 124032 less the
+		// global 5 % (6201.6 → 6202) = 117830, IVA 19 % = 22387.7 → 22388;
+		// total 117830 + 350000 + 22388 = 490218.
+		text := string(oracle.Run(t, "pdftotext", "-layout", path, "-"))
+		for _, want := range []string{"FACTURA ELECTRÓNICA N° 1", "Comercial Ñandú & Cía.", "$ 490.218"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the factura's PDF lacks %q:\n%s", want, text)
+			}
 		}
 	}
 

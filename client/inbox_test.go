@@ -15,6 +15,7 @@ import (
 	"github.com/dtekit/dtekit/client"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/intercambio"
+	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
@@ -44,6 +45,11 @@ func supplierFile(t *testing.T, e *env, supplier *tenant, buyer string, n int) (
 		NumeroResolucion: em.NumeroResolucion}, RutReceptor: buyer}, cert, docs...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The documents the client downloaded, packed and signed, make an
+	// envelope the SII's schema accepts (xmllint).
+	if errs := oracle.SchemaCheck(t)("EnvioDTE", file); len(errs) > 0 {
+		t.Fatalf("the supplier's EnvioDTE against EnvioDTE_v10.xsd: %v", errs)
 	}
 	return file, ids
 }
