@@ -90,6 +90,15 @@ type Client struct {
 	tokens    TokenSource
 	userAgent string
 	retry     RetryPolicy
+	// The resource services, grouped as billing's face is.
+	Documents *DocumentService
+	Envelopes *EnvelopeService
+	CAFs      *CAFService
+	Company   *CompanyService
+	Webhooks  *WebhookService
+	Catalog   *CatalogService
+	Received  *ReceivedService
+	Mail      *MailService
 	// sleep waits between attempts; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -156,6 +165,11 @@ type request struct {
 	// stream, when set, returns the answer's body to the caller instead
 	// of decoding it.
 	stream bool
+	// once keeps a network error from being retried: the route does not
+	// read the Idempotency-Key and is not idempotent (a creation, a
+	// decision), so a request that may have reached the server is not
+	// sent again.
+	once bool
 }
 
 // Response is what a call learnt besides its answer's body.
@@ -171,6 +185,8 @@ type Response struct {
 	IdempotencyKey string
 	// Attempts is how many times the call was sent.
 	Attempts int
+	// ContentType is the answer's Content-Type.
+	ContentType string
 }
 
 // do sends r, retrying under the policy, and decodes the answer into
@@ -209,11 +225,16 @@ func (c *Client) do(ctx context.Context, r request) (*Response, io.ReadCloser, e
 				return resp, nil, ctx.Err()
 			}
 			// A network error: the server may or may not have acted;
-			// the idempotency key makes a retry safe either way.
+			// the idempotency key makes a retry safe either way, but
+			// for a call whose route neither reads it nor is idempotent.
+			if r.once {
+				return resp, nil, err
+			}
 		default:
 			resp.StatusCode = httpResp.StatusCode
 			resp.RequestID = httpResp.Header.Get("X-Request-Id")
 			resp.Replayed = httpResp.Header.Get("X-Idempotency-Replay") == "true"
+			resp.ContentType = httpResp.Header.Get("Content-Type")
 			if httpResp.StatusCode < 400 {
 				if r.stream {
 					return resp, httpResp.Body, nil
@@ -261,7 +282,12 @@ func (c *Client) send(ctx context.Context, r request, u string, payload []byte, 
 		}
 		req.Header.Set("Content-Type", ct)
 	}
-	req.Header.Set("Accept", "application/json")
+	if r.stream {
+		// A download answers its document, or the JSON error envelope.
+		req.Header.Set("Accept", "*/*")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
 	req.Header.Set("User-Agent", c.userAgent)
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)

@@ -30,7 +30,7 @@ func TestWebhookHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := []byte(`{"type":"dte.accepted","timestamp":"2026-11-29T10:00:00Z","data":{"dte_id":"d1","tipo_dte":33,"folio":7,"estado":"aceptado"}}`)
+	body := []byte(`{"type":"dte.accepted","timestamp":"2026-11-29T10:00:00Z","data":{"id":"d1","tipo_dte":33,"folio":7,"estado":"aceptado"}}`)
 	post := func(secrets []webhook.Secret) int {
 		hdr, err := webhook.Sign(secrets, "msg_1", time.Now(), body)
 		if err != nil {
@@ -50,7 +50,7 @@ func TestWebhookHandler(t *testing.T) {
 	if len(got) != 1 || got[0].ID != "msg_1" || got[0].Event.Type != "dte.accepted" {
 		t.Fatalf("handed %+v", got)
 	}
-	if d, err := got[0].Event.DTE(); err != nil || d.Folio != 7 {
+	if d, err := got[0].Event.DTE(); err != nil || d.ID != "d1" || d.Folio != 7 {
 		t.Errorf("data decoded as %+v, %v; want folio 7", d, err)
 	}
 	if code := post([]webhook.Secret{webhook.GenerateSecret()}); code != http.StatusUnauthorized || len(got) != 1 {
