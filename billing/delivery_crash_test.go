@@ -42,6 +42,7 @@ func TestDeliveryCrashChild(t *testing.T) {
 // no event is lost, and the receiver, deduplicating by webhook-id, has
 // processed each event exactly once.
 func TestDeliveryKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills child processes for about a minute; skipped with -short")
 	}

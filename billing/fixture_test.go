@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -18,7 +19,19 @@ import (
 	"github.com/dtekit/dtekit/store/sqlite"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain runs up to four tests at a time unless -parallel says
+// otherwise: most of this package's tests wait (for jobs, fake servers,
+// retry delays and killed child processes) far more than they compute,
+// and the default of one test per core left the cores idle half the time.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "4")
+	}
+	pgtest.Main(m)
+}
 
 // testKEK is the key-encryption key of the tests' keyrings.
 var testKEK = hex.EncodeToString([]byte("billing-tests-key-encryption-key"))

@@ -45,6 +45,7 @@ func (s *recordingStore) Jobs() store.Jobs { return s.jobs }
 // sweeps may take longer; a run a crash cut short is done again by their
 // next tick.
 func TestJobsAreRescuedSoonAfterACrash(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := openStore(ctx, "sqlite", filepath.Join(t.TempDir(), sqlite.FileName))
 	if err != nil {

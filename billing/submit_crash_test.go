@@ -69,6 +69,7 @@ func crashScript(folio int64) (siitest.Outcome, string, string) {
 // when a kill lost it; a boleta whose track id was lost is settled through
 // its own status (the arrival check) without one (counted and logged).
 func TestSubmitKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills child processes for up to a minute; skipped with -short")
 	}
