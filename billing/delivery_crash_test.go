@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -78,7 +77,7 @@ func TestDeliveryKill9(t *testing.T) {
 	recv := httptest.NewServer(handler)
 	defer recv.Close()
 
-	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	path := freshSQLite(t)
 	st, err := sqlite.Open(ctx, path, &sqlite.Options{Jobs: crashJobs})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,7 +80,7 @@ func newDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deli
 func openDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deliveryFixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "dtekit.db"), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
+	st, err := sqlite.Open(ctx, freshSQLite(t), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

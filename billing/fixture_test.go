@@ -112,7 +112,7 @@ func freshSQLite(t testing.TB) string {
 
 // openStore opens a store of the named backend.
 func openStore(ctx context.Context, kind, dsn string) (store.Store, error) {
-	jobs := store.JobsConfig{PollInterval: 100 * time.Millisecond}
+	jobs := store.JobsConfig{PollInterval: 250 * time.Millisecond}
 	switch kind {
 	case "sqlite":
 		return sqlite.Open(ctx, dsn, &sqlite.Options{Jobs: jobs})

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,7 +83,7 @@ func TestSubmitKill9(t *testing.T) {
 	}
 	url := fake.Endpoints().Classic
 
-	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	path := freshSQLite(t)
 	s, err := openService("sqlite", path, Config{TrustedKeys: c.Keys, Submission: submitCrashConfig(url)})
 	if err != nil {
 		t.Fatal(err)
