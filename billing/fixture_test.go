@@ -33,6 +33,11 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", "4")
 	}
+	// -short is for iterating: the tests that run on both backends run on
+	// SQLite only (the full suite runs both).
+	if testing.Short() {
+		backends = backends[:1]
+	}
 	pgtest.Main(m)
 }
 
