@@ -14,6 +14,7 @@ import (
 // on both backends, from a CAF of 30 folios: caf.low_stock is recorded
 // once, at 20 folios left.
 func TestLowStockConcurrentEmission(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, false)

@@ -165,6 +165,7 @@ func emitAndVerify(t *testing.T, s *Service, empresaID string) {
 // files nor a dump of the PostgreSQL tables hold its private key, and
 // documents stamped with it verify (issue 20, point 3).
 func TestCAFKeySealedAtRest(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name+"/upload", func(t *testing.T) {
 			ctx := context.Background()
@@ -252,6 +253,7 @@ func TestCAFKeySealedAtRest(t *testing.T) {
 // whose TED verifies: the CAF stored is the one the SII signed, not its
 // text read back as ISO-8859-1.
 func TestCAFPastedAsTextStamps(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, backends[0], false)
 	c := creds(t)
 	file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: dtetest.EmisorRUT, RazonSocial: "Comercial Ñandú Ltda.",
@@ -298,6 +300,7 @@ func (t sealCutTx) SealCAF(ctx context.Context, c *store.CAF) error {
 // that CAF sealed and the others as they were, every one of them usable,
 // and the next start seals the rest.
 func TestCAFKeyMigrationResumes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, backends[0], false)
 	var ids []string

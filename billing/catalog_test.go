@@ -16,6 +16,7 @@ import (
 )
 
 func TestClientes(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, false)
@@ -102,6 +103,7 @@ func TestClientes(t *testing.T) {
 }
 
 func TestProductos(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, false)
@@ -155,6 +157,7 @@ func TestProductos(t *testing.T) {
 }
 
 func TestCAFRegistration(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, true)
@@ -203,6 +206,7 @@ func TestCAFRegistration(t *testing.T) {
 }
 
 func TestCertificateAndEmpresa(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			creds(t)
@@ -284,6 +288,7 @@ func TestCertificateAndEmpresa(t *testing.T) {
 }
 
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, false)
@@ -328,6 +333,7 @@ func TestAPIKeys(t *testing.T) {
 // TestIdempotencyPurge: keys older than the retention are deleted, newer
 // ones kept.
 func TestIdempotencyPurge(t *testing.T) {
+	t.Parallel()
 	b := backends[0]
 	f := newFixture(t, b, true)
 	ctx := context.Background()
@@ -354,6 +360,7 @@ func TestIdempotencyPurge(t *testing.T) {
 // or a search is a validation error naming the field, on both backends,
 // and nothing is stored (issue 20, point 7).
 func TestTextRefusedBeforeTheStore(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, false)
@@ -395,6 +402,7 @@ func TestTextRefusedBeforeTheStore(t *testing.T) {
 // MaxAPIKeys valid API keys; one more is LIMIT_EXCEEDED (409), and
 // deleting or revoking one makes room (issue 20, point 9).
 func TestCapsPerTenant(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, false)

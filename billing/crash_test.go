@@ -143,6 +143,7 @@ type ack struct {
 // recovery has run, that the folios taken are 1..N without gap or
 // duplicate, each in exactly one signed document.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
 	rounds := 20
 	if testing.Short() {
 		rounds = 3

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +42,7 @@ func TestDeliveryCrashChild(t *testing.T) {
 // no event is lost, and the receiver, deduplicating by webhook-id, has
 // processed each event exactly once.
 func TestDeliveryKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills child processes for about a minute; skipped with -short")
 	}
@@ -78,7 +78,7 @@ func TestDeliveryKill9(t *testing.T) {
 	recv := httptest.NewServer(handler)
 	defer recv.Close()
 
-	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	path := freshSQLite(t)
 	st, err := sqlite.Open(ctx, path, &sqlite.Options{Jobs: crashJobs})
 	if err != nil {
 		t.Fatal(err)

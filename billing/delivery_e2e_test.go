@@ -168,6 +168,7 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // when their retries interleave; the envelope's estado and timestamp
 // tell a receiver which is newer.)
 func TestDeliveryEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the example receiver; skipped with -short")
 	}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,7 +81,7 @@ func newDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deli
 func openDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deliveryFixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "dtekit.db"), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
+	st, err := sqlite.Open(ctx, freshSQLite(t), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +161,7 @@ func (f *deliveryFixture) get(t *testing.T, id string) *store.Delivery {
 // eight attempts of the documented schedule, at the documented times under
 // the injected clock, each logged; then the delivery fails.
 func TestDeliveryRetrySchedule(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	f := newDeliveryFixture(t, t0, DeliveryConfig{})
 	rec := newHookReceiver(t, http.StatusInternalServerError)
@@ -235,6 +235,7 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 // Webhooks library; rotation signs with both secrets for 24 h, then with
 // the new one only.
 func TestDeliveryInteropAndRotation(t *testing.T) {
+	t.Parallel()
 	f := newDeliveryFixture(t, time.Now(), DeliveryConfig{})
 	rec := newHookReceiver(t, http.StatusNoContent)
 	ctx := context.Background()
@@ -305,6 +306,7 @@ func TestDeliveryInteropAndRotation(t *testing.T) {
 // pending retries of its other deliveries; 5 days of failure disable too;
 // a deleted webhook's pending deliveries end without a request.
 func TestDeliveryDisables(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	f := newDeliveryFixture(t, t0, DeliveryConfig{})
 	ctx := context.Background()
@@ -390,6 +392,7 @@ func TestDeliveryDisables(t *testing.T) {
 // TestDeliveryRetryAfter: a 429 with Retry-After waits as asked within
 // bounds; a timeout waits at least a minute.
 func TestDeliveryRetryAfter(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	f := newDeliveryFixture(t, t0, DeliveryConfig{Timeout: 300 * time.Millisecond})
 	ctx := context.Background()
@@ -440,6 +443,7 @@ func TestDeliveryRetryAfter(t *testing.T) {
 // loopback URL, and a name resolving to a blocked address is refused at
 // dial time and logged as blocked.
 func TestDeliveryBlocked(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// Loopback not allowed; the name hooks.example.com resolves (stub) to
 	// the metadata address.
@@ -479,6 +483,7 @@ func TestDeliveryBlocked(t *testing.T) {
 // receiver once; a resend of a failed delivery succeeds with the same id
 // and a fresh signature, logged as manual.
 func TestDeliveryResendAndPing(t *testing.T) {
+	t.Parallel()
 	f := newDeliveryFixture(t, time.Time{}, DeliveryConfig{}) // the real clock
 	ctx := context.Background()
 	rec := newHookReceiver(t, http.StatusNoContent)

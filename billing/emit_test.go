@@ -37,6 +37,7 @@ func emitOK(t testing.TB, s *Service, empresaID string, body []byte) api.EmitRes
 // contiguous, the second CAF is used once the first runs out, and
 // folios_disponibles counts exactly what is left.
 func TestConcurrentEmission(t *testing.T) {
+	t.Parallel()
 	total, split := 1000, int64(600)
 	if testing.Short() {
 		total, split = 100, 60
@@ -126,6 +127,7 @@ func TestConcurrentEmission(t *testing.T) {
 // DTE; every other answer is the first response byte for byte (a replay)
 // or IDEMPOTENCY_IN_PROGRESS; the same key with another body is refused.
 func TestIdempotencyConcurrent(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, true)
@@ -217,6 +219,7 @@ func setupOther(t testing.TB, s *Service) *api.Empresa {
 }
 
 func TestEmitAndRead(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, true)
@@ -287,6 +290,7 @@ func TestEmitAndRead(t *testing.T) {
 // pending row is finished by the recovery job with the same folio and
 // instant, and the idempotency key then replays its response.
 func TestRecoveryFinishesPending(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f, cs := newCrashFixture(t, b)
@@ -350,6 +354,7 @@ func TestRecoveryFinishesPending(t *testing.T) {
 // the recovery jobs (not the sweep, which runs every few minutes) to sign
 // them with their folios: one job covers every emission of its window.
 func TestRecoveryJobFinishesPending(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f, cs := newCrashFixture(t, b)
@@ -435,6 +440,7 @@ func (w *stealStore) Write(ctx context.Context, fn func(ctx context.Context, tx 
 // another folio, the stored document must carry and sign the committed
 // folio, not the one the first run took.
 func TestEmitSignsTheCommittedFolio(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, true)
@@ -497,6 +503,7 @@ func emitBody(s *Service, ctx context.Context, empresaID, key string, body []byt
 // form, upper case, braces, urn:uuid: and without dashes, all of which
 // uuid.Parse reads) is one key: one document, one folio, four replays.
 func TestIdempotencyKeySpellings(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, true)

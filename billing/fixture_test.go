@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +23,24 @@ import (
 	"github.com/dtekit/dtekit/store/sqlite"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain runs up to four tests at a time unless -parallel says
+// otherwise: most of this package's tests wait (for jobs, fake servers,
+// retry delays and killed child processes) far more than they compute,
+// and the default of one test per core left the cores idle half the time.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "4")
+	}
+	// -short is for iterating: the tests that run on both backends run on
+	// SQLite only (the full suite runs both).
+	if testing.Short() {
+		backends = backends[:1]
+	}
+	pgtest.Main(m)
+}
 
 // testKEK is the key-encryption key of the tests' keyrings.
 var testKEK = hex.EncodeToString([]byte("billing-tests-key-encryption-key"))
@@ -32,13 +53,72 @@ type backend struct {
 }
 
 var backends = []backend{
-	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), sqlite.FileName) }},
+	{"sqlite", freshSQLite},
 	{"postgres", func(t testing.TB) string { return pgtest.URL(t) }},
+}
+
+// sqliteTemplate holds the files of a SQLite database migrated once per
+// test process, which freshSQLite copies.
+var sqliteTemplate struct {
+	once  sync.Once
+	files map[string][]byte
+	err   error
+}
+
+// freshSQLite returns the path of a new, empty SQLite database in t's
+// temporary directory, its schema already migrated: a copy of one database
+// migrated once per process. Migrating each test's database cost a
+// quarter of this package's CPU under the race detector (the migrations
+// themselves are tested in store/sqlite).
+func freshSQLite(t testing.TB) string {
+	t.Helper()
+	tpl := &sqliteTemplate
+	tpl.once.Do(func() {
+		dir, err := os.MkdirTemp("", "billing-sqlite-template-")
+		if err != nil {
+			tpl.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		st, err := sqlite.Open(context.Background(), filepath.Join(dir, sqlite.FileName), nil)
+		if err != nil {
+			tpl.err = err
+			return
+		}
+		if tpl.err = st.Close(); tpl.err != nil {
+			return
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			tpl.err = err
+			return
+		}
+		tpl.files = map[string][]byte{}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), "-shm") {
+				continue // rebuilt from the log, if any, on open
+			}
+			if tpl.files[e.Name()], err = os.ReadFile(filepath.Join(dir, e.Name())); err != nil {
+				tpl.err = err
+				return
+			}
+		}
+	})
+	if tpl.err != nil {
+		t.Fatalf("migrating the template SQLite database: %v", tpl.err)
+	}
+	dir := t.TempDir()
+	for name, b := range tpl.files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, sqlite.FileName)
 }
 
 // openStore opens a store of the named backend.
 func openStore(ctx context.Context, kind, dsn string) (store.Store, error) {
-	jobs := store.JobsConfig{PollInterval: 100 * time.Millisecond}
+	jobs := store.JobsConfig{PollInterval: 250 * time.Millisecond}
 	switch kind {
 	case "sqlite":
 		return sqlite.Open(ctx, dsn, &sqlite.Options{Jobs: jobs})

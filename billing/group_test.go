@@ -49,6 +49,7 @@ func waitDone(t *testing.T, done <-chan error, what string) {
 // caller outside any transaction, then runs both in one. (The waiting
 // itself is tested in internal/groupcommit.)
 func TestGroupWaitsForAnnouncedCaller(t *testing.T) {
+	t.Parallel()
 	st := &writeCounter{}
 	g := newTxGroup(st, time.Hour, nil)
 	arrA, arrB := g.Announce(), g.Announce()
@@ -75,6 +76,7 @@ func TestGroupWaitsForAnnouncedCaller(t *testing.T) {
 // and had not run yet, runs again alone and gets its own answer. Nobody is
 // announced, so the group starts at once and B and C join it while A runs.
 func TestGroupMemberFailureLosesNobody(t *testing.T) {
+	t.Parallel()
 	st := &writeCounter{}
 	g := newTxGroup(st, time.Hour, nil)
 	release := make(chan struct{})

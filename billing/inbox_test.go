@@ -83,6 +83,7 @@ func eventsOf(t *testing.T, s *Service, empresaID string, typ webhook.EventType)
 // a broken file and a tampered document are kept, rejected, with their
 // reports.
 func TestReceiveUpload(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			r := newSubmitRigOn(t, b, siitest.Options{}, 5*time.Second)
@@ -188,6 +189,7 @@ func (r *submitRig) emitToBAgain(t *testing.T, id string) (string, []byte) {
 // received in the registry (the fake's history records each action), the
 // window is read from the registry, and a second decision is refused.
 func TestDecisions(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			r := newSubmitRigOn(t, b, siitest.Options{}, 5*time.Second)
@@ -261,6 +263,7 @@ func TestDecisions(t *testing.T) {
 // TestWindowWarning: a pending document whose window closes within a day
 // is warned about once.
 func TestWindowWarning(t *testing.T) {
+	t.Parallel()
 	clock := time.Now()
 	r := newSubmitRigOn(t, backends[0], siitest.Options{}, 5*time.Second)
 	ctx := context.Background()

@@ -44,6 +44,7 @@ func testKeyring(t testing.TB) *Keyring {
 }
 
 func TestKeyringSealOpen(t *testing.T) {
+	t.Parallel()
 	k := testKeyring(t)
 	secret := []byte("-----BEGIN PRIVATE KEY----- not really")
 	aad := secretAAD("certificado", "emp-1", "cert-1")
@@ -83,6 +84,7 @@ func TestKeyringSealOpen(t *testing.T) {
 }
 
 func TestParseKEK(t *testing.T) {
+	t.Parallel()
 	hex := "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 	b64 := "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 	for _, s := range []string{hex, b64, " " + hex + "\n"} {
@@ -99,6 +101,7 @@ func TestParseKEK(t *testing.T) {
 }
 
 func TestCheckCertificate(t *testing.T) {
+	t.Parallel()
 	c := creds(t)
 	now := time.Now()
 	cert, e := checkCertificate(c.P12, c.Password, dtetest.SignerRUT, now)
@@ -155,6 +158,7 @@ func TestCheckCertificate(t *testing.T) {
 }
 
 func TestCheckCAF(t *testing.T) {
+	t.Parallel()
 	c := creds(t)
 	now := time.Now()
 	emp := &api.Empresa{Rut: dtetest.EmisorRUT, Ambiente: dte.AmbienteCertificacion}
@@ -202,6 +206,7 @@ func TestCheckCAF(t *testing.T) {
 }
 
 func TestDecodeAndHash(t *testing.T) {
+	t.Parallel()
 	a := []byte(`{"tipo_dte":33,"receptor":{"rut":"77777777-7","razon_social":"X"},"detalle":[{"nombre":"a","cantidad":1,"precio":100}],"metadata":{"b":1,"a":2}}`)
 	b := []byte(`{ "metadata":{"a":2,"b":1}, "detalle":[{"precio":100,"cantidad":1,"nombre":"a"}],"receptor":{"razon_social":"X","rut":"77777777-7"},"tipo_dte":33 }`)
 	c := []byte(`{"tipo_dte":33,"receptor":{"rut":"77777777-7","razon_social":"X"},"detalle":[{"nombre":"a","cantidad":2,"precio":100}]}`)
@@ -257,6 +262,7 @@ func decodeBody(body []byte) (*dte.EmitirDTERequest, *fault.Error) {
 // ISO-8859-1 declaration) whose razón social has Ñ registers, like its
 // base64 form (issue 20, point 11).
 func TestRawCAFWithEñe(t *testing.T) {
+	t.Parallel()
 	c := creds(t)
 	file, err := c.Authority.Issue(caftest.IssueRequest{RutEmisor: dtetest.EmisorRUT, RazonSocial: "Comercial Ñandú Ltda.",
 		Tipo: 33, Desde: 1, Hasta: 10, FechaAutorizacion: time.Now().AddDate(0, 0, -1)})

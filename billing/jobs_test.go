@@ -2,11 +2,9 @@ package billing
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/dtekit/dtekit/store"
-	"github.com/dtekit/dtekit/store/sqlite"
 )
 
 // recordingJobs records the workers and periodic jobs registered on it.
@@ -45,8 +43,9 @@ func (s *recordingStore) Jobs() store.Jobs { return s.jobs }
 // sweeps may take longer; a run a crash cut short is done again by their
 // next tick.
 func TestJobsAreRescuedSoonAfterACrash(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	st, err := openStore(ctx, "sqlite", filepath.Join(t.TempDir(), sqlite.FileName))
+	st, err := openStore(ctx, "sqlite", freshSQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 //	printf 'dtekit key-encryption key fingerprint v1' |
 //	  openssl dgst -sha256 -mac HMAC -macopt hexkey:000102…1e1f
 func TestKEKFingerprint(t *testing.T) {
+	t.Parallel()
 	kek, err := ParseKEK("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +55,7 @@ func keyring(t testing.TB, b byte) *Keyring {
 // needs no key yet; once the database records a key, a missing file or
 // another key is refused, and the file is never replaced.
 func TestLoadKeyFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := openStore(ctx, "sqlite", filepath.Join(dir, "dtekit.db"))
@@ -131,6 +133,7 @@ func TestLoadKeyFile(t *testing.T) {
 // version) only holds secrets that the key does not open; the right key
 // starts and is recorded (issue 20, point 5).
 func TestStartRefusesAnotherKEK(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -246,6 +249,7 @@ func (f *rotationFixture) checkUnder(t *testing.T, b backend, k *Keyring) {
 // under the new key only; running it again changes nothing; a wrong old
 // key changes nothing (issue 20, point 5).
 func TestRotateKEK(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -306,6 +310,7 @@ func (c crashingStore) Write(ctx context.Context, fn func(ctx context.Context, t
 // one killed after its commit is finished already, whichever of the two
 // keys the next run is given as the current one.
 func TestRotateKEKResumes(t *testing.T) {
+	t.Parallel()
 	b := backends[0]
 	ctx := context.Background()
 	f := newRotationFixture(t, b)

@@ -23,6 +23,7 @@ import (
 // a time, a trigger, a class and its sentence), so the page is under
 // 10 × 100 × 300 = 300 KB; it is checked against 1 MiB.
 func TestListDeliveriesBounded(t *testing.T) {
+	t.Parallel()
 	f := newDeliveryFixture(t, time.Time{}, DeliveryConfig{})
 	ctx := context.Background()
 	wh, err := f.s.Webhooks.Create(ctx, f.empresa, api.WebhookInput{URL: "http://127.0.0.1:9/hook", Events: []string{string(webhook.EventDTECreated)}})
@@ -104,6 +105,7 @@ func TestListDeliveriesBounded(t *testing.T) {
 // emission takes folios from: the active one with folios left and the
 // lowest range of its type, wherever the list shows it.
 func TestListCAFPages(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, true) // 33: 1-1000

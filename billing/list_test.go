@@ -15,6 +15,7 @@ import (
 // new ones), total_count counts the filter's matches, and the filters
 // work.
 func TestListDTE(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, true)

@@ -119,6 +119,7 @@ func (r *mailRig) poll(t *testing.T, empresaID string, read int) {
 // registry, each answer mailed back; A's reads record every answer on its
 // documents with their events.
 func TestMailEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			r := newMailRig(t, b)
@@ -213,6 +214,7 @@ func TestMailEndToEnd(t *testing.T) {
 // TestMailSettings: passwords are write-only and sealed; a server without
 // encryption is refused but on loopback; the fields are named.
 func TestMailSettings(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, backends[0], false)
 	ctx := context.Background()
 	in := api.CorreoSettings{Direccion: "dte@empresa.cl", SMTP: &api.CorreoServidor{Host: "smtp.empresa.cl", Port: 587, Usuario: "dte", Password: "s3creto"}}

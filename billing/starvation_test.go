@@ -96,17 +96,20 @@ func (h *blackHole) url() string { return "http://" + h.ln.Addr().String() + "/h
 // do not move until the first hold ends: the round fails on its bound,
 // not on a ratio.
 func TestTenantStarvation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times rounds of emissions alone, with the package's other tests held back; skipped with -short")
+	}
 	for _, b := range backends {
-		if testing.Short() && b.name != "sqlite" {
-			continue
-		}
 		t.Run(b.name, func(t *testing.T) { testTenantStarvation(t, b) })
 	}
 }
 
 func testTenantStarvation(t *testing.T, b backend) {
 	const (
-		facturas = 20
+		// facturas per round: enough to keep the submission queue's
+		// workers busy (three times as many); a round's time is what is
+		// compared, and a starved round still waits for a whole hold.
+		facturas = 12
 		rounds   = 3
 		webhooks = 10
 		pings    = 100

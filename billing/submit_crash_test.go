@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,6 +69,7 @@ func crashScript(folio int64) (siitest.Outcome, string, string) {
 // when a kill lost it; a boleta whose track id was lost is settled through
 // its own status (the arrival check) without one (counted and logged).
 func TestSubmitKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills child processes for up to a minute; skipped with -short")
 	}
@@ -84,7 +84,7 @@ func TestSubmitKill9(t *testing.T) {
 	}
 	url := fake.Endpoints().Classic
 
-	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	path := freshSQLite(t)
 	s, err := openService("sqlite", path, Config{TrustedKeys: c.Keys, Submission: submitCrashConfig(url)})
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 // which had them, and their text says so. A factura of tipo 34 alone in
 // the same envelope, accepted, is aceptado by its type's counts.
 func TestEnvelopeReviewOfSeveral(t *testing.T) {
+	t.Parallel()
 	r := newSubmitRig(t, siitest.Options{StepEvery: 100 * time.Millisecond}, 0)
 	ctx := context.Background()
 	if _, err := r.s.CAFs.Register(ctx, r.emp.ID, api.CAFInput{TipoDTE: 34, CAFXML: string(creds(t).CAFFiles[34])}); err != nil {
@@ -77,6 +78,7 @@ func (legacyArgs) JobOpts() store.JobOpts { return store.JobOpts{Queue: submissi
 // envelope bytes go, and it ends aceptado; its envelope reads with the
 // environment and the result of its document.
 func TestSubmitCarriesOnEarlierJobs(t *testing.T) {
+	t.Parallel()
 	r := newSubmitRig(t, siitest.Options{StepEvery: 100 * time.Millisecond}, 0)
 	ctx := context.Background()
 	res := emitOK(t, r.s, r.emp.ID, submitBody(33, false))
@@ -139,6 +141,7 @@ func ptrTo[T any](v T) *T { return &v }
 // confirms: some clients read it as the SII's own error) is asked again a
 // bounded number of times, then believed as a rejection.
 func TestBoletaVOF(t *testing.T) {
+	t.Parallel()
 	r := newSubmitRig(t, siitest.Options{Steps: []string{}}, 0)
 	r.fake.Script(dtetest.EmisorRUT, 39, 1, siitest.Outcome{Envelope: "VOF"})
 	res := emitOK(t, r.s, r.emp.ID, submitBody(39, true))

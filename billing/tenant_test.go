@@ -12,6 +12,7 @@ import (
 // TestCrossTenant: every read and write method given another company's id
 // and this company's resource ids answers not found, and changes nothing.
 func TestCrossTenant(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := newFixture(t, b, true)
