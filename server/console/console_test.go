@@ -1,0 +1,278 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/internal/chile"
+)
+
+// TestConsole builds one fixture (two companies, each with a document
+// and four pending received documents) and runs the handler tests and
+// the browser test over it.
+func TestConsole(t *testing.T) {
+	f := newFixture(t)
+	t.Run("SignInAndOut", f.testSignInAndOut)
+	t.Run("Headers", f.testHeaders)
+	t.Run("Tenancy", f.testTenancy)
+	t.Run("CSRF", f.testCSRF)
+	t.Run("ReadOnly", f.testReadOnly)
+	t.Run("Escaping", f.testEscaping)
+	t.Run("Decide", f.testDecide)
+	t.Run("Pages", f.testPages)
+	t.Run("Browser", f.testBrowser)
+}
+
+// Sign-in: no session sends a GET to the form and refuses a POST; a bad
+// key or a form without its token is refused; the session's cookie is
+// HttpOnly, SameSite=Strict, limited to the console, and carries no
+// credential; sign-out ends it on the server.
+func (f *fixture) testSignInAndOut(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t, f.srv.URL)
+	p := b.get(Prefix + "resumen")
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != Prefix+"ingresar" {
+		t.Fatalf("no session: %d %v", p.status, p.header)
+	}
+	wantStatus(t, "POST without a session", b.post(Prefix+"salir", nil), http.StatusForbidden)
+	wantStatus(t, "an unknown key", b.signIn("dtk_no-es-una-clave"), http.StatusUnauthorized)
+	wantStatus(t, "an empty credential", b.signIn(""), http.StatusUnauthorized)
+	b.get(Prefix + "ingresar")
+	wantStatus(t, "a sign-in without its token", b.post(Prefix+"ingresar", url.Values{"credencial": {f.A.writeKey}, "csrf": {"x"}}), http.StatusForbidden)
+
+	b.get(Prefix + "ingresar")
+	req, _ := http.NewRequest("POST", f.srv.URL+Prefix+"ingresar",
+		strings.NewReader(url.Values{"credencial": {f.A.writeKey}, "csrf": {b.csrf}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", res.StatusCode)
+	}
+	var sess *http.Cookie
+	for _, ck := range res.Cookies() {
+		if ck.Name == sessionCookieName {
+			sess = ck
+		}
+	}
+	if sess == nil || !sess.HttpOnly || sess.SameSite != http.SameSiteStrictMode || sess.Path != Prefix || sess.Secure ||
+		len(sess.Value) < 40 || strings.Contains(sess.Value, f.A.writeKey) {
+		t.Fatalf("the session cookie: %+v", sess)
+	}
+	p = b.get(Prefix + "resumen")
+	wantStatus(t, "Resumen", p, http.StatusOK)
+	if strings.Contains(p.body, f.A.writeKey) {
+		t.Fatal("a page shows the credential")
+	}
+	p = b.post(Prefix+"salir", nil)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", p.status)
+	}
+	// The old cookie, sent again, opens nothing.
+	old := newBrowser(t, f.srv.URL)
+	u, _ := url.Parse(f.srv.URL + Prefix)
+	old.c.Jar.SetCookies(u, []*http.Cookie{{Name: sessionCookieName, Value: sess.Value, Path: Prefix}})
+	if p := old.get(Prefix + "resumen"); p.status != http.StatusSeeOther {
+		t.Fatalf("the signed-out session's cookie: %d", p.status)
+	}
+}
+
+// The headers of every page: a policy without inline scripts that no
+// other site may frame; PDFs may be framed by the console only.
+func (f *fixture) testHeaders(t *testing.T) {
+	t.Parallel()
+	b := f.session(t, f.A.readKey)
+	for _, path := range []string{"ingresar", "resumen", "documentos", "recibidos", "documentos/" + f.A.dte, "no-existe"} {
+		p := b.get(Prefix + path)
+		csp := p.header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") ||
+			strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "script-src") ||
+			p.header.Get("X-Frame-Options") != "DENY" || p.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: headers %v", path, p.header)
+		}
+		if strings.Contains(p.body, "<script") {
+			t.Errorf("%s: a page with a script", path)
+		}
+	}
+	p := b.get(Prefix + "documentos/" + f.A.dte + "/pdf")
+	wantStatus(t, "the PDF", p, http.StatusOK)
+	if p.header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(p.body, "%PDF-") ||
+		p.header.Get("Content-Security-Policy") != pdfPolicy {
+		t.Errorf("the PDF: %v %.20q", p.header, p.body)
+	}
+	p = b.get(Prefix + "static/console.css")
+	wantStatus(t, "the stylesheet", p, http.StatusOK)
+	if !strings.HasPrefix(p.header.Get("Content-Type"), "text/css") {
+		t.Errorf("the stylesheet's type: %q", p.header.Get("Content-Type"))
+	}
+}
+
+// Tenancy: company B's ids are not found on every page and form of A's
+// session, and nothing of B changes.
+func (f *fixture) testTenancy(t *testing.T) {
+	t.Parallel()
+	b := f.session(t, f.A.writeKey)
+	for _, path := range []string{"documentos/" + f.B.dte, "documentos/" + f.B.dte + "/pdf", "documentos/" + f.B.dte + "/xml",
+		"recibidos/" + f.B.recibidos[0], "recibidos/" + f.B.recibidos[0] + "/pdf", "documentos/no-es-un-id", "recibidos/../resumen"} {
+		p := b.get(Prefix + path)
+		if path == "recibidos/../resumen" {
+			continue // cleaned by the client; only its status matters below
+		}
+		wantStatus(t, path, p, http.StatusNotFound)
+	}
+	for _, form := range []url.Values{{"accion": {"ACD"}}, {"accion": {"ACD"}, "confirmar": {"si"}},
+		{"accion": {"RCD"}, "motivo": {"x"}, "confirmar": {"si"}}, {"accion": {"ERM"}, "confirmar": {"si"}}} {
+		wantStatus(t, "deciding B's document "+form.Encode(), b.post(Prefix+"recibidos/"+f.B.recibidos[0]+"/decidir", form), http.StatusNotFound)
+	}
+	r, err := f.b.Received.Get(context.Background(), f.B.id, f.B.recibidos[0])
+	if err != nil || r.Estado != api.RecibidoPendiente {
+		t.Fatalf("B's document after A's forms: %v %v", r, err)
+	}
+	// A's own pages answer.
+	wantStatus(t, "A's document", b.get(Prefix+"documentos/"+f.A.dte), http.StatusOK)
+	wantStatus(t, "A's received document", b.get(Prefix+"recibidos/"+f.A.recibidos[0]), http.StatusOK)
+}
+
+// CSRF: a form without the session's token, with another session's, or
+// from another origin is refused and changes nothing.
+func (f *fixture) testCSRF(t *testing.T) {
+	t.Parallel()
+	b := f.session(t, f.A.writeKey)
+	other := f.session(t, f.A.writeKey)
+	id := f.A.recibidos[1]
+	target := Prefix + "recibidos/" + id + "/decidir"
+	for name, tok := range map[string]string{"none": "", "wrong": "abc", "another session's": other.csrf} {
+		p := b.post(target, url.Values{"accion": {"ACD"}, "confirmar": {"si"}, "csrf": {tok}})
+		wantStatus(t, "a token "+name, p, http.StatusForbidden)
+	}
+	form := url.Values{"accion": {"ACD"}, "confirmar": {"si"}, "csrf": {b.csrf}}
+	req, _ := http.NewRequest("POST", f.srv.URL+target, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "https://evil.example")
+	wantStatus(t, "another origin", b.do(req), http.StatusForbidden)
+	wantStatus(t, "sign-out without a token", b.post(Prefix+"salir", url.Values{"csrf": {""}}), http.StatusForbidden)
+	r, err := f.b.Received.Get(context.Background(), f.A.id, id)
+	if err != nil || r.Estado != api.RecibidoPendiente {
+		t.Fatalf("after the refused forms: %v %v", r, err)
+	}
+}
+
+// A read-only key sees every page and no form to act; a decision it
+// posts anyway is refused with 403.
+func (f *fixture) testReadOnly(t *testing.T) {
+	t.Parallel()
+	b := f.session(t, f.A.readKey)
+	id := f.A.recibidos[2]
+	p := b.get(Prefix + "recibidos/" + id)
+	wantStatus(t, "the received document", p, http.StatusOK)
+	if strings.Contains(p.body, "/decidir") || !strings.Contains(p.body, "solo lectura") {
+		t.Fatalf("a read-only session is offered a decision: %s", p.body)
+	}
+	for _, form := range []url.Values{{"accion": {"ACD"}}, {"accion": {"ACD"}, "confirmar": {"si"}}} {
+		p = b.post(Prefix+"recibidos/"+id+"/decidir", form)
+		wantStatus(t, "a read-only decision", p, http.StatusForbidden)
+		if !strings.Contains(p.body, "solo lectura") {
+			t.Errorf("the 403 page: %s", p.body)
+		}
+	}
+	r, err := f.b.Received.Get(context.Background(), f.A.id, id)
+	if err != nil || r.Estado != api.RecibidoPendiente {
+		t.Fatalf("after a read-only decision: %v %v", r, err)
+	}
+}
+
+// Escaping: a receptor's razón social with markup shows as text.
+func (f *fixture) testEscaping(t *testing.T) {
+	t.Parallel()
+	b := f.session(t, f.A.readKey)
+	escaped := `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; Cía`
+	for _, path := range []string{"documentos", "documentos/" + f.A.dte} {
+		p := b.get(Prefix + path)
+		wantStatus(t, path, p, http.StatusOK)
+		if strings.Contains(p.body, "<script") || !strings.Contains(p.body, escaped) {
+			t.Errorf("%s: the hostile name is not shown escaped: %s", path, p.body)
+		}
+	}
+	// A query that echoes into the page is escaped too.
+	p := b.get(Prefix + "documentos?receptor=%22%3E%3Cscript%3E")
+	if strings.Contains(p.body, "<script") {
+		t.Errorf("the filter's echo: %s", p.body)
+	}
+}
+
+// Deciding through the forms: a first POST shows the confirmation and
+// changes nothing; the confirmed one registers the decision; a claim
+// without its reason is refused naming the field.
+func (f *fixture) testDecide(t *testing.T) {
+	t.Parallel()
+	b := f.session(t, f.A.writeKey)
+	id := f.A.recibidos[3]
+	target := Prefix + "recibidos/" + id + "/decidir"
+	p := b.post(target, url.Values{"accion": {"RCD"}})
+	wantStatus(t, "a claim without its reason", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, "motivo:") {
+		t.Errorf("the refusal does not name motivo: %s", p.body)
+	}
+	wantStatus(t, "an unknown action", b.post(target, url.Values{"accion": {"XYZ"}, "confirmar": {"si"}}), http.StatusBadRequest)
+	p = b.post(target, url.Values{"accion": {"RCD"}, "motivo": {"Precio distinto al convenido"}})
+	wantStatus(t, "the confirmation", p, http.StatusOK)
+	if !strings.Contains(p.body, `name="confirmar" value="si"`) || !strings.Contains(p.body, "Reclamo al contenido (RCD)") ||
+		!strings.Contains(p.body, "$4.760") { // the fourth factura: 4.000 + 19% = 4.760
+		t.Fatalf("the confirmation page: %s", p.body)
+	}
+	if r, _ := f.b.Received.Get(context.Background(), f.A.id, id); r.Estado != api.RecibidoPendiente {
+		t.Fatalf("decided before confirmation: %s", r.Estado)
+	}
+	p = b.post(target, url.Values{"accion": {"RCD"}, "motivo": {"Precio distinto al convenido"}, "confirmar": {"si"}})
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != Prefix+"recibidos/"+id+"?hecho=RCD" {
+		t.Fatalf("the confirmed claim: %d %s", p.status, p.body)
+	}
+	r, err := f.b.Received.Get(context.Background(), f.A.id, id)
+	if err != nil || r.Estado != api.RecibidoReclamado || r.Respuestas.Decision == nil || r.Respuestas.Decision.Motivo != "Precio distinto al convenido" {
+		t.Fatalf("after the claim: %+v %v", r, err)
+	}
+	p = b.get(p.header.Get("Location"))
+	if !strings.Contains(p.body, "Registrado: Reclamo al contenido (RCD).") || strings.Contains(p.body, `id="reclamar"`) {
+		t.Errorf("the decided document's page: %s", p.body)
+	}
+}
+
+// The pages' content: amounts and dates in Chilean format, the filters.
+func (f *fixture) testPages(t *testing.T) {
+	t.Parallel()
+	b := f.session(t, f.A.readKey)
+	p := b.get(Prefix + "documentos/" + f.A.dte)
+	// 1.000 net + 19% IVA = 1.190; today's date as DD-MM-YYYY.
+	today := time.Now().In(chile.Location()).Format("02-01-2006")
+	if !strings.Contains(p.body, "$1.190") || !strings.Contains(p.body, "$190") || !strings.Contains(p.body, today) ||
+		!strings.Contains(p.body, `src="/console/documentos/`+f.A.dte+`/pdf"`) {
+		t.Errorf("the document's page: %s", p.body)
+	}
+	p = b.get(Prefix + "documentos/" + f.A.dte + "/xml")
+	if p.status != 200 || !strings.Contains(p.header.Get("Content-Disposition"), "attachment") || !strings.Contains(p.body, "<DTE") {
+		t.Errorf("the XML: %d %v", p.status, p.header)
+	}
+	p = b.get(Prefix + "documentos?receptor=76086428-5")
+	if !strings.Contains(p.body, "1 documentos.") {
+		t.Errorf("filtered by receptor: %s", p.body)
+	}
+	p = b.get(Prefix + "documentos?desde=29-11-2026")
+	wantStatus(t, "a date not in the API's form", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, "fecha_desde:") {
+		t.Errorf("the refused date: %s", p.body)
+	}
+	p = b.get(Prefix + "recibidos")
+	wantStatus(t, "Recibidos", p, http.StatusOK)
+	p = b.get(Prefix + "resumen")
+	if !strings.Contains(p.body, "Documentos de hoy ("+today+")") {
+		t.Errorf("Resumen: %s", p.body)
+	}
+}
