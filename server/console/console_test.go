@@ -13,7 +13,7 @@ import (
 )
 
 // TestConsole builds one fixture (two companies, each with a document
-// and four pending received documents) and runs the handler tests and
+// and five pending received documents) and runs the handler tests and
 // the browser test over it.
 func TestConsole(t *testing.T) {
 	f := newFixture(t)

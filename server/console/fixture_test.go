@@ -41,7 +41,7 @@ type company struct {
 }
 
 // fixture is the console over a real SQLite store and a fake SII, with
-// two companies that each emitted a document and received four from
+// two companies that each emitted a document and received five from
 // the other.
 type fixture struct {
 	b    *billing.Service
@@ -112,7 +112,7 @@ func newFixture(t *testing.T) *fixture {
 	// that its registry knows them.
 	send := func(from, to *company) {
 		var docs [][]byte
-		for i := range 4 {
+		for i := range 5 {
 			id := emit(*from, to.rut, "Cliente", 1000*(i+1), true)
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 				d, err := b.Documents.Get(ctx, from.id, id, api.DTEGetParams{})
@@ -142,7 +142,7 @@ func newFixture(t *testing.T) *fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Estado != "conforme" || len(rec.Recibidos) != 4 {
+		if rec.Estado != "conforme" || len(rec.Recibidos) != 5 {
 			t.Fatalf("the reception: %+v", rec)
 		}
 		to.recibidos = rec.Recibidos
