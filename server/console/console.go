@@ -99,7 +99,7 @@ func New(cfg Config) (*Console, error) {
 	if perMin <= 0 {
 		perMin = 10
 	}
-	c.signIn = ratelimit.New(perMin/60, 5)
+	c.signIn = newSignInLimit(perMin)
 	if cfg.PerSecond >= 0 {
 		ps, burst := cfg.PerSecond, cfg.Burst
 		if ps == 0 {
@@ -116,6 +116,10 @@ func New(cfg Config) (*Console, error) {
 	c.routes()
 	return c, nil
 }
+
+// newSignInLimit limits the sign-in attempts of an address to perMin a
+// minute, with a burst of 5.
+func newSignInLimit(perMin float64) *ratelimit.Buckets { return ratelimit.New(perMin/60, 5) }
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
