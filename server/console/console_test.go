@@ -17,6 +17,7 @@ import (
 // the browser test over it.
 func TestConsole(t *testing.T) {
 	f := newFixture(t)
+	t.Run("Resumen", f.testResumen) // first: the others change the counts
 	t.Run("SignInAndOut", f.testSignInAndOut)
 	t.Run("Headers", f.testHeaders)
 	t.Run("Tenancy", f.testTenancy)
@@ -275,4 +276,36 @@ func (f *fixture) testPages(t *testing.T) {
 	if !strings.Contains(p.body, "Documentos de hoy ("+today+")") {
 		t.Errorf("Resumen: %s", p.body)
 	}
+}
+
+// Resumen counts what the fixture made, by hand: A emitted six documents
+// today, five sent and accepted by the fake SII and one held (firmado);
+// it has five received documents pending, none with a known window yet;
+// its CAF of facturas (folios 1 to 1000) has 1000 − 6 = 994 left: low
+// under a threshold of 994 (caf.low_stock fires when an emission leaves
+// at most the threshold), not under one of 993.
+func (f *fixture) testResumen(t *testing.T) {
+	ctx := context.Background()
+	b := f.session(t, f.A.readKey)
+	set := func(n int64) {
+		if _, err := f.b.Company.UpdateAlertSettings(ctx, f.A.id, api.AlertSettingsInput{CAFLowStockThreshold: &n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(994)
+	p := b.get(Prefix + "resumen")
+	wantStatus(t, "Resumen", p, http.StatusOK)
+	for _, want := range []string{"Documentos de hoy (" + time.Now().In(chile.Location()).Format("02-01-2006") + "): 6",
+		`<span class="n">5</span> Aceptado`, `<span class="n">1</span> Firmado`, `<span class="n">0</span> Rechazado`,
+		"Recibidos por decidir: 5", "Ninguno vence en los próximos 3 días.", "Factura (33): quedan 994", "Sin fallas."} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("Resumen lacks %q: %s", want, p.body)
+		}
+	}
+	set(993)
+	p = b.get(Prefix + "resumen")
+	if strings.Contains(p.body, "quedan 994") || !strings.Contains(p.body, "Todos los tipos con CAF tienen folios sobre el umbral.") {
+		t.Errorf("994 folios left under a threshold of 993 shown as low: %s", p.body)
+	}
+	set(20)
 }

@@ -136,6 +136,8 @@ type resumenView struct {
 	Umbral      int64
 	FoliosBajos []cafStock
 	Webhooks    []api.Webhook
+	// Buzon is the company's mailbox when its reads are failing.
+	Buzon *api.EstadoBuzon
 }
 
 // resumenStates are the states Resumen counts, in the order shown.
@@ -215,6 +217,13 @@ func resumen(q *request) error {
 		if !h.IsActive {
 			v.Webhooks = append(v.Webhooks, h)
 		}
+	}
+	mail, err := b.Mail.Settings(ctx, emp)
+	if err != nil {
+		return err
+	}
+	if mail.Buzon != nil && mail.Buzon.Estado == api.BuzonFallando {
+		v.Buzon = mail.Buzon
 	}
 	return q.show(http.StatusOK, "resumen", "Resumen", "resumen", v)
 }
