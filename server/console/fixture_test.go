@@ -21,6 +21,7 @@ import (
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
+	"github.com/dtekit/dtekit/store"
 )
 
 // The second company: a RUT with a hand-computed módulo-11 check digit
@@ -44,9 +45,11 @@ type company struct {
 // two companies that each emitted a document and received five from
 // the other.
 type fixture struct {
-	b    *billing.Service
-	srv  *httptest.Server
-	A, B company
+	b       *billing.Service
+	st      store.Store
+	console *Console
+	srv     *httptest.Server
+	A, B    company
 }
 
 func newUUID() string {
@@ -57,7 +60,7 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	fake := siitest.New(siitest.Options{AnySigner: true, Steps: []string{"SOK", "FOK"}, StepEvery: 100 * time.Millisecond}).Start()
@@ -72,7 +75,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	creds := billingtest.Creds(t)
-	f := &fixture{b: b}
+	f := &fixture{b: b, st: st}
 	provision := func(c billingtest.Company) company {
 		e, err := billingtest.Provision(ctx, b, creds, c)
 		if err != nil {
@@ -158,6 +161,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
+	f.console = c
 	mux.Handle(Prefix, c)
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
