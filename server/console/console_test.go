@@ -265,6 +265,21 @@ func (f *fixture) testPages(t *testing.T) {
 	if !strings.Contains(p.body, "1 documentos.") {
 		t.Errorf("filtered by receptor: %s", p.body)
 	}
+	// Folio: A's held document is its sixth factura (five were sent to B
+	// first), so folio 6; no document has folio 7; a folio that is not a
+	// number is refused naming the field.
+	p = b.get(Prefix + "documentos?tipo=33&folio=6")
+	if !strings.Contains(p.body, "1 documentos.") || !strings.Contains(p.body, `href="/console/documentos/`+f.A.dte+`"`) {
+		t.Errorf("folio 6: %s", p.body)
+	}
+	if p = b.get(Prefix + "documentos?folio=7"); !strings.Contains(p.body, "0 documentos.") {
+		t.Errorf("folio 7: %s", p.body)
+	}
+	p = b.get(Prefix + "documentos?folio=seis")
+	wantStatus(t, "a folio that is not a number", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, "folio:") {
+		t.Errorf("the refused folio: %s", p.body)
+	}
 	p = b.get(Prefix + "documentos?desde=29-11-2026")
 	wantStatus(t, "a date not in the API's form", p, http.StatusBadRequest)
 	if !strings.Contains(p.body, "fecha_desde:") {

@@ -239,12 +239,12 @@ type documentosView struct {
 
 // documentoFiltro is the list's filters as the form sent them.
 type documentoFiltro struct {
-	Tipo, Estado, Desde, Hasta, Receptor string
+	Tipo, Estado, Desde, Hasta, Receptor, Folio string
 }
 
 func (f documentoFiltro) query() url.Values {
 	v := url.Values{}
-	for k, s := range map[string]string{"tipo": f.Tipo, "estado": f.Estado, "desde": f.Desde, "hasta": f.Hasta, "receptor": f.Receptor} {
+	for k, s := range map[string]string{"tipo": f.Tipo, "estado": f.Estado, "desde": f.Desde, "hasta": f.Hasta, "receptor": f.Receptor, "folio": f.Folio} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -266,7 +266,7 @@ func formValue(r *http.Request, name string) string {
 
 func documentos(q *request) error {
 	f := documentoFiltro{Tipo: formValue(q.r, "tipo"), Estado: formValue(q.r, "estado"), Desde: formValue(q.r, "desde"),
-		Hasta: formValue(q.r, "hasta"), Receptor: formValue(q.r, "receptor")}
+		Hasta: formValue(q.r, "hasta"), Receptor: formValue(q.r, "receptor"), Folio: formValue(q.r, "folio")}
 	p := api.DTEListParams{ListParams: api.ListParams{Limit: 50, Cursor: q.r.URL.Query().Get("cursor")},
 		Estado: dte.Estado(f.Estado), FechaDesde: f.Desde, FechaHasta: f.Hasta, RutReceptor: f.Receptor}
 	if f.Tipo != "" {
@@ -275,6 +275,13 @@ func documentos(q *request) error {
 			return fault.Invalid("tipo", dte.CodeInvalidValue, "el tipo debe ser un código de documento, como 33")
 		}
 		p.TipoDTE = dte.TipoDTE(n)
+	}
+	if f.Folio != "" {
+		n, err := strconv.ParseInt(f.Folio, 10, 64)
+		if err != nil || n <= 0 {
+			return fault.Invalid("folio", dte.CodeInvalidValue, "el folio debe ser un número positivo")
+		}
+		p.Folio = n
 	}
 	page, err := q.c.b.Documents.List(q.r.Context(), q.p.EmpresaID, p)
 	if err != nil {
