@@ -20,6 +20,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -215,8 +216,12 @@ const (
 // handler serves one page for a signed-in session.
 type handler func(q *request) error
 
-// maxForm bounds a form's body.
-const maxForm = 64 << 10
+// maxForm bounds a form's body, and maxUpload one that carries a file
+// (a CAF: the API's bound for its upload).
+const (
+	maxForm   = 64 << 10
+	maxUpload = 256 << 10
+)
 
 // page registers a page that needs a session. Every POST must carry the
 // session's CSRF token and, when acc is write, a credential that may
@@ -254,8 +259,17 @@ func (c *Console) page(pattern string, acc access, h handler) {
 			}
 		}
 		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-			if err := r.ParseForm(); err != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
+			var err error
+			if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+				// Parts are kept in memory: the body's bound is the
+				// memory's.
+				err = r.ParseMultipartForm(maxUpload)
+			} else {
+				r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+				err = r.ParseForm()
+			}
+			if err != nil {
 				c.fail(w, r, sess, http.StatusBadRequest, "El formulario no se pudo leer.")
 				return
 			}

@@ -1,7 +1,9 @@
 package console
 
 import (
+	"bytes"
 	"context"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +11,8 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing/billingtest"
+	"github.com/dtekit/dtekit/caf/caftest"
 	"github.com/dtekit/dtekit/internal/chile"
 )
 
@@ -26,6 +30,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Escaping", f.testEscaping)
 	t.Run("Decide", f.testDecide)
 	t.Run("Pages", f.testPages)
+	t.Run("Folios", f.testFolios)
 	t.Run("Browser", f.testBrowser)
 }
 
@@ -323,4 +328,79 @@ func (f *fixture) testResumen(t *testing.T) {
 		t.Errorf("994 folios left under a threshold of 993 shown as low: %s", p.body)
 	}
 	set(20)
+}
+
+// postFile sends a multipart form with one file and the session's token
+// (unless csrf says another).
+func (b *browser) postFile(path, field string, file []byte, csrf string) page {
+	b.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("csrf", csrf)
+	fw, _ := mw.CreateFormFile(field, "caf.xml")
+	fw.Write(file)
+	mw.Close()
+	req, _ := http.NewRequest("POST", b.base+path, &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	return b.do(req)
+}
+
+// Folios: the stock per type, a CAF uploaded through the form (its
+// folios counted: 1 to 50 is 50), the threshold changed; refusals name
+// their field; a read-only key and a form without its token change
+// nothing; company B does not see A's CAF.
+func (f *fixture) testFolios(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	emp, err := f.b.Company.Get(ctx, f.A.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := billingtest.Creds(t).Authority.Issue(caftest.IssueRequest{RutEmisor: emp.Rut, RazonSocial: emp.RazonSocial,
+		Tipo: 34, Desde: 1, Hasta: 50, FechaAutorizacion: time.Now().AddDate(0, 0, -1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := f.session(t, f.A.readKey)
+	p := ro.get(Prefix + "folios")
+	wantStatus(t, "Folios, read-only", p, http.StatusOK)
+	if strings.Contains(p.body, `enctype="multipart/form-data"`) {
+		t.Error("a read-only session is offered the upload")
+	}
+	wantStatus(t, "a read-only upload", ro.postFile(Prefix+"folios", "archivo", file, ro.csrf), http.StatusForbidden)
+	wantStatus(t, "a read-only threshold", ro.post(Prefix+"folios/umbral", url.Values{"umbral": {"5"}}), http.StatusForbidden)
+
+	b := f.session(t, f.A.writeKey)
+	b.get(Prefix + "folios")
+	wantStatus(t, "an upload without its token", b.postFile(Prefix+"folios", "archivo", file, "x"), http.StatusForbidden)
+	p = b.postFile(Prefix+"folios", "archivo", []byte("<AUTORIZACION>no</AUTORIZACION>"), b.csrf)
+	wantStatus(t, "a file that is no CAF", p, http.StatusBadRequest)
+	p = b.postFile(Prefix+"folios", "otro", file, b.csrf)
+	wantStatus(t, "no archivo", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, "archivo:") {
+		t.Errorf("the refusal does not name archivo: %s", p.body)
+	}
+	cafs, _ := f.b.CAFs.List(ctx, f.A.id, api.CAFListParams{TipoDTE: 34})
+	if cafs.TotalCount != 0 {
+		t.Fatalf("a CAF registered by a refused form: %+v", cafs)
+	}
+	p = b.postFile(Prefix+"folios", "archivo", file, b.csrf)
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != Prefix+"folios?hecho=caf" {
+		t.Fatalf("the upload: %d %s", p.status, p.body)
+	}
+	p = b.get(p.header.Get("Location"))
+	if !strings.Contains(p.body, "CAF registrado.") || !strings.Contains(p.body, `<td>Factura exenta (34)</td><td class="num">50</td>`) {
+		t.Errorf("Folios after the upload: %s", p.body)
+	}
+	p = b.post(Prefix+"folios/umbral", url.Values{"umbral": {"veinte"}})
+	wantStatus(t, "a threshold that is no number", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, "caf_low_stock_threshold:") {
+		t.Errorf("the refused threshold: %s", p.body)
+	}
+	wantStatus(t, "a negative threshold", b.post(Prefix+"folios/umbral", url.Values{"umbral": {"-1"}}), http.StatusBadRequest)
+
+	other := f.session(t, f.B.readKey)
+	if p := other.get(Prefix + "folios"); strings.Contains(p.body, "Factura exenta (34)") {
+		t.Errorf("B sees A's CAF: %s", p.body)
+	}
 }

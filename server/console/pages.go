@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -39,6 +40,9 @@ func (c *Console) routes() {
 	c.page("GET "+Prefix+"recibidos/{id}", read, recibido)
 	c.page("GET "+Prefix+"recibidos/{id}/pdf", read, recibidoPDF)
 	c.page("POST "+Prefix+"recibidos/{id}/decidir", write, decidir)
+	c.page("GET "+Prefix+"folios", read, folios)
+	c.page("POST "+Prefix+"folios", write, subirCAF)
+	c.page("POST "+Prefix+"folios/umbral", write, umbral)
 	c.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, http.StatusNotFound, "Esta página no existe.")
 	})
@@ -497,4 +501,98 @@ func isUUID(s string) bool {
 		}
 	}
 	return true
+}
+
+// foliosView is the company's CAFs and the low-stock threshold.
+type foliosView struct {
+	Ambiente string
+	CAFs     []api.CAF
+	Stock    []cafStock
+	Umbral   int64
+	// Mas is true when the company has more CAFs than the page shows.
+	Mas bool
+}
+
+// maxCAFsShown bounds the CAFs Folios reads (ten pages).
+const maxCAFsShown = 1000
+
+func folios(q *request) error {
+	ctx, emp := q.r.Context(), q.p.EmpresaID
+	amb := formValue(q.r, "ambiente")
+	if amb != "" && amb != api.AmbienteTodos && amb != "certificacion" && amb != "produccion" {
+		return fault.Invalid("ambiente", dte.CodeInvalidValue, "ambiente debe ser certificacion, produccion o todos")
+	}
+	v := foliosView{Ambiente: amb}
+	stock := map[dte.TipoDTE]int64{}
+	cursor := ""
+	for len(v.CAFs) < maxCAFsShown {
+		page, err := q.c.b.CAFs.List(ctx, emp, api.CAFListParams{ListParams: api.ListParams{Limit: api.MaxLimit, Cursor: cursor}, Ambiente: amb})
+		if err != nil {
+			return err
+		}
+		v.CAFs = append(v.CAFs, page.Data...)
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+		v.Mas = len(v.CAFs) >= maxCAFsShown
+	}
+	for _, cf := range v.CAFs {
+		if cf.IsActive {
+			stock[cf.TipoDTE] += cf.FoliosDisponibles
+		} else if _, ok := stock[cf.TipoDTE]; !ok {
+			stock[cf.TipoDTE] = 0
+		}
+	}
+	for _, t := range dte.Tipos() {
+		if n, ok := stock[t]; ok {
+			v.Stock = append(v.Stock, cafStock{t, n})
+		}
+	}
+	alerts, err := q.c.b.Company.AlertSettings(ctx, emp)
+	if err != nil {
+		return err
+	}
+	v.Umbral = alerts.CAFLowStockThreshold
+	var note string
+	switch q.r.URL.Query().Get("hecho") {
+	case "caf":
+		note = "CAF registrado."
+	case "umbral":
+		note = "Umbral actualizado."
+	}
+	return q.show(http.StatusOK, "folios", "Folios", "folios", v, note)
+}
+
+func subirCAF(q *request) error {
+	if q.r.MultipartForm == nil || len(q.r.MultipartForm.File["archivo"]) != 1 {
+		return fault.Invalid("archivo", dte.CodeRequired, "elija un archivo CAF del SII")
+	}
+	fh := q.r.MultipartForm.File["archivo"][0]
+	file, err := fh.Open()
+	if err != nil {
+		return fault.Invalid("archivo", dte.CodeInvalidValue, "el archivo no se pudo leer")
+	}
+	defer file.Close()
+	body := make([]byte, fh.Size)
+	if _, err := io.ReadFull(file, body); err != nil {
+		return fault.Invalid("archivo", dte.CodeInvalidValue, "el archivo no se pudo leer")
+	}
+	if _, err := q.c.b.CAFs.RegisterFile(q.r.Context(), q.p.EmpresaID, body); err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, Prefix+"folios?hecho=caf", http.StatusSeeOther)
+	return nil
+}
+
+func umbral(q *request) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(q.r.PostForm.Get("umbral")), 10, 64)
+	if err != nil {
+		return fault.Invalid("caf_low_stock_threshold", dte.CodeInvalidValue, "el umbral debe ser un número entero")
+	}
+	if _, err := q.c.b.Company.UpdateAlertSettings(q.r.Context(), q.p.EmpresaID, api.AlertSettingsInput{CAFLowStockThreshold: &n}); err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, Prefix+"folios?hecho=umbral", http.StatusSeeOther)
+	return nil
 }
