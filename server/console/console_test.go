@@ -6,6 +6,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/caf/caftest"
+	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/chile"
 )
 
@@ -31,6 +33,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Decide", f.testDecide)
 	t.Run("Pages", f.testPages)
 	t.Run("Folios", f.testFolios)
+	t.Run("Send", f.testSend)
 	t.Run("Browser", f.testBrowser)
 }
 
@@ -141,6 +144,10 @@ func (f *fixture) testTenancy(t *testing.T) {
 	r, err := f.b.Received.Get(context.Background(), f.B.id, f.B.recibidos[0])
 	if err != nil || r.Estado != api.RecibidoPendiente {
 		t.Fatalf("B's document after A's forms: %v %v", r, err)
+	}
+	wantStatus(t, "sending B's held document", b.post(Prefix+"documentos/"+f.B.dte+"/enviar", url.Values{"clave": {newUUID()}}), http.StatusNotFound)
+	if d, err := f.b.Documents.Get(context.Background(), f.B.id, f.B.dte, api.DTEGetParams{}); err != nil || d.Estado != dte.EstadoFirmado {
+		t.Fatalf("B's held document after A's form: %v %v", d, err)
 	}
 	// A's own pages answer.
 	wantStatus(t, "A's document", b.get(Prefix+"documentos/"+f.A.dte), http.StatusOK)
@@ -271,14 +278,14 @@ func (f *fixture) testPages(t *testing.T) {
 		t.Errorf("filtered by receptor: %s", p.body)
 	}
 	// Folio: A's held document is its sixth factura (five were sent to B
-	// first), so folio 6; no document has folio 7; a folio that is not a
+	// first), so folio 6; no document has folio 9999; a folio that is not a
 	// number is refused naming the field.
 	p = b.get(Prefix + "documentos?tipo=33&folio=6")
 	if !strings.Contains(p.body, "1 documentos.") || !strings.Contains(p.body, `href="/console/documentos/`+f.A.dte+`"`) {
 		t.Errorf("folio 6: %s", p.body)
 	}
-	if p = b.get(Prefix + "documentos?folio=7"); !strings.Contains(p.body, "0 documentos.") {
-		t.Errorf("folio 7: %s", p.body)
+	if p = b.get(Prefix + "documentos?folio=9999"); !strings.Contains(p.body, "0 documentos.") {
+		t.Errorf("folio 9999: %s", p.body)
 	}
 	p = b.get(Prefix + "documentos?folio=seis")
 	wantStatus(t, "a folio that is not a number", p, http.StatusBadRequest)
@@ -402,5 +409,51 @@ func (f *fixture) testFolios(t *testing.T) {
 	other := f.session(t, f.B.readKey)
 	if p := other.get(Prefix + "folios"); strings.Contains(p.body, "Factura exenta (34)") {
 		t.Errorf("B sees A's CAF: %s", p.body)
+	}
+}
+
+// Sending a held document from its page: a read-only key is not offered
+// the form and is refused; the form sends the document in one envelope,
+// and the same form sent twice (its Idempotency-Key) still one; Envíos
+// lists the envelope with the document.
+func (f *fixture) testSend(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	id := f.emit(t, f.A, "12345678-5", "Cliente retenido", 2000, false)
+	ro := f.session(t, f.A.readKey)
+	p := ro.get(Prefix + "documentos/" + id)
+	if strings.Contains(p.body, `id="enviar"`) {
+		t.Error("a read-only session is offered to send")
+	}
+	wantStatus(t, "a read-only send", ro.post(Prefix+"documentos/"+id+"/enviar", url.Values{"clave": {newUUID()}}), http.StatusForbidden)
+
+	before, err := f.b.Envelopes.List(ctx, f.A.id, api.EnvioListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.session(t, f.A.writeKey)
+	p = b.get(Prefix + "documentos/" + id)
+	m := regexp.MustCompile(`name="clave" value="([0-9a-f-]{36})"`).FindStringSubmatch(p.body)
+	if m == nil || !strings.Contains(p.body, `id="enviar"`) {
+		t.Fatalf("the held document's page has no send form: %s", p.body)
+	}
+	for range 2 {
+		p = b.post(Prefix+"documentos/"+id+"/enviar", url.Values{"clave": {m[1]}})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != Prefix+"documentos/"+id+"?hecho=enviado" {
+			t.Fatalf("send: %d %s", p.status, p.body)
+		}
+	}
+	wantStatus(t, "a form without its key", b.post(Prefix+"documentos/"+id+"/enviar", nil), http.StatusBadRequest)
+	after, err := f.b.Envelopes.List(ctx, f.A.id, api.EnvioListParams{})
+	if err != nil || after.TotalCount != before.TotalCount+1 {
+		t.Fatalf("envelopes: %d before, %d after (%v), want one more", before.TotalCount, after.TotalCount, err)
+	}
+	if d, _ := f.b.Documents.Get(ctx, f.A.id, id, api.DTEGetParams{}); d.Estado == dte.EstadoFirmado {
+		t.Errorf("the sent document is still %s", d.Estado)
+	}
+	p = b.get(Prefix + "envios")
+	wantStatus(t, "Envíos", p, http.StatusOK)
+	if !strings.Contains(p.body, `href="/console/documentos/`+id+`"`) {
+		t.Errorf("Envíos lacks the envelope of %s: %s", id, p.body)
 	}
 }

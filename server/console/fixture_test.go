@@ -98,17 +98,7 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	emit := func(from company, rut, name string, precio int, send bool) string {
-		body := fmt.Sprintf(`{"tipo_dte":33,"receptor":{"rut":%q,"razon_social":%q,"giro":"Comercio","direccion":"Calle 1","comuna":"Santiago"},
-			"detalle":[{"nombre":"Artículo","cantidad":1,"precio":%d}],"auto_send":%t}`, rut, name, precio, send)
-		req, err := dte.DecodeRequest(strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _, err := b.Documents.Emit(ctx, from.id, api.EmitParams{IdempotencyKey: newUUID(), Request: req})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.ID
+		return f.emit(t, from, rut, name, precio, send)
 	}
 	// Each company sends the other four facturas, which the other
 	// receives as a supplier's file once the (fake) SII accepted them, so
@@ -252,4 +242,21 @@ func wantStatus(t *testing.T, what string, p page, status int) {
 	if p.status != status {
 		t.Fatalf("%s: status %d, want %d: %.600s", what, p.status, status, p.body)
 	}
+}
+
+// emit emits a factura of one line of precio from company from to the
+// receptor rut, held unless send.
+func (f *fixture) emit(t testing.TB, from company, rut, name string, precio int, send bool) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"tipo_dte":33,"receptor":{"rut":%q,"razon_social":%q,"giro":"Comercio","direccion":"Calle 1","comuna":"Santiago"},
+		"detalle":[{"nombre":"Artículo","cantidad":1,"precio":%d}],"auto_send":%t}`, rut, name, precio, send)
+	req, err := dte.DecodeRequest(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := f.b.Documents.Emit(context.Background(), from.id, api.EmitParams{IdempotencyKey: newUUID(), Request: req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.ID
 }

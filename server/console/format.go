@@ -114,6 +114,8 @@ func estadoNombre(e string) string {
 		return "Con reparos"
 	case "pendiente":
 		return "Pendiente"
+	case "procesado":
+		return "Procesado"
 	case "reclamado":
 		return "Reclamado"
 	}

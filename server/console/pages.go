@@ -15,6 +15,7 @@ import (
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/chile"
+	"github.com/google/uuid"
 )
 
 func (c *Console) routes() {
@@ -36,6 +37,8 @@ func (c *Console) routes() {
 	c.page("GET "+Prefix+"documentos/{id}", read, documento)
 	c.page("GET "+Prefix+"documentos/{id}/pdf", read, documentoPDF)
 	c.page("GET "+Prefix+"documentos/{id}/xml", read, documentoXML)
+	c.page("POST "+Prefix+"documentos/{id}/enviar", write, enviarDocumento)
+	c.page("GET "+Prefix+"envios", read, envios)
 	c.page("GET "+Prefix+"recibidos", read, recibidos)
 	c.page("GET "+Prefix+"recibidos/{id}", read, recibido)
 	c.page("GET "+Prefix+"recibidos/{id}/pdf", read, recibidoPDF)
@@ -319,7 +322,57 @@ func documento(q *request) error {
 	if err != nil {
 		return err
 	}
-	return q.show(http.StatusOK, "documento", fmt.Sprintf("%s N° %d", tipoNombre(d.TipoDTE), d.Folio), "documentos", d)
+	// The form to send a held document carries the Idempotency-Key of
+	// its one submission, so a form sent twice sends once.
+	v := documentoView{DTE: d, Enviar: d.Estado == dte.EstadoFirmado, Clave: uuid.NewString()}
+	var note string
+	if q.r.URL.Query().Get("hecho") == "enviado" {
+		note = "Enviado al SII."
+	}
+	return q.show(http.StatusOK, "documento", fmt.Sprintf("%s N° %d", tipoNombre(d.TipoDTE), d.Folio), "documentos", v, note)
+}
+
+// documentoView is a document's page.
+type documentoView struct {
+	*api.DTE
+	// Enviar is true while the document is held (firmado); Clave is the
+	// Idempotency-Key of the form that sends it.
+	Enviar bool
+	Clave  string
+}
+
+func enviarDocumento(q *request) error {
+	id, err := q.id()
+	if err != nil {
+		return err
+	}
+	key := q.r.PostForm.Get("clave")
+	if len(key) > 64 {
+		return fault.Invalid("clave", dte.CodeInvalidValue, "la clave del formulario no es válida; vuelva a la página")
+	}
+	if _, _, err := q.c.b.Envelopes.Submit(q.r.Context(), q.p.EmpresaID, id, api.SubmitParams{IdempotencyKey: key}); err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, Prefix+"documentos/"+id+"?hecho=enviado", http.StatusSeeOther)
+	return nil
+}
+
+// enviosView is a page of the company's envelopes.
+type enviosView struct {
+	Page      *api.Page[api.Envio]
+	Siguiente string
+}
+
+func envios(q *request) error {
+	page, err := q.c.b.Envelopes.List(q.r.Context(), q.p.EmpresaID, api.EnvioListParams{ListParams: api.ListParams{Limit: 50, Cursor: q.r.URL.Query().Get("cursor")}})
+	if err != nil {
+		return err
+	}
+	v := enviosView{Page: page}
+	if page.NextCursor != nil {
+		v.Siguiente = Prefix + "envios?" + url.Values{"cursor": {*page.NextCursor}}.Encode()
+	}
+	return q.show(http.StatusOK, "envios", "Envíos al SII", "envios", v)
 }
 
 // sendFile writes a document's file for the session's browser.
