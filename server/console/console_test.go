@@ -34,6 +34,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Pages", f.testPages)
 	t.Run("Folios", f.testFolios)
 	t.Run("Send", f.testSend)
+	t.Run("Webhooks", f.testWebhooks)
 	t.Run("Browser", f.testBrowser)
 }
 
@@ -455,5 +456,57 @@ func (f *fixture) testSend(t *testing.T) {
 	wantStatus(t, "Envíos", p, http.StatusOK)
 	if !strings.Contains(p.body, `href="/console/documentos/`+id+`"`) {
 		t.Errorf("Envíos lacks the envelope of %s: %s", id, p.body)
+	}
+}
+
+// Webhooks: the list and a webhook's page; pausing and enabling through
+// their forms; read-only and company B refused (B's id not found), and
+// nothing of theirs changes.
+func (f *fixture) testWebhooks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wa, err := f.b.Webhooks.Create(ctx, f.A.id, api.WebhookInput{URL: "https://hooks.example.com/a?x=<b>", Events: []string{"dte.created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb, err := f.b.Webhooks.Create(ctx, f.B.id, api.WebhookInput{URL: "https://hooks.example.com/b", Events: []string{"dte.created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := f.session(t, f.A.readKey)
+	p := ro.get(Prefix + "webhooks")
+	if !strings.Contains(p.body, `href="/console/webhooks/`+wa.ID+`"`) || strings.Contains(p.body, wb.ID) || strings.Contains(p.body, "<b>") {
+		t.Errorf("A's webhooks: %s", p.body)
+	}
+	p = ro.get(Prefix + "webhooks/" + wa.ID)
+	wantStatus(t, "A's webhook, read-only", p, http.StatusOK)
+	if strings.Contains(p.body, `id="pausar"`) {
+		t.Error("a read-only session is offered to pause")
+	}
+	wantStatus(t, "a read-only pause", ro.post(Prefix+"webhooks/"+wa.ID+"/pausar", nil), http.StatusForbidden)
+
+	b := f.session(t, f.A.writeKey)
+	wantStatus(t, "B's webhook", b.get(Prefix+"webhooks/"+wb.ID), http.StatusNotFound)
+	wantStatus(t, "pausing B's webhook", b.post(Prefix+"webhooks/"+wb.ID+"/pausar", nil), http.StatusNotFound)
+	if w, _ := f.b.Webhooks.Get(ctx, f.B.id, wb.ID); !w.IsActive {
+		t.Fatal("A's form paused B's webhook")
+	}
+	b.get(Prefix + "webhooks/" + wa.ID)
+	p = b.post(Prefix+"webhooks/"+wa.ID+"/pausar", nil)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("pause: %d %s", p.status, p.body)
+	}
+	if w, _ := f.b.Webhooks.Get(ctx, f.A.id, wa.ID); w.IsActive {
+		t.Fatal("the webhook is still active")
+	}
+	p = b.get(p.header.Get("Location"))
+	if !strings.Contains(p.body, "Webhook pausado") || !strings.Contains(p.body, `id="activar"`) {
+		t.Errorf("the paused webhook's page: %s", p.body)
+	}
+	if p = b.post(Prefix+"webhooks/"+wa.ID+"/activar", nil); p.status != http.StatusSeeOther {
+		t.Fatalf("enable: %d %s", p.status, p.body)
+	}
+	if w, _ := f.b.Webhooks.Get(ctx, f.A.id, wa.ID); !w.IsActive {
+		t.Fatal("the webhook is still paused")
 	}
 }

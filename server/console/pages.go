@@ -43,6 +43,10 @@ func (c *Console) routes() {
 	c.page("GET "+Prefix+"recibidos/{id}", read, recibido)
 	c.page("GET "+Prefix+"recibidos/{id}/pdf", read, recibidoPDF)
 	c.page("POST "+Prefix+"recibidos/{id}/decidir", write, decidir)
+	c.page("GET "+Prefix+"webhooks", read, webhooks)
+	c.page("GET "+Prefix+"webhooks/{id}", read, webhook)
+	c.page("POST "+Prefix+"webhooks/{id}/pausar", write, pausarWebhook)
+	c.page("POST "+Prefix+"webhooks/{id}/activar", write, activarWebhook)
 	c.page("GET "+Prefix+"folios", read, folios)
 	c.page("POST "+Prefix+"folios", write, subirCAF)
 	c.page("POST "+Prefix+"folios/umbral", write, umbral)
@@ -647,5 +651,74 @@ func umbral(q *request) error {
 		return err
 	}
 	http.Redirect(q.w, q.r, Prefix+"folios?hecho=umbral", http.StatusSeeOther)
+	return nil
+}
+
+func webhooks(q *request) error {
+	hooks, err := q.c.b.Webhooks.List(q.r.Context(), q.p.EmpresaID)
+	if err != nil {
+		return err
+	}
+	return q.show(http.StatusOK, "webhooks", "Webhooks", "webhooks", hooks)
+}
+
+// webhookView is a webhook's page with its latest deliveries.
+type webhookView struct {
+	W          *api.Webhook
+	Deliveries *api.Page[api.Delivery]
+	Siguiente  string
+}
+
+func webhook(q *request) error {
+	id, err := q.id()
+	if err != nil {
+		return err
+	}
+	ctx := q.r.Context()
+	w, err := q.c.b.Webhooks.Get(ctx, q.p.EmpresaID, id)
+	if err != nil {
+		return err
+	}
+	ds, err := q.c.b.Webhooks.ListDeliveries(ctx, q.p.EmpresaID, api.DeliveryListParams{WebhookID: id,
+		ListParams: api.ListParams{Limit: 50, Cursor: q.r.URL.Query().Get("cursor")}})
+	if err != nil {
+		return err
+	}
+	v := webhookView{W: w, Deliveries: ds}
+	if ds.NextCursor != nil {
+		v.Siguiente = Prefix + "webhooks/" + id + "?" + url.Values{"cursor": {*ds.NextCursor}}.Encode()
+	}
+	var note string
+	switch q.r.URL.Query().Get("hecho") {
+	case "pausado":
+		note = "Webhook pausado: los eventos desde ahora no se le entregan."
+	case "activado":
+		note = "Webhook activado."
+	}
+	return q.show(http.StatusOK, "webhook", "Webhook", "webhooks", v, note)
+}
+
+func pausarWebhook(q *request) error {
+	id, err := q.id()
+	if err != nil {
+		return err
+	}
+	off := false
+	if _, err := q.c.b.Webhooks.Update(q.r.Context(), q.p.EmpresaID, id, api.WebhookUpdate{IsActive: &off}); err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, Prefix+"webhooks/"+id+"?hecho=pausado", http.StatusSeeOther)
+	return nil
+}
+
+func activarWebhook(q *request) error {
+	id, err := q.id()
+	if err != nil {
+		return err
+	}
+	if _, err := q.c.b.Webhooks.Enable(q.r.Context(), q.p.EmpresaID, id); err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, Prefix+"webhooks/"+id+"?hecho=activado", http.StatusSeeOther)
 	return nil
 }
