@@ -2,6 +2,9 @@ package console
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +32,11 @@ func (f *fixture) testBrowser(t *testing.T) {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	type CSS = chromedp.CSS
+	// DTEKIT_CONSOLE_SCREENSHOTS names a directory where the test keeps
+	// a picture of every page at both widths (the README's pictures:
+	// DTEKIT_CONSOLE_SCREENSHOTS=$PWD/docs/images go test -run
+	// TestConsole/Browser ./server/console/).
+	dir := os.Getenv("DTEKIT_CONSOLE_SCREENSHOTS")
 	for _, c := range []struct {
 		name          string
 		width, height int64
@@ -54,10 +62,24 @@ func (f *fixture) testBrowser(t *testing.T) {
 					t.Fatalf("%s: %v", what, err)
 				}
 			}
+			// shot keeps the page as a picture when asked (see
+			// screenshotDir).
+			shot := func(name string) {
+				t.Helper()
+				if dir == "" {
+					return
+				}
+				png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+				must("screenshot "+name, err)
+				must("screenshot "+name, os.WriteFile(filepath.Join(dir, fmt.Sprintf("console-%s-%s.png", name, c.name)), png, 0o644))
+			}
 			must("sign-in", chromedp.Do(ctx,
 				chromedp.EmulateViewport(c.width, c.height),
 				chromedp.Navigate(base+"resumen"), // no session: the sign-in form
 				chromedp.WaitVisible(CSS(`#credencial`)),
+			))
+			shot("ingresar")
+			must("sign-in", chromedp.Do(ctx,
 				chromedp.SendKeys(CSS(`#credencial`), f.A.writeKey),
 				chromedp.Click(CSS(`form.ingreso button`)),
 				chromedp.WaitVisible(CSS(`#hoy`)),
@@ -68,11 +90,13 @@ func (f *fixture) testBrowser(t *testing.T) {
 				t.Fatalf("after sign-in: title %q", title)
 			}
 			fits("Resumen")
+			shot("resumen")
 			must("Documentos", chromedp.Do(ctx,
 				chromedp.Click(CSS(`nav a[href="/console/documentos"]`)),
 				chromedp.WaitVisible(CSS(`form.filtros`)),
 			))
 			fits("Documentos")
+			shot("documentos")
 			must("a document", chromedp.Do(ctx,
 				chromedp.Click(CSS(`a[href="/console/documentos/`+f.A.dte+`"]`)),
 				chromedp.WaitVisible(CSS(`iframe.pdf`)),
@@ -85,11 +109,18 @@ func (f *fixture) testBrowser(t *testing.T) {
 				t.Fatalf("the document's page: h1 %q, iframe %q", h1, src.Value)
 			}
 			fits("the document")
+			shot("documento")
 			must("deciding", chromedp.Do(ctx,
 				chromedp.Navigate(base+"recibidos/"+c.recibido),
 				chromedp.WaitVisible(CSS(`#aceptar`)),
+			))
+			shot("recibido")
+			must("deciding", chromedp.Do(ctx,
 				chromedp.Click(CSS(`#aceptar`)),
 				chromedp.WaitVisible(CSS(`#confirmar`)),
+			))
+			shot("confirmar")
+			must("deciding", chromedp.Do(ctx,
 				chromedp.Click(CSS(`#confirmar`)),
 				chromedp.WaitVisible(CSS(`.aviso`)),
 			))
@@ -99,6 +130,16 @@ func (f *fixture) testBrowser(t *testing.T) {
 				t.Fatalf("after accepting: notice %q", aviso)
 			}
 			fits("the received document")
+			// The other pages, each checked to fit (and kept as pictures
+			// when asked).
+			for _, page := range []struct{ name, path, sel string }{
+				{"recibidos", "recibidos", "nav.pestanas"}, {"envios", "envios", "main table"},
+				{"folios", "folios", "#umbral"}, {"webhooks", "webhooks", "main h1"},
+			} {
+				must(page.name, chromedp.Do(ctx, chromedp.Navigate(base+page.path), chromedp.WaitVisible(CSS(page.sel))))
+				fits(page.name)
+				shot(page.name)
+			}
 			r, err := f.b.Received.Get(context.Background(), f.A.id, c.recibido)
 			if err != nil || r.Estado != api.RecibidoAceptado {
 				t.Fatalf("the accepted document: %+v %v", r, err)
