@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	"github.com/dtekit/dtekit/sii"
 	"github.com/dtekit/dtekit/sii/siitest"
 	"github.com/dtekit/dtekit/store"
+	"github.com/google/uuid"
 )
 
 // The second company: a RUT with a hand-computed módulo-11 check digit
@@ -52,13 +52,7 @@ type fixture struct {
 	A, B    company
 }
 
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
+func newUUID() string { return uuid.NewString() }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()

@@ -311,7 +311,9 @@ func documentos(q *request) error {
 // found before any read.
 func (q *request) id() (string, error) {
 	id := q.r.PathValue("id")
-	if !isUUID(id) {
+	// Only the 36-character form: uuid.Validate also takes the braced,
+	// URN and undashed ones.
+	if len(id) != 36 || uuid.Validate(id) != nil {
 		return "", errNotFound
 	}
 	return id, nil
@@ -536,28 +538,6 @@ func decidir(q *request) error {
 	}
 	http.Redirect(q.w, q.r, Prefix+"recibidos/"+id+"?hecho="+in.Accion, http.StatusSeeOther)
 	return nil
-}
-
-// isUUID reports whether s is a UUID in its 36-character text form, the
-// only form the service's ids take.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		ch := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if ch != '-' {
-				return false
-			}
-		default:
-			if !(ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'f' || ch >= 'A' && ch <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // foliosView is the company's CAFs and the low-stock threshold.
