@@ -60,8 +60,10 @@ type Config struct {
 	// (default 10 a minute, a burst of 5).
 	SignInPerMinute float64
 	// PerSecond and Burst bound the requests of one credential, as the
-	// API's rate limit does (default 20 a second, a burst of 40); a
-	// negative PerSecond turns the limit off.
+	// API's rate limit does (default 20 a second, a burst of twice the
+	// rate); a negative PerSecond turns the limit off. The console's
+	// buckets are its own: a credential's pages do not spend its API
+	// budget.
 	PerSecond float64
 	Burst     int
 	// Logger receives internal errors; nil discards.
@@ -107,7 +109,7 @@ func New(cfg Config) (*Console, error) {
 			ps = 20
 		}
 		if burst <= 0 {
-			burst = 40
+			burst = max(int(2*ps), 1)
 		}
 		c.limit = ratelimit.New(ps, burst)
 	}

@@ -26,6 +26,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Resumen", f.testResumen) // first: the others change the counts
 	t.Run("SignInAndOut", f.testSignInAndOut)
 	t.Run("Headers", f.testHeaders)
+	t.Run("Revoked", f.testRevoked)
 	t.Run("Tenancy", f.testTenancy)
 	t.Run("CSRF", f.testCSRF)
 	t.Run("ReadOnly", f.testReadOnly)
@@ -82,6 +83,22 @@ func (f *fixture) testSignInAndOut(t *testing.T) {
 	if strings.Contains(p.body, f.A.writeKey) {
 		t.Fatal("a page shows the credential")
 	}
+	// Signing in again from the same browser ends the first session.
+	if p := b.signIn(f.A.writeKey); p.status != http.StatusSeeOther {
+		t.Fatalf("the second sign-in: %d", p.status)
+	}
+	first := newBrowser(t, f.srv.URL)
+	u0, _ := url.Parse(f.srv.URL + Prefix)
+	first.c.Jar.SetCookies(u0, []*http.Cookie{{Name: sessionCookieName, Value: sess.Value, Path: Prefix}})
+	if p := first.get(Prefix + "resumen"); p.status != http.StatusSeeOther {
+		t.Fatalf("the first session after a second sign-in: %d", p.status)
+	}
+	for _, ck := range b.c.Jar.Cookies(u0) {
+		if ck.Name == sessionCookieName {
+			sess.Value = ck.Value
+		}
+	}
+	b.get(Prefix + "resumen")
 	p = b.post(Prefix+"salir", nil)
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("sign-out: %d", p.status)
@@ -256,6 +273,10 @@ func (f *fixture) testDecide(t *testing.T) {
 	p = b.get(p.header.Get("Location"))
 	if !strings.Contains(p.body, "Registrado: Reclamo al contenido (RCD).") || strings.Contains(p.body, `id="reclamar"`) {
 		t.Errorf("the decided document's page: %s", p.body)
+	}
+	// The notice names known actions only, never the link's text.
+	if p = b.get(Prefix + "recibidos/" + id + "?hecho=Llame+al+600"); strings.Contains(p.body, "Llame") {
+		t.Errorf("the page repeats the link's text: %s", p.body)
 	}
 }
 
@@ -509,4 +530,24 @@ func (f *fixture) testWebhooks(t *testing.T) {
 	if w, _ := f.b.Webhooks.Get(ctx, f.A.id, wa.ID); !w.IsActive {
 		t.Fatal("the webhook is still paused")
 	}
+}
+
+// A key revoked while its session is open ends the session at its next
+// request: the console checks the credential on every request.
+func (f *fixture) testRevoked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	k, err := f.b.Keys.Create(ctx, f.A.id, api.APIKeyInput{Write: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.session(t, k.Key)
+	wantStatus(t, "Resumen", b.get(Prefix+"resumen"), http.StatusOK)
+	if err := f.b.Keys.Revoke(ctx, f.A.id, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get(Prefix + "resumen"); p.status != http.StatusSeeOther || p.header.Get("Location") != Prefix+"ingresar" {
+		t.Fatalf("after revocation: %d %v", p.status, p.header)
+	}
+	wantStatus(t, "a form after revocation", b.post(Prefix+"recibidos/"+f.A.recibidos[1]+"/decidir", url.Values{"accion": {"ACD"}}), http.StatusForbidden)
 }

@@ -109,6 +109,11 @@ func (c *Console) signInPost(w http.ResponseWriter, r *http.Request) {
 		c.showSignIn(w, r, http.StatusServiceUnavailable, "Hay demasiadas sesiones abiertas. Reintente más tarde.")
 		return
 	}
+	// A browser signed in already leaves its old session behind: it ends
+	// here rather than at its idle time.
+	if old := cookieValue(r, sessionCookieName); old != "" {
+		c.sessions.close(old)
+	}
 	clearCookie(w, r, preCookieName)
 	setCookie(w, r, sessionCookieName, id, c.sessions.life)
 	http.Redirect(w, r, Prefix+"resumen", http.StatusSeeOther)
@@ -469,7 +474,8 @@ func recibido(q *request) error {
 	v := recibidoView{R: rec, Decidir: rec.Estado == api.RecibidoPendiente,
 		Recibo: !rec.MercaderiasRecibidas && (rec.Estado == api.RecibidoPendiente || rec.Estado == api.RecibidoAceptado)}
 	var note string
-	if a := q.r.URL.Query().Get("hecho"); a != "" {
+	// Only the known actions: the link's text is never the query's.
+	if a := q.r.URL.Query().Get("hecho"); slices.Contains(acciones, a) {
 		note = "Registrado: " + accionNombre(a) + "."
 	}
 	return q.show(http.StatusOK, "recibido", fmt.Sprintf("%s N° %d de %s", tipoNombre(rec.TipoDTE), rec.Folio, rec.RazonSocialEmisor),
