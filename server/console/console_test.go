@@ -5,6 +5,7 @@ import (
 	"context"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -27,6 +28,8 @@ func TestConsole(t *testing.T) {
 	t.Run("SignInAndOut", f.testSignInAndOut)
 	t.Run("Headers", f.testHeaders)
 	t.Run("Revoked", f.testRevoked)
+	t.Run("TLS", f.testTLS)
+	t.Run("Receipt", f.testReceipt)
 	t.Run("Tenancy", f.testTenancy)
 	t.Run("CSRF", f.testCSRF)
 	t.Run("ReadOnly", f.testReadOnly)
@@ -550,4 +553,61 @@ func (f *fixture) testRevoked(t *testing.T) {
 		t.Fatalf("after revocation: %d %v", p.status, p.header)
 	}
 	wantStatus(t, "a form after revocation", b.post(Prefix+"recibidos/"+f.A.recibidos[1]+"/decidir", url.Values{"accion": {"ACD"}}), http.StatusForbidden)
+}
+
+// Under TLS the session's cookie is Secure.
+func (f *fixture) testTLS(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.Handle(Prefix, f.console)
+	srv := httptest.NewTLSServer(mux)
+	defer srv.Close()
+	b := newBrowser(t, srv.URL)
+	b.c.Transport = srv.Client().Transport
+	b.get(Prefix + "ingresar")
+	form := url.Values{"credencial": {f.A.readKey}, "csrf": {b.csrf}}
+	req, _ := http.NewRequest("POST", srv.URL+Prefix+"ingresar", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var secure bool
+	for _, ck := range res.Cookies() {
+		if ck.Name == sessionCookieName {
+			secure = ck.Secure && ck.HttpOnly && ck.SameSite == http.SameSiteStrictMode
+		}
+	}
+	if res.StatusCode != http.StatusSeeOther || !secure {
+		t.Fatalf("sign-in over TLS: %d %v", res.StatusCode, res.Header["Set-Cookie"])
+	}
+}
+
+// The receipt of goods through its form and confirmation, with the
+// place where the goods arrived.
+func (f *fixture) testReceipt(t *testing.T) {
+	t.Parallel()
+	b := f.session(t, f.A.writeKey)
+	id := f.A.recibidos[0] // accepted by the browser test, or pending without it: a receipt fits both
+	p := b.get(Prefix + "recibidos/" + id)
+	if !strings.Contains(p.body, `id="recibo"`) {
+		t.Fatalf("no receipt form: %s", p.body)
+	}
+	form := url.Values{"accion": {"ERM"}, "recinto": {"Bodega central, Quilicura"}}
+	p = b.post(Prefix+"recibidos/"+id+"/decidir", form)
+	if p.status != http.StatusOK || !strings.Contains(p.body, "Recinto: Bodega central, Quilicura") {
+		t.Fatalf("the confirmation: %d %s", p.status, p.body)
+	}
+	form.Set("confirmar", "si")
+	if p = b.post(Prefix+"recibidos/"+id+"/decidir", form); p.status != http.StatusSeeOther {
+		t.Fatalf("the confirmed receipt: %d %s", p.status, p.body)
+	}
+	r, err := f.b.Received.Get(context.Background(), f.A.id, id)
+	if err != nil || !r.MercaderiasRecibidas || r.Estado != api.RecibidoAceptado {
+		t.Fatalf("after the receipt: %+v %v", r, err)
+	}
+	if p = b.get(Prefix + "recibidos/" + id); strings.Contains(p.body, `id="recibo"`) {
+		t.Errorf("the receipt is offered twice: %s", p.body)
+	}
 }
