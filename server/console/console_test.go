@@ -322,6 +322,16 @@ func (f *fixture) testPages(t *testing.T) {
 	if !strings.Contains(p.body, "fecha_desde:") {
 		t.Errorf("the refused date: %s", p.body)
 	}
+	// A document the fake SII accepted shows its journey: the track id
+	// the SII gave its envelope.
+	sent, err := f.b.Documents.List(context.Background(), f.A.id, api.DTEListParams{Estado: dte.EstadoAceptado, ListParams: api.ListParams{Limit: 1}})
+	if err != nil || len(sent.Data) != 1 || sent.Data[0].Tracking == nil || sent.Data[0].Tracking.TrackID == nil {
+		t.Fatalf("an accepted document of A: %+v %v", sent, err)
+	}
+	p = b.get(Prefix + "documentos/" + sent.Data[0].ID)
+	if !strings.Contains(p.body, "Enviado al SII con track id "+*sent.Data[0].Tracking.TrackID) {
+		t.Errorf("the accepted document's history: %s", p.body)
+	}
 	p = b.get(Prefix + "recibidos")
 	wantStatus(t, "Recibidos", p, http.StatusOK)
 	p = b.get(Prefix + "resumen")
