@@ -134,7 +134,7 @@ func (f *fixture) testBrowser(t *testing.T) {
 			// when asked).
 			for _, page := range []struct{ name, path, sel string }{
 				{"recibidos", "recibidos", "nav.pestanas"}, {"envios", "envios", "main table"},
-				{"folios", "folios", "#umbral"}, {"webhooks", "webhooks", "main h1"},
+				{"folios", "folios", "#umbral"}, {"webhooks", "webhooks", "main h1"}, {"emitir", "emitir", "#tipo"},
 			} {
 				must(page.name, chromedp.Do(ctx, chromedp.Navigate(base+page.path), chromedp.WaitVisible(CSS(page.sel))))
 				fits(page.name)

@@ -146,6 +146,11 @@ var funcs = template.FuncMap{
 		return string(d)
 	},
 	"list": func(s ...string) []string { return s },
+	"inc":  func(i int) int { return i + 1 },
+	// campo is one text field of a form with its error.
+	"campo": func(name, label, value string, errs map[string]string) formField {
+		return formField{Name: name, Label: label, Value: value, Error: errs[name]}
+	},
 	"deref": func(p *string) string {
 		if p == nil {
 			return ""
@@ -153,6 +158,9 @@ var funcs = template.FuncMap{
 		return *p
 	},
 }
+
+// formField is a text field as the "campo" template draws it.
+type formField struct{ Name, Label, Value, Error string }
 
 // parseTemplates reads every page: each is the layout with the page's
 // own file, which defines "content".

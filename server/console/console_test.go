@@ -39,6 +39,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Folios", f.testFolios)
 	t.Run("Send", f.testSend)
 	t.Run("Webhooks", f.testWebhooks)
+	t.Run("Emitir", f.testEmitir)
 	t.Run("Browser", f.testBrowser)
 }
 
@@ -619,5 +620,69 @@ func (f *fixture) testReceipt(t *testing.T) {
 	}
 	if p = b.get(Prefix + "recibidos/" + id); strings.Contains(p.body, `id="recibo"`) {
 		t.Errorf("the receipt is offered twice: %s", p.body)
+	}
+}
+
+// Emitir: the totals the server computes before signing (by hand: two
+// units at $1.500 and one at $1.000 are $4.000 net, 19% IVA $760, total
+// $4.760), the gate's errors beside their fields (a line's on its own
+// row, counted on the form's rows, not the request's), and one emission
+// for a form sent twice; a read-only key neither sees the form nor emits.
+func (f *fixture) testEmitir(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ro := f.session(t, f.A.readKey)
+	wantStatus(t, "Emitir, read-only", ro.get(Prefix+"emitir"), http.StatusForbidden)
+	wantStatus(t, "an emission, read-only", ro.post(Prefix+"emitir", url.Values{"tipo": {"33"}}), http.StatusForbidden)
+
+	b := f.session(t, f.A.writeKey)
+	p := b.get(Prefix + "emitir")
+	wantStatus(t, "Emitir", p, http.StatusOK)
+	m := regexp.MustCompile(`name="clave" value="([0-9a-f-]{36})"`).FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("the form has no key: %s", p.body)
+	}
+	form := url.Values{"tipo": {"33"}, "clave": {m[1]}, "enviar": {}, "rut": {"11111111-1"}, "razon_social": {"Ferretería <El Clavo>"},
+		"giro": {"Ferretería"}, "direccion": {"Av. Matta 100"}, "comuna": {"Santiago"},
+		"nombre0": {"Martillo"}, "cantidad0": {"2"}, "precio0": {"1500"},
+		// Row 1 left empty: the next line is the request's second.
+		"nombre2": {"Clavos"}, "cantidad2": {"1"}, "precio2": {"abc"}}
+	p = b.post(Prefix+"emitir", form)
+	wantStatus(t, "a price that is no number", p, http.StatusBadRequest)
+	if !regexp.MustCompile(`id="precio2"[^>]*aria-invalid="true"`).MatchString(p.body) || !strings.Contains(p.body, `id="precio2-error"`) ||
+		strings.Contains(p.body, `id="precio0-error"`) || strings.Contains(p.body, `id="totales"`) {
+		t.Errorf("the error is not beside row 2's price: %s", p.body)
+	}
+	if !strings.Contains(p.body, "Ferretería &lt;El Clavo&gt;") {
+		t.Errorf("the typed name is not kept, escaped: %s", p.body)
+	}
+	form.Set("precio2", "1000")
+	p = b.post(Prefix+"emitir", form)
+	wantStatus(t, "the preview", p, http.StatusOK)
+	for _, want := range []string{"<dt>Neto</dt><dd>$4.000</dd>", "<dd>$760</dd>", "<dt>Total</dt><dd>$4.760</dd>", `id="emitir"`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the preview lacks %q: %s", want, p.body)
+		}
+	}
+	before, _ := f.b.Documents.List(ctx, f.A.id, api.DTEListParams{RutReceptor: "11111111-1"})
+	form.Set("paso", "emitir")
+	var loc string
+	for range 2 {
+		p = b.post(Prefix+"emitir", form)
+		if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), Prefix+"documentos/") {
+			t.Fatalf("the emission: %d %s", p.status, p.body)
+		}
+		if loc != "" && p.header.Get("Location") != loc {
+			t.Fatalf("the same form emitted twice: %s and %s", loc, p.header.Get("Location"))
+		}
+		loc = p.header.Get("Location")
+	}
+	after, _ := f.b.Documents.List(ctx, f.A.id, api.DTEListParams{RutReceptor: "11111111-1"})
+	if after.TotalCount != before.TotalCount+1 {
+		t.Fatalf("documents to 11111111-1: %d before, %d after, want one more", before.TotalCount, after.TotalCount)
+	}
+	p = b.get(loc)
+	if !strings.Contains(p.body, "Documento emitido y firmado.") || !strings.Contains(p.body, "$4.760") || !strings.Contains(p.body, `id="enviar"`) {
+		t.Errorf("the emitted document (held: enviar unchecked): %s", p.body)
 	}
 }

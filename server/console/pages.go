@@ -39,6 +39,8 @@ func (c *Console) routes() {
 	c.page("GET "+Prefix+"documentos/{id}/xml", read, documentoXML)
 	c.page("POST "+Prefix+"documentos/{id}/enviar", write, enviarDocumento)
 	c.page("GET "+Prefix+"envios", read, envios)
+	c.page("GET "+Prefix+"emitir", write, emitirForm)
+	c.page("POST "+Prefix+"emitir", write, emitir)
 	c.page("GET "+Prefix+"recibidos", read, recibidos)
 	c.page("GET "+Prefix+"recibidos/{id}", read, recibido)
 	c.page("GET "+Prefix+"recibidos/{id}/pdf", read, recibidoPDF)
@@ -337,8 +339,11 @@ func documento(q *request) error {
 	// its one submission, so a form sent twice sends once.
 	v := documentoView{DTE: d, Enviar: d.Estado == dte.EstadoFirmado, Clave: uuid.NewString()}
 	var note string
-	if q.r.URL.Query().Get("hecho") == "enviado" {
+	switch q.r.URL.Query().Get("hecho") {
+	case "enviado":
 		note = "Enviado al SII."
+	case "emitido":
+		note = "Documento emitido y firmado."
 	}
 	return q.show(http.StatusOK, "documento", fmt.Sprintf("%s N° %d", tipoNombre(d.TipoDTE), d.Folio), "documentos", v, note)
 }
