@@ -335,6 +335,11 @@ func (f *fixture) testPages(t *testing.T) {
 	}
 	p = b.get(Prefix + "recibidos")
 	wantStatus(t, "Recibidos", p, http.StatusOK)
+	// No window is known yet (the registry was not asked): none closes
+	// within three days.
+	if p = b.get(Prefix + "recibidos?por_vencer=si"); !strings.Contains(p.body, "0 documentos.") {
+		t.Errorf("por vencer: %s", p.body)
+	}
 	p = b.get(Prefix + "resumen")
 	if !strings.Contains(p.body, "Documentos de hoy ("+today+")") {
 		t.Errorf("Resumen: %s", p.body)

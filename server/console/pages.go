@@ -432,6 +432,7 @@ func documentoXML(q *request) error {
 // recibidosView is a list of received documents.
 type recibidosView struct {
 	Estado    string
+	PorVencer bool
 	Page      *api.Page[api.Recibido]
 	Siguiente string
 }
@@ -448,13 +449,24 @@ func recibidos(q *request) error {
 	if estado != "todos" {
 		p.Estado = api.EstadoRecibido(estado)
 	}
+	// porVencer keeps the pending documents whose window closes within
+	// urgentDays.
+	porVencer := formValue(q.r, "por_vencer") == "si"
+	if porVencer {
+		days := urgentDays
+		p.Estado, p.DiasRestantes, estado = api.RecibidoPendiente, &days, string(api.RecibidoPendiente)
+	}
 	page, err := q.c.b.Received.List(q.r.Context(), q.p.EmpresaID, p)
 	if err != nil {
 		return err
 	}
-	v := recibidosView{Estado: estado, Page: page}
+	v := recibidosView{Estado: estado, PorVencer: porVencer, Page: page}
 	if page.NextCursor != nil {
-		v.Siguiente = Prefix + "recibidos?" + url.Values{"estado": {estado}, "cursor": {*page.NextCursor}}.Encode()
+		qs := url.Values{"estado": {estado}, "cursor": {*page.NextCursor}}
+		if porVencer {
+			qs.Set("por_vencer", "si")
+		}
+		v.Siguiente = Prefix + "recibidos?" + qs.Encode()
 	}
 	return q.show(http.StatusOK, "recibidos", "Recibidos", "recibidos", v)
 }
