@@ -175,6 +175,9 @@ type DTEListParams struct {
 	FechaDesde  string // YYYY-MM-DD, inclusive
 	FechaHasta  string // YYYY-MM-DD, inclusive
 	RutReceptor string
+	// Folio, when not 0, keeps the documents with that folio (a dtekit
+	// extension the console uses; the REST list does not take it yet).
+	Folio int64
 }
 
 // PDFOptions chooses the printed form: the cedible copy and the paper

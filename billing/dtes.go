@@ -169,6 +169,9 @@ func (r *DocumentService) List(ctx context.Context, empresaID string, f api.DTEL
 		r, _ := dte.ParseRUT(rut)
 		rut = r.String()
 	}
+	if f.Folio < 0 {
+		d = append(d, dte.FieldError{Field: "folio", Code: dte.CodeInvalidValue, Message: "folio must be a positive number"})
+	}
 	if e := invalid(d); e != nil {
 		return nil, e
 	}
@@ -177,7 +180,7 @@ func (r *DocumentService) List(ctx context.Context, empresaID string, f api.DTEL
 		return nil, err
 	}
 	page, err := s.st.ListDTEs(ctx, empresaID, store.DTEFilter{Ambiente: amb, TipoDTE: int(f.TipoDTE), Estado: string(f.Estado),
-		FechaDesde: f.FechaDesde, FechaHasta: f.FechaHasta, RutReceptor: rut, Cursor: f.Cursor, Limit: limit})
+		FechaDesde: f.FechaDesde, FechaHasta: f.FechaHasta, RutReceptor: rut, Folio: f.Folio, Cursor: f.Cursor, Limit: limit})
 	if err != nil {
 		return nil, storeErr(err, "listing DTEs", "empresa", empresaID)
 	}

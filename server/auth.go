@@ -15,6 +15,7 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -247,4 +248,29 @@ func numericTimes(tok string) bool {
 		}
 	}
 	return true
+}
+
+// Authenticate resolves a credential as the API resolves a request's: an
+// API key (by its prefix) or else a bearer token. The console signs in
+// with it. A credential refused fails with fault.KindUnauthorized; a
+// store that cannot answer keeps its error (internal or unavailable).
+func (s *Server) Authenticate(ctx context.Context, credential string) (*api.Principal, error) {
+	var p *api.Principal
+	var err error
+	switch {
+	case credential == "" || len(credential) > maxCredentialLen:
+		err = errUnauthorized
+	case strings.HasPrefix(credential, billing.APIKeyPrefix):
+		p, err = s.apiKeys(ctx, credential)
+	default:
+		p, err = s.verifyJWT(ctx, credential)
+	}
+	if err != nil {
+		var fe *fault.Error
+		if errors.As(err, &fe) && (fe.Kind == fault.KindInternal || fe.Kind == fault.KindUnavailable) {
+			return nil, err
+		}
+		return nil, &fault.Error{Kind: fault.KindUnauthorized, Code: fault.Unauthorized, Message: "missing or invalid credential"}
+	}
+	return p, nil
 }

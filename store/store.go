@@ -175,8 +175,11 @@ type DTEFilter struct {
 	FechaDesde  string // YYYY-MM-DD, inclusive
 	FechaHasta  string // YYYY-MM-DD, inclusive
 	RutReceptor string
-	Cursor      string
-	Limit       int
+	// Folio, when not 0, keeps the documents with that folio (one per
+	// type and environment).
+	Folio  int64
+	Cursor string
+	Limit  int
 }
 
 // CAFFilter selects CAFs for ListCAFPage: of one type, or of every type

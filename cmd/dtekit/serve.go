@@ -19,6 +19,7 @@ import (
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/server"
+	"github.com/dtekit/dtekit/server/console"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/postgres"
 	"github.com/dtekit/dtekit/store/sqlite"
@@ -483,12 +484,20 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	cons, err := console.New(console.Config{Billing: be.bill, Authenticate: srv.Authenticate, Logger: logger,
+		PerSecond: o.rate, Burst: o.burst})
+	if err != nil {
+		return err
+	}
+	root := http.NewServeMux()
+	root.Handle(console.Prefix, cons)
+	root.Handle("/", srv)
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{
-		Handler:           srv,
+		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      120 * time.Second,
@@ -499,6 +508,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(env.stdout, "dtekit serve: listening on %s (%s)\n", base, be.desc)
 	fmt.Fprintf(env.stdout, "  OpenAPI document: %s/api/v1/openapi.yaml\n", base)
+	fmt.Fprintf(env.stdout, "  Console: %s%s\n", base, console.Prefix)
 	if dm != nil {
 		dm.printWelcome(env.stdout, base)
 	}

@@ -313,6 +313,7 @@ func (d *demoState) printWelcome(w io.Writer, base string) {
 	fmt.Fprintf(&buf, "Your supplier %s sent you %d facturas; list them, then accept or claim one:\n\n", demoSupplierNombre, demoSupplierDocs)
 	fmt.Fprintf(&buf, "  curl -sS %s/api/v1/billing/recibidos -H 'X-Api-Key: %s'\n", base, d.file.APIKey)
 	fmt.Fprintf(&buf, "  curl -sS -X POST %s/api/v1/billing/recibidos/ID/aceptar -H 'X-Api-Key: %s'\n\n", base, d.file.APIKey)
+	fmt.Fprintf(&buf, "Or open the console at %s/console/ and sign in with the same API key.\n\n", base)
 	w.Write(buf.Bytes())
 }
 

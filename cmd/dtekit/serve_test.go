@@ -220,6 +220,12 @@ func TestServeDemoBinary(t *testing.T) {
 	}
 	json.Unmarshal(body, &em)
 
+	// The console is mounted beside the API: its sign-in page answers,
+	// and a page without a session leads there.
+	if status, page := call(t, client, "GET", p.base+"/console/resumen", "", nil); status != 200 || !bytes.Contains(page, []byte(`name="credencial"`)) {
+		t.Errorf("the console: %d %.300s", status, page)
+	}
+
 	// The signed XML verifies with xmlsec1, trusting only its KeyValue.
 	status, xml := call(t, client, "GET", api+"/dte/"+em.ID+"/xml", demo.APIKey, nil)
 	if status != 200 {

@@ -199,6 +199,12 @@ var rules = []rule{
 		not:  []string{"store/...", "sii/...", "cmd/...", "examples/..."},
 	},
 	{
+		name: "console",
+		why:  "server/console renders the web console over the billing face and the API's models: like server it reaches the records and the SII only through billing, and it never imports server (the binary hands it the API's authentication as a function)",
+		from: []string{"server/console"},
+		only: []string{"api", "billing", "billing/fault", "dte", "internal/..."},
+	},
+	{
 		name: "binary",
 		why:  "cmd/dtekit wires the house together: it may import any package the rules across the house allow",
 		from: []string{"cmd/..."},

@@ -90,7 +90,7 @@ func Tool(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		missing(t, "%s not installed (apt-get install -y xmlsec1 libxml2-utils zxing-cpp-tools poppler-utils qpdf openssl)", name)
+		missing(t, "%s not installed (apt-get install -y xmlsec1 libxml2-utils zxing-cpp-tools poppler-utils qpdf openssl chromium)", name)
 	}
 	return p
 }

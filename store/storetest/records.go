@@ -404,6 +404,9 @@ func (h *harness) testDTEList(t *testing.T) {
 	check(store.DTEFilter{FechaDesde: "2026-01-15", FechaHasta: "2026-02-10"}, 3, 2, 1)
 	check(store.DTEFilter{RutReceptor: "2-7"}, 4, 1)
 	check(store.DTEFilter{TipoDTE: 33, RutReceptor: "2-7", FechaHasta: "2026-02-28"}, 1)
+	check(store.DTEFilter{Folio: 4}, 3)
+	check(store.DTEFilter{Folio: 4, TipoDTE: 33})
+	check(store.DTEFilter{Folio: 99})
 
 	// Pages of 2: 4,3 | 2,1 | 0, the count on each.
 	var got []string

@@ -468,6 +468,9 @@ func (r *reader) ListDTEs(ctx context.Context, empresaID string, f store.DTEFilt
 	if f.RutReceptor != "" {
 		w.add("rut_receptor = ?", f.RutReceptor)
 	}
+	if f.Folio != 0 {
+		w.add("folio = ?", f.Folio)
+	}
 	return pageOf(ctx, r, listing{name: "dtes", table: "dtes", empresaID: empresaID, cols: dteListCols}, w, f.Cursor, f.Limit, scanDTEList)
 }
 
