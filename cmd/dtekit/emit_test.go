@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +39,20 @@ func demoFiles(t *testing.T) string {
 	return demoDir
 }
 
+// parallelTests is how many parallel tests run at once unless
+// -test.parallel is given. Most of this package's parallel tests wait on
+// a served binary, a fake SII or a rescue delay rather than on the CPU;
+// the default (GOMAXPROCS, 2 on the CI machine) would run them nearly
+// one after another.
+const parallelTests = 8
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	}
 	code := m.Run()
 	for _, dir := range []string{demoDir, binDir, newcomerWD, icDir} {
 		if dir != "" {

@@ -112,6 +112,7 @@ func TestServeListMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads the server's memory from /proc")
 	}
+	t.Parallel()
 	const (
 		rounds  = 12 // each: a boleta, then two facturas
 		clients = 4
