@@ -40,11 +40,14 @@ func demoFiles(t *testing.T) string {
 }
 
 // parallelTests is how many parallel tests run at once unless
-// -test.parallel is given. Most of this package's parallel tests wait on
-// a served binary, a fake SII or a rescue delay rather than on the CPU;
-// the default (GOMAXPROCS, 2 on the CI machine) would run them nearly
-// one after another.
-const parallelTests = 8
+// -test.parallel is given: more than this package has, so that they all
+// start together. Most of them wait on a served binary, a fake SII or a
+// rescue delay rather than on the CPU (together about 120 s of CPU), and
+// the longest, the kill -9 submission tests (about 3 min of waiting for
+// rescues and webhook retries), set the package's time only if they start
+// at once; the default (GOMAXPROCS, 2 on the CI machine) ran the tests
+// nearly one after another.
+const parallelTests = 64
 
 func TestMain(m *testing.M) {
 	flag.Parse()
