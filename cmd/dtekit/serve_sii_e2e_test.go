@@ -246,8 +246,8 @@ func (h *hookCounter) byDTE() map[string]map[string][]string {
 
 // TestServeSubmitKill9 and TestServeSubmitKill9Postgres: the built "dtekit
 // serve --demo" (on a SQLite file, or on PostgreSQL), sending to a fake
-// SII in this process through DTEKIT_SII_URL with a rescue delay of one
-// minute (DTEKIT_JOBS_RESCUE_AFTER), takes 200 documents of four types over
+// SII in this process through DTEKIT_SII_URL with the production rescue
+// delay (store.DefaultRescueAfter), takes 200 documents of four types over
 // HTTP with a webhook on loopback subscribed to their events, and 12 more
 // held (auto_send false) and sent in two envelopes of several documents
 // (POST /envios: the facturas in one EnvioDTE, the boletas in one
@@ -276,7 +276,7 @@ func (h *hookCounter) byDTE() map[string]map[string][]string {
 // so that envelope (the same bytes) goes again after the safety delay.
 func TestServeSubmitKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary for about two or three minutes; skipped with -short")
+		t.Skip("builds and runs the binary for about three minutes; skipped with -short")
 	}
 	t.Parallel() // mostly waiting for the rescue, beside the PostgreSQL run
 	submitKill9(t, "")
@@ -284,7 +284,7 @@ func TestServeSubmitKill9(t *testing.T) {
 
 func TestServeSubmitKill9Postgres(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary on PostgreSQL for about two or three minutes; skipped with -short")
+		t.Skip("builds and runs the binary on PostgreSQL for about three minutes; skipped with -short")
 	}
 	t.Parallel()
 	submitKill9(t, pgtest.URL(t))
@@ -316,13 +316,9 @@ func submitKill9(t *testing.T, dbURL string) {
 	defer siiSrv.srv.Close()
 	hooks := newHookCounter(t)
 	defer hooks.srv.Close()
-	// A job the kill left running is rescued once both the rescue delay
-	// and its own timeout have passed. DTEKIT_JOBS_RESCUE_AFTER shortens
-	// the production delay (2 min) to the minute TestTwoServersOnePostgres
-	// uses: a submission step the kill cut short is taken again after a
-	// minute (its own timeout, 50 s with a test SII's 5 s exchanges, has
-	// passed by then), by the same rescue as in production.
-	env := []string{siiURLEnv + "=" + siiSrv.srv.URL, rescueAfterEnv + "=1m"}
+	// No DTEKIT_JOBS_RESCUE_AFTER: a job the kill left running is rescued
+	// after the production delay.
+	env := []string{siiURLEnv + "=" + siiSrv.srv.URL}
 	if dbURL != "" {
 		env = append(env, "DTEKIT_DATABASE_URL="+dbURL, "DTEKIT_KEK="+hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
 	}
