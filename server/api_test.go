@@ -28,6 +28,7 @@ func TestAPI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens real databases and signs documents; run without -short")
 	}
+	t.Parallel()
 	backends(t, func(t *testing.T, open func(t *testing.T) store.Store) {
 		f := newFixture(t, open(t), RateLimit{PerSecond: -1})
 		t.Run("empresa", f.testEmpresa)
@@ -740,6 +741,7 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens a real database")
 	}
+	t.Parallel()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "dtekit.db"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ import (
 // for the SII's), while its certificación documents keep their
 // environment.
 func TestEmpresaProductionSettings(t *testing.T) {
+	t.Parallel()
 	prod, err := caftest.NewAuthority(nil, 300)
 	if err != nil {
 		t.Fatal(err)

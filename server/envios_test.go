@@ -110,6 +110,7 @@ func detailFields(t testing.TB, r *response) []string {
 // already sent or on its way (409), a key reused with another body (422);
 // a replay answers the first bytes.
 func TestEnvios(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, open func(t *testing.T) store.Store) {
 		fake := newFake(t)
 		f := submitting(t, open(t), billing.Config{}, fake)
@@ -300,6 +301,7 @@ func TestEnvios(t *testing.T) {
 // (resolution 0); a production document goes to the production SII; one
 // envelope never carries both (400 AMBIENTE_MISMATCH).
 func TestEnviosKeepTheirEnvironment(t *testing.T) {
+	t.Parallel()
 	prod, err := caftest.NewAuthority(nil, 300)
 	if err != nil {
 		t.Fatal(err)

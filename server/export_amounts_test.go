@@ -21,6 +21,7 @@ import (
 // amount: 221) = 10,839; MntExe = MntTotal = 18,339 DOLAR USA. At
 // tpo_cambio 935.27 that is 17,151,916.53 pesos, 17,151,917 as an integer.
 func TestExportAmountsDoNotMixCurrencies(t *testing.T) {
+	t.Parallel()
 	be := billingtest.Backends()[0]
 	f := newFixture(t, be.NewStore(t), RateLimit{PerSecond: -1})
 	c := f.provision(context.Background(), billingtest.Company{Rut: "11111111-1", RazonSocial: "Exportadora", Tipos: []dte.TipoDTE{110}})

@@ -93,6 +93,7 @@ func inboxFixture(t *testing.T, st store.Store) (*fixture, *siitest.Fake) {
 // registered in the fake registry, refusals naming their fields, and the
 // received files.
 func TestRecibidos(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, open func(t *testing.T) store.Store) {
 		f, fake := inboxFixture(t, open(t))
 		a, b := f.A, f.B
@@ -377,6 +378,7 @@ func TestRecibidos(t *testing.T) {
 // receipt of goods; each answer uploaded by A (POST /respuestas) lands on
 // A's document (GET /dte/{id} intercambio), once.
 func TestRespuestas(t *testing.T) {
+	t.Parallel()
 	f, _ := inboxFixture(t, billingtestSQLite(t))
 	a, b := f.A, f.B
 	id, _ := f.emit(a, facturaTo(b.rut, 1))
@@ -455,6 +457,7 @@ func TestRespuestas(t *testing.T) {
 // its delivery log, the answers to a supplier in its received document's
 // log, the mailbox read on demand and its messages.
 func TestCorreo(t *testing.T) {
+	t.Parallel()
 	f, fake := inboxFixture(t, billingtestSQLite(t))
 	a, b := f.A, f.B
 	base := apiBase + "/empresa/correo"
@@ -639,6 +642,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // TestWebhookEventKinds: a webhook may subscribe to every event kind,
 // those of the inbox and the intercambio included.
 func TestWebhookEventKinds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, billingtestSQLite(t), RateLimit{PerSecond: -1})
 	kinds := []string{"dte.created", "dte.accepted", "dte.rejected", "dte.repaired", "caf.low_stock", "certificado.expiring",
 		"dte.receptor_recibido", "dte.receptor_aceptado", "dte.receptor_rechazado", "dte.mercaderias_recibidas",
@@ -686,6 +690,7 @@ func (f *fixture) waitCorreo(c company, id string) api.Correo {
 // its own mailbox, sees A's acknowledgment and acceptance on its factura.
 // Messages read once are not read again.
 func TestMailOverHTTP(t *testing.T) {
+	t.Parallel()
 	users := []emailtest.User{{Address: "dte@empresa-a.cl", Username: "a", Password: "clave-a"},
 		{Address: "dte@empresa-b.cl", Username: "b", Password: "clave-b"}}
 	ms := emailtest.Start(t, users...)

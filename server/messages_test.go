@@ -24,6 +24,7 @@ var internalChain = regexp.MustCompile(`(^|[\s(])(dte|caf|ted|billing|store|sign
 // that no message of the answer, top level or detail, carries an internal
 // error chain, and that none repeats itself.
 func TestErrorMessagesCarryNoInternalChains(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
 	const apiBase = "/api/v1/billing"
 	old := factura(1)

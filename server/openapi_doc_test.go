@@ -86,6 +86,7 @@ func TestLicense(t *testing.T) {
 // emits as it stands through the server (201, answer checked against the
 // document by the tester).
 func TestOpenAPIEmitExamples(t *testing.T) {
+	t.Parallel()
 	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI())
 	if err != nil {
 		t.Fatal(err)

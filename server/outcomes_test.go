@@ -87,6 +87,7 @@ func TestOperatorOutcomes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the job runner against a fake SII; run without -short")
 	}
+	t.Parallel()
 	fake := siitest.New(siitest.Options{}).Start()
 	defer fake.Close()
 	logs := &logCapture{}

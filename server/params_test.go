@@ -15,6 +15,7 @@ import (
 // in the OpenAPI document is a 400 naming it (?folio=1 on the DTE list
 // used to answer every document); declared ones pass.
 func TestUnknownQueryParameter(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
 	const apiBase = "/api/v1/billing"
 	id, _ := f.emit(f.A, factura(1))

@@ -33,6 +33,7 @@ import (
 // stamp says certificación), and the file is of certificación. B never
 // sees A's records.
 func TestRecibidosKeepTheirEnvironment(t *testing.T) {
+	t.Parallel()
 	prodAuth, err := caftest.NewAuthority(nil, 300)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // validation gate apply as before, and the Idempotency-Key compares the
 // request as sent.
 func TestEmitFromStoredRecords(t *testing.T) {
+	t.Parallel()
 	be := billingtest.Backends()[0]
 	f := newFixture(t, be.NewStore(t), RateLimit{PerSecond: -1})
 	c := f.provision(context.Background(), billingtest.Company{Rut: "11111111-1", RazonSocial: "Empresa Catálogo", Tipos: []dte.TipoDTE{33, 61}})

@@ -34,6 +34,7 @@ func TestEmitGuiaTransporte(t *testing.T) {
 	if chileToday := dte.ChileTime(time.Now()).Format(time.DateOnly); chileToday < dte.TransporteDesde {
 		t.Skipf("today (%s) is before %s", chileToday, dte.TransporteDesde)
 	}
+	t.Parallel()
 	prod, err := caftest.NewAuthority(nil, 300)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ func TestWebhookReadAndUpdate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens a database and signs documents; run without -short")
 	}
+	t.Parallel()
 	f := newFixture(t, billingtest.Backends()[0].NewStore(t), RateLimit{PerSecond: -1})
 	c := f.A
 	r := f.do("POST", apiBase+"/webhooks", map[string]any{"url": "https://hooks.example.com/a", "events": []string{"dte.created"}}, c.writeHdr...)

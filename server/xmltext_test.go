@@ -18,6 +18,7 @@ import (
 // download keeps the exact ISO-8859-1 bytes, which verify too, and both
 // hold the same characters.
 func TestIncludeXMLSavesAsUTF8(t *testing.T) {
+	t.Parallel()
 	be := billingtest.Backends()[0]
 	f := newFixture(t, be.NewStore(t), RateLimit{PerSecond: -1})
 	body := factura(1)

@@ -26,6 +26,7 @@ func TestAdminEmpresaCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens a SQLite database")
 	}
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		t.Fatal(err)
@@ -162,6 +163,7 @@ func TestServeTrustsDemoCAFs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel()
 	wd, _ := newcomerDemo(t)
 	demoDir := filepath.Join(wd, "dtekit-demo")
 	pem := filepath.Join(demoDir, "test-sii-authority.pub.pem")

@@ -26,6 +26,7 @@ func TestAdminCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens a SQLite database")
 	}
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	if code, _, stderr := adminRun(t, "admin", "apikey", "list", "--data", data, "--empresa", "76543210-3"); code != exitFail || !strings.Contains(stderr, "--data") {
 		t.Errorf("missing data directory: %d %s", code, stderr)

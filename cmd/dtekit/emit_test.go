@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +39,23 @@ func demoFiles(t *testing.T) string {
 	return demoDir
 }
 
+// parallelTests is how many parallel tests run at once unless
+// -test.parallel is given: more than this package has, so that they all
+// start together. Most of them wait on a served binary, a fake SII or a
+// rescue delay rather than on the CPU (together about 120 s of CPU), and
+// the longest, the kill -9 submission tests (about 3 min of waiting for
+// rescues and webhook retries), set the package's time only if they start
+// at once; the default (GOMAXPROCS, 2 on the CI machine) ran the tests
+// nearly one after another.
+const parallelTests = 64
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	}
 	code := m.Run()
 	for _, dir := range []string{demoDir, binDir, newcomerWD, icDir} {
 		if dir != "" {

@@ -114,6 +114,7 @@ func TestServeRefusesAnotherKEK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs dtekit serve; skipped with -short")
 	}
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	// The first start on an empty database makes the key file; the demo
 	// seals a certificate and twelve CAF keys under it.
@@ -175,6 +176,7 @@ func TestAdminKEKRotate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs dtekit serve; skipped with -short")
 	}
+	t.Parallel()
 	ctx := context.Background()
 	data := filepath.Join(t.TempDir(), "data")
 	if res := serveOnce(t, data, nil, true, nil); !res.listened {
@@ -268,6 +270,7 @@ func TestAdminKEKRotatePostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("uses PostgreSQL; skipped with -short")
 	}
+	t.Parallel()
 	url := pgtest.URL(t)
 	oldKEK := hex.EncodeToString(bytes.Repeat([]byte{0x11}, billing.KEKSize))
 	vars := map[string]string{"DTEKIT_DATABASE_URL": url, "DTEKIT_KEK": oldKEK}

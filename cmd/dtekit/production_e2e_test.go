@@ -177,6 +177,7 @@ func TestProductionEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary against a fake SII for about 30 seconds; skipped with -short")
 	}
+	t.Parallel()
 	r := newProdRig(t)
 	hc := &http.Client{Timeout: 30 * time.Second}
 

@@ -76,6 +76,7 @@ type rcvAnswer struct {
 // the reception date and cedibility are answered; and the command line's
 // mistakes are exit 2.
 func TestRCVCommands(t *testing.T) {
+	t.Parallel()
 	p12A, envio, dteFile, creds := siiFiles(t)
 	p12B, pwB := rcvCert(t)
 	fake := siitest.New(siitest.Options{Steps: []string{}}).Start()
@@ -223,6 +224,7 @@ func TestRCVBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary; skipped with -short")
 	}
+	t.Parallel()
 	bin := buildDtekit(t)
 	p12A, envio, dteFile, creds := siiFiles(t)
 	p12B, pwB := rcvCert(t)

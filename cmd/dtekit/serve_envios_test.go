@@ -25,6 +25,7 @@ func TestServeEnvios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
+	t.Parallel()
 	fake := siitest.New(siitest.Options{Steps: []string{"SOK", "FOK"}, StepEvery: 200 * time.Millisecond}).Start()
 	defer fake.Close()
 	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)

@@ -100,6 +100,7 @@ func TestServeDiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
+	t.Parallel()
 	bin := buildDtekit(t)
 	data := filepath.Join(t.TempDir(), "data")
 	mountSmallTmpfs(t, data, "24m")

@@ -25,6 +25,7 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs two servers on PostgreSQL; skipped with -short")
 	}
+	t.Parallel()
 	dbURL := pgtest.URL(t)
 	bin := buildDtekit(t)
 	// The data directory holds only the demo's keys and demo.json; both

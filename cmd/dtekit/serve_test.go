@@ -29,15 +29,11 @@ type serveProc struct {
 	done chan error
 }
 
-// buildDtekit builds the dtekit binary once per test.
+// buildDtekit returns the dtekit binary, built once per test run (see
+// builtBinary): each test runs it in its own data directory.
 func buildDtekit(t *testing.T) string {
 	t.Helper()
-	goTool := oracle.Tool(t, "go")
-	bin := filepath.Join(t.TempDir(), "dtekit")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return builtBinary(t)
 }
 
 // startServe starts "dtekit serve --demo" on a free loopback port and waits
@@ -203,6 +199,7 @@ func TestServeDemoBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
+	t.Parallel()
 	bin := buildDtekit(t)
 	data := filepath.Join(t.TempDir(), "data")
 	p := startServe(t, bin, data)

@@ -16,6 +16,7 @@ func TestServeDemoSubmits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
+	t.Parallel()
 	bin := buildDtekit(t)
 	data := filepath.Join(t.TempDir(), "data")
 	p := startServe(t, bin, data)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
-	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/sii/siitest"
 )
 
@@ -54,6 +53,7 @@ func siiFiles(t *testing.T) (p12, envio, dteFile string, creds *dtetest.Creds) {
 // TestSIICommands runs token, upload, status and dte-status in process
 // against the fake.
 func TestSIICommands(t *testing.T) {
+	t.Parallel()
 	p12, envio, dteFile, creds := siiFiles(t)
 	fake := siitest.New(siitest.Options{Steps: []string{"SOK"}}).Start()
 	defer fake.Close()
@@ -165,11 +165,8 @@ func TestSIIBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary; skipped with -short")
 	}
-	goTool := oracle.Tool(t, "go")
-	bin := filepath.Join(t.TempDir(), "dtekit")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	t.Parallel()
+	bin := builtBinary(t)
 	p12, envio, dteFile, creds := siiFiles(t)
 	fake, url := startSIIFake(t, bin, dtetest.SignerRUT+"="+dtetest.EmisorRUT)
 	dtekit := func(args ...string) string {

@@ -20,6 +20,7 @@ func TestREADMEGuiaTransporte(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
+	t.Parallel()
 	for _, tool := range []string{"curl", "python3", "sed", "pdftotext", "grep"} {
 		oracle.Tool(t, tool)
 	}

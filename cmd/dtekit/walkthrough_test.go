@@ -56,6 +56,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
+	t.Parallel()
 	for _, tool := range []string{"curl", "python3", "sed"} {
 		oracle.Tool(t, tool)
 	}
@@ -131,6 +132,7 @@ func TestREADMEInbox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
+	t.Parallel()
 	for _, tool := range []string{"curl", "python3", "sed"} {
 		oracle.Tool(t, tool)
 	}

@@ -18,6 +18,7 @@ import (
 // then by panic): it alone is undone and reaches its caller; the others
 // commit.
 func TestGroupFailingFirst(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // contribuyentes (through 00008) opens at the current schema, keeps its
 // rows and takes a list.
 func TestMigratesFrom00008(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), FileName)
 	db, err := sql.Open("sqlite", "file:"+path)

@@ -11,6 +11,7 @@ import (
 // TestPragmas checks, by asking SQLite itself, that the connections Open
 // makes run with the settings the package promises.
 func TestPragmas(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), FileName)
 	s, err := Open(context.Background(), path, nil)
 	if err != nil {

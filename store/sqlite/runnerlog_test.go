@@ -46,6 +46,7 @@ func TestRunnerRoutineLogsAtDebug(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for River's 5-second heartbeat")
 	}
+	t.Parallel()
 	ctx := context.Background()
 	var logs syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -14,8 +14,9 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, storetest.Backend{
-		NewDB: func(t *testing.T) string { return filepath.Join(t.TempDir(), sqlite.FileName) },
+		NewDB: newDB,
 		Open: func(t *testing.T, loc string, jobs store.JobsConfig) (store.Store, error) {
 			return sqlite.Open(context.Background(), loc, &sqlite.Options{Jobs: jobs})
 		},
@@ -27,6 +28,7 @@ func TestConformance(t *testing.T) {
 // length, is refused with a message naming the file rather than served or
 // started anew (issue 20, point 10); a new file is created 0600.
 func TestOpenRefusesDamagedFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
