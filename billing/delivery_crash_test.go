@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -78,7 +79,7 @@ func TestDeliveryKill9(t *testing.T) {
 	recv := httptest.NewServer(handler)
 	defer recv.Close()
 
-	path := freshSQLite(t)
+	path := backendtest.SQLitePath(t)
 	st, err := sqlite.Open(ctx, path, &sqlite.Options{Jobs: crashJobs})
 	if err != nil {
 		t.Fatal(err)

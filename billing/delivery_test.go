@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -81,7 +82,7 @@ func newDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deli
 func openDeliveryFixture(t *testing.T, start time.Time, cfg DeliveryConfig) *deliveryFixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, freshSQLite(t), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
+	st, err := sqlite.Open(ctx, backendtest.SQLitePath(t), &sqlite.Options{Jobs: store.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

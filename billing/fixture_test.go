@@ -6,10 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,67 +50,8 @@ type backend struct {
 }
 
 var backends = []backend{
-	{"sqlite", freshSQLite},
+	{"sqlite", backendtest.SQLitePath},
 	{"postgres", func(t testing.TB) string { return pgtest.URL(t) }},
-}
-
-// sqliteTemplate holds the files of a SQLite database migrated once per
-// test process, which freshSQLite copies.
-var sqliteTemplate struct {
-	once  sync.Once
-	files map[string][]byte
-	err   error
-}
-
-// freshSQLite returns the path of a new, empty SQLite database in t's
-// temporary directory, its schema already migrated: a copy of one database
-// migrated once per process. Migrating each test's database cost a
-// quarter of this package's CPU under the race detector (the migrations
-// themselves are tested in store/sqlite).
-func freshSQLite(t testing.TB) string {
-	t.Helper()
-	tpl := &sqliteTemplate
-	tpl.once.Do(func() {
-		dir, err := os.MkdirTemp("", "billing-sqlite-template-")
-		if err != nil {
-			tpl.err = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		st, err := sqlite.Open(context.Background(), filepath.Join(dir, sqlite.FileName), nil)
-		if err != nil {
-			tpl.err = err
-			return
-		}
-		if tpl.err = st.Close(); tpl.err != nil {
-			return
-		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			tpl.err = err
-			return
-		}
-		tpl.files = map[string][]byte{}
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), "-shm") {
-				continue // rebuilt from the log, if any, on open
-			}
-			if tpl.files[e.Name()], err = os.ReadFile(filepath.Join(dir, e.Name())); err != nil {
-				tpl.err = err
-				return
-			}
-		}
-	})
-	if tpl.err != nil {
-		t.Fatalf("migrating the template SQLite database: %v", tpl.err)
-	}
-	dir := t.TempDir()
-	for name, b := range tpl.files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, sqlite.FileName)
 }
 
 // openStore opens a store of the named backend.

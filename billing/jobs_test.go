@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"testing"
 
 	"github.com/dtekit/dtekit/store"
@@ -45,7 +46,7 @@ func (s *recordingStore) Jobs() store.Jobs { return s.jobs }
 func TestJobsAreRescuedSoonAfterACrash(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := openStore(ctx, "sqlite", freshSQLite(t))
+	st, err := openStore(ctx, "sqlite", backendtest.SQLitePath(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -84,7 +85,7 @@ func TestSubmitKill9(t *testing.T) {
 	}
 	url := fake.Endpoints().Classic
 
-	path := freshSQLite(t)
+	path := backendtest.SQLitePath(t)
 	s, err := openService("sqlite", path, Config{TrustedKeys: c.Keys, Submission: submitCrashConfig(url)})
 	if err != nil {
 		t.Fatal(err)

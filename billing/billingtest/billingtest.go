@@ -19,8 +19,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/dtekit/dtekit/store/backendtest"
 	"sync"
 	"testing"
 	"time"
@@ -51,63 +50,7 @@ type Backend struct {
 }
 
 // SQLite is the embedded backend, a file in a temporary directory.
-var SQLite = Backend{Name: "sqlite", DSN: sqliteDSN}
-
-// sqliteDSN writes, under t.TempDir(), a copy of a database migrated once
-// per process: migrating an empty file (goose's migrations, then River's)
-// takes about 2 s under -race, paid by nearly every test that opens a
-// store. Opening the copy runs the migrations all the same, finding
-// nothing to do, as a server's restart does.
-func sqliteDSN(t testing.TB) string {
-	t.Helper()
-	sqliteOnce.Do(func() { sqliteTemplate, sqliteErr = migratedSQLite() })
-	if sqliteErr != nil {
-		t.Fatalf("billingtest: migrating the template SQLite database: %v", sqliteErr)
-	}
-	path := filepath.Join(t.TempDir(), sqlite.FileName)
-	for suffix, b := range sqliteTemplate {
-		if err := os.WriteFile(path+suffix, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return path
-}
-
-var (
-	sqliteOnce     sync.Once
-	sqliteTemplate map[string][]byte // "" and "-wal" (if any) → the file's bytes
-	sqliteErr      error
-)
-
-// migratedSQLite migrates a new database in a directory of its own, closes
-// it and returns its files' bytes.
-func migratedSQLite() (map[string][]byte, error) {
-	dir, err := os.MkdirTemp("", "billingtest-sqlite-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, sqlite.FileName)
-	st, err := sqlite.Open(context.Background(), path, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := st.Close(); err != nil {
-		return nil, err
-	}
-	files := map[string][]byte{}
-	for _, suffix := range []string{"", "-wal"} {
-		b, err := os.ReadFile(path + suffix)
-		if suffix != "" && (os.IsNotExist(err) || err == nil && len(b) == 0) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		files[suffix] = b
-	}
-	return files, nil
-}
+var SQLite = Backend{Name: "sqlite", DSN: backendtest.SQLitePath}
 
 // Postgres is the PostgreSQL backend, a new schema of the shared
 // throwaway cluster (see Main).

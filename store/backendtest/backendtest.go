@@ -15,7 +15,6 @@ package backendtest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,9 +32,9 @@ type Backend struct {
 }
 
 // SQLite is the embedded backend: a file in the test's temporary
-// directory.
+// directory (a copy of one migrated once: SQLitePath).
 var SQLite = Backend{Name: "sqlite", open: func(t testing.TB, jobs store.JobsConfig) (store.Store, error) {
-	return sqlite.Open(context.Background(), filepath.Join(t.TempDir(), sqlite.FileName), &sqlite.Options{Jobs: jobs})
+	return sqlite.Open(context.Background(), SQLitePath(t), &sqlite.Options{Jobs: jobs})
 }}
 
 // Postgres is the PostgreSQL backend: a new schema of the shared
