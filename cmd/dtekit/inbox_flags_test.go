@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// TestServeInboxFlags: serve refuses a negative quota or a retention
-// over ten years (from a flag or the environment) before opening
+// TestServeInboxFlags: serve refuses a negative quota, a retention over
+// ten years or a webhook timeout outside 1 s to 60 s (from a flag or the
+// environment) before opening
 // anything, in one line naming the flag; its help names the flags and
 // the variables.
 func TestServeInboxFlags(t *testing.T) {
@@ -24,6 +25,9 @@ func TestServeInboxFlags(t *testing.T) {
 		{map[string]string{"DTEKIT_INBOX_MAX_BYTES": "500MB"}, nil, `DTEKIT_INBOX_MAX_BYTES="500MB": want a whole number`},
 		{map[string]string{"DTEKIT_INBOX_RETENCION_DIAS": "1.9"}, nil, `DTEKIT_INBOX_RETENCION_DIAS="1.9": want a whole number`},
 		{map[string]string{"DTEKIT_RATE_LIMIT": "rapido"}, nil, `DTEKIT_RATE_LIMIT="rapido": want a number`},
+		// A webhook attempt's bound: 1 s to a minute.
+		{nil, []string{"--webhook-timeout", "500ms"}, "--webhook-timeout 500ms: want 1s to 60s"},
+		{nil, []string{"--webhook-timeout", "2m"}, "--webhook-timeout 2m0s: want 1s to 60s"},
 	} {
 		code, _, errs := runCLI(t, "", tc.env, append([]string{"serve", "--data", dir}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

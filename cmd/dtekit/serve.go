@@ -135,7 +135,7 @@ type serveOptions struct {
 	burst, maxConns                       int
 	inbox                                 billing.InboxConfig
 	logLevel                              string
-	shutdownTimeout                       time.Duration
+	shutdownTimeout, webhookTimeout       time.Duration
 	policy                                signerPolicy
 	mailNet                               mailNetwork
 }
@@ -151,6 +151,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.BoolVar(&o.tenantMetrics, "metrics-tenant-labels", env.getenv("DTEKIT_METRICS_TENANT_LABELS") == "1",
 		"label /metrics' folio gauges by company and CAF and its outcome counters by company (off: summed, no tenant named)")
 	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "let webhooks target loopback addresses, http://127.0.0.1:PORT too (tests and local trials only)")
+	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 15*time.Second, "how long a webhook receiver has to answer one delivery attempt (1s to 60s); deliveries over a receiver's cap wait one to three of these between asks")
 	fs.BoolVar(&o.mailNet.loopback, "mail-allow-loopback", env.getenv(mailLoopbackEnv) == "1",
 		"let the companies' mail servers be on loopback addresses (tests and local trials only)")
 	fs.BoolVar(&o.mailNet.private, "mail-allow-private", env.getenv(mailPrivateEnv) == "1",
@@ -204,6 +205,9 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 		if q.v < 0 {
 			return usageError(env, "serve", "--%s %d: want 0 (the default) or more", q.flag, q.v)
 		}
+	}
+	if o.webhookTimeout < time.Second || o.webhookTimeout > time.Minute {
+		return usageError(env, "serve", "--webhook-timeout %s: want 1s to 60s", o.webhookTimeout)
 	}
 	if o.inbox.RetencionDias > 3660 {
 		return usageError(env, "serve", "--inbox-retencion-dias %d: want at most 3660 days", o.inbox.RetencionDias)
@@ -425,7 +429,7 @@ func serve(ctx context.Context, env *cmdEnv, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback}, o.mailNet, submit, policy, o.inbox, logger)
+	be, err := openBackend(ctx, env, o.data, o.dbURL, trust, billing.DeliveryConfig{AllowLoopback: o.webhookLoopback, Timeout: o.webhookTimeout}, o.mailNet, submit, policy, o.inbox, logger)
 	if err != nil {
 		return err
 	}
