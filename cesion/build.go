@@ -228,6 +228,9 @@ func buildCesion(c Cesion, doc *dte.Document, seq int, recibos bool, prevDecl st
 	}
 	checkParte(add, "cedente", c.Cedente)
 	checkParte(add, "cesionario", c.Cesionario)
+	if sameRUT(c.Cedente.RUT, c.Cesionario.RUT) {
+		add(&dte.FieldError{Field: "cesionario.rut", Code: dte.CodeInvalidValue, Message: "the cesionario is the cedente itself"})
+	}
 	if len(c.Firmantes) == 0 {
 		add(&dte.FieldError{Field: "firmantes", Code: dte.CodeRequired, Message: "at least one person must sign the cesión"})
 	} else if len(c.Firmantes) > MaxAutorizados {

@@ -1,6 +1,7 @@
 package cesion
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -152,13 +153,16 @@ func parse(data []byte) (*parsed, error) {
 	if err != nil {
 		return nil, invalid("aec", dte.CodeInvalidFormat, err.Error())
 	}
-	if id := t.DuplicateID(); id != "" {
-		return nil, invalid("aec", dte.CodeDuplicate, fmt.Sprintf("the ID %q appears on more than one element", id))
-	}
 	p := &parsed{tree: t, latin1: t.Encoding == xmltree.Latin1}
 	root := t.Root
 	if !root.Is(ns, "AEC") {
 		return nil, invalid("AEC", dte.CodeInvalidFormat, "the root is not an AEC of the SII namespace")
+	}
+	if v, _ := root.Attr("version"); v != "1.0" {
+		return nil, invalid("AEC.version", dte.CodeInvalidValue, fmt.Sprintf("version %q; the schema fixes 1.0", v))
+	}
+	if !schemaLocationOK(root) {
+		return nil, invalid("AEC.schemaLocation", dte.CodeInvalidValue, "xsi:schemaLocation must name the SII namespace and AEC_v10.xsd")
 	}
 	kids := root.Elements()
 	if len(kids) != 2 || !kids[0].Is(ns, "DocumentoAEC") || !isSig(kids[1]) {
@@ -176,6 +180,9 @@ func parse(data []byte) (*parsed, error) {
 	}
 	if n := len(parts) - 1; n > MaxCesiones {
 		return nil, invalid("Cesiones.Cesion", dte.CodeTooMany, fmt.Sprintf("%d cesiones; a document passes through at most %d", n, MaxCesiones))
+	}
+	if id := t.DuplicateID(); id != "" {
+		return nil, invalid("aec", dte.CodeDuplicate, fmt.Sprintf("the ID %q appears on more than one element", id))
 	}
 	// The ceded document.
 	ced := parts[0]
@@ -324,6 +331,11 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 	byOffset := map[int]signer.VerifiedSignature{}
 	for _, s := range sigs {
 		byOffset[s.Offset] = s
+		if c := s.Certificate; c != nil && bytes.Equal(c.RawIssuer, c.RawSubject) &&
+			c.CheckSignature(c.SignatureAlgorithm, c.RawTBSCertificate, c.Signature) != nil {
+			bad(fmt.Sprintf("Signature@%d.KeyInfo.X509Data.X509Certificate", s.Offset),
+				"the self-signed certificate's own signature does not verify: the certificate was edited")
+		}
 	}
 	level := func(nivel, field string, signed *xmltree.Element, party, tmst string, inner bool) (*Firma, *signer.VerifiedSignature) {
 		sig := xmltree.NextElement(signed)
@@ -451,6 +463,8 @@ func checkChain(p *parsed, bad func(field, msg string)) {
 		}
 		if _, err := dte.ParseRUT(c.Cesionario.RUT); err != nil {
 			bad(f+".Cesionario.RUT", fmt.Sprintf("%q is not a RUT", c.Cesionario.RUT))
+		} else if sameRUT(c.Cesionario.RUT, c.Cedente.RUT) {
+			bad(f+".Cesionario.RUT", "the cesionario is the cedente itself")
 		}
 		if c.Monto <= 0 || c.Monto > mnt {
 			bad(f+".MontoCesion", fmt.Sprintf("%d is not over 0 and at most the document's total %d", c.Monto, mnt))
@@ -465,6 +479,19 @@ func checkChain(p *parsed, bad func(field, msg string)) {
 		}
 		prevDecl = prevDecl || c.DeclaracionJurada != ""
 	}
+}
+
+// schemaLocationOK reports whether the root's xsi:schemaLocation, when
+// present, names the SII namespace and the AEC schema, as the registry
+// needs to pick the schema.
+func schemaLocationOK(root *xmltree.Element) bool {
+	for _, a := range root.Attrs {
+		if a.URI == nsXSI && a.Local == "schemaLocation" {
+			f := strings.Fields(a.Value)
+			return len(f) == 2 && f[0] == ns && (f[1] == "AEC_v10.xsd" || strings.HasSuffix(f[1], "/AEC_v10.xsd"))
+		}
+	}
+	return true
 }
 
 func isSig(e *xmltree.Element) bool { return e.Is(xmldsig.NSDSig, "Signature") }
