@@ -48,6 +48,9 @@ type VerifyOptions struct {
 	DTE dte.VerifyOptions
 	// Policy chooses which signature failures refuse the file.
 	Policy Policy
+	// Now is the instant no TmstCesion may be after (the registry's rule);
+	// zero means the current time. Five minutes of clock skew are allowed.
+	Now time.Time
 }
 
 // Firma is the result of one signature of the file.
@@ -161,6 +164,11 @@ func parse(data []byte) (*parsed, error) {
 	if v, _ := root.Attr("version"); v != "1.0" {
 		return nil, invalid("AEC.version", dte.CodeInvalidValue, fmt.Sprintf("version %q; the schema fixes 1.0", v))
 	}
+	for _, a := range root.Attrs {
+		if !(a.URI == "" && a.Local == "version") && !(a.URI == nsXSI && a.Local == "schemaLocation") {
+			return nil, invalid("AEC."+a.QName(), dte.CodeNotAllowed, "an attribute the AEC's root does not carry")
+		}
+	}
 	if !schemaLocationOK(root) {
 		return nil, invalid("AEC.schemaLocation", dte.CodeInvalidValue, "xsi:schemaLocation must name the SII namespace and AEC_v10.xsd")
 	}
@@ -214,7 +222,7 @@ func parse(data []byte) (*parsed, error) {
 	if p.latin1 {
 		decl = xmlDecl
 	}
-	p.dteRaw = append([]byte(decl), data[dteEl.Start:dteEl.End]...)
+	p.dteRaw = append([]byte(decl), standalone(data, dteEl)...)
 	p.doc, err = dte.ParseDTE(p.dteRaw)
 	if err != nil {
 		return nil, invalid("DocumentoDTECedido.DTE", dte.CodeInvalidFormat, err.Error())
@@ -427,6 +435,14 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 	level("AEC", "AEC.Signature", p.aecDoc, last.Cedente.RUT, r.TmstFirmaEnvio, false)
 
 	checkChain(p, bad)
+	now := chile(instant(o.Now)).Add(5 * time.Minute).Format(tmstLayout)
+	for i, c := range p.cesiones {
+		if _, err := time.Parse(tmstLayout, c.TmstCesion); err != nil {
+			bad(fmt.Sprintf("Cesion[%d].TmstCesion", i+1), fmt.Sprintf("%q is not a timestamp YYYY-MM-DDTHH:MM:SS", c.TmstCesion))
+		} else if c.TmstCesion > now {
+			bad(fmt.Sprintf("Cesion[%d].TmstCesion", i+1), fmt.Sprintf("%s is in the future", c.TmstCesion))
+		}
+	}
 	if !sameRUT(r.RutCedente, last.Cedente.RUT) {
 		bad("Caratula.RutCedente", fmt.Sprintf("%s is not the last cesión's cedente %s", r.RutCedente, last.Cedente.RUT))
 	}
@@ -492,6 +508,28 @@ func schemaLocationOK(root *xmltree.Element) bool {
 		}
 	}
 	return true
+}
+
+// standalone returns the bytes of e as a document of its own: when e
+// inherits its namespace from an ancestor (as the DTE inside the files the
+// SII's portal writes does), the declaration is added to its start tag, and
+// nothing else, as the notes' §9 found these parts were signed.
+func standalone(data []byte, e *xmltree.Element) []byte {
+	raw := data[e.Start:e.End]
+	for _, d := range e.NS {
+		if d.Prefix == e.Prefix {
+			return raw
+		}
+	}
+	name := e.QName()
+	attr := ` xmlns="` + e.URI + `"`
+	if e.Prefix != "" {
+		attr = ` xmlns:` + e.Prefix + `="` + e.URI + `"`
+	}
+	out := make([]byte, 0, len(raw)+len(attr))
+	out = append(out, raw[:1+len(name)]...)
+	out = append(out, attr...)
+	return append(out, raw[1+len(name):]...)
 }
 
 func isSig(e *xmltree.Element) bool { return e.Is(xmldsig.NSDSig, "Signature") }
