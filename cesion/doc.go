@@ -32,16 +32,29 @@
 //
 // # Signature policy
 //
-// Files the SII's portal wrote and the registry recorded carry inner
-// signatures (over DocumentoDTECedido and over the portal's DocumentoCesion)
-// that do not verify as the files stand. Verify therefore reports each
-// signature's result, and by default (PolicyRegistry) refuses a file only
-// when its own signature (DocumentoAEC), its DTE (signature, stamp, CAF,
-// totals) or its chain fails, or when an inner signature is missing or has
-// no certificate; an inner signature whose digest or value does not verify is
-// a warning. PolicyStrict refuses those too, and is what a file this package
-// writes always passes. Under either policy the AEC's signer is held to
-// VerifyOptions.DTE's AuthorizedSigners for the last cedente, so a file
-// re-signed by someone else after an edit is refused when the caller states
-// who may sign.
+// Every signature is reported (Report.Firmas): the DTE's own, each receipt's,
+// DocumentoDTECedido's, each cesión's and the file's. A nested one counts as
+// verified when it verifies in place or with its parent cut out as a
+// document of its own, as it was signed: the SII's portal signs the ceded
+// document and its cesión with no namespace declared, and the two real files
+// of testdata/real verify that way (xmlsec1 agrees), although they do not in
+// place. The sources still report files whose inner signatures do not verify
+// at all (sii-cesion-notes §9), so by default (PolicyRegistry) Verify
+// refuses a file when its own signature (over DocumentoAEC), its DTE
+// (signature, stamp, CAF, totals) or its chain fails, or when an inner
+// signature is missing, references something else or has no certificate,
+// while an inner signature whose digest or value does not verify is a
+// warning. A RUTAutorizado that is not its signer's RUT is a warning too:
+// the portal lists the company's RUT while a person signs. PolicyStrict
+// refuses any signature that does not verify and a RUTAutorizado that is
+// neither its signer's nor the cedente's; every file this package writes
+// passes it. Under either policy VerifyOptions.DTE's AuthorizedSigners and
+// ValidAtSigning hold each level's signer (the emisor's for the ceded
+// document, each cedente's for its cesión, the last cedente's for the file),
+// so a file signed again by someone else after an edit is refused when the
+// caller states who may sign; a self-signed certificate whose own signature
+// does not verify is refused. The certificate beside the file's signature
+// is covered by no digest: bytes of a CA-issued one outside its public key
+// can only be checked against the issuing authority, which the file does not
+// carry.
 package cesion

@@ -153,7 +153,7 @@ func xmllint(t testing.TB, file string) {
 }
 
 // idAttrs are the elements whose ID attribute xmlsec1 must know.
-var idAttrs = []string{"--id-attr:ID", "DocumentoAEC", "--id-attr:ID", "DocumentoDTECedido", "--id-attr:ID", "DocumentoCesion", "--id-attr:ID", "Documento", "--id-attr:ID", "Liquidacion"}
+var idAttrs = []string{"--id-attr:ID", "DocumentoAEC", "--id-attr:ID", "DocumentoDTECedido", "--id-attr:ID", "DocumentoCesion", "--id-attr:ID", "Documento", "--id-attr:ID", "Liquidacion", "--id-attr:ID", "DocumentoRecibo"}
 
 // xmlsec reports whether xmlsec1 verifies the signature at xpath in file
 // with the key in its KeyValue and, when certPEM is set, with only that

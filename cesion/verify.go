@@ -55,8 +55,8 @@ type VerifyOptions struct {
 
 // Firma is the result of one signature of the file.
 type Firma struct {
-	// Nivel names what it signs: "AEC", "DTECedido", "DTE" or
-	// "Cesion[n]" (n is SeqCesion).
+	// Nivel names what it signs: "AEC", "DTECedido", "DTE", "Recibo[n]"
+	// (the n-th receipt) or "Cesion[n]" (n is SeqCesion).
 	Nivel string `json:"nivel"`
 	// Signer is the certificate beside the signature (nil without one).
 	Signer *dte.Signer `json:"signer,omitempty"`
@@ -362,6 +362,7 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 			}
 		}
 		switch {
+		case f.OK && party == "":
 		case f.OK:
 			if err := o.DTE.CheckSigner(party, f.Signer, tmst); err != nil {
 				f.OK, f.Error = false, err.Error()
@@ -378,6 +379,21 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 			return &r.Firmas[len(r.Firmas)-1], &s
 		}
 		return &r.Firmas[len(r.Firmas)-1], nil
+	}
+	// The debtor's receipts: their signatures only, since the signer
+	// policy names who signs for the emisor and the cedentes.
+	n := 0
+	for _, e := range p.cedidoDoc.Elements() {
+		if !e.Is(ns, "Recibo") {
+			continue
+		}
+		n++
+		dr := e.Child(ns, "DocumentoRecibo")
+		if dr == nil || !isSig(xmltree.NextElement(dr)) {
+			bad(fmt.Sprintf("DocumentoDTECedido.Recibo[%d]", n), "a Recibo holds DocumentoRecibo and then its Signature")
+			continue
+		}
+		level(fmt.Sprintf("Recibo[%d]", n), fmt.Sprintf("DocumentoDTECedido.Recibo[%d].Signature", n), dr, "", "", true)
 	}
 	level("DTECedido", "DTECedido.Signature", p.cedidoDoc, p.doc.Emisor.Rut, texts(p.cedidoDoc)["TmstFirma"], true)
 	for i, c := range p.cesiones {
