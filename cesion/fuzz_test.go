@@ -2,32 +2,39 @@ package cesion_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/dtekit/dtekit/cesion"
 	"github.com/dtekit/dtekit/internal/oracle"
 )
 
-// FuzzVerify feeds Verify an AEC of one cesión and one of two, the SII's
-// own samples, and their mutations, whole or with one structural edit
-// (oracle.EditXML) so that the checks behind the parser are reached. It
-// must never panic, and a file it accepts must have the shape it reports:
-// 1 to 40 cesiones in sequence, each within the document's total.
+// FuzzVerify feeds Verify the registry's two real AEC files (one cesión,
+// and two), the SII's own samples, and their mutations, whole or with one
+// structural edit (oracle.EditXML) so that the checks behind the parser
+// are reached. It trusts the SII's CAF keys only and builds no key, so a
+// fuzzing worker starts at once. Verify must never panic nor take long, and
+// a file it accepts must have the shape it reports: 1 to 40 cesiones in
+// sequence, each within the document's total.
 func FuzzVerify(f *testing.F) {
-	fx := fix(f)
-	first, second := base(f)
-	f.Add(first, uint(0), uint8(0), "")
-	f.Add(second, uint(0), uint8(0), "")
-	f.Add(second, uint(40), uint8(oracle.EditDuplicate+1), "")
-	f.Add(second, uint(12), uint8(oracle.EditText+1), "999999999")
+	for _, name := range realFiles {
+		data := readReal(f, name)
+		f.Add(data, uint(0), uint8(0), "")
+		f.Add(data, uint(40), uint8(oracle.EditDuplicate+1), "")
+		f.Add(data, uint(12), uint8(oracle.EditText+1), "999999999")
+	}
 	for _, sample := range oracle.SharedXML(f) {
 		f.Add(sample, uint(0), uint8(0), "")
 	}
-	opts := fx.opts(cesion.PolicyRegistry)
+	opts := realOpts(cesion.PolicyRegistry)
 	f.Fuzz(func(t *testing.T, data []byte, n uint, edit uint8, text string) {
 		if edit > 0 {
 			data = oracle.EditXML(data, n, edit-1, text)
 		}
+		start := time.Now()
 		rep, err := cesion.Verify(data, opts)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Fatalf("Verify took %v on %d bytes", d, len(data))
+		}
 		if err != nil {
 			return
 		}

@@ -259,7 +259,11 @@ func TestEveryByteEdited(t *testing.T) {
 	decl := bytes.IndexByte(second, '\n') + 1
 	end := bytes.LastIndex(second, []byte("</AEC>"))
 	var accepted []int
-	for i := decl; i < end; i += 61 {
+	stride := 61
+	if testing.Short() {
+		stride = 241
+	}
+	for i := decl; i < end; i += stride {
 		d := bytes.Clone(second)
 		if d[i] == 'A' {
 			d[i] = 'B'
