@@ -54,7 +54,9 @@ type Autorizado struct {
 // Cesion is what a caller asks of one cesión.
 type Cesion struct {
 	// Cedente is who cedes: the emitter in a first cesión, the last
-	// cesionario in a re-cession.
+	// cesionario in a re-cession. Its empty fields are taken from the
+	// DTE's emisor (RUT, RazonSocial, Direccion) in a first cesión, and
+	// from the last cesionario in a re-cession.
 	Cedente Parte
 	// Firmantes sign the DocumentoCesion, 1 to 3, in this order.
 	Firmantes []*signer.Certificate
@@ -143,15 +145,7 @@ func Ceder(d Cedido, c Cesion, o Options) ([]byte, error) {
 	}
 	at := instant(o.At)
 	ids := idsFor(doc)
-	if c.Cedente.RUT == "" {
-		c.Cedente.RUT = doc.Emisor.Rut
-	}
-	if c.Cedente.RazonSocial == "" {
-		c.Cedente.RazonSocial = doc.Emisor.RazonSocial
-	}
-	if c.Cedente.Direccion == "" {
-		c.Cedente.Direccion = clip(doc.Emisor.Direccion, maxDireccion)
-	}
+	c.Cedente = fill(c.Cedente, Parte{RUT: doc.Emisor.Rut, RazonSocial: doc.Emisor.RazonSocial, Direccion: clip(doc.Emisor.Direccion, maxDireccion)})
 	if !sameRUT(c.Cedente.RUT, doc.Emisor.Rut) {
 		return nil, invalid("cedente.rut", dte.CodeInvalidValue,
 			fmt.Sprintf("the first cedente must be the document's emisor %s, not %s", doc.Emisor.Rut, c.Cedente.RUT))
@@ -197,9 +191,7 @@ func Receder(aec []byte, c Cesion, o Options) ([]byte, error) {
 		return nil, invalid("cesiones", dte.CodeTooMany, fmt.Sprintf("the document has passed through %d cesiones; at most %d", n, MaxCesiones))
 	}
 	last := p.cesiones[n-1]
-	if c.Cedente.RUT == "" {
-		c.Cedente = last.Cesionario
-	}
+	c.Cedente = fill(c.Cedente, last.Cesionario)
 	if !sameRUT(c.Cedente.RUT, last.Cesionario.RUT) {
 		return nil, invalid("cedente.rut", dte.CodeInvalidValue,
 			fmt.Sprintf("the cedente must be the last cesionario %s, not %s", last.Cesionario.RUT, c.Cedente.RUT))
@@ -214,6 +206,16 @@ func Receder(aec []byte, c Cesion, o Options) ([]byte, error) {
 		earlier = append(earlier, aec[e[0]:e[1]])
 	}
 	return buildAEC(idsFor(p.doc).aec(n+1), c, aec[p.cedidoRaw[0]:p.cedidoRaw[1]], earlier, ces, o, at)
+}
+
+// fill returns p with its empty fields taken from def.
+func fill(p, def Parte) Parte {
+	for _, f := range []struct{ v, d *string }{{&p.RUT, &def.RUT}, {&p.RazonSocial, &def.RazonSocial}, {&p.Direccion, &def.Direccion}, {&p.Email, &def.Email}} {
+		if strings.TrimSpace(*f.v) == "" {
+			*f.v = *f.d
+		}
+	}
+	return p
 }
 
 // buildCesion writes and signs cesión seq of doc for c; recibos tells

@@ -172,7 +172,8 @@ func TestRecederOnARealFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Cesiones) != 2 || rep.Cesiones[1].Cedente.RUT != "76389992-6" || rep.RutCesionario != rutF {
+	if len(rep.Cesiones) != 2 || rep.Cesiones[1].Cedente.RUT != "76389992-6" || rep.Cesiones[1].Cedente.Email != "ops@cesionario.cl" ||
+		rep.Cesiones[1].Cedente.RazonSocial != rep.Cesiones[0].Cesionario.RazonSocial || rep.RutCesionario != rutF {
 		t.Errorf("cesiones %+v, carátula cesionario %s", rep.Cesiones, rep.RutCesionario)
 	}
 }

@@ -186,6 +186,8 @@ func TestVerifyRefusesHostileFiles(t *testing.T) {
 		{"not an AEC", "AEC", []byte(`<EnvioDTE xmlns="http://www.sii.cl/SiiDte"/>`)},
 		{"duplicate ID", "aec", bytes.Replace(second, []byte(`ID="Cesion_T33F`+folio(t, second)+`_S2"`), []byte(`ID="Cesion_T33F`+folio(t, second)+`_S1"`), 1)},
 		{"oversized", "aec", make([]byte, cesion.MaxBytes+1)},
+		{"deep nesting", "aec", []byte(`<AEC xmlns="http://www.sii.cl/SiiDte" version="1.0">` + strings.Repeat("<a>", 100) + strings.Repeat("</a>", 100) + `</AEC>`)},
+		{"extra root attribute", "AEC.id", bytes.Replace(first, []byte(` version="1.0">`), []byte(` version="1.0" id="x">`), 1)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -345,8 +345,11 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 				"the self-signed certificate's own signature does not verify: the certificate was edited")
 		}
 	}
-	level := func(nivel, field string, signed *xmltree.Element, party, tmst string, inner bool) (*Firma, *signer.VerifiedSignature) {
-		sig := xmltree.NextElement(signed)
+	// check reports the signature sig over signed, holds a verified one
+	// to the signer policy for party (none when party is empty), and
+	// decides whether a failure refuses the file or, for an inner
+	// signature under PolicyRegistry, is a warning.
+	check := func(nivel, field string, sig, signed *xmltree.Element, party, tmst string, inner bool) Firma {
 		s, ok := byOffset[sig.Start]
 		f := Firma{Nivel: nivel}
 		switch {
@@ -375,10 +378,10 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 			bad(field, "the signature does not verify: "+f.Error)
 		}
 		r.Firmas = append(r.Firmas, f)
-		if ok {
-			return &r.Firmas[len(r.Firmas)-1], &s
-		}
-		return &r.Firmas[len(r.Firmas)-1], nil
+		return f
+	}
+	level := func(nivel, field string, signed *xmltree.Element, party, tmst string, inner bool) {
+		check(nivel, field, xmltree.NextElement(signed), signed, party, tmst, inner)
 	}
 	// The debtor's receipts: their signatures only, since the signer
 	// policy names who signs for the emisor and the cedentes.
@@ -404,33 +407,7 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 			bad(f+".Signature", fmt.Sprintf("%d signatures for %d authorized people; one each, in order", len(sigEls), len(c.Autorizados)))
 		}
 		for j, se := range sigEls {
-			s, ok := byOffset[se.Start]
-			fi := Firma{Nivel: fmt.Sprintf("Cesion[%d]", c.Seq)}
-			switch {
-			case !ok:
-				fi.Error = "the signature could not be read"
-			case s.RefStart != d.Start || s.RefEnd != d.End:
-				fi.Error = "the signature does not reference DocumentoCesion"
-			default:
-				fi.Signer = dte.SignerOf(s)
-				fi.OK, fi.Standalone = s.Err == nil, s.Standalone
-				if s.Err != nil {
-					fi.Error = s.Err.Error()
-				}
-			}
-			field := fmt.Sprintf("%s.Signature[%d]", f, j+1)
-			switch {
-			case fi.OK:
-				if err := o.DTE.CheckSigner(c.Cedente.RUT, fi.Signer, c.TmstCesion); err != nil {
-					fi.OK, fi.Error = false, err.Error()
-					bad(field, err.Error())
-				}
-			case o.Policy == PolicyRegistry && ok && s.Certificate != nil && s.RefStart == d.Start &&
-				(errors.Is(s.Err, xmldsig.ErrDigestMismatch) || errors.Is(s.Err, xmldsig.ErrBadSignature)):
-				r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the signature does not verify as the file stands (%s); accepted as the registry accepts it", field, fi.Error))
-			default:
-				bad(field, "the signature does not verify: "+fi.Error)
-			}
+			fi := check(fmt.Sprintf("Cesion[%d]", c.Seq), fmt.Sprintf("%s.Signature[%d]", f, j+1), se, d, c.Cedente.RUT, c.TmstCesion, true)
 			if j < len(c.Autorizados) && fi.Signer != nil {
 				a := c.Autorizados[j].RUT
 				if !sameRUT(a, fi.Signer.RUT) {
@@ -443,7 +420,6 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 				}
 			}
 			c.Firmas = append(c.Firmas, fi)
-			r.Firmas = append(r.Firmas, fi)
 		}
 		r.Cesiones[i].Firmas = c.Firmas
 	}
