@@ -334,7 +334,15 @@ func Verify(data []byte, o VerifyOptions) (*Report, error) {
 		}
 	}
 
-	// Every signature of the file, matched to its level by position.
+	// Every signature of the file, matched to its level by position, each
+	// first held to the shape of the SII's profile.
+	xmltree.Walk(p.tree.Root, func(e *xmltree.Element) {
+		if isSig(e) {
+			if msg := sigShape(e); msg != "" {
+				bad(fmt.Sprintf("Signature@%d", e.Start), msg)
+			}
+		}
+	})
 	sigs, _ := signer.Verify(data)
 	byOffset := map[int]signer.VerifiedSignature{}
 	for _, s := range sigs {
@@ -522,6 +530,41 @@ func standalone(data []byte, e *xmltree.Element) []byte {
 	out = append(out, raw[:1+len(name)]...)
 	out = append(out, attr...)
 	return append(out, raw[1+len(name):]...)
+}
+
+// sigShape checks a Signature element against the sequence of
+// xmldsignature_v10.xsd outside SignedInfo (which its own value covers):
+// SignedInfo, SignatureValue and KeyInfo once each, KeyInfo holding one
+// KeyValue with one RSAKeyValue (Modulus, Exponent) and one X509Data with one
+// X509Certificate. A duplicated part, which no digest covers, would let a
+// file differ from what was signed while every signature still verifies.
+// It returns what is wrong, "" when nothing is.
+func sigShape(sig *xmltree.Element) string {
+	seq := func(e *xmltree.Element, names ...string) []*xmltree.Element {
+		kids := e.Elements()
+		if len(kids) != len(names) {
+			return nil
+		}
+		for i, k := range kids {
+			if !k.Is(xmldsig.NSDSig, names[i]) {
+				return nil
+			}
+		}
+		return kids
+	}
+	top := seq(sig, "SignedInfo", "SignatureValue", "KeyInfo")
+	if top == nil {
+		return "a Signature holds SignedInfo, SignatureValue and KeyInfo, once each"
+	}
+	ki := seq(top[2], "KeyValue", "X509Data")
+	if ki == nil || seq(ki[1], "X509Certificate") == nil {
+		return "KeyInfo holds KeyValue and X509Data with one X509Certificate"
+	}
+	kv := seq(ki[0], "RSAKeyValue")
+	if kv == nil || seq(kv[0], "Modulus", "Exponent") == nil {
+		return "KeyValue holds one RSAKeyValue with Modulus and Exponent"
+	}
+	return ""
 }
 
 func isSig(e *xmltree.Element) bool { return e.Is(xmldsig.NSDSig, "Signature") }
