@@ -42,13 +42,17 @@ type Parte struct {
 	// RUT, RazonSocial, Direccion (5–60 characters) and Email (6–40) are
 	// all required; Ceder fills the first cedente's RUT, RazonSocial and
 	// Direccion from the DTE's emisor when they are empty.
-	RUT, RazonSocial, Direccion, Email string
+	RUT         string `json:"rut"`
+	RazonSocial string `json:"razon_social"`
+	Direccion   string `json:"direccion"`
+	Email       string `json:"email"`
 }
 
 // Autorizado is a person authorized to cede for the cedente (its legal
 // representative or mandatario): one RUTAutorizado entry.
 type Autorizado struct {
-	RUT, Nombre string
+	RUT    string `json:"rut"`
+	Nombre string `json:"nombre"`
 }
 
 // Cesion is what a caller asks of one cesión.

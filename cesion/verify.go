@@ -76,7 +76,8 @@ type CesionLeida struct {
 	Cesionario                         Parte        `json:"cesionario"`
 	Monto                              int64        `json:"monto"`
 	UltimoVencimiento                  string       `json:"ultimo_vencimiento"`
-	OtrasCondiciones, EmailDeudor      string       `json:"-"`
+	OtrasCondiciones                   string       `json:"otras_condiciones,omitempty"`
+	EmailDeudor                        string       `json:"email_deudor,omitempty"`
 	TmstCesion                         string       `json:"tmst_cesion"`
 	Firmas                             []Firma      `json:"firmas"`
 	idTipo, idEmisor, idRecep, idFolio string
