@@ -2,6 +2,7 @@ package cesion
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -108,7 +109,15 @@ type Cedido struct {
 	Recibos [][]byte
 	// Firmante signs DocumentoDTECedido for the emitter.
 	Firmante *signer.Certificate
+	// ImagenDTE is the printed document as a PDF, and ImagenAR a PDF of the
+	// acuse de recibo signed by hand on paper; both optional, at most
+	// MaxImagen bytes each.
+	ImagenDTE, ImagenAR []byte
 }
+
+// MaxImagen bounds ImagenDTE and ImagenAR: the format document's 3 MB,
+// stricter than the schema's 4,000,000 octets of ImagenAR.
+const MaxImagen = 3_000_000
 
 // Names and fixed texts of the file.
 const (
@@ -147,6 +156,17 @@ func Ceder(d Cedido, c Cesion, o Options) ([]byte, error) {
 		}
 		recibos = append(recibos, b)
 	}
+	for _, img := range []struct {
+		field string
+		b     []byte
+	}{{"imagen_dte", d.ImagenDTE}, {"imagen_ar", d.ImagenAR}} {
+		switch {
+		case len(img.b) > MaxImagen:
+			return nil, invalid(img.field, dte.CodeTooLarge, fmt.Sprintf("%d bytes; at most %d", len(img.b), MaxImagen))
+		case len(img.b) > 0 && !bytes.HasPrefix(img.b, []byte("%PDF-")):
+			return nil, invalid(img.field, dte.CodeInvalidFormat, "not a PDF file")
+		}
+	}
 	at := instant(o.At)
 	ids := idsFor(doc)
 	c.Cedente = fill(c.Cedente, Parte{RUT: doc.Emisor.Rut, RazonSocial: doc.Emisor.RazonSocial, Direccion: clip(doc.Emisor.Direccion, maxDireccion)})
@@ -162,9 +182,11 @@ func Ceder(d Cedido, c Cesion, o Options) ([]byte, error) {
 		return nil, err
 	}
 	part := append(head, dteXML...)
+	part = appendImagen(part, "ImagenDTE", d.ImagenDTE)
 	for _, r := range recibos {
 		part = append(part, r...)
 	}
+	part = appendImagen(part, "ImagenAR", d.ImagenAR)
 	part = append(part, "<TmstFirma>"+chile(at).Format(tmstLayout)+"</TmstFirma></DocumentoDTECedido></DTECedido>\n"...)
 	signed, err := d.Firmante.SignEnveloped(part, ids.cedido)
 	if err != nil {
@@ -397,6 +419,16 @@ func buildAEC(id string, c Cesion, cedido []byte, earlier [][]byte, ces []byte, 
 		return nil, fmt.Errorf("cesion: signing DocumentoAEC: %w", err)
 	}
 	return out, nil
+}
+
+// appendImagen appends <name>base64 of b</name>, nothing when b is empty.
+func appendImagen(dst []byte, name string, b []byte) []byte {
+	if len(b) == 0 {
+		return dst
+	}
+	dst = append(dst, "<"+name+">"...)
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, "</"+name+">"...)
 }
 
 // readDTE parses the signed DTE to cede and returns it with the bytes of

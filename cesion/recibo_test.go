@@ -2,6 +2,7 @@ package cesion_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -42,8 +43,9 @@ func recibo(t testing.TB, doc []byte, cert *signer.Certificate) []byte {
 	return out
 }
 
-// TestCederWithRecibo: with the debtor's electronic receipt attached, the
-// AEC carries it inside DocumentoDTECedido, needs no sworn declaration
+// TestCederWithRecibo: with the debtor's electronic receipt attached (and
+// the printed copy and a paper acuse as PDF), the AEC carries them inside
+// DocumentoDTECedido, needs no sworn declaration
 // (and has none), validates with xmllint and its receipt's signature
 // verifies with xmlsec1 in place; a receipt of another document is
 // refused, named by its index.
@@ -54,7 +56,8 @@ func TestCederWithRecibo(t *testing.T) {
 	f := fix(t)
 	rec := recibo(t, f.docs[33], f.f2)
 	c := cesion.Cesion{Cedente: cesion.Parte{Email: "finanzas@nunoa.cl"}, Cesionario: factoring, Firmantes: []*signer.Certificate{f.a.Cert}}
-	aec, err := cesion.Ceder(cesion.Cedido{DTE: f.docs[33], Recibos: [][]byte{rec}, Firmante: f.a.Cert}, c, cesion.Options{At: f.at})
+	pdf := []byte("%PDF-1.4\n% a stand-in for the printed copy\n%%EOF\n")
+	aec, err := cesion.Ceder(cesion.Cedido{DTE: f.docs[33], Recibos: [][]byte{rec}, Firmante: f.a.Cert, ImagenDTE: pdf, ImagenAR: pdf}, c, cesion.Options{At: f.at})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +84,17 @@ func TestCederWithRecibo(t *testing.T) {
 	// strict policy, even with the file signed again.
 	forged := forge(t, bytes.Replace(aec, []byte("Bodega central"), []byte("Bodega lejana"), 1), 0, nil, f.a.Cert, func(d []byte) []byte { return d })
 	refusedOn(t, forged, cesion.PolicyStrict, "DocumentoDTECedido.Recibo[1].Signature")
-	_, err = cesion.Ceder(cesion.Cedido{DTE: f.docs[34], Recibos: [][]byte{rec}, Firmante: f.a.Cert}, c, cesion.Options{At: f.at})
-	if ve, ok := dte.AsValidationError(err); !ok || ve.Details[0].Field != "recibos[0]" {
-		t.Errorf("a receipt of another document: %v", err)
+	if !bytes.Contains(aec, []byte("<ImagenDTE>"+base64.StdEncoding.EncodeToString(pdf)+"</ImagenDTE>")) {
+		t.Error("no ImagenDTE")
+	}
+	for field, d := range map[string]cesion.Cedido{
+		"recibos[0]": {DTE: f.docs[34], Recibos: [][]byte{rec}, Firmante: f.a.Cert},
+		"imagen_dte": {DTE: f.docs[33], Firmante: f.a.Cert, ImagenDTE: []byte("<html>")},
+		"imagen_ar":  {DTE: f.docs[33], Firmante: f.a.Cert, ImagenAR: append([]byte("%PDF-"), make([]byte, cesion.MaxImagen)...)},
+	} {
+		_, err = cesion.Ceder(d, c, cesion.Options{At: f.at})
+		if ve, ok := dte.AsValidationError(err); !ok || ve.Details[0].Field != field {
+			t.Errorf("%s: %v", field, err)
+		}
 	}
 }
