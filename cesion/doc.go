@@ -36,9 +36,10 @@
 // DocumentoDTECedido's, each cesión's and the file's. A nested one counts as
 // verified when it verifies in place or with its parent cut out as a
 // document of its own, as it was signed: the SII's portal signs the ceded
-// document and its cesión with no namespace declared, and the two real files
-// of testdata/real verify that way (xmlsec1 agrees), although they do not in
-// place. The sources still report files whose inner signatures do not verify
+// document and its cesión with no namespace declared, and two production
+// files the registry accepted (published with an open-source SII library;
+// not kept here, since they name real people) verified that way when this
+// package was written (xmlsec1 agreed), although they do not in place. The sources still report files whose inner signatures do not verify
 // at all (sii-cesion-notes §9), so by default (PolicyRegistry) Verify
 // refuses a file when its own signature (over DocumentoAEC), its DTE
 // (signature, stamp, CAF, totals) or its chain fails, or when an inner

@@ -8,16 +8,16 @@ import (
 	"github.com/dtekit/dtekit/internal/oracle"
 )
 
-// FuzzVerify feeds Verify the registry's two real AEC files (one cesión,
-// and two), the SII's own samples, and their mutations, whole or with one
-// structural edit (oracle.EditXML) so that the checks behind the parser
-// are reached. It trusts the SII's CAF keys only and builds no key, so a
-// fuzzing worker starts at once. Verify must never panic nor take long, and
+// FuzzVerify feeds Verify AEC files of one cesión and of two (built by the
+// fixture's test authorities), the SII's own samples, and their mutations,
+// whole or with one structural edit (oracle.EditXML) so that the checks
+// behind the parser are reached. Verify must never panic nor take long, and
 // a file it accepts must have the shape it reports: 1 to 40 cesiones in
 // sequence, each within the document's total.
 func FuzzVerify(f *testing.F) {
-	for _, name := range realFiles {
-		data := readReal(f, name)
+	fx := fix(f)
+	first := fx.ceder(f, 33, cesion.Cesion{})
+	for _, data := range [][]byte{first, fx.receder(f, first)} {
 		f.Add(data, uint(0), uint8(0), "")
 		f.Add(data, uint(40), uint8(oracle.EditDuplicate+1), "")
 		f.Add(data, uint(12), uint8(oracle.EditText+1), "999999999")
@@ -25,7 +25,7 @@ func FuzzVerify(f *testing.F) {
 	for _, sample := range oracle.SharedXML(f) {
 		f.Add(sample, uint(0), uint8(0), "")
 	}
-	opts := realOpts(cesion.PolicyRegistry)
+	opts := fx.opts(cesion.PolicyRegistry)
 	f.Fuzz(func(t *testing.T, data []byte, n uint, edit uint8, text string) {
 		if edit > 0 {
 			data = oracle.EditXML(data, n, edit-1, text)
