@@ -110,6 +110,12 @@ var rules = []rule{
 		from: []string{"intercambio"},
 		only: []string{"dte", "signer", "internal/..."},
 	},
+	{
+		name: "cesion",
+		why:  "cesion builds, reads and verifies the AEC by which a factura is ceded: the ceded DTE is read and verified with dte, every level is signed and checked with signer, and it knows neither the SII's web services, the service, its records nor HTTP",
+		from: []string{"cesion"},
+		only: []string{"dte", "signer", "internal/..."},
+	},
 
 	{
 		name: "mail",
