@@ -133,6 +133,9 @@ var funcs = template.FuncMap{
 	"estado":    func(e any) string { return estadoNombre(fmt.Sprint(e)) },
 	"accion":    accionNombre,
 	"dias":      diasNombre,
+	"entrega":   entregaNombre,
+	// empresaCampos are the company form's fields and labels.
+	"empresaCampos": func() [][2]string { return empresaCampos },
 	"deref64": func(p *int64) int64 {
 		if p == nil {
 			return 0

@@ -40,6 +40,11 @@ func TestConsole(t *testing.T) {
 	t.Run("Send", f.testSend)
 	t.Run("Webhooks", f.testWebhooks)
 	t.Run("Emitir", f.testEmitir)
+	t.Run("AjustesReadOnly", f.testAjustesReadOnly)
+	t.Run("AjustesEmpresa", f.testAjustesEmpresa)
+	t.Run("AjustesClaves", f.testAjustesClaves)
+	t.Run("AjustesAmbiente", f.testAjustesAmbiente)
+	t.Run("WebhookSecretAndResend", f.testWebhookSecretAndResend)
 	t.Run("Browser", f.testBrowser)
 }
 

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/chile"
 )
@@ -152,4 +153,17 @@ func diasNombre(d *int) string {
 		return "1 día"
 	}
 	return strconv.Itoa(*d) + " días"
+}
+
+// entregaNombre is the Spanish name of a webhook delivery's state.
+func entregaNombre(s api.DeliveryState) string {
+	switch s {
+	case api.DeliveryPending:
+		return "Pendiente"
+	case api.DeliverySucceeded:
+		return "Entregada"
+	case api.DeliveryFailed:
+		return "Fallida"
+	}
+	return string(s)
 }

@@ -1,0 +1,258 @@
+package console
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/dte"
+)
+
+// ajustesView is the Ajustes page: the company's data and its forms, the
+// certificate, the mail settings, and the company's API keys.
+type ajustesView struct {
+	E           *api.Empresa
+	Certificado *api.CertificadoStatus
+	Correo      *api.CorreoSettings
+	Logo        bool
+	Claves      []api.APIKey
+	// Valores are the company form's values as typed, when it is shown
+	// again with its errors; Errores the field errors beside their
+	// fields, Otros those of no field shown.
+	Valores map[string]string
+	Errores map[string]string
+	Otros   []string
+	// NuevaClave is a key just created, on the one page that shows it.
+	NuevaClave *api.APIKey
+	// Lectura is the outcome of the mailbox's test read.
+	Lectura *api.LecturaCorreo
+}
+
+// empresaCampos are the company form's fields, in the form's order, with
+// their labels.
+var empresaCampos = [][2]string{{"razon_social", "Razón social"}, {"giro", "Giro"}, {"direccion", "Dirección"},
+	{"comuna", "Comuna"}, {"ciudad", "Ciudad"}, {"oficina_sii", "Oficina del SII"}}
+
+// ambienteCampos are the move's fields.
+var ambienteCampos = []string{"ambiente", "fecha_resolucion", "numero_resolucion"}
+
+// loadAjustes reads what the page shows.
+func loadAjustes(q *request) (*ajustesView, error) {
+	ctx, b, emp := q.r.Context(), q.c.b, q.p.EmpresaID
+	v := &ajustesView{Errores: map[string]string{}}
+	var err error
+	if v.E, err = b.Company.Get(ctx, emp); err != nil {
+		return nil, err
+	}
+	if v.Certificado, err = b.Company.Certificate(ctx, emp); err != nil {
+		return nil, err
+	}
+	if v.Correo, err = b.Mail.Settings(ctx, emp); err != nil {
+		return nil, err
+	}
+	if _, err := b.Company.Logo(ctx, emp); err == nil {
+		v.Logo = true
+	} else if fault.KindOf(err) != fault.KindNotFound {
+		return nil, err
+	}
+	if v.Claves, err = b.Keys.List(ctx, emp); err != nil {
+		return nil, err
+	}
+	v.Valores = map[string]string{"razon_social": v.E.RazonSocial, "giro": v.E.Giro, "direccion": v.E.Direccion,
+		"comuna": v.E.Comuna, "ciudad": v.E.Ciudad, "oficina_sii": v.E.OficinaSII, "fecha_resolucion": v.E.FechaResolucion}
+	if v.E.NumeroResolucion > 0 {
+		v.Valores["numero_resolucion"] = strconv.Itoa(v.E.NumeroResolucion)
+	}
+	return v, nil
+}
+
+func ajustes(q *request) error {
+	v, err := loadAjustes(q)
+	if err != nil {
+		return err
+	}
+	var note string
+	switch q.r.URL.Query().Get("hecho") {
+	case "empresa":
+		note = "Datos de la empresa guardados."
+	case "ambiente":
+		note = "Ambiente cambiado a " + v.E.Ambiente + "."
+	case "logo":
+		note = "Logo guardado: se imprime en los PDF desde ahora."
+	case "revocada":
+		note = "Clave revocada: deja de servir de inmediato."
+	}
+	return q.show(http.StatusOK, "ajustes", "Ajustes", "ajustes", v, note)
+}
+
+// refused shows Ajustes again with a form's values and the refusal's
+// field errors beside their fields (fields names those of the form); an
+// error that is not a refusal of fields is returned as it is.
+func refused(q *request, err error, values map[string]string, fields []string) error {
+	fe := fault.As(err)
+	if fe == nil || fe.Kind != fault.KindValidation {
+		return err
+	}
+	v, lerr := loadAjustes(q)
+	if lerr != nil {
+		return lerr
+	}
+	for k, val := range values {
+		v.Valores[k] = val
+	}
+	if len(fe.Details) == 0 {
+		v.Otros = append(v.Otros, fe.Message)
+	}
+	for _, d := range fe.Details {
+		name, _, _ := strings.Cut(d.Field, "[")
+		known := false
+		for _, f := range fields {
+			known = known || f == name
+		}
+		if _, dup := v.Errores[name]; !known || dup {
+			v.Otros = append(v.Otros, d.Field+": "+d.Message)
+			continue
+		}
+		v.Errores[name] = d.Message
+	}
+	return q.show(http.StatusBadRequest, "ajustes", "Ajustes", "ajustes", v)
+}
+
+func ajustarEmpresa(q *request) error {
+	f := q.r.PostForm
+	in := api.EmpresaUpdate{}
+	values := map[string]string{}
+	fields := make([]string, 0, len(empresaCampos))
+	for _, c := range empresaCampos {
+		fields = append(fields, c[0])
+		if _, ok := f[c[0]]; !ok {
+			continue
+		}
+		val := f.Get(c[0])
+		values[c[0]] = val
+		switch c[0] {
+		case "razon_social":
+			in.RazonSocial = &val
+		case "giro":
+			in.Giro = &val
+		case "direccion":
+			in.Direccion = &val
+		case "comuna":
+			in.Comuna = &val
+		case "ciudad":
+			in.Ciudad = &val
+		case "oficina_sii":
+			in.OficinaSII = &val
+		}
+	}
+	if _, err := q.c.b.Company.Update(q.r.Context(), q.p.EmpresaID, in); err != nil {
+		return refused(q, err, values, fields)
+	}
+	http.Redirect(q.w, q.r, Prefix+"ajustes?hecho=empresa", http.StatusSeeOther)
+	return nil
+}
+
+// cambiarAmbiente moves the company between certificación and
+// producción, with the resolution when given; the face refuses a move to
+// producción without a resolution or a valid certificate, and its field
+// errors stand beside the form's fields.
+func cambiarAmbiente(q *request) error {
+	f := q.r.PostForm
+	amb := f.Get("ambiente")
+	values := map[string]string{"fecha_resolucion": f.Get("fecha_resolucion"), "numero_resolucion": f.Get("numero_resolucion")}
+	in := api.EmpresaUpdate{Ambiente: &amb}
+	if s := strings.TrimSpace(values["fecha_resolucion"]); s != "" {
+		in.FechaResolucion = &s
+	}
+	if s := strings.TrimSpace(values["numero_resolucion"]); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return refused(q, fault.Invalid("numero_resolucion", dte.CodeInvalidValue, "el número de resolución debe ser un entero"), values, ambienteCampos)
+		}
+		in.NumeroResolucion = &n
+	}
+	if _, err := q.c.b.Company.Update(q.r.Context(), q.p.EmpresaID, in); err != nil {
+		return refused(q, err, values, ambienteCampos)
+	}
+	http.Redirect(q.w, q.r, Prefix+"ajustes?hecho=ambiente", http.StatusSeeOther)
+	return nil
+}
+
+// uploaded reads the form's one file of field name.
+func uploaded(q *request, name, what string) ([]byte, error) {
+	if q.r.MultipartForm == nil || len(q.r.MultipartForm.File[name]) != 1 {
+		return nil, fault.Invalid(name, dte.CodeRequired, "elija "+what)
+	}
+	fh := q.r.MultipartForm.File[name][0]
+	file, err := fh.Open()
+	if err != nil {
+		return nil, fault.Invalid(name, dte.CodeInvalidValue, "el archivo no se pudo leer")
+	}
+	defer file.Close()
+	body := make([]byte, fh.Size)
+	if _, err := io.ReadFull(file, body); err != nil {
+		return nil, fault.Invalid(name, dte.CodeInvalidValue, "el archivo no se pudo leer")
+	}
+	return body, nil
+}
+
+func subirLogo(q *request) error {
+	body, err := uploaded(q, "logo", "una imagen PNG o JPEG")
+	if err == nil {
+		_, err = q.c.b.Company.SetLogo(q.r.Context(), q.p.EmpresaID, body)
+	}
+	if err != nil {
+		return refused(q, err, nil, []string{"logo"})
+	}
+	http.Redirect(q.w, q.r, Prefix+"ajustes?hecho=logo", http.StatusSeeOther)
+	return nil
+}
+
+// probarCorreo reads the company's mailbox now, the test the face
+// offers (it has no test of sending), and shows the outcome.
+func probarCorreo(q *request) error {
+	res, err := q.c.b.Mail.Poll(q.r.Context(), q.p.EmpresaID)
+	v, lerr := loadAjustes(q)
+	if lerr != nil {
+		return lerr
+	}
+	if err != nil {
+		fe := fault.As(err)
+		if fe == nil || fe.Kind == fault.KindInternal || fe.Kind == fault.KindNotFound {
+			return err
+		}
+		// The face's sentence names the failure's category only.
+		v.Otros = append(v.Otros, "No se pudo leer el buzón: "+fe.Message)
+		return q.show(http.StatusOK, "ajustes", "Ajustes", "ajustes", v)
+	}
+	v.Lectura = res
+	return q.show(http.StatusOK, "ajustes", "Ajustes", "ajustes", v, "Buzón leído.")
+}
+
+func crearClave(q *request) error {
+	k, err := q.c.b.Keys.Create(q.r.Context(), q.p.EmpresaID, api.APIKeyInput{Write: q.r.PostForm.Get("escritura") == "si"})
+	if err != nil {
+		return err
+	}
+	v, err := loadAjustes(q)
+	if err != nil {
+		return err
+	}
+	v.NuevaClave = k
+	return q.show(http.StatusOK, "ajustes", "Ajustes", "ajustes", v, "Clave creada. Cópiela ahora: no se volverá a mostrar.")
+}
+
+func revocarClave(q *request) error {
+	id, err := q.id()
+	if err != nil {
+		return err
+	}
+	if err := q.c.b.Keys.Revoke(q.r.Context(), q.p.EmpresaID, id); err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, Prefix+"ajustes?hecho=revocada", http.StatusSeeOther)
+	return nil
+}
