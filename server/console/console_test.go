@@ -40,6 +40,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Send", f.testSend)
 	t.Run("Webhooks", f.testWebhooks)
 	t.Run("Emitir", f.testEmitir)
+	t.Run("EmitirTipos", f.testEmitirTipos)
 	t.Run("AjustesReadOnly", f.testAjustesReadOnly)
 	t.Run("AjustesEmpresa", f.testAjustesEmpresa)
 	t.Run("AjustesClaves", f.testAjustesClaves)
