@@ -45,12 +45,12 @@ type emitirReferencia struct{ Tipo, Folio, Fecha, Codigo, Razon string }
 // emitirView is the Emitir form: what was typed, the field errors of the
 // one gate beside their fields, and the totals the server computed.
 type emitirView struct {
-	Tipos   []dte.TipoDTE
-	Tipo    string
-	Clave   string
-	Enviar  bool
-	R       dte.Receptor
-	Lineas  []emitirLinea
+	Tipos  []dte.TipoDTE
+	Tipo   string
+	Clave  string
+	Enviar bool
+	R      dte.Receptor
+	Lineas []emitirLinea
 	// Traslado, T and Ref are the guía's and the nota's fields.
 	Traslado   string
 	T          emitirTransporte
