@@ -264,6 +264,12 @@ func (c *Console) page(pattern string, acc access, h handler) {
 			http.Redirect(w, r, Prefix+"ingresar", http.StatusSeeOther)
 			return
 		}
+		if sess.actua != "" && p.Admin {
+			// An admin switched company: every page acts for that one.
+			cp := *p
+			cp.EmpresaID = sess.actua
+			p = &cp
+		}
 		if c.limit != nil {
 			if ok, wait := c.limit.Allow(p.Credential, c.now()); !ok {
 				w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
@@ -342,6 +348,8 @@ type view struct {
 	CSRF    string
 	Empresa *api.Empresa
 	Write   bool
+	// Admin shows the list of companies an admin may switch to.
+	Admin   bool
 	Aviso   string
 	Error   string
 	Errores []string
@@ -372,7 +380,7 @@ func (q *request) show(status int, name, title, nav string, data any, notes ...s
 	if err != nil {
 		return err
 	}
-	v := &view{Title: title, Nav: nav, CSRF: q.sess.csrf, Empresa: e, Write: q.p.Write, Data: data}
+	v := &view{Title: title, Nav: nav, CSRF: q.sess.csrf, Empresa: e, Write: q.p.Write, Admin: q.p.Admin, Data: data}
 	if len(notes) > 0 {
 		v.Aviso = notes[0]
 	}

@@ -57,6 +57,8 @@ func (c *Console) routes() {
 	c.page("POST "+Prefix+"ajustes/correo/probar", write, probarCorreo)
 	c.page("POST "+Prefix+"ajustes/claves", write, crearClave)
 	c.page("POST "+Prefix+"ajustes/claves/{id}/revocar", write, revocarClave)
+	c.page("GET "+Prefix+"empresas", read, empresas)
+	c.page("POST "+Prefix+"empresas/cambiar", write, cambiarEmpresa)
 	c.page("GET "+Prefix+"folios", read, folios)
 	c.page("POST "+Prefix+"folios", write, subirCAF)
 	c.page("POST "+Prefix+"folios/umbral", write, umbral)

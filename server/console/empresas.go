@@ -1,0 +1,66 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/dte"
+	"github.com/google/uuid"
+)
+
+// maxEmpresasShown bounds the companies the admin's list shows.
+const maxEmpresasShown = 1000
+
+// empresasView is the admin's list of companies.
+type empresasView struct {
+	Empresas []api.Empresa
+	Mas      bool
+	// Actual is the company the session acts for.
+	Actual string
+}
+
+// adminOnly is the page of a credential without the admin role.
+func adminOnly(q *request) {
+	q.c.fail(q.w, q.r, q.sess, http.StatusForbidden, "Solo una credencial de administrador puede cambiar de empresa.")
+}
+
+// empresas lists every company to an admin, who may switch to one.
+func empresas(q *request) error {
+	if !q.p.Admin {
+		adminOnly(q)
+		return nil
+	}
+	all, err := q.c.b.Company.List(q.r.Context(), api.EmpresaListParams{})
+	if err != nil {
+		return err
+	}
+	v := empresasView{Empresas: all, Actual: q.p.EmpresaID}
+	if len(all) > maxEmpresasShown {
+		v.Empresas, v.Mas = all[:maxEmpresasShown], true
+	}
+	var note string
+	if q.r.URL.Query().Get("hecho") == "cambiada" {
+		note = "Ahora trabaja en esta empresa."
+	}
+	return q.show(http.StatusOK, "empresas", "Empresas", "empresas", v, note)
+}
+
+// cambiarEmpresa makes an admin's session act for another company (or
+// its own again).
+func cambiarEmpresa(q *request) error {
+	if !q.p.Admin {
+		adminOnly(q)
+		return nil
+	}
+	id := q.r.PostForm.Get("empresa")
+	if len(id) != 36 || uuid.Validate(id) != nil {
+		return fault.Invalid("empresa", dte.CodeInvalidValue, "elija una empresa de la lista")
+	}
+	if _, err := q.c.b.Company.Get(q.r.Context(), id); err != nil {
+		return err
+	}
+	q.c.sessions.switchTo(cookieValue(q.r, sessionCookieName), id)
+	http.Redirect(q.w, q.r, Prefix+"resumen", http.StatusSeeOther)
+	return nil
+}
