@@ -50,6 +50,16 @@ func TestConsole(t *testing.T) {
 	t.Run("Browser", f.testBrowser)
 }
 
+// TestConsolePostgres runs the tenancy cases over PostgreSQL (skipped
+// without DTEKIT_PG_URL): the console reads through the billing face,
+// whose store queries differ by backend.
+func TestConsolePostgres(t *testing.T) {
+	f := newFixtureOn(t, billingtest.Postgres)
+	t.Run("Tenancy", f.testTenancy)
+	t.Run("AjustesClaves", f.testAjustesClaves)
+	t.Run("Empresas", f.testEmpresas)
+}
+
 // Sign-in: no session sends a GET to the form and refuses a POST; a bad
 // key or a form without its token is refused; the session's cookie is
 // HttpOnly, SameSite=Strict, limited to the console, and carries no
