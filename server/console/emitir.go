@@ -89,12 +89,16 @@ func notaDesde(q *request, v *emitirView, id string) error {
 	if len(id) != 36 || uuid.Validate(id) != nil {
 		return errNotFound
 	}
-	d, err := q.c.b.Documents.Get(q.r.Context(), q.p.EmpresaID, id, api.DTEGetParams{})
+	d, err := q.c.b.Documents.Get(q.r.Context(), q.p.EmpresaID, id, api.DTEGetParams{IncludeXML: true})
 	if err != nil {
 		return err
 	}
 	v.Tipo = "61"
 	v.R = dte.Receptor{Rut: d.RutReceptor, RazonSocial: d.RazonSocialReceptor}
+	// The receptor's giro and address are in the signed XML only.
+	if doc, err := dte.ParseDTE([]byte(d.XMLDocumento)); err == nil {
+		v.R = doc.Receptor
+	}
 	v.Ref = emitirReferencia{Tipo: d.TipoDTE.String(), Folio: strconv.FormatInt(d.Folio, 10), Fecha: d.FechaEmision, Codigo: "1",
 		Razon: "Anula " + tipoNombre(d.TipoDTE) + " N° " + strconv.FormatInt(d.Folio, 10)}
 	for i, l := range d.Detalle {

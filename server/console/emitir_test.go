@@ -108,7 +108,7 @@ func (f *fixture) testEmitirTipos(t *testing.T) {
 	wantStatus(t, "the nota's form", p, http.StatusOK)
 	folio := strconv.FormatInt(fac.Folio, 10)
 	for _, want := range []string{`<option value="61" selected>`, `id="ref_folio" name="ref_folio" value="` + folio + `"`, `id="ref_tipo_doc" name="ref_tipo_doc" value="33"`,
-		`id="rut" name="rut" value="76086428-5"`, `value="Cliente &amp; Cía"`, `id="nombre0" name="nombre0" value="Servicio"`, `<option value="1" selected>`} {
+		`id="rut" name="rut" value="76086428-5"`, `value="Cliente &amp; Cía"`, `id="giro" name="giro" value="Comercio"`, `id="comuna" name="comuna" value="Santiago"`, `id="nombre0" name="nombre0" value="Servicio"`, `<option value="1" selected>`} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("the nota's form lacks %s: %s", want, p.body)
 		}
