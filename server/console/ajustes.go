@@ -116,7 +116,7 @@ func refused(q *request, err error, values map[string]string, fields []string) e
 			v.Otros = append(v.Otros, d.Field+": "+d.Message)
 			continue
 		}
-		v.Errores[name] = d.Message
+		v.Errores[name] = mensajeCampo(d)
 	}
 	return q.show(http.StatusBadRequest, "ajustes", "Ajustes", "ajustes", v)
 }

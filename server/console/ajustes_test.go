@@ -165,7 +165,8 @@ func (f *fixture) testAjustesAmbiente(t *testing.T) {
 	// No resolution number, no certificate.
 	p = b.post(Prefix+"ajustes/ambiente", url.Values{"ambiente": {"produccion"}})
 	wantStatus(t, "a move without resolution nor certificate", p, http.StatusBadRequest)
-	if !strings.Contains(p.body, `id="numero_resolucion-error"`) || !strings.Contains(p.body, `id="ambiente-error"`) {
+	if !strings.Contains(p.body, `id="numero_resolucion-error"`) || !strings.Contains(p.body, `id="ambiente-error"`) ||
+		!strings.Contains(p.body, "producción exige el número de la resolución") || !strings.Contains(p.body, "producción exige el certificado de firma de la empresa: súbalo primero") {
 		t.Errorf("the refusal: %s", p.body)
 	}
 	p = b.post(Prefix+"ajustes/ambiente", url.Values{"ambiente": {"produccion"}, "numero_resolucion": {"ochenta"}})
@@ -286,4 +287,43 @@ func (f *fixture) testWebhookSecretAndResend(t *testing.T) {
 	}
 	wantStatus(t, "a read-only rotation", ro.post(Prefix+"webhooks/"+wa.ID+"/secreto", nil), http.StatusForbidden)
 	wantStatus(t, "a read-only resend", ro.post(Prefix+"webhooks/"+wa.ID+"/entregas/"+da.ID+"/reenviar", nil), http.StatusForbidden)
+}
+
+// Every form of this slice needs the session's token: without it each is
+// refused with 403 and changes nothing.
+func (f *fixture) testNewFormsCSRF(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wa, err := f.b.Webhooks.Create(ctx, f.A.id, api.WebhookInput{URL: "https://hooks.example.com/csrf", Events: []string{"dte.created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.b.Webhooks.Ping(ctx, f.A.id, wa.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked, _ := f.b.Webhooks.Get(ctx, f.A.id, wa.ID)
+	keys, _ := f.b.Keys.List(ctx, f.A.id)
+	before, _ := f.b.Company.Get(ctx, f.A.id)
+	b := f.session(t, f.A.writeKey)
+	for path, form := range map[string]url.Values{
+		"ajustes/empresa":  {"oficina_sii": {"Oficina CSRF"}},
+		"ajustes/ambiente": {"ambiente": {"produccion"}, "numero_resolucion": {"80"}, "fecha_resolucion": {"2014-08-22"}},
+		"ajustes/claves":   {"escritura": {"si"}}, "ajustes/claves/" + keys[0].ID + "/revocar": {},
+		"ajustes/correo/probar": {}, "webhooks/" + wa.ID + "/secreto": {}, "webhooks/" + wa.ID + "/entregas/" + d.ID + "/reenviar": {},
+		"empresas/cambiar": {"empresa": {f.B.id}},
+	} {
+		form.Set("csrf", "")
+		wantStatus(t, path+" without a token", b.post(Prefix+path, form), http.StatusForbidden)
+	}
+	after, _ := f.b.Company.Get(ctx, f.A.id)
+	if after.OficinaSII == "Oficina CSRF" || after.Ambiente != before.Ambiente {
+		t.Fatalf("the company after forms without a token: %+v", after)
+	}
+	if ks, _ := f.b.Keys.List(ctx, f.A.id); len(ks) != len(keys) || ks[0].RevokedAt != nil {
+		t.Fatalf("the keys after forms without a token: %+v", ks)
+	}
+	if w, _ := f.b.Webhooks.Get(ctx, f.A.id, wa.ID); w.Secret != masked.Secret {
+		t.Fatal("a form without a token rotated the secret")
+	}
 }

@@ -47,6 +47,7 @@ func TestConsole(t *testing.T) {
 	t.Run("AjustesClaves", f.testAjustesClaves)
 	t.Run("AjustesAmbiente", f.testAjustesAmbiente)
 	t.Run("WebhookSecretAndResend", f.testWebhookSecretAndResend)
+	t.Run("NewFormsCSRF", f.testNewFormsCSRF)
 	t.Run("Browser", f.testBrowser)
 }
 

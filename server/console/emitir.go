@@ -209,7 +209,7 @@ func placeErrors(v *emitirView, details []dte.FieldError) {
 			v.Otros = append(v.Otros, d.Field+": "+d.Message)
 			continue
 		}
-		v.Errores[field] = d.Message
+		v.Errores[field] = mensajeCampo(d)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/chile"
 )
@@ -166,4 +167,41 @@ func entregaNombre(s api.DeliveryState) string {
 		return "Fallida"
 	}
 	return string(s)
+}
+
+// mensajeCampo says in Spanish what is wrong with a field, by the stable
+// code of the face's refusal; a code without a sentence here keeps the
+// face's own message.
+func mensajeCampo(d dte.FieldError) string {
+	switch d.Code {
+	case dte.CodeRequired:
+		switch d.Field {
+		case "numero_resolucion":
+			return "producción exige el número de la resolución del SII que autoriza a emitir (mayor que 0)"
+		case "fecha_resolucion":
+			return "producción exige la fecha de la resolución del SII"
+		}
+		return "este dato es obligatorio"
+	case fault.DetailCertRequired:
+		return "producción exige el certificado de firma de la empresa: súbalo primero"
+	case fault.DetailCertExpired:
+		return "el certificado de firma de la empresa venció: suba uno vigente"
+	case dte.CodeInvalidRUT:
+		return "el dígito verificador no corresponde a este RUT"
+	case dte.CodeInvalidFormat:
+		return "el formato no es válido (números sin puntos; fechas AAAA-MM-DD; RUT con guion y dígito verificador)"
+	case dte.CodeInvalidDecimals:
+		return "tiene más decimales de los permitidos (los montos en pesos son enteros)"
+	case dte.CodeOutOfRange:
+		return "el valor está fuera del rango permitido"
+	case dte.CodeTooLong:
+		return "es más largo de lo que el SII admite en este campo"
+	case dte.CodeNotLatin1:
+		return "tiene caracteres que el SII no admite (emojis, comillas tipográficas, €…)"
+	case dte.CodeInvalidCharacter:
+		return "tiene caracteres de control que no se admiten"
+	case dte.CodeNotAllowed:
+		return "este dato no corresponde a este tipo de documento"
+	}
+	return d.Message
 }
