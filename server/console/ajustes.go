@@ -204,6 +204,17 @@ func subirLogo(q *request) error {
 	if err == nil {
 		_, err = q.c.b.Company.SetLogo(q.r.Context(), q.p.EmpresaID, body)
 	}
+	if fe := fault.As(err); fe != nil && fe.Kind == fault.KindValidation {
+		// The face names the upload "file"; the form's field is "logo".
+		cp := *fe
+		cp.Details = append([]dte.FieldError(nil), fe.Details...)
+		for i := range cp.Details {
+			if cp.Details[i].Field == "file" {
+				cp.Details[i].Field = "logo"
+			}
+		}
+		err = &cp
+	}
 	if err != nil {
 		return refused(q, err, nil, []string{"logo"})
 	}

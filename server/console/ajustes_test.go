@@ -1,7 +1,10 @@
 package console
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/png"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -144,7 +147,7 @@ func (f *fixture) testAjustesClaves(t *testing.T) {
 
 // The move to production: refused without a resolution or a
 // certificate, with each refusal beside its field, and done once both
-// are there.
+// are there. Then the same company's logo.
 func (f *fixture) testAjustesAmbiente(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -192,6 +195,37 @@ func (f *fixture) testAjustesAmbiente(t *testing.T) {
 	if !strings.Contains(p.body, `id="ambiente-actual">Producción`) || !strings.Contains(p.body, "N° 80 del 22-08-2014") {
 		t.Errorf("Ajustes in production: %s", p.body)
 	}
+
+	// The logo: a file that is no image is refused beside its field; a
+	// PNG is installed.
+	p = b.postFile(Prefix+"ajustes/logo", "logo", []byte("esto no es una imagen"), b.csrf)
+	wantStatus(t, "a logo that is no image", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, `id="logo-error">el logo debe ser una imagen PNG o JPEG`) {
+		t.Errorf("the refused logo: %s", p.body)
+	}
+	if _, err := f.b.Company.Logo(ctx, e.ID); err == nil {
+		t.Fatal("a refused logo was installed")
+	}
+	var img bytes.Buffer
+	if err := png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 4, 3))); err != nil {
+		t.Fatal(err)
+	}
+	if p = b.postFile(Prefix+"ajustes/logo", "logo", img.Bytes(), b.csrf); p.status != http.StatusSeeOther {
+		t.Fatalf("the logo: %d %s", p.status, p.body)
+	}
+	if l, err := f.b.Company.Logo(ctx, e.ID); err != nil || l.ContentType != "image/png" {
+		t.Fatalf("the installed logo: %+v %v", l, err)
+	}
+	if p = b.get(Prefix + "ajustes"); !strings.Contains(p.body, "La empresa tiene un logo") {
+		t.Errorf("Ajustes with a logo: %s", p.body)
+	}
+	ro, err := f.b.Keys.Create(ctx, e.ID, api.APIKeyInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := f.session(t, ro.Key)
+	rb.get(Prefix + "ajustes")
+	wantStatus(t, "a read-only logo", rb.postFile(Prefix+"ajustes/logo", "logo", img.Bytes(), rb.csrf), http.StatusForbidden)
 }
 
 // Webhooks: rotating the secret shows the new one once; a delivery's

@@ -173,6 +173,9 @@ func entregaNombre(s api.DeliveryState) string {
 // code of the face's refusal; a code without a sentence here keeps the
 // face's own message.
 func mensajeCampo(d dte.FieldError) string {
+	if d.Field == "logo" && d.Code != dte.CodeRequired {
+		return "el logo debe ser una imagen PNG o JPEG de hasta 256 KiB y 2000 píxeles por lado"
+	}
 	switch d.Code {
 	case dte.CodeRequired:
 		switch d.Field {
