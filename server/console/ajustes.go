@@ -66,6 +66,9 @@ func loadAjustes(q *request) (*ajustesView, error) {
 	if v.E.NumeroResolucion > 0 {
 		v.Valores["numero_resolucion"] = strconv.Itoa(v.E.NumeroResolucion)
 	}
+	for k, val := range correoValores(v.Correo) {
+		v.Valores[k] = val
+	}
 	return v, nil
 }
 
@@ -82,6 +85,8 @@ func ajustes(q *request) error {
 		note = "Ambiente cambiado a " + v.E.Ambiente + "."
 	case "logo":
 		note = "Logo guardado: se imprime en los PDF desde ahora."
+	case "correo":
+		note = "Correo guardado."
 	case "revocada":
 		note = "Clave revocada: deja de servir de inmediato."
 	}
@@ -108,6 +113,7 @@ func refused(q *request, err error, values map[string]string, fields []string) e
 	}
 	for _, d := range fe.Details {
 		name, _, _ := strings.Cut(d.Field, "[")
+		name = strings.ReplaceAll(name, ".", "_")
 		known := false
 		for _, f := range fields {
 			known = known || f == name
@@ -204,21 +210,83 @@ func subirLogo(q *request) error {
 	if err == nil {
 		_, err = q.c.b.Company.SetLogo(q.r.Context(), q.p.EmpresaID, body)
 	}
-	if fe := fault.As(err); fe != nil && fe.Kind == fault.KindValidation {
-		// The face names the upload "file"; the form's field is "logo".
-		cp := *fe
-		cp.Details = append([]dte.FieldError(nil), fe.Details...)
-		for i := range cp.Details {
-			if cp.Details[i].Field == "file" {
-				cp.Details[i].Field = "logo"
-			}
-		}
-		err = &cp
-	}
 	if err != nil {
-		return refused(q, err, nil, []string{"logo"})
+		// The face names the upload "file"; the form's field is "logo".
+		return refused(q, renamed(err, func(f string) string {
+			if f == "file" {
+				return "logo"
+			}
+			return f
+		}), nil, []string{"logo"})
 	}
 	http.Redirect(q.w, q.r, Prefix+"ajustes?hecho=logo", http.StatusSeeOther)
+	return nil
+}
+
+// correoCampos are the mail form's fields; the passwords are never
+// shown again, and one left empty keeps the password on record.
+// Their names are the face's, in dot notation made flat, after
+// "correo_" (the company form has a direccion too).
+var correoCampos = []string{"correo_direccion", "correo_enviar_dte", "correo_smtp_host", "correo_smtp_port", "correo_smtp_seguridad",
+	"correo_smtp_usuario", "correo_smtp_password", "correo_imap_host", "correo_imap_port", "correo_imap_seguridad",
+	"correo_imap_usuario", "correo_imap_password", "correo_imap_carpeta"}
+
+// correoValores are the form's values of settings c (no password).
+func correoValores(c *api.CorreoSettings) map[string]string {
+	v := map[string]string{"correo_direccion": c.Direccion, "correo_enviar_dte": string(c.EnviarDTE)}
+	for name, srv := range map[string]*api.CorreoServidor{"correo_smtp": c.SMTP, "correo_imap": c.IMAP} {
+		if srv == nil {
+			continue
+		}
+		v[name+"_host"], v[name+"_port"], v[name+"_seguridad"], v[name+"_usuario"] = srv.Host, strconv.Itoa(srv.Port), srv.Seguridad, srv.Usuario
+		v[name+"_carpeta"] = srv.Carpeta
+	}
+	return v
+}
+
+// ajustarCorreo replaces the company's mail settings, which only an
+// admin may do (as PUT /empresa/correo: they carry the servers'
+// passwords). A server without a host is removed.
+func ajustarCorreo(q *request) error {
+	if !q.p.Admin {
+		q.c.fail(q.w, q.r, q.sess, http.StatusForbidden, "Solo una credencial de administrador puede cambiar el correo de la empresa.")
+		return nil
+	}
+	f := q.r.PostForm
+	values := map[string]string{}
+	for _, name := range correoCampos {
+		if !strings.HasSuffix(name, "_password") {
+			values[name] = strings.TrimSpace(f.Get(name))
+		}
+	}
+	acuse := f.Get("acuse_automatico") == "si"
+	in := api.CorreoSettings{Direccion: values["correo_direccion"], EnviarDTE: api.CuandoEnviar(values["correo_enviar_dte"]), AcuseAutomatico: &acuse}
+	var bad []dte.FieldError
+	server := func(srvName string) *api.CorreoServidor {
+		name := "correo_" + srvName
+		if values[name+"_host"] == "" {
+			return nil
+		}
+		srv := &api.CorreoServidor{Host: values[name+"_host"], Seguridad: values[name+"_seguridad"], Usuario: values[name+"_usuario"],
+			Password: f.Get(name + "_password"), Carpeta: values[name+"_carpeta"]}
+		n, err := strconv.Atoi(values[name+"_port"])
+		if err != nil {
+			bad = append(bad, dte.FieldError{Field: srvName + ".port", Code: dte.CodeInvalidFormat, Message: "el puerto es un número"})
+		}
+		srv.Port = n
+		return srv
+	}
+	in.SMTP, in.IMAP = server("smtp"), server("imap")
+	var err error
+	if len(bad) > 0 {
+		err = &fault.Error{Kind: fault.KindValidation, Code: fault.Validation, Message: "datos no válidos", Details: bad}
+	} else {
+		_, err = q.c.b.Mail.UpdateSettings(q.r.Context(), q.p.EmpresaID, in)
+	}
+	if err != nil {
+		return refused(q, prefixed(err, "correo."), values, correoCampos)
+	}
+	http.Redirect(q.w, q.r, Prefix+"ajustes?hecho=correo", http.StatusSeeOther)
 	return nil
 }
 
@@ -266,4 +334,23 @@ func revocarClave(q *request) error {
 	}
 	http.Redirect(q.w, q.r, Prefix+"ajustes?hecho=revocada", http.StatusSeeOther)
 	return nil
+}
+
+// renamed is a refusal with its fields renamed by to.
+func renamed(err error, to func(string) string) error {
+	fe := fault.As(err)
+	if fe == nil || fe.Kind != fault.KindValidation {
+		return err
+	}
+	cp := *fe
+	cp.Details = append([]dte.FieldError(nil), fe.Details...)
+	for i := range cp.Details {
+		cp.Details[i].Field = to(cp.Details[i].Field)
+	}
+	return &cp
+}
+
+// prefixed is a refusal with prefix before each field's name.
+func prefixed(err error, prefix string) error {
+	return renamed(err, func(f string) string { return prefix + f })
 }

@@ -149,7 +149,9 @@ var funcs = template.FuncMap{
 		return string(d)
 	},
 	"list": func(s ...string) []string { return s },
-	"inc":  func(i int) int { return i + 1 },
+	// verdad is an optional flag that defaults to true.
+	"verdad": func(p *bool) bool { return p == nil || *p },
+	"inc":    func(i int) int { return i + 1 },
 	// campo is one text field of a form with its error.
 	"campo": func(name, label, value string, errs map[string]string) formField {
 		return formField{Name: name, Label: label, Value: value, Error: errs[name]}

@@ -42,6 +42,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Emitir", f.testEmitir)
 	t.Run("EmitirTipos", f.testEmitirTipos)
 	t.Run("Empresas", f.testEmpresas)
+	t.Run("Correo", f.testCorreo)
 	t.Run("AjustesReadOnly", f.testAjustesReadOnly)
 	t.Run("AjustesEmpresa", f.testAjustesEmpresa)
 	t.Run("AjustesClaves", f.testAjustesClaves)

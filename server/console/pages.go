@@ -55,6 +55,7 @@ func (c *Console) routes() {
 	c.page("POST "+Prefix+"ajustes/ambiente", write, cambiarAmbiente)
 	c.page("POST "+Prefix+"ajustes/logo", write, subirLogo)
 	c.page("POST "+Prefix+"ajustes/correo/probar", write, probarCorreo)
+	c.page("POST "+Prefix+"ajustes/correo", write, ajustarCorreo)
 	c.page("POST "+Prefix+"ajustes/claves", write, crearClave)
 	c.page("POST "+Prefix+"ajustes/claves/{id}/revocar", write, revocarClave)
 	c.page("GET "+Prefix+"empresas", read, empresas)
