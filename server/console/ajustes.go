@@ -82,7 +82,7 @@ func ajustes(q *request) error {
 	case "empresa":
 		note = "Datos de la empresa guardados."
 	case "ambiente":
-		note = "Ambiente cambiado a " + v.E.Ambiente + "."
+		note = "Ambiente cambiado a " + ambienteNombre(v.E.Ambiente) + "."
 	case "logo":
 		note = "Logo guardado: se imprime en los PDF desde ahora."
 	case "correo":

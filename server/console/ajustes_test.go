@@ -192,7 +192,8 @@ func (f *fixture) testAjustesAmbiente(t *testing.T) {
 		t.Fatalf("after the move: %+v", got)
 	}
 	p = b.get(p.header.Get("Location"))
-	if !strings.Contains(p.body, `id="ambiente-actual">Producción`) || !strings.Contains(p.body, "N° 80 del 22-08-2014") {
+	if !strings.Contains(p.body, `id="ambiente-actual">Producción`) || !strings.Contains(p.body, "Ambiente cambiado a producción.") ||
+		!strings.Contains(p.body, rutC+" · producción") || !strings.Contains(p.body, "N° 80 del 22-08-2014") {
 		t.Errorf("Ajustes in production: %s", p.body)
 	}
 

@@ -134,6 +134,7 @@ var funcs = template.FuncMap{
 	"accion":    accionNombre,
 	"dias":      diasNombre,
 	"entrega":   entregaNombre,
+	"ambiente":  ambienteNombre,
 	// empresaCampos are the company form's fields and labels.
 	"empresaCampos": func() [][2]string { return empresaCampos },
 	"deref64": func(p *int64) int64 {

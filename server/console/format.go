@@ -208,3 +208,14 @@ func mensajeCampo(d dte.FieldError) string {
 	}
 	return d.Message
 }
+
+// ambienteNombre is the Spanish name of an environment.
+func ambienteNombre(a string) string {
+	switch a {
+	case dte.AmbienteProduccion:
+		return "producción"
+	case dte.AmbienteCertificacion:
+		return "certificación"
+	}
+	return a
+}
