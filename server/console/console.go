@@ -267,8 +267,8 @@ func (c *Console) page(pattern string, acc access, h handler) {
 			http.Redirect(w, r, Prefix+"ingresar", http.StatusSeeOther)
 			return
 		}
-		if sess.actua != "" && p.Admin {
-			// An admin switched company: every page acts for that one.
+		if sess.actua != "" && p.Operator {
+			// The operator switched company: every page acts for that one.
 			cp := *p
 			cp.EmpresaID = sess.actua
 			p = &cp
@@ -351,7 +351,7 @@ type view struct {
 	CSRF    string
 	Empresa *api.Empresa
 	Write   bool
-	// Admin shows the list of companies an admin may switch to.
+	// Admin shows the list of companies the operator may switch to.
 	Admin   bool
 	Aviso   string
 	Error   string
@@ -383,7 +383,7 @@ func (q *request) show(status int, name, title, nav string, data any, notes ...s
 	if err != nil {
 		return err
 	}
-	v := &view{Title: title, Nav: nav, CSRF: q.sess.csrf, Empresa: e, Write: q.p.Write, Admin: q.p.Admin, Data: data}
+	v := &view{Title: title, Nav: nav, CSRF: q.sess.csrf, Empresa: e, Write: q.p.Write, Admin: q.p.Operator, Data: data}
 	if len(notes) > 0 {
 		v.Aviso = notes[0]
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// maxEmpresasShown bounds the companies the admin's list shows.
+// maxEmpresasShown bounds the companies the operator's list shows.
 const maxEmpresasShown = 1000
 
-// empresasView is the admin's list of companies.
+// empresasView is the operator's list of companies.
 type empresasView struct {
 	Empresas []api.Empresa
 	Mas      bool
@@ -20,15 +20,17 @@ type empresasView struct {
 	Actual string
 }
 
-// adminOnly is the page of a credential without the admin role.
-func adminOnly(q *request) {
-	q.c.fail(q.w, q.r, q.sess, http.StatusForbidden, "Solo una credencial de administrador puede cambiar de empresa.")
+// operatorOnly is the page of a credential without the operator's role:
+// a company's own admin stays in its company.
+func operatorOnly(q *request) {
+	q.c.fail(q.w, q.r, q.sess, http.StatusForbidden, "Solo el operador del servidor puede cambiar de empresa.")
 }
 
-// empresas lists every company to an admin, who may switch to one.
+// empresas lists every company to the server's operator, who may switch
+// to one.
 func empresas(q *request) error {
-	if !q.p.Admin {
-		adminOnly(q)
+	if !q.p.Operator {
+		operatorOnly(q)
 		return nil
 	}
 	all, err := q.c.b.Company.List(q.r.Context(), api.EmpresaListParams{})
@@ -46,11 +48,11 @@ func empresas(q *request) error {
 	return q.show(http.StatusOK, "empresas", "Empresas", "empresas", v, note)
 }
 
-// cambiarEmpresa makes an admin's session act for another company (or
-// its own again).
+// cambiarEmpresa makes the operator's session act for another company
+// (or its own again).
 func cambiarEmpresa(q *request) error {
-	if !q.p.Admin {
-		adminOnly(q)
+	if !q.p.Operator {
+		operatorOnly(q)
 		return nil
 	}
 	id := q.r.PostForm.Get("empresa")

@@ -18,7 +18,8 @@ func (f *fixture) testEmpresas(t *testing.T) {
 	t.Parallel()
 	signIn := f.tokenConsole(t)
 
-	for _, cred := range []string{f.A.writeKey, "token-A"} {
+	// A key, a token and a company's own admin stay in their company.
+	for _, cred := range []string{f.A.writeKey, "token-A", "token-admin-A"} {
 		b := signIn(cred)
 		if p := b.get(Prefix + "resumen"); strings.Contains(p.body, `href="/console/empresas"`) {
 			t.Errorf("a non-admin is offered the companies: %s", p.body)
@@ -29,8 +30,8 @@ func (f *fixture) testEmpresas(t *testing.T) {
 		wantStatus(t, "A's document", b.get(Prefix+"documentos/"+f.A.dte), http.StatusOK)
 	}
 
-	admin := signIn("token-admin-A")
-	other := signIn("token-admin-A")
+	admin := signIn("token-operador-A")
+	other := signIn("token-operador-A")
 	p := admin.get(Prefix + "empresas")
 	wantStatus(t, "the companies", p, http.StatusOK)
 	if !strings.Contains(p.body, rutB) || !strings.Contains(p.body, `name="empresa" value="`+f.B.id+`"`) || strings.Contains(p.body, `name="empresa" value="`+f.A.id+`"`) {
@@ -55,12 +56,15 @@ func (f *fixture) testEmpresas(t *testing.T) {
 }
 
 // tokenConsole is a console over the fixture's service that also takes
-// bearer tokens, as the server's Authenticate does: "token-admin-A" is
-// an admin's of company A, "token-A" a token of A without the role; keys
+// bearer tokens, as the server's Authenticate does: "token-operador-A" is
+// the server operator's (of company A), "token-admin-A" company A's own
+// admin's, "token-A" a token of A without a role; keys
 // resolve as Keys.Authenticate does. It returns how to sign in to it.
 func (f *fixture) tokenConsole(t *testing.T) func(cred string) *browser {
 	auth := func(ctx context.Context, cred string) (*api.Principal, error) {
 		switch cred {
+		case "token-operador-A":
+			return &api.Principal{EmpresaID: f.A.id, Credential: "jwt:" + f.A.id + ":operador", Write: true, Admin: true, Operator: true}, nil
 		case "token-admin-A":
 			return &api.Principal{EmpresaID: f.A.id, Credential: "jwt:" + f.A.id + ":admin", Write: true, Admin: true}, nil
 		case "token-A":
@@ -113,7 +117,7 @@ func (f *fixture) testCorreo(t *testing.T) {
 	if c, _ := f.b.Mail.Settings(ctx, f.A.id); c.Direccion == "x@example.com" {
 		t.Fatal("a non-admin changed the mail settings")
 	}
-	admin := signIn("token-admin-A")
+	admin := signIn("token-operador-A")
 	admin.get(Prefix + "empresas")
 	if p := admin.post(Prefix+"empresas/cambiar", url.Values{"empresa": {e.ID}}); p.status != http.StatusSeeOther {
 		t.Fatalf("the switch: %d %s", p.status, p.body)
