@@ -311,7 +311,20 @@ func probarCorreo(q *request) error {
 	return q.show(http.StatusOK, "ajustes", "Ajustes", "ajustes", v, "Buzón leído.")
 }
 
+// keysAdminOnly refuses the key forms to a credential without the admin
+// role: a key that could mint keys would outlive its own revocation.
+func keysAdminOnly(q *request) bool {
+	if q.p.Admin {
+		return false
+	}
+	q.c.fail(q.w, q.r, q.sess, http.StatusForbidden, "Solo una credencial de administrador puede crear o revocar claves.")
+	return true
+}
+
 func crearClave(q *request) error {
+	if keysAdminOnly(q) {
+		return nil
+	}
 	k, err := q.c.b.Keys.Create(q.r.Context(), q.p.EmpresaID, api.APIKeyInput{Write: q.r.PostForm.Get("escritura") == "si"})
 	if err != nil {
 		return err
@@ -325,6 +338,9 @@ func crearClave(q *request) error {
 }
 
 func revocarClave(q *request) error {
+	if keysAdminOnly(q) {
+		return nil
+	}
 	id, err := q.id()
 	if err != nil {
 		return err

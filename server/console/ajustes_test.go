@@ -96,7 +96,18 @@ func (f *fixture) testAjustesEmpresa(t *testing.T) {
 func (f *fixture) testAjustesClaves(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := f.session(t, f.A.writeKey)
+	// A write key cannot mint keys: one that could would outlive its own
+	// revocation.
+	wk := f.session(t, f.A.writeKey)
+	if p := wk.get(Prefix + "ajustes"); strings.Contains(p.body, `action="/console/ajustes/claves"`) {
+		t.Errorf("a write key is offered the key form: %s", p.body)
+	}
+	before, _ := f.b.Keys.List(ctx, f.A.id)
+	wantStatus(t, "a key created by a write key", wk.post(Prefix+"ajustes/claves", nil), http.StatusForbidden)
+	if after, _ := f.b.Keys.List(ctx, f.A.id); len(after) != len(before) {
+		t.Fatalf("a write key created a key: %d → %d", len(before), len(after))
+	}
+	b := f.tokenConsole(t)("token-admin-A")
 	b.get(Prefix + "ajustes")
 	p := b.post(Prefix+"ajustes/claves", nil)
 	wantStatus(t, "creating a key", p, http.StatusOK)
@@ -138,7 +149,7 @@ func (f *fixture) testAjustesClaves(t *testing.T) {
 		t.Fatalf("B's key after A's form: %v", err)
 	}
 	// CSRF: without the session's token nothing is created.
-	before, _ := f.b.Keys.List(ctx, f.A.id)
+	before, _ = f.b.Keys.List(ctx, f.A.id)
 	wantStatus(t, "creating without a token", b.post(Prefix+"ajustes/claves", url.Values{"csrf": {""}}), http.StatusForbidden)
 	if after, _ := f.b.Keys.List(ctx, f.A.id); len(after) != len(before) {
 		t.Fatalf("a form without a token created a key: %d → %d", len(before), len(after))

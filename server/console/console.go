@@ -351,12 +351,16 @@ type view struct {
 	CSRF    string
 	Empresa *api.Empresa
 	Write   bool
-	// Admin shows the list of companies the operator may switch to.
-	Admin   bool
-	Aviso   string
-	Error   string
-	Errores []string
-	Data    any
+	// Admin is the company's admin role: the mail settings and the API
+	// keys.
+	Admin bool
+	// Operador is the server operator's role: the list of companies to
+	// switch to.
+	Operador bool
+	Aviso    string
+	Error    string
+	Errores  []string
+	Data     any
 }
 
 // render writes a page with status.
@@ -383,7 +387,7 @@ func (q *request) show(status int, name, title, nav string, data any, notes ...s
 	if err != nil {
 		return err
 	}
-	v := &view{Title: title, Nav: nav, CSRF: q.sess.csrf, Empresa: e, Write: q.p.Write, Admin: q.p.Operator, Data: data}
+	v := &view{Title: title, Nav: nav, CSRF: q.sess.csrf, Empresa: e, Write: q.p.Write, Admin: q.p.Admin, Operador: q.p.Operator, Data: data}
 	if len(notes) > 0 {
 		v.Aviso = notes[0]
 	}
