@@ -34,4 +34,9 @@ type Principal struct {
 	Write bool
 	// Admin reports the admin role (needed to upload the certificate).
 	Admin bool
+	// Operator reports the server operator's role: an admin of its
+	// company who may also, in the console, act for any other company.
+	// Only a bearer token whose role is "operador" carries it; an API
+	// key never does.
+	Operator bool
 }

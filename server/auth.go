@@ -52,6 +52,12 @@ type Claims struct {
 // set its mail settings (which carry the mail servers' passwords).
 const RoleAdmin = "admin"
 
+// RoleOperador is the role of the server's operator: an admin of the
+// token's company who may also switch the console to any other company
+// (api.Principal.Operator). A company's own admin (RoleAdmin) never can:
+// the admin role is one company's.
+const RoleOperador = "operador"
+
 // PEMKeyfunc returns a jwt.Keyfunc over the RSA public keys in pemData
 // (PUBLIC KEY, RSA PUBLIC KEY or CERTIFICATE blocks). With several keys a
 // token verifies when any of them verifies it.
@@ -188,7 +194,8 @@ func (s *Server) verifyJWT(ctx context.Context, tok string) (*api.Principal, err
 		EmpresaID:  c.EmpresaID,
 		Credential: "jwt:" + c.EmpresaID + ":" + sub,
 		Write:      true,
-		Admin:      c.Role == RoleAdmin,
+		Admin:      c.Role == RoleAdmin || c.Role == RoleOperador,
+		Operator:   c.Role == RoleOperador,
 	}, nil
 }
 

@@ -16,15 +16,17 @@ func TestAuthenticate(t *testing.T) {
 	f := newFixture(t, billingtestSQLite(t), RateLimit{PerSecond: -1})
 	ctx := context.Background()
 	for _, c := range []struct {
-		cred         string
-		empresa      string
-		write, admin bool
+		cred                   string
+		empresa                string
+		write, admin, operator bool
 	}{
-		{f.A.writeKey, f.A.id, true, false}, {f.A.readKey, f.A.id, false, false},
-		{f.A.adminTok, f.A.id, true, true}, {f.A.userTok, f.A.id, true, false}, {f.B.readKey, f.B.id, false, false},
+		{f.A.writeKey, f.A.id, true, false, false}, {f.A.readKey, f.A.id, false, false, false},
+		{f.A.adminTok, f.A.id, true, true, false}, {f.A.userTok, f.A.id, true, false, false}, {f.B.readKey, f.B.id, false, false, false},
+		// The operator's token is an admin of its company and the operator.
+		{f.A.operTok, f.A.id, true, true, true},
 	} {
 		p, err := f.srv.Authenticate(ctx, c.cred)
-		if err != nil || p.EmpresaID != c.empresa || p.Write != c.write || p.Admin != c.admin {
+		if err != nil || p.EmpresaID != c.empresa || p.Write != c.write || p.Admin != c.admin || p.Operator != c.operator {
 			t.Errorf("%.12s…: %+v %v", c.cred, p, err)
 		}
 	}

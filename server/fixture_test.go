@@ -49,6 +49,8 @@ type company struct {
 	id, rut           string
 	writeKey, readKey string
 	adminTok, userTok string
+	// operTok is the server operator's token (role operador) of the company.
+	operTok           string
 	writeHdr, readHdr []string
 	adminHdr, userHdr []string
 }
@@ -140,7 +142,7 @@ func (f *fixture) provision(ctx context.Context, want billingtest.Company) compa
 		return signToken(t, jwt.SigningMethodRS256, key, jwt.MapClaims{"iss": testIssuer, "aud": testAud, "sub": "u-" + role,
 			"exp": time.Now().Add(time.Hour).Unix(), "empresa_id": e.ID, "role": role})
 	}
-	c := company{id: e.ID, rut: rut, writeKey: wk.Key, readKey: rk.Key, adminTok: tok("admin"), userTok: tok("user")}
+	c := company{id: e.ID, rut: rut, writeKey: wk.Key, readKey: rk.Key, adminTok: tok("admin"), userTok: tok("user"), operTok: tok(RoleOperador)}
 	c.writeHdr = []string{"X-Api-Key", c.writeKey}
 	c.readHdr = []string{"X-Api-Key", c.readKey}
 	c.adminHdr = []string{"Authorization", "Bearer " + c.adminTok}

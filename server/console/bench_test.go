@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/store"
 )
@@ -19,9 +20,17 @@ import (
 // XML, request and totals), spread over six states and 60 days, and the
 // received ones over the four states with windows of 0 to 8 days.
 //
+// It runs on both backends (PostgreSQL with DTEKIT_PG_URL set):
+//
 //	go test -run '^$' -bench BenchmarkPages ./server/console/
 func BenchmarkPages(b *testing.B) {
-	f := newFixture(b)
+	for _, be := range billingtest.Backends() {
+		b.Run(be.Name, func(b *testing.B) { benchmarkPages(b, be) })
+	}
+}
+
+func benchmarkPages(b *testing.B, be billingtest.Backend) {
+	f := newFixtureOn(b, be)
 	ctx := context.Background()
 	doc, err := f.st.GetDTE(ctx, f.A.id, f.A.dte)
 	if err != nil {
@@ -67,7 +76,8 @@ func BenchmarkPages(b *testing.B) {
 	}
 	sid, _, _ := f.console.sessions.open(f.A.readKey, f.A.id, time.Now())
 	for _, path := range []string{"resumen", "documentos", "documentos?estado=aceptado&desde=" + dte.Today(now.AddDate(0, 0, -7)),
-		"documentos/" + f.A.dte, "recibidos", "recibidos?estado=todos", "recibidos/" + f.A.recibidos[0]} {
+		"documentos/" + f.A.dte, "recibidos", "recibidos?estado=todos", "recibidos/" + f.A.recibidos[0],
+		"envios", "folios", "webhooks", "ajustes"} {
 		b.Run(path, func(b *testing.B) {
 			for b.Loop() {
 				req := httptest.NewRequest("GET", Prefix+path, nil)

@@ -12,8 +12,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/internal/oracle"
 )
+
+// rutE is the company the browser moves to production; its check digit
+// by hand from the right: 1·2+1·3+1·4+1·5+1·6+1·7+6·2+7·3 = 60,
+// 60 mod 11 = 5, 11−5 = 6.
+const rutE = "76111111-6"
 
 // testBrowser drives a real headless Chromium (Debian's chromium)
 // through the console, once at a phone's width (375 px) and once at a
@@ -135,6 +141,7 @@ func (f *fixture) testBrowser(t *testing.T) {
 			for _, page := range []struct{ name, path, sel string }{
 				{"recibidos", "recibidos", "nav.pestanas"}, {"envios", "envios", "main table"},
 				{"folios", "folios", "#umbral"}, {"webhooks", "webhooks", "main h1"}, {"emitir", "emitir", "#tipo"},
+				{"ajustes", "ajustes", "#guardar-empresa"}, {"nota-credito", "emitir?desde=" + f.A.dte, "#ref_folio"},
 			} {
 				must(page.name, chromedp.Do(ctx, chromedp.Navigate(base+page.path), chromedp.WaitVisible(CSS(page.sel))))
 				fits(page.name)
@@ -145,6 +152,37 @@ func (f *fixture) testBrowser(t *testing.T) {
 				t.Fatalf("the accepted document: %+v %v", r, err)
 			}
 			// Sign out: the console asks to sign in again.
+			must("sign-out", chromedp.Do(ctx,
+				chromedp.Click(CSS(`form.salir button`)),
+				chromedp.WaitVisible(CSS(`#credencial`)),
+			))
+			if c.width != 375 {
+				return
+			}
+			// At the phone's width, a company of its own moves to
+			// production through Ajustes.
+			e, err := billingtest.Provision(context.Background(), f.b, billingtest.Creds(t), billingtest.Company{Rut: rutE, RazonSocial: "Empresa E"})
+			must("company E", err)
+			k, err := f.b.Keys.Create(context.Background(), e.ID, api.APIKeyInput{Write: true})
+			must("E's key", err)
+			must("production", chromedp.Do(ctx,
+				chromedp.SendKeys(CSS(`#credencial`), k.Key),
+				chromedp.Click(CSS(`form.ingreso button`)),
+				chromedp.WaitVisible(CSS(`#hoy`)),
+				chromedp.Click(CSS(`nav a[href="/console/ajustes"]`)),
+				chromedp.WaitVisible(CSS(`#cambiar-ambiente`)),
+				chromedp.SetValue(CSS(`#numero_resolucion`), "80"),
+				chromedp.SetValue(CSS(`#fecha_resolucion`), "2014-08-22"),
+				chromedp.Click(CSS(`#cambiar-ambiente`)),
+				chromedp.WaitVisible(CSS(`.aviso`)),
+			))
+			actual, err := chromedp.Run(ctx, chromedp.Text(CSS(`#ambiente-actual`)))
+			must("the environment", err)
+			if got, err := f.b.Company.Get(context.Background(), e.ID); err != nil || got.Ambiente != "produccion" || actual != "Producción" {
+				t.Fatalf("after the move: page %q, company %+v %v", actual, got, err)
+			}
+			fits("Ajustes")
+			shot("ajustes-produccion")
 			must("sign-out", chromedp.Do(ctx,
 				chromedp.Click(CSS(`form.salir button`)),
 				chromedp.WaitVisible(CSS(`#credencial`)),

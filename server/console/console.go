@@ -133,6 +133,10 @@ var funcs = template.FuncMap{
 	"estado":    func(e any) string { return estadoNombre(fmt.Sprint(e)) },
 	"accion":    accionNombre,
 	"dias":      diasNombre,
+	"entrega":   entregaNombre,
+	"ambiente":  ambienteNombre,
+	// empresaCampos are the company form's fields and labels.
+	"empresaCampos": func() [][2]string { return empresaCampos },
 	"deref64": func(p *int64) int64 {
 		if p == nil {
 			return 0
@@ -146,7 +150,9 @@ var funcs = template.FuncMap{
 		return string(d)
 	},
 	"list": func(s ...string) []string { return s },
-	"inc":  func(i int) int { return i + 1 },
+	// verdad is an optional flag that defaults to true.
+	"verdad": func(p *bool) bool { return p == nil || *p },
+	"inc":    func(i int) int { return i + 1 },
 	// campo is one text field of a form with its error.
 	"campo": func(name, label, value string, errs map[string]string) formField {
 		return formField{Name: name, Label: label, Value: value, Error: errs[name]}
@@ -261,6 +267,12 @@ func (c *Console) page(pattern string, acc access, h handler) {
 			http.Redirect(w, r, Prefix+"ingresar", http.StatusSeeOther)
 			return
 		}
+		if sess.actua != "" && p.Operator {
+			// The operator switched company: every page acts for that one.
+			cp := *p
+			cp.EmpresaID = sess.actua
+			p = &cp
+		}
 		if c.limit != nil {
 			if ok, wait := c.limit.Allow(p.Credential, c.now()); !ok {
 				w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
@@ -339,10 +351,16 @@ type view struct {
 	CSRF    string
 	Empresa *api.Empresa
 	Write   bool
-	Aviso   string
-	Error   string
-	Errores []string
-	Data    any
+	// Admin is the company's admin role: the mail settings and the API
+	// keys.
+	Admin bool
+	// Operador is the server operator's role: the list of companies to
+	// switch to.
+	Operador bool
+	Aviso    string
+	Error    string
+	Errores  []string
+	Data     any
 }
 
 // render writes a page with status.
@@ -369,7 +387,7 @@ func (q *request) show(status int, name, title, nav string, data any, notes ...s
 	if err != nil {
 		return err
 	}
-	v := &view{Title: title, Nav: nav, CSRF: q.sess.csrf, Empresa: e, Write: q.p.Write, Data: data}
+	v := &view{Title: title, Nav: nav, CSRF: q.sess.csrf, Empresa: e, Write: q.p.Write, Admin: q.p.Admin, Operador: q.p.Operator, Data: data}
 	if len(notes) > 0 {
 		v.Aviso = notes[0]
 	}

@@ -40,7 +40,26 @@ func TestConsole(t *testing.T) {
 	t.Run("Send", f.testSend)
 	t.Run("Webhooks", f.testWebhooks)
 	t.Run("Emitir", f.testEmitir)
+	t.Run("EmitirTipos", f.testEmitirTipos)
+	t.Run("Empresas", f.testEmpresas)
+	t.Run("Correo", f.testCorreo)
+	t.Run("AjustesReadOnly", f.testAjustesReadOnly)
+	t.Run("AjustesEmpresa", f.testAjustesEmpresa)
+	t.Run("AjustesClaves", f.testAjustesClaves)
+	t.Run("AjustesAmbiente", f.testAjustesAmbiente)
+	t.Run("WebhookSecretAndResend", f.testWebhookSecretAndResend)
+	t.Run("NewFormsCSRF", f.testNewFormsCSRF)
 	t.Run("Browser", f.testBrowser)
+}
+
+// TestConsolePostgres runs the tenancy cases over PostgreSQL (skipped
+// without DTEKIT_PG_URL): the console reads through the billing face,
+// whose store queries differ by backend.
+func TestConsolePostgres(t *testing.T) {
+	f := newFixtureOn(t, billingtest.Postgres)
+	t.Run("Tenancy", f.testTenancy)
+	t.Run("AjustesClaves", f.testAjustesClaves)
+	t.Run("Empresas", f.testEmpresas)
 }
 
 // Sign-in: no session sends a GET to the form and refuses a POST; a bad

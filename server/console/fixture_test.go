@@ -54,12 +54,15 @@ type fixture struct {
 
 func newUUID() string { return uuid.NewString() }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureOn(t, billingtest.SQLite) }
+
+// newFixtureOn is the fixture over the backend be.
+func newFixtureOn(t testing.TB, be billingtest.Backend) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	fake := siitest.New(siitest.Options{AnySigner: true, Steps: []string{"SOK", "FOK"}, StepEvery: 100 * time.Millisecond}).Start()
 	t.Cleanup(fake.Close)
-	st := billingtest.SQLite.NewStore(t)
+	st := be.NewStore(t)
 	b := billingtest.NewService(t, st, billing.Config{
 		Mail: billing.MailConfig{Backoff: []time.Duration{time.Hour}},
 		Submission: &billing.SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },

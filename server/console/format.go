@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/chile"
 )
@@ -152,4 +154,68 @@ func diasNombre(d *int) string {
 		return "1 día"
 	}
 	return strconv.Itoa(*d) + " días"
+}
+
+// entregaNombre is the Spanish name of a webhook delivery's state.
+func entregaNombre(s api.DeliveryState) string {
+	switch s {
+	case api.DeliveryPending:
+		return "Pendiente"
+	case api.DeliverySucceeded:
+		return "Entregada"
+	case api.DeliveryFailed:
+		return "Fallida"
+	}
+	return string(s)
+}
+
+// mensajeCampo says in Spanish what is wrong with a field, by the stable
+// code of the face's refusal; a code without a sentence here keeps the
+// face's own message.
+func mensajeCampo(d dte.FieldError) string {
+	if d.Field == "logo" && d.Code != dte.CodeRequired {
+		return "el logo debe ser una imagen PNG o JPEG de hasta 256 KiB y 2000 píxeles por lado"
+	}
+	switch d.Code {
+	case dte.CodeRequired:
+		switch d.Field {
+		case "numero_resolucion":
+			return "producción exige el número de la resolución del SII que autoriza a emitir (mayor que 0)"
+		case "fecha_resolucion":
+			return "producción exige la fecha de la resolución del SII"
+		}
+		return "este dato es obligatorio"
+	case fault.DetailCertRequired:
+		return "producción exige el certificado de firma de la empresa: súbalo primero"
+	case fault.DetailCertExpired:
+		return "el certificado de firma de la empresa venció: suba uno vigente"
+	case dte.CodeInvalidRUT:
+		return "el dígito verificador no corresponde a este RUT"
+	case dte.CodeInvalidFormat:
+		return "el formato no es válido (números sin puntos; fechas AAAA-MM-DD; RUT con guion y dígito verificador)"
+	case dte.CodeInvalidDecimals:
+		return "tiene más decimales de los permitidos (los montos en pesos son enteros)"
+	case dte.CodeOutOfRange:
+		return "el valor está fuera del rango permitido"
+	case dte.CodeTooLong:
+		return "es más largo de lo que el SII admite en este campo"
+	case dte.CodeNotLatin1:
+		return "tiene caracteres que el SII no admite (emojis, comillas tipográficas, €…)"
+	case dte.CodeInvalidCharacter:
+		return "tiene caracteres de control que no se admiten"
+	case dte.CodeNotAllowed:
+		return "este dato no corresponde a este tipo de documento"
+	}
+	return d.Message
+}
+
+// ambienteNombre is the Spanish name of an environment.
+func ambienteNombre(a string) string {
+	switch a {
+	case dte.AmbienteProduccion:
+		return "producción"
+	case dte.AmbienteCertificacion:
+		return "certificación"
+	}
+	return a
 }

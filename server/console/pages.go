@@ -2,7 +2,6 @@ package console
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -49,6 +48,18 @@ func (c *Console) routes() {
 	c.page("GET "+Prefix+"webhooks/{id}", read, webhook)
 	c.page("POST "+Prefix+"webhooks/{id}/pausar", write, pausarWebhook)
 	c.page("POST "+Prefix+"webhooks/{id}/activar", write, activarWebhook)
+	c.page("POST "+Prefix+"webhooks/{id}/secreto", write, rotarSecreto)
+	c.page("POST "+Prefix+"webhooks/{id}/entregas/{entrega}/reenviar", write, reenviarEntrega)
+	c.page("GET "+Prefix+"ajustes", read, ajustes)
+	c.page("POST "+Prefix+"ajustes/empresa", write, ajustarEmpresa)
+	c.page("POST "+Prefix+"ajustes/ambiente", write, cambiarAmbiente)
+	c.page("POST "+Prefix+"ajustes/logo", write, subirLogo)
+	c.page("POST "+Prefix+"ajustes/correo/probar", write, probarCorreo)
+	c.page("POST "+Prefix+"ajustes/correo", write, ajustarCorreo)
+	c.page("POST "+Prefix+"ajustes/claves", write, crearClave)
+	c.page("POST "+Prefix+"ajustes/claves/{id}/revocar", write, revocarClave)
+	c.page("GET "+Prefix+"empresas", read, empresas)
+	c.page("POST "+Prefix+"empresas/cambiar", write, cambiarEmpresa)
 	c.page("GET "+Prefix+"folios", read, folios)
 	c.page("POST "+Prefix+"folios", write, subirCAF)
 	c.page("POST "+Prefix+"folios/umbral", write, umbral)
@@ -316,8 +327,11 @@ func documentos(q *request) error {
 
 // id is the page's document id; ids are UUIDs, and anything else is not
 // found before any read.
-func (q *request) id() (string, error) {
-	id := q.r.PathValue("id")
+func (q *request) id() (string, error) { return q.idOf("id") }
+
+// idOf is the path's wildcard name when it is an id, else not found.
+func (q *request) idOf(name string) (string, error) {
+	id := q.r.PathValue(name)
 	// Only the 36-character form: uuid.Validate also takes the braced,
 	// URN and undashed ones.
 	if len(id) != 36 || uuid.Validate(id) != nil {
@@ -625,18 +639,9 @@ func folios(q *request) error {
 }
 
 func subirCAF(q *request) error {
-	if q.r.MultipartForm == nil || len(q.r.MultipartForm.File["archivo"]) != 1 {
-		return fault.Invalid("archivo", dte.CodeRequired, "elija un archivo CAF del SII")
-	}
-	fh := q.r.MultipartForm.File["archivo"][0]
-	file, err := fh.Open()
+	body, err := uploaded(q, "archivo", "un archivo CAF del SII")
 	if err != nil {
-		return fault.Invalid("archivo", dte.CodeInvalidValue, "el archivo no se pudo leer")
-	}
-	defer file.Close()
-	body := make([]byte, fh.Size)
-	if _, err := io.ReadFull(file, body); err != nil {
-		return fault.Invalid("archivo", dte.CodeInvalidValue, "el archivo no se pudo leer")
+		return err
 	}
 	if _, err := q.c.b.CAFs.RegisterFile(q.r.Context(), q.p.EmpresaID, body); err != nil {
 		return err
@@ -670,6 +675,9 @@ type webhookView struct {
 	W          *api.Webhook
 	Deliveries *api.Page[api.Delivery]
 	Siguiente  string
+	// Secreto is the new secret, on the one page that answers its
+	// rotation: it is never shown again.
+	Secreto string
 }
 
 func webhook(q *request) error {
@@ -677,6 +685,21 @@ func webhook(q *request) error {
 	if err != nil {
 		return err
 	}
+	var note string
+	switch q.r.URL.Query().Get("hecho") {
+	case "pausado":
+		note = "Webhook pausado: los eventos desde ahora no se le entregan."
+	case "activado":
+		note = "Webhook activado."
+	case "reenviado":
+		note = "Entrega reenviada: su intento aparece en la lista en unos segundos."
+	}
+	return showWebhook(q, id, "", note)
+}
+
+// showWebhook renders a webhook's page, with a secret just rotated when
+// secreto is not empty.
+func showWebhook(q *request, id, secreto, note string) error {
 	ctx := q.r.Context()
 	w, err := q.c.b.Webhooks.Get(ctx, q.p.EmpresaID, id)
 	if err != nil {
@@ -687,16 +710,9 @@ func webhook(q *request) error {
 	if err != nil {
 		return err
 	}
-	v := webhookView{W: w, Deliveries: ds}
+	v := webhookView{W: w, Deliveries: ds, Secreto: secreto}
 	if ds.NextCursor != nil {
 		v.Siguiente = Prefix + "webhooks/" + id + "?" + url.Values{"cursor": {*ds.NextCursor}}.Encode()
-	}
-	var note string
-	switch q.r.URL.Query().Get("hecho") {
-	case "pausado":
-		note = "Webhook pausado: los eventos desde ahora no se le entregan."
-	case "activado":
-		note = "Webhook activado."
 	}
 	return q.show(http.StatusOK, "webhook", "Webhook", "webhooks", v, note)
 }

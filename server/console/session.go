@@ -17,9 +17,12 @@ import (
 type session struct {
 	credential string
 	empresaID  string
-	csrf       string
-	created    time.Time
-	lastSeen   time.Time
+	// actua is the company an admin switched to ("": the credential's
+	// own); it applies only while the credential is an admin's.
+	actua    string
+	csrf     string
+	created  time.Time
+	lastSeen time.Time
 }
 
 // sessions is the in-memory table of sessions, keyed by the SHA-256 of
@@ -128,6 +131,17 @@ func (s *sessions) get(id string, now time.Time) *session {
 	v.lastSeen = now
 	cp := *v
 	return &cp
+}
+
+// switchTo makes the session of id act for empresaID ("" for the
+// credential's own company).
+func (s *sessions) switchTo(id, empresaID string) {
+	k := hashID(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v := s.m[k]; v != nil {
+		v.actua = empresaID
+	}
 }
 
 // close ends the session of id.
