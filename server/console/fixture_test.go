@@ -90,58 +90,13 @@ func newFixtureOn(t testing.TB, be billingtest.Backend) *fixture {
 	}
 	f.A = provision(billingtest.Company{Tipos: []dte.TipoDTE{33}})
 	f.B = provision(billingtest.Company{Rut: rutB, RazonSocial: "Empresa B de Prueba", Tipos: []dte.TipoDTE{33}, Hasta: 100})
-	cert, err := signer.Load(creds.P12, creds.Password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emit := func(from company, rut, name string, precio int, send bool) string {
-		return f.emit(t, from, rut, name, precio, send)
-	}
-	// Each company sends the other four facturas, which the other
-	// receives as a supplier's file once the (fake) SII accepted them, so
-	// that its registry knows them.
-	send := func(from, to *company) {
-		var docs [][]byte
-		for i := range 5 {
-			id := emit(*from, to.rut, "Cliente", 1000*(i+1), true)
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				d, err := b.Documents.Get(ctx, from.id, id, api.DTEGetParams{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if d.Estado == dte.EstadoAceptado {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("document %s still %s after 30 s", id, d.Estado)
-				}
-			}
-			x, err := b.Documents.XML(ctx, from.id, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			docs = append(docs, x)
-		}
-		em := creds.Emisor
-		env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: dte.Emisor{Rut: from.rut, FechaResolucion: em.FechaResolucion,
-			NumeroResolucion: em.NumeroResolucion}, RutReceptor: to.rut}, cert, docs...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := b.Received.Receive(ctx, to.id, api.ReceiveParams{XML: env})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Estado != "conforme" || len(rec.Recibidos) != 5 {
-			t.Fatalf("the reception: %+v", rec)
-		}
-		to.recibidos = rec.Recibidos
-	}
+	// Each company sends the other five facturas.
+	send := func(from, to *company) { to.recibidos = f.deliver(t, *from, *to, 1000, 2000, 3000, 4000, 5000) }
 	send(&f.B, &f.A)
 	send(&f.A, &f.B)
 	// 1.190 = 1.000 + 19% IVA, by hand.
-	f.A.dte = emit(f.A, "76086428-5", hostileName, 1000, false)
-	f.B.dte = emit(f.B, "76086428-5", "Cliente de B", 1000, false)
+	f.A.dte = f.emit(t, f.A, "76086428-5", hostileName, 1000, false)
+	f.B.dte = f.emit(t, f.B, "76086428-5", "Cliente de B", 1000, false)
 
 	c, err := New(Config{Billing: b, Authenticate: b.Keys.Authenticate, PerSecond: -1, SignInPerMinute: 60000})
 	if err != nil {
@@ -153,6 +108,54 @@ func newFixtureOn(t testing.TB, be billingtest.Backend) *fixture {
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// deliver has company from emit one factura to company to per price,
+// which to receives as a supplier's file once the (fake) SII accepted
+// them, so that its registry knows them; it returns their ids at to.
+func (f *fixture) deliver(t testing.TB, from, to company, precios ...int) []string {
+	t.Helper()
+	ctx := context.Background()
+	creds := billingtest.Creds(t)
+	cert, err := signer.Load(creds.P12, creds.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs [][]byte
+	for _, precio := range precios {
+		id := f.emit(t, from, to.rut, "Cliente", precio, true)
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			d, err := f.b.Documents.Get(ctx, from.id, id, api.DTEGetParams{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Estado == dte.EstadoAceptado {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("document %s still %s after 30 s", id, d.Estado)
+			}
+		}
+		x, err := f.b.Documents.XML(ctx, from.id, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, x)
+	}
+	em := creds.Emisor
+	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: dte.Emisor{Rut: from.rut, FechaResolucion: em.FechaResolucion,
+		NumeroResolucion: em.NumeroResolucion}, RutReceptor: to.rut}, cert, docs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := f.b.Received.Receive(ctx, to.id, api.ReceiveParams{XML: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Estado != "conforme" || len(rec.Recibidos) != len(precios) {
+		t.Fatalf("the reception: %+v", rec)
+	}
+	return rec.Recibidos
 }
 
 // browser is an HTTP client with cookies that does not follow redirects.
