@@ -74,13 +74,15 @@ func TestDialIMAPGivesUpAtItsDeadline(t *testing.T) {
 func TestMailboxBetweenCalls(t *testing.T) {
 	srv := emailtest.Start(t, alice, bob)
 	cfg := srv.IMAPConfig(bob)
-	cfg.Timeout = 300 * time.Millisecond
+	// A second per call: a LIST under the race detector on a busy
+	// machine took more than the 300 ms this test once gave it.
+	cfg.Timeout = time.Second
 	mb, err := email.DialIMAP(ctxFor(t, 5*time.Second), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mb.Close()
-	time.Sleep(700 * time.Millisecond) // idle for more than two timeouts
+	time.Sleep(2200 * time.Millisecond) // idle for more than two timeouts
 	if _, err := mb.Unprocessed(ctxFor(t, 5*time.Second), 10, 0); err != nil {
 		t.Fatalf("Unprocessed after an idle spell: %v", err)
 	}
