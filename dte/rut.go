@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/dtekit/dtekit/internal/chile"
@@ -73,15 +72,9 @@ func (r RUT) String() string {
 
 // Format returns the printed form with thousands dots: "12.345.678-5".
 func (r RUT) Format() string {
-	s := strconv.Itoa(r.Number)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte('.')
-		}
-		b.WriteRune(c)
-	}
-	return fmt.Sprintf("%s-%c", b.String(), r.DV)
+	b := chile.AppendThousands(make([]byte, 0, 16), strconv.Itoa(r.Number))
+	b = append(b, '-')
+	return string(utf8.AppendRune(b, rune(r.DV)))
 }
 
 // IsZero reports whether r is the zero RUT.

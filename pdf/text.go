@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"github.com/dtekit/dtekit/internal/chile"
 	"strings"
 	"unicode/utf8"
 
@@ -81,17 +82,6 @@ func collapse(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// groupThousands writes digits with a dot every three from the right.
-func groupThousands(b []byte, digits string) []byte {
-	for i := 0; i < len(digits); i++ {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b = append(b, '.')
-		}
-		b = append(b, digits[i])
-	}
-	return b
-}
-
 // fmtNumber prints a decimal the Chilean way: thousands dots and a decimal
 // comma, the fraction's digits as written ("1234.50" → "1.234,50"). Text
 // that is not a plain decimal is returned cleaned but unchanged.
@@ -116,7 +106,7 @@ func fmtNumber(d dte.Decimal) string {
 	if neg && (ip != "0" || strings.Trim(frac, "0") != "") {
 		b = append(b, '-')
 	}
-	b = groupThousands(b, ip)
+	b = chile.AppendThousands(b, ip)
 	if frac != "" {
 		b = append(b, ',')
 		b = append(b, frac...)

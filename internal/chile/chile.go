@@ -189,3 +189,16 @@ func CAFExpiry(y int, m time.Month, d int) (int, time.Month, int) {
 	last := time.Date(t.Year(), t.Month()+1, 0, 0, 0, 0, 0, time.UTC).Day()
 	return t.Year(), t.Month(), min(d, last)
 }
+
+// AppendThousands appends digits to dst with a dot between each group of
+// three from the right, as Chile writes amounts and RUTs ("1234567" →
+// "1.234.567"). digits holds ASCII digits only.
+func AppendThousands(dst []byte, digits string) []byte {
+	for i := 0; i < len(digits); i++ {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			dst = append(dst, '.')
+		}
+		dst = append(dst, digits[i])
+	}
+	return dst
+}

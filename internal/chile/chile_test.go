@@ -225,3 +225,15 @@ func TestCanonRUT(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendThousands: hand-written cases of Chile's thousands dots.
+func TestAppendThousands(t *testing.T) {
+	for digits, want := range map[string]string{
+		"": "", "0": "0", "999": "999", "1000": "1.000", "12345": "12.345",
+		"1234567": "1.234.567", "9223372036854775807": "9.223.372.036.854.775.807",
+	} {
+		if got := string(AppendThousands([]byte("$"), digits)); got != "$"+want {
+			t.Errorf("AppendThousands(%q) = %q, want %q", digits, got, "$"+want)
+		}
+	}
+}

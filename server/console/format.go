@@ -26,13 +26,7 @@ func pesos(n int64) string {
 		out = append(out, '-')
 	}
 	out = append(out, '$')
-	for i := 0; i < len(digits); i++ {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			out = append(out, '.')
-		}
-		out = append(out, digits[i])
-	}
-	return string(out)
+	return string(chile.AppendThousands(out, digits))
 }
 
 // fecha writes a date as DD-MM-YYYY. It takes the API's dates
