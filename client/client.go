@@ -333,7 +333,8 @@ func decode(resp *http.Response, out any) error {
 }
 
 // newKey returns a random (version 4) UUID, the contract's form of an
-// Idempotency-Key.
+// Idempotency-Key. Not github.com/google/uuid, which the store uses: it
+// links database/sql/driver, which a client must not (TestSmall).
 func newKey() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

@@ -69,7 +69,9 @@ func retryable(status int, code string) bool {
 	return false
 }
 
-// retryAfter reads a Retry-After header in seconds or as an HTTP date; ok
+// retryAfter reads a Retry-After header in seconds or as an HTTP date
+// (webhook reads it for its sender on its own: that package stays on the
+// standard library alone, so the two cannot share an internal one); ok
 // is false when there is none or it cannot be read.
 func retryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	v := h.Get("Retry-After")
