@@ -33,13 +33,18 @@
 // companies through the face, for dtekit serve --demo and the fixture
 // billing/billingtest, and holds no test code.
 //
-// Every method takes a context and then the id of the company (tenant) the
-// caller's credential belongs to; everything it reads or writes is scoped
-// by that company, and another company's id yields a not-found Error.
+// The operations are grouped by resource, as the REST API is: Documents,
+// Envelopes, Received, Catalog, CAFs, Company, Mail, Webhooks and Keys are
+// service values on Service. Every method takes a context and then the id
+// of the company (tenant) the caller's credential belongs to, at most one
+// resource id and one params struct of package api; everything it reads or
+// writes is scoped by that company, and another company's id yields a
+// not-found Error. Lists return an *api.Page.
 //
 // Errors are *fault.Error values carrying a Kind (what happened, for the HTTP
-// status), a stable Code and per-field Details. Response types carry the
-// contract's JSON names, so an HTTP layer encodes them as they are.
+// status), a stable Code and per-field Details. The requests and responses
+// are package api's models, which carry the contract's JSON names, so an
+// HTTP layer encodes them as they are.
 //
 // Emission runs in two short transactions around the signature:
 //
