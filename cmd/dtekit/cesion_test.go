@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/internal/oracle"
+	"github.com/dtekit/dtekit/signer/signertest"
+)
+
+// The parties of the cesion tests: A (dtetest's demo company) issues a
+// factura to B and cedes it to the factoring company F, whose
+// representative re-cedes it to G.
+const (
+	cesRutB    = "76086428-5"
+	cesRutF    = "96790240-3"
+	cesRutG    = "77777777-7"
+	cesSignerF = "15111111-4"
+)
+
+var (
+	cesOnce sync.Once
+	cesDir  string
+	cesErr  error
+	cesA    *dtetest.Creds
+)
+
+// cesionFiles writes, once, what the cesion tests hand the command: A's
+// signed factura to B (dte.xml), A's certificate (a.p12, its password in
+// a-password.txt, a.pem), F's (f.p12, f-password.txt, f.pem) and A's test
+// CAF authority (authority.pem). Every test writes its output elsewhere.
+func cesionFiles(t *testing.T) string {
+	t.Helper()
+	root := oracle.RepoRoot(t)
+	cesOnce.Do(func() {
+		cesDir, cesErr = os.MkdirTemp("", "dtekit-cesion-")
+		if cesErr == nil {
+			cesErr = writeCesionFiles(root, cesDir)
+		}
+	})
+	if cesErr != nil {
+		t.Fatal(cesErr)
+	}
+	return cesDir
+}
+
+func writeCesionFiles(root, dir string) error {
+	a, err := dtetest.New(nil)
+	if err != nil {
+		return err
+	}
+	cesA = a
+	em, err := a.Emitter(nil)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(filepath.Join(root, "testdata", "requests", "factura.json"))
+	if err != nil {
+		return err
+	}
+	req, err := dte.DecodeRequest(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	req.Receptor.Rut = cesRutB
+	doc, err := em.Emit(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	certF, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: "Fernanda Factoring", RUT: cesSignerF})
+	if err != nil {
+		return err
+	}
+	p12F, err := signertest.EncodePKCS12(certF, "clave-f", signertest.Modern)
+	if err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"dte.xml": doc.XML, "a.p12": a.P12, "a-password.txt": []byte(a.Password + "\n"),
+		"a.pem": a.Cert.CertificatePEM(), "f.p12": p12F, "f-password.txt": []byte("clave-f\n"), "f.pem": certF.CertificatePEM(),
+		"authority.pem": a.AuthorityPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cederArgs are the flags of A's first cesión of dte.xml to F.
+func cederArgs(dir string, extra ...string) []string {
+	args := []string{"cesion", "ceder", filepath.Join(dir, "dte.xml"), "--cesionario", cesRutF,
+		"--cesionario-nombre", "Factoring Ñandú & Cía. S.A.", "--cesionario-direccion", "Av. Apoquindo 3000, Las Condes",
+		"--cesionario-email", "cesiones@factoring.cl", "--email", "finanzas@nunoa.cl",
+		"--cert", filepath.Join(dir, "a.p12"), "--cert-password-file", filepath.Join(dir, "a-password.txt"),
+		"--trust", filepath.Join(dir, "authority.pem")}
+	return append(args, extra...)
+}
+
+// aecXmllint validates file against the official AEC_v10.xsd.
+func aecXmllint(t *testing.T, file string) {
+	t.Helper()
+	cmd := oracle.Command(t, "xmllint", "--noout", "--schema", "AEC_v10.xsd", file)
+	cmd.Dir = oracle.Schemas(t)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), " validates") {
+		t.Errorf("xmllint %s: %v\n%s", filepath.Base(file), err, out)
+	}
+}
+
+// aecXmlsec verifies with xmlsec1 the signature at xpath in file, with
+// only the certificate certPEM trusted (not its KeyValue).
+func aecXmlsec(t *testing.T, file, xpath, certPEM string) {
+	t.Helper()
+	args := []string{"--verify"}
+	for _, el := range []string{"DocumentoAEC", "DocumentoDTECedido", "DocumentoCesion", "Documento"} {
+		args = append(args, "--id-attr:ID", el)
+	}
+	args = append(args, "--node-xpath", xpath, "--enabled-key-data", "x509", "--trusted-pem", certPEM, file)
+	out, err := oracle.Command(t, "xmlsec1", args...).CombinedOutput()
+	if err != nil || !strings.HasPrefix(strings.TrimSpace(string(out)), "OK") {
+		t.Errorf("xmlsec1 %s %s: %v\n%s", filepath.Base(file), xpath, err, out)
+	}
+}
+
+// aecSig is the XPath of an AEC's signatures: the file's (level ""), the
+// ceded document's, the DTE's, or the n-th of the seq-th cesión.
+func aecSig(level string, seq, n int) string {
+	switch level {
+	case "AEC":
+		return "/*/*[local-name()='Signature']"
+	case "DTECedido", "DTE":
+		return fmt.Sprintf("//*[local-name()='%s']/*[local-name()='Signature']", level)
+	}
+	return fmt.Sprintf("(//*[local-name()='Cesion'])[%d]/*[local-name()='Signature'][%d]", seq, n)
+}
+
+// TestCesionCederLeer: "cesion ceder" writes a first cesión and a
+// re-cession that xmllint validates against AEC_v10.xsd and whose every
+// signature xmlsec1 verifies with only its signer's certificate trusted
+// (A's for the DTE, the ceded document, the first cesión and the first
+// file; F's for the second cesión and the second file); "cesion leer"
+// accepts both under the strict policy, prints the parties, the amount
+// (the DTE's own MntTotal, in Chile's thousands) and every signature; the
+// files edited by one byte are refused (exit 1, AEC_REFUSED naming the
+// element); and the command line's mistakes are named in one line.
+func TestCesionCederLeer(t *testing.T) {
+	t.Parallel()
+	oracle.Tool(t, "xmllint")
+	oracle.Tool(t, "xmlsec1")
+	dir := cesionFiles(t)
+	out := t.TempDir()
+	aec1, aec2 := filepath.Join(out, "AEC-1.xml"), filepath.Join(out, "AEC-2.xml")
+	code, stdout, stderr := runCLI(t, "", nil, cederArgs(dir, "--vencimiento", "2027-01-31", "--out", aec1)...)
+	if code != 0 || !strings.Contains(stdout, "wrote "+aec1+": cesión 1, "+dtetest.EmisorRUT+" → "+cesRutF) {
+		t.Fatalf("ceder: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// The re-cession: F, the cesionario, cedes to G; its e-mail and
+	// address come from the first cesión.
+	code, stdout, stderr = runCLI(t, "", nil, "cesion", "ceder", aec1, "--cesionario", cesRutG, "--cesionario-nombre", "Fondo de Inversión Segundo",
+		"--cesionario-direccion", "Huérfanos 1234, Santiago", "--cesionario-email", "ops@segundo.cl", "--monto", "100.000",
+		"--cert", filepath.Join(dir, "f.p12"), "--cert-password-file", filepath.Join(dir, "f-password.txt"),
+		"--trust", filepath.Join(dir, "authority.pem"), "--out", aec2)
+	if code != 0 || !strings.Contains(stdout, "cesión 2, "+cesRutF+" → "+cesRutG+", $100.000,") {
+		t.Fatalf("re-cession: exit %d\n%s%s", code, stdout, stderr)
+	}
+	a, f := filepath.Join(dir, "a.pem"), filepath.Join(dir, "f.pem")
+	for file, sigs := range map[string]map[string]string{
+		aec1: {aecSig("AEC", 0, 0): a, aecSig("DTECedido", 0, 0): a, aecSig("DTE", 0, 0): a, aecSig("", 1, 1): a},
+		aec2: {aecSig("AEC", 0, 0): f, aecSig("DTECedido", 0, 0): a, aecSig("DTE", 0, 0): a, aecSig("", 1, 1): a, aecSig("", 2, 1): f},
+	} {
+		aecXmllint(t, file)
+		for xp, pem := range sigs {
+			aecXmlsec(t, file, xp, pem)
+		}
+	}
+
+	// leer, in words and as JSON.
+	dteXML, err := os.ReadFile(filepath.Join(dir, "dte.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := regexp.MustCompile(`<MntTotal>(\d+)</MntTotal>`).FindSubmatch(dteXML)[1]
+	var dotted []byte // the total with a dot every three digits from the right
+	for i, c := range total {
+		if i > 0 && (len(total)-i)%3 == 0 {
+			dotted = append(dotted, '.')
+		}
+		dotted = append(dotted, c)
+	}
+	trust := filepath.Join(dir, "authority.pem")
+	code, stdout, stderr = runCLI(t, "", nil, "cesion", "leer", "--policy", "strict", "--trust", trust, aec2)
+	for _, want := range []string{aec2 + ": OK (policy strict)",
+		"cesión 1: " + dtetest.EmisorRUT, "→ " + cesRutF + ` "Factoring Ñandú & Cía. S.A.", $` + string(dotted) + ", last due 2027-01-31",
+		"cesión 2: " + cesRutF, "→ " + cesRutG + ` "Fondo de Inversión Segundo", $100.000,`,
+		"authorized: " + cesSignerF + ` "Fernanda Factoring"`,
+		"    Cesion[2]  OK, signed by " + cesSignerF, "    AEC        OK, signed by " + cesSignerF} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("leer: no %q in\n%s", want, stdout)
+		}
+	}
+	if code != 0 || strings.Contains(stdout, "FAILED") || stderr != "" {
+		t.Errorf("leer: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI(t, "", nil, "cesion", "leer", "--json", "--trust", trust, aec1)
+	var rep struct {
+		OK        bool   `json:"ok"`
+		Policy    string `json:"policy"`
+		Documento struct {
+			Tipo       int    `json:"tipo_dte"`
+			MontoTotal string `json:"monto_total"`
+		} `json:"documento"`
+		Report struct {
+			Firmas []struct {
+				Nivel string `json:"nivel"`
+				OK    bool   `json:"ok"`
+			} `json:"firmas"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
+		t.Fatalf("leer --json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if !rep.OK || rep.Policy != "registry" || rep.Documento.Tipo != 33 || rep.Documento.MontoTotal != string(total) || len(rep.Report.Firmas) != 4 {
+		t.Errorf("leer --json: %+v", rep)
+	}
+
+	// One byte edited: the cesionario's name in the first cesión, the
+	// amount of the second, the debtor's RUT in the DTE.
+	orig, err := os.ReadFile(aec2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]struct{ old, new, field string }{
+		"cesionario": {"Factoring Ñandú", "Factoring Ñandu", "AEC.Signature"},
+		"monto":      {"<MontoCesion>100000<", "<MontoCesion>100001<", "AEC.Signature"},
+		"receptor":   {"<RUTRecep>" + cesRutB, "<RUTRecep>" + cesRutB[:7] + "9" + cesRutB[8:], "DocumentoDTECedido.DTE"},
+	} {
+		old, _ := latin1(edit.old)
+		nw, _ := latin1(edit.new)
+		bad := bytes.Replace(orig, old, nw, 1)
+		if bytes.Equal(bad, orig) || len(bad) != len(orig) {
+			t.Fatalf("%s: the edit %q changed nothing or more than a byte", name, edit.old)
+		}
+		p := filepath.Join(out, name+".xml")
+		if err := os.WriteFile(p, bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, pol := range []string{"registry", "strict"} {
+			code, stdout, stderr := runCLI(t, "", nil, "cesion", "leer", "--policy", pol, "--trust", trust, p)
+			if code != 1 || !strings.Contains(stdout, p+": REFUSED (policy "+pol+")") || !strings.HasSuffix(stderr, "(AEC_REFUSED)\n") ||
+				strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, edit.field) {
+				t.Errorf("%s, policy %s: exit %d, want 1 naming %s\n%s%s", name, pol, code, edit.field, stdout, stderr)
+			}
+		}
+	}
+
+	// The command line's mistakes, each in one line naming the flag.
+	notDTE := cederArgs(dir)
+	notDTE[2] = filepath.Join(dir, "a.pem")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{cederArgs(dir, "--cesionario-email", "nadie", "--monto", "999999999999"), 1,
+			`--cesionario-email (cesionario.email): "nadie" is not an e-mail address`},
+		{cederArgs(dir, "--monto", "999999999999"), 1, "--monto (monto): MontoCesion 999999999999 must be over 0 and at most the document's total " + string(total)},
+		{cederArgs(dir, "--vencimiento", "2020-01-01"), 1, "--vencimiento (ultimo_vencimiento): 2020-01-01 is before the document's issue date"},
+		{cederArgs(dir, "--cesionario", dtetest.EmisorRUT), 1, "--cesionario (cesionario.rut): the cesionario is the cedente itself"},
+		{cederArgs(dir, "--out", aec1), 1, "already exists; give --force to replace it (OUTPUT_EXISTS)"},
+		{cederArgs(dir, "--monto", "mucho"), 2, `--monto "mucho": want a whole amount over 0`},
+		{cederArgs(dir, "--policy", "laxa"), 2, `invalid value "laxa" for flag -policy: "laxa" is not registry or strict`},
+		{cederArgs(dir)[:5], 2, "missing required flag --cesionario-nombre"},
+		{[]string{"cesion", "ceder", filepath.Join(dir, "dte.xml"), "--cesionario", cesRutF, "--cesionario-nombre", "F", "--cesionario-direccion",
+			"Calle 12", "--cesionario-email", "a@b.cl", "--cert", filepath.Join(dir, "a.p12")}, 2, "missing required flag --email"},
+		{notDTE, 1, "not an XML file (INVALID_DTE)"},
+		{[]string{"cesion", "leer", filepath.Join(dir, "dte.xml")}, 1, "AEC: the root is not an AEC of the SII namespace"},
+	} {
+		code, stdout, stderr := runCLI(t, "", map[string]string{certPasswordEnv: cesA.Password}, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) || (code == 1 && strings.Count(stderr, "\n") != 1) || stdout != "" {
+			t.Errorf("%v: exit %d, want %d with %q\nstdout %q\nstderr %s", c.args[3:], code, c.code, c.want, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"cesion", "--help"}, {"cesion", "ceder", "--help"}, {"cesion", "leer", "-h"}, {"help", "cesion"}} {
+		code, stdout, _ := runCLI(t, "", nil, args...)
+		if code != 0 || !strings.Contains(stdout, "dtekit cesion") || !strings.Contains(stdout, "xample") {
+			t.Errorf("%v: exit %d, no example:\n%s", args, code, stdout)
+		}
+	}
+}
+
+// latin1 encodes s as ISO-8859-1, the AEC's encoding.
+func latin1(s string) ([]byte, bool) {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xFF {
+			return nil, false
+		}
+		b = append(b, byte(r))
+	}
+	return b, true
+}
