@@ -196,6 +196,14 @@ func TestVerifyRefusesHostileFiles(t *testing.T) {
 		})},
 		{"deep nesting", "aec", []byte(`<AEC xmlns="http://www.sii.cl/SiiDte" version="1.0">` + strings.Repeat("<a>", 100) + strings.Repeat("</a>", 100) + `</AEC>`)},
 		{"extra root attribute", "AEC.id", bytes.Replace(first, []byte(` version="1.0">`), []byte(` version="1.0" id="x">`), 1)},
+		// Text where no signature reaches: the schema allows none.
+		{"text in the root", "AEC", bytes.Replace(first, []byte("</DocumentoAEC>"), []byte("</DocumentoAEC>!"), 1)},
+		{"text in DTECedido", "DTECedido", bytes.Replace(first, []byte("</DocumentoDTECedido>"), []byte("</DocumentoDTECedido>!"), 1)},
+		{"text in a Cesion", "Cesion[1]", bytes.Replace(first, []byte("</DocumentoCesion>"), []byte("</DocumentoCesion>!"), 1)},
+		{"text in the file's KeyInfo", "Signature@", func() []byte {
+			i := bytes.LastIndex(first, []byte("<X509Data>"))
+			return append(append(bytes.Clone(first[:i]), '!'), first[i:]...)
+		}()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

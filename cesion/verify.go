@@ -177,6 +177,9 @@ func parse(data []byte) (*parsed, error) {
 	if len(kids) != 2 || !kids[0].Is(ns, "DocumentoAEC") || !isSig(kids[1]) {
 		return nil, invalid("AEC", dte.CodeInvalidFormat, "an AEC holds DocumentoAEC and then its Signature")
 	}
+	if strayText(root) {
+		return nil, invalid("AEC", dte.CodeInvalidFormat, strayTextMsg)
+	}
 	p.aecDoc = kids[0]
 	kids = p.aecDoc.Elements()
 	if len(kids) != 2 || !kids[0].Is(ns, "Caratula") || !kids[1].Is(ns, "Cesiones") {
@@ -199,6 +202,9 @@ func parse(data []byte) (*parsed, error) {
 	kids = ced.Elements()
 	if len(kids) != 2 || !kids[0].Is(ns, "DocumentoDTECedido") || !isSig(kids[1]) {
 		return nil, invalid("DTECedido", dte.CodeInvalidFormat, "DTECedido holds DocumentoDTECedido and then its Signature")
+	}
+	if strayText(ced) {
+		return nil, invalid("DTECedido", dte.CodeInvalidFormat, strayTextMsg)
 	}
 	p.cedidoDoc = kids[0]
 	var dteEl *xmltree.Element
@@ -248,6 +254,9 @@ func parse(data []byte) (*parsed, error) {
 			if !isSig(s) {
 				return nil, invalid(f, dte.CodeInvalidFormat, "a Cesion holds DocumentoCesion and then only signatures")
 			}
+		}
+		if strayText(c) {
+			return nil, invalid(f, dte.CodeInvalidFormat, strayTextMsg)
 		}
 		cl, err := readCesion(f, kids[0])
 		if err != nil {
@@ -565,7 +574,28 @@ func sigShape(sig *xmltree.Element) string {
 	if kv == nil || seq(kv[0], "Modulus", "Exponent") == nil {
 		return "KeyValue holds one RSAKeyValue with Modulus and Exponent"
 	}
+	for _, e := range []*xmltree.Element{sig, top[2], ki[0], ki[1], kv[0]} {
+		if strayText(e) {
+			return e.Local + ": " + strayTextMsg
+		}
+	}
 	return ""
+}
+
+// strayTextMsg is why a file with strayText is refused.
+const strayTextMsg = "text between elements, where the schema allows none and no signature covers it"
+
+// strayText reports whether e holds character data other than white space
+// between its child elements. Checked where no signature reaches (the
+// file's root, DTECedido, Cesion and the parts of a Signature outside
+// SignedInfo), so that no byte of an accepted file can be changed.
+func strayText(e *xmltree.Element) bool {
+	for _, c := range e.Children {
+		if c.Kind == xmltree.KindText && strings.Trim(c.Text, " \t\r\n") != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func isSig(e *xmltree.Element) bool { return e.Is(xmldsig.NSDSig, "Signature") }
