@@ -308,3 +308,70 @@ func latin1(s string) ([]byte, bool) {
 	}
 	return b, true
 }
+
+// realAECEnv names a folder of real AEC files the SII's registry recorded,
+// for TestCesionLeerRealFiles. The two public ones known (published by
+// the cl-sii Python library under the MIT licence:
+// https://github.com/cordada/lib-cl-sii-python, src/tests/test_data/sii-rtc/,
+// AEC--76399752-9--33--25568--SEQ-1.xml and
+// AEC--76354771-K--33--170--SEQ-2.xml) name real people, so the
+// repository does not keep them: download them there to run the test.
+const realAECEnv = "DTEKIT_REAL_AEC_DIR"
+
+// TestCesionLeerRealFiles: "cesion leer" accepts every real AEC of
+// $DTEKIT_REAL_AEC_DIR under the default policy (registry), with only the
+// SII's CAF keys trusted, and refuses each one edited at one byte in every
+// 11 of its root element (exit 1, AEC_REFUSED or INVALID_AEC), leaving out
+// what no signature of the SII's profile covers: comments, and the bytes
+// of the certificate beside the file's own signature (see package cesion's
+// documentation).
+func TestCesionLeerRealFiles(t *testing.T) {
+	t.Parallel()
+	dir := os.Getenv(realAECEnv)
+	if dir == "" {
+		t.Skipf("$%s is not set: no real AEC files to read", realAECEnv)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.xml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no *.xml in $%s (%s): %v", realAECEnv, dir, err)
+	}
+	out := t.TempDir()
+	comment := regexp.MustCompile(`(?s)<!--.*?-->`)
+	for _, file := range files {
+		code, stdout, stderr := runCLI(t, "", nil, "cesion", "leer", file)
+		if code != 0 || !strings.Contains(stdout, ": OK (policy registry)") || strings.Contains(stdout, "FAILED") {
+			t.Errorf("%s: exit %d\n%s%s", file, code, stdout, stderr)
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skip := comment.FindAllIndex(data, -1)
+		skip = append(skip, []int{bytes.LastIndex(data, []byte("<X509Certificate>")), bytes.LastIndex(data, []byte("</X509Certificate>"))})
+		start, end := bytes.Index(data, []byte("<AEC")), bytes.LastIndex(data, []byte("</AEC>"))+len("</AEC>")
+		edited, refused := 0, 0
+	next:
+		for i := start; i < end; i += 11 {
+			for _, s := range skip {
+				if i >= s[0] && i < s[1] {
+					continue next
+				}
+			}
+			bad := bytes.Clone(data)
+			bad[i] ^= 0x01
+			p := filepath.Join(out, "edited.xml")
+			if err := os.WriteFile(p, bad, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			edited++
+			code, _, stderr := runCLI(t, "", nil, "cesion", "leer", p)
+			if code == 1 && (strings.HasSuffix(stderr, "(AEC_REFUSED)\n") || strings.HasSuffix(stderr, "(INVALID_AEC)\n")) {
+				refused++
+				continue
+			}
+			t.Errorf("%s edited at byte %d (%q → %q): exit %d, want 1\n%s", filepath.Base(file), i, data[i], bad[i], code, stderr)
+		}
+		t.Logf("%s: accepted; %d of %d one-byte edits refused", filepath.Base(file), refused, edited)
+	}
+}
