@@ -200,6 +200,18 @@ func TestVerifyRefusesHostileFiles(t *testing.T) {
 		{"text in the root", "AEC", bytes.Replace(first, []byte("</DocumentoAEC>"), []byte("</DocumentoAEC>!"), 1)},
 		{"text in DTECedido", "DTECedido", bytes.Replace(first, []byte("</DocumentoDTECedido>"), []byte("</DocumentoDTECedido>!"), 1)},
 		{"text in a Cesion", "Cesion[1]", bytes.Replace(first, []byte("</DocumentoCesion>"), []byte("</DocumentoCesion>!"), 1)},
+		{"base64 with unused bits set", "Signature@", func() []byte {
+			// The file's SignatureValue (256 bytes) ends in "==": the
+			// character before it carries four bits no byte uses.
+			i := bytes.LastIndex(first, []byte("==</SignatureValue>")) - 1
+			if i < 0 {
+				t.Fatal("no SignatureValue ending in ==")
+			}
+			d := bytes.Clone(first)
+			const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+			d[i] = alphabet[strings.IndexByte(alphabet, d[i])^1]
+			return d
+		}()},
 		{"text in the file's KeyInfo", "Signature@", func() []byte {
 			i := bytes.LastIndex(first, []byte("<X509Data>"))
 			return append(append(bytes.Clone(first[:i]), '!'), first[i:]...)

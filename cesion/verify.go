@@ -2,6 +2,7 @@ package cesion
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -577,6 +578,21 @@ func sigShape(sig *xmltree.Element) string {
 	for _, e := range []*xmltree.Element{sig, top[2], ki[0], ki[1], kv[0]} {
 		if strayText(e) {
 			return e.Local + ": " + strayTextMsg
+		}
+	}
+	// Base64 lets the last character before "=" carry bits no value
+	// uses: an edit of those would change the file and nothing a check
+	// reads, so only the canonical form is taken.
+	kv = kv[0].Elements()
+	for _, e := range []*xmltree.Element{top[1], kv[0], kv[1], ki[1].Elements()[0]} {
+		b64 := strings.Map(func(r rune) rune {
+			if r == ' ' || r == '\t' || r == '\r' || r == '\n' {
+				return -1
+			}
+			return r
+		}, e.Text())
+		if _, err := base64.StdEncoding.Strict().DecodeString(b64); err != nil {
+			return e.Local + ": not base64 in its canonical form"
 		}
 	}
 	return ""
