@@ -74,6 +74,10 @@ func runCesion(ctx context.Context, env *cmdEnv, args []string) int {
 		return runCesionCeder(ctx, env, args[1:])
 	case "leer":
 		return runCesionLeer(ctx, env, args[1:])
+	case "enviar":
+		return runCesionEnviar(ctx, env, args[1:])
+	case "estado":
+		return runCesionEstado(ctx, env, args[1:])
 	}
 	fmt.Fprintf(env.stderr, "dtekit cesion: unknown command %q\n", args[0])
 	fmt.Fprint(env.stderr, cesionUsage)

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/dtekit/dtekit/dte/dtetest"
 	"github.com/dtekit/dtekit/internal/oracle"
 	"github.com/dtekit/dtekit/signer/signertest"
+	"github.com/dtekit/dtekit/sii/siitest"
 )
 
 // The parties of the cesion tests: A (dtetest's demo company) issues a
@@ -36,7 +39,7 @@ var (
 )
 
 // cesionFiles writes, once, what the cesion tests hand the command: A's
-// signed factura to B (dte.xml), A's certificate (a.p12, its password in
+// signed factura to B (dte.xml, and in its EnvioDTE envio.xml), A's certificate (a.p12, its password in
 // a-password.txt, a.pem), F's (f.p12, f-password.txt, f.pem) and A's test
 // CAF authority (authority.pem). Every test writes its output elsewhere.
 func cesionFiles(t *testing.T) string {
@@ -78,6 +81,10 @@ func writeCesionFiles(root, dir string) error {
 	if err != nil {
 		return err
 	}
+	envio, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: a.Emisor}, a.Cert, doc.XML)
+	if err != nil {
+		return err
+	}
 	certF, err := signertest.NewCertificate(nil, signertest.CertOptions{CommonName: "Fernanda Factoring", RUT: cesSignerF})
 	if err != nil {
 		return err
@@ -86,7 +93,7 @@ func writeCesionFiles(root, dir string) error {
 	if err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{"dte.xml": doc.XML, "a.p12": a.P12, "a-password.txt": []byte(a.Password + "\n"),
+	for name, b := range map[string][]byte{"dte.xml": doc.XML, "envio.xml": envio, "a.p12": a.P12, "a-password.txt": []byte(a.Password + "\n"),
 		"a.pem": a.Cert.CertificatePEM(), "f.p12": p12F, "f-password.txt": []byte("clave-f\n"), "f.pem": certF.CertificatePEM(),
 		"authority.pem": a.AuthorityPEM} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
@@ -373,5 +380,163 @@ func TestCesionLeerRealFiles(t *testing.T) {
 			t.Errorf("%s edited at byte %d (%q → %q): exit %d, want 1\n%s", filepath.Base(file), i, data[i], bad[i], code, stderr)
 		}
 		t.Logf("%s: accepted; %d of %d one-byte edits refused", filepath.Base(file), refused, edited)
+	}
+}
+
+// TestCesionEnviarEstado runs enviar and estado in process against a fake
+// SII on loopback found through $DTEKIT_SII_URL, whose registry trusts A's
+// test CAF authority: A's factura, accepted by the fake's review, is ceded
+// to F (EOK after the review's steps, waited for with --esperar); the
+// registry then says the document is ceded and held by F; A's second
+// cesión of it, to G, is rejected (RCS, exit 1 AEC_REJECTED); F's
+// re-cession to G is recorded and G holds it; an unknown folio is not
+// ceded; an SII out of reach is SII_UNAVAILABLE; and the command line's
+// mistakes are exit 2.
+func TestCesionEnviarEstado(t *testing.T) {
+	t.Parallel()
+	dir := cesionFiles(t)
+	fake := siitest.New(siitest.Options{Steps: []string{}, CAFKeys: cesA.Keys}).Start()
+	defer fake.Close()
+	fake.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
+	fake.Register(cesSignerF, cesRutF)
+	url := fake.Endpoints().Classic
+	runIn := func(siiURL string, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		env := &cmdEnv{stdout: &out, stderr: &errb, getenv: func(k string) string {
+			if k == siiURLEnv {
+				return siiURL
+			}
+			return ""
+		}}
+		return run(context.Background(), env, args), out.String(), errb.String()
+	}
+	a := []string{"--cert", filepath.Join(dir, "a.p12"), "--cert-password-file", filepath.Join(dir, "a-password.txt")}
+	f := []string{"--cert", filepath.Join(dir, "f.p12"), "--cert-password-file", filepath.Join(dir, "f-password.txt")}
+	trust := []string{"--trust", filepath.Join(dir, "authority.pem")}
+	if code, out, errs := runIn(url, append([]string{"sii", "upload", "--url", url, filepath.Join(dir, "envio.xml")}, a...)...); code != 0 {
+		t.Fatalf("the factura's envelope: %d %s %s", code, out, errs)
+	}
+	folio := regexp.MustCompile(`<Folio>(\d+)</Folio>`).FindStringSubmatch(readString(t, filepath.Join(dir, "dte.xml")))[1]
+	out := t.TempDir()
+	aecF, aecG, aecFG := filepath.Join(out, "a-f.xml"), filepath.Join(out, "a-g.xml"), filepath.Join(out, "f-g.xml")
+	if code, _, errs := runCLI(t, "", nil, cederArgs(dir, "--out", aecF)...); code != 0 {
+		t.Fatalf("ceder to F: %d %s", code, errs)
+	}
+	toG := cederArgs(dir, "--out", aecG)
+	toG[4] = cesRutG
+	if code, _, errs := runCLI(t, "", nil, toG...); code != 0 {
+		t.Fatalf("ceder to G: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, "", nil, append(append([]string{"cesion", "ceder", aecF, "--cesionario", cesRutG, "--cesionario-nombre", "Fondo Segundo",
+		"--cesionario-direccion", "Huérfanos 1234", "--cesionario-email", "ops@segundo.cl", "--out", aecFG}, f...), trust...)...); code != 0 {
+		t.Fatalf("re-cession to G: %d %s", code, errs)
+	}
+
+	enviar := func(file string, cert []string) string {
+		t.Helper()
+		code, stdout, stderr := runIn(url, append(append([]string{"cesion", "enviar", file}, cert...), trust...)...)
+		if code != 0 || !regexp.MustCompile(`^[0-9]{1,10}\n$`).MatchString(stdout) || stderr != "" {
+			t.Fatalf("enviar %s: exit %d %q %q", filepath.Base(file), code, stdout, stderr)
+		}
+		return strings.TrimSpace(stdout)
+	}
+	// estado asks as A, unless the last arguments name another certificate.
+	estado := func(args ...string) (int, string, string) {
+		t.Helper()
+		if !slices.Contains(args, "--cert") {
+			args = append(args, a...)
+		}
+		return runIn(url, append([]string{"cesion", "estado"}, args...)...)
+	}
+	wait := []string{"--esperar", "10s", "--intervalo", "5ms"}
+
+	track := enviar(aecF, a)
+	if up := fake.AECUploads(); len(up) != 1 || up[0].TrackID != track || up[0].Email != "finanzas@nunoa.cl" || up[0].Company != dtetest.EmisorRUT {
+		t.Fatalf("the registry received %+v", up)
+	}
+	code, stdout, stderr := estado("--track", track)
+	if code != 0 || stdout != "TRACKID "+track+": RCP Envío recibido (pending)\n" {
+		t.Errorf("estado, first question: %d %q %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = estado(append([]string{"--track", track}, wait...)...)
+	if code != 0 || stdout != "TRACKID "+track+": EOK Envío aceptado: cesión registrada (accepted)\n" {
+		t.Fatalf("estado --esperar: %d %q %q", code, stdout, stderr)
+	}
+	doc := []string{"--emisor", dtetest.EmisorRUT, "--tipo", "33", "--folio", folio}
+	code, stdout, stderr = estado(doc...)
+	if code != 0 || !strings.HasPrefix(stdout, "factura electrónica 33 folio "+folio+" of "+dtetest.EmisorRUT+": ceded") {
+		t.Errorf("estado of the document: %d %q %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = estado(append(append(doc, "--empresa", cesRutF), f...)...)
+	if code != 0 || !strings.Contains(stdout, ": ceded, held by "+cesRutF+", last recorded ") || !strings.Contains(stdout, "sworn declaration EXISTE") {
+		t.Errorf("estado --empresa F: %d %q %q", code, stdout, stderr)
+	}
+
+	// A second cesión of the same document by A: rejected in review.
+	track = enviar(aecG, a)
+	code, stdout, stderr = estado(append([]string{"--track", track}, wait...)...)
+	if code != 1 || !strings.HasPrefix(stdout, "TRACKID "+track+": RCS ") || !strings.HasSuffix(stderr, "(AEC_REJECTED)\n") ||
+		!strings.Contains(stderr, "--track "+track+": the registry rejected the AEC: RCS ") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("the second cesión: %d %q %q", code, stdout, stderr)
+	}
+	// F's re-cession to G is recorded, and G holds the document.
+	track = enviar(aecFG, f)
+	if code, stdout, stderr = estado(append(append([]string{"--track", track}, wait...), f...)...); code != 0 || !strings.Contains(stdout, ": EOK ") {
+		t.Errorf("the re-cession: %d %q %q", code, stdout, stderr)
+	}
+	recorded := fake.Cesiones()
+	if len(recorded) != 2 || recorded[0].Cesionario != cesRutF || recorded[1].Cesionario != cesRutG {
+		t.Fatalf("the registry recorded %+v", recorded)
+	}
+	code, stdout, stderr = estado(append(doc, "--id-cesion", recorded[1].IdCesion, "--json")...)
+	var st struct {
+		Estado     int    `json:"estado"`
+		Cedido     bool   `json:"cedido"`
+		RutTenedor string `json:"rut_tenedor"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &st); err != nil || code != 0 || st.Estado != 0 || !st.Cedido || st.RutTenedor != cesRutG {
+		t.Errorf("estado --id-cesion --json: %d %v %q %q", code, err, stdout, stderr)
+	}
+	// Another folio is not ceded.
+	code, stdout, stderr = estado("--emisor", dtetest.EmisorRUT, "--tipo", "33", "--folio", "999999")
+	if code != 0 || !strings.Contains(stdout, "folio 999999 of "+dtetest.EmisorRUT+": not ceded") {
+		t.Errorf("an unknown folio: %d %q %q", code, stdout, stderr)
+	}
+
+	// An SII out of reach.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	code, stdout, stderr = runIn(closed, append([]string{"cesion", "estado", "--track", "1", "--timeout", "2s"}, a...)...)
+	if code != 1 || stdout != "" || !strings.HasSuffix(stderr, "(SII_UNAVAILABLE)\n") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("no SII: %d %q %q", code, stdout, stderr)
+	}
+
+	// The command line's mistakes.
+	for name, args := range map[string][]string{
+		"neither track nor document":  {"cesion", "estado"},
+		"both track and document":     append([]string{"cesion", "estado", "--track", "1"}, doc...),
+		"document without folio":      {"cesion", "estado", "--emisor", dtetest.EmisorRUT, "--tipo", "33"},
+		"id-cesion and empresa":       append([]string{"cesion", "estado", "--id-cesion", "ABC", "--empresa", cesRutF}, doc...),
+		"esperar without track":       append([]string{"cesion", "estado", "--esperar", "1m"}, doc...),
+		"a track that is not digits":  {"cesion", "estado", "--track", "12a"},
+		"a bad check digit":           {"cesion", "estado", "--emisor", "76192083-0", "--tipo", "33", "--folio", "1"},
+		"enviar without a file":       {"cesion", "enviar"},
+		"an unknown ambiente":         {"cesion", "estado", "--track", "1", "--ambiente", "staging"},
+		"an unknown cesion command":   {"cesion", "anular"},
+		"enviar, a bad notify e-mail": append([]string{"cesion", "enviar", aecF, "--email", "nadie"}, trust...),
+	} {
+		args = append(args, a...)
+		if code, _, errs := runIn(url, args...); code != 2 || errs == "" || strings.Contains(errs, "sii: ") {
+			t.Errorf("%s: exit %d %q, want 2", name, code, errs)
+		}
+	}
+	for _, sub := range []string{"enviar", "estado"} {
+		if code, stdout, _ := runIn("", "cesion", sub, "--help"); code != 0 || !strings.Contains(stdout, "Example") || !strings.Contains(stdout, "DTEKIT_SII_URL") {
+			t.Errorf("cesion %s --help: %d %s", sub, code, stdout)
+		}
 	}
 }
