@@ -29,6 +29,13 @@
 // next cedente the previous cesionario, IdDTE the ceded document, MontoCesion
 // at most MntTotal, UltimoVencimiento not before FchEmis, a sworn declaration
 // when no receipt travels, and the carátula naming the last cesión's parties.
+// Where no signature reaches (text between the root's, DTECedido's and
+// each Cesion's elements, a Signature outside SignedInfo) the file must
+// hold only white space, and a signature's base64 values (SignatureValue,
+// Modulus, Exponent, X509Certificate) must be in canonical form, since
+// the last character before "=" carries bits no value uses: so no byte of
+// an accepted file can be changed, within the exceptions the next section
+// names.
 //
 // # Signature policy
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -538,5 +539,47 @@ func TestCesionEnviarEstado(t *testing.T) {
 		if code, stdout, _ := runIn("", "cesion", sub, "--help"); code != 0 || !strings.Contains(stdout, "Example") || !strings.Contains(stdout, "DTEKIT_SII_URL") {
 			t.Errorf("cesion %s --help: %d %s", sub, code, stdout)
 		}
+	}
+}
+
+// TestREADMECesion runs the README's "Cesión de facturas" as written, with
+// the built binary as dtekit on PATH, in a fresh directory, the fake SII on
+// a free port instead of 8099 (given a second to listen): the factura the
+// fake accepted is ceded, read, sent, recorded (EOK) and held by the
+// factoring company.
+func TestREADMECesion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
+	t.Parallel()
+	oracle.Tool(t, "sed")
+	bin := builtBinary(t)
+	blocks := readmeBlocks(t, "## Cesión de facturas")
+	if len(blocks) != 1 {
+		t.Fatalf("the README's cesión has %d shell blocks, want 1: %q", len(blocks), blocks)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var script []string
+	for _, line := range strings.Split(blocks[0], "\n") {
+		script = append(script, strings.ReplaceAll(line, "127.0.0.1:8099", addr))
+		if strings.Contains(line, "sii fake") {
+			script = append(script, "FAKE=$!; sleep 1")
+		}
+	}
+	cmd := exec.Command("sh", "-e", "-c", "trap 'kill $FAKE 2>/dev/null' EXIT\n"+strings.Join(script, "\n"))
+	res := runCmd(t, cmd, t.TempDir(), []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")})
+	for _, want := range []string{`"estado": "aceptado"`, "AEC-33-1.xml: OK (policy registry)", ": EOK Envío aceptado: cesión registrada (accepted)\n",
+		"factura electrónica 33 folio 1 of 76192083-9: ceded, held by 96790240-3, last recorded "} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("the README's cesión does not print %q", want)
+		}
+	}
+	if res.code != 0 || t.Failed() {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 }
