@@ -219,7 +219,7 @@ func runCesionCeder(ctx context.Context, env *cmdEnv, args []string) int {
 	monto := fs.String("monto", "", "MontoCesion, whole pesos (default the document's total)")
 	fs.StringVar(&ces.UltimoVencimiento, "vencimiento", "", "UltimoVencimiento, the last due date `YYYY-MM-DD` (default the issue date plus 30 days)")
 	var recibos stringList
-	fs.Var(&recibos, "recibo", "a Ley 19.983 receipt of the document (`RECIBO.xml`, a signed Recibo or EnvioRecibos), first cesión only; repeatable")
+	fs.Var(&recibos, "recibo", "a Ley 19.983 receipt of the document (`RECIBO.xml`, one signed Recibo element), first cesión only; repeatable")
 	fs.StringVar(&ces.DeclaracionJurada, "declaracion", "", "the sworn declaration's text (default the SII's template when no receipt travels)")
 	fs.StringVar(&ces.OtrasCondiciones, "otras-condiciones", "", "other conditions of the cesión (at most 512 characters)")
 	fs.StringVar(&ces.EmailDeudor, "email-deudor", "", "the debtor's e-mail (at most 40 characters)")
@@ -276,6 +276,9 @@ func runCesionCeder(ctx context.Context, env *cmdEnv, args []string) int {
 	var aec []byte
 	switch root := rootElement(data); root {
 	case "AEC":
+		if len(recibos) > 0 {
+			return usageError(env, cmd, "--recibo goes with a first cesión: a received AEC carries its receipts already")
+		}
 		if !*noVerify {
 			if _, err := cesion.Verify(data, vo); err != nil {
 				return fail(aecError(input, "the AEC received", err))
