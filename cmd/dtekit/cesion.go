@@ -201,7 +201,7 @@ func (f *policyFlag) Set(v string) error {
 }
 
 // policyUsage describes --policy.
-const policyUsage = "signature policy: registry (an inner signature that does not verify as the file stands is a warning, as the SII's registry accepts) or strict (every signature must verify)"
+const policyUsage = "signature `POLICY`: registry (the default: an inner signature that does not verify as the file stands is a warning, as the SII's registry accepts) or strict (every signature must verify)"
 
 // runCesionCeder implements "dtekit cesion ceder".
 func runCesionCeder(ctx context.Context, env *cmdEnv, args []string) int {
@@ -216,7 +216,7 @@ func runCesionCeder(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.StringVar(&ces.Cedente.Direccion, "direccion", "", "the cedente's address (default the DTE's DirOrigen, or the last cesionario's)")
 	var cf certFlags
 	cf.define(fs)
-	monto := fs.String("monto", "", "MontoCesion, whole pesos (default the document's total)")
+	monto := fs.String("monto", "", "MontoCesion, `N` whole pesos (default the document's total)")
 	fs.StringVar(&ces.UltimoVencimiento, "vencimiento", "", "UltimoVencimiento, the last due date `YYYY-MM-DD` (default the issue date plus 30 days)")
 	var recibos stringList
 	fs.Var(&recibos, "recibo", "a Ley 19.983 receipt of the document (`RECIBO.xml`, one signed Recibo element), first cesión only; repeatable")

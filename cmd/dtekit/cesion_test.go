@@ -218,6 +218,16 @@ func TestCesionCederLeer(t *testing.T) {
 	if code != 0 || strings.Contains(stdout, "FAILED") || stderr != "" {
 		t.Errorf("leer: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// Who may sign: A's signer for A, F's for F; F without an entry is
+	// refused at its cesión and at the file's signature.
+	signerA, signerF := "--signer="+dtetest.EmisorRUT+"="+dtetest.SignerRUT, "--signer="+cesRutF+"="+cesSignerF
+	if code, stdout, stderr := runCLI(t, "", nil, "cesion", "leer", "--trust", trust, signerA, signerF, aec2); code != 0 {
+		t.Errorf("leer with both signers: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "", nil, "cesion", "leer", "--trust", trust, signerA, aec2)
+	if code != 1 || !strings.Contains(stderr, "Cesion[2].Signature[1]: ") || !strings.Contains(stderr, "AEC.Signature: ") || !strings.HasSuffix(stderr, "(AEC_REFUSED)\n") {
+		t.Errorf("leer without F's signer: exit %d\n%s%s", code, stdout, stderr)
+	}
 	code, stdout, _ = runCLI(t, "", nil, "cesion", "leer", "--json", "--trust", trust, aec1)
 	var rep struct {
 		OK        bool   `json:"ok"`
