@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -452,5 +453,74 @@ func TestRTCTenancy(t *testing.T) {
 	qs := r.fake.Requests(siitest.EstEnvio)
 	if n := len(qs); n < 3 || qs[n-2].Result != "ESTADO 3" || qs[n-1].Result != "ESTADO 0" {
 		t.Errorf("getEstEnvio log %+v", qs)
+	}
+}
+
+// TestRTCPersist: a fake on a journal, restarted, still knows the AEC
+// uploads (an ended review keeps its state, one under way goes on) and
+// the cesiones recorded, so the document stays ceded.
+func TestRTCPersist(t *testing.T) {
+	t.Parallel()
+	fx, err := rtcFix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sii.journal")
+	start := func() (*siitest.Fake, *sii.Client) {
+		t.Helper()
+		f := siitest.New(siitest.Options{Steps: []string{}, CAFKeys: fx.c.Keys})
+		if err := f.Persist(path); err != nil {
+			t.Fatal(err)
+		}
+		f.Start()
+		t.Cleanup(f.Close)
+		f.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
+		c, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: fx.c.Cert, RetryPause: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, c
+	}
+	ctx := context.Background()
+	f1, c1 := start()
+	if _, err := c1.Upload(ctx, dtetest.EmisorRUT, fx.envelope); err != nil {
+		t.Fatal(err)
+	}
+	up, err := c1.UploadAEC(ctx, dtetest.EmisorRUT, "c@a.cl", fx.good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 7 {
+		if _, err := c1.AECStatus(ctx, up.TrackID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, err := c1.UploadAEC(ctx, dtetest.EmisorRUT, "c@a.cl", fx.toG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f1.Cesiones()
+	f1.Close()
+
+	f2, c2 := start()
+	if got := f2.Cesiones(); len(got) != 1 || got[0].IdCesion != want[0].IdCesion || got[0].Cesionario != rtcF {
+		t.Fatalf("cesiones after a restart %+v, want %+v", got, want)
+	}
+	if s, err := c2.AECStatus(ctx, up.TrackID); err != nil || s.Estado != "EOK" {
+		t.Errorf("the ended review after a restart: %+v %v", s, err)
+	}
+	var last string
+	for range 7 {
+		s, err := c2.AECStatus(ctx, pending.TrackID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = s.Estado
+	}
+	if last != "RCS" {
+		t.Errorf("the review under way ended %s, want RCS (the document was ceded before the restart)", last)
+	}
+	if s, err := c2.CesionStatus(ctx, sii.CesionQuery{RutEmisor: dtetest.EmisorRUT, TipoDoc: 33, Folio: fx.doc.Folio}); err != nil || !s.Cedido {
+		t.Errorf("getEstCesion after a restart: %+v %v", s, err)
 	}
 }
