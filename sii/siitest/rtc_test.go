@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -354,6 +355,29 @@ func flipLast(t *testing.T, aec []byte) []byte {
 	return out
 }
 
+// resign applies edit to the inside of aec's DocumentoAEC and signs the
+// file again, as its sender: the file's own signature holds, so the
+// review reaches what the edit broke.
+func resign(t *testing.T, cert *signer.Certificate, aec []byte, edit func([]byte) []byte) []byte {
+	t.Helper()
+	i := bytes.Index(aec, []byte("</DocumentoAEC>")) + len("</DocumentoAEC>")
+	j := bytes.LastIndex(aec, []byte("</AEC>"))
+	m := regexp.MustCompile(`<DocumentoAEC ID="([^"]+)"`).FindSubmatch(aec)
+	if i < len("</DocumentoAEC>") || j < i || m == nil {
+		t.Fatal("not an AEC")
+	}
+	doc := append(bytes.Clone(aec[:i]), aec[j:]...)
+	edited := edit(bytes.Clone(doc))
+	if bytes.Equal(edited, doc) {
+		t.Fatal("the edit changed nothing")
+	}
+	out, err := cert.SignEnveloped(edited, string(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestRTCRefusals: one broken AEC for each state the review refuses with.
 func TestRTCRefusals(t *testing.T) {
 	t.Parallel()
@@ -364,6 +388,30 @@ func TestRTCRefusals(t *testing.T) {
 	t.Run("RFS the file's signature", func(t *testing.T) {
 		t.Parallel()
 		newRTCRig(t, siitest.Options{}, true).expect(flipLast(t, fx.good), "RFS", "AEC.Signature")
+	})
+	t.Run("RCR the carátula's cesionario", func(t *testing.T) {
+		t.Parallel()
+		bad := resign(t, fx.c.Cert, fx.good, func(b []byte) []byte {
+			return bytes.Replace(b, []byte("<RutCesionario>"+rtcF), []byte("<RutCesionario>"+rtcG), 1)
+		})
+		newRTCRig(t, siitest.Options{}, true).expect(bad, "RCR", "Caratula.RutCesionario")
+	})
+	t.Run("RDC DocumentoDTECedido's signature", func(t *testing.T) {
+		t.Parallel()
+		bad := resign(t, fx.c.Cert, fx.good, func(b []byte) []byte {
+			// The last second of TmstFirma, just before </DocumentoDTECedido>.
+			i := bytes.Index(b, []byte("</TmstFirma></DocumentoDTECedido>")) - 1
+			b[i] = '0' + (b[i]-'0'+1)%10
+			return b
+		})
+		newRTCRig(t, siitest.Options{}, true).expect(bad, "RDC", "DTECedido.Signature")
+	})
+	t.Run("RCS an amount over the total, signed before the edit", func(t *testing.T) {
+		t.Parallel()
+		bad := resign(t, fx.c.Cert, fx.good, func(b []byte) []byte {
+			return regexp.MustCompile(`<MontoCesion>[0-9]+`).ReplaceAll(b, []byte("<MontoCesion>999999999"))
+		})
+		newRTCRig(t, siitest.Options{}, true).expect(bad, "RCS", "Cesion[1]")
 	})
 	t.Run("RCR the cedente is not who uploads", func(t *testing.T) {
 		t.Parallel()
