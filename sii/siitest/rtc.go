@@ -277,6 +277,9 @@ func (f *Fake) receiveAEC(data []byte, sender, company, email string) *AECUpload
 		up.Chain[i].TrackID = up.TrackID
 	}
 	f.rtc.uploads = append(f.rtc.uploads, up)
+	if f.journal != nil {
+		f.journal.append(journalRecord{AEC: up})
+	}
 	return up
 }
 
@@ -428,6 +431,15 @@ func (f *Fake) settleDue() {
 // Call with f.mu held.
 func (f *Fake) settle(u *AECUpload) {
 	u.Settled = true
+	defer func() {
+		if f.journal != nil {
+			end := &journalAEC{TrackID: u.TrackID, Final: u.Final, Detail: u.Detail}
+			if u.Final == "EOK" {
+				end.Cesion = &u.Chain[len(u.Chain)-1]
+			}
+			f.journal.append(journalRecord{AECEnd: end})
+		}
+	}()
 	if u.Final != "EOK" {
 		return
 	}
@@ -475,14 +487,33 @@ func (f *Fake) serveRPETC(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(data))
-		for _, ep := range []Endpoint{EstEnvio, EstCesionRelac, EstCesion} {
-			if bytes.Contains(data, []byte(string(ep)+" ")) || bytes.Contains(data, []byte(string(ep)+">")) {
-				f.soap(ep, f.rpetcHandler(ep))(w, r)
-				return
-			}
+		if ep := rpetcMethod(data); ep != "" {
+			f.soap(ep, f.rpetcHandler(ep))(w, r)
+			return
 		}
 	}
 	f.soap(EstEnvio, f.rpetcHandler(EstEnvio))(w, r)
+}
+
+// rpetcMethod names the wsRPETCConsulta method a SOAP request calls: the
+// local name of the Body's element, "" when it is none of the three.
+func rpetcMethod(data []byte) Endpoint {
+	root, err := xmlflat.ParseDocument(data)
+	if err != nil {
+		return ""
+	}
+	for _, b := range root.Kids {
+		if b.Name != "Body" {
+			continue
+		}
+		for _, k := range b.Kids {
+			switch ep := Endpoint(k.Name); ep {
+			case EstEnvio, EstCesion, EstCesionRelac:
+				return ep
+			}
+		}
+	}
+	return ""
 }
 
 // rpetcHandler answers one wsRPETCConsulta method.
@@ -573,4 +604,46 @@ func cesionBody(chain []Cesion) string {
 		}
 	}
 	return el("RUT_TENEDOR", last.Cesionario) + el("FECHA_ULT_ANOT", last.At.In(chile.Location()).Format(sii.RTCAnotTimeLayout)) + el("DEC_JURADA", dec)
+}
+
+// journalAEC is the end of an AEC's review as the journal keeps it: the
+// final state and, for EOK, the cesión recorded.
+type journalAEC struct {
+	TrackID string  `json:"track_id"`
+	Final   string  `json:"final"`
+	Detail  string  `json:"detail,omitempty"`
+	Cesion  *Cesion `json:"cesion,omitempty"`
+}
+
+// restoreRTC applies a journal's fact about the registry of credit
+// transfers. Call with f.mu held.
+func (f *Fake) restoreRTC(rec journalRecord) error {
+	if u := rec.AEC; u != nil {
+		n, err := strconv.ParseInt(u.TrackID, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("AEC track id %q", u.TrackID)
+		}
+		u.Polls, u.Settled = 0, false
+		f.rtc.uploads = append(f.rtc.uploads, u)
+		f.trackNext = max(f.trackNext, n)
+	}
+	end := rec.AECEnd
+	if end == nil {
+		return nil
+	}
+	i := slices.IndexFunc(f.rtc.uploads, func(u *AECUpload) bool { return u.TrackID == end.TrackID })
+	if i < 0 {
+		return fmt.Errorf("the end of AEC %s, never received", end.TrackID)
+	}
+	u := f.rtc.uploads[i]
+	u.Settled, u.Final, u.Detail = true, end.Final, end.Detail
+	if c := end.Cesion; c != nil && end.Final == "EOK" && len(u.Chain) > 0 {
+		u.Chain[len(u.Chain)-1] = *c
+		if f.rtc.cesiones == nil {
+			f.rtc.cesiones = map[string][]Cesion{}
+		}
+		k := docKey(c.RutEmisor, c.Tipo, c.Folio)
+		f.rtc.cesiones[k] = append(f.rtc.cesiones[k], *c)
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -353,6 +355,29 @@ func flipLast(t *testing.T, aec []byte) []byte {
 	return out
 }
 
+// resign applies edit to the inside of aec's DocumentoAEC and signs the
+// file again, as its sender: the file's own signature holds, so the
+// review reaches what the edit broke.
+func resign(t *testing.T, cert *signer.Certificate, aec []byte, edit func([]byte) []byte) []byte {
+	t.Helper()
+	i := bytes.Index(aec, []byte("</DocumentoAEC>")) + len("</DocumentoAEC>")
+	j := bytes.LastIndex(aec, []byte("</AEC>"))
+	m := regexp.MustCompile(`<DocumentoAEC ID="([^"]+)"`).FindSubmatch(aec)
+	if i < len("</DocumentoAEC>") || j < i || m == nil {
+		t.Fatal("not an AEC")
+	}
+	doc := append(bytes.Clone(aec[:i]), aec[j:]...)
+	edited := edit(bytes.Clone(doc))
+	if bytes.Equal(edited, doc) {
+		t.Fatal("the edit changed nothing")
+	}
+	out, err := cert.SignEnveloped(edited, string(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestRTCRefusals: one broken AEC for each state the review refuses with.
 func TestRTCRefusals(t *testing.T) {
 	t.Parallel()
@@ -363,6 +388,30 @@ func TestRTCRefusals(t *testing.T) {
 	t.Run("RFS the file's signature", func(t *testing.T) {
 		t.Parallel()
 		newRTCRig(t, siitest.Options{}, true).expect(flipLast(t, fx.good), "RFS", "AEC.Signature")
+	})
+	t.Run("RCR the carátula's cesionario", func(t *testing.T) {
+		t.Parallel()
+		bad := resign(t, fx.c.Cert, fx.good, func(b []byte) []byte {
+			return bytes.Replace(b, []byte("<RutCesionario>"+rtcF), []byte("<RutCesionario>"+rtcG), 1)
+		})
+		newRTCRig(t, siitest.Options{}, true).expect(bad, "RCR", "Caratula.RutCesionario")
+	})
+	t.Run("RDC DocumentoDTECedido's signature", func(t *testing.T) {
+		t.Parallel()
+		bad := resign(t, fx.c.Cert, fx.good, func(b []byte) []byte {
+			// The last second of TmstFirma, just before </DocumentoDTECedido>.
+			i := bytes.Index(b, []byte("</TmstFirma></DocumentoDTECedido>")) - 1
+			b[i] = '0' + (b[i]-'0'+1)%10
+			return b
+		})
+		newRTCRig(t, siitest.Options{}, true).expect(bad, "RDC", "DTECedido.Signature")
+	})
+	t.Run("RCS an amount over the total, signed before the edit", func(t *testing.T) {
+		t.Parallel()
+		bad := resign(t, fx.c.Cert, fx.good, func(b []byte) []byte {
+			return regexp.MustCompile(`<MontoCesion>[0-9]+`).ReplaceAll(b, []byte("<MontoCesion>999999999"))
+		})
+		newRTCRig(t, siitest.Options{}, true).expect(bad, "RCS", "Cesion[1]")
 	})
 	t.Run("RCR the cedente is not who uploads", func(t *testing.T) {
 		t.Parallel()
@@ -452,5 +501,102 @@ func TestRTCTenancy(t *testing.T) {
 	qs := r.fake.Requests(siitest.EstEnvio)
 	if n := len(qs); n < 3 || qs[n-2].Result != "ESTADO 3" || qs[n-1].Result != "ESTADO 0" {
 		t.Errorf("getEstEnvio log %+v", qs)
+	}
+}
+
+// TestRTCPersist: a fake on a journal, restarted, still knows the AEC
+// uploads (an ended review keeps its state, one under way goes on) and
+// the cesiones recorded, so the document stays ceded.
+func TestRTCPersist(t *testing.T) {
+	t.Parallel()
+	fx, err := rtcFix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sii.journal")
+	start := func() (*siitest.Fake, *sii.Client) {
+		t.Helper()
+		f := siitest.New(siitest.Options{Steps: []string{}, CAFKeys: fx.c.Keys})
+		if err := f.Persist(path); err != nil {
+			t.Fatal(err)
+		}
+		f.Start()
+		t.Cleanup(f.Close)
+		f.Register(dtetest.SignerRUT, dtetest.EmisorRUT)
+		c, err := sii.New(sii.Config{Endpoints: f.Endpoints(), Certificate: fx.c.Cert, RetryPause: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, c
+	}
+	ctx := context.Background()
+	f1, c1 := start()
+	if _, err := c1.Upload(ctx, dtetest.EmisorRUT, fx.envelope); err != nil {
+		t.Fatal(err)
+	}
+	up, err := c1.UploadAEC(ctx, dtetest.EmisorRUT, "c@a.cl", fx.good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 7 {
+		if _, err := c1.AECStatus(ctx, up.TrackID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, err := c1.UploadAEC(ctx, dtetest.EmisorRUT, "c@a.cl", fx.toG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f1.Cesiones()
+	f1.Close()
+
+	f2, c2 := start()
+	if got := f2.Cesiones(); len(got) != 1 || got[0].IdCesion != want[0].IdCesion || got[0].Cesionario != rtcF {
+		t.Fatalf("cesiones after a restart %+v, want %+v", got, want)
+	}
+	if s, err := c2.AECStatus(ctx, up.TrackID); err != nil || s.Estado != "EOK" {
+		t.Errorf("the ended review after a restart: %+v %v", s, err)
+	}
+	var last string
+	for range 7 {
+		s, err := c2.AECStatus(ctx, pending.TrackID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = s.Estado
+	}
+	if last != "RCS" {
+		t.Errorf("the review under way ended %s, want RCS (the document was ceded before the restart)", last)
+	}
+	if s, err := c2.CesionStatus(ctx, sii.CesionQuery{RutEmisor: dtetest.EmisorRUT, TipoDoc: 33, Folio: fx.doc.Folio}); err != nil || !s.Cedido {
+		t.Errorf("getEstCesion after a restart: %+v %v", s, err)
+	}
+}
+
+// TestRTCFaults: the registry's endpoints take injected faults like the
+// others: an internal-error STATUS is a failure to retry, not a
+// rejection; an HTML page on getEstEnvio is retried by the client.
+func TestRTCFaults(t *testing.T) {
+	t.Parallel()
+	r := newRTCRig(t, siitest.Options{}, true)
+	ctx := context.Background()
+	r.fake.Inject(siitest.RTCUpload, siitest.Fault{Kind: siitest.FaultStatus, Code: "9"})
+	res, err := r.a.UploadAEC(ctx, dtetest.EmisorRUT, "c@a.cl", r.fx.good)
+	if err != nil || res.Status != 9 || sii.AECUploadOutcome(res).Kind != sii.CesionFailure {
+		t.Fatalf("STATUS 9: %+v %v", res, err)
+	}
+	res, err = r.a.UploadAEC(ctx, dtetest.EmisorRUT, "c@a.cl", r.fx.good)
+	if err != nil || !res.Accepted() {
+		t.Fatal(res, err)
+	}
+	r.fake.Inject(siitest.EstEnvio, siitest.Fault{Kind: siitest.FaultHTML503})
+	if s, err := r.a.AECStatus(ctx, res.TrackID); err != nil || s.Estado != "RCP" {
+		t.Errorf("after an HTML page: %+v %v", s, err)
+	}
+	if n := len(r.fake.Requests(siitest.EstEnvio)); n != 2 {
+		t.Errorf("%d getEstEnvio requests, want 2", n)
+	}
+	if n := len(r.fake.AECUploads()); n != 1 {
+		t.Errorf("%d AECs filed, want 1 (STATUS 9 files nothing)", n)
 	}
 }
