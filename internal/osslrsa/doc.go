@@ -10,7 +10,7 @@
 // signer.OpenSSL exposes a Key to the SDK's users.
 //
 // A Key is loaded once from its DER form into an EVP_PKEY and kept; each
-// signature takes an EVP_PKEY_CTX of its own, so a Key is safe for
-// concurrent use. Its memory is freed by Close or, failing that, when the
+// signature takes an EVP_PKEY_CTX of its own, one at a time, from a few
+// kept for reuse, so a Key is safe for concurrent use. Its memory is freed by Close or, failing that, when the
 // Key is garbage collected.
 package osslrsa

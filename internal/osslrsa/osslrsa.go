@@ -3,7 +3,7 @@
 package osslrsa
 
 /*
-#cgo pkg-config: libcrypto
+#cgo LDFLAGS: -lcrypto
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -37,26 +37,35 @@ static EVP_PKEY *dk_load(const unsigned char *der, long len, char *err, size_t e
 	return k;
 }
 
-// dk_sign signs a digest with PKCS#1 v1.5 padding and the DigestInfo of
-// md (1: SHA-1, 256: SHA-256) in a context of its own, so that any number
-// of threads may sign with one key at once.
-static int dk_sign(EVP_PKEY *k, int md, const unsigned char *digest, size_t dlen,
-		unsigned char *sig, size_t *siglen, char *err, size_t errlen) {
+// dk_ctx returns a context ready to sign with k, PKCS#1 v1.5 padding and
+// the DigestInfo of md (1: SHA-1, 256: SHA-256), or NULL. A context serves
+// one thread at a time, any number of signatures in turn.
+static EVP_PKEY_CTX *dk_ctx(EVP_PKEY *k, int md, char *err, size_t errlen) {
 	ERR_clear_error();
 	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(k, NULL);
 	if (ctx == NULL) {
 		dk_error(err, errlen);
+		return NULL;
+	}
+	if (EVP_PKEY_sign_init(ctx) <= 0
+		|| EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0
+		|| EVP_PKEY_CTX_set_signature_md(ctx, md == 1 ? EVP_sha1() : EVP_sha256()) <= 0) {
+		dk_error(err, errlen);
+		EVP_PKEY_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+// dk_sign signs a digest with a context from dk_ctx.
+static int dk_sign(EVP_PKEY_CTX *ctx, const unsigned char *digest, size_t dlen,
+		unsigned char *sig, size_t *siglen, char *err, size_t errlen) {
+	ERR_clear_error();
+	if (EVP_PKEY_sign(ctx, sig, siglen, digest, dlen) <= 0) {
+		dk_error(err, errlen);
 		return 0;
 	}
-	int ok = EVP_PKEY_sign_init(ctx) > 0
-		&& EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) > 0
-		&& EVP_PKEY_CTX_set_signature_md(ctx, md == 1 ? EVP_sha1() : EVP_sha256()) > 0
-		&& EVP_PKEY_sign(ctx, sig, siglen, digest, dlen) > 0;
-	if (!ok) {
-		dk_error(err, errlen);
-	}
-	EVP_PKEY_CTX_free(ctx);
-	return ok;
+	return 1;
 }
 */
 import "C"
@@ -84,17 +93,59 @@ var ErrClosed = errors.New("osslrsa: key is closed")
 // e.g. "OpenSSL 3.0.22 25 Aug 2026".
 func Version() string { return C.GoString(C.OpenSSL_version(C.OPENSSL_VERSION)) }
 
-// handle owns one EVP_PKEY. Signatures hold its read lock for the length
-// of the C call; freeing takes the write lock, so Close never frees a key
-// under a signature in progress.
+// maxIdle bounds the contexts a handle keeps per digest for reuse: as
+// many as signatures that may run at once on a few cores; a context beyond
+// it is freed after its signature.
+const maxIdle = 8
+
+// handle owns one EVP_PKEY and the signing contexts made for it, kept
+// for reuse: making one (EVP_PKEY_sign_init and its settings) costs about
+// a fifth of a 512-bit signature. Signatures hold mu's read lock for the
+// length of their C calls; freeing takes the write lock, so Close never
+// frees a key under a signature in progress.
 type handle struct {
 	mu   sync.RWMutex
 	pkey *C.EVP_PKEY
+
+	idleMu sync.Mutex
+	idle   [2][]*C.EVP_PKEY_CTX // by digest: 0 SHA-1, 1 SHA-256
+}
+
+// take returns a context for digest kind i, reused or new; mu is read-locked.
+func (h *handle) take(i int, md C.int, msg *C.char) *C.EVP_PKEY_CTX {
+	h.idleMu.Lock()
+	if n := len(h.idle[i]); n > 0 {
+		ctx := h.idle[i][n-1]
+		h.idle[i] = h.idle[i][:n-1]
+		h.idleMu.Unlock()
+		return ctx
+	}
+	h.idleMu.Unlock()
+	return C.dk_ctx(h.pkey, md, msg, errBufLen)
+}
+
+// give keeps ctx for the next signature, or frees it; mu is read-locked.
+func (h *handle) give(i int, ctx *C.EVP_PKEY_CTX) {
+	h.idleMu.Lock()
+	if len(h.idle[i]) < maxIdle {
+		h.idle[i] = append(h.idle[i], ctx)
+		ctx = nil
+	}
+	h.idleMu.Unlock()
+	if ctx != nil {
+		C.EVP_PKEY_CTX_free(ctx)
+	}
 }
 
 func (h *handle) free() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for i, list := range h.idle {
+		for _, ctx := range list {
+			C.EVP_PKEY_CTX_free(ctx)
+		}
+		h.idle[i] = nil
+	}
 	if h.pkey != nil {
 		C.EVP_PKEY_free(h.pkey)
 		h.pkey = nil
@@ -153,11 +204,12 @@ func (k *Key) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, 
 		return nil, errors.New("osslrsa: PSS signatures are not supported")
 	}
 	var md C.int
+	var kind int
 	switch opts.HashFunc() {
 	case crypto.SHA1:
-		md = 1
+		md, kind = 1, 0
 	case crypto.SHA256:
-		md = 256
+		md, kind = 256, 1
 	default:
 		return nil, fmt.Errorf("osslrsa: hash %v is not supported (SHA-1 and SHA-256 are)", opts.HashFunc())
 	}
@@ -167,14 +219,23 @@ func (k *Key) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, 
 	sig := make([]byte, k.Size())
 	n := C.size_t(len(sig))
 	var msg [errBufLen]C.char
-	k.h.mu.RLock()
-	if k.h.pkey == nil {
-		k.h.mu.RUnlock()
+	h := k.h
+	h.mu.RLock()
+	if h.pkey == nil {
+		h.mu.RUnlock()
 		return nil, ErrClosed
 	}
-	ok := C.dk_sign(k.h.pkey, md, (*C.uchar)(unsafe.Pointer(&digest[0])), C.size_t(len(digest)),
-		(*C.uchar)(unsafe.Pointer(&sig[0])), &n, &msg[0], errBufLen)
-	k.h.mu.RUnlock()
+	ok := C.int(0)
+	if ctx := h.take(kind, md, &msg[0]); ctx != nil {
+		ok = C.dk_sign(ctx, (*C.uchar)(unsafe.Pointer(&digest[0])), C.size_t(len(digest)),
+			(*C.uchar)(unsafe.Pointer(&sig[0])), &n, &msg[0], errBufLen)
+		if ok == 1 {
+			h.give(kind, ctx)
+		} else {
+			C.EVP_PKEY_CTX_free(ctx) // not reused after a failure
+		}
+	}
+	h.mu.RUnlock()
 	runtime.KeepAlive(k)
 	if ok != 1 {
 		return nil, fmt.Errorf("osslrsa: OpenSSL could not sign: %s", C.GoString(&msg[0]))
