@@ -136,7 +136,7 @@ func (c *Certificate) KeyInfo() string {
 
 // Backend names the code that computes the RSA signatures of keys held in
 // memory (an *rsa.PrivateKey, as Load gives): "Go (crypto/rsa)" in the
-// default build; OpenSSL and its version, e.g. "OpenSSL 3.0.22 25 Aug 2026
-// (libcrypto)", in a build with the tag openssl (see OpenSSL). A Key of
-// another kind signs itself in either build.
+// default build; OpenSSL and its version, e.g. "OpenSSL 3.0.22 25 Aug
+// 2026", in a build with the tag openssl (see OpenSSL). A Key of another
+// kind signs itself in either build.
 func Backend() string { return smallrsa.Backend() }

@@ -12,5 +12,5 @@ import (
 // In the build with the tag openssl, keys in memory sign through OpenSSL.
 func init() {
 	accelerated = func(priv *rsa.PrivateKey) (crypto.Signer, error) { return osslrsa.For(priv) }
-	backend = osslrsa.Version() + " (libcrypto)"
+	backend = osslrsa.Version()
 }
