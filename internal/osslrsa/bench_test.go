@@ -4,17 +4,10 @@ package osslrsa
 
 import (
 	"crypto"
-	"crypto/rsa"
 	"crypto/sha1"
-	"crypto/x509"
-	"encoding/pem"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/dtekit/dtekit/internal/oracle"
 )
 
 // BenchmarkSign is the binding's bare signature (SHA-1 digest, PKCS#1
@@ -25,18 +18,8 @@ func BenchmarkSign(b *testing.B) {
 	dir := b.TempDir()
 	for _, tc := range []struct{ bits, e string }{{"2048", "65537"}, {"512", "3"}} {
 		b.Run(tc.bits, func(b *testing.B) {
-			name := filepath.Join(dir, tc.bits+".pem")
-			oracle.Run(b, "openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:"+tc.bits, "-pkeyopt", "rsa_keygen_pubexp:"+tc.e, "-out", name)
-			data, err := os.ReadFile(name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			block, _ := pem.Decode(data)
-			priv, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-			if err != nil {
-				b.Fatal(err)
-			}
-			k, err := New(priv.(*rsa.PrivateKey))
+			priv, _ := opensslKey(b, dir, tc.bits, tc.e)
+			k, err := New(priv)
 			if err != nil {
 				b.Fatal(err)
 			}

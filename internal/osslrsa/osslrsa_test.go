@@ -26,7 +26,7 @@ import (
 
 // opensslKey has openssl generate an RSA key and returns it parsed, with
 // the path of its PEM file.
-func opensslKey(t *testing.T, dir string, bits, e string) (*rsa.PrivateKey, string) {
+func opensslKey(t testing.TB, dir string, bits, e string) (*rsa.PrivateKey, string) {
 	t.Helper()
 	name := filepath.Join(dir, "k"+bits+"-"+e+".pem")
 	oracle.Run(t, "openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:"+bits, "-pkeyopt", "rsa_keygen_pubexp:"+e, "-out", name)
