@@ -4,6 +4,8 @@ package smallrsa
 
 import (
 	"crypto/rsa"
+	"errors"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -37,5 +39,17 @@ func TestBackendIsOpenSSL(t *testing.T) {
 	}
 	if err := VerifySHA1(&priv.PublicKey, msg, sig); err != nil {
 		t.Fatal(err)
+	}
+	// A key whose private values are wrong (D and the CRT exponents) goes
+	// to OpenSSL, which signs with them; the self-check refuses the result.
+	broken := &rsa.PrivateKey{PublicKey: priv.PublicKey, D: new(big.Int).Add(priv.D, big.NewInt(2)), Primes: priv.Primes}
+	broken.Precomputed.Dp = new(big.Int).Add(priv.Precomputed.Dp, big.NewInt(2))
+	broken.Precomputed.Dq = new(big.Int).Add(priv.Precomputed.Dq, big.NewInt(2))
+	broken.Precomputed.Qinv = priv.Precomputed.Qinv
+	if _, ok := Signer(broken).(*osslrsa.Key); !ok {
+		t.Fatalf("the broken key signs through %T, not OpenSSL: the check below would test Go", Signer(broken))
+	}
+	if _, err := SignSHA1(broken, msg); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("wrong private values through OpenSSL: %v, want ErrInvalidKey", err)
 	}
 }
