@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"time"
 
+	"github.com/dtekit/dtekit/internal/smallrsa"
 	"github.com/dtekit/dtekit/internal/xmldsig"
 )
 
@@ -132,3 +133,10 @@ func (c *Certificate) KeyInfo() string {
 	}
 	return xmldsig.BuildKeyInfo(c.Leaf)
 }
+
+// Backend names the code that computes the RSA signatures of keys held in
+// memory (an *rsa.PrivateKey, as Load gives): "Go (crypto/rsa)" in the
+// default build; OpenSSL and its version, e.g. "OpenSSL 3.0.22 25 Aug
+// 2026", in a build with the tag openssl (see OpenSSL). A Key of another
+// kind signs itself in either build.
+func Backend() string { return smallrsa.Backend() }

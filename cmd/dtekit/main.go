@@ -36,7 +36,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
+
+	"github.com/dtekit/dtekit/signer"
 )
 
 // command is one dtekit subcommand.
@@ -148,7 +151,8 @@ func usage(w io.Writer) {
 const versionUsage = `usage: dtekit version
 
 Prints dtekit's module version, the commit it was built from (when known)
-and the Go version.
+and the Go version; a binary built with -tags openssl also names the
+OpenSSL it signs with.
 `
 
 // runVersion implements "dtekit version".
@@ -189,6 +193,9 @@ func versionString() string {
 	extra := info.GoVersion
 	if rev != "" {
 		extra = "commit " + rev[:min(12, len(rev))] + modified + ", " + extra
+	}
+	if b := signer.Backend(); !strings.HasPrefix(b, "Go") {
+		extra += ", signing with " + b
 	}
 	return fmt.Sprintf("dtekit %s (%s)", version, extra)
 }

@@ -19,6 +19,12 @@
 // message in constant time and never parses the padding, which rules out the
 // classic forged-signature attacks on e=3 keys.
 //
+// Built with the tag openssl, the signatures of keys held in memory are
+// computed by OpenSSL's libcrypto instead (internal/osslrsa): SignDigestSHA1
+// for every key size, and Signer for whoever signs through an
+// *rsa.PrivateKey (the XML signatures of internal/xmldsig). The bytes are the
+// same; only the speed differs. Verification stays in Go in both builds.
+//
 // Key parsing relies on crypto/x509, which (checked on Go 1.26) accepts
 // 512-bit keys; crypto/rsa.GenerateKey does not, so GenerateKey here builds
 // keys from primes drawn from the caller's random source.
@@ -100,6 +106,37 @@ func encode(digest []byte, k int) []byte {
 	return em
 }
 
+// accelerated, set in the build with the tag openssl (openssl.go), returns
+// the OpenSSL key of priv, loaded once and kept while priv lives; nil in the
+// default build.
+var accelerated func(priv *rsa.PrivateKey) (crypto.Signer, error)
+
+// backend names what computes the signatures of keys in memory.
+var backend = "Go (crypto/rsa)"
+
+// Backend names the code that computes RSA signatures with keys held in
+// memory: "Go (crypto/rsa)" in the default build, OpenSSL and its version
+// in the build with the tag openssl.
+func Backend() string { return backend }
+
+// Signer returns what signs for s. In the default build, and for any s
+// that is not an *rsa.PrivateKey, that is s itself. In the build with the
+// tag openssl it is the key's OpenSSL twin, loaded on the first call and
+// kept while the key lives (s itself when OpenSSL refuses the key).
+func Signer(s crypto.Signer) crypto.Signer {
+	if accelerated == nil {
+		return s
+	}
+	priv, ok := s.(*rsa.PrivateKey)
+	if !ok || priv == nil {
+		return s
+	}
+	if k, err := accelerated(priv); err == nil {
+		return k
+	}
+	return s
+}
+
 // SignSHA1 returns the SHA1withRSA (PKCS#1 v1.5) signature of msg.
 func SignSHA1(priv *rsa.PrivateKey, msg []byte) ([]byte, error) {
 	d := sha1.Sum(msg)
@@ -120,6 +157,20 @@ func SignDigestSHA1(priv *rsa.PrivateKey, digest []byte) ([]byte, error) {
 	}
 	if priv.D == nil || priv.D.Sign() <= 0 {
 		return nil, fmt.Errorf("%w: missing private exponent", ErrInvalidKey)
+	}
+	if accelerated != nil {
+		if k, err := accelerated(priv); err == nil {
+			sig, err := k.Sign(nil, digest, crypto.SHA1)
+			if err != nil {
+				return nil, fmt.Errorf("smallrsa: signing with a %d-bit key: %w", priv.N.BitLen(), err)
+			}
+			// The same check as below: a signature that does not verify
+			// under the public key is never returned.
+			if err := VerifyDigestSHA1(&priv.PublicKey, digest, sig); err != nil {
+				return nil, fmt.Errorf("%w: private key does not match its public key (signature self-check failed)", ErrInvalidKey)
+			}
+			return sig, nil
+		}
 	}
 	if priv.N.BitLen() >= stdlibMinBits {
 		sig, err := rsa.SignPKCS1v15(nil, priv, crypto.SHA1, digest)

@@ -28,6 +28,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dtekit/dtekit/internal/smallrsa"
 	"github.com/dtekit/dtekit/internal/xmltree"
 )
 
@@ -240,7 +241,10 @@ func Signature(k Key, parent *xmltree.Element, uri, transform string, digest []b
 	h := sha1.New()
 	h.Write(SignedInfoStartTag(parent))
 	h.Write(si[len("<SignedInfo>"):])
-	value, err := k.Signer.Sign(rand.Reader, h.Sum(nil), crypto.SHA1)
+	// An *rsa.PrivateKey signs through OpenSSL in the build with the tag
+	// openssl (smallrsa.Signer); any other Signer, and every key in the
+	// default build, signs itself.
+	value, err := smallrsa.Signer(k.Signer).Sign(rand.Reader, h.Sum(nil), crypto.SHA1)
 	if err != nil {
 		return nil, fmt.Errorf("signer: RSA signature for %q: %w", uri, err)
 	}
