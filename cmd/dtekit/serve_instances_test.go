@@ -22,6 +22,7 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
+	"github.com/dtekit/dtekit/email/emailtest"
 	"github.com/dtekit/dtekit/internal/pgtest"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/sii/siitest"
@@ -164,8 +165,13 @@ func riverLeader(t *testing.T, db *sql.DB) string {
 // PostgreSQL database (one key-encryption key, one data directory with the
 // demo's JWT key, ports of their own), spreads a load over them (facturas
 // emitted and submitted to a fake SII, the supplier's facturas handed in
-// as received files, webhook deliveries to a receiver on loopback) and
-// kills the elected job leader with SIGKILL in the middle. Then:
+// as received files and mailed too, over SMTP and IMAP on loopback,
+// webhook deliveries to a receiver on loopback) and kills the elected job
+// leader with SIGKILL in the middle. The leader works no mail queue (an
+// instance may choose its budgets): a mail job a killed instance held
+// waits 60 s to 2 minutes for its rescue, past this test's bound, and
+// TestMailKill9Postgres kills the one instance that sends and reads mail.
+// Then:
 //
 //   - every document acknowledged with a 2xx is stored and reaches
 //     aceptado; every received file acknowledged is stored with its
@@ -179,6 +185,8 @@ func riverLeader(t *testing.T, db *sql.DB) string {
 //   - billing's periodic jobs ran at most once per period (counted in
 //     River's table), with the mailbox poll every 5 s both before and
 //     after the leader changed;
+//   - each mailed factura reached the demo company's mailbox once, was
+//     read from it once and acknowledged to the supplier once;
 //   - every event was delivered to the webhook at least once, and the
 //     receiver, which acts once per webhook-id, acted once per event.
 func TestThreeInstancesKill9(t *testing.T) {
@@ -198,7 +206,13 @@ func TestThreeInstancesKill9(t *testing.T) {
 	defer fake.Close()
 	hooks := newDedupReceiver(t)
 	defer hooks.srv.Close()
-	env := []string{"DTEKIT_DATABASE_URL=" + dbURL, "DTEKIT_KEK=" + hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")),
+	// The two demo companies' mailboxes, on real SMTP and IMAP servers in
+	// this process.
+	userD := emailtest.User{Address: "dte@demo.cl", Username: "demo", Password: "demo-pw"}
+	userS := emailtest.User{Address: "dte@proveedora.cl", Username: "prov", Password: "prov-pw"}
+	mailSrv := emailtest.Start(t, userD, userS)
+	env := []string{mailCAEnv + "=" + writeMailCA(t, mailSrv), mailLoopbackEnv + "=1", mailPortsEnv + "=any", mailRetryEnv + "=1s",
+		"DTEKIT_DATABASE_URL=" + dbURL, "DTEKIT_KEK=" + hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")),
 		siiURLEnv + "=" + fake.Endpoints().Classic, rescueAfterEnv + "=" + instancesRescueAfter.String(),
 		siiTimeoutEnv + "=" + instancesSIITimeout.String(), mailPollEnv + "=" + instancesMailPoll.String(),
 		"DTEKIT_UPLOAD_RATE_LIMIT=-1"}
@@ -207,7 +221,10 @@ func TestThreeInstancesKill9(t *testing.T) {
 	// runners' leader; then the other two at once.
 	begin := time.Now()
 	procs := make([]*serveProc, 3)
-	procs[0] = startServeFlags(t, bin, data, flags, env...)
+	// The first works no mail queue (a job of those held by a killed
+	// process waits 60 s to 2 minutes for its rescue, past this test's
+	// bound): its mail is sent and read by the others.
+	procs[0] = startServeFlags(t, bin, data, flags, append(slices.Clone(env), workersEnv+"=mail=0,mailbox=0")...)
 	var startWG sync.WaitGroup
 	for i := 1; i < 3; i++ {
 		startWG.Go(func() { procs[i] = startServeFlags(t, bin, data, flags, env...) })
@@ -227,6 +244,21 @@ func TestThreeInstancesKill9(t *testing.T) {
 		[]byte(`{"url":"`+hooks.srv.URL+`/hook","events":["dte.created","dte.accepted","recibido.created"]}`)); st != 201 {
 		t.Fatalf("creating the webhook: %d %s", st, body)
 	}
+	// Both companies mail: the supplier mails each factura to the demo
+	// company, whose mailbox is read every 5 s and answered with an acuse.
+	for _, c := range []struct {
+		token string
+		u     emailtest.User
+	}{{demo.AdminToken, userD}, {sup.AdminToken, userS}} {
+		if st, body := call(t, hc, "PUT", apiOf(procs[2])+"/empresa/correo", "Bearer "+c.token, mailSettingsJSON(t, mailSrv, c.u)); st != 200 {
+			t.Fatalf("PUT /empresa/correo: %d %s", st, body)
+		}
+	}
+	demoEmisor := dtetest.DemoEmisor()
+	cliente := fmt.Sprintf(`{"rut":%q,"razon_social":%q,"email":%q}`, demoEmisor.Rut, demoEmisor.RazonSocial, userD.Address)
+	if st, body := call(t, hc, "POST", apiOf(procs[0])+"/clientes", sup.APIKey, []byte(cliente)); st != 201 {
+		t.Fatalf("the supplier's cliente: %d %s", st, body)
+	}
 	// The supplier's envelopes are signed in this process with a test
 	// certificate: with no --signer policy any valid signature is taken.
 	creds, err := dtetest.New(nil)
@@ -237,7 +269,6 @@ func TestThreeInstancesKill9(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	demoEmisor := dtetest.DemoEmisor()
 	supFactura := fmt.Sprintf(`{"tipo_dte":33,"receptor":{"rut":%q,"razon_social":%q,"giro":"Comercio","direccion":%q,"comuna":%q,"ciudad":%q},`+
 		`"detalle":[{"nombre":"Resma papel carta","cantidad":3,"precio":4990}]}`,
 		demoEmisor.Rut, demoEmisor.RazonSocial, demoEmisor.Direccion, demoEmisor.Comuna, demoEmisor.Ciudad)
@@ -353,6 +384,7 @@ func TestThreeInstancesKill9(t *testing.T) {
 				mu.Lock()
 				recepciones[rec.ID] = d.Folio
 				mu.Unlock()
+				time.Sleep(200 * time.Millisecond) // a mail each, read by IMAP: fewer
 			}
 		})
 	}
@@ -589,6 +621,46 @@ func TestThreeInstancesKill9(t *testing.T) {
 		t.Errorf("the mailbox poll ran %d times before the leader's kill and %d after, want both", pollsBefore, pollsAfter)
 	}
 
+	// Mail, sent and read by the two survivors: each of the supplier's
+	// facturas reached the demo company's mailbox once, each message was
+	// read once, and each file read so was acknowledged to the supplier
+	// once.
+	var mailed map[string]int
+	waitFor(t, time.Minute, "every supplier factura mailed", func() bool {
+		mailed = messageIDs(t, mailSrv.Messages(userD))
+		return len(mailed) >= len(supAcked)
+	})
+	for id, n := range mailed {
+		if n != 1 {
+			t.Errorf("message %s reached the demo company %d times", id, n)
+		}
+	}
+	var mensajes int
+	waitFor(t, time.Minute, "every mail read", func() bool {
+		status, body := call(t, hc, "GET", apiOf(live[0])+"/empresa/correo/mensajes?limit=1", demo.APIKey, nil)
+		var page struct {
+			TotalCount int `json:"total_count"`
+		}
+		if status != 200 || json.Unmarshal(body, &page) != nil {
+			t.Fatalf("GET /empresa/correo/mensajes: %d %s", status, body)
+		}
+		mensajes = page.TotalCount
+		return mensajes >= len(mailed)
+	})
+	if mensajes != len(mailed) {
+		t.Errorf("the demo company read %d mails, want the %d its mailbox holds", mensajes, len(mailed))
+	}
+	var acuses map[string]int
+	waitFor(t, time.Minute, "an acuse of every mail read", func() bool {
+		acuses = messageIDs(t, mailSrv.Messages(userS))
+		return len(acuses) >= len(mailed)
+	})
+	for id, n := range acuses {
+		if n != 1 {
+			t.Errorf("acuse %s reached the supplier %d times", id, n)
+		}
+	}
+
 	// Webhooks: every event delivered, each acted on once.
 	ev := func(typ, id string) {
 		var ids []string
@@ -620,6 +692,7 @@ func TestThreeInstancesKill9(t *testing.T) {
 	}
 	t.Logf("three processes up in %s, load for %s before the kill, checks done %s after it",
 		loadAt.Sub(begin).Round(time.Second), killedAt.Sub(loadAt).Round(time.Second), time.Since(killedAt).Round(time.Second))
+	t.Logf("mail: %d facturas mailed to the demo company, read once each, %d acuses back", len(mailed), len(acuses))
 	t.Logf("%d facturas acknowledged (%d stored) and %d supplier facturas received through three processes, one killed; held jobs taken up %v and finished %v after the kill; all aceptado %s after it; periodic runs %v (mail.poll %d before the kill, %d after); %d webhook deliveries repeated",
 		len(acked), len(rows), len(recepciones), finishedTimes(taken), finishedTimes(finished), settled.Round(time.Second), periodicCounts(runs), pollsBefore, pollsAfter, redelivered)
 	var stops sync.WaitGroup
