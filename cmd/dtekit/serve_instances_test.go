@@ -43,7 +43,7 @@ const (
 	riverRescuerInterval  = 30 * time.Second
 	riverLeaderLease      = 16 * time.Second // River's elect interval (5 s, jitter 1 s) plus its 10 s padding
 	instancesMailPoll     = 5 * time.Second
-	instancesSettleWithin = 100 * time.Second // from the kill until every held job is finished
+	instancesSettleWithin = 120 * time.Second // from the kill until every held job is finished (typically under 60 s)
 )
 
 // heldJobTimeout is the timeout of a job kind as billing registers it
