@@ -44,7 +44,7 @@ The documents are the demo's requests (dtekit demo) with auto_send false, so
 the figures are those of emission (validation, folio, stamp, signature, two
 short transactions) and not of the SII's answers; --auto-send submits them
 too. Each document takes a folio of the company's CAF: a long run needs a CAF
-with room (the demo's have 10000 folios per type).
+with room (the demo's have 100000 folios per type).
 
 The server's CPU is the CPU time its process used during the run (user and
 system), divided by the documents emitted: read from /proc/PID/stat when
