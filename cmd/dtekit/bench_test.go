@@ -26,18 +26,24 @@ func psCPU(t *testing.T, pid int) int {
 	return n
 }
 
+// totalCount is the total_count of a list page at target.
+func totalCount(t *testing.T, target, key string) int {
+	t.Helper()
+	status, body := call(t, &http.Client{Timeout: 30 * time.Second}, "GET", target, key, nil)
+	var page struct {
+		TotalCount *int `json:"total_count"`
+	}
+	if status != 200 || json.Unmarshal(body, &page) != nil || page.TotalCount == nil {
+		t.Fatalf("GET %s: %d %s", target, status, body)
+	}
+	return *page.TotalCount
+}
+
 // totalDTEs is the server's count of the demo company's documents of a
 // type.
 func totalDTEs(t *testing.T, base, key string, tipo int) int {
 	t.Helper()
-	status, body := call(t, &http.Client{Timeout: 30 * time.Second}, "GET", base+"/api/v1/billing/dte?limit=1&tipo_dte="+strconv.Itoa(tipo), key, nil)
-	var page struct {
-		TotalCount int `json:"total_count"`
-	}
-	if status != 200 || json.Unmarshal(body, &page) != nil {
-		t.Fatalf("listing documents: %d %s", status, body)
-	}
-	return page.TotalCount
+	return totalCount(t, base+"/api/v1/billing/dte?limit=1&tipo_dte="+strconv.Itoa(tipo), key)
 }
 
 // TestBenchDemo runs "dtekit bench" briefly against "dtekit serve --demo":

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -17,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/dte/dtetest"
@@ -279,24 +275,6 @@ func TestThreeInstancesKill9(t *testing.T) {
 	recepciones := map[string]int64{} // received files answered 2xx → the folio they carry
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	// post sends a request, returning a transport error (the process was
-	// killed) rather than failing.
-	post := func(target, key, ctype string, body []byte) (int, []byte, error) {
-		req, err := http.NewRequest("POST", target, bytes.NewReader(body))
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("X-Api-Key", key)
-		req.Header.Set("Content-Type", ctype)
-		req.Header.Set("Idempotency-Key", uuid.NewString())
-		res, err := hc.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		return res.StatusCode, b, err
-	}
 	stopped := func() bool {
 		select {
 		case <-stop:
@@ -335,7 +313,7 @@ func TestThreeInstancesKill9(t *testing.T) {
 		// exchange copy handed in to the demo company's inbox.
 		wg.Go(func() {
 			for !stopped() {
-				status, b, err := post(api+"/dte", sup.APIKey, "application/json", []byte(supFactura))
+				status, b, err := postRaw(hc, api+"/dte", sup.APIKey, "application/json", []byte(supFactura))
 				if err != nil {
 					return
 				}
@@ -368,7 +346,7 @@ func TestThreeInstancesKill9(t *testing.T) {
 					t.Errorf("packing the supplier's factura: %v", err)
 					return
 				}
-				status, b, err = post(api+"/recibidos", demo.APIKey, "application/xml", envio)
+				status, b, err = postRaw(hc, api+"/recibidos", demo.APIKey, "application/xml", envio)
 				if err != nil {
 					return
 				}
@@ -488,38 +466,9 @@ func TestThreeInstancesKill9(t *testing.T) {
 
 	// Every acknowledged document is stored and accepted; folios are
 	// 1..n, and each reached the fake SII once.
-	type row struct {
-		ID     string
-		Folio  int64
-		Estado string
-	}
-	list := func(key string) []row {
-		var all []row
-		cursor := ""
-		for {
-			u := apiOf(live[0]) + "/dte?tipo_dte=33&limit=100"
-			if cursor != "" {
-				u += "&cursor=" + url.QueryEscape(cursor)
-			}
-			status, body := call(t, hc, "GET", u, key, nil)
-			if status != 200 {
-				t.Fatalf("list: %d %s", status, body)
-			}
-			var page struct {
-				Items      []row
-				NextCursor *string `json:"next_cursor"`
-			}
-			json.Unmarshal(body, &page)
-			all = append(all, page.Items...)
-			if page.NextCursor == nil {
-				return all
-			}
-			cursor = *page.NextCursor
-		}
-	}
-	var rows, supRows []row
+	var rows, supRows []dteRow
 	waitFor(t, instancesSettleWithin-time.Since(killedAt), "every document aceptado", func() bool {
-		rows, supRows = list(demo.APIKey), list(sup.APIKey)
+		rows, supRows = listFacturas(t, live[0].base, demo.APIKey), listFacturas(t, live[0].base, sup.APIKey)
 		for _, r := range append(slices.Clone(rows), supRows...) {
 			if r.Estado != "aceptado" {
 				return false
@@ -537,7 +486,7 @@ func TestThreeInstancesKill9(t *testing.T) {
 	}
 	for _, c := range []struct {
 		rut   string
-		rows  []row
+		rows  []dteRow
 		acked map[string]bool
 	}{{demoEmisor.Rut, rows, acked}, {demoSupplierRut, supRows, supAcked}} {
 		stored := map[string]bool{}
@@ -565,12 +514,8 @@ func TestThreeInstancesKill9(t *testing.T) {
 			t.Errorf("acknowledged received file %s (folio %d): %d %s", id, folio, status, body)
 		}
 	}
-	status, body := call(t, hc, "GET", apiOf(live[1])+"/recibidos?limit=1", demo.APIKey, nil)
-	var recPage struct {
-		TotalCount int `json:"total_count"`
-	}
-	if status != 200 || json.Unmarshal(body, &recPage) != nil || recPage.TotalCount < demoSupplierDocs+len(recepciones) {
-		t.Errorf("received documents: %d %s, want at least %d", status, body, demoSupplierDocs+len(recepciones))
+	if n := totalCount(t, apiOf(live[1])+"/recibidos?limit=1", demo.APIKey); n < demoSupplierDocs+len(recepciones) {
+		t.Errorf("%d received documents, want at least %d", n, demoSupplierDocs+len(recepciones))
 	}
 
 	// Periodic jobs: at most one run per period, across the processes;
@@ -630,21 +575,10 @@ func TestThreeInstancesKill9(t *testing.T) {
 		mailed = messageIDs(t, mailSrv.Messages(userD))
 		return len(mailed) >= len(supAcked)
 	})
-	for id, n := range mailed {
-		if n != 1 {
-			t.Errorf("message %s reached the demo company %d times", id, n)
-		}
-	}
+	onceEach(t, "factura mailed to the demo company", mailed)
 	var mensajes int
 	waitFor(t, time.Minute, "every mail read", func() bool {
-		status, body := call(t, hc, "GET", apiOf(live[0])+"/empresa/correo/mensajes?limit=1", demo.APIKey, nil)
-		var page struct {
-			TotalCount int `json:"total_count"`
-		}
-		if status != 200 || json.Unmarshal(body, &page) != nil {
-			t.Fatalf("GET /empresa/correo/mensajes: %d %s", status, body)
-		}
-		mensajes = page.TotalCount
+		mensajes = totalCount(t, apiOf(live[0])+"/empresa/correo/mensajes?limit=1", demo.APIKey)
 		return mensajes >= len(mailed)
 	})
 	if mensajes != len(mailed) {
@@ -655,11 +589,7 @@ func TestThreeInstancesKill9(t *testing.T) {
 		acuses = messageIDs(t, mailSrv.Messages(userS))
 		return len(acuses) >= len(mailed)
 	})
-	for id, n := range acuses {
-		if n != 1 {
-			t.Errorf("acuse %s reached the supplier %d times", id, n)
-		}
-	}
+	onceEach(t, "acuse to the supplier", acuses)
 
 	// Webhooks: every event delivered, each acted on once.
 	ev := func(typ, id string) {
@@ -700,6 +630,16 @@ func TestThreeInstancesKill9(t *testing.T) {
 		stops.Go(func() { p.stop(t) })
 	}
 	stops.Wait()
+}
+
+// onceEach fails for every Message-ID seen more than once.
+func onceEach(t *testing.T, what string, ids map[string]int) {
+	t.Helper()
+	for id, n := range ids {
+		if n != 1 {
+			t.Errorf("%s %s arrived %d times", what, id, n)
+		}
+	}
 }
 
 // completedRuns counts the finished jobs of a kind.
