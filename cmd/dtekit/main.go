@@ -77,6 +77,7 @@ func commands() []command {
 		{name: "cesion", usage: "cesion ceder|enviar|estado|leer   cede a factura to a factoring company (AEC), follow it in the SII's registry", run: runCesion},
 		{name: "intercambio", usage: "intercambio responder|leer      answer a supplier's EnvioDTE, read a customer's answer", run: runIntercambio},
 		{name: "serve", usage: "serve [--addr A] [--data DIR] [--demo]  run the REST API server", run: runServe},
+		{name: "bench", usage: "bench --url URL --key KEY [flags]  load-test a running server: documents/s, latency, CPU", run: runBench},
 		{name: "admin", usage: "admin empresa|apikey ...        operator commands on the server's database", run: runAdmin},
 		{name: "dev", usage: "dev credenciales --rut RUT --out DIR  test credentials for your RUT, to rehearse against sii fake", run: runDev},
 		{name: "version", usage: "version                         print dtekit's version", run: runVersion},

@@ -102,6 +102,9 @@ Environment (flags win):
   DTEKIT_MAX_CONNECTIONS  connections served at once (default 1024)
   DTEKIT_METRICS_TENANT_LABELS  1 labels /metrics by company
   DTEKIT_SII_URL        base URL of a test SII for every submission
+  DTEKIT_SII_TIMEOUT    bound of each exchange with the SII (default 30s; 5s
+                        with --demo); a submission step held by a killed
+                        process is rescued after eight of them plus 10s
   DTEKIT_JOBS_WORKERS   jobs run at once per queue, e.g. delivery=20,submission=4
                         (defaults submission=8 recovery=2 delivery=10
                         maintenance=2 mail=2 mailbox=2; 0: none in this process)

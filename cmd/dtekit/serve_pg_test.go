@@ -82,37 +82,9 @@ func TestTwoServersOnePostgres(t *testing.T) {
 
 	// The survivor's recovery job finishes what the killed process left
 	// half-way (after billing's recovery delay, 30 s by default).
-	type row struct {
-		ID     string
-		Folio  int64
-		Estado string
-	}
-	list := func() []row {
-		var all []row
-		cursor := ""
-		for {
-			u := p1.base + "/api/v1/billing/dte?tipo_dte=33&limit=100"
-			if cursor != "" {
-				u += "&cursor=" + url.QueryEscape(cursor)
-			}
-			status, body := call(t, &http.Client{Timeout: 30 * time.Second}, "GET", u, demo.APIKey, nil)
-			if status != 200 {
-				t.Fatalf("list: %d %s", status, body)
-			}
-			var page struct {
-				Items      []row
-				NextCursor *string `json:"next_cursor"`
-			}
-			json.Unmarshal(body, &page)
-			all = append(all, page.Items...)
-			if page.NextCursor == nil {
-				return all
-			}
-			cursor = *page.NextCursor
-		}
-	}
+	list := func() []dteRow { return listFacturas(t, p1.base, demo.APIKey) }
 	deadline := time.Now().Add(150 * time.Second)
-	var rows []row
+	var rows []dteRow
 	for {
 		rows = list()
 		pending := 0
@@ -176,4 +148,41 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	t.Logf("%d documents acknowledged through two processes (one killed); %d stored, folios 1..%d contiguous, each uploaded once (%d uploads)",
 		len(acked), len(rows), len(rows), len(fake.Requests(siitest.Upload)))
 	p1.stop(t)
+}
+
+// dteRow is a document as the list of documents shows it.
+type dteRow struct {
+	ID     string
+	Folio  int64
+	Estado string
+}
+
+// listFacturas lists every factura (tipo 33) of the company of key,
+// through the server at base, page after page.
+func listFacturas(t *testing.T, base, key string) []dteRow {
+	t.Helper()
+	var all []dteRow
+	cursor := ""
+	for {
+		u := base + "/api/v1/billing/dte?tipo_dte=33&limit=100"
+		if cursor != "" {
+			u += "&cursor=" + url.QueryEscape(cursor)
+		}
+		status, body := call(t, &http.Client{Timeout: 30 * time.Second}, "GET", u, key, nil)
+		if status != 200 {
+			t.Fatalf("list: %d %s", status, body)
+		}
+		var page struct {
+			Items      []dteRow
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatalf("list: %v: %s", err, body)
+		}
+		all = append(all, page.Items...)
+		if page.NextCursor == nil {
+			return all
+		}
+		cursor = *page.NextCursor
+	}
 }

@@ -170,12 +170,18 @@ func call(t *testing.T, client *http.Client, method, url, auth string, body []by
 // a transport error (a server killed or stopping) instead of failing the
 // test, so load goroutines can use it.
 func postDemoFactura(hc *http.Client, api, apiKey string) (int, []byte, error) {
-	req, err := http.NewRequest("POST", api+"/dte", strings.NewReader(demoFactura))
+	return postRaw(hc, api+"/dte", apiKey, "application/json", []byte(demoFactura))
+}
+
+// postRaw posts body with an API key and a fresh Idempotency-Key, and
+// returns a transport error rather than failing the test.
+func postRaw(hc *http.Client, target, apiKey, contentType string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest("POST", target, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
 	req.Header.Set("X-Api-Key", apiKey)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Idempotency-Key", uuid.NewString())
 	res, err := hc.Do(req)
 	if err != nil {

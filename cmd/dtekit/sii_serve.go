@@ -14,6 +14,12 @@ import (
 // test server (such as "dtekit sii fake") instead of the SII.
 const siiURLEnv = "DTEKIT_SII_URL"
 
+// siiTimeoutEnv names the variable that bounds each exchange with the SII
+// (billing.SubmitConfig.Timeout). A submission step may take eight
+// exchanges, so it also sets how long a step held by a killed process
+// waits before another process rescues it.
+const siiTimeoutEnv = "DTEKIT_SII_TIMEOUT"
+
 // siiSubmission gives the submission settings of "dtekit serve"
 // (billing.Config.Submission): to the SII's servers of each company's
 // ambiente; to $DTEKIT_SII_URL when set; or, with --demo, to a fake SII in
@@ -29,9 +35,17 @@ const siiURLEnv = "DTEKIT_SII_URL"
 func siiSubmission(env *cmdEnv, demo bool, dataDir string) (cfg *billing.SubmitConfig, stop func(), err error) {
 	stop = func() {}
 	cfg = &billing.SubmitConfig{}
-	base := ""
+	base, timeout := "", ""
 	if env.getenv != nil {
-		base = env.getenv(siiURLEnv)
+		base, timeout = env.getenv(siiURLEnv), env.getenv(siiTimeoutEnv)
+	}
+	var exchangeTimeout time.Duration
+	if timeout != "" {
+		d, err := time.ParseDuration(timeout)
+		if err != nil || d < time.Second || d > 5*time.Minute {
+			return nil, stop, fmt.Errorf("%s %q: want a duration from 1s to 5m, such as 10s", siiTimeoutEnv, timeout)
+		}
+		exchangeTimeout = d
 	}
 	switch {
 	case base != "":
@@ -59,6 +73,9 @@ func siiSubmission(env *cmdEnv, demo bool, dataDir string) (cfg *billing.SubmitC
 		cfg.Timeout = 5 * time.Second
 		cfg.ReconcileWindow = 10 * time.Second
 		cfg.BoletaCheckDelay, cfg.BoletaSafetyDelay = 10*time.Second, 5*time.Second
+	}
+	if timeout != "" {
+		cfg.Timeout = exchangeTimeout
 	}
 	return cfg, stop, nil
 }

@@ -43,18 +43,44 @@ type Job struct {
 }
 
 // Register registers p's worker and its schedule on j. A tick runs at
-// most once per period however many processes share the database
-// (UniqueByPeriod is the interval).
+// most once per period (a window of the interval's length, aligned on
+// the clock) however many processes share the database and however often
+// they start: only the elected leader enqueues the ticks, each unique in
+// its period while unfinished (UniqueByPeriod), and a finished run keeps
+// its job scheduled to its period's end (see hold), so that a new
+// leader's start, or a restart, in the same period finds it there and
+// runs nothing.
 func Register(j store.Jobs, p Job) error {
 	if err := j.Register(store.Worker{
-		Kind:    p.Args.Kind(),
-		Work:    func(ctx context.Context, _ *store.Job) error { return p.Run(ctx) },
+		Kind: p.Args.Kind(),
+		Work: func(ctx context.Context, job *store.Job) error {
+			if job.Snoozes > 0 {
+				return nil // the period's end: its run is done
+			}
+			if err := p.Run(ctx); err != nil {
+				return err
+			}
+			return hold(job, p.Every, time.Now())
+		},
 		Timeout: p.Timeout,
 	}); err != nil {
 		return fmt.Errorf("billing: registering %s: %w", p.Args.Kind(), err)
 	}
 	return j.AddPeriodic(store.PeriodicJob{Interval: p.Every, RunOnStart: p.OnStart,
 		Args: func() store.JobArgs { return p.Args }, Opts: &store.JobOpts{Queue: cmp.Or(p.Queue, Queue), UniqueByPeriod: p.Every}})
+}
+
+// hold keeps a run's job unfinished until the end of the period it was
+// enqueued in (the job's uniqueness covers unfinished jobs only): it
+// snoozes the job to that instant, and the job then ends without running
+// again (a snoozed run has Snoozes > 0). Without it, a leader that takes
+// over (the old one killed or stopped) would enqueue a job marked OnStart
+// again at once and run it twice in the period.
+func hold(job *store.Job, every time.Duration, now time.Time) error {
+	if rest := job.CreatedAt.Truncate(every).Add(every).Sub(now); rest > 0 {
+		return store.Snooze(rest)
+	}
+	return nil
 }
 
 // EachEmpresa calls fn for every company r lists, oldest first, a page at

@@ -66,6 +66,24 @@ func TestRegister(t *testing.T) {
 		if _, ok := depth[Queue]; !ok {
 			t.Errorf("queue depth %v names no %q queue", depth, Queue)
 		}
+		// The runner stops and starts again within the hour, as a new
+		// leader starts when the old one died: the hour's run is done, so
+		// nothing runs (before the fix, the start's enqueue ran it again
+		// within a poll). The run holds its job, scheduled, to the hour's
+		// end.
+		if depth[Queue][store.JobScheduled] != 1 {
+			t.Errorf("%d scheduled jobs in the maintenance queue after the run, want 1 (the run's, held to the hour's end)", depth[Queue][store.JobScheduled])
+		}
+		if err := st.Jobs().Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Jobs().Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		if n := runs.Load(); n != 1 {
+			t.Errorf("%d runs after a second start within the hour, want 1", n)
+		}
 	})
 	t.Run("undeclared queue", func(t *testing.T) {
 		t.Parallel()
