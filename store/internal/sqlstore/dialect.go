@@ -7,7 +7,6 @@
 package sqlstore
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"time"
@@ -40,10 +39,6 @@ type Dialect struct {
 	// ReadTx is the options of the read-only transactions that give
 	// listings one snapshot for their page and their total count.
 	ReadTx *sql.TxOptions
-	// Scrub, when not nil, makes the database's files hold no bytes that
-	// committed writes replaced or deleted, on the writer pool outside
-	// any transaction (store.Scrubber).
-	Scrub func(ctx context.Context, writer *sql.DB) error
 }
 
 // timeLayout is the SQLite text form of a time: UTC, fixed width, so

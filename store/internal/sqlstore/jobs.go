@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/dtekit/dtekit/store"
@@ -28,7 +26,7 @@ import (
 // working client built by Start once every worker is registered.
 type jobs struct {
 	cfg    Config
-	insert *river.Client[*sql.Tx]
+	insert jobClient
 
 	mu       sync.Mutex
 	workers  *river.Workers
@@ -37,7 +35,7 @@ type jobs struct {
 	// periodicQueues names the queue of each periodic job, checked at
 	// Start.
 	periodicQueues []periodicQueue
-	runner         *river.Client[*sql.Tx]
+	runner         jobClient
 	started        bool
 
 	// queues maps each declared queue to its budget. Enqueue reads it
@@ -59,7 +57,7 @@ const defaultWorkers = 10
 
 // startedRunner is a started River client and the context it runs under.
 type startedRunner struct {
-	client *river.Client[*sql.Tx]
+	client jobClient
 	ctx    context.Context
 }
 
@@ -73,7 +71,7 @@ func (j *jobs) logger() *slog.Logger {
 func newJobs(cfg Config) (*jobs, error) {
 	j := &jobs{cfg: cfg, workers: river.NewWorkers(), kinds: map[string]bool{}}
 	j.queues.Store(&map[string]int{})
-	c, err := river.NewClient(cfg.River, &river.Config{Logger: j.logger()})
+	c, err := cfg.River.newClient(&river.Config{Logger: j.logger()})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s): building the job client: %w", cfg.Dialect.Name, err)
 	}
@@ -147,7 +145,7 @@ func (t *tx) CompleteJob(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if _, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, t.tx, job); err != nil {
+	if err := t.jobs.insert.CompleteTx(ctx, t.tx, job); err != nil {
 		return fmt.Errorf("store (%s): completing job %d (%s): %w", t.d.Name, job.ID, job.Kind, err)
 	}
 	return nil
@@ -413,7 +411,7 @@ func (j *jobs) Start(ctx context.Context) error {
 		rc.FetchPollInterval = jc.PollInterval
 		rc.FetchCooldown = min(max(jc.PollInterval/2, river.FetchCooldownMin), river.FetchCooldownDefault)
 	}
-	c, err := river.NewClient(j.cfg.River, rc)
+	c, err := j.cfg.River.newClient(rc)
 	if err != nil {
 		return fmt.Errorf("store (%s): building the job runner: %w", j.cfg.Dialect.Name, err)
 	}
