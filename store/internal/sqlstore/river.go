@@ -16,6 +16,9 @@ import (
 type JobDriver interface {
 	newClient(cfg *river.Config) (jobClient, error)
 	migrate(ctx context.Context) error
+	// listens reports a driver whose runners are told of new jobs
+	// (PostgreSQL's LISTEN/NOTIFY) rather than finding them by polling.
+	listens() bool
 }
 
 // RiverDriver wraps a River driver whose transaction type is the Native
@@ -30,6 +33,10 @@ func (rd riverDriver[TTx]) newClient(cfg *river.Config) (jobClient, error) {
 		return nil, err
 	}
 	return riverClient[TTx]{c}, nil
+}
+
+func (rd riverDriver[TTx]) listens() bool {
+	return rd.d.SupportsListener() && rd.d.SupportsListenNotify()
 }
 
 func (rd riverDriver[TTx]) migrate(ctx context.Context) error {
