@@ -21,9 +21,10 @@
 // transaction notifies the job's queue (NOTIFY), and every runner on the
 // database LISTENs, so a job starts within milliseconds of its commit, in
 // whichever process is free; JobsConfig.PollInterval is only the fallback
-// that finds jobs whose time has come (scheduled, retried) or whose
-// notification was lost (a listener reconnecting), so it may be long. The
-// listener holds one connection of the pool.
+// that finds a job whose notification did not reach a runner (a listener
+// reconnecting), so it could be long, though its default stays 1 s to
+// bound such a job's wait. The listener takes one connection out of the
+// pool for itself.
 //
 // The URL is any pgx connection string, e.g.
 // postgres://user@host/db?sslmode=disable; a search_path parameter selects
@@ -56,7 +57,8 @@ var migrations embed.FS
 type Options struct {
 	// Jobs tunes the background job runner.
 	Jobs store.JobsConfig
-	// MaxConns bounds the connection pool (default 20).
+	// MaxConns bounds the connection pool (default 20). A started job
+	// runner takes one more connection out of it for its listener.
 	MaxConns int
 }
 

@@ -1,9 +1,11 @@
 // Package sqlstore is the one SQL implementation of store.Store shared by
-// store/sqlite and store/postgres. It runs over database/sql with SQL both
-// dialects accept ($n placeholders, ON CONFLICT DO NOTHING, RETURNING,
-// partial unique indexes); what differs is gathered in a Dialect supplied
-// by the backend package: row-lock clauses, how times travel, how a
-// driver error is classified.
+// store/sqlite and store/postgres. It runs SQL both dialects accept ($n
+// placeholders, ON CONFLICT DO NOTHING, RETURNING, partial unique indexes)
+// through a Querier with database/sql's method names, which a backend
+// provides over its own driver (SQLPool for database/sql; store/postgres
+// adapts pgx), and River through a JobDriver of the same family. What
+// differs is gathered in a Dialect supplied by the backend package:
+// row-lock clauses, how times travel, how a driver error is classified.
 package sqlstore
 
 import (

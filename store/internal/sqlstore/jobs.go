@@ -69,10 +69,15 @@ func (j *jobs) logger() *slog.Logger {
 }
 
 // listenPollInterval is the runner's default poll interval when the
-// driver listens: each insert notifies the job's queue, so polling only
-// finds what no notification announced (a notification lost while a
-// listener reconnected, or one the insert client held back, below).
-const listenPollInterval = 5 * time.Second
+// driver listens. Each insert notifies the job's queue, so polling only
+// finds what no notification started: a notification lost while the
+// listener reconnected or before it listened, or one the insert client
+// held back (below). It could be long; it stays River's default, 1 s,
+// because it bounds the wait of such a job, and BenchmarkJobStart in
+// store/postgres saw one now and then under heavy load (see
+// docs/performance.md), while an idle poll costs one short query per
+// queue and second.
+const listenPollInterval = river.FetchPollIntervalDefault
 
 // listenFetchCooldown is the least time between two fetches of a queue
 // when the driver listens. River's default, 100 ms, is what a job
