@@ -216,7 +216,11 @@ type JobsConfig struct {
 	// 10).
 	Workers int
 	// PollInterval is how often an idle runner looks for new jobs
-	// (default 1 s; lower it in tests).
+	// (default 1 s). On SQLite it is the delay before a new job starts
+	// (lower it in tests). On PostgreSQL a runner is told of each new job
+	// by LISTEN/NOTIFY and starts it within about 10 ms of its commit, so
+	// polling is only the fallback for a notification that did not reach
+	// it, and could be long; the default keeps such a job's wait at 1 s.
 	PollInterval time.Duration
 	// RescueAfter is how long a job may stay running before it is
 	// considered abandoned by a dead worker and scheduled again (default

@@ -2,8 +2,9 @@
 // that run several server processes or want the database apart from the
 // server.
 //
-// It uses github.com/jackc/pgx/v5 through its database/sql adapter
-// (pgx/v5/stdlib), so the SQL shared with store/sqlite runs unchanged.
+// It runs on github.com/jackc/pgx/v5's own interface, over one pgxpool:
+// the SQL shared with store/sqlite goes through sqlstore's Querier, which
+// a small adapter (pgx.go) implements on pgx's pool and transactions.
 // Transactions run at READ COMMITTED; the few writes that read before
 // they write lock what they read (SELECT … FOR UPDATE, or a guarded
 // UPDATE that re-checks its condition), so concurrent processes never
@@ -12,13 +13,18 @@
 //
 // The schema is created and upgraded by embedded goose migrations at
 // Open, River's tables the same way, both under a PostgreSQL advisory lock
-// so that processes starting together migrate once. Background jobs use
-// River's database/sql driver (riverdatabasesql) on the same pool: it is
-// the River driver whose transaction type is *sql.Tx, which is what lets a
-// job be inserted in the very transaction that writes the records it
-// follows. (River's riverpgxv5 driver needs a pgx.Tx, which the shared
-// database/sql code does not have.) That driver polls for jobs instead of
-// using LISTEN/NOTIFY; JobsConfig.PollInterval sets the pace.
+// so that processes starting together migrate once (goose runs on a
+// database/sql handle borrowed from the pool, pgx/v5/stdlib, for the
+// migration only). Background jobs use River's pgx driver (riverpgxv5) on
+// the same pool, and a job is inserted on the pgx.Tx of the very
+// transaction that writes the records it follows. Committing that
+// transaction notifies the job's queue (NOTIFY), and every runner on the
+// database LISTENs, so a job starts within milliseconds of its commit, in
+// whichever process is free; JobsConfig.PollInterval is only the fallback
+// that finds a job whose notification did not reach a runner (a listener
+// reconnecting), so it could be long, though its default stays 1 s to
+// bound such a job's wait. The listener takes one connection out of the
+// pool for itself.
 //
 // The URL is any pgx connection string, e.g.
 // postgres://user@host/db?sslmode=disable; a search_path parameter selects
@@ -31,13 +37,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/store/internal/sqlstore"
@@ -50,7 +57,8 @@ var migrations embed.FS
 type Options struct {
 	// Jobs tunes the background job runner.
 	Jobs store.JobsConfig
-	// MaxConns bounds the connection pool (default 20).
+	// MaxConns bounds the connection pool (default 20). A started job
+	// runner takes one more connection out of it for its listener.
 	MaxConns int
 }
 
@@ -64,30 +72,37 @@ func Open(ctx context.Context, url string, opts *Options) (store.Store, error) {
 	if o.MaxConns <= 0 {
 		o.MaxConns = 20
 	}
-	cc, err := pgx.ParseConfig(url)
+	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The parse error may quote the URL and its password: keep it out.
 		return nil, errors.New("store/postgres: the database URL does not parse")
 	}
-	db := stdlib.OpenDB(*cc)
-	db.SetMaxOpenConns(o.MaxConns)
-	db.SetMaxIdleConns(o.MaxConns)
-	if err := db.PingContext(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("store/postgres: connecting to %s: %w", cc.Host, err), db.Close())
+	pc.MaxConns = int32(min(o.MaxConns, math.MaxInt32))
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: connecting to %s: %w", pc.ConnConfig.Host, err)
 	}
-	if err := migrate(ctx, db); err != nil {
-		return nil, errors.Join(fmt.Errorf("store/postgres: migrating: %w", err), db.Close())
+	closePool := func() error { pool.Close(); return nil }
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store/postgres: connecting to %s: %w", pc.ConnConfig.Host, err)
 	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store/postgres: migrating: %w", err)
+	}
+	p := pgxPool{pool}
 	s, err := sqlstore.New(sqlstore.Config{
 		Dialect: &dialect,
-		Writer:  db,
-		Reader:  db,
-		River:   riverdatabasesql.New(db),
+		Writer:  p,
+		Reader:  p,
+		River:   sqlstore.RiverDriver(riverpgxv5.New(pool)),
 		Jobs:    o.Jobs,
-		Close:   db.Close,
+		Close:   closePool,
 	})
 	if err != nil {
-		return nil, errors.Join(err, db.Close())
+		pool.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -97,7 +112,9 @@ const migrateLock = 0x647465_6b6974 // "dtekit"
 
 // migrate applies dtekit's migrations and River's, holding an advisory
 // lock so that concurrent Opens migrate one after the other.
-func migrate(ctx context.Context, db *sql.DB) (err error) {
+func migrate(ctx context.Context, pool *pgxpool.Pool) (err error) {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close() // the pool stays open
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -110,7 +127,7 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 		_, uerr := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLock))
 		err = errors.Join(err, uerr)
 	}()
-	return sqlstore.Migrate(ctx, db, goose.DialectPostgres, migrations, riverdatabasesql.New(db))
+	return sqlstore.Migrate(ctx, db, goose.DialectPostgres, migrations, sqlstore.RiverDriver(riverpgxv5.New(pool)))
 }
 
 func pgCode(err error) string {

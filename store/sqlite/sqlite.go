@@ -114,11 +114,12 @@ func Open(ctx context.Context, path string, opts *Options) (store.Store, error) 
 	reader.SetMaxOpenConns(o.Readers)
 	db, err := sqlstore.New(sqlstore.Config{
 		Dialect: &dialect,
-		Writer:  writer,
-		Reader:  reader,
-		River:   riversqlite.New(writer),
+		Writer:  sqlstore.SQLPool(writer),
+		Reader:  sqlstore.SQLPool(reader),
+		River:   sqlstore.RiverDriver(riversqlite.New(writer)),
 		Jobs:    o.Jobs,
 		Close:   func() error { return closeAll(reader, writer) },
+		Scrub:   func(ctx context.Context) error { return scrub(ctx, writer) },
 		// Concurrent Writes share a commit (and its fsync), each in its
 		// own savepoint.
 		GroupCommit: true,
@@ -256,7 +257,7 @@ func commonPragmas(o Options) string {
 
 // migrate applies dtekit's migrations and River's.
 func migrate(ctx context.Context, db *sql.DB) error {
-	return sqlstore.Migrate(ctx, db, goose.DialectSQLite3, migrations, riversqlite.New(db))
+	return sqlstore.Migrate(ctx, db, goose.DialectSQLite3, migrations, sqlstore.RiverDriver(riversqlite.New(db)))
 }
 
 // SQLite extended result codes the dialect recognizes.
@@ -280,7 +281,6 @@ var dialect = sqlstore.Dialect{
 	IsForeignKey:  func(err error) bool { return sqliteCode(err) == codeConstraintForeignKey },
 	IsRetryable:   func(err error) bool { return sqliteCode(err)&0xff == codeBusy },
 	IsStorageFull: func(err error) bool { return sqliteCode(err)&0xff == codeFull },
-	Scrub:         scrub,
 }
 
 // scrub rebuilds the database file with VACUUM, which leaves nothing of

@@ -1,13 +1,14 @@
 // Package sqlstore is the one SQL implementation of store.Store shared by
-// store/sqlite and store/postgres. It runs over database/sql with SQL both
-// dialects accept ($n placeholders, ON CONFLICT DO NOTHING, RETURNING,
-// partial unique indexes); what differs is gathered in a Dialect supplied
-// by the backend package: row-lock clauses, how times travel, how a
-// driver error is classified.
+// store/sqlite and store/postgres. It runs SQL both dialects accept ($n
+// placeholders, ON CONFLICT DO NOTHING, RETURNING, partial unique indexes)
+// through a Querier with database/sql's method names, which a backend
+// provides over its own driver (SQLPool for database/sql; store/postgres
+// adapts pgx), and River through a JobDriver of the same family. What
+// differs is gathered in a Dialect supplied by the backend package:
+// row-lock clauses, how times travel, how a driver error is classified.
 package sqlstore
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"time"
@@ -40,10 +41,6 @@ type Dialect struct {
 	// ReadTx is the options of the read-only transactions that give
 	// listings one snapshot for their page and their total count.
 	ReadTx *sql.TxOptions
-	// Scrub, when not nil, makes the database's files hold no bytes that
-	// committed writes replaced or deleted, on the writer pool outside
-	// any transaction (store.Scrubber).
-	Scrub func(ctx context.Context, writer *sql.DB) error
 }
 
 // timeLayout is the SQLite text form of a time: UTC, fixed width, so

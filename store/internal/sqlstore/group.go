@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
 	"github.com/dtekit/dtekit/internal/groupcommit"
@@ -180,7 +179,7 @@ func (db *DB) runGroupOnce(batch []*writeOp) (again []*writeOp) {
 
 // runFn runs one request's function on the group's transaction,
 // catching a panic so that it reaches the request's own goroutine.
-func (db *DB) runFn(r *writeOp, sqlTx *sql.Tx) (res writeResult) {
+func (db *DB) runFn(r *writeOp, sqlTx Tx) (res writeResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panicked: true, panicVal: p}

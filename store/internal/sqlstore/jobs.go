@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/dtekit/dtekit/store"
@@ -28,7 +26,7 @@ import (
 // working client built by Start once every worker is registered.
 type jobs struct {
 	cfg    Config
-	insert *river.Client[*sql.Tx]
+	insert jobClient
 
 	mu       sync.Mutex
 	workers  *river.Workers
@@ -37,7 +35,7 @@ type jobs struct {
 	// periodicQueues names the queue of each periodic job, checked at
 	// Start.
 	periodicQueues []periodicQueue
-	runner         *river.Client[*sql.Tx]
+	runner         jobClient
 	started        bool
 
 	// queues maps each declared queue to its budget. Enqueue reads it
@@ -59,7 +57,7 @@ const defaultWorkers = 10
 
 // startedRunner is a started River client and the context it runs under.
 type startedRunner struct {
-	client *river.Client[*sql.Tx]
+	client jobClient
 	ctx    context.Context
 }
 
@@ -70,10 +68,38 @@ func (j *jobs) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
+// listenPollInterval is the runner's default poll interval when the
+// driver listens. Each insert notifies the job's queue, so polling only
+// finds what no notification started: a notification lost while the
+// listener reconnected or before it listened, or one the insert client
+// held back (below). It could be long; it stays River's default, 1 s,
+// because it bounds the wait of such a job, and BenchmarkJobStart in
+// store/postgres saw one now and then under heavy load (see
+// docs/performance.md), while an idle poll costs one short query per
+// queue and second.
+const listenPollInterval = river.FetchPollIntervalDefault
+
+// listenFetchCooldown is the least time between two fetches of a queue
+// when the driver listens. River's default, 100 ms, is what a job
+// announced just after a fetch (the one its predecessor's completion set
+// off, say) waits for the next: emissions one after another would each
+// wait about that long. At 10 ms a notified job starts within about
+// 10 ms, and a queue is fetched at most 100 times a second per process.
+const listenFetchCooldown = 10 * time.Millisecond
+
 func newJobs(cfg Config) (*jobs, error) {
 	j := &jobs{cfg: cfg, workers: river.NewWorkers(), kinds: map[string]bool{}}
 	j.queues.Store(&map[string]int{})
-	c, err := river.NewClient(cfg.River, &river.Config{Logger: j.logger()})
+	// River's insert client notifies a queue at most once per
+	// FetchCooldown (100 ms by default) and drops the notifications in
+	// between, so a job inserted soon after another would wait for a
+	// poll: the shortest cooldown keeps nearly every insert of a job that
+	// is due now announced (scheduled jobs notify nothing). The price is a
+	// pg_notify in more transactions, and PostgreSQL commits the
+	// transactions that notified one at a time (a lock on its notification
+	// queue, held through the commit's flush): billing's group commit
+	// puts many emissions in one such transaction, which keeps them few.
+	c, err := cfg.River.newClient(&river.Config{Logger: j.logger(), FetchCooldown: river.FetchCooldownMin})
 	if err != nil {
 		return nil, fmt.Errorf("store (%s): building the job client: %w", cfg.Dialect.Name, err)
 	}
@@ -147,7 +173,7 @@ func (t *tx) CompleteJob(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if _, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, t.tx, job); err != nil {
+	if err := t.jobs.insert.CompleteTx(ctx, t.tx, job); err != nil {
 		return fmt.Errorf("store (%s): completing job %d (%s): %w", t.d.Name, job.ID, job.Kind, err)
 	}
 	return nil
@@ -409,11 +435,15 @@ func (j *jobs) Start(ctx context.Context) error {
 	if jc.RescueAfter > 0 && jc.RescueAfter < time.Minute {
 		rc.JobTimeout = jc.RescueAfter
 	}
-	if jc.PollInterval > 0 {
+	switch {
+	case j.cfg.River.listens():
+		rc.FetchPollInterval = cmp.Or(jc.PollInterval, listenPollInterval)
+		rc.FetchCooldown = max(min(listenFetchCooldown, rc.FetchPollInterval), river.FetchCooldownMin)
+	case jc.PollInterval > 0:
 		rc.FetchPollInterval = jc.PollInterval
 		rc.FetchCooldown = min(max(jc.PollInterval/2, river.FetchCooldownMin), river.FetchCooldownDefault)
 	}
-	c, err := river.NewClient(j.cfg.River, rc)
+	c, err := j.cfg.River.newClient(rc)
 	if err != nil {
 		return fmt.Errorf("store (%s): building the job runner: %w", j.cfg.Dialect.Name, err)
 	}

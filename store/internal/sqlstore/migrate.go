@@ -6,8 +6,6 @@ import (
 	"io/fs"
 
 	"github.com/pressly/goose/v3"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivermigrate"
 )
 
 // Migrate applies a backend's embedded dtekit migrations (the files under
@@ -16,7 +14,7 @@ import (
 // search text of older catalog records, backfillSearch) in between. All
 // are idempotent: a store opened again
 // applies only what is new.
-func Migrate(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS, rd riverdriver.Driver[*sql.Tx]) error {
+func Migrate(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS, rd JobDriver) error {
 	sub, err := fs.Sub(fsys, "migrations")
 	if err != nil {
 		return err
@@ -37,10 +35,5 @@ func Migrate(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS,
 	if err := backfillSearch(ctx, db); err != nil {
 		return err
 	}
-	m, err := rivermigrate.New(rd, nil)
-	if err != nil {
-		return err
-	}
-	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	return err
+	return rd.migrate(ctx)
 }

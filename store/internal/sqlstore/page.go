@@ -160,7 +160,7 @@ func pageOf[T any](ctx context.Context, r *reader, l listing, w where, cursor st
 	return page, nil
 }
 
-// scanner is *sql.Row or *sql.Rows.
+// scanner is a Row or Rows.
 type scanner interface {
 	Scan(dest ...any) error
 }
@@ -170,7 +170,7 @@ type scanner interface {
 // into a string or a []byte), which is what a record of any listing holds
 // beyond a few fixed-size fields.
 type seqScanner struct {
-	rows *sql.Rows
+	rows Rows
 	seq  *int64
 	id   *string
 	read *int

@@ -118,10 +118,10 @@ func (t *tx) PutSetting(ctx context.Context, name, value string) error {
 }
 
 // Scrub removes replaced and deleted bytes from the database's files, as
-// the backend's dialect does it (nothing when it has no such step).
+// the backend does it (nothing when it has no such step).
 func (db *DB) Scrub(ctx context.Context) error {
-	if db.cfg.Dialect.Scrub == nil {
+	if db.cfg.Scrub == nil {
 		return nil
 	}
-	return db.cfg.Dialect.Scrub(ctx, db.cfg.Writer)
+	return db.cfg.Scrub(ctx)
 }

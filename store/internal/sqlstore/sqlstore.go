@@ -9,35 +9,32 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river/riverdriver"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/dtekit/dtekit/internal/groupcommit"
 	"github.com/dtekit/dtekit/store"
 )
-
-// querier is what both *sql.DB and *sql.Tx offer.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
 
 // Config is what a backend hands to New.
 type Config struct {
 	Dialect *Dialect
 	// Writer runs write transactions and the job runner. SQLite: a pool of
 	// exactly one connection opened with immediate transactions.
-	Writer *sql.DB
+	Writer Pool
 	// Reader runs reads outside transactions; it may be Writer.
-	Reader *sql.DB
-	// River is the River driver over Writer.
-	River riverdriver.Driver[*sql.Tx]
+	Reader Pool
+	// River is the River driver over Writer, of the same family: its
+	// transaction type is what Writer's transactions give as Native.
+	River JobDriver
 	// Jobs tunes the job runner.
 	Jobs store.JobsConfig
 	// Close releases what the backend opened (after the runner stops).
 	Close func() error
 	// Now is the clock used to fill empty timestamps (time.Now if nil).
 	Now func() time.Time
+	// Scrub, when not nil, makes the database's files hold no bytes that
+	// committed writes replaced or deleted (store.Scrubber).
+	Scrub func(ctx context.Context) error
 	// GroupCommit runs concurrent Writes in one transaction each in its
 	// own savepoint (see group.go); for a single-writer database whose
 	// commits each wait for an fsync.
@@ -202,10 +199,14 @@ func (r *reader) errf(err error, format string, args ...any) error {
 	return fmt.Errorf("store (%s): %s: %w", r.d.Name, fmt.Sprintf(format, args...), err)
 }
 
-// unreadable reports whether err is database/sql's failure to convert a
-// stored value into its Go field ("sql: Scan error on column index …",
-// which names the column): the stored value is damaged.
+// unreadable reports whether err is a driver's failure to convert a
+// stored value into its Go field (database/sql's "sql: Scan error on
+// column index …", pgx's ScanArgError, both naming the column): the
+// stored value is damaged.
 func unreadable(err error) bool {
+	if errors.As(err, new(pgx.ScanArgError)) {
+		return true
+	}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if strings.HasPrefix(e.Error(), "sql: Scan error on column") {
 			return true
@@ -240,7 +241,7 @@ func (r *reader) stamp(id *string, times ...*time.Time) {
 // tx implements store.Tx.
 type tx struct {
 	reader
-	tx   *sql.Tx
+	tx   Tx
 	jobs *jobs
 }
 
