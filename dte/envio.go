@@ -188,7 +188,10 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 var envScope = []xmltree.NSDecl{{Prefix: "", URI: NamespaceSiiDte}, {Prefix: "xsi", URI: namespaceXSI}}
 
 // envScan reads the DTEs of one envelope, reusing its scratch space.
-type envScan struct{ marks []xmltree.Mark }
+type envScan struct {
+	marks []xmltree.Mark
+	root  xmltree.RootScanner
+}
 
 // document checks one signed DTE for an envelope and returns the bytes of
 // its <DTE> element with the document's identity (ID, type, folio and
@@ -201,9 +204,16 @@ func (s *envScan) document(data []byte, setID string) ([]byte, *Document, *xmltr
 		return nil, nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
 	s.marks = s.marks[:0]
-	// DTE/Documento/Encabezado/IdDoc/TipoDTE is four levels down.
-	visit := func(m xmltree.Mark) { s.marks = append(s.marks, m) }
-	if d, span, ok := xmltree.ScanRoot(data, xmlLimits(len(data), nil), envScope, setID, 4, visit); ok {
+	// DTE/Documento/Encabezado/IdDoc/TipoDTE is four levels down. Only
+	// the marks identity looks for are kept (every child of the root, and
+	// below it the elements on the paths to TipoDTE, Folio and RUTEmisor):
+	// child finds the first of a name, which leaving out others keeps.
+	visit := func(m xmltree.Mark) {
+		if m.Depth == 1 || envPathName(m.Depth, m.Name) {
+			s.marks = append(s.marks, m)
+		}
+	}
+	if d, span, ok := s.root.Scan(data, xmlLimits(len(data), nil), envScope, setID, 4, visit); ok {
 		if body, doc, ok := s.identity(data, d); ok {
 			return body, doc, &span, nil
 		}
@@ -283,6 +293,20 @@ func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document,
 	}
 	doc := &Document{ID: docID, Tipo: TipoDTE(t), Folio: f, Emisor: Emisor{Rut: rut}, Raw: data}
 	return data[root.Start:root.End], doc, true
+}
+
+// envPathName reports whether name, depth levels below a DTE's root, is
+// on the path to one of the values identity reads.
+func envPathName(depth int, name []byte) bool {
+	switch depth {
+	case 2:
+		return string(name) == "Encabezado"
+	case 3:
+		return string(name) == "IdDoc" || string(name) == "Emisor"
+	case 4:
+		return string(name) == "TipoDTE" || string(name) == "Folio" || string(name) == "RUTEmisor"
+	}
+	return false
 }
 
 // child returns the first mark named name directly inside parent; ok is

@@ -324,7 +324,8 @@ func Walk(e *Element, f func(*Element)) {
 }
 
 // parser state. charset is nil for UTF-8 input and the single-byte table
-// otherwise; ascii rejects bytes above 0x7F.
+// otherwise; ascii rejects bytes above 0x7F. reset must set every field
+// that is not scratch space.
 type parser struct {
 	src     []byte
 	pos     int
@@ -405,6 +406,17 @@ func ParseWith(src []byte, opts Options) (*Document, error) {
 }
 
 func newParser(src []byte, opts Options) (*parser, error) {
+	p := new(parser)
+	if err := p.reset(src, opts, &Document{src: src, partial: opts.Keep != nil}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// reset readies p to parse src into doc under opts, as a new parser would,
+// keeping only its scratch space (the name cache, the value buffer and
+// the list of free elements) from an earlier parse.
+func (p *parser) reset(src []byte, opts Options, doc *Document) error {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
@@ -415,9 +427,14 @@ func newParser(src []byte, opts Options) (*parser, error) {
 		opts.MaxElements = DefaultMaxElements
 	}
 	if len(src) > opts.MaxBytes {
-		return nil, fmt.Errorf("%w: the document is %d bytes, more than the %d accepted", ErrLimit, len(src), opts.MaxBytes)
+		return fmt.Errorf("%w: the document is %d bytes, more than the %d accepted", ErrLimit, len(src), opts.MaxBytes)
 	}
-	return &parser{src: src, opts: opts, doc: &Document{src: src, partial: opts.Keep != nil}}, nil
+	p.src, p.pos, p.charset, p.ascii = src, 0, nil, false
+	p.doc, p.buf, p.opts = doc, p.buf[:0], opts
+	p.slab, p.slabN, p.span, p.fast = nil, 0, 0, nil
+	clear(p.free)
+	p.free = p.free[:0]
+	return nil
 }
 
 // errorf reports a syntax error at the current position with its line and
@@ -924,6 +941,16 @@ func (p *parser) attrValue() (string, error) {
 			p.pos++
 			buf = append(buf, ' ')
 		default:
+			// A run of printable ASCII goes in as it is.
+			j := p.pos
+			for j < len(p.src) && plainAttr[p.src[j]]&plainASCII != 0 && p.src[j] != quote {
+				j++
+			}
+			if j > p.pos {
+				buf = append(buf, p.src[p.pos:j]...)
+				p.pos = j
+				continue
+			}
 			buf, err = p.appendChar(buf)
 		}
 		if err != nil {
