@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 
@@ -251,22 +252,29 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 	var ns []fastNS
 	i := p.pos
 	for {
-		// Character data up to the next tag.
+		// Character data up to the next tag, a word at a time: the mask
+		// of a word points at its first byte that needs a closer look.
 		for i < len(src) && src[i] != '<' {
-			// Eight bytes at a time while none needs a closer look.
-			for i+8 <= len(src) && !swarSpecialText(binary.LittleEndian.Uint64(src[i:]), highPlain) {
+			if i+8 > len(src) {
+				for i < len(src) && plainText[src[i]]&plain != 0 {
+					i++
+				}
+				if i >= len(src) || src[i] == '<' {
+					break
+				}
+			} else if m := swarSpecialText(binary.LittleEndian.Uint64(src[i:]), highPlain); m == 0 {
+				// Long text (a certificate, a signature value) goes
+				// sixteen bytes at a time.
 				i += 8
-			}
-			for i < len(src) && plainText[src[i]]&plain != 0 {
-				i++
-			}
-			if i >= len(src) || src[i] == '<' {
+				for i+16 <= len(src) && swarSpecialText(binary.LittleEndian.Uint64(src[i:]), highPlain)|
+					swarSpecialText(binary.LittleEndian.Uint64(src[i+8:]), highPlain) == 0 {
+					i += 16
+				}
+				continue
+			} else if i += bits.TrailingZeros64(m) >> 3; src[i] == '<' {
 				break
 			}
-			c := src[i]
-			switch {
-			case c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '>':
-				i++
+			switch c := src[i]; {
 			case c == '\n' || c == '\t':
 				i++
 			case c == '&':
@@ -304,7 +312,7 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 			top := stack[len(stack)-1]
 			n := top.name1 - top.name0
 			j := i + 2 + n
-			if j >= len(src) || string(src[i+2:j]) != string(src[top.name0:top.name1]) || src[j] != '>' {
+			if j >= len(src) || !sameName(src, i+2, top.name0, n) || src[j] != '>' {
 				return errNotCanonical
 			}
 			stack = stack[:len(stack)-1]
@@ -504,24 +512,25 @@ var plainText, plainAttr = func() (t, a [256]byte) {
 	return t, a
 }()
 
-// swarSpecialText reports whether any of the eight bytes in x is one the
-// character-data scan must look at: '<', '&', '>', a byte below 0x20 (tab
-// and line feed included, which the byte loop then takes), or, unless
-// highPlain, a byte above 0x7F. It is exact: no byte is missed, and a true
-// result always has such a byte.
-func swarSpecialText(x uint64, highPlain bool) bool {
+// swarSpecialText returns a mask of the eight bytes in x (little-endian)
+// that the character-data scan must look at: '<', '&', '>', a byte below
+// 0x20 (tab and line feed included, which the scan then steps over), or,
+// unless highPlain, a byte above 0x7F. The mask is zero exactly when no
+// byte is one of those, and its lowest set bit is the high bit of the
+// first such byte (later bytes may be flagged wrongly, by a borrow).
+func swarSpecialText(x uint64, highPlain bool) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	// A byte of y is zero where x has '<' or '>' (they differ in bit 1
-	// only), of z where x has '&'; (v-lo)&^v has the high bit set in some
-	// byte exactly when v has a zero byte, and (x-0x20…)&^x when x has a
-	// byte below 0x20.
+	// only), of z where x has '&'; (v-lo)&^v sets the high bit of the
+	// first zero byte of v, and (x-0x20…)&^x that of the first byte below
+	// 0x20; a borrow only runs upwards.
 	y := (x | lo*0x02) ^ (lo * '>')
 	z := x ^ (lo * '&')
 	special := (y-lo)&^y | (z-lo)&^z | (x-lo*0x20)&^x
 	if !highPlain {
 		special |= x
 	}
-	return special&hi != 0
+	return special & hi
 }
 
 // charLen returns the length in bytes of the non-ASCII character at src[i]
@@ -554,6 +563,16 @@ func scanNCName(src []byte, i int) int {
 		j++
 	}
 	return j
+}
+
+// sameName reports whether the n bytes at src[a] equal those at src[b],
+// where b < a and a+n <= len(src): the name of an end tag against its
+// start tag's. A name of up to eight bytes is compared as one word.
+func sameName(src []byte, a, b, n int) bool {
+	if n <= 8 && a+8 <= len(src) {
+		return (binary.LittleEndian.Uint64(src[a:])^binary.LittleEndian.Uint64(src[b:]))<<(64-8*uint(n)) == 0
+	}
+	return string(src[a:a+n]) == string(src[b:b+n])
 }
 
 // asciiName classes the bytes of scanNCName's names: nameStart for those

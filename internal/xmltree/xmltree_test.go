@@ -3,6 +3,7 @@ package xmltree
 import (
 	"bytes"
 	"errors"
+	"math/bits"
 	"strings"
 	"testing"
 )
@@ -150,8 +151,59 @@ func TestSWARSpecialText(t *testing.T) {
 					plain |= plainHigh
 				}
 				want := plainText[c]&plain == 0
-				if got := swarSpecialText(x, high); got != want && !(got && (c == '\t' || c == '\n')) {
+				if got := swarSpecialText(x, high) != 0; got != want && !(got && (c == '\t' || c == '\n')) {
 					t.Fatalf("byte 0x%02X at %d (high plain %v): special %v, want %v", c, pos, high, got, want)
+				}
+			}
+		}
+	}
+}
+
+// The mask's lowest set bit points at the first byte that needs a look,
+// whatever bytes follow it (a borrow may flag those wrongly, never one
+// before): the scan jumps straight to that byte.
+func TestSWARSpecialFirst(t *testing.T) {
+	rng := uint64(0x9E3779B97F4A7C15)
+	next := func() byte {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return byte(rng)
+	}
+	for _, high := range []bool{false, true} {
+		plain := byte(plainASCII)
+		if high {
+			plain |= plainHigh
+		}
+		for c := 0; c < 256; c++ {
+			if plainText[c]&plain != 0 && c != '\t' && c != '\n' {
+				continue // not a byte the scan must look at
+			}
+			for pos := 0; pos < 8; pos++ {
+				for round := 0; round < 64; round++ {
+					var w [8]byte
+					for i := range w {
+						switch {
+						case i < pos:
+							// A plain byte other than tab and line
+							// feed: printable ASCII, or any byte above
+							// 0x7F when those are plain.
+							for w[i] = next(); plainText[w[i]]&plain == 0 || w[i] < 0x20; w[i] = next() {
+							}
+						case i == pos:
+							w[i] = byte(c)
+						default:
+							w[i] = next()
+						}
+					}
+					x := uint64(0)
+					for i := 7; i >= 0; i-- {
+						x = x<<8 | uint64(w[i])
+					}
+					m := swarSpecialText(x, high)
+					if m == 0 || bits.TrailingZeros64(m)>>3 != pos {
+						t.Fatalf("word % X (high plain %v): mask %016X, want the first flag on byte %d", w, high, m, pos)
+					}
 				}
 			}
 		}
