@@ -75,75 +75,187 @@ func (t *fastTarget) isTarget(e *Element) bool {
 // (Parse and CanonicalElement), which decides and reports any error. The
 // returned element has no children.
 func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Element, ok bool) {
+	p, el, ok := fastParse(doc, id, opts)
+	if !ok {
+		return nil, false
+	}
+	p.writeScanned(w, el, p.fast.skip)
+	return el, true
+}
+
+// fastParse parses doc for FastCanonical and Paste: the element with ID
+// id scanned in the strict canonical shape, and found once.
+func fastParse(doc []byte, id string, opts Options) (*parser, *Element, bool) {
 	for i := 0; i < len(id); i++ {
 		if id[i] >= utf8.RuneSelf {
-			return nil, false
+			return nil, nil, false
 		}
 	}
 	p, err := newParser(doc, opts)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	t := &fastTarget{id: id}
 	p.fast = t
 	if err := p.document(); err != nil || t.apex == nil {
-		return nil, false
+		return nil, nil, false
 	}
-	el = t.apex
+	el := t.apex
 	if p.doc.dupIDs[id] || p.doc.ids[id] != el {
-		return nil, false
+		return nil, nil, false
 	}
-	p.writeScanned(w, el, t.skip)
-	return el, true
+	return p, el, true
 }
 
 // writeScanned writes the canonical form of el, whose content
 // scanCanonical accepted, from its bytes: its start tag rendered in its
 // context, the content as written minus the skip ranges (decoded to
-// UTF-8), and its end tag. The output goes to w in chunks of up to
-// scannedChunk bytes, so a hash sees few, large writes however many skip
-// ranges and characters above 0x7F the content holds.
+// UTF-8), and its end tag.
 func (p *parser) writeScanned(w io.Writer, el *Element, skip [][2]int) {
-	doc := p.src
+	c := p.startScanned(w, el, 2*(el.InnerEnd-el.Inner))
+	c.content(p.src, el.Inner, el.InnerEnd, skip)
+	c.end(el)
+}
+
+// startScanned returns a chunkWriter to w for the canonical form of el,
+// holding el's start tag rendered in its context; size is what el's
+// content will take at most, to size the buffer.
+func (p *parser) startScanned(w io.Writer, el *Element, size int) *chunkWriter {
 	c := canonicalizer{out: make([]byte, 0, 512)}
 	decls, attrs := c.apexContext(el)
 	c.startTag(el, decls, attrs)
-	// A character above 0x7F takes two bytes in UTF-8: half the free room
-	// is what may be decoded before a flush.
-	out := make([]byte, 0, min(scannedChunk, len(c.out)+2*(el.InnerEnd-el.Inner)+len(el.Local)+len(el.Prefix)+4))
-	out = append(out, c.out...)
-	pos := el.Inner
-	for _, r := range append(skip, [2]int{el.InnerEnd, el.InnerEnd}) {
-		for seg := doc[pos:r[0]]; len(seg) > 0; {
-			n := min(len(seg), (cap(out)-len(out))/2)
-			if n == 0 {
-				w.Write(out)
-				out = out[:0]
-				continue
-			}
-			out = p.appendDecoded(out, seg[:n])
-			seg = seg[n:]
-		}
-		pos = r[1]
-	}
-	if cap(out)-len(out) < len(el.Local)+len(el.Prefix)+4 {
-		w.Write(out)
-		out = out[:0]
-	}
-	out = append(out, "</"...)
-	out = AppendQName(out, el.Prefix, el.Local)
-	out = append(out, '>')
-	w.Write(out)
+	out := make([]byte, 0, min(scannedChunk, len(c.out)+size+len(el.Local)+len(el.Prefix)+4))
+	return &chunkWriter{w: w, p: p, out: append(out, c.out...)}
 }
 
-// scannedChunk bounds the buffer writeScanned fills before each write.
+// A chunkWriter gathers a canonical form in a buffer and writes it to w
+// in chunks of up to scannedChunk bytes, so that a hash sees few, large
+// writes however many skip ranges and characters above 0x7F the content
+// holds; p decodes the source bytes.
+type chunkWriter struct {
+	w   io.Writer
+	p   *parser
+	out []byte
+}
+
+// content writes src[from:to] minus the skip ranges (ascending, within
+// it), decoded to UTF-8.
+func (c *chunkWriter) content(src []byte, from, to int, skip [][2]int) {
+	pos := from
+	for k := 0; k <= len(skip); k++ {
+		end := to
+		if k < len(skip) {
+			end = skip[k][0]
+		}
+		for seg := src[pos:end]; len(seg) > 0; {
+			// A character above 0x7F takes two bytes in UTF-8: half the
+			// free room is what may be decoded before a flush.
+			n := min(len(seg), (cap(c.out)-len(c.out))/2)
+			if n == 0 {
+				c.flush()
+				n = min(len(seg), cap(c.out)/2)
+			}
+			c.out = c.p.appendDecoded(c.out, seg[:n])
+			seg = seg[n:]
+		}
+		if k < len(skip) {
+			pos = skip[k][1]
+		}
+	}
+}
+
+// end writes el's end tag and flushes.
+func (c *chunkWriter) end(el *Element) {
+	if cap(c.out)-len(c.out) < len(el.Local)+len(el.Prefix)+4 {
+		c.flush()
+	}
+	c.out = append(c.out, "</"...)
+	c.out = AppendQName(c.out, el.Prefix, el.Local)
+	c.out = append(c.out, '>')
+	c.flush()
+}
+
+func (c *chunkWriter) flush() {
+	if len(c.out) > 0 {
+		c.w.Write(c.out)
+		c.out = c.out[:0]
+	}
+}
+
+// scannedChunk bounds the buffer a chunkWriter fills before each write.
 const scannedChunk = 32 << 10
+
+// A Paster writes the canonical form of an element whose content is
+// assembled from parts, as an envelope's SetDTE is from the DTEs it
+// carries, without parsing the assembled document again: the element's
+// start tag and content so far come from a skeleton (Paste), then each
+// part in order (Span, Text), then the end tag (Close). The result is
+// the canonical form of the element in the document the skeleton becomes
+// once each part is inserted, in order, just before the element's end
+// tag, byte for byte what FastCanonical and CanonicalElement write for
+// that document.
+type Paster struct {
+	c  *chunkWriter
+	el *Element
+	// the assembled document's size and element count so far, and the
+	// limits of Paste's options
+	size, elements        int
+	maxBytes, maxElements int
+}
+
+// Paste starts a Paster: skeleton is the document with the element whose
+// ID is id holding the content written so far; the element's canonical
+// form up to that point goes to w. It returns the element (with its
+// ancestors; it has no children) for the signature that follows it. ok is
+// false when FastCanonical's path does not apply to the skeleton.
+func Paste(skeleton []byte, id string, opts Options, w io.Writer) (*Paster, *Element, bool) {
+	p, el, ok := fastParse(skeleton, id, opts)
+	if !ok {
+		return nil, nil, false
+	}
+	c := p.startScanned(w, el, scannedChunk)
+	c.content(p.src, el.Inner, el.InnerEnd, p.fast.skip)
+	return &Paster{c: c, el: el, size: len(skeleton), elements: p.doc.Elements, maxBytes: p.opts.MaxBytes, maxElements: p.opts.MaxElements}, el, true
+}
+
+// Within reports whether the document assembled so far is within the
+// limits of Paste's options (size and element count), as FastCanonical
+// would check them on the whole document.
+func (s *Paster) Within() bool { return s.size <= s.maxBytes && s.elements <= s.maxElements }
+
+// Span writes the canonical form of a root element that ScanRoot accepted,
+// src[sp.Start:sp.End], pasted at this point: the caller vouches that it
+// was scanned for the namespace scope in force here, with the skeleton's
+// element's ID to refuse, and that src is in the skeleton's encoding.
+func (s *Paster) Span(src []byte, sp Span) {
+	s.c.content(src, sp.Start, sp.End, sp.Skip)
+	s.size += sp.End - sp.Start
+	s.elements += sp.Elements
+}
+
+// Text writes character data pasted at this point: t must be written in
+// canonical form without markup (the line breaks between the parts).
+func (s *Paster) Text(t string) {
+	for i := 0; i < len(t); i++ {
+		if plainText[t[i]]&plainASCII == 0 {
+			panic("xmltree: Paster.Text takes canonical ASCII text")
+		}
+	}
+	s.c.content([]byte(t), 0, len(t), nil)
+	s.size += len(t)
+}
+
+// Close writes the element's end tag and flushes the canonical form to w.
+func (s *Paster) Close() { s.c.end(s.el) }
 
 // appendDecoded appends raw source bytes, already checked by the scan,
 // decoded to UTF-8.
 func (p *parser) appendDecoded(dst, raw []byte) []byte {
-	if p.charset == nil {
+	switch p.charset {
+	case nil:
 		return append(dst, raw...)
+	case charmap.ISO8859_1:
+		return appendLatin1(dst, raw)
 	}
 	last := 0
 	for i := 0; i < len(raw); i++ {
@@ -161,6 +273,35 @@ func (p *parser) appendDecoded(dst, raw []byte) []byte {
 		dst = append(dst, raw[last:i]...)
 		dst = utf8.AppendRune(dst, p.charset.DecodeByte(b))
 		last = i + 1
+	}
+	return append(dst, raw[last:]...)
+}
+
+// appendLatin1 appends ISO-8859-1 bytes decoded to UTF-8: ASCII is copied
+// in runs found a word or two at a time, and a byte above 0x7F (U+0080 to
+// U+00FF) takes two bytes.
+func appendLatin1(dst, raw []byte) []byte {
+	const hi = 0x8080808080808080
+	i, last := 0, 0
+	for i < len(raw) {
+		if i+8 <= len(raw) {
+			m := binary.LittleEndian.Uint64(raw[i:]) & hi
+			if m == 0 {
+				i += 8
+				for i+16 <= len(raw) && (binary.LittleEndian.Uint64(raw[i:])|binary.LittleEndian.Uint64(raw[i+8:]))&hi == 0 {
+					i += 16
+				}
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if raw[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		b := raw[i]
+		dst = append(append(dst, raw[last:i]...), 0xC0|b>>6, 0x80|b&0x3F)
+		i++
+		last = i
 	}
 	return append(dst, raw[last:]...)
 }

@@ -6,6 +6,9 @@ import (
 	"math/bits"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
 )
 
 func TestParseDeclaration(t *testing.T) {
@@ -377,6 +380,27 @@ func TestWriteCanonicalReportsWriteErrors(t *testing.T) {
 	for name, e := range map[string]*Element{"element": a, "document": nil} {
 		if err := d.WriteCanonical(failWriter{}, e, nil, nil); err == nil || !strings.Contains(err.Error(), "disk full") {
 			t.Errorf("%s: WriteCanonical = %v, want the writer's error", name, err)
+		}
+	}
+}
+
+// The ISO-8859-1 decoder of the fast path agrees with the charmap's on
+// every byte, in every position of runs of every length up to 40.
+func TestAppendLatin1(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for n := 1; n <= 40; n++ {
+			for pos := 0; pos < n; pos++ {
+				raw := bytes.Repeat([]byte{'a'}, n)
+				raw[pos] = byte(c)
+				raw[n-1-pos] = byte(255 - c)
+				var want []byte
+				for _, b := range raw {
+					want = utf8.AppendRune(want, charmap.ISO8859_1.DecodeByte(b))
+				}
+				if got := appendLatin1([]byte("x"), raw); string(got) != "x"+string(want) {
+					t.Fatalf("% X: got % X, want % X", raw, got, want)
+				}
+			}
 		}
 	}
 }
