@@ -194,7 +194,7 @@ func (e *envHead) stream(cert *signer.Certificate, dtes [][]byte) (signed []byte
 	tail := "\n</SetDTE></" + root + ">\n"
 	skeleton := append(w.buf[:len(w.buf):len(w.buf)], tail[1:]...)
 	k := xmldsig.Key{Leaf: cert.Leaf, Signer: cert.Key, KeyInfo: cert.KeyInfo()}
-	asm, ok, err := xmldsig.StartEnveloped(k, skeleton, e.setID)
+	asm, ok, err := xmldsig.StartEnveloped(k, skeleton, e.setID, size)
 	if !ok || err != nil {
 		return nil, false, nil
 	}
@@ -335,16 +335,10 @@ func (s *envScan) document(data []byte, setID string) ([]byte, *Document, *xmltr
 		return nil, nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
 	s.marks = s.marks[:0]
-	// DTE/Documento/Encabezado/IdDoc/TipoDTE is four levels down. Only
-	// the marks identity looks for are kept (every child of the root, and
-	// below it the elements on the paths to TipoDTE, Folio and RUTEmisor):
-	// child finds the first of a name, which leaving out others keeps.
-	visit := func(m xmltree.Mark) {
-		if m.Depth == 1 || envPathName(m.Depth, m.Name) {
-			s.marks = append(s.marks, m)
-		}
-	}
-	if d, span, ok := s.root.Scan(data, xmlLimits(len(data), nil), envScope, setID, 4, visit); ok {
+	// The root's children are marked by the scan; identity steps down
+	// from Documento to TipoDTE, Folio and RUTEmisor with Mark.Child.
+	visit := func(m xmltree.Mark) { s.marks = append(s.marks, m) }
+	if d, span, ok := s.root.Scan(data, xmlLimits(len(data), nil), envScope, setID, 1, visit); ok {
 		if body, doc, ok := s.identity(data, d); ok {
 			return body, doc, &span, nil
 		}
@@ -389,7 +383,7 @@ func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document,
 	if !signed || elem == nil {
 		return nil, nil, false
 	}
-	enc, ok := s.child(data, elem, "Encabezado")
+	enc, ok := s.child(data, *elem, "Encabezado")
 	if !ok {
 		return nil, nil, false
 	}
@@ -426,41 +420,22 @@ func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document,
 	return data[root.Start:root.End], doc, true
 }
 
-// envPathName reports whether name, depth levels below a DTE's root, is
-// on the path to one of the values identity reads.
-func envPathName(depth int, name []byte) bool {
-	switch depth {
-	case 2:
-		return string(name) == "Encabezado"
-	case 3:
-		return string(name) == "IdDoc" || string(name) == "Emisor"
-	case 4:
-		return string(name) == "TipoDTE" || string(name) == "Folio" || string(name) == "RUTEmisor"
-	}
-	return false
-}
-
-// child returns the first mark named name directly inside parent; ok is
-// false when it is missing or declares a namespace.
-func (s *envScan) child(data []byte, parent *xmltree.Mark, name string) (*xmltree.Mark, bool) {
-	for i := range s.marks {
-		m := &s.marks[i]
-		if m.Depth == parent.Depth+1 && m.Start > parent.Start && m.End <= parent.End && string(m.Name) == name {
-			return m, !bytes.Contains(data[m.Start:m.Inner], []byte(" xmlns"))
-		}
-	}
-	return nil, false
+// child returns the first child of parent named name; ok is false when
+// it is missing or declares a namespace.
+func (s *envScan) child(data []byte, parent xmltree.Mark, name string) (xmltree.Mark, bool) {
+	m, ok := parent.Child(data, name)
+	return m, ok && !bytes.Contains(data[m.Start:m.Inner], []byte(" xmlns"))
 }
 
 // value returns the trimmed text of the named child of parent when it is
 // plain ASCII text without references or child elements.
-func (s *envScan) value(data []byte, parent *xmltree.Mark, name string) (string, bool) {
+func (s *envScan) value(data []byte, parent xmltree.Mark, name string) (string, bool) {
 	m, ok := s.child(data, parent, name)
 	if !ok {
 		return "", false
 	}
-	v := data[m.Inner:m.InnerEnd]
-	if !envPlain(v) {
+	v, ok := m.Text(data)
+	if !ok || !envPlain(v) {
 		return "", false
 	}
 	return string(bytes.TrimSpace(v)), true

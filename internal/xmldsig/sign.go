@@ -162,11 +162,11 @@ type Assembly struct {
 }
 
 // StartEnveloped starts an Assembly for the element of skeleton whose ID
-// is id (see xmltree.Paste), which must be able to take an enveloped
-// Signature right after it. ok is false when the skeleton is not written
+// is id (see xmltree.Paste; size is what the parts will add), which must
+// be able to take an enveloped Signature right after it. ok is false when the skeleton is not written
 // in the strict canonical shape: the caller then assembles the document
 // and signs it with SignEnveloped, which decides.
-func StartEnveloped(k Key, skeleton []byte, id string) (a *Assembly, ok bool, err error) {
+func StartEnveloped(k Key, skeleton []byte, id string, size int) (a *Assembly, ok bool, err error) {
 	if err := k.Check(); err != nil {
 		return nil, false, err
 	}
@@ -174,7 +174,7 @@ func StartEnveloped(k Key, skeleton []byte, id string) (a *Assembly, ok bool, er
 		return nil, false, fmt.Errorf("signer: %q is not a valid XML ID to sign", id)
 	}
 	h := sha1.New()
-	ps, el, ok := xmltree.Paste(skeleton, id, xmltree.Options{}, h)
+	ps, el, ok := xmltree.Paste(skeleton, id, xmltree.Options{}, size, h)
 	if !ok || el.Parent == nil {
 		return nil, false, nil
 	}

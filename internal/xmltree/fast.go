@@ -205,15 +205,16 @@ type Paster struct {
 
 // Paste starts a Paster: skeleton is the document with the element whose
 // ID is id holding the content written so far; the element's canonical
-// form up to that point goes to w. It returns the element (with its
-// ancestors; it has no children) for the signature that follows it. ok is
-// false when FastCanonical's path does not apply to the skeleton.
-func Paste(skeleton []byte, id string, opts Options, w io.Writer) (*Paster, *Element, bool) {
+// form up to that point goes to w, and size, the bytes the parts will
+// add, sizes the buffer. It returns the element (with its ancestors; it
+// has no children) for the signature that follows it. ok is false when
+// FastCanonical's path does not apply to the skeleton.
+func Paste(skeleton []byte, id string, opts Options, size int, w io.Writer) (*Paster, *Element, bool) {
 	p, el, ok := fastParse(skeleton, id, opts)
 	if !ok {
 		return nil, nil, false
 	}
-	c := p.startScanned(w, el, scannedChunk)
+	c := p.startScanned(w, el, el.InnerEnd-el.Inner+2*size)
 	c.content(p.src, el.Inner, el.InnerEnd, p.fast.skip)
 	return &Paster{c: c, el: el, size: len(skeleton), elements: p.doc.Elements, maxBytes: p.opts.MaxBytes, maxElements: p.opts.MaxElements}, el, true
 }
@@ -786,6 +787,63 @@ type Mark struct {
 	Depth                       int
 	Name                        []byte
 	Start, Inner, InnerEnd, End int
+}
+
+// Child returns the first child element of m named name (written without
+// a prefix), in a document ScanRoot accepted with m among its marks: it
+// steps from tag to tag without checking anything again, which only that
+// document's strict shape allows (every '<' opens a tag, every element
+// has an end tag, attribute values hold no '"'). The child's InnerEnd and
+// End are left zero: Text reads a leaf's content.
+func (m Mark) Child(doc []byte, name string) (Mark, bool) {
+	i, depth := m.Inner, 0
+	for {
+		k := bytes.IndexByte(doc[i:], '<')
+		if k < 0 {
+			return Mark{}, false
+		}
+		i += k
+		if doc[i+1] == '/' {
+			if depth--; depth < 0 {
+				return Mark{}, false // m's end tag
+			}
+			i += 2
+			continue
+		}
+		j := i + 1
+		for doc[j] != ' ' && doc[j] != '>' {
+			j++
+		}
+		if depth == 0 && string(doc[i+1:j]) == name {
+			return Mark{Depth: m.Depth + 1, Name: doc[i+1 : j], Start: i, Inner: tagEnd(doc, j)}, true
+		}
+		depth++
+		i = tagEnd(doc, j)
+	}
+}
+
+// Text returns the content of m, a mark Child returned, when it holds no
+// element: the bytes up to its end tag. ok is false when an element
+// comes first.
+func (m Mark) Text(doc []byte) ([]byte, bool) {
+	k := bytes.IndexByte(doc[m.Inner:], '<')
+	if k < 0 || doc[m.Inner+k+1] != '/' {
+		return nil, false
+	}
+	return doc[m.Inner : m.Inner+k], true
+}
+
+// tagEnd returns the offset just after the start tag that is open at j
+// (after its name), in the strict shape: the first '>' outside an
+// attribute value.
+func tagEnd(doc []byte, j int) int {
+	for doc[j] != '>' {
+		if doc[j] == '"' {
+			j += 1 + bytes.IndexByte(doc[j+1:], '"')
+		}
+		j++
+	}
+	return j + 1
 }
 
 // ScanRoot reads doc under opts, checking that it is a well-formed document

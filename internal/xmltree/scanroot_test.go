@@ -117,6 +117,7 @@ func FuzzScanRoot(f *testing.F) {
 		`<D xmlns="urn:b"><e xmlns="">z</e><s ID="set"></s></D>`,
 		`<D><e a="&quot;&#xA;" b="2">` + "\n\t" + `</e></D>`,
 		`<D xmlns:p="urn:p"><e xmlns:p="urn:p"></e></D>`,
+		`<D><a k="x>y"><b>1</b></a><a k="2">t</a><c z="&quot;>">u</c></D>`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
@@ -158,6 +159,46 @@ func FuzzScanRoot(f *testing.F) {
 		var fast bytes.Buffer
 		if err := d.WriteCanonical(&fast, el, nil, nil); err != nil || !bytes.Equal(fast.Bytes(), want) {
 			t.Fatalf("WriteCanonical: %v\n got %q\nwant %q", err, fast.Bytes(), want)
+		}
+		// Assembled from parts (what BuildEnvio streams), the same bytes.
+		skeleton := []byte(decl + `<R xmlns="urn:a" xmlns:xsi="urn:x"><S ID="set"><c>1</c></S></R>`)
+		var parts bytes.Buffer
+		ps, _, ok := Paste(skeleton, "set", Options{}, len(src)+2, &parts)
+		if !ok {
+			t.Fatal("Paste refused the skeleton")
+		}
+		ps.Text("\n")
+		ps.Span(src, span)
+		ps.Text("\n")
+		ps.Close()
+		if !bytes.Equal(parts.Bytes(), want) || !ps.Within() {
+			t.Fatalf("pasted:\n got %q\nwant %q", parts.Bytes(), want)
+		}
+		// Child and Text find what the tree holds.
+		sd, _ := Parse(src)
+		root := Mark{Inner: sd.Root.Inner}
+		for _, k := range sd.Root.Elements() {
+			if k.Prefix != "" {
+				continue
+			}
+			var first *Element
+			for _, e := range sd.Root.Elements() {
+				if e.Prefix == "" && e.Local == k.Local {
+					first = e
+					break
+				}
+			}
+			m, ok := root.Child(src, k.Local)
+			if !ok || m.Start != first.Start || m.Inner != first.Inner || string(m.Name) != first.Local {
+				t.Fatalf("Child(%q): %+v %v, want the element at %d", k.Local, m, ok, first.Start)
+			}
+			text, ok := m.Text(src)
+			if leaf := len(first.Elements()) == 0; ok != leaf || (leaf && string(text) != string(src[first.Inner:first.InnerEnd])) {
+				t.Fatalf("Text of <%s>: %q %v", k.Local, text, ok)
+			}
+		}
+		if _, ok := root.Child(src, "absent"); ok {
+			t.Fatal("Child found an absent element")
 		}
 	})
 }
