@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dtekit/dtekit/internal/xmldsig"
 	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
 )
@@ -102,10 +101,7 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 		at = time.Now()
 	}
 	e := &envHead{rutEm: rutEm, envia: envia, recep: recep, emisor: opts.Emisor, at: at, setID: setID}
-	if signed, ok, err := e.stream(cert, dtes); ok {
-		return signed, err
-	}
-	return e.general(cert, dtes)
+	return e.pack(cert, dtes)
 }
 
 // envHead is what an envelope's Carátula says besides its counts.
@@ -144,119 +140,10 @@ func (e *envHead) write(w *xw, root, schema string, counts map[TipoDTE]int) {
 	w.close("Caratula")
 }
 
-// envKind returns the root element, schema and document limit of an
-// envelope of boletas or of other documents.
-func envKind(boleta bool) (root, schema string, max int) {
-	if boleta {
-		return "EnvioBOLETA", "EnvioBOLETA_v11.xsd", MaxEnvioBoleta
-	}
-	return "EnvioDTE", "EnvioDTE_v10.xsd", MaxEnvioDTE
-}
-
-// stream packs and signs the envelope in one pass over the documents, when
-// every one of them is a DTE written in canonical form (as dtekit writes
-// them): each is scanned, copied once into the envelope and digested while
-// its bytes are still in the processor's cache, and the SetDTE is never
-// parsed again (xmldsig.Assembly). Since the Carátula, which comes first,
-// counts the documents by type, their types are peeked at first and held
-// against what the scan reads. ok is false when any document or check
-// would take another course (a document not in canonical form, a peek the
-// scan contradicts, any refusal): the general path then packs the
-// envelope, or reports the error, from the start. err is an error of the
-// signature itself, with ok true.
-func (e *envHead) stream(cert *signer.Certificate, dtes [][]byte) (signed []byte, ok bool, err error) {
-	peeked := make([]TipoDTE, len(dtes))
-	counts := map[TipoDTE]int{}
-	boletas, size := 0, 0
-	for i, data := range dtes {
-		t, ok := envPeekTipo(data)
-		if !ok || len(data) > MaxDTEBytes {
-			return nil, false, nil
-		}
-		peeked[i] = t
-		counts[t]++
-		if t.IsBoleta() {
-			boletas++
-		}
-		size += len(data) + 1
-	}
-	if boletas != 0 && boletas != len(dtes) {
-		return nil, false, nil
-	}
-	root, schema, max := envKind(boletas > 0)
-	if len(dtes) > max {
-		return nil, false, nil
-	}
-	w := &xw{buf: make([]byte, 0, size+2048+2*len(cert.CertificatePEM()))}
-	e.write(w, root, schema, counts)
-	// The skeleton is the envelope with no document yet: the SetDTE's
-	// content so far is the Carátula.
-	tail := "\n</SetDTE></" + root + ">\n"
-	skeleton := append(w.buf[:len(w.buf):len(w.buf)], tail[1:]...)
-	k := xmldsig.Key{Leaf: cert.Leaf, Signer: cert.Key, KeyInfo: cert.KeyInfo()}
-	asm, ok, err := xmldsig.StartEnveloped(k, skeleton, e.setID, size)
-	if !ok || err != nil {
-		return nil, false, nil
-	}
-	seen := make(map[string]bool, len(dtes))
-	var sc envScan
-	for i, data := range dtes {
-		body, doc, span, err := sc.document(data, e.setID)
-		if err != nil || span == nil || doc.Tipo != peeked[i] {
-			return nil, false, nil
-		}
-		if r, err := ParseRUT(doc.Emisor.Rut); err != nil || r != e.rutEm {
-			return nil, false, nil
-		}
-		key := DocumentID(doc.Tipo, doc.Folio)
-		if seen[key] {
-			return nil, false, nil
-		}
-		seen[key] = true
-		w.raw("\n")
-		w.buf = append(w.buf, body...)
-		asm.Text("\n")
-		asm.Span(data, *span)
-	}
-	w.raw(tail[:len("\n</SetDTE>")])
-	asm.Text("\n")
-	if !asm.Within() {
-		return nil, false, nil
-	}
-	sig, err := asm.Finish()
-	if err != nil {
-		return nil, true, fmt.Errorf("dte: envio: signing SetDTE: %w", err)
-	}
-	w.buf = append(w.buf, sig...)
-	w.raw(tail[len("\n</SetDTE>"):])
-	return w.buf, true, nil
-}
-
-// envPeekTipo reads the first TipoDTE element of a document's bytes, as a
-// guess that stream holds against the scan.
-func envPeekTipo(data []byte) (TipoDTE, bool) {
-	const open = "<TipoDTE>"
-	k := bytes.Index(data, []byte(open))
-	if k < 0 {
-		return 0, false
-	}
-	v := data[k+len(open):]
-	n := 0
-	for n < len(v) && n < 4 && v[n] >= '0' && v[n] <= '9' {
-		n++
-	}
-	if n == 0 || n >= len(v) || v[n] != '<' {
-		return 0, false
-	}
-	t, _ := strconv.Atoi(string(v[:n]))
-	return TipoDTE(t), true
-}
-
-// general packs and signs the envelope with every document read on its
-// own (in one strict scan when written in canonical form, by envDocument
-// otherwise) and then the whole SetDTE digested, stepping over the
-// documents that were scanned.
-func (e *envHead) general(cert *signer.Certificate, dtes [][]byte) ([]byte, error) {
+// pack reads every document (in one strict scan when it is written in
+// canonical form, by envDocument otherwise), writes the envelope and signs
+// its SetDTE, whose digest steps over the documents that were scanned.
+func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) {
 	bodies := make([][]byte, len(dtes))
 	spans := make([]*xmltree.Span, len(dtes))
 	counts := map[TipoDTE]int{}
@@ -288,7 +175,10 @@ func (e *envHead) general(cert *signer.Certificate, dtes [][]byte) ([]byte, erro
 	if boleta && boletas != len(dtes) {
 		return nil, fmt.Errorf("dte: envio: %d boletas and %d other documents: boletas (39, 41) go in an EnvioBOLETA of their own", boletas, len(dtes)-boletas)
 	}
-	root, schema, max := envKind(boleta)
+	root, schema, max := "EnvioDTE", "EnvioDTE_v10.xsd", MaxEnvioDTE
+	if boleta {
+		root, schema, max = "EnvioBOLETA", "EnvioBOLETA_v11.xsd", MaxEnvioBoleta
+	}
 	if len(dtes) > max {
 		return nil, fmt.Errorf("dte: envio: %d documents; an %s carries at most %d", len(dtes), root, max)
 	}

@@ -22,7 +22,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash"
 	"math/big"
 	"slices"
 	"strings"
@@ -146,51 +145,6 @@ func digestSignedElement(doc []byte, id string, verified []xmltree.Span) (*xmltr
 		return nil, digest, err
 	}
 	return el, sha1.Sum(canon), nil
-}
-
-// An Assembly signs an element whose content is assembled from parts
-// (xmltree.Paster): the envelope's SetDTE, whose DTEs are digested as they
-// are pasted, each right after the scan that checked it, instead of in a
-// second pass over the finished envelope. The digest is SHA-1 over the
-// same canonical bytes SignEnveloped digests for the assembled document.
-type Assembly struct {
-	*xmltree.Paster
-	k  Key
-	id string
-	el *xmltree.Element
-	h  hash.Hash
-}
-
-// StartEnveloped starts an Assembly for the element of skeleton whose ID
-// is id (see xmltree.Paste; size is what the parts will add), which must
-// be able to take an enveloped Signature right after it. ok is false when the skeleton is not written
-// in the strict canonical shape: the caller then assembles the document
-// and signs it with SignEnveloped, which decides.
-func StartEnveloped(k Key, skeleton []byte, id string, size int) (a *Assembly, ok bool, err error) {
-	if err := k.Check(); err != nil {
-		return nil, false, err
-	}
-	if !IsNCName(id) {
-		return nil, false, fmt.Errorf("signer: %q is not a valid XML ID to sign", id)
-	}
-	h := sha1.New()
-	ps, el, ok := xmltree.Paste(skeleton, id, xmltree.Options{}, size, h)
-	if !ok || el.Parent == nil {
-		return nil, false, nil
-	}
-	if next := xmltree.NextElement(el); next != nil && next.Is(NSDSig, "Signature") {
-		return nil, false, nil
-	}
-	return &Assembly{Paster: ps, k: k, id: id, el: el, h: h}, true, nil
-}
-
-// Finish closes the element and returns its Signature, to be written
-// right after the element's end tag.
-func (a *Assembly) Finish() ([]byte, error) {
-	a.Close()
-	var digest [sha1.Size]byte
-	a.h.Sum(digest[:0])
-	return Signature(a.k, a.el.Parent, "#"+a.id, AlgC14N10, digest[:])
 }
 
 // FullCanonical is the ordinary path: it parses the whole document, finds

@@ -75,36 +75,26 @@ func (t *fastTarget) isTarget(e *Element) bool {
 // (Parse and CanonicalElement), which decides and reports any error. The
 // returned element has no children.
 func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Element, ok bool) {
-	p, el, ok := fastParse(doc, id, opts)
-	if !ok {
-		return nil, false
-	}
-	p.writeScanned(w, el, p.fast.skip)
-	return el, true
-}
-
-// fastParse parses doc for FastCanonical and Paste: the element with ID
-// id scanned in the strict canonical shape, and found once.
-func fastParse(doc []byte, id string, opts Options) (*parser, *Element, bool) {
 	for i := 0; i < len(id); i++ {
 		if id[i] >= utf8.RuneSelf {
-			return nil, nil, false
+			return nil, false
 		}
 	}
 	p, err := newParser(doc, opts)
 	if err != nil {
-		return nil, nil, false
+		return nil, false
 	}
 	t := &fastTarget{id: id}
 	p.fast = t
 	if err := p.document(); err != nil || t.apex == nil {
-		return nil, nil, false
+		return nil, false
 	}
-	el := t.apex
+	el = t.apex
 	if p.doc.dupIDs[id] || p.doc.ids[id] != el {
-		return nil, nil, false
+		return nil, false
 	}
-	return p, el, true
+	p.writeScanned(w, el, t.skip)
+	return el, true
 }
 
 // writeScanned writes the canonical form of el, whose content
@@ -112,20 +102,14 @@ func fastParse(doc []byte, id string, opts Options) (*parser, *Element, bool) {
 // context, the content as written minus the skip ranges (decoded to
 // UTF-8), and its end tag.
 func (p *parser) writeScanned(w io.Writer, el *Element, skip [][2]int) {
-	c := p.startScanned(w, el, 2*(el.InnerEnd-el.Inner))
-	c.content(p.src, el.Inner, el.InnerEnd, skip)
-	c.end(el)
-}
-
-// startScanned returns a chunkWriter to w for the canonical form of el,
-// holding el's start tag rendered in its context; size is what el's
-// content will take at most, to size the buffer.
-func (p *parser) startScanned(w io.Writer, el *Element, size int) *chunkWriter {
 	c := canonicalizer{out: make([]byte, 0, 512)}
 	decls, attrs := c.apexContext(el)
 	c.startTag(el, decls, attrs)
-	out := make([]byte, 0, min(scannedChunk, len(c.out)+size+len(el.Local)+len(el.Prefix)+4))
-	return &chunkWriter{w: w, p: p, out: append(out, c.out...)}
+	size := len(c.out) + 2*(el.InnerEnd-el.Inner) + len(el.Local) + len(el.Prefix) + 4
+	out := make([]byte, 0, min(scannedChunk, size))
+	cw := &chunkWriter{w: w, p: p, out: append(out, c.out...)}
+	cw.content(p.src, el.Inner, el.InnerEnd, skip)
+	cw.end(el)
 }
 
 // A chunkWriter gathers a canonical form in a buffer and writes it to w
@@ -184,70 +168,6 @@ func (c *chunkWriter) flush() {
 
 // scannedChunk bounds the buffer a chunkWriter fills before each write.
 const scannedChunk = 32 << 10
-
-// A Paster writes the canonical form of an element whose content is
-// assembled from parts, as an envelope's SetDTE is from the DTEs it
-// carries, without parsing the assembled document again: the element's
-// start tag and content so far come from a skeleton (Paste), then each
-// part in order (Span, Text), then the end tag (Close). The result is
-// the canonical form of the element in the document the skeleton becomes
-// once each part is inserted, in order, just before the element's end
-// tag, byte for byte what FastCanonical and CanonicalElement write for
-// that document.
-type Paster struct {
-	c  *chunkWriter
-	el *Element
-	// the assembled document's size and element count so far, and the
-	// limits of Paste's options
-	size, elements        int
-	maxBytes, maxElements int
-}
-
-// Paste starts a Paster: skeleton is the document with the element whose
-// ID is id holding the content written so far; the element's canonical
-// form up to that point goes to w, and size, the bytes the parts will
-// add, sizes the buffer. It returns the element (with its ancestors; it
-// has no children) for the signature that follows it. ok is false when
-// FastCanonical's path does not apply to the skeleton.
-func Paste(skeleton []byte, id string, opts Options, size int, w io.Writer) (*Paster, *Element, bool) {
-	p, el, ok := fastParse(skeleton, id, opts)
-	if !ok {
-		return nil, nil, false
-	}
-	c := p.startScanned(w, el, el.InnerEnd-el.Inner+2*size)
-	c.content(p.src, el.Inner, el.InnerEnd, p.fast.skip)
-	return &Paster{c: c, el: el, size: len(skeleton), elements: p.doc.Elements, maxBytes: p.opts.MaxBytes, maxElements: p.opts.MaxElements}, el, true
-}
-
-// Within reports whether the document assembled so far is within the
-// limits of Paste's options (size and element count), as FastCanonical
-// would check them on the whole document.
-func (s *Paster) Within() bool { return s.size <= s.maxBytes && s.elements <= s.maxElements }
-
-// Span writes the canonical form of a root element that ScanRoot accepted,
-// src[sp.Start:sp.End], pasted at this point: the caller vouches that it
-// was scanned for the namespace scope in force here, with the skeleton's
-// element's ID to refuse, and that src is in the skeleton's encoding.
-func (s *Paster) Span(src []byte, sp Span) {
-	s.c.content(src, sp.Start, sp.End, sp.Skip)
-	s.size += sp.End - sp.Start
-	s.elements += sp.Elements
-}
-
-// Text writes character data pasted at this point: t must be written in
-// canonical form without markup (the line breaks between the parts).
-func (s *Paster) Text(t string) {
-	for i := 0; i < len(t); i++ {
-		if plainText[t[i]]&plainASCII == 0 {
-			panic("xmltree: Paster.Text takes canonical ASCII text")
-		}
-	}
-	s.c.content([]byte(t), 0, len(t), nil)
-	s.size += len(t)
-}
-
-// Close writes the element's end tag and flushes the canonical form to w.
-func (s *Paster) Close() { s.c.end(s.el) }
 
 // appendDecoded appends raw source bytes, already checked by the scan,
 // decoded to UTF-8.
