@@ -145,21 +145,26 @@ func (e *envHead) write(w *xw, root, schema string, counts map[TipoDTE]int) {
 // its SetDTE, whose digest steps over the documents that were scanned.
 func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) {
 	bodies := make([][]byte, len(dtes))
-	spans := make([]*xmltree.Span, len(dtes))
+	spans := make([]xmltree.Span, len(dtes))
+	fast := make([]bool, len(dtes))
 	counts := map[TipoDTE]int{}
-	seen := make(map[string]int, len(dtes))
+	type tipoFolio struct {
+		tipo  TipoDTE
+		folio int64
+	}
+	seen := make(map[tipoFolio]int, len(dtes))
 	boletas, size := 0, 0
 	var sc envScan
 	for i, data := range dtes {
-		body, doc, span, err := sc.document(data, e.setID)
+		body, doc, span, ok, err := sc.document(data, e.setID)
 		if err != nil {
 			return nil, fmt.Errorf("dte: envio: document %d: %w", i+1, err)
 		}
-		r, err := ParseRUT(doc.Emisor.Rut)
+		r, err := ParseRUT(doc.Rut)
 		if err != nil || r != e.rutEm {
-			return nil, fmt.Errorf("dte: envio: document %d (%s) was issued by %q, not by the envelope's emisor %s", i+1, doc.ID, doc.Emisor.Rut, e.rutEm)
+			return nil, fmt.Errorf("dte: envio: document %d (%s) was issued by %q, not by the envelope's emisor %s", i+1, doc.ID, doc.Rut, e.rutEm)
 		}
-		key := DocumentID(doc.Tipo, doc.Folio)
+		key := tipoFolio{doc.Tipo, doc.Folio}
 		if j, dup := seen[key]; dup {
 			return nil, fmt.Errorf("dte: envio: documents %d and %d are both tipo %d folio %d", j+1, i+1, doc.Tipo, doc.Folio)
 		}
@@ -168,7 +173,7 @@ func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) 
 			boletas++
 		}
 		counts[doc.Tipo]++
-		bodies[i], spans[i] = body, span
+		bodies[i], spans[i], fast[i] = body, span, ok
 		size += len(body) + 1
 	}
 	boleta := boletas > 0
@@ -191,7 +196,7 @@ func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) 
 	verified := make([]xmltree.Span, 0, len(bodies))
 	for i, b := range bodies {
 		w.raw("\n")
-		if spans[i] != nil {
+		if fast[i] {
 			verified = append(verified, spans[i].Moved(len(w.buf)))
 		}
 		w.buf = append(w.buf, b...)
@@ -220,9 +225,9 @@ type envScan struct {
 // in canonical form, as dtekit writes them, is checked in one strict scan
 // that also yields its span for the envelope's digest (nil otherwise);
 // any other is read by envDocument.
-func (s *envScan) document(data []byte, setID string) ([]byte, *Document, *xmltree.Span, error) {
+func (s *envScan) document(data []byte, setID string) (body []byte, doc envDoc, span xmltree.Span, fast bool, err error) {
 	if len(data) > MaxDTEBytes {
-		return nil, nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
+		return nil, doc, span, false, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
 	s.marks = s.marks[:0]
 	// The root's children are marked by the scan; identity steps down
@@ -230,11 +235,20 @@ func (s *envScan) document(data []byte, setID string) ([]byte, *Document, *xmltr
 	visit := func(m xmltree.Mark) { s.marks = append(s.marks, m) }
 	if d, span, ok := s.root.Scan(data, xmlLimits(len(data), nil), envScope, setID, 1, visit); ok {
 		if body, doc, ok := s.identity(data, d); ok {
-			return body, doc, &span, nil
+			return body, doc, span, true, nil
 		}
 	}
-	body, doc, err := envDocument(data)
-	return body, doc, nil, err
+	body, doc, err = envDocument(data)
+	return body, doc, span, false, err
+}
+
+// envDoc is what an envelope needs of a DTE: its Documento's ID, its type
+// and folio, and its emisor's RUT as written.
+type envDoc struct {
+	ID    string
+	Tipo  TipoDTE
+	Folio int64
+	Rut   string
 }
 
 // identity reads from the marks of a DTE that ScanRoot accepted what
@@ -242,10 +256,10 @@ func (s *envScan) document(data []byte, setID string) ([]byte, *Document, *xmltr
 // differ from envDocument's (an element on the path that declares a
 // namespace, a value with a reference or a byte outside ASCII, a document
 // refused): envDocument then reads it and reports any error.
-func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document, bool) {
+func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, envDoc, bool) {
 	root := d.Root
 	if root.Local != "DTE" || root.URI != NamespaceSiiDte || (d.Encoding != xmltree.Latin1 && !envASCII(data)) {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	signed := false
 	var elem *xmltree.Mark
@@ -264,32 +278,32 @@ func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document,
 		case "Documento", "Liquidacion", "Exportaciones":
 			if elem == nil {
 				if bytes.Contains(tag, []byte(" xmlns")) {
-					return nil, nil, false
+					return nil, envDoc{}, false
 				}
 				elem = m
 			}
 		}
 	}
 	if !signed || elem == nil {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	enc, ok := s.child(data, *elem, "Encabezado")
 	if !ok {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	id, ok := s.child(data, enc, "IdDoc")
 	if !ok {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	tipo, ok1 := s.value(data, id, "TipoDTE")
 	folio, ok2 := s.value(data, id, "Folio")
 	em, ok3 := s.child(data, enc, "Emisor")
 	if !ok1 || !ok2 || !ok3 {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	rut, ok := s.value(data, em, "RUTEmisor")
 	if !ok {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	docID := ""
 	tag := data[elem.Start:elem.Inner]
@@ -297,17 +311,16 @@ func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document,
 		v := tag[k+5:]
 		v = v[:bytes.IndexByte(v, '"')]
 		if !envPlain(v) {
-			return nil, nil, false
+			return nil, envDoc{}, false
 		}
 		docID = string(v)
 	}
 	t, err1 := strconv.Atoi(tipo)
 	f, err2 := strconv.ParseInt(folio, 10, 64)
 	if err1 != nil || err2 != nil || t != int(int32(t)) || f <= 0 {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
-	doc := &Document{ID: docID, Tipo: TipoDTE(t), Folio: f, Emisor: Emisor{Rut: rut}, Raw: data}
-	return data[root.Start:root.End], doc, true
+	return data[root.Start:root.End], envDoc{ID: docID, Tipo: TipoDTE(t), Folio: f, Rut: rut}, true
 }
 
 // child returns the first child of parent named name; ok is false when
@@ -348,22 +361,22 @@ func envPlain(b []byte) bool {
 // elements that carry those are built: the detail, stamp, signature and
 // the rest are stepped over when written in canonical form, and read in
 // full otherwise. The envelope's signature then covers every byte.
-func envDocument(data []byte) ([]byte, *Document, error) {
+func envDocument(data []byte) ([]byte, envDoc, error) {
 	if len(data) > MaxDTEBytes {
-		return nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
+		return nil, envDoc{}, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
 	root, d, err := pxParse(data, envSkim, nil, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, envDoc{}, err
 	}
 	if d.Encoding != xmltree.Latin1 && !envASCII(data) {
-		return nil, nil, fmt.Errorf("it is not ISO-8859-1 (read as %s) and not pure ASCII: pasting it would change its bytes", d.Encoding)
+		return nil, envDoc{}, fmt.Errorf("it is not ISO-8859-1 (read as %s) and not pure ASCII: pasting it would change its bytes", d.Encoding)
 	}
 	if root.Local != "DTE" {
-		return nil, nil, fmt.Errorf("root element is <%s>, not <DTE>", root.Local)
+		return nil, envDoc{}, fmt.Errorf("root element is <%s>, not <DTE>", root.Local)
 	}
 	if root.el().Child(nsDSig, "Signature") == nil {
-		return nil, nil, errors.New("the DTE is not signed")
+		return nil, envDoc{}, errors.New("the DTE is not signed")
 	}
 	var elem *pxNode
 	for _, k := range root.el().Elements() {
@@ -374,26 +387,25 @@ func envDocument(data []byte) ([]byte, *Document, error) {
 	}
 	id := elem.child("Encabezado").child("IdDoc")
 	if id == nil {
-		return nil, nil, errors.New("the DTE has no Documento/Encabezado/IdDoc")
+		return nil, envDoc{}, errors.New("the DTE has no Documento/Encabezado/IdDoc")
 	}
 	var p pxErr
-	doc := &Document{
-		ID:     elem.attr("ID"),
-		Tipo:   TipoDTE(p.int("IdDoc/TipoDTE", id.val("TipoDTE"))),
-		Folio:  p.int64("IdDoc/Folio", id.val("Folio")),
-		Emisor: Emisor{Rut: elem.child("Encabezado").child("Emisor").val("RUTEmisor")},
+	doc := envDoc{
+		ID:    elem.attr("ID"),
+		Tipo:  TipoDTE(p.int("IdDoc/TipoDTE", id.val("TipoDTE"))),
+		Folio: p.int64("IdDoc/Folio", id.val("Folio")),
+		Rut:   elem.child("Encabezado").child("Emisor").val("RUTEmisor"),
 	}
 	if p.err != nil {
-		return nil, nil, p.err
+		return nil, envDoc{}, p.err
 	}
 	if doc.Folio <= 0 {
-		return nil, nil, fmt.Errorf("IdDoc/Folio %q is not a positive folio", id.val("Folio"))
+		return nil, envDoc{}, fmt.Errorf("IdDoc/Folio %q is not a positive folio", id.val("Folio"))
 	}
 	body := data[root.Start:root.End]
 	if !bytes.HasPrefix(body, []byte("<DTE")) {
-		return nil, nil, errors.New("the DTE root must be written <DTE …> without a prefix")
+		return nil, envDoc{}, errors.New("the DTE root must be written <DTE …> without a prefix")
 	}
-	doc.Raw = data
 	return body, doc, nil
 }
 

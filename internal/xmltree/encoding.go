@@ -19,6 +19,12 @@ const (
 // without regard to case; anything else is an error. It is the one place
 // where dtekit decides which spellings of ISO-8859-1 it accepts.
 func EncodingOf(label string) (string, error) {
+	switch label { // the spellings seen nearly always, without a copy
+	case "ISO-8859-1":
+		return Latin1, nil
+	case "UTF-8":
+		return UTF8, nil
+	}
 	switch strings.ToLower(label) {
 	case "utf-8", "utf8", "csutf8":
 		return UTF8, nil
