@@ -216,6 +216,7 @@ var envScope = []xmltree.NSDecl{{Prefix: "", URI: NamespaceSiiDte}, {Prefix: "xs
 // envScan reads the DTEs of one envelope, reusing its scratch space.
 type envScan struct {
 	marks []xmltree.Mark
+	visit func(xmltree.Mark) // appends to marks
 	root  xmltree.RootScanner
 }
 
@@ -232,8 +233,10 @@ func (s *envScan) document(data []byte, setID string) (body []byte, doc envDoc, 
 	s.marks = s.marks[:0]
 	// The root's children are marked by the scan; identity steps down
 	// from Documento to TipoDTE, Folio and RUTEmisor with Mark.Child.
-	visit := func(m xmltree.Mark) { s.marks = append(s.marks, m) }
-	if d, span, ok := s.root.Scan(data, xmlLimits(len(data), nil), envScope, setID, 1, visit); ok {
+	if s.visit == nil {
+		s.visit = func(m xmltree.Mark) { s.marks = append(s.marks, m) }
+	}
+	if d, span, ok := s.root.Scan(data, xmlLimits(len(data), nil), envScope, setID, 1, s.visit); ok {
 		if body, doc, ok := s.identity(data, d); ok {
 			return body, doc, span, true, nil
 		}
@@ -315,12 +318,12 @@ func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, envDoc, bo
 		}
 		docID = string(v)
 	}
-	t, err1 := strconv.Atoi(tipo)
-	f, err2 := strconv.ParseInt(folio, 10, 64)
+	t, err1 := strconv.Atoi(string(tipo))
+	f, err2 := strconv.ParseInt(string(folio), 10, 64)
 	if err1 != nil || err2 != nil || t != int(int32(t)) || f <= 0 {
 		return nil, envDoc{}, false
 	}
-	return data[root.Start:root.End], envDoc{ID: docID, Tipo: TipoDTE(t), Folio: f, Rut: rut}, true
+	return data[root.Start:root.End], envDoc{ID: docID, Tipo: TipoDTE(t), Folio: f, Rut: string(rut)}, true
 }
 
 // child returns the first child of parent named name; ok is false when
@@ -332,16 +335,16 @@ func (s *envScan) child(data []byte, parent xmltree.Mark, name string) (xmltree.
 
 // value returns the trimmed text of the named child of parent when it is
 // plain ASCII text without references or child elements.
-func (s *envScan) value(data []byte, parent xmltree.Mark, name string) (string, bool) {
+func (s *envScan) value(data []byte, parent xmltree.Mark, name string) ([]byte, bool) {
 	m, ok := s.child(data, parent, name)
 	if !ok {
-		return "", false
+		return nil, false
 	}
 	v, ok := m.Text(data)
 	if !ok || !envPlain(v) {
-		return "", false
+		return nil, false
 	}
-	return string(bytes.TrimSpace(v)), true
+	return bytes.TrimSpace(v), true
 }
 
 // envPlain reports whether b is printable ASCII (or whitespace) without

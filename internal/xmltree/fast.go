@@ -308,10 +308,13 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 	}
 	maxOpen := p.opts.MaxDepth - depth - 1 // open descendants allowed
 	elements, maxElements := p.doc.Elements, p.opts.MaxElements
-	// Open descendants, and the declarations they make.
+	// Open descendants, and the declarations they make (in the parser's
+	// scratch space, which a RootScanner keeps from one document to the
+	// next).
 	var stackArr [32]fastOpen
 	stack := stackArr[:0]
-	var ns []fastNS
+	ns := p.fastNS[:0]
+	defer func() { p.fastNS = ns[:0] }()
 	i := p.pos
 	for {
 		// Character data up to the next tag, a word at a time: the mask
@@ -528,7 +531,7 @@ func (p *parser) scanAttrs(apex *Element, j, level int, ns []fastNS, id string, 
 		j++ // closing quote
 		switch {
 		case isNS:
-			v := string(value)
+			v := string(value) // compared without a copy
 			if v == NSXML || v == nsXMLNS || prefix == "xml" || prefix == "xmlns" || (prefix != "" && v == "") {
 				return j, ns, false
 			}
@@ -538,7 +541,7 @@ func (p *parser) scanAttrs(apex *Element, j, level int, ns []fastNS, id string, 
 					*skip = append(*skip, [2]int{attrStart, j})
 				}
 			} else {
-				ns = append(ns, fastNS{level: level, NSDecl: NSDecl{Prefix: prefix, URI: v}})
+				ns = append(ns, fastNS{level: level, NSDecl: NSDecl{Prefix: prefix, URI: p.internValue(value)}})
 			}
 		case string(aname) == idAttrName && id != "" && string(value) == id:
 			return j, ns, false // a second element with the ID

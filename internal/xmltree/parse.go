@@ -335,10 +335,12 @@ type parser struct {
 	buf     []byte
 	opts    Options
 	names   [64]string // recently read names, by a hash
+	values  [16]string // recently read short attribute values, by a hash
 	slab    []Element  // elements allocated in batches
 	slabN   int        // size of the last batch
 	free    []*Element // temporary elements ready for reuse
 	span    int        // next of opts.Verified the fast scan may meet
+	fastNS  []fastNS   // scratch: the declarations open in the fast scan
 	// fast, when set, makes content() hand the subtree of the element
 	// whose ID is fast.id to the canonical-form scanner of fast.go
 	// instead of building it.
@@ -639,12 +641,26 @@ func (p *parser) name() (string, error) {
 // intern returns b as a string, reusing the string of an earlier equal
 // name when the small cache still holds it (documents repeat a few dozen
 // names thousands of times).
-func (p *parser) intern(b []byte) string {
+func (p *parser) intern(b []byte) string { return internIn(p.names[:], b) }
+
+// internValue is intern for short attribute values, in a cache of their
+// own: a namespace URI or a version repeats in every document a
+// RootScanner reads, an ID never does, and neither must push names out.
+func (p *parser) internValue(b []byte) string {
+	if len(b) > 64 {
+		return string(b)
+	}
+	return internIn(p.values[:], b)
+}
+
+// internIn returns b as a string, reusing the one in its slot of cache
+// when it is equal.
+func internIn(cache []string, b []byte) string {
 	h := len(b)
 	if h > 0 {
 		h = h*31 + int(b[0])*7 + int(b[len(b)-1])
 	}
-	slot := &p.names[h%len(p.names)]
+	slot := &cache[h%len(cache)]
 	if *slot == string(b) {
 		return *slot
 	}
@@ -926,7 +942,7 @@ func (p *parser) attrValue() (string, error) {
 		case quote:
 			p.pos++
 			p.buf = buf
-			return string(buf), nil
+			return p.internValue(buf), nil
 		case '<':
 			return "", p.errorf("'<' in an attribute value")
 		case '&':
