@@ -3,6 +3,8 @@ package xmltree
 import (
 	"bytes"
 	"crypto/sha1"
+	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -109,6 +111,12 @@ func TestScanRootRefuses(t *testing.T) {
 	}
 }
 
+// sharedScanner reads every input of FuzzScanRoot in turn.
+var sharedScanner struct {
+	sync.Mutex
+	RootScanner
+}
+
 // Whatever ScanRoot accepts the ordinary parser accepts, and pasted into an
 // envelope and stepped over it canonicalizes as the ordinary path does.
 func FuzzScanRoot(f *testing.F) {
@@ -130,6 +138,13 @@ func FuzzScanRoot(f *testing.F) {
 		}
 		src := append([]byte(decl), body...)
 		_, span, ok := ScanRoot(src, Options{}, outer, "set", 0, nil)
+		// A RootScanner that has read other documents answers the same.
+		sharedScanner.Lock()
+		_, again, okAgain := sharedScanner.Scan(src, Options{}, outer, "set", 0, nil)
+		sharedScanner.Unlock()
+		if okAgain != ok || (ok && !reflect.DeepEqual(again, span)) {
+			t.Fatalf("a reused RootScanner: %v %+v, a new one: %v %+v", okAgain, again, ok, span)
+		}
 		if !ok {
 			return
 		}
