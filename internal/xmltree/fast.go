@@ -105,17 +105,20 @@ func (p *parser) writeScanned(w io.Writer, el *Element, skip [][2]int) {
 	c := canonicalizer{out: make([]byte, 0, 512)}
 	decls, attrs := c.apexContext(el)
 	c.startTag(el, decls, attrs)
-	size := len(c.out) + 2*(el.InnerEnd-el.Inner) + len(el.Local) + len(el.Prefix) + 4
-	out := make([]byte, 0, min(scannedChunk, size))
+	// A buffer of an eighth of the content, from 1 KB (a document being
+	// signed: as many writes, as little memory) to 32 KB (an envelope:
+	// few writes, each of many blocks).
+	chunk := min(max((el.InnerEnd-el.Inner)/8, 1<<10), 32<<10)
+	out := make([]byte, 0, len(c.out)+chunk)
 	cw := &chunkWriter{w: w, p: p, out: append(out, c.out...)}
 	cw.content(p.src, el.Inner, el.InnerEnd, skip)
 	cw.end(el)
 }
 
-// A chunkWriter gathers a canonical form in a buffer and writes it to w
-// in chunks of up to scannedChunk bytes, so that a hash sees few, large
-// writes however many skip ranges and characters above 0x7F the content
-// holds; p decodes the source bytes.
+// A chunkWriter gathers a canonical form in its buffer and writes it to w
+// a buffer at a time, so that a hash sees few, large writes however many
+// skip ranges and characters above 0x7F the content holds; p decodes the
+// source bytes.
 type chunkWriter struct {
 	w   io.Writer
 	p   *parser
@@ -165,9 +168,6 @@ func (c *chunkWriter) flush() {
 		c.out = c.out[:0]
 	}
 }
-
-// scannedChunk bounds the buffer a chunkWriter fills before each write.
-const scannedChunk = 32 << 10
 
 // appendDecoded appends raw source bytes, already checked by the scan,
 // decoded to UTF-8.
