@@ -105,68 +105,49 @@ func (p *parser) writeScanned(w io.Writer, el *Element, skip [][2]int) {
 	c := canonicalizer{out: make([]byte, 0, 512)}
 	decls, attrs := c.apexContext(el)
 	c.startTag(el, decls, attrs)
-	// A buffer of an eighth of the content, from 1 KB (a document being
-	// signed: as many writes, as little memory) to 32 KB (an envelope:
-	// few writes, each of many blocks).
-	chunk := min(max((el.InnerEnd-el.Inner)/8, 1<<10), 32<<10)
-	out := make([]byte, 0, len(c.out)+chunk)
-	cw := &chunkWriter{w: w, p: p, out: append(out, c.out...)}
-	cw.content(p.src, el.Inner, el.InnerEnd, skip)
-	cw.end(el)
-}
-
-// A chunkWriter gathers a canonical form in its buffer and writes it to w
-// a buffer at a time, so that a hash sees few, large writes however many
-// skip ranges and characters above 0x7F the content holds; p decodes the
-// source bytes.
-type chunkWriter struct {
-	w   io.Writer
-	p   *parser
-	out []byte
-}
-
-// content writes src[from:to] minus the skip ranges (ascending, within
-// it), decoded to UTF-8.
-func (c *chunkWriter) content(src []byte, from, to int, skip [][2]int) {
-	pos := from
+	out := c.out
+	if p.charset != nil {
+		// Decoded into a buffer of an eighth of the content, from 1 KB
+		// (a document being signed) to 32 KB (an envelope), so that a
+		// hash sees few, large writes however many skip ranges and
+		// characters above 0x7F the content holds.
+		chunk := min(max((el.InnerEnd-el.Inner)/8, 1<<10), 32<<10)
+		out = append(make([]byte, 0, len(out)+chunk), out...)
+	}
+	pos := el.Inner
 	for k := 0; k <= len(skip); k++ {
-		end := to
+		end := el.InnerEnd
 		if k < len(skip) {
 			end = skip[k][0]
 		}
-		for seg := src[pos:end]; len(seg) > 0; {
-			// A character above 0x7F takes two bytes in UTF-8: half the
-			// free room is what may be decoded before a flush.
-			n := min(len(seg), (cap(c.out)-len(c.out))/2)
-			if n == 0 {
-				c.flush()
-				n = min(len(seg), cap(c.out)/2)
+		for seg := p.src[pos:end]; len(seg) > 0; {
+			if p.charset == nil {
+				// UTF-8 is its own canonical encoding.
+				if len(out) > 0 {
+					w.Write(out)
+					out = out[:0]
+				}
+				w.Write(seg)
+				break
 			}
-			c.out = c.p.appendDecoded(c.out, seg[:n])
+			// A character above 0x7F takes two bytes in UTF-8: half the
+			// free room is what may be decoded before a write.
+			n := min(len(seg), (cap(out)-len(out))/2)
+			if n == 0 {
+				w.Write(out)
+				out = out[:0]
+				n = min(len(seg), cap(out)/2)
+			}
+			out = p.appendDecoded(out, seg[:n])
 			seg = seg[n:]
 		}
 		if k < len(skip) {
 			pos = skip[k][1]
 		}
 	}
-}
-
-// end writes el's end tag and flushes.
-func (c *chunkWriter) end(el *Element) {
-	if cap(c.out)-len(c.out) < len(el.Local)+len(el.Prefix)+4 {
-		c.flush()
-	}
-	c.out = append(c.out, "</"...)
-	c.out = AppendQName(c.out, el.Prefix, el.Local)
-	c.out = append(c.out, '>')
-	c.flush()
-}
-
-func (c *chunkWriter) flush() {
-	if len(c.out) > 0 {
-		c.w.Write(c.out)
-		c.out = c.out[:0]
-	}
+	out = append(out, "</"...)
+	out = AppendQName(out, el.Prefix, el.Local)
+	w.Write(append(out, '>'))
 }
 
 // appendDecoded appends raw source bytes, already checked by the scan,
@@ -790,11 +771,12 @@ func ScanRoot(doc []byte, opts Options, outer []NSDecl, id string, depth int, vi
 // root element, are valid until the next call; the Span is the caller's.
 // The zero value is ready to use.
 type RootScanner struct {
-	p    parser
-	doc  Document
-	root [1]Element
-	t    fastTarget
-	tag  []byte
+	p      parser
+	doc    Document
+	root   [1]Element
+	t      fastTarget
+	tag    []byte
+	values [16]string
 }
 
 // Scan is ScanRoot with s's memory.
@@ -805,6 +787,7 @@ func (s *RootScanner) Scan(doc []byte, opts Options, outer []NSDecl, id string, 
 	if p.reset(doc, opts, &s.doc) != nil {
 		return nil, span, false
 	}
+	p.values = &s.values
 	s.t = fastTarget{id: id, root: true, outer: outer, visit: visit, visitDepth: depth, skip: s.t.skip[:0]}
 	t := &s.t
 	p.fast = t

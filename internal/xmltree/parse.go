@@ -334,13 +334,13 @@ type parser struct {
 	doc     *Document
 	buf     []byte
 	opts    Options
-	names   [64]string // recently read names, by a hash
-	values  [16]string // recently read short attribute values, by a hash
-	slab    []Element  // elements allocated in batches
-	slabN   int        // size of the last batch
-	free    []*Element // temporary elements ready for reuse
-	span    int        // next of opts.Verified the fast scan may meet
-	fastNS  []fastNS   // scratch: the declarations open in the fast scan
+	names   [64]string  // recently read names, by a hash
+	values  *[16]string // when set, recently read short attribute values
+	slab    []Element   // elements allocated in batches
+	slabN   int         // size of the last batch
+	free    []*Element  // temporary elements ready for reuse
+	span    int         // next of opts.Verified the fast scan may meet
+	fastNS  []fastNS    // scratch: the declarations open in the fast scan
 	// fast, when set, makes content() hand the subtree of the element
 	// whose ID is fast.id to the canonical-form scanner of fast.go
 	// instead of building it.
@@ -644,10 +644,11 @@ func (p *parser) name() (string, error) {
 func (p *parser) intern(b []byte) string { return internIn(p.names[:], b) }
 
 // internValue is intern for short attribute values, in a cache of their
-// own: a namespace URI or a version repeats in every document a
-// RootScanner reads, an ID never does, and neither must push names out.
+// own that only a RootScanner keeps: a namespace URI or a version repeats
+// in every document it reads, an ID never does, and neither must push
+// names out.
 func (p *parser) internValue(b []byte) string {
-	if len(b) > 64 {
+	if p.values == nil || len(b) > 64 {
 		return string(b)
 	}
 	return internIn(p.values[:], b)
