@@ -224,8 +224,8 @@ type envScan struct {
 // its <DTE> element with the document's identity (ID, type, folio and
 // emisor; the rest of the returned Document is left empty). A DTE written
 // in canonical form, as dtekit writes them, is checked in one strict scan
-// that also yields its span for the envelope's digest (nil otherwise);
-// any other is read by envDocument.
+// that also yields its span for the envelope's digest (fast is then
+// true); any other is read by envDocument.
 func (s *envScan) document(data []byte, setID string) (body []byte, doc envDoc, span xmltree.Span, fast bool, err error) {
 	if len(data) > MaxDTEBytes {
 		return nil, doc, span, false, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
@@ -254,11 +254,12 @@ type envDoc struct {
 	Rut   string
 }
 
-// identity reads from the marks of a DTE that ScanRoot accepted what
-// envDocument reads from its tree. ok is false when the answer could
-// differ from envDocument's (an element on the path that declares a
-// namespace, a value with a reference or a byte outside ASCII, a document
-// refused): envDocument then reads it and reports any error.
+// identity reads from a DTE that the scan accepted (the marks of the
+// root's children, then Mark.Child) what envDocument reads from its tree.
+// ok is false when the answer could differ from envDocument's (an element
+// on the path that declares a namespace, a value with a reference or a
+// byte outside ASCII, a document refused): envDocument then reads it and
+// reports any error.
 func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, envDoc, bool) {
 	root := d.Root
 	if root.Local != "DTE" || root.URI != NamespaceSiiDte || (d.Encoding != xmltree.Latin1 && !envASCII(data)) {
