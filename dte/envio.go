@@ -153,7 +153,7 @@ func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) 
 		folio int64
 	}
 	seen := make(map[tipoFolio]int, len(dtes))
-	boletas := 0
+	boletas, size := 0, 0
 	var sc envScan
 	for i, data := range dtes {
 		body, doc, span, ok, err := sc.document(data, e.setID)
@@ -174,6 +174,7 @@ func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) 
 		}
 		counts[doc.Tipo]++
 		bodies[i], spans[i], fast[i] = body, span, ok
+		size += len(body) + 1
 	}
 	boleta := boletas > 0
 	if boleta && boletas != len(dtes) {
@@ -186,31 +187,22 @@ func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) 
 	if len(dtes) > max {
 		return nil, fmt.Errorf("dte: envio: %d documents; an %s carries at most %d", len(dtes), root, max)
 	}
-	// The envelope is the head, each DTE and the tail, one line each,
-	// joined by bytes.Join into memory it need not clear first; the room
-	// joined after it takes the Signature (KeyInfo with the certificate),
-	// which the signer inserts in place.
-	w := &xw{buf: make([]byte, 0, 1024)}
+	// Room for the Carátula and the envelope's Signature (KeyInfo with
+	// the certificate), which the signer then inserts in place.
+	w := &xw{buf: make([]byte, 0, size+2048+2*len(cert.CertificatePEM()))}
 	e.write(w, root, schema, counts)
-	parts := make([][]byte, 0, len(bodies)+3)
-	parts = append(parts, w.buf)
-	parts = append(parts, bodies...)
-	room := make([]byte, 2048+2*len(cert.CertificatePEM()))
-	parts = append(parts, []byte("</SetDTE></"+root+">\n"), room)
-	joined := bytes.Join(parts, []byte("\n"))
-	env := joined[:len(joined)-len(room)-1]
 	// The fast canonical path steps over the documents ScanRoot has
 	// already checked, in the scope they are pasted into (envScope).
 	verified := make([]xmltree.Span, 0, len(bodies))
-	at := len(w.buf)
 	for i, b := range bodies {
-		at++ // the line break
+		w.raw("\n")
 		if fast[i] {
-			verified = append(verified, spans[i].Moved(at))
+			verified = append(verified, spans[i].Moved(len(w.buf)))
 		}
-		at += len(b)
+		w.buf = append(w.buf, b...)
 	}
-	signed, err := signInPlace(cert, env, e.setID, verified)
+	w.raw("\n</SetDTE></" + root + ">\n")
+	signed, err := signInPlace(cert, w.buf, e.setID, verified)
 	if err != nil {
 		return nil, fmt.Errorf("dte: envio: signing SetDTE: %w", err)
 	}
