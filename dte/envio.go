@@ -100,23 +100,71 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 	if at.IsZero() {
 		at = time.Now()
 	}
+	e := &envHead{rutEm: rutEm, envia: envia, recep: recep, emisor: opts.Emisor, at: at, setID: setID}
+	return e.pack(cert, dtes)
+}
 
+// envHead is what an envelope's Carátula says besides its counts.
+type envHead struct {
+	rutEm, envia, recep RUT
+	emisor              Emisor
+	at                  time.Time
+	setID               string
+}
+
+// write writes the envelope up to the end of its Carátula: the root (an
+// EnvioBOLETA or an EnvioDTE, by schema), SetDTE's start tag and the
+// Carátula with one SubTotDTE per type in ascending order.
+func (e *envHead) write(w *xw, root, schema string, counts map[TipoDTE]int) {
+	tipos := make([]TipoDTE, 0, len(counts))
+	for t := range counts {
+		tipos = append(tipos, t)
+	}
+	sort.Slice(tipos, func(i, j int) bool { return tipos[i] < tipos[j] })
+	w.raw(xmlDeclaration)
+	xwSignedRoot(w, root, schema)
+	w.raw(`<SetDTE ID="` + e.setID + `">`)
+	w.raw(`<Caratula version="1.0">`)
+	w.plain("RutEmisor", e.rutEm.String())
+	w.plain("RutEnvia", e.envia.String())
+	w.plain("RutReceptor", e.recep.String())
+	w.plain("FchResol", e.emisor.FechaResolucion)
+	w.int("NroResol", int64(e.emisor.NumeroResolucion))
+	w.plain("TmstFirmaEnv", xwTimestamp(e.at))
+	for _, t := range tipos {
+		w.open("SubTotDTE")
+		w.int("TpoDTE", int64(t))
+		w.int("NroDTE", int64(counts[t]))
+		w.close("SubTotDTE")
+	}
+	w.close("Caratula")
+}
+
+// pack reads every document (in one strict scan when it is written in
+// canonical form, by envDocument otherwise), writes the envelope and signs
+// its SetDTE, whose digest steps over the documents that were scanned.
+func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) {
 	bodies := make([][]byte, len(dtes))
-	spans := make([]*xmltree.Span, len(dtes))
+	spans := make([]xmltree.Span, len(dtes))
+	fast := make([]bool, len(dtes))
 	counts := map[TipoDTE]int{}
-	seen := make(map[string]int, len(dtes))
+	type tipoFolio struct {
+		tipo  TipoDTE
+		folio int64
+	}
+	seen := make(map[tipoFolio]int, len(dtes))
 	boletas, size := 0, 0
 	var sc envScan
 	for i, data := range dtes {
-		body, doc, span, err := sc.document(data, setID)
+		body, doc, span, ok, err := sc.document(data, e.setID)
 		if err != nil {
 			return nil, fmt.Errorf("dte: envio: document %d: %w", i+1, err)
 		}
-		r, err := ParseRUT(doc.Emisor.Rut)
-		if err != nil || r != rutEm {
-			return nil, fmt.Errorf("dte: envio: document %d (%s) was issued by %q, not by the envelope's emisor %s", i+1, doc.ID, doc.Emisor.Rut, rutEm)
+		r, err := ParseRUT(doc.Rut)
+		if err != nil || r != e.rutEm {
+			return nil, fmt.Errorf("dte: envio: document %d (%s) was issued by %q, not by the envelope's emisor %s", i+1, doc.ID, doc.Rut, e.rutEm)
 		}
-		key := DocumentID(doc.Tipo, doc.Folio)
+		key := tipoFolio{doc.Tipo, doc.Folio}
 		if j, dup := seen[key]; dup {
 			return nil, fmt.Errorf("dte: envio: documents %d and %d are both tipo %d folio %d", j+1, i+1, doc.Tipo, doc.Folio)
 		}
@@ -125,7 +173,7 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 			boletas++
 		}
 		counts[doc.Tipo]++
-		bodies[i], spans[i] = body, span
+		bodies[i], spans[i], fast[i] = body, span, ok
 		size += len(body) + 1
 	}
 	boleta := boletas > 0
@@ -139,44 +187,22 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 	if len(dtes) > max {
 		return nil, fmt.Errorf("dte: envio: %d documents; an %s carries at most %d", len(dtes), root, max)
 	}
-	tipos := make([]TipoDTE, 0, len(counts))
-	for t := range counts {
-		tipos = append(tipos, t)
-	}
-	sort.Slice(tipos, func(i, j int) bool { return tipos[i] < tipos[j] })
-
 	// Room for the Carátula and the envelope's Signature (KeyInfo with
 	// the certificate), which the signer then inserts in place.
 	w := &xw{buf: make([]byte, 0, size+2048+2*len(cert.CertificatePEM()))}
-	w.raw(xmlDeclaration)
-	xwSignedRoot(w, root, schema)
-	w.raw(`<SetDTE ID="` + setID + `">`)
-	w.raw(`<Caratula version="1.0">`)
-	w.plain("RutEmisor", rutEm.String())
-	w.plain("RutEnvia", envia.String())
-	w.plain("RutReceptor", recep.String())
-	w.plain("FchResol", opts.Emisor.FechaResolucion)
-	w.int("NroResol", int64(opts.Emisor.NumeroResolucion))
-	w.plain("TmstFirmaEnv", xwTimestamp(at))
-	for _, t := range tipos {
-		w.open("SubTotDTE")
-		w.int("TpoDTE", int64(t))
-		w.int("NroDTE", int64(counts[t]))
-		w.close("SubTotDTE")
-	}
-	w.close("Caratula")
+	e.write(w, root, schema, counts)
 	// The fast canonical path steps over the documents ScanRoot has
 	// already checked, in the scope they are pasted into (envScope).
 	verified := make([]xmltree.Span, 0, len(bodies))
 	for i, b := range bodies {
 		w.raw("\n")
-		if spans[i] != nil {
+		if fast[i] {
 			verified = append(verified, spans[i].Moved(len(w.buf)))
 		}
 		w.buf = append(w.buf, b...)
 	}
 	w.raw("\n</SetDTE></" + root + ">\n")
-	signed, err := signInPlace(cert, w.buf, setID, verified)
+	signed, err := signInPlace(cert, w.buf, e.setID, verified)
 	if err != nil {
 		return nil, fmt.Errorf("dte: envio: signing SetDTE: %w", err)
 	}
@@ -188,39 +214,56 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 var envScope = []xmltree.NSDecl{{Prefix: "", URI: NamespaceSiiDte}, {Prefix: "xsi", URI: namespaceXSI}}
 
 // envScan reads the DTEs of one envelope, reusing its scratch space.
-type envScan struct{ marks []xmltree.Mark }
+type envScan struct {
+	marks []xmltree.Mark
+	visit func(xmltree.Mark) // appends to marks
+	root  xmltree.RootScanner
+}
 
 // document checks one signed DTE for an envelope and returns the bytes of
 // its <DTE> element with the document's identity (ID, type, folio and
 // emisor; the rest of the returned Document is left empty). A DTE written
 // in canonical form, as dtekit writes them, is checked in one strict scan
-// that also yields its span for the envelope's digest (nil otherwise);
-// any other is read by envDocument.
-func (s *envScan) document(data []byte, setID string) ([]byte, *Document, *xmltree.Span, error) {
+// that also yields its span for the envelope's digest (fast is then
+// true); any other is read by envDocument.
+func (s *envScan) document(data []byte, setID string) (body []byte, doc envDoc, span xmltree.Span, fast bool, err error) {
 	if len(data) > MaxDTEBytes {
-		return nil, nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
+		return nil, doc, span, false, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
 	s.marks = s.marks[:0]
-	// DTE/Documento/Encabezado/IdDoc/TipoDTE is four levels down.
-	visit := func(m xmltree.Mark) { s.marks = append(s.marks, m) }
-	if d, span, ok := xmltree.ScanRoot(data, xmlLimits(len(data), nil), envScope, setID, 4, visit); ok {
+	// The root's children are marked by the scan; identity steps down
+	// from Documento to TipoDTE, Folio and RUTEmisor with Mark.Child.
+	if s.visit == nil {
+		s.visit = func(m xmltree.Mark) { s.marks = append(s.marks, m) }
+	}
+	if d, span, ok := s.root.Scan(data, xmlLimits(len(data), nil), envScope, setID, 1, s.visit); ok {
 		if body, doc, ok := s.identity(data, d); ok {
-			return body, doc, &span, nil
+			return body, doc, span, true, nil
 		}
 	}
-	body, doc, err := envDocument(data)
-	return body, doc, nil, err
+	body, doc, err = envDocument(data)
+	return body, doc, span, false, err
 }
 
-// identity reads from the marks of a DTE that ScanRoot accepted what
-// envDocument reads from its tree. ok is false when the answer could
-// differ from envDocument's (an element on the path that declares a
-// namespace, a value with a reference or a byte outside ASCII, a document
-// refused): envDocument then reads it and reports any error.
-func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document, bool) {
+// envDoc is what an envelope needs of a DTE: its Documento's ID, its type
+// and folio, and its emisor's RUT as written.
+type envDoc struct {
+	ID    string
+	Tipo  TipoDTE
+	Folio int64
+	Rut   string
+}
+
+// identity reads from a DTE that the scan accepted (the marks of the
+// root's children, then Mark.Child) what envDocument reads from its tree.
+// ok is false when the answer could differ from envDocument's (an element
+// on the path that declares a namespace, a value with a reference or a
+// byte outside ASCII, a document refused): envDocument then reads it and
+// reports any error.
+func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, envDoc, bool) {
 	root := d.Root
 	if root.Local != "DTE" || root.URI != NamespaceSiiDte || (d.Encoding != xmltree.Latin1 && !envASCII(data)) {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	signed := false
 	var elem *xmltree.Mark
@@ -239,32 +282,32 @@ func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document,
 		case "Documento", "Liquidacion", "Exportaciones":
 			if elem == nil {
 				if bytes.Contains(tag, []byte(" xmlns")) {
-					return nil, nil, false
+					return nil, envDoc{}, false
 				}
 				elem = m
 			}
 		}
 	}
 	if !signed || elem == nil {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
-	enc, ok := s.child(data, elem, "Encabezado")
+	enc, ok := s.child(data, *elem, "Encabezado")
 	if !ok {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	id, ok := s.child(data, enc, "IdDoc")
 	if !ok {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	tipo, ok1 := s.value(data, id, "TipoDTE")
 	folio, ok2 := s.value(data, id, "Folio")
 	em, ok3 := s.child(data, enc, "Emisor")
 	if !ok1 || !ok2 || !ok3 {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	rut, ok := s.value(data, em, "RUTEmisor")
 	if !ok {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
 	docID := ""
 	tag := data[elem.Start:elem.Inner]
@@ -272,43 +315,37 @@ func (s *envScan) identity(data []byte, d *xmltree.Document) ([]byte, *Document,
 		v := tag[k+5:]
 		v = v[:bytes.IndexByte(v, '"')]
 		if !envPlain(v) {
-			return nil, nil, false
+			return nil, envDoc{}, false
 		}
 		docID = string(v)
 	}
-	t, err1 := strconv.Atoi(tipo)
-	f, err2 := strconv.ParseInt(folio, 10, 64)
+	t, err1 := strconv.Atoi(string(tipo))
+	f, err2 := strconv.ParseInt(string(folio), 10, 64)
 	if err1 != nil || err2 != nil || t != int(int32(t)) || f <= 0 {
-		return nil, nil, false
+		return nil, envDoc{}, false
 	}
-	doc := &Document{ID: docID, Tipo: TipoDTE(t), Folio: f, Emisor: Emisor{Rut: rut}, Raw: data}
-	return data[root.Start:root.End], doc, true
+	return data[root.Start:root.End], envDoc{ID: docID, Tipo: TipoDTE(t), Folio: f, Rut: string(rut)}, true
 }
 
-// child returns the first mark named name directly inside parent; ok is
-// false when it is missing or declares a namespace.
-func (s *envScan) child(data []byte, parent *xmltree.Mark, name string) (*xmltree.Mark, bool) {
-	for i := range s.marks {
-		m := &s.marks[i]
-		if m.Depth == parent.Depth+1 && m.Start > parent.Start && m.End <= parent.End && string(m.Name) == name {
-			return m, !bytes.Contains(data[m.Start:m.Inner], []byte(" xmlns"))
-		}
-	}
-	return nil, false
+// child returns the first child of parent named name; ok is false when
+// it is missing or declares a namespace.
+func (s *envScan) child(data []byte, parent xmltree.Mark, name string) (xmltree.Mark, bool) {
+	m, ok := parent.Child(data, name)
+	return m, ok && !bytes.Contains(data[m.Start:m.Inner], []byte(" xmlns"))
 }
 
 // value returns the trimmed text of the named child of parent when it is
 // plain ASCII text without references or child elements.
-func (s *envScan) value(data []byte, parent *xmltree.Mark, name string) (string, bool) {
+func (s *envScan) value(data []byte, parent xmltree.Mark, name string) ([]byte, bool) {
 	m, ok := s.child(data, parent, name)
 	if !ok {
-		return "", false
+		return nil, false
 	}
-	v := data[m.Inner:m.InnerEnd]
-	if !envPlain(v) {
-		return "", false
+	v, ok := m.Text(data)
+	if !ok || !envPlain(v) {
+		return nil, false
 	}
-	return string(bytes.TrimSpace(v)), true
+	return bytes.TrimSpace(v), true
 }
 
 // envPlain reports whether b is printable ASCII (or whitespace) without
@@ -328,22 +365,22 @@ func envPlain(b []byte) bool {
 // elements that carry those are built: the detail, stamp, signature and
 // the rest are stepped over when written in canonical form, and read in
 // full otherwise. The envelope's signature then covers every byte.
-func envDocument(data []byte) ([]byte, *Document, error) {
+func envDocument(data []byte) ([]byte, envDoc, error) {
 	if len(data) > MaxDTEBytes {
-		return nil, nil, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
+		return nil, envDoc{}, fmt.Errorf("the DTE is %d bytes, more than the %d accepted", len(data), MaxDTEBytes)
 	}
 	root, d, err := pxParse(data, envSkim, nil, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, envDoc{}, err
 	}
 	if d.Encoding != xmltree.Latin1 && !envASCII(data) {
-		return nil, nil, fmt.Errorf("it is not ISO-8859-1 (read as %s) and not pure ASCII: pasting it would change its bytes", d.Encoding)
+		return nil, envDoc{}, fmt.Errorf("it is not ISO-8859-1 (read as %s) and not pure ASCII: pasting it would change its bytes", d.Encoding)
 	}
 	if root.Local != "DTE" {
-		return nil, nil, fmt.Errorf("root element is <%s>, not <DTE>", root.Local)
+		return nil, envDoc{}, fmt.Errorf("root element is <%s>, not <DTE>", root.Local)
 	}
 	if root.el().Child(nsDSig, "Signature") == nil {
-		return nil, nil, errors.New("the DTE is not signed")
+		return nil, envDoc{}, errors.New("the DTE is not signed")
 	}
 	var elem *pxNode
 	for _, k := range root.el().Elements() {
@@ -354,26 +391,25 @@ func envDocument(data []byte) ([]byte, *Document, error) {
 	}
 	id := elem.child("Encabezado").child("IdDoc")
 	if id == nil {
-		return nil, nil, errors.New("the DTE has no Documento/Encabezado/IdDoc")
+		return nil, envDoc{}, errors.New("the DTE has no Documento/Encabezado/IdDoc")
 	}
 	var p pxErr
-	doc := &Document{
-		ID:     elem.attr("ID"),
-		Tipo:   TipoDTE(p.int("IdDoc/TipoDTE", id.val("TipoDTE"))),
-		Folio:  p.int64("IdDoc/Folio", id.val("Folio")),
-		Emisor: Emisor{Rut: elem.child("Encabezado").child("Emisor").val("RUTEmisor")},
+	doc := envDoc{
+		ID:    elem.attr("ID"),
+		Tipo:  TipoDTE(p.int("IdDoc/TipoDTE", id.val("TipoDTE"))),
+		Folio: p.int64("IdDoc/Folio", id.val("Folio")),
+		Rut:   elem.child("Encabezado").child("Emisor").val("RUTEmisor"),
 	}
 	if p.err != nil {
-		return nil, nil, p.err
+		return nil, envDoc{}, p.err
 	}
 	if doc.Folio <= 0 {
-		return nil, nil, fmt.Errorf("IdDoc/Folio %q is not a positive folio", id.val("Folio"))
+		return nil, envDoc{}, fmt.Errorf("IdDoc/Folio %q is not a positive folio", id.val("Folio"))
 	}
 	body := data[root.Start:root.End]
 	if !bytes.HasPrefix(body, []byte("<DTE")) {
-		return nil, nil, errors.New("the DTE root must be written <DTE …> without a prefix")
+		return nil, envDoc{}, errors.New("the DTE root must be written <DTE …> without a prefix")
 	}
-	doc.Raw = data
 	return body, doc, nil
 }
 

@@ -4,6 +4,6 @@ package dte
 // and steps over it when it digests the SetDTE.
 func EnvioFastPath(data []byte) bool {
 	var s envScan
-	_, _, span, err := s.document(data, DefaultSetID)
-	return err == nil && span != nil
+	_, _, _, fast, err := s.document(data, DefaultSetID)
+	return err == nil && fast
 }

@@ -19,6 +19,12 @@ const (
 // without regard to case; anything else is an error. It is the one place
 // where dtekit decides which spellings of ISO-8859-1 it accepts.
 func EncodingOf(label string) (string, error) {
+	switch label { // the spellings seen nearly always, without a copy
+	case "ISO-8859-1":
+		return Latin1, nil
+	case "UTF-8":
+		return UTF8, nil
+	}
 	switch strings.ToLower(label) {
 	case "utf-8", "utf8", "csutf8":
 		return UTF8, nil
@@ -53,6 +59,15 @@ type Declaration struct {
 // malformed one (unknown or misspelled pseudo-attributes such as
 // "xencoding", wrong order, missing quotes) is an error.
 func ParseDeclaration(src []byte) (Declaration, error) {
+	// The declarations dtekit writes, read without a copy.
+	for _, w := range [...]struct{ decl, enc string }{
+		{`<?xml version="1.0" encoding="ISO-8859-1"?>`, "ISO-8859-1"},
+		{`<?xml version="1.0" encoding="UTF-8"?>`, "UTF-8"},
+	} {
+		if len(src) >= len(w.decl) && string(src[:len(w.decl)]) == w.decl {
+			return Declaration{Present: true, Version: "1.0", Encoding: w.enc, Len: len(w.decl)}, nil
+		}
+	}
 	var d Declaration
 	if !bytes.HasPrefix(src, []byte("<?xml")) || len(src) < 6 || !isSpace(src[5]) {
 		return d, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 
@@ -101,60 +102,62 @@ func FastCanonical(doc []byte, id string, opts Options, w io.Writer) (el *Elemen
 // context, the content as written minus the skip ranges (decoded to
 // UTF-8), and its end tag.
 func (p *parser) writeScanned(w io.Writer, el *Element, skip [][2]int) {
-	doc := p.src
 	c := canonicalizer{out: make([]byte, 0, 512)}
 	decls, attrs := c.apexContext(el)
 	c.startTag(el, decls, attrs)
-	w.Write(c.out)
-	var buf []byte
+	out := c.out
 	if p.charset != nil {
-		buf = make([]byte, 0, 1<<10)
+		// Decoded into a buffer of an eighth of the content, from 1 KB
+		// (a document being signed) to 32 KB (an envelope), so that a
+		// hash sees few, large writes however many skip ranges and
+		// characters above 0x7F the content holds.
+		chunk := min(max((el.InnerEnd-el.Inner)/8, 1<<10), 32<<10)
+		out = append(make([]byte, 0, len(out)+chunk), out...)
 	}
 	pos := el.Inner
-	for _, r := range append(skip, [2]int{el.InnerEnd, el.InnerEnd}) {
-		for seg := doc[pos:r[0]]; len(seg) > 0; {
+	for k := 0; k <= len(skip); k++ {
+		end := el.InnerEnd
+		if k < len(skip) {
+			end = skip[k][0]
+		}
+		for seg := p.src[pos:end]; len(seg) > 0; {
 			if p.charset == nil {
+				// UTF-8 is its own canonical encoding.
+				if len(out) > 0 {
+					w.Write(out)
+					out = out[:0]
+				}
 				w.Write(seg)
 				break
 			}
-			// ASCII reads the same in both encodings and goes out as it
-			// is; the bytes around a character above 0x7F are decoded.
-			if n := asciiPrefix(seg); n > 0 {
-				w.Write(seg[:n])
-				seg = seg[n:]
-				continue
+			// A character above 0x7F takes two bytes in UTF-8: half the
+			// free room is what may be decoded before a write.
+			n := min(len(seg), (cap(out)-len(out))/2)
+			if n == 0 {
+				w.Write(out)
+				out = out[:0]
+				n = min(len(seg), cap(out)/2)
 			}
-			n := min(len(seg), 512)
-			buf = p.appendDecoded(buf[:0], seg[:n])
-			w.Write(buf)
+			out = p.appendDecoded(out, seg[:n])
 			seg = seg[n:]
 		}
-		pos = r[1]
+		if k < len(skip) {
+			pos = skip[k][1]
+		}
 	}
-	c.out = append(c.out[:0], "</"...)
-	c.out = AppendQName(c.out, el.Prefix, el.Local)
-	c.out = append(c.out, '>')
-	w.Write(c.out)
-}
-
-// asciiPrefix returns the length of the longest prefix of b without a byte
-// above 0x7F.
-func asciiPrefix(b []byte) int {
-	i := 0
-	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
-		i += 8
-	}
-	for i < len(b) && b[i] < utf8.RuneSelf {
-		i++
-	}
-	return i
+	out = append(out, "</"...)
+	out = AppendQName(out, el.Prefix, el.Local)
+	w.Write(append(out, '>'))
 }
 
 // appendDecoded appends raw source bytes, already checked by the scan,
 // decoded to UTF-8.
 func (p *parser) appendDecoded(dst, raw []byte) []byte {
-	if p.charset == nil {
+	switch p.charset {
+	case nil:
 		return append(dst, raw...)
+	case charmap.ISO8859_1:
+		return appendLatin1(dst, raw)
 	}
 	last := 0
 	for i := 0; i < len(raw); i++ {
@@ -176,22 +179,56 @@ func (p *parser) appendDecoded(dst, raw []byte) []byte {
 	return append(dst, raw[last:]...)
 }
 
+// appendLatin1 appends ISO-8859-1 bytes decoded to UTF-8: ASCII is copied
+// in runs found a word or two at a time, and a byte above 0x7F (U+0080 to
+// U+00FF) takes two bytes.
+func appendLatin1(dst, raw []byte) []byte {
+	const hi = 0x8080808080808080
+	i, last := 0, 0
+	for i < len(raw) {
+		if i+8 <= len(raw) {
+			m := binary.LittleEndian.Uint64(raw[i:]) & hi
+			if m == 0 {
+				i += 8
+				for i+16 <= len(raw) && (binary.LittleEndian.Uint64(raw[i:])|binary.LittleEndian.Uint64(raw[i+8:]))&hi == 0 {
+					i += 16
+				}
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if raw[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		b := raw[i]
+		dst = append(append(dst, raw[last:i]...), 0xC0|b>>6, 0x80|b&0x3F)
+		i++
+		last = i
+	}
+	return append(dst, raw[last:]...)
+}
+
 // fastOpen is an element open inside the scanned subtree: where its name
-// lies in the source, and the default namespace in scope inside it.
+// lies in the source and where its content starts. It holds no pointer,
+// so that pushing one costs a plain store.
 type fastOpen struct {
 	name0, name1 int
-	inner        int      // offset just after the start tag
-	ns           []NSDecl // declarations that change the scope
+	inner        int // offset just after the start tag
+}
+
+// fastNS is a namespace declaration that changes the scope, made by the
+// element open at index level of the scan's stack.
+type fastNS struct {
+	level int
+	NSDecl
 }
 
 // fastScope returns the namespace bound to prefix inside the innermost
-// open element of stack, below apex.
-func (p *parser) fastScope(apex *Element, stack []fastOpen, prefix string) string {
-	for i := len(stack) - 1; i >= 0; i-- {
-		for _, d := range stack[i].ns {
-			if d.Prefix == prefix {
-				return d.URI
-			}
+// open element of the scan, whose declarations are ns, below apex.
+func (p *parser) fastScope(apex *Element, ns []fastNS, prefix string) string {
+	for i := len(ns) - 1; i >= 0; i-- {
+		if ns[i].Prefix == prefix {
+			return ns[i].URI
 		}
 	}
 	for e := apex; e != nil; e = e.Parent {
@@ -221,6 +258,11 @@ func (p *parser) fastScope(apex *Element, stack []fastOpen, prefix string) strin
 // superfluous namespace declarations the canonical form leaves out. A
 // descendant whose ID is id (when id is not "") fails the scan. It returns
 // errNotCanonical when the shape is not met.
+//
+// The loop is the hot path of signing and of packing envelopes: what it
+// needs per element lives in locals, and a start tag with attributes is
+// read by scanAttrs, so that the common tag (<Name> and </Name>) costs a
+// name scan and a comparison.
 func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, skip *[][2]int) error {
 	if empty {
 		return nil
@@ -237,27 +279,48 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 	if p.charset == charmap.ISO8859_1 {
 		plain |= plainHigh
 	}
-	// Open descendants.
+	highPlain := plain&plainHigh != 0
+	// What the scan of the fast target (FastCanonical, ScanRoot) does
+	// beyond checking: report elements, step over verified spans.
+	var visit func(Mark)
+	visitDepth, target := 0, false
+	if t := p.fast; t != nil && t.apex == apex {
+		visit, visitDepth, target = t.visit, t.visitDepth, true
+	}
+	maxOpen := p.opts.MaxDepth - depth - 1 // open descendants allowed
+	elements, maxElements := p.doc.Elements, p.opts.MaxElements
+	// Open descendants, and the declarations they make (in the parser's
+	// scratch space, which a RootScanner keeps from one document to the
+	// next).
 	var stackArr [32]fastOpen
 	stack := stackArr[:0]
+	ns := p.fastNS[:0]
+	defer func() { p.fastNS = ns[:0] }()
 	i := p.pos
 	for {
-		// Character data up to the next tag.
+		// Character data up to the next tag, a word at a time: the mask
+		// of a word points at its first byte that needs a closer look.
 		for i < len(src) && src[i] != '<' {
-			// Eight bytes at a time while none needs a closer look.
-			for i+8 <= len(src) && !swarSpecialText(binary.LittleEndian.Uint64(src[i:]), plain&plainHigh != 0) {
+			if i+8 > len(src) {
+				for i < len(src) && plainText[src[i]]&plain != 0 {
+					i++
+				}
+				if i >= len(src) || src[i] == '<' {
+					break
+				}
+			} else if m := swarSpecialText(binary.LittleEndian.Uint64(src[i:]), highPlain); m == 0 {
+				// Long text (a certificate, a signature value) goes
+				// sixteen bytes at a time.
 				i += 8
-			}
-			for i < len(src) && plainText[src[i]]&plain != 0 {
-				i++
-			}
-			if i >= len(src) || src[i] == '<' {
+				for i+16 <= len(src) && swarSpecialText(binary.LittleEndian.Uint64(src[i:]), highPlain)|
+					swarSpecialText(binary.LittleEndian.Uint64(src[i+8:]), highPlain) == 0 {
+					i += 16
+				}
+				continue
+			} else if i += bits.TrailingZeros64(m) >> 3; src[i] == '<' {
 				break
 			}
-			c := src[i]
-			switch {
-			case c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '>':
-				i++
+			switch c := src[i]; {
 			case c == '\n' || c == '\t':
 				i++
 			case c == '&':
@@ -289,21 +352,26 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 				apex.Inner, apex.InnerEnd = p.pos, i
 				p.pos = j + 1
 				apex.End = p.pos
+				p.doc.Elements = elements
 				return nil
 			}
 			top := stack[len(stack)-1]
-			j := i + 2 + top.name1 - top.name0
-			if j >= len(src) || !bytes.Equal(src[i+2:j], src[top.name0:top.name1]) || src[j] != '>' {
+			n := top.name1 - top.name0
+			j := i + 2 + n
+			if j >= len(src) || !sameName(src, i+2, top.name0, n) || src[j] != '>' {
 				return errNotCanonical
 			}
 			stack = stack[:len(stack)-1]
+			for len(ns) > 0 && ns[len(ns)-1].level == len(stack) {
+				ns = ns[:len(ns)-1]
+			}
 			i = j + 1
-			if p.fast != nil && p.fast.apex == apex && p.fast.visit != nil && len(stack) < p.fast.visitDepth {
-				p.fast.visit(Mark{Depth: len(stack) + 1, Name: src[top.name0:top.name1], Start: top.name0 - 1, Inner: top.inner, InnerEnd: j - (top.name1 - top.name0) - 2, End: i})
+			if len(stack) < visitDepth && visit != nil {
+				visit(Mark{Depth: len(stack) + 1, Name: src[top.name0:top.name1], Start: top.name0 - 1, Inner: top.inner, InnerEnd: i - n - 3, End: i})
 			}
 			continue
 		}
-		if len(stack) == 0 && p.fast != nil && p.fast.apex == apex {
+		if len(stack) == 0 && target {
 			// A verified span (FastCanonical's Options.Verified) is
 			// stepped over without a second scan.
 			v := p.opts.Verified
@@ -313,7 +381,7 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 			if p.span < len(v) && v[p.span].Start == i && v[p.span].End <= len(src) {
 				sp := v[p.span]
 				p.span++
-				if p.doc.Elements += sp.Elements; p.doc.Elements > p.opts.MaxElements {
+				if elements += sp.Elements; elements > maxElements {
 					return errNotCanonical
 				}
 				if skip != nil {
@@ -326,117 +394,139 @@ func (p *parser) scanCanonical(apex *Element, empty bool, depth int, id string, 
 		// Start tag: <name( xmlns="uri")?( attr="value")*> with an
 		// unprefixed ASCII name and unprefixed attributes in ascending
 		// order.
-		if depth+len(stack)+1 >= p.opts.MaxDepth {
+		if len(stack) >= maxOpen {
 			return errNotCanonical
 		}
-		if p.doc.Elements++; p.doc.Elements > p.opts.MaxElements {
+		if elements++; elements > maxElements {
 			return errNotCanonical
 		}
 		nameStart := i + 1
 		j := scanNCName(src, nameStart)
-		if j == nameStart {
+		if j == nameStart || j >= len(src) {
 			return errNotCanonical
 		}
 		open := fastOpen{name0: nameStart, name1: j}
-		var prev []byte
-		lastNS := ""
-		for n := 0; ; n++ {
-			if j >= len(src) {
+		if src[j] == '>' {
+			j++
+		} else {
+			var ok bool
+			if j, ns, ok = p.scanAttrs(apex, j, len(stack), ns, id, skip); !ok {
 				return errNotCanonical
-			}
-			if src[j] == '>' {
-				j++
-				break
-			}
-			if src[j] != ' ' || n >= maxAttrs {
-				return errNotCanonical
-			}
-			attrStart := j
-			an := j + 1
-			j = scanNCName(src, an)
-			aname := src[an:j]
-			isNS, prefix := string(aname) == "xmlns", ""
-			if isNS && j < len(src) && src[j] == ':' {
-				k := scanNCName(src, j+1)
-				if k == j+1 {
-					return errNotCanonical
-				}
-				prefix = string(src[j+1 : k])
-				j = k
-			}
-			switch {
-			case j == an:
-				return errNotCanonical
-			case isNS:
-				// Declarations come first, the default one before the
-				// prefixed ones in ascending order.
-				if prev != nil || (n > 0 && (prefix == "" || prefix <= lastNS)) {
-					return errNotCanonical
-				}
-				lastNS = prefix
-			case prev != nil && string(aname) <= string(prev):
-				return errNotCanonical
-			default:
-				prev = aname
-			}
-			if j+1 >= len(src) || src[j] != '=' || src[j+1] != '"' {
-				return errNotCanonical
-			}
-			j += 2
-			vs := j
-			for j < len(src) && src[j] != '"' {
-				for j < len(src) && plainAttr[src[j]]&plain != 0 {
-					j++
-				}
-				if j >= len(src) || src[j] == '"' {
-					break
-				}
-				c := src[j]
-				switch {
-				case c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<':
-					j++
-				case c == '&' && !isNS:
-					n := canonicalAttrRef(src[j:])
-					if n == 0 {
-						return errNotCanonical
-					}
-					j += n
-				case c >= utf8.RuneSelf && !isNS:
-					n := p.charLen(j)
-					if n == 0 {
-						return errNotCanonical
-					}
-					j += n
-				default: // '<', literal whitespace other than space, controls
-					return errNotCanonical
-				}
-			}
-			if j >= len(src) {
-				return errNotCanonical
-			}
-			value := src[vs:j]
-			j++ // closing quote
-			switch {
-			case isNS:
-				v := string(value)
-				if v == NSXML || v == nsXMLNS || prefix == "xml" || prefix == "xmlns" || (prefix != "" && v == "") {
-					return errNotCanonical
-				}
-				if p.fastScope(apex, stack, prefix) == v {
-					// Superfluous: C14N leaves it out.
-					if skip != nil {
-						*skip = append(*skip, [2]int{attrStart, j})
-					}
-				} else {
-					open.ns = append(open.ns, NSDecl{Prefix: prefix, URI: v})
-				}
-			case string(aname) == idAttrName && id != "" && string(value) == id:
-				return errNotCanonical // a second element with the ID
 			}
 		}
 		open.inner = j
 		stack = append(stack, open)
 		i = j
+	}
+}
+
+// scanAttrs reads the attributes of a start tag in the strict canonical
+// shape from src[j], just after the element's name, to just after the
+// closing '>', which it returns. The element is the one open at index
+// level of the scan below apex: the declarations it makes that change the
+// scope are appended to ns, and those that repeat the scope to skip (when
+// not nil). ok is false when the tag is not in that shape, or carries the
+// ID id (when id is not "").
+func (p *parser) scanAttrs(apex *Element, j, level int, ns []fastNS, id string, skip *[][2]int) (int, []fastNS, bool) {
+	src := p.src
+	plain := byte(plainASCII)
+	if p.charset == charmap.ISO8859_1 {
+		plain |= plainHigh
+	}
+	var prev []byte
+	lastNS := ""
+	for n := 0; ; n++ {
+		if j >= len(src) {
+			return j, ns, false
+		}
+		if src[j] == '>' {
+			return j + 1, ns, true
+		}
+		if src[j] != ' ' || n >= maxAttrs {
+			return j, ns, false
+		}
+		attrStart := j
+		an := j + 1
+		j = scanNCName(src, an)
+		aname := src[an:j]
+		isNS, prefix := string(aname) == "xmlns", ""
+		if isNS && j < len(src) && src[j] == ':' {
+			k := scanNCName(src, j+1)
+			if k == j+1 {
+				return j, ns, false
+			}
+			prefix = string(src[j+1 : k])
+			j = k
+		}
+		switch {
+		case j == an:
+			return j, ns, false
+		case isNS:
+			// Declarations come first, the default one before the
+			// prefixed ones in ascending order.
+			if prev != nil || (n > 0 && (prefix == "" || prefix <= lastNS)) {
+				return j, ns, false
+			}
+			lastNS = prefix
+		case prev != nil && string(aname) <= string(prev):
+			return j, ns, false
+		default:
+			prev = aname
+		}
+		if j+1 >= len(src) || src[j] != '=' || src[j+1] != '"' {
+			return j, ns, false
+		}
+		j += 2
+		vs := j
+		for j < len(src) && src[j] != '"' {
+			for j < len(src) && plainAttr[src[j]]&plain != 0 {
+				j++
+			}
+			if j >= len(src) || src[j] == '"' {
+				break
+			}
+			c := src[j]
+			switch {
+			case c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<':
+				j++
+			case c == '&' && !isNS:
+				n := canonicalAttrRef(src[j:])
+				if n == 0 {
+					return j, ns, false
+				}
+				j += n
+			case c >= utf8.RuneSelf && !isNS:
+				n := p.charLen(j)
+				if n == 0 {
+					return j, ns, false
+				}
+				j += n
+			default: // '<', literal whitespace other than space, controls
+				return j, ns, false
+			}
+		}
+		if j >= len(src) {
+			return j, ns, false
+		}
+		value := src[vs:j]
+		j++ // closing quote
+		switch {
+		case isNS:
+			v := string(value) // compared without a copy
+			if v == NSXML || v == nsXMLNS || prefix == "xml" || prefix == "xmlns" || (prefix != "" && v == "") {
+				return j, ns, false
+			}
+			if p.fastScope(apex, ns, prefix) == v {
+				// Superfluous: C14N leaves it out.
+				if skip != nil {
+					*skip = append(*skip, [2]int{attrStart, j})
+				}
+			} else {
+				ns = append(ns, fastNS{level: level, NSDecl: NSDecl{Prefix: prefix, URI: p.internValue(value)}})
+			}
+		case string(aname) == idAttrName && id != "" && string(value) == id:
+			return j, ns, false // a second element with the ID
+		}
 	}
 }
 
@@ -468,19 +558,25 @@ var plainText, plainAttr = func() (t, a [256]byte) {
 	return t, a
 }()
 
-// swarSpecialText reports whether any of the eight bytes in x is one the
-// character-data scan must look at: '<', '&', '>', a byte below 0x20 (tab
-// and line feed included, which the byte loop then takes), or, unless
-// highPlain, a byte above 0x7F. It is exact: no byte is missed, and a true
-// result always has such a byte.
-func swarSpecialText(x uint64, highPlain bool) bool {
+// swarSpecialText returns a mask of the eight bytes in x (little-endian)
+// that the character-data scan must look at: '<', '&', '>', a byte below
+// 0x20 (tab and line feed included, which the scan then steps over), or,
+// unless highPlain, a byte above 0x7F. The mask is zero exactly when no
+// byte is one of those, and its lowest set bit is the high bit of the
+// first such byte (later bytes may be flagged wrongly, by a borrow).
+func swarSpecialText(x uint64, highPlain bool) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - lo) & ^v & hi }
-	special := zero(x^(lo*'<')) | zero(x^(lo*'&')) | zero(x^(lo*'>')) | (x-lo*0x20)&^x&hi
+	// A byte of y is zero where x has '<' or '>' (they differ in bit 1
+	// only), of z where x has '&'; (v-lo)&^v sets the high bit of the
+	// first zero byte of v, and (x-0x20…)&^x that of the first byte below
+	// 0x20; a borrow only runs upwards.
+	y := (x | lo*0x02) ^ (lo * '>')
+	z := x ^ (lo * '&')
+	special := (y-lo)&^y | (z-lo)&^z | (x-lo*0x20)&^x
 	if !highPlain {
-		special |= x & hi
+		special |= x
 	}
-	return special != 0
+	return special & hi
 }
 
 // charLen returns the length in bytes of the non-ASCII character at src[i]
@@ -513,6 +609,16 @@ func scanNCName(src []byte, i int) int {
 		j++
 	}
 	return j
+}
+
+// sameName reports whether the n bytes at src[a] equal those at src[b],
+// where b < a and a+n <= len(src): the name of an end tag against its
+// start tag's. A name of up to eight bytes is compared as one word.
+func sameName(src []byte, a, b, n int) bool {
+	if n <= 8 && a+8 <= len(src) {
+		return (binary.LittleEndian.Uint64(src[a:])^binary.LittleEndian.Uint64(src[b:]))<<(64-8*uint(n)) == 0
+	}
+	return string(src[a:a+n]) == string(src[b:b+n])
 }
 
 // asciiName classes the bytes of scanNCName's names: nameStart for those
@@ -587,6 +693,63 @@ type Mark struct {
 	Start, Inner, InnerEnd, End int
 }
 
+// Child returns the first child element of m named name (written without
+// a prefix), in a document ScanRoot accepted with m among its marks: it
+// steps from tag to tag without checking anything again, which only that
+// document's strict shape allows (every '<' opens a tag, every element
+// has an end tag, attribute values hold no '"'). The child's InnerEnd and
+// End are left zero: Text reads a leaf's content.
+func (m Mark) Child(doc []byte, name string) (Mark, bool) {
+	i, depth := m.Inner, 0
+	for {
+		k := bytes.IndexByte(doc[i:], '<')
+		if k < 0 {
+			return Mark{}, false
+		}
+		i += k
+		if doc[i+1] == '/' {
+			if depth--; depth < 0 {
+				return Mark{}, false // m's end tag
+			}
+			i += 2
+			continue
+		}
+		j := i + 1
+		for doc[j] != ' ' && doc[j] != '>' {
+			j++
+		}
+		if depth == 0 && string(doc[i+1:j]) == name {
+			return Mark{Depth: m.Depth + 1, Name: doc[i+1 : j], Start: i, Inner: tagEnd(doc, j)}, true
+		}
+		depth++
+		i = tagEnd(doc, j)
+	}
+}
+
+// Text returns the content of m, a mark Child returned, when it holds no
+// element: the bytes up to its end tag. ok is false when an element
+// comes first.
+func (m Mark) Text(doc []byte) ([]byte, bool) {
+	k := bytes.IndexByte(doc[m.Inner:], '<')
+	if k < 0 || doc[m.Inner+k+1] != '/' {
+		return nil, false
+	}
+	return doc[m.Inner : m.Inner+k], true
+}
+
+// tagEnd returns the offset just after the start tag that is open at j
+// (after its name), in the strict shape: the first '>' outside an
+// attribute value.
+func tagEnd(doc []byte, j int) int {
+	for doc[j] != '>' {
+		if doc[j] == '"' {
+			j += 1 + bytes.IndexByte(doc[j+1:], '"')
+		}
+		j++
+	}
+	return j + 1
+}
+
 // ScanRoot reads doc under opts, checking that it is a well-formed document
 // whose root element is written, start tag included, in the strict
 // canonical shape of FastCanonical, for pasting into a document where the
@@ -600,13 +763,35 @@ type Mark struct {
 // shape or not well formed: the caller then reads it the ordinary way,
 // which reports any error.
 func ScanRoot(doc []byte, opts Options, outer []NSDecl, id string, depth int, visit func(Mark)) (d *Document, span Span, ok bool) {
-	p, err := newParser(doc, opts)
-	if err != nil {
+	return new(RootScanner).Scan(doc, opts, outer, id, depth, visit)
+}
+
+// A RootScanner runs ScanRoot over many documents in turn (the DTEs of an
+// envelope), reusing its memory: the Document a call returns, and its
+// root element, are valid until the next call; the Span is the caller's.
+// The zero value is ready to use.
+type RootScanner struct {
+	p      parser
+	doc    Document
+	root   [1]Element
+	t      fastTarget
+	tag    []byte
+	values [16]string
+}
+
+// Scan is ScanRoot with s's memory.
+func (s *RootScanner) Scan(doc []byte, opts Options, outer []NSDecl, id string, depth int, visit func(Mark)) (d *Document, span Span, ok bool) {
+	s.doc = Document{src: doc}
+	s.root[0] = Element{NS: s.root[0].NS[:0], Attrs: s.root[0].Attrs[:0]}
+	p := &s.p
+	if p.reset(doc, opts, &s.doc) != nil {
 		return nil, span, false
 	}
-	t := &fastTarget{id: id, root: true, outer: outer, visit: visit, visitDepth: depth}
+	p.values = &s.values
+	s.t = fastTarget{id: id, root: true, outer: outer, visit: visit, visitDepth: depth, skip: s.t.skip[:0]}
+	t := &s.t
 	p.fast = t
-	p.slab = make([]Element, 1) // the root is the only element built
+	p.slab = s.root[:] // the root is the only element built
 	if err := p.document(); err != nil || t.apex == nil {
 		return nil, span, false
 	}
@@ -619,9 +804,9 @@ func ScanRoot(doc []byte, opts Options, outer []NSDecl, id string, depth int, vi
 	}
 	// The start tag must read as C14N writes it; the declarations that
 	// repeat the scope of outer are left out in that scope.
-	var skip [][2]int
-	b := make([]byte, 0, el.Inner-el.Start)
-	b = append(b, '<')
+	var skipArr [4][2]int
+	skip := skipArr[:0]
+	b := append(s.tag[:0], '<')
 	b = append(b, el.Local...)
 	for _, dcl := range el.NS {
 		from := len(b)
@@ -657,9 +842,11 @@ func ScanRoot(doc []byte, opts Options, outer []NSDecl, id string, depth int, vi
 		b = append(b, '"')
 	}
 	b = append(b, '>')
+	s.tag = b
 	if !bytes.Equal(b, doc[el.Start:el.Inner]) {
 		return nil, span, false
 	}
-	span = Span{Start: el.Start, End: el.End, Skip: append(skip, t.skip...), Elements: p.doc.Elements}
+	all := make([][2]int, 0, len(skip)+len(t.skip))
+	span = Span{Start: el.Start, End: el.End, Skip: append(append(all, skip...), t.skip...), Elements: p.doc.Elements}
 	return p.doc, span, true
 }

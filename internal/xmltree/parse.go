@@ -324,7 +324,8 @@ func Walk(e *Element, f func(*Element)) {
 }
 
 // parser state. charset is nil for UTF-8 input and the single-byte table
-// otherwise; ascii rejects bytes above 0x7F.
+// otherwise; ascii rejects bytes above 0x7F. reset must set every field
+// that is not scratch space.
 type parser struct {
 	src     []byte
 	pos     int
@@ -333,11 +334,13 @@ type parser struct {
 	doc     *Document
 	buf     []byte
 	opts    Options
-	names   [64]string // recently read names, by a hash
-	slab    []Element  // elements allocated in batches
-	slabN   int        // size of the last batch
-	free    []*Element // temporary elements ready for reuse
-	span    int        // next of opts.Verified the fast scan may meet
+	names   [64]string  // recently read names, by a hash
+	values  *[16]string // when set, recently read short attribute values
+	slab    []Element   // elements allocated in batches
+	slabN   int         // size of the last batch
+	free    []*Element  // temporary elements ready for reuse
+	span    int         // next of opts.Verified the fast scan may meet
+	fastNS  []fastNS    // scratch: the declarations open in the fast scan
 	// fast, when set, makes content() hand the subtree of the element
 	// whose ID is fast.id to the canonical-form scanner of fast.go
 	// instead of building it.
@@ -405,6 +408,17 @@ func ParseWith(src []byte, opts Options) (*Document, error) {
 }
 
 func newParser(src []byte, opts Options) (*parser, error) {
+	p := new(parser)
+	if err := p.reset(src, opts, &Document{src: src, partial: opts.Keep != nil}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// reset readies p to parse src into doc under opts, as a new parser would,
+// keeping only its scratch space (the name cache, the value buffer and
+// the list of free elements) from an earlier parse.
+func (p *parser) reset(src []byte, opts Options, doc *Document) error {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
@@ -415,9 +429,14 @@ func newParser(src []byte, opts Options) (*parser, error) {
 		opts.MaxElements = DefaultMaxElements
 	}
 	if len(src) > opts.MaxBytes {
-		return nil, fmt.Errorf("%w: the document is %d bytes, more than the %d accepted", ErrLimit, len(src), opts.MaxBytes)
+		return fmt.Errorf("%w: the document is %d bytes, more than the %d accepted", ErrLimit, len(src), opts.MaxBytes)
 	}
-	return &parser{src: src, opts: opts, doc: &Document{src: src, partial: opts.Keep != nil}}, nil
+	p.src, p.pos, p.charset, p.ascii = src, 0, nil, false
+	p.doc, p.buf, p.opts = doc, p.buf[:0], opts
+	p.slab, p.slabN, p.span, p.fast = nil, 0, 0, nil
+	clear(p.free)
+	p.free = p.free[:0]
+	return nil
 }
 
 // errorf reports a syntax error at the current position with its line and
@@ -622,12 +641,27 @@ func (p *parser) name() (string, error) {
 // intern returns b as a string, reusing the string of an earlier equal
 // name when the small cache still holds it (documents repeat a few dozen
 // names thousands of times).
-func (p *parser) intern(b []byte) string {
+func (p *parser) intern(b []byte) string { return internIn(p.names[:], b) }
+
+// internValue is intern for short attribute values, in a cache of their
+// own that only a RootScanner keeps: a namespace URI or a version repeats
+// in every document it reads, an ID never does, and neither must push
+// names out.
+func (p *parser) internValue(b []byte) string {
+	if p.values == nil || len(b) > 64 {
+		return string(b)
+	}
+	return internIn(p.values[:], b)
+}
+
+// internIn returns b as a string, reusing the one in its slot of cache
+// when it is equal.
+func internIn(cache []string, b []byte) string {
 	h := len(b)
 	if h > 0 {
 		h = h*31 + int(b[0])*7 + int(b[len(b)-1])
 	}
-	slot := &p.names[h%len(p.names)]
+	slot := &cache[h%len(cache)]
 	if *slot == string(b) {
 		return *slot
 	}
@@ -909,7 +943,7 @@ func (p *parser) attrValue() (string, error) {
 		case quote:
 			p.pos++
 			p.buf = buf
-			return string(buf), nil
+			return p.internValue(buf), nil
 		case '<':
 			return "", p.errorf("'<' in an attribute value")
 		case '&':
@@ -924,6 +958,16 @@ func (p *parser) attrValue() (string, error) {
 			p.pos++
 			buf = append(buf, ' ')
 		default:
+			// A run of printable ASCII goes in as it is.
+			j := p.pos
+			for j < len(p.src) && plainAttr[p.src[j]]&plainASCII != 0 && p.src[j] != quote {
+				j++
+			}
+			if j > p.pos {
+				buf = append(buf, p.src[p.pos:j]...)
+				p.pos = j
+				continue
+			}
 			buf, err = p.appendChar(buf)
 		}
 		if err != nil {

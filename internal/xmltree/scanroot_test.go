@@ -3,6 +3,8 @@ package xmltree
 import (
 	"bytes"
 	"crypto/sha1"
+	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -109,6 +111,12 @@ func TestScanRootRefuses(t *testing.T) {
 	}
 }
 
+// sharedScanner reads every input of FuzzScanRoot in turn.
+var sharedScanner struct {
+	sync.Mutex
+	RootScanner
+}
+
 // Whatever ScanRoot accepts the ordinary parser accepts, and pasted into an
 // envelope and stepped over it canonicalizes as the ordinary path does.
 func FuzzScanRoot(f *testing.F) {
@@ -117,6 +125,7 @@ func FuzzScanRoot(f *testing.F) {
 		`<D xmlns="urn:b"><e xmlns="">z</e><s ID="set"></s></D>`,
 		`<D><e a="&quot;&#xA;" b="2">` + "\n\t" + `</e></D>`,
 		`<D xmlns:p="urn:p"><e xmlns:p="urn:p"></e></D>`,
+		`<D><a k="x>y"><b>1</b></a><a k="2">t</a><c z="&quot;>">u</c></D>`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
@@ -129,6 +138,13 @@ func FuzzScanRoot(f *testing.F) {
 		}
 		src := append([]byte(decl), body...)
 		_, span, ok := ScanRoot(src, Options{}, outer, "set", 0, nil)
+		// A RootScanner that has read other documents answers the same.
+		sharedScanner.Lock()
+		_, again, okAgain := sharedScanner.Scan(src, Options{}, outer, "set", 0, nil)
+		sharedScanner.Unlock()
+		if okAgain != ok || (ok && !reflect.DeepEqual(again, span)) {
+			t.Fatalf("a reused RootScanner: %v %+v, a new one: %v %+v", okAgain, again, ok, span)
+		}
 		if !ok {
 			return
 		}
@@ -158,6 +174,32 @@ func FuzzScanRoot(f *testing.F) {
 		var fast bytes.Buffer
 		if err := d.WriteCanonical(&fast, el, nil, nil); err != nil || !bytes.Equal(fast.Bytes(), want) {
 			t.Fatalf("WriteCanonical: %v\n got %q\nwant %q", err, fast.Bytes(), want)
+		}
+		// Child and Text find what the tree holds.
+		sd, _ := Parse(src)
+		root := Mark{Inner: sd.Root.Inner}
+		for _, k := range sd.Root.Elements() {
+			if k.Prefix != "" {
+				continue
+			}
+			var first *Element
+			for _, e := range sd.Root.Elements() {
+				if e.Prefix == "" && e.Local == k.Local {
+					first = e
+					break
+				}
+			}
+			m, ok := root.Child(src, k.Local)
+			if !ok || m.Start != first.Start || m.Inner != first.Inner || string(m.Name) != first.Local {
+				t.Fatalf("Child(%q): %+v %v, want the element at %d", k.Local, m, ok, first.Start)
+			}
+			text, ok := m.Text(src)
+			if leaf := len(first.Elements()) == 0; ok != leaf || (leaf && string(text) != string(src[first.Inner:first.InnerEnd])) {
+				t.Fatalf("Text of <%s>: %q %v", k.Local, text, ok)
+			}
+		}
+		if _, ok := root.Child(src, "absent"); ok {
+			t.Fatal("Child found an absent element")
 		}
 	})
 }
