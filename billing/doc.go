@@ -26,7 +26,11 @@
 //     customers send about the company's own, decides them in the SII's
 //     registry and answers them;
 //   - internal/mailer sends each company's mail and reads its mailbox,
-//     handing what it reads to the inbox through the face (its Handoff).
+//     handing what it reads to the inbox through the face (its Handoff);
+//   - internal/cesiones cedes the company's accepted facturas to factoring
+//     companies: it builds and signs the AEC, uploads it to the SII's
+//     registry of credit transfers and follows it until recorded or
+//     refused.
 //
 // Start runs their background jobs with emission's own; Stop ends them
 // and everything else New began. billing/demo provisions the demo's
