@@ -45,7 +45,9 @@ type TransportError struct {
 	// "getEstDte", "getEstDteAv", "boleta.semilla", "boleta.token", "boleta.envio",
 	// "boleta.estado", "boleta.dte", and the registry's
 	// "ingresarAceptacionReclamoDoc", "listarEventosHistDoc",
-	// "consultarDocDteCedible", "consultarFechaRecepcionSii").
+	// "consultarDocDteCedible", "consultarFechaRecepcionSii", and the
+	// credit-transfer registry's "RTCAnotEnvio", "getEstEnvio",
+	// "getEstCesion", "getEstCesionRelac").
 	Op string
 	// URL is the address called.
 	URL string

@@ -152,3 +152,90 @@ func FuzzParseRCV(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseRecepcionAEC feeds arbitrary bodies to the registry's upload
+// answer reader: never a panic, STATUS 0 only with a track id of 1 to 10
+// digits, echoed fields bounded, and an outcome for every answer.
+func FuzzParseRecepcionAEC(f *testing.F) {
+	for _, s := range []string{recepcionAECOK, recepcionAECAuth,
+		"<RECEPCIONAEC><STATUS>0</STATUS></RECEPCIONAEC>",
+		"<RECEPCIONAEC><STATUS>6</STATUS><TRACKID>0000000001</TRACKID></RECEPCIONAEC>",
+		"<RECEPCIONAEC><TIMESTAMP>31-02-2026 25:00:00</TIMESTAMP><STATUS>0</STATUS><TRACKID>1</TRACKID></RECEPCIONAEC>",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := parseRecepcionAEC(body)
+		if err != nil {
+			return
+		}
+		if r.Status == 0 && !isTrackID(r.TrackID) {
+			t.Fatalf("STATUS 0 with track id %q", r.TrackID)
+		}
+		if len(r.RUTSender) > maxRTCText || len(r.File) > maxRTCText || len(r.TrackID) > maxRTCText {
+			t.Fatalf("unbounded field in %+v", r)
+		}
+		if o := AECUploadOutcome(r); o.Code == "" || o.Message == "" {
+			t.Fatalf("outcome %+v", o)
+		}
+	})
+}
+
+// FuzzParseRPETC feeds arbitrary bodies to the wsRPETCConsulta readers, as
+// each of its three methods: never a panic, a failure is a
+// *TransportError, texts are bounded, and a holder is a RUT.
+func FuzzParseRPETC(f *testing.F) {
+	for _, s := range []string{rtcSOAP("getEstEnvio", estEnvioEOK), rtcSOAP("getEstCesion", estCesionHolder),
+		rtcSOAP("getEstCesionRelac", estCesionNone), soapSeeds[2], soapSeeds[3],
+		rtcSOAP("getEstCesion", `<RESPUESTA><RESP_BODY><RUT_TENEDOR>123</RUT_TENEDOR><FECHA_ULT_ANOT>2026-02-30 00:00:00</FECHA_ULT_ANOT></RESP_BODY><RESP_HDR><ESTADO>0</ESTADO></RESP_HDR></RESPUESTA>`),
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, op := range []string{"getEstEnvio", "getEstCesion", "getEstCesionRelac"} {
+			ret, err := parseSOAPReturn(op, http.StatusOK, http.Header{}, body)
+			if err != nil {
+				if _, ok := err.(*TransportError); !ok {
+					t.Fatalf("%s: error %T is not a *TransportError: %v", op, err, err)
+				}
+				continue
+			}
+			r, err := parseRespuesta([]byte(ret))
+			if err != nil {
+				continue
+			}
+			h, err := rtcHeader(r)
+			if err != nil {
+				continue
+			}
+			if len(h.Glosa) > maxRTCText {
+				t.Fatalf("%s: glosa of %d bytes", op, len(h.Glosa))
+			}
+			if op == "getEstEnvio" {
+				s := aecStatus(r, h, "1")
+				if len(s.Estado) > maxRTCCode || len(s.Descripcion) > maxRTCText {
+					t.Fatalf("unbounded status %+v", s)
+				}
+				if o := AECStatusOutcome(s); o.Code == "" || o.Message == "" {
+					t.Fatalf("outcome %+v", o)
+				}
+				continue
+			}
+			s, err := cesionStatus(op, "u", r, h)
+			if err != nil {
+				if _, ok := err.(*TransportError); !ok {
+					t.Fatalf("%s: error %T", op, err)
+				}
+				continue
+			}
+			if s.RutTenedor != "" {
+				if _, err := registryRUT(s.RutTenedor); err != nil {
+					t.Fatalf("%s: holder %q", op, s.RutTenedor)
+				}
+			}
+			if len(s.DirCobranza) > maxRTCText || len(s.DecJurada) > maxRTCCode {
+				t.Fatalf("%s: unbounded %+v", op, s)
+			}
+		}
+	})
+}

@@ -153,25 +153,32 @@ func latin1Declared(envelope []byte) ([]byte, error) {
 
 // uploadBody builds the multipart body in the order the SII requires.
 func uploadBody(sender, company dte.RUT, envelope []byte) ([]byte, string, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(envelope) + 1024)
-	mw := multipart.NewWriter(&buf)
-	for _, f := range [][2]string{
+	return multipartBody([][2]string{
 		{"rutSender", strconv.Itoa(sender.Number)}, {"dvSender", string(sender.DV)},
 		{"rutCompany", strconv.Itoa(company.Number)}, {"dvCompany", string(company.DV)},
-	} {
+	}, "envio.xml", envelope)
+}
+
+// multipartBody writes fields in order and then file as the text/xml part
+// "archivo", the shape of the SII's upload CGIs; it returns the body and
+// its Content-Type.
+func multipartBody(fields [][2]string, filename string, file []byte) ([]byte, string, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(file) + 1024)
+	mw := multipart.NewWriter(&buf)
+	for _, f := range fields {
 		if err := mw.WriteField(f[0], f[1]); err != nil {
 			return nil, "", err
 		}
 	}
 	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", `form-data; name="archivo"; filename="envio.xml"`)
+	h.Set("Content-Disposition", `form-data; name="archivo"; filename="`+filename+`"`)
 	h.Set("Content-Type", "text/xml")
 	pw, err := mw.CreatePart(h)
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := pw.Write(envelope); err != nil {
+	if _, err := pw.Write(file); err != nil {
 		return nil, "", err
 	}
 	if err := mw.Close(); err != nil {
