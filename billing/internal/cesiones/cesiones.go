@@ -119,10 +119,19 @@ type RTC interface {
 	Upload(ctx context.Context, rutCedente, emailNotif string, aec []byte) (Outcome, error)
 	// Status asks for an upload's review (getEstEnvio).
 	Status(ctx context.Context, trackID string) (Outcome, error)
-	// Holder asks who holds a document (getEstCesion, getEstCesionRelac):
-	// its current holder's RUT when the registry records it ceded, "" when
-	// it records no cesión of it.
-	Holder(ctx context.Context, q Query) (string, error)
+	// Ceded asks whether the registry records a cesión of a document
+	// (getEstCesion): Holding.Ceded, with the holder's RUT when the
+	// answer names it.
+	Ceded(ctx context.Context, q Query) (Holding, error)
+}
+
+// Holding is what the registry says of a document's cesión.
+type Holding struct {
+	// Ceded reports that the registry records a cesión of the document.
+	Ceded bool
+	// Holder is the current holder's RUT, "" when the answer does not
+	// name it (the registry names it only to who holds the cesión's key).
+	Holder string
 }
 
 // Query names a document in the registry.
@@ -130,8 +139,6 @@ type Query struct {
 	RutEmisor string
 	TipoDTE   int
 	Folio     int64
-	// RutEmpresa is who asks: the company (its emisor).
-	RutEmpresa string
 }
 
 // Kind classifies an answer of the registry.

@@ -102,14 +102,14 @@ func (s *stubRTC) Upload(_ context.Context, rut, email string, aec []byte) (Outc
 
 func (s *stubRTC) Status(context.Context, string) (Outcome, error) { return s.status() }
 
-func (s *stubRTC) Holder(_ context.Context, q Query) (string, error) {
+func (s *stubRTC) Ceded(_ context.Context, q Query) (Holding, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked++
-	if q.RutEmisor != dtetest.EmisorRUT || q.TipoDTE != 33 {
-		return "", errors.New("asked about another document")
+	if q.RutEmisor != dtetest.EmisorRUT || q.TipoDTE != 33 || q.Folio != 1 {
+		return Holding{}, errors.New("asked about another document")
 	}
-	return s.holder, nil
+	return Holding{Ceded: s.holder != "", Holder: s.holder}, nil
 }
 
 type fixture struct {

@@ -124,17 +124,27 @@ func (r *Room) registry(ctx context.Context, c *store.Cesion) (RTC, error) {
 	return r.cfg.Registry.Registry(ctx, c.EmpresaID, c.Ambiente)
 }
 
-// holder asks the registry who holds the cesión's document.
-func (r *Room) holder(ctx context.Context, rtc RTC, c *store.Cesion) (string, error) {
+// ours asks the registry whether the cesión's document is ceded to its
+// cesionario. The registry tells the emisor whether a document is ceded,
+// and names the holder only to who holds the cesión's key: a ceded
+// document whose holder is not named is taken as ceded by this cesión,
+// since the first cedente must be the emisor and the service makes one
+// cesión at a time per document (a cesión made outside the service of a
+// document being ceded through it is the one case this adopts wrongly).
+func (r *Room) ours(ctx context.Context, rtc RTC, c *store.Cesion) (bool, error) {
 	d, err := r.st.GetDTE(ctx, c.EmpresaID, c.DTEID)
 	if err != nil {
-		return "", err
+		return false, err
 	}
 	req, err := requestOf(c)
 	if err != nil {
-		return "", err
+		return false, err
 	}
-	return rtc.Holder(ctx, Query{RutEmisor: req.RutEmisor, TipoDTE: d.TipoDTE, Folio: d.Folio, RutEmpresa: req.RutEmisor})
+	h, err := rtc.Ceded(ctx, Query{RutEmisor: req.RutEmisor, TipoDTE: d.TipoDTE, Folio: d.Folio})
+	if err != nil {
+		return false, err
+	}
+	return h.Ceded && (h.Holder == "" || sameRUT(h.Holder, c.RutCesionario)), nil
 }
 
 // upload runs the upload step: an earlier upload that may have arrived is
@@ -157,11 +167,11 @@ func (r *Room) upload(ctx context.Context, a jobArgs) error {
 		return r.retryLater(ctx, a, stepUpload, err)
 	}
 	if c.Attempts > 0 {
-		h, err := r.holder(ctx, rtc, c)
+		ok, err := r.ours(ctx, rtc, c)
 		if err != nil {
 			return r.retryLater(ctx, a, stepUpload, err)
 		}
-		if h != "" && sameRUT(h, c.RutCesionario) {
+		if ok {
 			return r.settle(ctx, a, Outcome{Kind: Accepted, Code: CodeAdopted,
 				Message: "the registry shows the document held by the cesionario: an earlier upload was recorded"})
 		}
@@ -264,11 +274,11 @@ func (r *Room) poll(ctx context.Context, a jobArgs) error {
 		if c.Attempts > 1 {
 			// A cesión uploaded more than once: the registry refuses the
 			// second copy of one it recorded from the first.
-			h, err := r.holder(ctx, rtc, c)
+			ok, err := r.ours(ctx, rtc, c)
 			if err != nil {
 				return r.retryLater(ctx, a, stepPoll, err)
 			}
-			if h != "" && sameRUT(h, c.RutCesionario) {
+			if ok {
 				return r.settle(ctx, a, Outcome{Kind: Accepted, Code: CodeAdopted,
 					Message: "the registry shows the document held by the cesionario: an earlier upload was recorded", Raw: o.Raw})
 			}
