@@ -41,4 +41,18 @@
 // It is a document/literal SOAP service whose token travels only as the
 // TOKEN cookie; the client takes that token from Endpoints.RCVAuth (palena
 // in both environments) and caches it apart from the classic one.
+//
+// The registry of credit transfers (Registro Público Electrónico de
+// Transferencia de Créditos, "RTC") records who holds a ceded factura.
+// UploadAEC sends an Archivo Electrónico de Cesión (built with package
+// cesion) to RTCAnotEnvio.cgi on the Upload host, with the classic token
+// as its cookie; AECStatus (getEstEnvio), CesionStatus (getEstCesion) and
+// CesionStatusRelac (getEstCesionRelac) ask the wsRPETCConsulta service on
+// the Classic host, which takes the token as the call's first part. A
+// rejected token (upload STATUS 5, RESP_HDR ESTADO 3 to 5) is renewed and
+// the call made once more. AECUploadOutcome and AECStatusOutcome read the
+// answers through one table (CesionCodes) into a CesionKind: pending,
+// accepted (EOK), rejected (RSC, RFS, RCR, RDC, RCS, EAN, upload STATUS 1,
+// 2, 4, 6), or a failure to report and retry, which says nothing about the
+// AEC. As for envelopes, an upload is never repeated on a transport error.
 package sii

@@ -12,13 +12,14 @@ import (
 )
 
 // SchemaFiles maps the root elements the SII receives to their official
-// schema: the envelopes, the libros and the RCOF.
+// schema: the envelopes, the libros, the RCOF and the AEC.
 var SchemaFiles = map[string]string{
 	"EnvioDTE":         "EnvioDTE_v10.xsd",
 	"EnvioBOLETA":      "EnvioBOLETA_v11.xsd",
 	"LibroCompraVenta": "LibroCV_v10.xsd",
 	"LibroGuia":        "LibroGuia_v10.xsd",
 	"ConsumoFolios":    "ConsumoFolio_v10.xsd",
+	"AEC":              "AEC_v10.xsd",
 }
 
 // SchemaCheck returns a schema check for the fake SII's Options.Schema: it

@@ -30,6 +30,14 @@
 // DTEUpload also takes an EnvioBOLETA, as in the boleta certification; the
 // boleta REST API takes nothing else (an RCOF there is HTTP 400).
 //
+// The registry of credit transfers (rtc.go) takes AEC uploads
+// (RTCAnotEnvio.cgi) and answers wsRPETCConsulta (getEstEnvio,
+// getEstCesion, getEstCesionRelac): it reviews each AEC as strictly as
+// the real registry (schema, the three signature levels, the carátula,
+// the ceded document known and accepted, the chain of cesiones) and
+// records the cesiones it accepts; Cesiones and AECUploads read it back,
+// ScriptAEC scripts a rejection.
+//
 // DeclararAvance is the certification reviewer (avance.go): given the
 // track ids a company declares for a set of tests, it answers the SETMAIL,
 // SOK or SRH with reparo lines, from what the uploads show: the SET
@@ -56,6 +64,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/sii"
 )
@@ -112,7 +121,7 @@ type Options struct {
 	// Schema, when set, checks an envelope against its schema and returns
 	// the error lines (none when valid). root is "EnvioDTE" or
 	// "EnvioBOLETA", or for a libro "LibroCompraVenta", "LibroGuia" or
-	// "ConsumoFolios".
+	// "ConsumoFolios", or "AEC" for the registry of credit transfers.
 	Schema func(root string, envelope []byte) []string
 	// DeferRejections reports schema and signature failures of DTEUpload
 	// later, as the envelope states RSC and RFR, instead of as upload
@@ -133,6 +142,11 @@ type Options struct {
 	ReviewDelay time.Duration
 	// Quirks of the SII's encoding the fake reproduces.
 	Quirks Quirks
+	// CAFKeys are the CAF keys the registry of credit transfers trusts for
+	// the stamp of a ceded DTE. Nil skips the stamp's own check: the DTE
+	// must anyway be the very document (its SignatureValue) an envelope
+	// review of the fake accepted.
+	CAFKeys caf.TrustedKeys
 	// AnySigner treats every certificate RUT as registered, with
 	// permission to send for any company, and every company as an
 	// authorised issuer: for manual tests with your own credentials. Tests
@@ -315,6 +329,7 @@ type Fake struct {
 	rcvEvents map[string][]sii.RCVEvent  // docKey → events registered
 	resol     map[string]resolucion      // company → its resolution (SetResolucion)
 	approved  map[string]map[string]bool // company → sets reviewed SOK (DeclararAvance)
+	rtc       rtcRegistry                // the registry of credit transfers (rtc.go)
 	journal   *journal                   // what Persist keeps on disk (journal.go)
 
 	classic, api, envio *httptest.Server

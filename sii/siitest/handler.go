@@ -28,6 +28,8 @@ func (f *Fake) Handler() http.Handler {
 	mux.HandleFunc(sii.PathUpload, f.serveUpload)
 	mux.HandleFunc(sii.PathRCV, f.serveRCV)
 	mux.HandleFunc(sii.PathRCVCert, f.serveRCV)
+	mux.HandleFunc(sii.PathRTCUpload, f.serveRTCUpload)
+	mux.HandleFunc(sii.PathRPETC, f.serveRPETC)
 	mux.HandleFunc("GET "+sii.PathBoletaSeed, f.serveBoletaSeed)
 	mux.HandleFunc("POST "+sii.PathBoletaToken, f.serveBoletaToken)
 	mux.HandleFunc("POST "+sii.PathBoletaEnvio, f.serveBoletaUpload)

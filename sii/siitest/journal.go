@@ -48,6 +48,9 @@ type journal struct {
 type journalRecord struct {
 	Envelope *journalEnv   `json:"envelope,omitempty"`
 	Event    *journalEvent `json:"event,omitempty"`
+	// AEC and AECEnd are the registry of credit transfers' (rtc.go).
+	AEC    *AECUpload  `json:"aec,omitempty"`
+	AECEnd *journalAEC `json:"aec_end,omitempty"`
 }
 
 // journalEnv is an envelope as the journal keeps it: its documents are
@@ -141,6 +144,9 @@ func (f *Fake) replay(data []byte) (int, error) {
 
 // restore applies one fact. Call with f.mu held.
 func (f *Fake) restore(rec journalRecord) error {
+	if err := f.restoreRTC(rec); err != nil {
+		return err
+	}
 	if ev := rec.Event; ev != nil {
 		f.rcvEvents[ev.Key] = append(f.rcvEvents[ev.Key], ev.Event)
 	}
