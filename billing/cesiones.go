@@ -271,6 +271,7 @@ func (s *Service) newCesiones() *cesiones.Room {
 		cfg.Registry = rtcRegistry{s}
 		cfg.Workers = budget(s.cfg.Workers.Cesion, cesiones.DefaultWorkers)
 		cfg.UploadBackoff, cfg.PollBackoff = s.cfg.Submission.UploadBackoff, s.cfg.Submission.PollBackoff
+		cfg.Timeout = s.cfg.Submission.Timeout
 	}
 	return cesiones.New(cfg)
 }

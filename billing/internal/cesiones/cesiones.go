@@ -71,6 +71,9 @@ type Config struct {
 	// (the last one repeats; zero queues the step at once). Empty means
 	// the defaults (DefaultUploadBackoff, DefaultPollBackoff).
 	UploadBackoff, PollBackoff []time.Duration
+	// Timeout is the registry client's bound on one exchange; it sets
+	// the bound of one step (stepTimeout). Zero means DefaultTimeout.
+	Timeout time.Duration
 	// MaxUploads bounds the uploads of one cesión that fail without the
 	// registry's review (transport failures, its internal errors); 0
 	// means DefaultMaxUploads. The cesión is then rechazada (codigo
@@ -81,6 +84,8 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultMaxUploads = 8
+	// DefaultTimeout is Config.Timeout's default, the sii package's.
+	DefaultTimeout = 30 * time.Second
 	// DefaultWorkers is the queue's budget by default.
 	DefaultWorkers = 2
 )
@@ -192,6 +197,9 @@ func New(cfg Config) *Room {
 	}
 	if len(cfg.PollBackoff) == 0 {
 		cfg.PollBackoff = DefaultPollBackoff
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.MaxUploads <= 0 {
 		cfg.MaxUploads = DefaultMaxUploads

@@ -499,3 +499,28 @@ func TestRunnerCarriesIt(t *testing.T) {
 		}
 	})
 }
+
+// TestLostAnswerNotRecorded: an upload whose answer was lost and which the
+// registry does not show (the document not ceded, or held by someone
+// else) is uploaded again, the same bytes.
+func TestLostAnswerNotRecorded(t *testing.T) {
+	t.Parallel()
+	for _, holder := range []string{"", "11111111-1"} {
+		f := newFixture(t, backendtest.SQLite)
+		ctx := context.Background()
+		c := f.cede(t, params())
+		c.Attempts = 1
+		if err := f.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateCesion(ctx, c) }); err != nil {
+			t.Fatal(err)
+		}
+		f.rtc.holder = holder
+		f.rtc.upload = func(int) (Outcome, error) { return Outcome{Kind: Pending, TrackID: "0000000002", Code: "0"}, nil }
+		if err := f.room.upload(ctx, jobArgs{EmpresaID: f.empresa, CesionID: c.ID}); err != nil {
+			t.Fatal(err)
+		}
+		got := f.get(t, c.ID)
+		if got.Estado != store.CesionEnviada || got.Attempts != 2 || len(f.rtc.uploads) != 1 || !bytes.Equal(f.rtc.uploads[0], c.AEC) || f.rtc.asked != 1 {
+			t.Errorf("holder %q: %+v, %d uploads, %d questions", holder, got, len(f.rtc.uploads), f.rtc.asked)
+		}
+	}
+}

@@ -47,10 +47,16 @@ func (jobArgs) Kind() string { return jobKind }
 // JobOpts: every step waits in the room's queue.
 func (jobArgs) JobOpts() store.JobOpts { return store.JobOpts{Queue: Queue} }
 
-// stepTimeout bounds one step: a token, an upload or a query, and the
-// holder's query before a repeat, each bounded by the registry client's
-// own timeout.
-const stepTimeout = 2 * time.Minute
+// stepTimeout bounds one step: two exchanges with the registry (the
+// query of an earlier upload, the upload or the poll) and room for the
+// store, never more than the store's default rescue delay, so that a step
+// a crash left running is taken up again soon (a token, when one must be
+// fetched, may take the step over its bound). A step cut short is safe to
+// run again: its upload was counted before it left, so the next run asks
+// the registry first.
+func (r *Room) stepTimeout() time.Duration {
+	return min(2*r.cfg.Timeout+2*time.Second, store.DefaultRescueAfter)
+}
 
 // Register declares the queue with its budget and registers the worker.
 func (r *Room) Register(j store.Jobs) error {
@@ -74,8 +80,8 @@ func (r *Room) Register(j store.Jobs) error {
 		},
 		// Failures here are the store's (the registry's are scheduled as
 		// the next step): retry briskly, then every minute.
-		Retry:   []time.Duration{5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute},
-		Timeout: min(stepTimeout, store.DefaultRescueAfter),
+		Retry:   []time.Duration{2 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute},
+		Timeout: r.stepTimeout(),
 	})
 	if err != nil {
 		return fmt.Errorf("billing: registering %s: %w", jobKind, err)
