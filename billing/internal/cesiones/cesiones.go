@@ -306,7 +306,22 @@ func (r *Room) Prepare(ctx context.Context, empresaID string, d *store.DTE, p ap
 	if err != nil {
 		var ve *dte.ValidationError
 		if errors.As(err, &ve) {
-			return nil, fault.FromValidation(ve)
+			// The cedente's e-mail is the request's email_notificacion;
+			// the sworn declaration, which the request does not write,
+			// only repeats a name's problem.
+			var ds []dte.FieldError
+			for _, d := range ve.Details {
+				switch d.Field {
+				case "cedente.email":
+					d.Field = "email_notificacion"
+				case "declaracion_jurada":
+					if len(ve.Details) > 1 {
+						continue
+					}
+				}
+				ds = append(ds, d)
+			}
+			return nil, fault.FromValidation(&dte.ValidationError{Details: ds})
 		}
 		return nil, fault.Failed("building the AEC", err)
 	}

@@ -254,6 +254,9 @@ func TestPrepareRefuses(t *testing.T) {
 		{"cesionario is the emisor", f.doc, func(p *api.CesionParams) { p.Cesionario.Rut = "76.192.083-9" }, fault.Validation, "cesionario.rut", "SAME_AS_EMISOR"},
 		{"monto over the total", f.doc, func(p *api.CesionParams) { p.Monto = f.fd.total + 1 }, fault.Validation, "monto", "OUT_OF_RANGE"},
 		{"due before the document", f.doc, func(p *api.CesionParams) { p.UltimoVencimiento = "2026-03-01" }, fault.Validation, "ultimo_vencimiento", "OUT_OF_RANGE"},
+		// What the AEC cannot carry, as package cesion refuses it.
+		{"not ISO-8859-1", f.doc, func(p *api.CesionParams) { p.Cesionario.RazonSocial = "Factoring \U0001F600 S.A." }, fault.Validation, "cesionario.razon_social", "NOT_LATIN1"},
+		{"cedente e-mail", f.doc, func(p *api.CesionParams) { p.EmailNotificacion = "a b@c.cl" }, fault.Validation, "email_notificacion", "INVALID_FORMAT"},
 	}
 	for _, tc := range cases {
 		p := params()
