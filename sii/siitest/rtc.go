@@ -487,14 +487,33 @@ func (f *Fake) serveRPETC(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(data))
-		for _, ep := range []Endpoint{EstEnvio, EstCesionRelac, EstCesion} {
-			if bytes.Contains(data, []byte(string(ep)+" ")) || bytes.Contains(data, []byte(string(ep)+">")) {
-				f.soap(ep, f.rpetcHandler(ep))(w, r)
-				return
-			}
+		if ep := rpetcMethod(data); ep != "" {
+			f.soap(ep, f.rpetcHandler(ep))(w, r)
+			return
 		}
 	}
 	f.soap(EstEnvio, f.rpetcHandler(EstEnvio))(w, r)
+}
+
+// rpetcMethod names the wsRPETCConsulta method a SOAP request calls: the
+// local name of the Body's element, "" when it is none of the three.
+func rpetcMethod(data []byte) Endpoint {
+	root, err := xmlflat.ParseDocument(data)
+	if err != nil {
+		return ""
+	}
+	for _, b := range root.Kids {
+		if b.Name != "Body" {
+			continue
+		}
+		for _, k := range b.Kids {
+			switch ep := Endpoint(k.Name); ep {
+			case EstEnvio, EstCesion, EstCesionRelac:
+				return ep
+			}
+		}
+	}
+	return ""
 }
 
 // rpetcHandler answers one wsRPETCConsulta method.

@@ -572,3 +572,31 @@ func TestRTCPersist(t *testing.T) {
 		t.Errorf("getEstCesion after a restart: %+v %v", s, err)
 	}
 }
+
+// TestRTCFaults: the registry's endpoints take injected faults like the
+// others: an internal-error STATUS is a failure to retry, not a
+// rejection; an HTML page on getEstEnvio is retried by the client.
+func TestRTCFaults(t *testing.T) {
+	t.Parallel()
+	r := newRTCRig(t, siitest.Options{}, true)
+	ctx := context.Background()
+	r.fake.Inject(siitest.RTCUpload, siitest.Fault{Kind: siitest.FaultStatus, Code: "9"})
+	res, err := r.a.UploadAEC(ctx, dtetest.EmisorRUT, "c@a.cl", r.fx.good)
+	if err != nil || res.Status != 9 || sii.AECUploadOutcome(res).Kind != sii.CesionFailure {
+		t.Fatalf("STATUS 9: %+v %v", res, err)
+	}
+	res, err = r.a.UploadAEC(ctx, dtetest.EmisorRUT, "c@a.cl", r.fx.good)
+	if err != nil || !res.Accepted() {
+		t.Fatal(res, err)
+	}
+	r.fake.Inject(siitest.EstEnvio, siitest.Fault{Kind: siitest.FaultHTML503})
+	if s, err := r.a.AECStatus(ctx, res.TrackID); err != nil || s.Estado != "RCP" {
+		t.Errorf("after an HTML page: %+v %v", s, err)
+	}
+	if n := len(r.fake.Requests(siitest.EstEnvio)); n != 2 {
+		t.Errorf("%d getEstEnvio requests, want 2", n)
+	}
+	if n := len(r.fake.AECUploads()); n != 1 {
+		t.Errorf("%d AECs filed, want 1 (STATUS 9 files nothing)", n)
+	}
+}
