@@ -46,6 +46,7 @@ import (
 	"github.com/dtekit/dtekit/billing/internal/outbox"
 	"github.com/dtekit/dtekit/cesion"
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/signer"
 	"github.com/dtekit/dtekit/store"
 )
@@ -347,14 +348,8 @@ func defaultVencimiento(fecha string) string {
 	return t.AddDate(0, 0, 30).Format(time.DateOnly)
 }
 
-// sameRUT compares two RUTs ignoring dots, case and leading zeros.
-func sameRUT(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.ToUpper(strings.ReplaceAll(s, ".", ""))
-		return strings.TrimLeft(s, "0")
-	}
-	return norm(a) == norm(b)
-}
+// sameRUT reports whether a and b are one RUT, however written.
+func sameRUT(a, b string) bool { return chile.CanonRUT(a) == chile.CanonRUT(b) }
 
 // Insert records c (from Prepare) and queues its upload, in tx. A
 // document with a cesión not rechazada is refused (fault.AlreadyCeded),
