@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/dtekit/dtekit/api"
@@ -140,6 +141,32 @@ func TestCesiones(t *testing.T) {
 		r.JSON(t, &page)
 		if page.TotalCount != 1 || len(page.Data) != 1 || page.Data[0].ID != ces.ID {
 			t.Errorf("list %+v", page)
+		}
+
+		// A double POST (two keys at once, four of them): one cesión.
+		other2, _ := f.emit(c, factura(1))
+		accept(t, st, c.id, other2)
+		statuses := make([]int, 4)
+		codes := make([]fault.Code, 4)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			wg.Go(func() {
+				r := f.do("POST", apiBase+"/dte/"+other2+"/cesiones", cesionBody(), append(slices.Clone(c.writeHdr), "Idempotency-Key", newUUID())...)
+				statuses[i], codes[i] = r.Status, r.Code()
+			})
+		}
+		wg.Wait()
+		ok := 0
+		for i := range statuses {
+			switch {
+			case statuses[i] == 202:
+				ok++
+			case statuses[i] != 409 || codes[i] != fault.AlreadyCeded:
+				t.Errorf("a concurrent cesión: %d %s", statuses[i], codes[i])
+			}
+		}
+		if p, err := st.ListCesiones(context.Background(), c.id, other2, store.ListFilter{}); ok != 1 || err != nil || p.TotalCount != 1 {
+			t.Errorf("%d concurrent cesiones accepted, %v recorded (%v), want 1", ok, p, err)
 		}
 
 		// A boleta is not cedible.
