@@ -22,7 +22,9 @@ const cesionE2EBody = `{"cesionario":{"rut":"96790240-3","razon_social":"Factori
 // sii-cesion-notes §8), emits a factura the fake accepts and cedes it
 // through the API; the registry records the cesión, the document shows
 // it (cedido, its cesión aceptada), the webhook gets dte.cedido, and a
-// second cesión is refused. Then a second factura's cesión is uploaded
+// second cesión is refused. A cesión the registry refuses (RCS) is
+// rechazada with dte.cesion_rechazada, and the document is ceded again.
+// Then a second factura's cesión is uploaded
 // while the fake files the AEC and holds its answer, and the server is
 // killed with SIGKILL: restarted, it finds the document ceded in the
 // registry and records the cesión aceptada, and the registry holds one
@@ -61,20 +63,23 @@ func TestServeCesion(t *testing.T) {
 		t.Fatalf("creating the webhook: %d %s", status, body)
 	}
 
-	// accepted emits a factura and waits until the fake accepted it.
-	accepted := func(t *testing.T) (string, int64) {
-		t.Helper()
+	// Three facturas, one per subtest, emitted at once and accepted by
+	// the fake.
+	type factura struct {
+		ID    string
+		Folio int64
+	}
+	facturas := make([]factura, 3)
+	for i := range facturas {
 		status, body := call(t, client, "POST", base+"/dte", demo.APIKey, e2eBody(33))
-		var r struct {
-			ID    string
-			Folio int64
-		}
-		if status != 201 || json.Unmarshal(body, &r) != nil {
+		if status != 201 || json.Unmarshal(body, &facturas[i]) != nil {
 			t.Fatalf("emitting: %d %s", status, body)
 		}
-		waitDTE(t, client, base, demo.APIKey, r.ID, func(d api.DTE) bool { return d.Estado == "aceptado" }, 30*time.Second)
-		return r.ID, r.Folio
 	}
+	for _, f := range facturas {
+		waitDTE(t, client, base, demo.APIKey, f.ID, func(d api.DTE) bool { return d.Estado == "aceptado" }, 30*time.Second)
+	}
+	accepted := func(i int) (string, int64) { return facturas[i].ID, facturas[i].Folio }
 	// ceded counts the registry's cesiones of a folio.
 	ceded := func(folio int64) (n int, to string) {
 		for _, c := range fake.Cesiones() {
@@ -86,7 +91,7 @@ func TestServeCesion(t *testing.T) {
 	}
 
 	t.Run("Cede", func(t *testing.T) {
-		id, folio := accepted(t)
+		id, folio := accepted(0)
 		status, body := call(t, client, "POST", base+"/dte/"+id+"/cesiones", demo.APIKey, []byte(cesionE2EBody))
 		var c api.Cesion
 		if status != 202 || json.Unmarshal(body, &c) != nil || c.Estado != api.CesionPendiente {
@@ -118,8 +123,37 @@ func TestServeCesion(t *testing.T) {
 		}
 	})
 
+	t.Run("Rejected", func(t *testing.T) {
+		id, folio := accepted(1)
+		fake.ScriptAEC(dtetest.EmisorRUT, 33, folio, "RCS", "cesion invalida (guion de la prueba)")
+		status, body := call(t, client, "POST", base+"/dte/"+id+"/cesiones", demo.APIKey, []byte(cesionE2EBody))
+		if status != 202 {
+			t.Fatalf("ceding: %d %s", status, body)
+		}
+		d := waitDTE(t, client, base, demo.APIKey, id, func(d api.DTE) bool { return d.Cesion == nil }, 30*time.Second)
+		if d.Cedido {
+			t.Errorf("a refused cesión left the document cedido")
+		}
+		status, body = call(t, client, "GET", base+"/dte/"+id+"/cesiones", demo.APIKey, nil)
+		var page api.Page[api.Cesion]
+		if status != 200 || json.Unmarshal(body, &page) != nil || len(page.Data) != 1 || page.Data[0].Estado != api.CesionRechazada ||
+			orNone(page.Data[0].CodigoSII) != "RCS" {
+			t.Fatalf("the refused cesión: %d %s", status, body)
+		}
+		waitFor(t, 30*time.Second, "the webhook's dte.cesion_rechazada", func() bool { return len(hooks.byDTE()[id]["dte.cesion_rechazada"]) == 1 })
+		// Refused, the document may be ceded again.
+		fake.ScriptAEC(dtetest.EmisorRUT, 33, folio, "", "")
+		if status, body = call(t, client, "POST", base+"/dte/"+id+"/cesiones", demo.APIKey, []byte(cesionE2EBody)); status != 202 {
+			t.Fatalf("ceding again: %d %s", status, body)
+		}
+		waitDTE(t, client, base, demo.APIKey, id, func(d api.DTE) bool { return d.Cedido }, 30*time.Second)
+		if n, _ := ceded(folio); n != 1 {
+			t.Errorf("the registry records %d cesiones of folio %d, want 1", n, folio)
+		}
+	})
+
 	t.Run("Kill9MidUpload", func(t *testing.T) {
-		id, folio := accepted(t)
+		id, folio := accepted(2)
 		// The next upload is filed by the registry, and its answer never
 		// comes.
 		fake.Inject(siitest.RTCUpload, siitest.Fault{Kind: siitest.FaultAcceptThenHang})
