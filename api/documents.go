@@ -34,6 +34,14 @@ type DTE struct {
 	CreatedAt    time.Time           `json:"created_at"`
 	UpdatedAt    time.Time           `json:"updated_at"`
 
+	// Cedido is true once the SII's registry recorded a cesión of the
+	// document made through the service: its holder is then Cesion's
+	// cesionario. Cesion is the document's cesión that is not rechazada
+	// (in flight or recorded); both omitted when there is none, and in
+	// lists.
+	Cedido bool    `json:"cedido,omitempty"`
+	Cesion *Cesion `json:"cesion,omitempty"`
+
 	// Correo is the latest mail of the document to its receptor, so that
 	// one the service could not send says why (estado sin_direccion or
 	// sin_remitente); omitted until one is tried, and in lists.

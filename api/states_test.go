@@ -111,3 +111,26 @@ func TestBuzonTransitions(t *testing.T) {
 		t.Error("an unknown state is valid")
 	}
 }
+
+// TestCesionTransitions: a cesión is recorded pendiente; the registry's
+// track id makes it enviada, its refusal rechazada; an upload whose answer
+// was lost and which the registry shows recorded goes from pendiente to
+// aceptada; enviada ends aceptada (EOK) or rechazada; both are final.
+func TestCesionTransitions(t *testing.T) {
+	t.Parallel()
+	checkTable(t, []api.EstadoCesion{api.CesionPendiente, api.CesionEnviada, api.CesionAceptada, api.CesionRechazada},
+		map[string][]string{
+			"pendiente": {"enviada", "aceptada", "rechazada"},
+			"enviada":   {"aceptada", "rechazada"},
+			"aceptada":  {},
+			"rechazada": {},
+		})
+	for _, bad := range []api.EstadoCesion{"", "Pendiente", "aceptado", "cedido"} {
+		if bad.Valid() || len(bad.Next()) != 0 || bad.CanBecome(api.CesionAceptada) || bad.Final() {
+			t.Errorf("%q is taken for a state", bad)
+		}
+	}
+	if api.CesionPendiente.Final() || api.CesionEnviada.Final() || !api.CesionAceptada.Final() || !api.CesionRechazada.Final() {
+		t.Error("Final differs from the table's final states")
+	}
+}

@@ -26,7 +26,11 @@
 //     customers send about the company's own, decides them in the SII's
 //     registry and answers them;
 //   - internal/mailer sends each company's mail and reads its mailbox,
-//     handing what it reads to the inbox through the face (its Handoff).
+//     handing what it reads to the inbox through the face (its Handoff);
+//   - internal/cesiones cedes the company's accepted facturas to factoring
+//     companies: it builds and signs the AEC, uploads it to the SII's
+//     registry of credit transfers and follows it until recorded or
+//     refused.
 //
 // Start runs their background jobs with emission's own; Stop ends them
 // and everything else New began. billing/demo provisions the demo's
@@ -34,8 +38,8 @@
 // billing/billingtest, and holds no test code.
 //
 // The operations are grouped by resource, as the REST API is: Documents,
-// Envelopes, Received, Catalog, CAFs, Company, Mail, Webhooks and Keys are
-// service values on Service. Every method takes a context and then the id
+// Envelopes, Received, Catalog, CAFs, Company, Mail, Webhooks, Keys and
+// Cesiones are service values on Service. Every method takes a context and then the id
 // of the company (tenant) the caller's credential belongs to, at most one
 // resource id and one params struct of package api; everything it reads or
 // writes is scoped by that company, and another company's id yields a

@@ -135,6 +135,9 @@ func (r *DocumentService) Get(ctx context.Context, empresaID, id string, p api.D
 		c := correoFromStore(&mails.Items[0])
 		out.Correo = &c
 	}
+	if err := cesionOf(ctx, s.st, empresaID, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

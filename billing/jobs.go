@@ -49,6 +49,10 @@ type Workers struct {
 	// Config.Mail.Off). A mailbox is read by one job at a time, and
 	// mailboxes whose last read failed take at most half of them.
 	Mailbox int
+	// Cesion: uploading cesiones to the SII's registry of credit
+	// transfers and following them (default 2; always none when
+	// Config.Submission is nil).
+	Cesion int
 }
 
 // Default budgets of Workers.
@@ -118,6 +122,7 @@ func (s *Service) registerJobs() error {
 		},
 		func() error { return s.inbox.Register(s.st.Jobs()) },
 		func() error { return s.mailer.Register(s.st.Jobs()) },
+		func() error { return s.ces.Register(s.st.Jobs()) },
 	} {
 		if err := reg(); err != nil {
 			return err

@@ -52,4 +52,5 @@ func (s *Service) resources() {
 	s.Mail = &MailService{s}
 	s.Webhooks = &WebhookService{s}
 	s.Keys = &KeyService{s}
+	s.Cesiones = &CesionService{s}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/billing/internal/alerts"
+	"github.com/dtekit/dtekit/billing/internal/cesiones"
 	"github.com/dtekit/dtekit/billing/internal/delivery"
 	"github.com/dtekit/dtekit/billing/internal/inbox"
 	"github.com/dtekit/dtekit/billing/internal/mailer"
@@ -93,6 +94,7 @@ type Service struct {
 	Mail      *MailService
 	Webhooks  *WebhookService
 	Keys      *KeyService
+	Cesiones  *CesionService
 
 	cfg  Config
 	st   store.Store
@@ -134,6 +136,8 @@ type Service struct {
 	inbox *inbox.Inbox
 	// mailer sends and reads each company's mail.
 	mailer *mailer.Mailer
+	// ces cedes documents to factoring companies.
+	ces *cesiones.Room
 	// mailDial dials every mail connection under the address and port
 	// rules of Config.Mail.
 	mailDial email.DialFunc
@@ -187,6 +191,7 @@ func New(cfg Config) (*Service, error) {
 		s.onSigned = append(s.onSigned, s.sub.Signed)
 	}
 	s.onSigned = append(s.onSigned, s.mailOnSigned)
+	s.ces = s.newCesiones()
 	if err := s.registerJobs(); err != nil {
 		return nil, err
 	}

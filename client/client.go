@@ -99,6 +99,7 @@ type Client struct {
 	Catalog   *CatalogService
 	Received  *ReceivedService
 	Mail      *MailService
+	Cesiones  *CesionService
 	// sleep waits between attempts; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }

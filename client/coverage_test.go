@@ -105,6 +105,16 @@ func coverage(t *testing.T) []operation {
 			return err
 		}},
 
+		{"createCesion", "Cesiones.Create", func(ctx context.Context, c *client.Client) error {
+			_, err := c.Cesiones.Create(ctx, someID, api.CesionParams{Cesionario: api.Cesionario{Rut: "96790240-3",
+				RazonSocial: "Factoring Austral S.A.", Direccion: "Av. Apoquindo 3000", Email: "cesiones@factoring.cl"},
+				EmailNotificacion: "finanzas@empresa.cl"})
+			return err
+		}},
+		{"listCesiones", "Cesiones.List", func(ctx context.Context, c *client.Client) error {
+			_, err := c.Cesiones.List(ctx, someID, api.CesionListParams{ListParams: lp})
+			return err
+		}},
 		{"listEnvios", "Envelopes.List", func(ctx context.Context, c *client.Client) error {
 			_, err := c.Envelopes.List(ctx, api.EnvioListParams{ListParams: lp, Ambiente: "certificacion"})
 			return err

@@ -17,7 +17,7 @@ var statusOf = map[fault.Code]int{
 	fault.Validation: 400, fault.IdempotencyMismatch: 422, fault.IdempotencyInProgress: 409, fault.NotFound: 404,
 	fault.Unauthorized: 401, fault.Forbidden: 403, fault.WriteNotAllowed: 403, fault.DuplicateFolio: 409,
 	fault.CAFRangeConflict: 409, fault.ClienteRUTConflict: 409, fault.ProductoCodigoConflict: 409,
-	fault.EmpresaRUTConflict: 409, fault.Conflict: 409, fault.InvalidState: 409, fault.LimitExceeded: 409,
+	fault.EmpresaRUTConflict: 409, fault.Conflict: 409, fault.AlreadyCeded: 409, fault.InvalidState: 409, fault.LimitExceeded: 409,
 	fault.NoFolios: 409, fault.CertificateRequired: 409, fault.MethodNotAllowed: 405, fault.PayloadTooLarge: 413,
 	fault.UnsupportedMediaType: 415, fault.RateLimited: 429, fault.Unavailable: 503, fault.Internal: 500,
 }

@@ -24,6 +24,7 @@ func (c *Client) resources() {
 	c.Catalog = &CatalogService{c: c}
 	c.Received = &ReceivedService{c: c}
 	c.Mail = &MailService{c: c}
+	c.Cesiones = &CesionService{c: c}
 }
 
 // call sends r and decodes its answer into r.out.

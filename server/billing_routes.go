@@ -25,6 +25,7 @@ func (s *Server) billingRoutes() {
 	s.handle("GET "+base+"/dte/{id}/pdf", read, s.getDTEPDF)
 	s.handle("GET "+base+"/dte/{id}/xml", read, s.getDTEXML)
 	s.handle("POST "+base+"/dte/{id}/enviar", write, s.submitDTE)
+	s.cesionRoutes(base)
 	// Envelopes to the SII
 	s.handle("GET "+base+"/envios", read, s.listEnvios)
 	s.handle("POST "+base+"/envios", write, s.createEnvio)

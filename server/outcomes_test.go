@@ -189,7 +189,7 @@ func TestOperatorOutcomes(t *testing.T) {
 	}
 	// The queue gauge: each queue with each unfinished state (the
 	// retries wait an hour in the delivery queue, scheduled).
-	for _, q := range []string{"submission", "recovery", "delivery", "maintenance", "mail", "mailbox", "default"} {
+	for _, q := range []string{"submission", "recovery", "delivery", "maintenance", "mail", "mailbox", "cesion", "default"} {
 		for _, s := range []string{"available", "scheduled", "running", "retryable", "pending"} {
 			if !regexp.MustCompile(fmt.Sprintf(`\ndtekit_job_queue_depth\{queue="%s",state="%s"\} \d+\n`, q, s)).MatchString(body) {
 				t.Errorf("/metrics lacks dtekit_job_queue_depth of queue %s, state %s", q, s)

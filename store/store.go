@@ -275,6 +275,7 @@ type Reader interface {
 	AlertReader
 	InboxReader
 	MailReader
+	CesionReader
 	AdminReader
 }
 
@@ -320,6 +321,7 @@ type Tx interface {
 	AlertWriter
 	InboxWriter
 	MailWriter
+	CesionWriter
 	AdminWriter
 	JobWriter
 }

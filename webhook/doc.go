@@ -46,6 +46,15 @@
 //	certificado.expiring  CertificadoExpiringData, once at 30, 15, 7 and 1 days
 //	                      before the certificate expires
 //
+// and, beyond the contract, the receptor's answers (dte.receptor_*,
+// dte.mercaderias_recibidas), the inbox's recibido.created and
+// recibido.plazo_por_vencer, and the cesiones of the company's documents:
+//
+//	dte.cedido            DTEData with Cesion, estado "aceptada": the SII's
+//	                      registry of credit transfers recorded the cesión
+//	dte.cesion_rechazada  DTEData with Cesion, estado "rechazada", its codigo
+//	                      and glosa the registry's reason
+//
 // plus webhook.ping ([EventPing], [PingData]), sent only when the integrator
 // asks for a test delivery. A dte.accepted body, for example:
 //

@@ -57,6 +57,14 @@ const (
 	// EventRecibidoPlazoPorVencer: the legal window to accept or claim a
 	// received document closes within a day. Data: RecibidoData.
 	EventRecibidoPlazoPorVencer EventType = "recibido.plazo_por_vencer"
+	// EventDTECedido: the SII's registry of credit transfers recorded a
+	// cesión of the DTE made through the service; the cesionario holds
+	// it. Data: DTEData with Cesion.
+	EventDTECedido EventType = "dte.cedido"
+	// EventDTECesionRechazada: the registry refused a cesión of the DTE
+	// (or it could not be uploaded); the DTE may be ceded again. Data:
+	// DTEData with Cesion, whose codigo and glosa say why.
+	EventDTECesionRechazada EventType = "dte.cesion_rechazada"
 )
 
 // EventPing is the kind of the test delivery an integrator requests for
@@ -71,7 +79,7 @@ const EventPing EventType = "webhook.ping"
 func EventTypes() []EventType {
 	return []EventType{EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring,
 		EventDTEReceptorRecibido, EventDTEReceptorAceptado, EventDTEReceptorRechazado, EventDTEMercaderiasRecibidas,
-		EventRecibidoCreated, EventRecibidoPlazoPorVencer}
+		EventRecibidoCreated, EventRecibidoPlazoPorVencer, EventDTECedido, EventDTECesionRechazada}
 }
 
 // Known reports whether t is one of the kinds of [EventTypes].
@@ -79,7 +87,7 @@ func (t EventType) Known() bool {
 	switch t {
 	case EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired, EventCAFLowStock, EventCertificadoExpiring,
 		EventDTEReceptorRecibido, EventDTEReceptorAceptado, EventDTEReceptorRechazado, EventDTEMercaderiasRecibidas,
-		EventRecibidoCreated, EventRecibidoPlazoPorVencer:
+		EventRecibidoCreated, EventRecibidoPlazoPorVencer, EventDTECedido, EventDTECesionRechazada:
 		return true
 	}
 	return false
@@ -89,7 +97,8 @@ func (t EventType) Known() bool {
 func (t EventType) IsDTE() bool {
 	switch t {
 	case EventDTECreated, EventDTEAccepted, EventDTERejected, EventDTERepaired,
-		EventDTEReceptorRecibido, EventDTEReceptorAceptado, EventDTEReceptorRechazado, EventDTEMercaderiasRecibidas:
+		EventDTEReceptorRecibido, EventDTEReceptorAceptado, EventDTEReceptorRechazado, EventDTEMercaderiasRecibidas,
+		EventDTECedido, EventDTECesionRechazada:
 		return true
 	}
 	return false
@@ -147,6 +156,29 @@ type DTEData struct {
 	// Receptor is what the receptor answered, in the dte.receptor_* and
 	// dte.mercaderias_recibidas events; omitted otherwise.
 	Receptor *ReceptorData `json:"receptor,omitempty"`
+	// Cesion is the cesión the dte.cedido and dte.cesion_rechazada events
+	// report; omitted otherwise.
+	Cesion *CesionData `json:"cesion,omitempty"`
+}
+
+// CesionData is a cesión of a DTE to a factoring company, as
+// GET /api/v1/billing/dte/{id}/cesiones shows it.
+type CesionData struct {
+	// ID is the cesión's id.
+	ID string `json:"id"`
+	// Estado is "aceptada" (dte.cedido) or "rechazada"
+	// (dte.cesion_rechazada).
+	Estado string `json:"estado"`
+	// RutCesionario is who the document is ceded to, Monto the amount.
+	RutCesionario string `json:"rut_cesionario"`
+	Monto         int64  `json:"monto"`
+	// TrackID is the registry's track id of the upload; null when none
+	// was given.
+	TrackID *string `json:"track_id"`
+	// Codigo and Glosa are the registry's answer (EOK, RCS…, or an
+	// upload's STATUS) and its text.
+	Codigo string `json:"codigo"`
+	Glosa  string `json:"glosa"`
 }
 
 // ReceptorData is one answer of a DTE's receptor (intercambio).

@@ -86,6 +86,9 @@ func TestSampleEventsMatchTypes(t *testing.T) {
 		if e.Type.IsDTE() && !strings.HasPrefix(string(e.Type), "dte.receptor_") && e.Type != EventDTEMercaderiasRecibidas {
 			want = without(want, "receptor") // only the receptor's answers carry it
 		}
+		if e.Type != EventDTECedido && e.Type != EventDTECesionRechazada {
+			want = without(want, "cesion") // only the cesión's events carry it
+		}
 		if !reflect.DeepEqual(keys, want) {
 			t.Errorf("%s: sample fields %v, Go type fields %v", e.Type, keys, want)
 		}
@@ -215,7 +218,7 @@ func TestMarshalEventErrors(t *testing.T) {
 func TestEventTypes(t *testing.T) {
 	want := []string{"dte.created", "dte.accepted", "dte.rejected", "dte.repaired", "caf.low_stock", "certificado.expiring",
 		"dte.receptor_recibido", "dte.receptor_aceptado", "dte.receptor_rechazado", "dte.mercaderias_recibidas",
-		"recibido.created", "recibido.plazo_por_vencer"}
+		"recibido.created", "recibido.plazo_por_vencer", "dte.cedido", "dte.cesion_rechazada"}
 	got := EventTypes()
 	if len(got) != len(want) {
 		t.Fatalf("EventTypes() = %v", got)

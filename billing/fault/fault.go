@@ -111,6 +111,9 @@ const (
 	EmpresaRUTConflict Code = "EMPRESA_RUT_CONFLICT"
 	// Conflict: the write clashes with other stored data.
 	Conflict Code = "CONFLICT"
+	// AlreadyCeded: the document is ceded, or being ceded, through the
+	// service already (a cesión of it that is not rechazada exists).
+	AlreadyCeded Code = "ALREADY_CEDED"
 	// InvalidState: the resource's state does not allow the operation
 	// (e.g. submitting a document that is not firmado).
 	InvalidState Code = "INVALID_STATE"
@@ -140,7 +143,7 @@ const (
 var codes = []Code{
 	Validation, IdempotencyMismatch, IdempotencyInProgress, NotFound, Unauthorized, Forbidden,
 	WriteNotAllowed, DuplicateFolio, CAFRangeConflict, ClienteRUTConflict, ProductoCodigoConflict,
-	EmpresaRUTConflict, Conflict, InvalidState, LimitExceeded, NoFolios, CertificateRequired, MethodNotAllowed,
+	EmpresaRUTConflict, Conflict, AlreadyCeded, InvalidState, LimitExceeded, NoFolios, CertificateRequired, MethodNotAllowed,
 	PayloadTooLarge, UnsupportedMediaType, RateLimited, Unavailable, Internal,
 }
 
@@ -293,4 +296,12 @@ const (
 	// DetailInvalidState: a document named in the request is not in the
 	// state the operation needs (sending one already sent or on its way).
 	DetailInvalidState dte.DetailCode = "INVALID_STATE"
+	// DetailNotCedible: a cesión of a document of a type the SII's
+	// registry does not take (only 33, 34, 43 and 46 are cedible).
+	DetailNotCedible dte.DetailCode = "NOT_CEDIBLE"
+	// DetailNotAccepted: a cesión of a document the SII has not accepted
+	// (aceptado or con_reparos).
+	DetailNotAccepted dte.DetailCode = "DTE_NOT_ACCEPTED"
+	// DetailSameParty: a cesionario that is the document's emisor.
+	DetailSameParty dte.DetailCode = "SAME_AS_EMISOR"
 )

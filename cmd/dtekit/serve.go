@@ -107,7 +107,7 @@ Environment (flags win):
                         process is rescued after eight of them plus 10s
   DTEKIT_JOBS_WORKERS   jobs run at once per queue, e.g. delivery=20,submission=4
                         (defaults submission=8 recovery=2 delivery=10
-                        maintenance=2 mail=2 mailbox=2; 0: none in this process)
+                        maintenance=2 mail=2 mailbox=2 cesion=2; 0: none in this process)
   DTEKIT_SIGNERS        the --signer entries, RUT=SIGNER_RUT separated by commas
   DTEKIT_SIGNER_IS_RUT_ENVIA  1: as --signer-is-rut-envia
   DTEKIT_VALID_AT_SIGNING     1: as --valid-at-signing

@@ -13,12 +13,12 @@ import (
 const workersEnv = "DTEKIT_JOBS_WORKERS"
 
 // parseWorkers reads a list such as "delivery=20,submission=4": queue
-// names (submission, recovery, delivery, maintenance, mail, mailbox) and budgets, 0 for
+// names (submission, recovery, delivery, maintenance, mail, mailbox, cesion) and budgets, 0 for
 // none (a process that leaves that work to others on the same database).
 // Queues not named keep their defaults; an empty list changes nothing.
 func parseWorkers(s string) (billing.Workers, error) {
 	var w billing.Workers
-	fields := map[string]*int{"submission": &w.Submission, "recovery": &w.Recovery, "delivery": &w.Delivery, "maintenance": &w.Maintenance, "mail": &w.Mail, "mailbox": &w.Mailbox}
+	fields := map[string]*int{"submission": &w.Submission, "recovery": &w.Recovery, "delivery": &w.Delivery, "maintenance": &w.Maintenance, "mail": &w.Mail, "mailbox": &w.Mailbox, "cesion": &w.Cesion}
 	for item := range strings.SplitSeq(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -28,7 +28,7 @@ func parseWorkers(s string) (billing.Workers, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(val))
 		field := fields[strings.TrimSpace(name)]
 		if !ok || field == nil || err != nil || n < 0 || n > 1000 {
-			return billing.Workers{}, fmt.Errorf("%s: %q is not queue=workers with a queue among submission, recovery, delivery, maintenance, mail, mailbox and 0 to 1000 workers", workersEnv, item)
+			return billing.Workers{}, fmt.Errorf("%s: %q is not queue=workers with a queue among submission, recovery, delivery, maintenance, mail, mailbox, cesion and 0 to 1000 workers", workersEnv, item)
 		}
 		*field = n
 		if n == 0 {

@@ -50,6 +50,8 @@ var Coverage = []Cover{
 	{reflect.TypeFor[store.InboxWriter](), []string{"Recepcion", "RecepcionNumeroConcurrent", "Recibido", "RecibidoList", "RecibidosAmbiente", "InboxSettings", "InboxUsagePurge", "TenantScoping"}},
 	{reflect.TypeFor[store.MailReader](), []string{"Correo", "Mensaje", "CorreoConfig", "Buzon", "TenantScoping"}},
 	{reflect.TypeFor[store.MailWriter](), []string{"Correo", "Mensaje", "CorreoConfig", "Buzon", "TenantScoping"}},
+	{reflect.TypeFor[store.CesionReader](), []string{"Cesion", "CesionConcurrent"}},
+	{reflect.TypeFor[store.CesionWriter](), []string{"Cesion", "CesionConcurrent"}},
 	{reflect.TypeFor[store.AdminReader](), []string{"Sealed"}},
 	{reflect.TypeFor[store.AdminWriter](), []string{"Sealed"}},
 	{reflect.TypeFor[store.ContribuyentesReader](), []string{"Contribuyentes"}},

@@ -123,6 +123,8 @@ func Run(t *testing.T, b Backend) {
 	t.Run("InboxUsagePurge", h.testInboxUsagePurge)
 	t.Run("Buzon", h.testBuzon)
 	t.Run("DTEIntercambio", h.testDTEIntercambio)
+	t.Run("Cesion", h.testCesion)
+	t.Run("CesionConcurrent", h.testCesionConcurrent)
 	t.Run("Contribuyentes", h.testContribuyentes)
 	t.Run("AttemptLog", h.testAttemptLog)
 	t.Run("AttemptLogLimit", h.testAttemptLogLimit)

@@ -81,6 +81,18 @@ func (o *Outbox) PublishReceptor(ctx context.Context, tx Tx, d *store.DTE, typ w
 	return nil
 }
 
+// PublishCesion records an event about a cesión of a document
+// (dte.cedido, dte.cesion_rechazada): the document's data with the
+// cesión, in the caller's transaction.
+func (o *Outbox) PublishCesion(ctx context.Context, tx Tx, d *store.DTE, typ webhook.EventType, c webhook.CesionData) error {
+	data := dteData(d)
+	data.Cesion = &c
+	if _, err := o.Publish(ctx, tx, d.EmpresaID, typ, data); err != nil {
+		return fmt.Errorf("billing: recording event %s for DTE %s: %w", typ, d.ID, err)
+	}
+	return nil
+}
+
 // PublishDTE records an event about a document (dte.created, and once
 // the SII has answered dte.accepted, dte.rejected or dte.repaired) with
 // the document's data and its tracking, in the caller's transaction.
