@@ -49,6 +49,9 @@ func TestConsole(t *testing.T) {
 	t.Run("AjustesAmbiente", f.testAjustesAmbiente)
 	t.Run("WebhookSecretAndResend", f.testWebhookSecretAndResend)
 	t.Run("NewFormsCSRF", f.testNewFormsCSRF)
+	t.Run("Cesiones", f.testCesiones)
+	t.Run("CesionTenancy", f.testCesionTenancy)
+	t.Run("CesionRoles", f.testCesionRoles)
 	t.Run("Browser", f.testBrowser)
 }
 
@@ -60,6 +63,7 @@ func TestConsolePostgres(t *testing.T) {
 	t.Run("Tenancy", f.testTenancy)
 	t.Run("AjustesClaves", f.testAjustesClaves)
 	t.Run("Empresas", f.testEmpresas)
+	t.Run("CesionTenancy", f.testCesionTenancy)
 }
 
 // Sign-in: no session sends a GET to the form and refuses a POST; a bad
