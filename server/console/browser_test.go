@@ -60,6 +60,8 @@ func (f *fixture) testBrowser(t *testing.T) {
 	// TestConsole/Browser ./server/console/).
 	dir := os.Getenv("DTEKIT_CONSOLE_SCREENSHOTS")
 	acts := f.newActs(t)
+	// A factura the SII accepted, with its cesión form (1.000 + 19% IVA).
+	cedible := f.acceptedTo(t, f.A, rutB, 1190).ID
 	for _, c := range []struct {
 		name          string
 		width, height int64
@@ -159,6 +161,7 @@ func (f *fixture) testBrowser(t *testing.T) {
 				{"recibidos", "recibidos", "nav.pestanas"}, {"envios", "envios", "main table"},
 				{"folios", "folios", "#umbral"}, {"webhooks", "webhooks", "main h1"}, {"emitir", "emitir", "#tipo"},
 				{"ajustes", "ajustes", "#guardar-empresa"}, {"nota-credito", "emitir?desde=" + f.A.dte, "#ref_folio"},
+				{"ceder", "documentos/" + cedible, "#form-ceder"},
 			} {
 				must(page.name, chromedp.Do(ctx, chromedp.Navigate(base+page.path), chromedp.WaitVisible(CSS(page.sel))))
 				fits(page.name)
@@ -444,6 +447,9 @@ func (f *fixture) browserCede(t *testing.T, ctx context.Context, id string) {
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#form-ceder').length`))
 	if err != nil || n != 0 || !strings.Contains(row, "Factoring Austral S.A.") || !strings.Contains(row, "$5.355") {
 		t.Fatalf("after ceding: row %q, %d forms (%v)", row, n, err)
+	}
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`)); err != nil || !ok {
+		t.Errorf("the ceded factura's page is wider than the window (%v)", err)
 	}
 	l, err := f.b.Cesiones.List(context.Background(), f.A.id, id, api.CesionListParams{})
 	if err != nil || l.TotalCount != 1 || l.Data[0].Monto != 5355 || l.Data[0].Cesionario.Rut != rutFactoring {
