@@ -36,8 +36,9 @@ const rutReceptor = "76543210-3"
 // confirmation, the other pages, sign out. At the phone's width a
 // company moves to production through Ajustes; at the desktop's (see
 // browserActs) the forms that act: a factura emitted through Emitir
-// and watched until the fake SII accepts it, a held document sent, a
-// received document claimed, a CAF uploaded, a webhook paused, and a
+// and watched until the fake SII accepts it, then ceded through its
+// page, a held document sent, a received document claimed, a CAF
+// uploaded, a webhook paused, and a
 // read-only session offered none of them. Every step is checked
 // against the service afterwards. One browser process serves both
 // widths.
@@ -59,6 +60,8 @@ func (f *fixture) testBrowser(t *testing.T) {
 	// TestConsole/Browser ./server/console/).
 	dir := os.Getenv("DTEKIT_CONSOLE_SCREENSHOTS")
 	acts := f.newActs(t)
+	// A factura the SII accepted, with its cesión form (1.000 + 19% IVA).
+	cedible := f.acceptedTo(t, f.A, rutB, 1190).ID
 	for _, c := range []struct {
 		name          string
 		width, height int64
@@ -158,6 +161,7 @@ func (f *fixture) testBrowser(t *testing.T) {
 				{"recibidos", "recibidos", "nav.pestanas"}, {"envios", "envios", "main table"},
 				{"folios", "folios", "#umbral"}, {"webhooks", "webhooks", "main h1"}, {"emitir", "emitir", "#tipo"},
 				{"ajustes", "ajustes", "#guardar-empresa"}, {"nota-credito", "emitir?desde=" + f.A.dte, "#ref_folio"},
+				{"ceder", "documentos/" + cedible, "#form-ceder"},
 			} {
 				must(page.name, chromedp.Do(ctx, chromedp.Navigate(base+page.path), chromedp.WaitVisible(CSS(page.sel))))
 				fits(page.name)
@@ -323,6 +327,7 @@ func (f *fixture) browserActs(t *testing.T, ctx context.Context, a acts) {
 		d.TipoDTE != 33 || d.MontoTotal != 5355 || d.RazonSocialReceptor != "Comercial Navegador" {
 		t.Fatalf("the emitted factura: %+v %v", d, err)
 	}
+	f.browserCede(t, ctx, id)
 
 	// The held document: its page's button sends it.
 	must("sending", chromedp.Do(ctx,
@@ -414,4 +419,40 @@ func (f *fixture) browserReadOnly(t *testing.T, ctx context.Context) {
 		chromedp.Click(CSS(`form.salir button`)),
 		chromedp.WaitVisible(CSS(`#credencial`)),
 	))
+}
+
+// browserCede cedes the accepted factura id (5.355, see browserActs)
+// through its page's form, the amount left at the total, and finds it
+// listed; the service has the one cesión.
+func (f *fixture) browserCede(t *testing.T, ctx context.Context, id string) {
+	type CSS = chromedp.CSS
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(f.srv.URL+Prefix+"documentos/"+id),
+		chromedp.WaitVisible(CSS(`#ceder`)),
+		chromedp.SendKeys(CSS(`#cesionario_rut`), rutFactoring),
+		chromedp.SendKeys(CSS(`#cesionario_razon_social`), "Factoring Austral S.A."),
+		chromedp.SendKeys(CSS(`#cesionario_direccion`), "Av. Apoquindo 3000"),
+		chromedp.SendKeys(CSS(`#cesionario_email`), "cesiones@factoring.cl"),
+		chromedp.SendKeys(CSS(`#email_notificacion`), "finanzas@empresa.cl"),
+		chromedp.Click(CSS(`#ceder`)),
+		chromedp.WaitVisible(CSS(`#lista-cesiones`)),
+	)
+	if err != nil {
+		t.Fatalf("ceding: %v", err)
+	}
+	row, err := chromedp.Run(ctx, chromedp.Text(CSS(`#lista-cesiones tbody tr`)))
+	if err != nil {
+		t.Fatalf("the cesión's row: %v", err)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#form-ceder').length`))
+	if err != nil || n != 0 || !strings.Contains(row, "Factoring Austral S.A.") || !strings.Contains(row, "$5.355") {
+		t.Fatalf("after ceding: row %q, %d forms (%v)", row, n, err)
+	}
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`)); err != nil || !ok {
+		t.Errorf("the ceded factura's page is wider than the window (%v)", err)
+	}
+	l, err := f.b.Cesiones.List(context.Background(), f.A.id, id, api.CesionListParams{})
+	if err != nil || l.TotalCount != 1 || l.Data[0].Monto != 5355 || l.Data[0].Cesionario.Rut != rutFactoring {
+		t.Fatalf("the factura's cesiones: %+v %v", l, err)
+	}
 }

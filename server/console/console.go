@@ -135,6 +135,7 @@ var funcs = template.FuncMap{
 	"dias":      diasNombre,
 	"entrega":   entregaNombre,
 	"ambiente":  ambienteNombre,
+	"cesion":    cesionEstadoNombre,
 	// empresaCampos are the company form's fields and labels.
 	"empresaCampos": func() [][2]string { return empresaCampos },
 	"deref64": func(p *int64) int64 {

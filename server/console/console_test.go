@@ -49,17 +49,23 @@ func TestConsole(t *testing.T) {
 	t.Run("AjustesAmbiente", f.testAjustesAmbiente)
 	t.Run("WebhookSecretAndResend", f.testWebhookSecretAndResend)
 	t.Run("NewFormsCSRF", f.testNewFormsCSRF)
+	t.Run("Cesiones", f.testCesiones)
+	t.Run("CesionTenancy", f.testCesionTenancy)
+	t.Run("CesionRoles", f.testCesionRoles)
 	t.Run("Browser", f.testBrowser)
 }
 
 // TestConsolePostgres runs the tenancy cases over PostgreSQL (skipped
 // without DTEKIT_PG_URL): the console reads through the billing face,
-// whose store queries differ by backend.
+// whose store queries differ by backend. Cesiones runs there too: its
+// form sent twice at once meets PostgreSQL's locks, not SQLite's.
 func TestConsolePostgres(t *testing.T) {
 	f := newFixtureOn(t, billingtest.Postgres)
 	t.Run("Tenancy", f.testTenancy)
 	t.Run("AjustesClaves", f.testAjustesClaves)
 	t.Run("Empresas", f.testEmpresas)
+	t.Run("CesionTenancy", f.testCesionTenancy)
+	t.Run("Cesiones", f.testCesiones)
 }
 
 // Sign-in: no session sends a GET to the form and refuses a POST; a bad

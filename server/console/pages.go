@@ -37,6 +37,7 @@ func (c *Console) routes() {
 	c.page("GET "+Prefix+"documentos/{id}/pdf", read, documentoPDF)
 	c.page("GET "+Prefix+"documentos/{id}/xml", read, documentoXML)
 	c.page("POST "+Prefix+"documentos/{id}/enviar", write, enviarDocumento)
+	c.page("POST "+Prefix+"documentos/{id}/ceder", write, ceder)
 	c.page("GET "+Prefix+"envios", read, envios)
 	c.page("GET "+Prefix+"emitir", write, emitirForm)
 	c.page("POST "+Prefix+"emitir", write, emitir)
@@ -345,6 +346,21 @@ func documento(q *request) error {
 	if err != nil {
 		return err
 	}
+	var note string
+	switch q.r.URL.Query().Get("hecho") {
+	case "enviado":
+		note = "Enviado al SII."
+	case "emitido":
+		note = "Documento emitido y firmado."
+	case "cedida":
+		note = "Cesión firmada: se envía al registro del SII, que la revisa en unos minutos."
+	}
+	return showDocumento(q, id, http.StatusOK, nil, note)
+}
+
+// showDocumento renders a document's page with status; ceder is the
+// cesión form as posted, when it comes back with its errors.
+func showDocumento(q *request, id string, status int, ceder *cederForm, note string) error {
 	d, err := q.c.b.Documents.Get(q.r.Context(), q.p.EmpresaID, id, api.DTEGetParams{})
 	if err != nil {
 		return err
@@ -352,14 +368,10 @@ func documento(q *request) error {
 	// The form to send a held document carries the Idempotency-Key of
 	// its one submission, so a form sent twice sends once.
 	v := documentoView{DTE: d, Enviar: d.Estado == dte.EstadoFirmado, Clave: uuid.NewString()}
-	var note string
-	switch q.r.URL.Query().Get("hecho") {
-	case "enviado":
-		note = "Enviado al SII."
-	case "emitido":
-		note = "Documento emitido y firmado."
+	if v.Cesiones, err = cesionesOf(q, d, ceder); err != nil {
+		return err
 	}
-	return q.show(http.StatusOK, "documento", fmt.Sprintf("%s N° %d", tipoNombre(d.TipoDTE), d.Folio), "documentos", v, note)
+	return q.show(status, "documento", fmt.Sprintf("%s N° %d", tipoNombre(d.TipoDTE), d.Folio), "documentos", v, note)
 }
 
 // documentoView is a document's page.
@@ -369,6 +381,9 @@ type documentoView struct {
 	// Idempotency-Key of the form that sends it.
 	Enviar bool
 	Clave  string
+	// Cesiones is the section of a factura the registry of credit
+	// transfers takes; nil for the other types.
+	Cesiones *cesionesView
 }
 
 func enviarDocumento(q *request) error {
