@@ -23,6 +23,7 @@ type sealedDTE struct {
 	xml  []byte
 	span xmltree.Span
 	doc  envDoc
+	skip [2][2]int // span.Skip's storage
 }
 
 // sealedRoot is how Stamp opens every DTE, after xmlDeclaration.
@@ -58,11 +59,9 @@ func sealDTE(signed []byte, id string, tipo TipoDTE, folio int64, rut string) *s
 	a := r0 + len("<DTE")
 	b := a + len(` xmlns="`+NamespaceSiiDte+`"`)
 	c := a + len(xmlnsDTE)
-	return &sealedDTE{
-		xml:  xml,
-		span: xmltree.Span{Start: r0, End: len(xml), Skip: [][2]int{{a, b}, {b, c}}, Elements: lt / 2},
-		doc:  envDoc{ID: id, Tipo: tipo, Folio: folio, Rut: rut},
-	}
+	s := &sealedDTE{xml: xml, doc: envDoc{ID: id, Tipo: tipo, Folio: folio, Rut: rut}, skip: [2][2]int{{a, b}, {b, c}}}
+	s.span = xmltree.Span{Start: r0, End: len(xml), Skip: s.skip[:], Elements: lt / 2}
+	return s
 }
 
 // sealedFor returns e's seal when the envelope with SetDTE ID setID may

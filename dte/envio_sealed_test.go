@@ -145,3 +145,37 @@ func TestEnvioEmittedMixed(t *testing.T) {
 		t.Error("a nil document was packed")
 	}
 }
+
+// FuzzEnvioEmittedEdit changes one byte of a copy of a sealed document's
+// XML in place (anywhere: declaration, tags, text, signature) and packs it
+// both ways: BuildEnvioEmitted must answer what BuildEnvio answers over
+// the same bytes (the same envelope, or an error for both), so no edit
+// reaches the envelope on the seal. A byte set to its own value keeps the
+// seal, and the envelopes still agree.
+func FuzzEnvioEmittedEdit(f *testing.F) {
+	docs, _ := emitAll(f)
+	base := docs[33]
+	nmb := bytes.Index(base.XML, []byte("<NmbItem>")) + len("<NmbItem>")
+	f.Add(uint16(nmb), byte('\r'))
+	f.Add(uint16(50), byte('x'))              // inside the <DTE> start tag
+	f.Add(uint16(len(base.XML)-3), byte('X')) // the end tag
+	f.Add(uint16(nmb), base.XML[nmb])         // no change
+	f.Add(uint16(bytes.Index(base.XML, []byte("<Folio>"))+7), byte('9'))
+	c := creds(f)
+	opts := dte.EnvioOptions{Emisor: c.Emisor, At: time.Date(2026, 3, 2, 14, 5, 9, 0, dte.SantiagoLocation())}
+	f.Fuzz(func(t *testing.T, pos uint16, b byte) {
+		e := *base
+		e.XML = bytes.Clone(base.XML)
+		i := int(pos) % len(e.XML)
+		same := e.XML[i] == b
+		e.XML[i] = b
+		if got := dte.EnvioSealed(&e, dte.DefaultSetID); got != same {
+			t.Fatalf("byte %d set to %q: sealed %v", i, b, got)
+		}
+		want, wantErr := dte.BuildEnvio(opts, c.Cert, e.XML)
+		got, err := dte.BuildEnvioEmitted(opts, c.Cert, &e)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("byte %d set to %q: BuildEnvioEmitted (%v) differs from BuildEnvio (%v)", i, b, err, wantErr)
+		}
+	})
+}
