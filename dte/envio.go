@@ -55,10 +55,41 @@ type EnvioOptions struct {
 // signed DTE of opts.Emisor, written in ISO-8859-1 (or pure ASCII); a
 // (tipo, folio) pair may appear only once.
 func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]byte, error) {
+	e, err := newEnvHead(opts, cert, len(dtes))
+	if err != nil {
+		return nil, err
+	}
+	return e.pack(cert, len(dtes), func(i int) ([]byte, *sealedDTE) { return dtes[i], nil })
+}
+
+// BuildEnvioEmitted is BuildEnvio over documents this process emitted
+// (Emitter.Emit or Stamp), in the order given. A document Stamp wrote and
+// signed in the strict canonical shape, whose XML still holds exactly
+// those bytes, is pasted without being read again: its shape is known by
+// construction, and only its bytes are compared with Stamp's own copy.
+// Any other (an Emitted whose XML was changed or replaced, or built by
+// the caller) is read as BuildEnvio reads its documents. The result is
+// the same as BuildEnvio's over the documents' XML, byte for byte.
+func BuildEnvioEmitted(opts EnvioOptions, cert *signer.Certificate, docs ...*Emitted) ([]byte, error) {
+	e, err := newEnvHead(opts, cert, len(docs))
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range docs {
+		if d == nil {
+			return nil, fmt.Errorf("dte: envio: document %d is nil", i+1)
+		}
+	}
+	return e.pack(cert, len(docs), func(i int) ([]byte, *sealedDTE) { return docs[i].XML, sealedFor(docs[i], e.setID) })
+}
+
+// newEnvHead checks an envelope's options for n documents signed with
+// cert and returns what its Carátula says besides its counts.
+func newEnvHead(opts EnvioOptions, cert *signer.Certificate, n int) (*envHead, error) {
 	if cert == nil {
 		return nil, errors.New("dte: envio: no signing certificate")
 	}
-	if len(dtes) == 0 {
+	if n == 0 {
 		return nil, errors.New("dte: envio: no documents to pack")
 	}
 	rutEm, err := ParseRUT(opts.Emisor.Rut)
@@ -100,8 +131,7 @@ func BuildEnvio(opts EnvioOptions, cert *signer.Certificate, dtes ...[]byte) ([]
 	if at.IsZero() {
 		at = time.Now()
 	}
-	e := &envHead{rutEm: rutEm, envia: envia, recep: recep, emisor: opts.Emisor, at: at, setID: setID}
-	return e.pack(cert, dtes)
+	return &envHead{rutEm: rutEm, envia: envia, recep: recep, emisor: opts.Emisor, at: at, setID: setID}, nil
 }
 
 // envHead is what an envelope's Carátula says besides its counts.
@@ -140,24 +170,34 @@ func (e *envHead) write(w *xw, root, schema string, counts map[TipoDTE]int) {
 	w.close("Caratula")
 }
 
-// pack reads every document (in one strict scan when it is written in
-// canonical form, by envDocument otherwise), writes the envelope and signs
-// its SetDTE, whose digest steps over the documents that were scanned.
-func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) {
-	bodies := make([][]byte, len(dtes))
-	spans := make([]xmltree.Span, len(dtes))
-	fast := make([]bool, len(dtes))
+// pack reads the n documents that input returns in turn (those sealed by
+// Stamp from their seal; the others in one strict scan when they are
+// written in canonical form, by envDocument otherwise), writes the
+// envelope and signs its SetDTE, whose digest steps over the sealed and
+// the scanned documents.
+func (e *envHead) pack(cert *signer.Certificate, n int, input func(int) ([]byte, *sealedDTE)) ([]byte, error) {
+	bodies := make([][]byte, n)
+	spans := make([]xmltree.Span, n)
+	fast := make([]bool, n)
 	counts := map[TipoDTE]int{}
 	type tipoFolio struct {
 		tipo  TipoDTE
 		folio int64
 	}
-	seen := make(map[tipoFolio]int, len(dtes))
+	seen := make(map[tipoFolio]int, n)
 	boletas, size := 0, 0
 	var sc envScan
-	for i, data := range dtes {
-		body, doc, span, ok, err := sc.document(data, e.setID)
-		if err != nil {
+	for i := 0; i < n; i++ {
+		var (
+			body []byte
+			doc  envDoc
+			span xmltree.Span
+			ok   bool
+			err  error
+		)
+		if data, sealed := input(i); sealed != nil {
+			body, doc, span, ok = sealed.xml[sealed.span.Start:sealed.span.End], sealed.doc, sealed.span, true
+		} else if body, doc, span, ok, err = sc.document(data, e.setID); err != nil {
 			return nil, fmt.Errorf("dte: envio: document %d: %w", i+1, err)
 		}
 		r, err := ParseRUT(doc.Rut)
@@ -177,15 +217,15 @@ func (e *envHead) pack(cert *signer.Certificate, dtes [][]byte) ([]byte, error) 
 		size += len(body) + 1
 	}
 	boleta := boletas > 0
-	if boleta && boletas != len(dtes) {
-		return nil, fmt.Errorf("dte: envio: %d boletas and %d other documents: boletas (39, 41) go in an EnvioBOLETA of their own", boletas, len(dtes)-boletas)
+	if boleta && boletas != n {
+		return nil, fmt.Errorf("dte: envio: %d boletas and %d other documents: boletas (39, 41) go in an EnvioBOLETA of their own", boletas, n-boletas)
 	}
 	root, schema, max := "EnvioDTE", "EnvioDTE_v10.xsd", MaxEnvioDTE
 	if boleta {
 		root, schema, max = "EnvioBOLETA", "EnvioBOLETA_v11.xsd", MaxEnvioBoleta
 	}
-	if len(dtes) > max {
-		return nil, fmt.Errorf("dte: envio: %d documents; an %s carries at most %d", len(dtes), root, max)
+	if n > max {
+		return nil, fmt.Errorf("dte: envio: %d documents; an %s carries at most %d", n, root, max)
 	}
 	// Room for the Carátula and the envelope's Signature (KeyInfo with
 	// the certificate), which the signer then inserts in place.

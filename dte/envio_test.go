@@ -42,16 +42,24 @@ func TestEnvioFastPathDigest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		canon, err := signer.Canonicalize(env, dte.DefaultSetID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha1.Sum(canon)
-		want := "<DigestValue>" + base64.StdEncoding.EncodeToString(sum[:]) + "</DigestValue>"
-		last := bytes.LastIndex(env, []byte("<Signature "))
-		if last < 0 || !bytes.Contains(env[last:], []byte(want)) {
-			t.Fatalf("the SetDTE digest is not SHA-1 of its full canonical form %s", want)
-		}
+		checkSetDigest(t, env, dte.DefaultSetID)
+	}
+}
+
+// checkSetDigest fails t unless the digest of the envelope's signature is
+// SHA-1 over the canonical form of its element with ID id as the signer's
+// full canonicalization renders it (the whole envelope's tree).
+func checkSetDigest(t *testing.T, env []byte, id string) {
+	t.Helper()
+	canon, err := signer.Canonicalize(env, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum(canon)
+	want := "<DigestValue>" + base64.StdEncoding.EncodeToString(sum[:]) + "</DigestValue>"
+	last := bytes.LastIndex(env, []byte("<Signature "))
+	if last < 0 || !bytes.Contains(env[last:], []byte(want)) {
+		t.Fatalf("the SetDTE digest is not SHA-1 of its full canonical form %s", want)
 	}
 }
 
@@ -135,16 +143,7 @@ func TestEnvioFastPathVaried(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			canon, err := signer.Canonicalize(env, dte.DefaultSetID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sum := sha1.Sum(canon)
-			want := "<DigestValue>" + base64.StdEncoding.EncodeToString(sum[:]) + "</DigestValue>"
-			last := bytes.LastIndex(env, []byte("<Signature "))
-			if last < 0 || !bytes.Contains(env[last:], []byte(want)) {
-				t.Fatalf("the SetDTE digest is not SHA-1 of its full canonical form %s", want)
-			}
+			checkSetDigest(t, env, dte.DefaultSetID)
 			if tc.name == "tipo-elsewhere" && !bytes.Contains(env, []byte("<TpoDTE>33</TpoDTE><NroDTE>1</NroDTE>")) {
 				t.Error("the Carátula does not count the factura by IdDoc's TipoDTE")
 			}

@@ -74,6 +74,10 @@ type Emitted struct {
 	// Warnings are the problems the gate reported without refusing the
 	// request (see ValidateFor), nil when there are none.
 	Warnings []FieldError
+
+	// sealed lets BuildEnvioEmitted paste XML without scanning it, while
+	// XML holds the bytes Stamp wrote (see sealedDTE).
+	sealed *sealedDTE
 }
 
 // Emission steps named by EmitError.
@@ -226,14 +230,18 @@ func (e *Emitter) Stamp(p *Prepared, folio int64, c *caf.CAF) (*Emitted, error) 
 	id := DocumentID(tipo, folio)
 	// The document is this call's own: the Signature goes into its spare
 	// capacity instead of a copy.
-	signed, err := signInPlace(e.Cert, p.prep.assemble(folio, ted, now), id, nil)
+	signed, strict, err := signInPlaceStrict(e.Cert, p.prep.assemble(folio, ted, now), id, nil)
 	if err != nil {
 		return nil, &EmitError{Step: StepSign, Tipo: tipo, Folio: folio, Err: err}
 	}
-	return &Emitted{
+	out := &Emitted{
 		XML: signed, ID: id, Tipo: tipo, Folio: folio, FechaEmision: p.FechaEmision,
 		MontoTotal: p.Totals.Totales.MntTotal, Totals: p.Totals, TED: ted, SignedAt: now, Warnings: p.Warnings,
-	}, nil
+	}
+	if strict {
+		out.sealed = sealDTE(signed, id, tipo, folio, p.prep.rutEmisor)
+	}
+	return out, nil
 }
 
 // CheckCAF runs the CAF checks Stamp runs for this document, folio and CAF,

@@ -103,49 +103,61 @@ func BuildKeyInfo(leaf *x509.Certificate) string {
 // scanning them again (see xmltree.Options.Verified; the caller vouches
 // for them); nil when there are none.
 func SignEnveloped(k Key, doc []byte, id string, verified []xmltree.Span, inPlace bool) ([]byte, error) {
+	out, _, err := SignEnvelopedStrict(k, doc, id, verified, inPlace)
+	return out, err
+}
+
+// SignEnvelopedStrict is SignEnveloped that also reports whether the
+// signed element was read in the strict canonical shape of
+// xmltree.FastCanonical (its content checked byte by byte and its digest
+// taken from its bytes as written) rather than parsed the ordinary way.
+// The Signature it inserts is in that shape by construction (fixed
+// markup, base64 and the certificate's KeyInfo), so a writer that knows
+// the rest of its document can tell that the whole is.
+func SignEnvelopedStrict(k Key, doc []byte, id string, verified []xmltree.Span, inPlace bool) (out []byte, strict bool, err error) {
 	if err := k.Check(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !IsNCName(id) {
-		return nil, fmt.Errorf("signer: %q is not a valid XML ID to sign", id)
+		return nil, false, fmt.Errorf("signer: %q is not a valid XML ID to sign", id)
 	}
-	el, digest, err := digestSignedElement(doc, id, verified)
+	el, digest, strict, err := digestSignedElement(doc, id, verified)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	sig, err := Signature(k, el.Parent, "#"+id, AlgC14N10, digest[:])
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if inPlace {
-		return slices.Insert(doc, el.End, sig...), nil
+		return slices.Insert(doc, el.End, sig...), strict, nil
 	}
-	out := make([]byte, 0, len(doc)+len(sig))
+	out = make([]byte, 0, len(doc)+len(sig))
 	out = append(out, doc[:el.End]...)
 	out = append(out, sig...)
-	return append(out, doc[el.End:]...), nil
+	return append(out, doc[el.End:]...), strict, nil
 }
 
 // digestSignedElement finds the element of doc whose ID attribute equals
 // id, checks that it can take an enveloped Signature, and returns it with
 // the SHA-1 digest of its canonical form; verified are spans the fast path
-// need not scan again. It takes the fast path (xmltree.FastCanonical)
-// when the element is written in canonical form, and parses
-// and canonicalizes the whole document otherwise.
-func digestSignedElement(doc []byte, id string, verified []xmltree.Span) (*xmltree.Element, [sha1.Size]byte, error) {
+// need not scan again. It takes the fast path (xmltree.FastCanonical, and
+// strict is then true) when the element is written in canonical form, and
+// parses and canonicalizes the whole document otherwise.
+func digestSignedElement(doc []byte, id string, verified []xmltree.Span) (_ *xmltree.Element, _ [sha1.Size]byte, strict bool, _ error) {
 	var digest [sha1.Size]byte
 	h := sha1.New()
 	if el, ok := xmltree.FastCanonical(doc, id, xmltree.Options{Verified: verified}, h); ok {
 		if next := xmltree.NextElement(el); next == nil || !next.Is(NSDSig, "Signature") {
 			h.Sum(digest[:0])
-			return el, digest, nil
+			return el, digest, true, nil
 		}
 	}
 	el, canon, err := FullCanonical(doc, id)
 	if err != nil {
-		return nil, digest, err
+		return nil, digest, false, err
 	}
-	return el, sha1.Sum(canon), nil
+	return el, sha1.Sum(canon), false, nil
 }
 
 // FullCanonical is the ordinary path: it parses the whole document, finds
