@@ -24,8 +24,12 @@ type DTE struct {
 	Montos
 	Detalle     []dte.LineaDetalle `json:"detalle"`
 	Referencias []dte.Referencia   `json:"referencias,omitempty"`
-	Tracking    *Tracking          `json:"tracking,omitempty"`
-	SIIStatus   *SIIStatus         `json:"sii_status,omitempty"`
+	// Transporte is the transport data the emission request carried
+	// (Res. Ex. SII 154/2025: vehicle, carrier, driver, destination), as
+	// it was sent; omitted when the request had none.
+	Transporte *dte.Transporte `json:"transporte,omitempty"`
+	Tracking   *Tracking       `json:"tracking,omitempty"`
+	SIIStatus  *SIIStatus      `json:"sii_status,omitempty"`
 	// Intercambio is what the receptor answered by mail (its acuse, its
 	// commercial result, its receipt of goods); omitted until it answers.
 	Intercambio  *ReceptorRespuestas `json:"intercambio,omitempty"`

@@ -34,11 +34,13 @@ func dteFromStore(d *store.DTE, includeXML bool) (*api.DTE, error) {
 	out := &api.DTE{ID: d.ID, Ambiente: d.Ambiente, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
 		Montos: api.Montos{MontoTotal: d.MontoTotal}, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
-	// Only the request's lines and references are shown: its metadata
-	// has a column of its own (read below) and is not decoded twice.
+	// Only the request's lines, references and transport data are shown:
+	// its metadata has a column of its own (read below) and is not decoded
+	// twice.
 	var req struct {
 		Detalle     []dte.LineaDetalle `json:"detalle"`
 		Referencias []dte.Referencia   `json:"referencias"`
+		Transporte  *dte.Transporte    `json:"transporte"`
 	}
 	if len(d.Request) > 0 {
 		if err := json.Unmarshal(d.Request, &req); err != nil {
@@ -48,6 +50,7 @@ func dteFromStore(d *store.DTE, includeXML bool) (*api.DTE, error) {
 			out.Detalle = req.Detalle
 		}
 		out.Referencias = req.Referencias
+		out.Transporte = req.Transporte
 	}
 	if len(d.Totals) > 0 {
 		var t api.Montos

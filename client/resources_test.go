@@ -342,8 +342,8 @@ func testWebhooks(t *testing.T, e *env) {
 		return len(received(webhook.EventPing)) > 0 && len(received(webhook.EventDTECreated)) > 0, nil
 	})
 	d, err := received(webhook.EventDTECreated)[0].Event.DTE()
-	if err != nil || d.ID != res.ID || d.Folio != 1 || d.TipoDTE != 33 {
-		t.Errorf("the dte.created event: %+v, %v; want document %s folio 1", d, err, res.ID)
+	if err != nil || d.ID != res.ID || d.Folio != 1 || d.TipoDTE != 33 || d.Ambiente != "certificacion" {
+		t.Errorf("the dte.created event: %+v, %v; want document %s folio 1 in certificacion", d, err, res.ID)
 	}
 
 	var deliveries []api.Delivery

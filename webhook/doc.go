@@ -56,13 +56,16 @@
 //	                      and glosa the registry's reason
 //
 // plus webhook.ping ([EventPing], [PingData]), sent only when the integrator
-// asks for a test delivery. A dte.accepted body, for example:
+// asks for a test delivery. Every dte.* event's data says the document's
+// environment (DTEData.Ambiente: "certificacion" for a test document,
+// "produccion" for a real one); it is empty in events recorded before it
+// was added. A dte.accepted body, for example:
 //
 //	{"type":"dte.accepted","timestamp":"2026-03-02T14:05:09Z",
 //	 "data":{"id":"a3e9f0b1-2c4d-4e6f-8a0b-1c2d3e4f5a6b","tipo_dte":33,"folio":1042,
 //	  "estado":"aceptado","rut_receptor":"76192083-9",
 //	  "razon_social_receptor":"Comercial Los Andes SpA","monto_total":119000,
-//	  "fecha_emision":"2026-03-02","track_id":"8312764","codigo_sii":"EPR",
+//	  "fecha_emision":"2026-03-02","ambiente":"produccion","track_id":"8312764","codigo_sii":"EPR",
 //	  "glosa_sii":"Envio Procesado"}}
 //
 // The envelope's timestamp is when the event happened and its bytes never

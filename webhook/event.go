@@ -144,6 +144,11 @@ type DTEData struct {
 	MontoTotal int64 `json:"monto_total"`
 	// FechaEmision is the issue date, "YYYY-MM-DD".
 	FechaEmision string `json:"fecha_emision"`
+	// Ambiente is the environment the DTE was emitted in: "certificacion"
+	// (a test document the SII certifies with, of no tax effect) or
+	// "produccion" (a real one), as GET /api/v1/billing/dte/{id} shows it.
+	// Empty in events recorded before it was added to the payload.
+	Ambiente string `json:"ambiente,omitempty"`
 	// TrackID is the tax authority's submission tracking number; null
 	// until the DTE has been submitted (so usually null in dte.created).
 	TrackID *string `json:"track_id"`

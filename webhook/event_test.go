@@ -142,6 +142,13 @@ func TestSampleValues(t *testing.T) {
 	if d.TipoDTE != 33 || d.Folio != 1532 || d.Estado != "aceptado" || d.MontoTotal != 119000 || d.TrackID == nil || *d.TrackID != "0248117921" || d.RutReceptor != "76192083-9" {
 		t.Errorf("data = %+v", d)
 	}
+	if d.Ambiente != "produccion" {
+		t.Errorf("dte.accepted ambiente = %q, want produccion", d.Ambiente)
+	}
+	e, _ = ParseEvent(samples[2])
+	if d, err := e.DTE(); err != nil || d.Ambiente != "certificacion" {
+		t.Errorf("dte.rejected ambiente = %q, %v; want certificacion", d.Ambiente, err)
+	}
 	e, _ = ParseEvent(samples[0])
 	if d, _ := e.DTE(); d.TrackID != nil {
 		t.Errorf("dte.created track_id = %v, want null", *d.TrackID)
@@ -159,6 +166,31 @@ func TestSampleValues(t *testing.T) {
 	}
 	if _, err := e.CAFLowStock(); err == nil {
 		t.Error("CAFLowStock() on a certificado.expiring event succeeded")
+	}
+}
+
+// TestDTEDataWithoutAmbiente: a dte.* body recorded before ambiente joined
+// the payload (an event stored earlier and delivered or resent now) still
+// decodes, with Ambiente empty, and a DTEData without one is marshalled
+// without the key.
+func TestDTEDataWithoutAmbiente(t *testing.T) {
+	body := `{"type":"dte.accepted","timestamp":"2026-03-02T14:21:47Z","data":{"id":"5d0c7a2e-8f1b-4c3e-9a6d-2b7e1f0c9d84",` +
+		`"tipo_dte":33,"folio":1532,"estado":"aceptado","rut_receptor":"76192083-9","razon_social_receptor":"Comercial Los Aromos SpA",` +
+		`"monto_total":119000,"fecha_emision":"2026-03-02","track_id":"0248117921","codigo_sii":"EPR","glosa_sii":"Envio Procesado"}}`
+	e, err := ParseEvent([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.DTE()
+	if err != nil || d.Ambiente != "" || d.Folio != 1532 || d.TrackID == nil || *d.TrackID != "0248117921" {
+		t.Fatalf("an old dte.accepted body: %+v, %v", d, err)
+	}
+	out, err := MarshalEvent(e.Type, e.Timestamp, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != body {
+		t.Errorf("re-encoded:\n%s\nwant\n%s", out, body)
 	}
 }
 

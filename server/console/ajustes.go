@@ -193,6 +193,9 @@ func uploaded(q *request, name, what string) ([]byte, error) {
 		return nil, fault.Invalid(name, dte.CodeRequired, "elija "+what)
 	}
 	fh := q.r.MultipartForm.File[name][0]
+	if fh.Size > maxUpload {
+		return nil, fault.Invalid(name, fault.DetailCertTooLarge, tooLargeField)
+	}
 	file, err := fh.Open()
 	if err != nil {
 		return nil, fault.Invalid(name, dte.CodeInvalidValue, "el archivo no se pudo leer")

@@ -233,11 +233,23 @@ const (
 // handler serves one page for a signed-in session.
 type handler func(q *request) error
 
-// maxForm bounds a form's body, and maxUpload one that carries a file
-// (a CAF: the API's bound for its upload).
+// maxForm bounds a form's body, and maxUpload the file a form carries
+// (a CAF or a logo: the API's bound for each, 256 KiB). A form with a
+// file may be maxUploadBody long: the file at its bound with room for
+// the other fields and the parts' headers, so that a file the API
+// accepts is never refused for the form around it.
 const (
-	maxForm   = 64 << 10
-	maxUpload = 256 << 10
+	maxForm       = 64 << 10
+	maxUpload     = 256 << 10
+	maxUploadBody = maxUpload + maxForm
+)
+
+// tooLargeField and tooLargeMessage say why a file over maxUpload is
+// refused: beside its field when the form arrived whole, on the error
+// page when the body itself passed maxUploadBody.
+const (
+	tooLargeField   = "el archivo pesa más de 256 KiB, el máximo que se acepta"
+	tooLargeMessage = "El archivo pesa más de 256 KiB, el máximo que se acepta. Elija uno más liviano y reintente."
 )
 
 // page registers a page that needs a session. Every POST must carry the
@@ -282,17 +294,21 @@ func (c *Console) page(pattern string, acc access, h handler) {
 			}
 		}
 		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
+			r.Body = http.MaxBytesReader(w, r.Body, maxUploadBody)
 			var err error
 			if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 				// Parts are kept in memory: the body's bound is the
 				// memory's.
-				err = r.ParseMultipartForm(maxUpload)
+				err = r.ParseMultipartForm(maxUploadBody)
 			} else {
 				r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 				err = r.ParseForm()
 			}
 			if err != nil {
+				if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+					c.fail(w, r, sess, http.StatusRequestEntityTooLarge, tooLargeMessage)
+					return
+				}
 				c.fail(w, r, sess, http.StatusBadRequest, "El formulario no se pudo leer.")
 				return
 			}

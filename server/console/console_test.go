@@ -47,6 +47,7 @@ func TestConsole(t *testing.T) {
 	t.Run("AjustesEmpresa", f.testAjustesEmpresa)
 	t.Run("AjustesClaves", f.testAjustesClaves)
 	t.Run("AjustesAmbiente", f.testAjustesAmbiente)
+	t.Run("LogoLimit", f.testLogoLimit)
 	t.Run("WebhookSecretAndResend", f.testWebhookSecretAndResend)
 	t.Run("NewFormsCSRF", f.testNewFormsCSRF)
 	t.Run("Cesiones", f.testCesiones)

@@ -108,7 +108,7 @@ func (o *Outbox) PublishDTE(ctx context.Context, tx Tx, d *store.DTE, typ webhoo
 func dteData(d *store.DTE) webhook.DTEData {
 	data := webhook.DTEData{ID: d.ID, TipoDTE: d.TipoDTE, Folio: d.Folio, Estado: d.Estado,
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, MontoTotal: d.MontoTotal,
-		FechaEmision: d.FechaEmision}
+		FechaEmision: d.FechaEmision, Ambiente: d.Ambiente}
 	t := TrackingOf(d)
 	data.TrackID = t.TrackID
 	if t.CodigoSII != nil {

@@ -213,8 +213,9 @@ func TestPublishRolledBack(t *testing.T) {
 	})
 }
 
-// TestPublishDTE: a document's event carries its data and, once the SII
-// has answered, its tracking (track id, code, text); an answer of its
+// TestPublishDTE: a document's event carries its data (its environment
+// included, so that a test document is told from a real one) and, once the
+// SII has answered, its tracking (track id, code, text); an answer of its
 // receptor rides along in dte.receptor_* events. An event recorded with
 // the caller's id is one event: recording it again fails and leaves the
 // first payload and its one delivery.
@@ -224,7 +225,7 @@ func TestPublishDTE(t *testing.T) {
 		w := newWorld(t, b)
 		ctx := context.Background()
 		d := &store.DTE{ID: dteID, EmpresaID: w.a, TipoDTE: 33, Folio: 7, Estado: "aceptado", RutReceptor: "96790240-3",
-			RazonSocialReceptor: "Distribuidora Ñuñoa Ltda.", MontoTotal: 119000, FechaEmision: "2026-03-02"}
+			RazonSocialReceptor: "Distribuidora Ñuñoa Ltda.", MontoTotal: 119000, FechaEmision: "2026-03-02", Ambiente: "produccion"}
 		track, code, glosa := "4567890123", "EPR", "Envio Procesado"
 		if err := SetTracking(d, api.Tracking{TrackID: &track, CodigoSII: &code, GlosaSII: &glosa}); err != nil {
 			t.Fatal(err)
@@ -244,7 +245,7 @@ func TestPublishDTE(t *testing.T) {
 			t.Fatalf("events: %+v, %v; want two", evs, err)
 		}
 		data := `"id":"0190f1a2-3b4c-7d5e-8f60-718293a4b5c6","tipo_dte":33,"folio":7,"estado":"aceptado","rut_receptor":"96790240-3",` +
-			`"razon_social_receptor":"Distribuidora Ñuñoa Ltda.","monto_total":119000,"fecha_emision":"2026-03-02",` +
+			`"razon_social_receptor":"Distribuidora Ñuñoa Ltda.","monto_total":119000,"fecha_emision":"2026-03-02","ambiente":"produccion",` +
 			`"track_id":"4567890123","codigo_sii":"EPR","glosa_sii":"Envio Procesado"`
 		want := map[string]string{
 			"dte.accepted": `{"type":"dte.accepted","timestamp":"2026-03-02T13:04:05Z","data":{` + data + `}}`,
