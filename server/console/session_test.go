@@ -2,6 +2,8 @@ package console
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +19,7 @@ import (
 
 // sessionStore is a billing service over a new SQLite store with
 // three companies, for the session table's own tests.
-func sessionStore(t *testing.T) (*billing.Service, [3]string) {
+func sessionStore(t *testing.T) (*billing.Service, store.Store, [3]string) {
 	t.Helper()
 	st := billingtest.SQLite.NewStore(t)
 	b := billingtest.NewService(t, st, billing.Config{Mail: billing.MailConfig{Off: true}})
@@ -29,7 +31,7 @@ func sessionStore(t *testing.T) (*billing.Service, [3]string) {
 		}
 		ids[i] = e.ID
 	}
-	return b, ids
+	return b, st, ids
 }
 
 // Sessions end after their idle time and their lifetime, whichever
@@ -38,7 +40,7 @@ func sessionStore(t *testing.T) (*billing.Service, [3]string) {
 func TestSessionExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b, co := sessionStore(t)
+	b, st, co := sessionStore(t)
 	A, B, C := co[0], co[1], co[2]
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	s := newSessions(b.ConsoleSessions, 30*time.Minute, 2*time.Hour)
@@ -59,6 +61,25 @@ func TestSessionExpiry(t *testing.T) {
 		return got != nil
 	}
 	id := open(A, t0)
+	// Its use is recorded at most once a minute: read from the store
+	// by the id's SHA-256, spelled out here.
+	lastSeen := func() time.Time {
+		t.Helper()
+		sum := sha256.Sum256([]byte(id))
+		row, err := st.GetConsoleSession(ctx, hex.EncodeToString(sum[:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row.LastSeen
+	}
+	for _, d := range []time.Duration{time.Second, 30 * time.Second, 59 * time.Second} {
+		if !live(id, t0.Add(d)) || !lastSeen().Equal(t0) {
+			t.Fatalf("a use %v after sign-in wrote its time: %v", d, lastSeen())
+		}
+	}
+	if !live(id, t0.Add(61*time.Second)) || !lastSeen().Equal(t0.Add(61*time.Second)) {
+		t.Fatalf("a use a minute after sign-in: last seen %v", lastSeen())
+	}
 	if !live(id, t0.Add(29*time.Minute)) {
 		t.Fatal("a session used within its idle time")
 	}

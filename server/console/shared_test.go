@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"testing"
 
 	"github.com/dtekit/dtekit/api"
@@ -86,6 +88,26 @@ func (f *fixture) testSharedSessions(t *testing.T) {
 	}
 	if _, err := kr.Open(row.SealedCredential, []byte("dtekit/console_session/"+f.B.id+"/"+key)); err == nil {
 		t.Error("the sealed credential opens as B's")
+	}
+
+	// On SQLite, the database's files (the write-ahead log included)
+	// hold neither the key nor the cookie anywhere (and do hold the
+	// row's id: the files read are the database's).
+	if f.be.Name == billingtest.SQLite.Name {
+		seen := false
+		for _, name := range []string{f.dsn, f.dsn + "-wal"} {
+			raw, err := os.ReadFile(name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+			if bytes.Contains(raw, cred) || bytes.Contains(raw, []byte(sid)) {
+				t.Errorf("%s holds the credential or the cookie in clear", name)
+			}
+			seen = seen || bytes.Contains(raw, []byte(key))
+		}
+		if !seen {
+			t.Error("the database's files do not hold the session's row")
+		}
 	}
 
 	// B's session, opened on the second, is B's on the first.
