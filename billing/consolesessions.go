@@ -133,13 +133,16 @@ func (r *ConsoleSessionService) Get(ctx context.Context, id string, now time.Tim
 	}
 	if now.Sub(rec.LastSeen) >= ConsoleSessionTouchEvery {
 		err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.TouchConsoleSession(ctx, key, now) })
-		if errors.Is(err, store.ErrNotFound) {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			return nil, nil // closed meanwhile
+		case err != nil:
+			// A page that only reads is still served (a full disk, say):
+			// the use is recorded by a later request.
+			s.log.Warn("billing: recording a console session's use", slog.String("empresa_id", rec.EmpresaID), slog.String("error", err.Error()))
+		default:
+			rec.LastSeen = now
 		}
-		if err != nil {
-			return nil, storeErr(err, "recording a console session's use", "console_session", "")
-		}
-		rec.LastSeen = now
 	}
 	return &ConsoleSession{Credential: string(cred), EmpresaID: rec.EmpresaID, Actua: rec.Actua, CSRF: rec.CSRF,
 		Created: rec.CreatedAt, LastSeen: rec.LastSeen}, nil

@@ -248,7 +248,7 @@ func (c *Console) page(pattern string, acc access, h handler) {
 		sid := cookieValue(r, sessionCookieName)
 		sess, err := c.sessions.get(r.Context(), sid, c.now())
 		if err != nil {
-			c.internal(w, r, nil, err)
+			c.billingError(w, r, nil, err) // 503 while the store is unavailable
 			return
 		}
 		if sess == nil {

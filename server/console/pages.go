@@ -127,7 +127,7 @@ func (c *Console) signInPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		c.internal(w, r, nil, err)
+		c.billingError(w, r, nil, err)
 		return
 	}
 	// A browser signed in already leaves its old session behind: it ends
