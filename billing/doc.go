@@ -39,7 +39,9 @@
 //
 // The operations are grouped by resource, as the REST API is: Documents,
 // Envelopes, Received, Catalog, CAFs, Company, Mail, Webhooks, Keys and
-// Cesiones are service values on Service. Every method takes a context and then the id
+// Cesiones are service values on Service (and ConsoleSessions, the web
+// console's sessions, which no route serves and which are found by the
+// browser's id rather than a company's). Every method takes a context and then the id
 // of the company (tenant) the caller's credential belongs to, at most one
 // resource id and one params struct of package api; everything it reads or
 // writes is scoped by that company, and another company's id yields a

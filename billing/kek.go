@@ -153,6 +153,8 @@ func sealedAAD(s *store.Sealed) []byte {
 		return delivery.SecretAAD(s.EmpresaID, s.ID)
 	case store.SealedCorreoSMTP, store.SealedCorreoIMAP:
 		return correoAAD(s.Kind, s.EmpresaID)
+	case store.SealedConsoleSession:
+		return consoleSessionAAD(s.EmpresaID, s.ID)
 	}
 	return []byte("dtekit/unknown/" + s.Kind)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/caf"
@@ -212,11 +213,21 @@ func newRotationFixture(t *testing.T, b backend) *rotationFixture {
 	if _, err := f.s.Mail.UpdateSettings(ctx, f.emp.ID, mail); err != nil {
 		t.Fatal(err)
 	}
+	// A console session, its credential sealed.
+	cs := &ConsoleSession{Credential: "dtk_console-credential", EmpresaID: f.emp.ID, CSRF: "t", Created: time.Now()}
+	if err := f.s.ConsoleSessions.Open(ctx, rotationSessionID, cs, rotationSessionLimits); err != nil {
+		t.Fatal(err)
+	}
 	if err := CheckKEK(ctx, f.s.st, f.s.keys); err != nil {
 		t.Fatal(err)
 	}
 	return &rotationFixture{fixture: f, hook: h.ID, clear: cafSecrets(t, file), legacy: legacy.ID}
 }
+
+// The rotation fixture's console session.
+const rotationSessionID = "rotation-browser-session"
+
+var rotationSessionLimits = ConsoleSessionLimits{Idle: time.Hour, Lifetime: time.Hour, PerCompany: 1, Total: 1}
 
 // checkUnder checks that the database serves with key k: a Service under
 // it starts, emits a stamped and signed document, and lists the webhook
@@ -242,6 +253,10 @@ func (f *rotationFixture) checkUnder(t *testing.T, b backend, k *Keyring) {
 	if err != nil || ms == nil || ms.SMTP.Password != "smtp-s3creto" || ms.IMAP.Password != "imap-s3creto" {
 		t.Errorf("the mailbox passwords under the key %s: %+v, %v", ShortFingerprint(k.Fingerprint()), ms, err)
 	}
+	cs, err := s.ConsoleSessions.Get(ctx, rotationSessionID, time.Now(), rotationSessionLimits)
+	if err != nil || cs == nil || cs.Credential != "dtk_console-credential" {
+		t.Errorf("the console session under the key %s: %+v, %v", ShortFingerprint(k.Fingerprint()), cs, err)
+	}
 }
 
 // TestRotateKEK: rotation re-seals every secret (the CAF stored in clear
@@ -264,9 +279,10 @@ func TestRotateKEK(t *testing.T) {
 			}
 			// A certificate, two CAF keys (one sealed at upload, one in
 			// clear until now), one webhook secret (the deleted
-			// webhook's is erased) and two mailbox passwords.
-			if res.Resealed != 6 || res.AlreadyDone {
-				t.Errorf("rotation = %+v, want 6 secrets re-sealed", res)
+			// webhook's is erased), two mailbox passwords and a console
+			// session's credential.
+			if res.Resealed != 7 || res.AlreadyDone {
+				t.Errorf("rotation = %+v, want 7 secrets re-sealed", res)
 			}
 			if found := leaks(dbCopy(t, b.name, f.dsn), f.clear); len(found) > 0 {
 				t.Errorf("after the rotation, the database holds the clear CAF's %v", found)
@@ -319,7 +335,7 @@ func TestRotateKEKResumes(t *testing.T) {
 		t.Fatalf("rotation killed before its commit: %v", err)
 	}
 	f.checkUnder(t, b, old)
-	if res, err := RotateKEK(ctx, f.s.st, old, next); err != nil || res.Resealed != 6 {
+	if res, err := RotateKEK(ctx, f.s.st, old, next); err != nil || res.Resealed != 7 {
 		t.Fatalf("rotation run again: %+v, %v", res, err)
 	}
 	f.checkUnder(t, b, next)

@@ -53,4 +53,5 @@ func (s *Service) resources() {
 	s.Webhooks = &WebhookService{s}
 	s.Keys = &KeyService{s}
 	s.Cesiones = &CesionService{s}
+	s.ConsoleSessions = &ConsoleSessionService{s}
 }

@@ -95,6 +95,8 @@ type Service struct {
 	Webhooks  *WebhookService
 	Keys      *KeyService
 	Cesiones  *CesionService
+	// ConsoleSessions keeps the web console's sessions (no API route).
+	ConsoleSessions *ConsoleSessionService
 
 	cfg  Config
 	st   store.Store

@@ -267,7 +267,7 @@ const (
 )
 
 // SealedKinds lists every kind of sealed secret the store keeps.
-var SealedKinds = []string{SealedCertificado, SealedCAFKey, SealedWebhook, SealedCorreoIMAP, SealedCorreoSMTP}
+var SealedKinds = []string{SealedCertificado, SealedCAFKey, SealedWebhook, SealedCorreoIMAP, SealedCorreoSMTP, SealedConsoleSession}
 
 // Sealed is one secret the caller sealed, wherever the store keeps it: the
 // kind of field, the record that holds it and the sealed bytes. It lets the

@@ -276,6 +276,7 @@ type Reader interface {
 	InboxReader
 	MailReader
 	CesionReader
+	ConsoleSessionReader
 	AdminReader
 }
 
@@ -322,6 +323,7 @@ type Tx interface {
 	InboxWriter
 	MailWriter
 	CesionWriter
+	ConsoleSessionWriter
 	AdminWriter
 	JobWriter
 }

@@ -74,7 +74,10 @@ func benchmarkPages(b *testing.B, be billingtest.Backend) {
 			b.Fatal(err)
 		}
 	}
-	sid, _, _ := f.console.sessions.open(f.A.readKey, f.A.id, time.Now())
+	sid, _, err := f.console.sessions.open(ctx, f.A.readKey, f.A.id, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, path := range []string{"resumen", "documentos", "documentos?estado=aceptado&desde=" + dte.Today(now.AddDate(0, 0, -7)),
 		"documentos/" + f.A.dte, "recibidos", "recibidos?estado=todos", "recibidos/" + f.A.recibidos[0],
 		"envios", "folios", "webhooks", "ajustes"} {

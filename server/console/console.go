@@ -5,9 +5,9 @@
 // It has the API's tenancy and roles: a browser signs in with an API key
 // (write or read-only) or a bearer token, resolved by the same function
 // as the API's (Config.Authenticate), and every page reads and acts for
-// that credential's company only. The session lives in the process's
-// memory (see sessions); its random id is the only thing the browser
-// keeps, in an HttpOnly, SameSite=Strict cookie. Every form carries the
+// that credential's company only. The session lives in the store,
+// shared by every process on the database (see sessions); its random id
+// is the only thing the browser keeps, in an HttpOnly, SameSite=Strict cookie. Every form carries the
 // session's CSRF token. Pages are html/template, the stylesheet is
 // embedded, and no page runs a script.
 package console
@@ -90,7 +90,7 @@ func New(cfg Config) (*Console, error) {
 	if cfg.Billing == nil || cfg.Authenticate == nil {
 		return nil, errors.New("console: Config.Billing and Config.Authenticate are required")
 	}
-	c := &Console{b: cfg.Billing, auth: cfg.Authenticate, sessions: newSessions(cfg.Idle, cfg.Lifetime),
+	c := &Console{b: cfg.Billing, auth: cfg.Authenticate, sessions: newSessions(cfg.Billing.ConsoleSessions, cfg.Idle, cfg.Lifetime),
 		logger: cfg.Logger, now: cfg.Now}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -258,7 +258,11 @@ const (
 func (c *Console) page(pattern string, acc access, h handler) {
 	c.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		sid := cookieValue(r, sessionCookieName)
-		sess := c.sessions.get(sid, c.now())
+		sess, err := c.sessions.get(r.Context(), sid, c.now())
+		if err != nil {
+			c.billingError(w, r, nil, err) // 503 while the store is unavailable
+			return
+		}
 		if sess == nil {
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, Prefix+"ingresar", http.StatusSeeOther)
@@ -275,7 +279,9 @@ func (c *Console) page(pattern string, acc access, h handler) {
 			}
 			// The key was revoked or the token expired: the session
 			// ends with it.
-			c.sessions.close(sid)
+			if err := c.sessions.close(r.Context(), sid); err != nil {
+				c.logger.Warn("console: closing a session", slog.String("error", err.Error()))
+			}
 			clearCookie(w, r, sessionCookieName)
 			http.Redirect(w, r, Prefix+"ingresar", http.StatusSeeOther)
 			return

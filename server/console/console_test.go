@@ -53,6 +53,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Cesiones", f.testCesiones)
 	t.Run("CesionTenancy", f.testCesionTenancy)
 	t.Run("CesionRoles", f.testCesionRoles)
+	t.Run("SharedSessions", f.testSharedSessions)
 	t.Run("Browser", f.testBrowser)
 }
 
@@ -67,6 +68,7 @@ func TestConsolePostgres(t *testing.T) {
 	t.Run("Empresas", f.testEmpresas)
 	t.Run("CesionTenancy", f.testCesionTenancy)
 	t.Run("Cesiones", f.testCesiones)
+	t.Run("SharedSessions", f.testSharedSessions)
 }
 
 // Sign-in: no session sends a GET to the form and refuses a POST; a bad

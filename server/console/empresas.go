@@ -62,7 +62,9 @@ func cambiarEmpresa(q *request) error {
 	if _, err := q.c.b.Company.Get(q.r.Context(), id); err != nil {
 		return err
 	}
-	q.c.sessions.switchTo(cookieValue(q.r, sessionCookieName), id)
+	if err := q.c.sessions.switchTo(q.r.Context(), cookieValue(q.r, sessionCookieName), id); err != nil {
+		return err
+	}
 	http.Redirect(q.w, q.r, Prefix+"resumen", http.StatusSeeOther)
 	return nil
 }

@@ -50,6 +50,8 @@ type fixture struct {
 	console *Console
 	srv     *httptest.Server
 	A, B    company
+	be      billingtest.Backend // the store's backend and database,
+	dsn     string              // for a second store on it
 }
 
 func newUUID() string { return uuid.NewString() }
@@ -62,7 +64,12 @@ func newFixtureOn(t testing.TB, be billingtest.Backend) *fixture {
 	ctx := context.Background()
 	fake := siitest.New(siitest.Options{AnySigner: true, Steps: []string{"SOK", "FOK"}, StepEvery: 100 * time.Millisecond}).Start()
 	t.Cleanup(fake.Close)
-	st := be.NewStore(t)
+	dsn := be.DSN(t)
+	st, err := be.Open(ctx, dsn, store.JobsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
 	b := billingtest.NewService(t, st, billing.Config{
 		Mail: billing.MailConfig{Backoff: []time.Duration{time.Hour}},
 		Submission: &billing.SubmitConfig{Endpoints: func(sii.Environment) sii.Endpoints { return fake.Endpoints() },
@@ -72,7 +79,7 @@ func newFixtureOn(t testing.TB, be billingtest.Backend) *fixture {
 		t.Fatal(err)
 	}
 	creds := billingtest.Creds(t)
-	f := &fixture{b: b, st: st}
+	f := &fixture{b: b, st: st, be: be, dsn: dsn}
 	provision := func(c billingtest.Company) company {
 		e, err := billingtest.Provision(ctx, b, creds, c)
 		if err != nil {

@@ -1,8 +1,10 @@
 package console
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/api"
+	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/chile"
@@ -118,23 +121,31 @@ func (c *Console) signInPost(w http.ResponseWriter, r *http.Request) {
 		c.showSignIn(w, r, http.StatusUnauthorized, "La clave o el token no es válido, está revocado o venció.")
 		return
 	}
-	id, _, ok := c.sessions.open(cred, p.EmpresaID, c.now())
-	if !ok {
+	id, _, err := c.sessions.open(r.Context(), cred, p.EmpresaID, c.now())
+	if errors.Is(err, billing.ErrConsoleSessionsFull) {
 		c.showSignIn(w, r, http.StatusServiceUnavailable, "Hay demasiadas sesiones abiertas. Reintente más tarde.")
+		return
+	}
+	if err != nil {
+		c.billingError(w, r, nil, err)
 		return
 	}
 	// A browser signed in already leaves its old session behind: it ends
 	// here rather than at its idle time.
 	if old := cookieValue(r, sessionCookieName); old != "" {
-		c.sessions.close(old)
+		if err := c.sessions.close(r.Context(), old); err != nil {
+			c.logger.Warn("console: closing a session", slog.String("error", err.Error()))
+		}
 	}
 	clearCookie(w, r, preCookieName)
-	setCookie(w, r, sessionCookieName, id, c.sessions.life)
+	setCookie(w, r, sessionCookieName, id, c.sessions.lim.Lifetime)
 	http.Redirect(w, r, Prefix+"resumen", http.StatusSeeOther)
 }
 
 func (c *Console) signOut(q *request) error {
-	c.sessions.close(cookieValue(q.r, sessionCookieName))
+	if err := c.sessions.close(q.r.Context(), cookieValue(q.r, sessionCookieName)); err != nil {
+		return err
+	}
 	clearCookie(q.w, q.r, sessionCookieName)
 	http.Redirect(q.w, q.r, Prefix+"ingresar", http.StatusSeeOther)
 	return nil

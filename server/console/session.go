@@ -1,17 +1,20 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"sync"
 	"time"
+
+	"github.com/dtekit/dtekit/billing"
 )
 
-// A session is one signed-in browser. It lives in the process's memory
-// only: the browser holds its random id in a cookie, never the
-// credential. The credential is kept here so that every request is
+// A session is one signed-in browser. It lives in the store, through the
+// billing face (billing.ConsoleSessionService), so that every process on
+// the database serves it and a sign-out on one ends it on all: the
+// browser holds its random id in a cookie, the store the id's SHA-256 and
+// the credential sealed. The credential is kept so that every request is
 // authenticated again (a key revoked or a token expired ends the session
 // at its next request).
 type session struct {
@@ -25,18 +28,12 @@ type session struct {
 	lastSeen time.Time
 }
 
-// sessions is the in-memory table of sessions, keyed by the SHA-256 of
-// their id (a timing leak of the map's lookup then says nothing of an id).
+// sessions opens, finds and closes sessions in the store, within their
+// limits. It keeps nothing in memory: a session closed or switched by
+// another process is seen at the next request.
 type sessions struct {
-	mu   sync.Mutex
-	m    map[[32]byte]*session
-	idle time.Duration
-	life time.Duration
-	// perCompany bounds one company's sessions: its oldest is closed
-	// when a new one would pass the bound, so that no company can fill
-	// the table for others. max bounds the table.
-	perCompany int
-	max        int
+	b   *billing.ConsoleSessionService
+	lim billing.ConsoleSessionLimits
 }
 
 // Session bounds.
@@ -53,14 +50,14 @@ const (
 	preCookieName = "dtekit_console_ingreso"
 )
 
-func newSessions(idle, life time.Duration) *sessions {
+func newSessions(b *billing.ConsoleSessionService, idle, life time.Duration) *sessions {
 	if idle <= 0 {
 		idle = DefaultIdle
 	}
 	if life <= 0 {
 		life = DefaultLifetime
 	}
-	return &sessions{m: map[[32]byte]*session{}, idle: idle, life: life, perCompany: maxPerCompany, max: maxSessions}
+	return &sessions{b: b, lim: billing.ConsoleSessionLimits{Idle: idle, Lifetime: life, PerCompany: maxPerCompany, Total: maxSessions}}
 }
 
 // randomToken is n random bytes in URL-safe base64.
@@ -72,84 +69,41 @@ func randomToken(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func hashID(id string) [32]byte { return sha256.Sum256([]byte(id)) }
-
 // open creates a session for a credential that authenticated as a
-// company, and returns its id. ok is false when the table is full of
-// live sessions of other companies.
-func (s *sessions) open(credential, empresaID string, now time.Time) (id string, sess *session, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var oldestKey [32]byte
-	var oldest time.Time
-	mine := 0
-	for k, v := range s.m {
-		if s.expired(v, now) {
-			delete(s.m, k)
-			continue
-		}
-		if v.empresaID == empresaID {
-			mine++
-			if oldest.IsZero() || v.created.Before(oldest) {
-				oldestKey, oldest = k, v.created
-			}
-		}
-	}
-	if mine >= s.perCompany {
-		delete(s.m, oldestKey)
-	}
-	if len(s.m) >= s.max {
-		return "", nil, false
-	}
+// company, and returns its id. It fails with
+// billing.ErrConsoleSessionsFull when the store holds its bound of live
+// sessions of other companies.
+func (s *sessions) open(ctx context.Context, credential, empresaID string, now time.Time) (id string, sess *session, err error) {
 	id = randomToken(sessionIDBytes)
-	sess = &session{credential: credential, empresaID: empresaID, csrf: randomToken(csrfTokenBytes), created: now, lastSeen: now}
-	s.m[hashID(id)] = sess
-	return id, sess, true
+	bs := &billing.ConsoleSession{Credential: credential, EmpresaID: empresaID, CSRF: randomToken(csrfTokenBytes), Created: now}
+	if err := s.b.Open(ctx, id, bs, s.lim); err != nil {
+		return "", nil, err
+	}
+	return id, fromBilling(bs), nil
 }
 
-func (s *sessions) expired(v *session, now time.Time) bool {
-	return now.Sub(v.lastSeen) > s.idle || now.Sub(v.created) > s.life
+func fromBilling(b *billing.ConsoleSession) *session {
+	return &session{credential: b.Credential, empresaID: b.EmpresaID, actua: b.Actua, csrf: b.CSRF, created: b.Created, lastSeen: b.LastSeen}
 }
 
-// get returns the live session of id and marks it seen; nil when there
-// is none or it expired (then it is removed).
-func (s *sessions) get(id string, now time.Time) *session {
-	if id == "" || len(id) > 128 {
-		return nil
+// get returns the live session of id; nil when there is none or it
+// expired.
+func (s *sessions) get(ctx context.Context, id string, now time.Time) (*session, error) {
+	bs, err := s.b.Get(ctx, id, now, s.lim)
+	if bs == nil || err != nil {
+		return nil, err
 	}
-	k := hashID(id)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := s.m[k]
-	if v == nil {
-		return nil
-	}
-	if s.expired(v, now) {
-		delete(s.m, k)
-		return nil
-	}
-	v.lastSeen = now
-	cp := *v
-	return &cp
+	return fromBilling(bs), nil
 }
 
 // switchTo makes the session of id act for empresaID ("" for the
 // credential's own company).
-func (s *sessions) switchTo(id, empresaID string) {
-	k := hashID(id)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if v := s.m[k]; v != nil {
-		v.actua = empresaID
-	}
+func (s *sessions) switchTo(ctx context.Context, id, empresaID string) error {
+	return s.b.Switch(ctx, id, empresaID)
 }
 
-// close ends the session of id.
-func (s *sessions) close(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, hashID(id))
-}
+// close ends the session of id, on every process.
+func (s *sessions) close(ctx context.Context, id string) error { return s.b.Close(ctx, id) }
 
 // sameToken compares a form's token with the expected one in constant
 // time; an empty expected token never matches.

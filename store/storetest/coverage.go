@@ -52,6 +52,8 @@ var Coverage = []Cover{
 	{reflect.TypeFor[store.MailWriter](), []string{"Correo", "Mensaje", "CorreoConfig", "Buzon", "TenantScoping"}},
 	{reflect.TypeFor[store.CesionReader](), []string{"Cesion", "CesionConcurrent"}},
 	{reflect.TypeFor[store.CesionWriter](), []string{"Cesion", "CesionConcurrent"}},
+	{reflect.TypeFor[store.ConsoleSessionReader](), []string{"ConsoleSession", "ConsoleSessionConcurrent", "Sealed"}},
+	{reflect.TypeFor[store.ConsoleSessionWriter](), []string{"ConsoleSession", "ConsoleSessionConcurrent", "Sealed"}},
 	{reflect.TypeFor[store.AdminReader](), []string{"Sealed"}},
 	{reflect.TypeFor[store.AdminWriter](), []string{"Sealed"}},
 	{reflect.TypeFor[store.ContribuyentesReader](), []string{"Contribuyentes"}},

@@ -49,6 +49,11 @@ func (h *harness) testSealed(t *testing.T) {
 			tx.InsertWebhook(ctx, hookA), tx.InsertWebhook(ctx, gone), tx.InsertWebhook(ctx, bare), tx.InsertWebhook(ctx, hookB),
 			tx.PutCorreoConfig(ctx, mailA), tx.PutCorreoConfig(ctx, mailB), tx.PutCorreoConfig(ctx, mailC))
 	})
+	// A console session of b, its credential sealed.
+	sessB := &store.ConsoleSession{ID: strings.Repeat("ab", 32), EmpresaID: b.ID, SealedCredential: []byte("session-b"), CSRF: "t"}
+	write(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.InsertConsoleSession(ctx, sessB, store.ConsoleSessionBounds{PerCompany: 1, Total: 1})
+	})
 	got, err := s.GetCAF(ctx, a.ID, cafA.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +88,8 @@ func (h *harness) testSealed(t *testing.T) {
 			{Kind: store.SealedCorreoIMAP, EmpresaID: b.ID, Data: []byte("imap-b")}}),
 		store.SealedCorreoSMTP: {
 			{Kind: store.SealedCorreoSMTP, EmpresaID: a.ID, Data: []byte("smtp-a")}},
+		store.SealedConsoleSession: {
+			{Kind: store.SealedConsoleSession, EmpresaID: b.ID, ID: sessB.ID, Data: []byte("session-b")}},
 	}
 	for _, kind := range store.SealedKinds {
 		if want[kind] == nil {
@@ -159,6 +166,9 @@ func (h *harness) testSealed(t *testing.T) {
 	gotHook, _ := s.GetWebhook(ctx, a.ID, hookA.ID)
 	hookA.Secret = []byte("new-hook-a")
 	same(t, "GetWebhook after ReplaceSealed", gotHook, hookA)
+	if got, err := s.GetConsoleSession(ctx, sessB.ID); err != nil || string(got.SealedCredential) != "new-session-b" || got.CSRF != "t" {
+		t.Errorf("GetConsoleSession after ReplaceSealed: %+v, %v", got, err)
+	}
 	// The mailbox passwords change, the settings (and the update time)
 	// stay.
 	for _, m := range []struct{ cfg *store.CorreoConfig }{{mailA}, {mailB}, {mailC}} {
@@ -188,6 +198,11 @@ func (h *harness) testSealed(t *testing.T) {
 		err := s.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.ReplaceSealed(ctx, &sec) })
 		wantErr(t, err, store.ErrNotFound, "ReplaceSealed of "+sec.Kind+" "+sec.ID)
 	}
+	// A console session named with another company is not found.
+	err = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.ReplaceSealed(ctx, &store.Sealed{Kind: store.SealedConsoleSession, EmpresaID: a.ID, ID: sessB.ID, Data: []byte("x")})
+	})
+	wantErr(t, err, store.ErrNotFound, "ReplaceSealed of another company's console session")
 
 	// Settings of the database.
 	if v, ok, err := s.Setting(ctx, store.SettingKEKFingerprint); v != "" || ok || err != nil {

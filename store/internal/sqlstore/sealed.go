@@ -20,11 +20,12 @@ type sealedColumn struct {
 }
 
 var sealedColumns = map[string]sealedColumn{
-	store.SealedCertificado: {table: "certificados", column: "sealed"},
-	store.SealedCAFKey:      {table: "cafs", column: "sealed_key", id: "id"},
-	store.SealedWebhook:     {table: "webhooks", column: "secret", id: "id"},
-	store.SealedCorreoIMAP:  {table: "correo_config", column: "sealed_imap"},
-	store.SealedCorreoSMTP:  {table: "correo_config", column: "sealed_smtp"},
+	store.SealedCertificado:    {table: "certificados", column: "sealed"},
+	store.SealedCAFKey:         {table: "cafs", column: "sealed_key", id: "id"},
+	store.SealedWebhook:        {table: "webhooks", column: "secret", id: "id"},
+	store.SealedCorreoIMAP:     {table: "correo_config", column: "sealed_imap"},
+	store.SealedCorreoSMTP:     {table: "correo_config", column: "sealed_smtp"},
+	store.SealedConsoleSession: {table: "console_sesiones", column: "sealed_credential", id: "id"},
 }
 
 func sealedColumnOf(kind string) (sealedColumn, error) {
