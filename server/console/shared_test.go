@@ -27,7 +27,9 @@ import (
 // never shows B's pages on either, and the stored row keys the session
 // by the SHA-256 of the cookie and holds the credential sealed only.
 func (f *fixture) testSharedSessions(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it creates and revokes A's keys, which AjustesClaves
+	// counts while it runs. A subtest that does not call t.Parallel runs
+	// alone, before the parallel ones resume.
 	ctx := context.Background()
 	st2, err := f.be.Open(ctx, f.dsn, store.JobsConfig{})
 	if err != nil {
