@@ -280,7 +280,7 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 		if s.Kind == SetBoleta {
 			boletas = docs
 		}
-		xmls := make([][]byte, 0, len(s.Cases))
+		emitted := make([]*dte.Emitted, 0, len(s.Cases))
 		for _, c := range s.Cases {
 			folio := folios.Next(c.Tipo)
 			req, err := g.request(c, docs)
@@ -296,9 +296,9 @@ func Generate(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 			}
 			docs[c.ID] = &built{c: c, req: req, out: out}
 			sr.Docs = append(sr.Docs, &Doc{Case: c, Request: req, Emitted: out})
-			xmls = append(xmls, out.XML)
+			emitted = append(emitted, out)
 		}
-		env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: cfg.Emisor, At: at}, cfg.Cert, xmls...)
+		env, err := dte.BuildEnvioEmitted(dte.EnvioOptions{Emisor: cfg.Emisor, At: at}, cfg.Cert, emitted...)
 		if err != nil {
 			return nil, fmt.Errorf("certificacion: envelope of %s: %w", s.Name, err)
 		}
