@@ -40,9 +40,11 @@ type JobOpts struct {
 	// running, retryable or pending): inserting a duplicate returns the
 	// existing job with JobResult.Duplicate set.
 	UniqueByArgs bool
-	// UniqueByPeriod, when positive, narrows uniqueness to jobs inserted
-	// within the same period window (of this length) — alone it makes a
-	// kind unique per window regardless of arguments.
+	// UniqueByPeriod, when positive, narrows uniqueness to jobs scheduled
+	// within the same period window (of this length, aligned on the clock:
+	// the window holding ScheduledAt, or the insert's instant when it is
+	// zero) — alone it makes a kind unique per window regardless of
+	// arguments.
 	UniqueByPeriod time.Duration
 }
 
@@ -98,6 +100,11 @@ type Job struct {
 	Attempt     int             // 1 on the first run
 	MaxAttempts int
 	CreatedAt   time.Time
+	// ScheduledAt is when the job was due for this run: the instant it
+	// was inserted for, or for a retry or a snoozed run the instant that
+	// rescheduled it. UniqueByPeriod keys the window on the inserted one,
+	// which may lie after CreatedAt (a job inserted ahead of its time).
+	ScheduledAt time.Time
 	// Snoozes counts the times the job was snoozed before this run
 	// (Snooze), so that a worker can wait longer each time.
 	Snoozes int

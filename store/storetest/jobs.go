@@ -82,10 +82,14 @@ func (h *harness) testJobsTransactional(t *testing.T) {
 	ctx := ctxT(t)
 	a := empresa(t, s, "80000000-0")
 	ran := make(chan int, 10)
+	due := make(chan [2]time.Time, 10) // the third job's ScheduledAt and CreatedAt
 	if err := s.Jobs().Register(store.Worker{Kind: testArgs{}.Kind(), Work: func(ctx context.Context, j *store.Job) error {
 		args, err := store.DecodeArgs[testArgs](j)
 		if err != nil {
 			return err
+		}
+		if args.N == 3 {
+			due <- [2]time.Time{j.ScheduledAt, j.CreatedAt}
 		}
 		ran <- args.N
 		return nil
@@ -115,7 +119,10 @@ func (h *harness) testJobsTransactional(t *testing.T) {
 		return errNo
 	})
 	wantErr(t, err, errNo, "rolled-back Write")
-	own, err := s.Jobs().Enqueue(ctx, testArgs{N: 3}, nil)
+	// The third is due an hour before it is created: its run reports
+	// both instants as they were given and written.
+	dueAt := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
+	own, err := s.Jobs().Enqueue(ctx, testArgs{N: 3}, &store.JobOpts{ScheduledAt: dueAt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +142,9 @@ func (h *harness) testJobsTransactional(t *testing.T) {
 	}
 	if !got[1] || !got[3] {
 		t.Errorf("ran %v, want 1 and 3", got)
+	}
+	if d := <-due; !d[0].Equal(dueAt) || !d[1].After(dueAt) {
+		t.Errorf("the third job ran with ScheduledAt %v, CreatedAt %v; want ScheduledAt %v, CreatedAt after it", d[0], d[1], dueAt)
 	}
 	waitJob(t, s, committed, 10*time.Second, "completion", stateIs(store.JobCompleted))
 	waitJob(t, s, own.ID, 10*time.Second, "completion", stateIs(store.JobCompleted))

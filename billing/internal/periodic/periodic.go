@@ -71,13 +71,21 @@ func Register(j store.Jobs, p Job) error {
 }
 
 // hold keeps a run's job unfinished until the end of the period it was
-// enqueued in (the job's uniqueness covers unfinished jobs only): it
+// scheduled in (the job's uniqueness covers unfinished jobs only): it
 // snoozes the job to that instant, and the job then ends without running
 // again (a snoozed run has Snoozes > 0). Without it, a leader that takes
 // over (the old one killed or stopped) would enqueue a job marked OnStart
 // again at once and run it twice in the period.
+//
+// The period is the one uniqueness keys on: the job's ScheduledAt
+// truncated to the interval, not its CreatedAt. A tick is inserted a
+// little ahead of its time with ScheduledAt at its due instant, so the
+// two can lie on either side of a period's start; held to the end of
+// CreatedAt's period, the job would finish as its own period begins. A
+// retried run's ScheduledAt is later than the inserted one, so its hold
+// may outlast its period, never fall short of it.
 func hold(job *store.Job, every time.Duration, now time.Time) error {
-	if rest := job.CreatedAt.Truncate(every).Add(every).Sub(now); rest > 0 {
+	if rest := job.ScheduledAt.Truncate(every).Add(every).Sub(now); rest > 0 {
 		return store.Snooze(rest)
 	}
 	return nil

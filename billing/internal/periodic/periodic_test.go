@@ -104,6 +104,86 @@ func TestRegister(t *testing.T) {
 	})
 }
 
+// early is a third periodic job of the tests.
+type early struct{}
+
+func (early) Kind() string { return "test.early" }
+
+// straddle returns a period of 40 to 80 seconds whose next start (aligned
+// on the clock, as uniqueness aligns it) comes between 100 and 600 ms
+// after now, and that start: a tick inserted now for that start is
+// created in one period and scheduled in the next.
+func straddle(t *testing.T, now time.Time) (time.Duration, time.Time) {
+	for p := 40 * time.Second; p <= 80*time.Second; p += time.Millisecond {
+		start := now.Truncate(p).Add(p)
+		if d := start.Sub(now); d >= 100*time.Millisecond && d <= 600*time.Millisecond {
+			return p, start
+		}
+	}
+	t.Fatal("no period of 40 to 80 s starts within 100-600 ms")
+	return 0, time.Time{}
+}
+
+// TestHoldScheduledPeriod: a tick inserted a little ahead of its time
+// (CreatedAt in one period, ScheduledAt at the next one's start, as the
+// leader enqueues ticks) is held to the end of the period it is
+// scheduled in, the one its uniqueness covers: once it has run, a second
+// tick for that period is a duplicate and does not run. Held to the end
+// of CreatedAt's period instead (the bug), the job completed at once
+// after its run and the second tick ran again.
+func TestHoldScheduledPeriod(t *testing.T) {
+	t.Parallel()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		st := b.NewStore(t, store.JobsConfig{PollInterval: 100 * time.Millisecond})
+		ctx := context.Background()
+		if err := Declare(st.Jobs(), 1); err != nil {
+			t.Fatal(err)
+		}
+		var runs atomic.Int32
+		every, start := straddle(t, time.Now())
+		if err := Register(st.Jobs(), Job{Args: early{}, Every: every, Run: func(context.Context) error { runs.Add(1); return nil }}); err != nil {
+			t.Fatal(err)
+		}
+		opts := &store.JobOpts{Queue: Queue, ScheduledAt: start, UniqueByPeriod: every}
+		first, err := st.Jobs().Enqueue(ctx, early{}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Jobs().Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Jobs().Stop(context.Background()) })
+		// The runner makes a scheduled job available every 5 s or so.
+		clocktest.Eventually(t, 30*time.Second, func() bool { return runs.Load() >= 1 })
+		var info *store.JobInfo
+		clocktest.Eventually(t, 10*time.Second, func() bool {
+			info, err = st.Jobs().Job(ctx, first.ID)
+			return err == nil && info.State != store.JobRunning && info.State != store.JobAvailable
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Snoozed to the period's end, give or take the time between the
+		// hold's reading of the clock and the runner's.
+		end := start.Add(every)
+		if d := info.ScheduledAt.Sub(end); info.State != store.JobScheduled || d < -time.Millisecond || d > time.Second {
+			t.Errorf("after its run the job is %s until %s, want scheduled until its period's end %s (created before %s, scheduled at it)",
+				info.State, info.ScheduledAt.Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano), start.UTC().Format(time.RFC3339Nano))
+		}
+		second, err := st.Jobs().Enqueue(ctx, early{}, &store.JobOpts{Queue: Queue, ScheduledAt: start.Add(time.Second), UniqueByPeriod: every})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !second.Duplicate || second.ID != first.ID {
+			t.Errorf("a second tick for the same period: %+v, want a duplicate of job %d", *second, first.ID)
+		}
+		time.Sleep(time.Second)
+		if n := runs.Load(); n != 1 {
+			t.Errorf("%d runs in one period, want 1", n)
+		}
+	})
+}
+
 // companies is the number of companies TestEachEmpresa walks: more than
 // two pages of store.MaxLimit.
 const companies = 2*store.MaxLimit + 5

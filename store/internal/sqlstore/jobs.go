@@ -307,7 +307,7 @@ type runningJobKey struct{}
 func (b *bridge) Work(ctx context.Context, job *river.Job[rawArgs]) error {
 	ctx = context.WithValue(ctx, runningJobKey{}, job)
 	err := b.w.Work(ctx, &store.Job{ID: job.ID, Kind: job.Kind, Args: job.EncodedArgs, Attempt: job.Attempt,
-		MaxAttempts: job.MaxAttempts, CreatedAt: job.CreatedAt.UTC(), Snoozes: snoozes(job.Metadata)})
+		MaxAttempts: job.MaxAttempts, CreatedAt: job.CreatedAt.UTC(), ScheduledAt: job.ScheduledAt.UTC(), Snoozes: snoozes(job.Metadata)})
 	var snooze *store.SnoozeError
 	if errors.As(err, &snooze) {
 		// River snoozes without counting the run as an attempt.
