@@ -768,10 +768,11 @@ type AdminReader interface {
 	// ListSealed returns up to limit sealed secrets of one kind (one of
 	// SealedKinds), of every company, after the one named by afterEmpresa
 	// and afterID (both "" for the first page), ordered by company and
-	// id: certificados, CAF keys that were sealed (CAF.SealedKey not nil)
-	// and webhook secrets (a deleted webhook keeps none). It crosses
-	// companies by nature: it is how the caller checks and re-seals every
-	// secret under its key-encryption key.
+	// id: certificados, CAF keys that were sealed (CAF.SealedKey not nil),
+	// webhook secrets (a deleted webhook keeps none), mailbox passwords
+	// and console session credentials. It crosses companies by nature: it
+	// is how the caller checks and re-seals every secret under its
+	// key-encryption key.
 	ListSealed(ctx context.Context, kind, afterEmpresa, afterID string, limit int) ([]Sealed, error)
 	// Setting returns the value of a setting of the database (one of the
 	// Setting constants); ok is false, with no error, when it was never
