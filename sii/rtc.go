@@ -113,17 +113,18 @@ func (c *Client) UploadAEC(ctx context.Context, rutCedente, emailNotif string, a
 	return res, nil
 }
 
-// checkEmail accepts one plain address within the registry's bound.
+// checkEmail accepts one plain address within the registry's bound, by
+// the rule every dtekit check of an address for the SII shares
+// (chile.CheckEmail).
 func checkEmail(s string) error {
-	switch at := strings.IndexByte(s, '@'); {
+	switch {
 	case s == "":
 		return fmt.Errorf("empty; the registry e-mails the result there")
 	case len(s) > maxRTCEmail:
 		return fmt.Errorf("longer than %d characters", maxRTCEmail)
-	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune(`"<>(),;:\[]`, r) }):
-		return fmt.Errorf("%q is not a plain e-mail address", s)
-	case at <= 0 || at != strings.LastIndexByte(s, '@') || !strings.Contains(s[at:], "."):
-		return fmt.Errorf("%q is not an e-mail address", s)
+	}
+	if err := chile.CheckEmail(s); err != nil {
+		return fmt.Errorf("%q %v", s, err)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package chile holds the small Chilean facts that several dtekit packages
 // need and none may export: the America/Santiago time zone (with its data
 // compiled in), the RUT's spelling and módulo-11 check digit, the RUTs the
-// SII reserves, and the six-month validity of CAFs.
+// SII reserves, the six-month validity of CAFs, and the rule of an
+// e-mail address the SII takes.
 package chile
 
 import (
