@@ -121,7 +121,8 @@ type Registry interface {
 type RTC interface {
 	// Upload sends an AEC for the cedente (RTCAnotEnvio); emailNotif is
 	// where the registry mails its result. An error is a transport
-	// failure: nobody knows whether the file arrived.
+	// failure (nobody knows whether the file arrived), unless it wraps
+	// ErrNotSent: the client refused the request before sending it.
 	Upload(ctx context.Context, rutCedente, emailNotif string, aec []byte) (Outcome, error)
 	// Status asks for an upload's review (getEstEnvio).
 	Status(ctx context.Context, trackID string) (Outcome, error)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -459,6 +461,35 @@ func TestFailuresBounded(t *testing.T) {
 	got := f.get(t, c.ID)
 	if got.Estado != store.CesionRechazada || got.Codigo != CodeNoUpload || got.Attempts != 3 || len(f.rtc.uploads) != 3 {
 		t.Errorf("after the failures: %+v, %d uploads", got, len(f.rtc.uploads))
+	}
+	if ev := f.events(t); len(ev) != 1 || ev[0] != "dte.cesion_rechazada" {
+		t.Errorf("events %v", ev)
+	}
+}
+
+// TestLocalRefusalFinal: an upload the registry's client refuses before
+// sending it (ErrNotSent: an address the registry would refuse) is
+// rechazada NO_ENVIADO at once, with its event, not tried MaxUploads
+// times.
+func TestLocalRefusalFinal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, backendtest.SQLite)
+	ctx := context.Background()
+	c := f.cede(t, params())
+	f.rtc.upload = func(int) (Outcome, error) {
+		return Outcome{}, fmt.Errorf("%w: sii: RTCAnotEnvio: emailNotif: \"finanzas@empresa\" has a domain without a dot", ErrNotSent)
+	}
+	a := jobArgs{EmpresaID: f.empresa, CesionID: c.ID}
+	for i := range 2 {
+		a.N = i
+		if err := f.room.upload(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := f.get(t, c.ID)
+	if got.Estado != store.CesionRechazada || got.Codigo != CodeNotSent || !strings.Contains(got.Glosa, "finanzas@empresa") ||
+		len(f.rtc.uploads) != 1 || f.rtc.asked != 0 {
+		t.Errorf("after the local refusal: %+v, %d uploads, %d questions", got, len(f.rtc.uploads), f.rtc.asked)
 	}
 	if ev := f.events(t); len(ev) != 1 || ev[0] != "dte.cesion_rechazada" {
 		t.Errorf("events %v", ev)

@@ -29,7 +29,14 @@ const (
 	// CodeAdopted: an upload whose answer was lost turned out recorded:
 	// the registry shows the document held by the cesionario.
 	CodeAdopted = "CEDIDO"
+	// CodeNotSent: the registry's client refused the upload before
+	// sending it (ErrNotSent): the same file would be refused again.
+	CodeNotSent = "NO_ENVIADO"
 )
+
+// ErrNotSent marks an error of RTC.Upload that refused the request before
+// it left (a field the registry would refuse): final, not retried.
+var ErrNotSent = errors.New("the upload was refused before it was sent")
 
 // jobArgs is one step of a cesión's journey. N counts the earlier runs of
 // the step and picks the pause before the next: waiting for the registry
@@ -211,6 +218,9 @@ func (r *Room) upload(ctx context.Context, a jobArgs) error {
 		return err
 	}
 	o, err := rtc.Upload(ctx, req.RutEmisor, req.EmailNotificacion, c.AEC)
+	if errors.Is(err, ErrNotSent) {
+		return r.settle(ctx, a, Outcome{Kind: Rejected, Code: CodeNotSent, Message: err.Error()})
+	}
 	if err != nil {
 		return r.retryLater(ctx, a, stepUpload, err)
 	}
