@@ -80,11 +80,22 @@ type Config struct {
 	// means DefaultMaxUploads. The cesión is then rechazada (codigo
 	// SIN_ENVIO), once the registry shows it did not record it.
 	MaxUploads int
+	// MaxPolls bounds the queries of one upload's review; 0 means
+	// DefaultMaxPolls. When they run out (the registry kept answering
+	// something other than a final review), the job asks whether the
+	// document is ceded to the cesionario: aceptada (codigo CEDIDO) if
+	// so, else rechazada (codigo SIN_REVISION). When that question keeps
+	// failing too, the cesión is rechazada SIN_REVISION after as many
+	// queries again.
+	MaxPolls int
 }
 
 // Defaults of Config.
 const (
 	DefaultMaxUploads = 8
+	// DefaultMaxPolls is Config.MaxPolls' default: with
+	// DefaultPollBackoff, about 2 days of a review that does not settle.
+	DefaultMaxPolls = 100
 	// DefaultTimeout is Config.Timeout's default, the sii package's.
 	DefaultTimeout = 30 * time.Second
 	// DefaultWorkers is the queue's budget by default.
@@ -205,6 +216,9 @@ func New(cfg Config) *Room {
 	}
 	if cfg.MaxUploads <= 0 {
 		cfg.MaxUploads = DefaultMaxUploads
+	}
+	if cfg.MaxPolls <= 0 {
+		cfg.MaxPolls = DefaultMaxPolls
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

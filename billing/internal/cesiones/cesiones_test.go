@@ -496,6 +496,60 @@ func TestLocalRefusalFinal(t *testing.T) {
 	}
 }
 
+// TestPollsBounded: a review the registry never settles (a Failure
+// answer, every time) is queried MaxPolls times, 3 here; then the
+// registry's holder decides: none, the cesión is rechazada SIN_REVISION
+// (and the document may be ceded again); the cesionario, it is aceptada
+// CEDIDO.
+func TestPollsBounded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		holder, estado, codigo, event string
+	}{
+		{"", store.CesionRechazada, CodeNoReview, "dte.cesion_rechazada"},
+		{"96790240-3", store.CesionAceptada, CodeAdopted, "dte.cedido"},
+	} {
+		t.Run("holder="+tc.holder, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backendtest.SQLite)
+			f.room.cfg.MaxPolls = 3
+			ctx := context.Background()
+			c := f.cede(t, params())
+			f.rtc.upload = func(int) (Outcome, error) { return Outcome{Kind: Pending, TrackID: "0000038940", Code: "0"}, nil }
+			statuses := 0
+			f.rtc.status = func() (Outcome, error) {
+				statuses++
+				return Outcome{Kind: Failure, Code: "HDR-2", Message: "error interno"}, nil
+			}
+			a := jobArgs{EmpresaID: f.empresa, CesionID: c.ID}
+			if err := f.room.upload(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				a.N = i
+				if err := f.room.poll(ctx, a); err != nil {
+					t.Fatal(err)
+				}
+				if got := f.get(t, c.ID); got.Estado != store.CesionEnviada || f.rtc.asked != 0 {
+					t.Fatalf("poll %d: %+v, %d questions", i, got, f.rtc.asked)
+				}
+			}
+			f.rtc.holder = tc.holder
+			a.N = 3
+			if err := f.room.poll(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			got := f.get(t, c.ID)
+			if got.Estado != tc.estado || got.Codigo != tc.codigo || statuses != 3 || f.rtc.asked != 1 {
+				t.Errorf("after the bound: %+v, %d status queries, %d questions", got, statuses, f.rtc.asked)
+			}
+			if ev := f.events(t); len(ev) != 1 || ev[0] != tc.event {
+				t.Errorf("events %v", ev)
+			}
+		})
+	}
+}
+
 // TestRunnerCarriesIt: with the runner started and schedules of zero, the
 // jobs Insert queues carry a cesión to aceptada by themselves.
 func TestRunnerCarriesIt(t *testing.T) {

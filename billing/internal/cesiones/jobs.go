@@ -32,6 +32,10 @@ const (
 	// CodeNotSent: the registry's client refused the upload before
 	// sending it (ErrNotSent): the same file would be refused again.
 	CodeNotSent = "NO_ENVIADO"
+	// CodeNoReview: the upload's review never settled within MaxPolls
+	// queries, and the registry shows no cesión of the document to the
+	// cesionario.
+	CodeNoReview = "SIN_REVISION"
 )
 
 // ErrNotSent marks an error of RTC.Upload that refused the request before
@@ -278,6 +282,25 @@ func (r *Room) poll(ctx context.Context, a jobArgs) error {
 	rtc, err := r.registry(ctx, c)
 	if err != nil {
 		return r.retryLater(ctx, a, stepPoll, err)
+	}
+	if a.N >= r.cfg.MaxPolls {
+		// The review never settled (an answer the client cannot read, a
+		// registry that keeps failing): the registry's holder decides,
+		// so that the document is not held active for ever.
+		ok, err := r.ours(ctx, rtc, c)
+		if err != nil {
+			if a.N >= 2*r.cfg.MaxPolls {
+				return r.settle(ctx, a, Outcome{Kind: Rejected, Code: CodeNoReview,
+					Message: fmt.Sprintf("the upload's review did not settle in %d queries, nor did the registry say whether the document is ceded: %v", a.N, err)})
+			}
+			return r.retryLater(ctx, a, stepPoll, err)
+		}
+		if ok {
+			return r.settle(ctx, a, Outcome{Kind: Accepted, Code: CodeAdopted,
+				Message: "the upload's review did not settle, but the registry shows the document held by the cesionario"})
+		}
+		return r.settle(ctx, a, Outcome{Kind: Rejected, Code: CodeNoReview,
+			Message: fmt.Sprintf("the upload's review did not settle in %d queries, and the registry shows no cesión of the document to the cesionario", a.N)})
 	}
 	o, err := rtc.Status(ctx, c.TrackID)
 	if err != nil {
