@@ -563,11 +563,8 @@ func normRUT(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func sameRUT(a, b string) bool {
-	ra, err1 := dte.ParseRUT(strings.TrimSpace(a))
-	rb, err2 := dte.ParseRUT(strings.TrimSpace(b))
-	return err1 == nil && err2 == nil && ra == rb
-}
+// sameRUT reports whether a and b are one RUT (chile.SameRUT).
+func sameRUT(a, b string) bool { return chilerules.SameRUT(a, b) }
 
 func clip(s string, n int) string {
 	s = strings.TrimSpace(s)

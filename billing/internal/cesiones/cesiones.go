@@ -286,7 +286,7 @@ func (r *Room) Prepare(ctx context.Context, empresaID string, d *store.DTE, p ap
 	if err != nil {
 		return nil, fault.Failed("reading the document's emisor", err)
 	}
-	if sameRUT(p.Cesionario.Rut, em.Rut) {
+	if chile.SameRUT(p.Cesionario.Rut, em.Rut) {
 		return nil, fault.Invalid("cesionario.rut", fault.DetailSameParty,
 			fmt.Sprintf("the cesionario %s is the document's emisor: a document is ceded to another company", p.Cesionario.Rut))
 	}
@@ -362,9 +362,6 @@ func defaultVencimiento(fecha string) string {
 	}
 	return t.AddDate(0, 0, 30).Format(time.DateOnly)
 }
-
-// sameRUT reports whether a and b are one RUT, however written.
-func sameRUT(a, b string) bool { return chile.CanonRUT(a) == chile.CanonRUT(b) }
 
 // Insert records c (from Prepare) and queues its upload, in tx. A
 // document with a cesión not rechazada is refused (fault.AlreadyCeded),

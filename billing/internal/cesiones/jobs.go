@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -161,7 +162,7 @@ func (r *Room) ours(ctx context.Context, rtc RTC, c *store.Cesion) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	return h.Ceded && (h.Holder == "" || sameRUT(h.Holder, c.RutCesionario)), nil
+	return h.Ceded && (h.Holder == "" || chile.SameRUT(h.Holder, c.RutCesionario)), nil
 }
 
 // upload runs the upload step: an earlier upload that may have arrived is
