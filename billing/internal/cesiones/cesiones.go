@@ -16,7 +16,10 @@
 // upload and gave a track id; uploads retried with UploadBackoff, at most
 // MaxUploads) → aceptada (EOK: the event dte.cedido) or rechazada (the
 // event dte.cesion_rechazada, with the registry's code and text), polling
-// the upload's state with PollBackoff. Every upload is counted in the
+// the upload's state with PollBackoff, at most MaxPolls times (then the
+// registry's holder settles it: aceptada CEDIDO or rechazada
+// SIN_REVISION). An upload the client refuses before sending it
+// (ErrNotSent) is rechazada NO_ENVIADO at once. Every upload is counted in the
 // transaction before it leaves, so a process killed while the request is
 // on its way leaves a cesión pendiente whose attempts say an upload may
 // have arrived: before uploading again, the job asks the registry whether
