@@ -489,7 +489,7 @@ func TestLocalRefusalFinal(t *testing.T) {
 	got := f.get(t, c.ID)
 	if got.Estado != store.CesionRechazada || got.Codigo != CodeNotSent || !strings.Contains(got.Glosa, "finanzas@empresa") ||
 		len(f.rtc.uploads) != 1 || f.rtc.asked != 0 {
-		t.Errorf("after the local refusal: %+v, %d uploads, %d questions", got, len(f.rtc.uploads), f.rtc.asked)
+		t.Errorf("after the local refusal: %s %s %q, %d uploads, %d questions", got.Estado, got.Codigo, got.Glosa, len(f.rtc.uploads), f.rtc.asked)
 	}
 	if ev := f.events(t); len(ev) != 1 || ev[0] != "dte.cesion_rechazada" {
 		t.Errorf("events %v", ev)
@@ -531,7 +531,7 @@ func TestPollsBounded(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got := f.get(t, c.ID); got.Estado != store.CesionEnviada || f.rtc.asked != 0 {
-					t.Fatalf("poll %d: %+v, %d questions", i, got, f.rtc.asked)
+					t.Fatalf("poll %d: %s %s, %d questions", i, got.Estado, got.Codigo, f.rtc.asked)
 				}
 			}
 			f.rtc.holder = tc.holder
@@ -541,7 +541,7 @@ func TestPollsBounded(t *testing.T) {
 			}
 			got := f.get(t, c.ID)
 			if got.Estado != tc.estado || got.Codigo != tc.codigo || statuses != 3 || f.rtc.asked != 1 {
-				t.Errorf("after the bound: %+v, %d status queries, %d questions", got, statuses, f.rtc.asked)
+				t.Errorf("after the bound: %s %s, %d status queries, %d questions", got.Estado, got.Codigo, statuses, f.rtc.asked)
 			}
 			if ev := f.events(t); len(ev) != 1 || ev[0] != tc.event {
 				t.Errorf("events %v", ev)
