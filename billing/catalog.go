@@ -3,12 +3,13 @@ package billing
 import (
 	"context"
 	"fmt"
-	"net/mail"
+
 	"strings"
 	"time"
 
 	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -54,7 +55,9 @@ const maxEmail = 254
 func checkEmail(d []dte.FieldError, v string) []dte.FieldError { return checkEmailField(d, "email", v) }
 
 // checkEmailField appends a problem when field's value v, not empty, is
-// not a bare e-mail address of at most 254 characters (RFC 5321's path).
+// not a bare e-mail address of at most 254 characters (RFC 5321's path)
+// that the SII takes (chile.CheckEmail: the documents and cesiones that
+// carry it reach the SII).
 func checkEmailField(d []dte.FieldError, field, v string) []dte.FieldError {
 	if v == "" {
 		return d
@@ -62,8 +65,8 @@ func checkEmailField(d []dte.FieldError, field, v string) []dte.FieldError {
 	if len(v) > maxEmail {
 		return append(d, dte.FieldError{Field: field, Code: dte.CodeTooLong, Message: fmt.Sprintf("%s has %d characters; an e-mail address has at most %d", field, len(v), maxEmail)})
 	}
-	if a, err := mail.ParseAddress(v); err != nil || a.Address != v {
-		return append(d, dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: field + " is not an e-mail address"})
+	if err := chile.CheckEmail(v); err != nil {
+		return append(d, dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: field + " " + err.Error()})
 	}
 	return d
 }

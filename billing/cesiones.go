@@ -311,10 +311,24 @@ func kindOf(o sii.CesionOutcome) cesiones.Kind {
 func (x rtcClient) Upload(ctx context.Context, rutCedente, emailNotif string, aec []byte) (cesiones.Outcome, error) {
 	res, err := x.c.UploadAEC(ctx, rutCedente, emailNotif, aec)
 	if err != nil {
-		return cesiones.Outcome{}, err
+		return cesiones.Outcome{}, notSent(ctx, err)
 	}
 	o := sii.AECUploadOutcome(res)
 	return cesiones.Outcome{Kind: kindOf(o), TrackID: res.TrackID, Code: o.Code, Message: o.Message, Raw: res.Raw}, nil
+}
+
+// notSent marks an upload's error as refused before it left
+// (cesiones.ErrNotSent) when it is neither the exchange's failure nor the
+// authentication's, nor the step's context ending: a field the client
+// refuses, which it would refuse again.
+func notSent(ctx context.Context, err error) error {
+	var te *sii.TransportError
+	var ae *sii.AuthError
+	if ctx.Err() != nil || errors.As(err, &te) || errors.As(err, &ae) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", cesiones.ErrNotSent, err)
 }
 
 // Status asks for an upload's review (getEstEnvio).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/dte"
+	chilerules "github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/internal/xmlflat"
 	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
@@ -524,8 +525,8 @@ func checkParte(add func(*dte.FieldError), field string, p Parte) {
 	add(checkEmail(field+".email", p.Email, true))
 }
 
-// checkEmail checks an e-mail address of the AEC: 6 to 40 characters of
-// the form local@domain.
+// checkEmail checks an e-mail address of the AEC: 6 to 40 characters, an
+// address the SII takes (chilerules.CheckEmail).
 func checkEmail(field, s string, required bool) *dte.FieldError {
 	if fe := dte.CheckText(field, s, maxEmail, required, false); fe != nil {
 		return fe
@@ -534,9 +535,11 @@ func checkEmail(field, s string, required bool) *dte.FieldError {
 	if s == "" {
 		return nil
 	}
-	at := strings.IndexByte(s, '@')
-	if len(s) < minEmail || at < 1 || at == len(s)-1 || strings.ContainsAny(s, " <>") {
+	if len(s) < minEmail {
 		return &dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: fmt.Sprintf("%q is not an e-mail address of 6 to %d characters", s, maxEmail)}
+	}
+	if err := chilerules.CheckEmail(s); err != nil {
+		return &dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: fmt.Sprintf("%q %v", s, err)}
 	}
 	return nil
 }
@@ -560,11 +563,8 @@ func normRUT(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func sameRUT(a, b string) bool {
-	ra, err1 := dte.ParseRUT(strings.TrimSpace(a))
-	rb, err2 := dte.ParseRUT(strings.TrimSpace(b))
-	return err1 == nil && err2 == nil && ra == rb
-}
+// sameRUT reports whether a and b are one RUT (chile.SameRUT).
+func sameRUT(a, b string) bool { return chilerules.SameRUT(a, b) }
 
 func clip(s string, n int) string {
 	s = strings.TrimSpace(s)

@@ -83,6 +83,18 @@ func TestCesiones(t *testing.T) {
 		if got := detailFields(t, r); !slices.Equal(got, wantDetails) {
 			t.Errorf("invalid request: details %v, want %v", got, wantDetails)
 		}
+		// Addresses net/mail reads as bare addresses but the registry
+		// refuses (no dot in the domain, an address literal): refused
+		// here, not queued for an upload that cannot leave.
+		for _, addr := range []string{"finanzas@empresa", "a@[10.0.0.1]"} {
+			b := cesionBody()
+			b["email_notificacion"] = addr
+			r = post(b, newUUID())
+			want(t, r, 400, fault.Validation)
+			if got := detailFields(t, r); !slices.Equal(got, []string{"email_notificacion INVALID_FORMAT"}) {
+				t.Errorf("email_notificacion %q: details %v", addr, got)
+			}
+		}
 		// The cesionario is the emisor; the amount over the total.
 		same := cesionBody()
 		same["cesionario"].(map[string]any)["rut"] = c.rut

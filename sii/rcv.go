@@ -35,7 +35,8 @@ const RCVNamespace = "http://ws.registroreclamodte.diii.sdi.sii.cl"
 
 // RCVDateLayout is how the registry writes dates (event dates, the
 // reception date): DD-MM-YYYY HH:MM:SS, in Chile's time (time.Format
-// layout).
+// layout). The registry of credit transfers writes RECEPCIONAEC's
+// TIMESTAMP the same way.
 const RCVDateLayout = "02-01-2006 15:04:05"
 
 // Bounds on the registry's answers: they come from the network and are

@@ -26,8 +26,6 @@ const (
 
 // Layouts of the registry's dates (America/Santiago time).
 const (
-	// RTCUploadTimeLayout is RECEPCIONAEC's TIMESTAMP, DD-MM-YYYY HH:MM:SS.
-	RTCUploadTimeLayout = "02-01-2006 15:04:05"
 	// RTCAnotTimeLayout is FECHA_ULT_ANOT's, YYYY-MM-DD HH:MM:SS.
 	RTCAnotTimeLayout = "2006-01-02 15:04:05"
 )
@@ -56,7 +54,7 @@ type AECUploadResult struct {
 	// echo the registry's fields.
 	RUTSender, RUTCompany, File string
 	// Timestamp is TIMESTAMP read in America/Santiago; zero when the
-	// answer carried none or one not in RTCUploadTimeLayout (the track id
+	// answer carried none or one not in RCVDateLayout (the track id
 	// of a received upload is kept whatever its timestamp).
 	Timestamp time.Time
 	// Raw is the response body.
@@ -113,17 +111,18 @@ func (c *Client) UploadAEC(ctx context.Context, rutCedente, emailNotif string, a
 	return res, nil
 }
 
-// checkEmail accepts one plain address within the registry's bound.
+// checkEmail accepts one plain address within the registry's bound, by
+// the rule every dtekit check of an address for the SII shares
+// (chile.CheckEmail).
 func checkEmail(s string) error {
-	switch at := strings.IndexByte(s, '@'); {
+	switch {
 	case s == "":
 		return fmt.Errorf("empty; the registry e-mails the result there")
 	case len(s) > maxRTCEmail:
 		return fmt.Errorf("longer than %d characters", maxRTCEmail)
-	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune(`"<>(),;:\[]`, r) }):
-		return fmt.Errorf("%q is not a plain e-mail address", s)
-	case at <= 0 || at != strings.LastIndexByte(s, '@') || !strings.Contains(s[at:], "."):
-		return fmt.Errorf("%q is not an e-mail address", s)
+	}
+	if err := chile.CheckEmail(s); err != nil {
+		return fmt.Errorf("%q %v", s, err)
 	}
 	return nil
 }
@@ -198,7 +197,7 @@ func parseRecepcionAEC(body []byte) (*AECUploadResult, error) {
 	if n == 0 && !isTrackID(r.TrackID) {
 		return nil, fmt.Errorf("RECEPCIONAEC STATUS 0 with TRACKID %q, not 1 to %d digits", textclip.Clip(r.TrackID, maxRTCCode), maxRTCTrackID)
 	}
-	if t, err := time.ParseInLocation(RTCUploadTimeLayout, stamp, chile.Location()); err == nil {
+	if t, err := time.ParseInLocation(RCVDateLayout, stamp, chile.Location()); err == nil {
 		r.Timestamp = t
 	}
 	return r, nil

@@ -208,7 +208,7 @@ func TestAECUploadBodyOrder(t *testing.T) {
 		}
 		last = i
 	}
-	for _, bad := range []string{"", "a@b", "sin-arroba.cl", "a@b.cl\r\nBcc: x@y.cl", "a b@c.cl", "a@@b.cl", strings.Repeat("a", 80) + "@b.cl"} {
+	for _, bad := range []string{"", "a@b", "finanzas@empresa", "a@[10.0.0.1]", "sin-arroba.cl", "a@b.cl\r\nBcc: x@y.cl", "a b@c.cl", "a@@b.cl", strings.Repeat("a", 80) + "@b.cl"} {
 		if checkEmail(bad) == nil {
 			t.Errorf("e-mail %q accepted", bad)
 		}

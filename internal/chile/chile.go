@@ -1,7 +1,8 @@
 // Package chile holds the small Chilean facts that several dtekit packages
 // need and none may export: the America/Santiago time zone (with its data
 // compiled in), the RUT's spelling and módulo-11 check digit, the RUTs the
-// SII reserves, and the six-month validity of CAFs.
+// SII reserves, the six-month validity of CAFs, and the rule of an
+// e-mail address the SII takes.
 package chile
 
 import (
@@ -136,6 +137,54 @@ func CanonRUT(s string) string {
 		return s
 	}
 	return FormatRUT(n, dv)
+}
+
+// SameRUT reports whether a and b are one RUT however written (dots,
+// blanks, a lower-case k). A RUT written as digits alone may lack its
+// check digit (the registry of credit transfers writes RUT_TENEDOR so at
+// times), so such a text matches a RUT whose number it is, as well as
+// the RUT it spells with its last digit as the check digit. Text that is
+// not a RUT matches nothing, not even itself.
+func SameRUT(a, b string) bool {
+	na := rutNumbers(a)
+	for _, x := range rutNumbers(b) {
+		for _, y := range na {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rutNumbers returns the numbers s may name: the one of a full RUT (its
+// check digit verified), and for digits alone also those digits read as
+// a number without a check digit.
+func rutNumbers(s string) []int {
+	var out []int
+	if n, _, err := ParseRUT(s); err == nil {
+		out = append(out, n)
+	}
+	t := strings.Map(func(r rune) rune {
+		if r == '.' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if t == "" || strings.TrimLeft(t, "0123456789") != "" {
+		return out
+	}
+	n := 0
+	for _, r := range t {
+		n = n*10 + int(r-'0')
+		if n >= 100_000_000 {
+			return out
+		}
+	}
+	if n > 0 {
+		out = append(out, n)
+	}
+	return out
 }
 
 // RUTSinReceptor is the RUT a boleta carries when its buyer is not

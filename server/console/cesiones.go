@@ -9,6 +9,7 @@ import (
 
 	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
+	"github.com/dtekit/dtekit/cesion"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/google/uuid"
 )
@@ -25,11 +26,6 @@ import (
 // newest first); a document has at most one not rechazada, so more than
 // a few are refusals retried.
 const maxCesionesShown = 50
-
-// cedible reports whether the registry takes a cesión of a document of
-// type t: the types with a cedible copy but the guía, which is ceded
-// with its factura (33, 34, 43, 46).
-func cedible(t dte.TipoDTE) bool { return t.HasCedible() && t != 52 }
 
 // cesionesView is the Cesiones section of a cedible document's page.
 type cesionesView struct {
@@ -80,7 +76,7 @@ var cederFields = map[string]string{
 // nil for a type the registry does not take. form is the form as posted
 // (nil: a new one, its amount the document's total).
 func cesionesOf(q *request, d *api.DTE, form *cederForm) (*cesionesView, error) {
-	if !cedible(d.TipoDTE) {
+	if !cesion.Cedible(d.TipoDTE) {
 		return nil, nil
 	}
 	page, err := q.c.b.Cesiones.List(q.r.Context(), q.p.EmpresaID, d.ID, api.CesionListParams{ListParams: api.ListParams{Limit: maxCesionesShown}})

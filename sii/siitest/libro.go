@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dtekit/dtekit/dte"
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/libro"
 	"github.com/dtekit/dtekit/signer"
 )
@@ -356,13 +357,6 @@ func amount(d dte.Decimal) int64 {
 	return n
 }
 
-// sameRUT compares two RUTs in canonical form.
-func sameRUT(a, b string) bool {
-	ra, err1 := dte.ParseRUT(a)
-	rb, err2 := dte.ParseRUT(b)
-	return err1 == nil && err2 == nil && ra == rb
-}
-
 // reviewCV reviews a LibroCompraVenta. Call with f.mu held.
 func (f *Fake) reviewCV(l *libro.Libro, sigOK bool, tokenRUT, company string) (*LibroReview, string) {
 	c := &l.Caratula
@@ -520,7 +514,7 @@ func ventaMatches(p *problems, d *libro.Detalle, docs map[[2]int64]*dte.Document
 	if d.FchDoc != "" && d.FchDoc != doc.FechaEmision {
 		p.add("Detalle tipo %d folio %d: FchDoc %s, el documento dice %s", d.TpoDoc, d.NroDoc, d.FchDoc, doc.FechaEmision)
 	}
-	if d.RUTDoc != "" && !sameRUT(d.RUTDoc, doc.Receptor.Rut) {
+	if d.RUTDoc != "" && !chile.SameRUT(d.RUTDoc, doc.Receptor.Rut) {
 		p.add("Detalle tipo %d folio %d: RUTDoc %s, el documento dice %s", d.TpoDoc, d.NroDoc, d.RUTDoc, doc.Receptor.Rut)
 	}
 }
@@ -636,7 +630,7 @@ func guiaMatches(p *problems, d *libro.DetalleGuia, docs map[[2]int64]*dte.Docum
 	if d.FchDoc != "" && d.FchDoc != doc.FechaEmision {
 		p.add("Detalle folio %d: FchDoc %s, la guia dice %s", d.Folio, d.FchDoc, doc.FechaEmision)
 	}
-	if d.RUTDoc != "" && !sameRUT(d.RUTDoc, doc.Receptor.Rut) {
+	if d.RUTDoc != "" && !chile.SameRUT(d.RUTDoc, doc.Receptor.Rut) {
 		p.add("Detalle folio %d: RUTDoc %s, la guia dice %s", d.Folio, d.RUTDoc, doc.Receptor.Rut)
 	}
 }

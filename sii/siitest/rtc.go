@@ -199,7 +199,7 @@ func (f *Fake) serveRTCUpload(w http.ResponseWriter, r *http.Request) {
 	if done {
 		return
 	}
-	ts := f.now().In(chile.Location()).Format(sii.RTCUploadTimeLayout)
+	ts := f.now().In(chile.Location()).Format(sii.RCVDateLayout)
 	company := u.values["rutCompany"] + "-" + u.values["dvCompany"]
 	answer := func(sender string, status int, track string) {
 		f.result(idx, "STATUS %d%s", status, map[bool]string{true: " TRACKID " + track, false: ""}[track != ""])

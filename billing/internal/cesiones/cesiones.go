@@ -16,7 +16,10 @@
 // upload and gave a track id; uploads retried with UploadBackoff, at most
 // MaxUploads) → aceptada (EOK: the event dte.cedido) or rechazada (the
 // event dte.cesion_rechazada, with the registry's code and text), polling
-// the upload's state with PollBackoff. Every upload is counted in the
+// the upload's state with PollBackoff, at most MaxPolls times (then the
+// registry's holder settles it: aceptada CEDIDO or rechazada
+// SIN_REVISION). An upload the client refuses before sending it
+// (ErrNotSent) is rechazada NO_ENVIADO at once. Every upload is counted in the
 // transaction before it leaves, so a process killed while the request is
 // on its way leaves a cesión pendiente whose attempts say an upload may
 // have arrived: before uploading again, the job asks the registry whether
@@ -80,11 +83,22 @@ type Config struct {
 	// means DefaultMaxUploads. The cesión is then rechazada (codigo
 	// SIN_ENVIO), once the registry shows it did not record it.
 	MaxUploads int
+	// MaxPolls bounds the queries of one upload's review; 0 means
+	// DefaultMaxPolls. When they run out (the registry kept answering
+	// something other than a final review), the job asks whether the
+	// document is ceded to the cesionario: aceptada (codigo CEDIDO) if
+	// so, else rechazada (codigo SIN_REVISION). When that question keeps
+	// failing too, the cesión is rechazada SIN_REVISION after as many
+	// queries again.
+	MaxPolls int
 }
 
 // Defaults of Config.
 const (
 	DefaultMaxUploads = 8
+	// DefaultMaxPolls is Config.MaxPolls' default: with
+	// DefaultPollBackoff, about 2 days of a review that does not settle.
+	DefaultMaxPolls = 100
 	// DefaultTimeout is Config.Timeout's default, the sii package's.
 	DefaultTimeout = 30 * time.Second
 	// DefaultWorkers is the queue's budget by default.
@@ -121,7 +135,8 @@ type Registry interface {
 type RTC interface {
 	// Upload sends an AEC for the cedente (RTCAnotEnvio); emailNotif is
 	// where the registry mails its result. An error is a transport
-	// failure: nobody knows whether the file arrived.
+	// failure (nobody knows whether the file arrived), unless it wraps
+	// ErrNotSent: the client refused the request before sending it.
 	Upload(ctx context.Context, rutCedente, emailNotif string, aec []byte) (Outcome, error)
 	// Status asks for an upload's review (getEstEnvio).
 	Status(ctx context.Context, trackID string) (Outcome, error)
@@ -205,6 +220,9 @@ func New(cfg Config) *Room {
 	if cfg.MaxUploads <= 0 {
 		cfg.MaxUploads = DefaultMaxUploads
 	}
+	if cfg.MaxPolls <= 0 {
+		cfg.MaxPolls = DefaultMaxPolls
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -271,7 +289,7 @@ func (r *Room) Prepare(ctx context.Context, empresaID string, d *store.DTE, p ap
 	if err != nil {
 		return nil, fault.Failed("reading the document's emisor", err)
 	}
-	if sameRUT(p.Cesionario.Rut, em.Rut) {
+	if chile.SameRUT(p.Cesionario.Rut, em.Rut) {
 		return nil, fault.Invalid("cesionario.rut", fault.DetailSameParty,
 			fmt.Sprintf("the cesionario %s is the document's emisor: a document is ceded to another company", p.Cesionario.Rut))
 	}
@@ -347,9 +365,6 @@ func defaultVencimiento(fecha string) string {
 	}
 	return t.AddDate(0, 0, 30).Format(time.DateOnly)
 }
-
-// sameRUT reports whether a and b are one RUT, however written.
-func sameRUT(a, b string) bool { return chile.CanonRUT(a) == chile.CanonRUT(b) }
 
 // Insert records c (from Prepare) and queues its upload, in tx. A
 // document with a cesión not rechazada is refused (fault.AlreadyCeded),

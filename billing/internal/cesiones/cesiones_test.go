@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -462,6 +464,89 @@ func TestFailuresBounded(t *testing.T) {
 	}
 	if ev := f.events(t); len(ev) != 1 || ev[0] != "dte.cesion_rechazada" {
 		t.Errorf("events %v", ev)
+	}
+}
+
+// TestLocalRefusalFinal: an upload the registry's client refuses before
+// sending it (ErrNotSent: an address the registry would refuse) is
+// rechazada NO_ENVIADO at once, with its event, not tried MaxUploads
+// times.
+func TestLocalRefusalFinal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, backendtest.SQLite)
+	ctx := context.Background()
+	c := f.cede(t, params())
+	f.rtc.upload = func(int) (Outcome, error) {
+		return Outcome{}, fmt.Errorf("%w: sii: RTCAnotEnvio: emailNotif: \"finanzas@empresa\" has a domain without a dot", ErrNotSent)
+	}
+	a := jobArgs{EmpresaID: f.empresa, CesionID: c.ID}
+	for i := range 2 {
+		a.N = i
+		if err := f.room.upload(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := f.get(t, c.ID)
+	if got.Estado != store.CesionRechazada || got.Codigo != CodeNotSent || !strings.Contains(got.Glosa, "finanzas@empresa") ||
+		len(f.rtc.uploads) != 1 || f.rtc.asked != 0 {
+		t.Errorf("after the local refusal: %s %s %q, %d uploads, %d questions", got.Estado, got.Codigo, got.Glosa, len(f.rtc.uploads), f.rtc.asked)
+	}
+	if ev := f.events(t); len(ev) != 1 || ev[0] != "dte.cesion_rechazada" {
+		t.Errorf("events %v", ev)
+	}
+}
+
+// TestPollsBounded: a review the registry never settles (a Failure
+// answer, every time) is queried MaxPolls times, 3 here; then the
+// registry's holder decides: none, the cesión is rechazada SIN_REVISION
+// (and the document may be ceded again); the cesionario written without
+// its check digit (96790240 for 96790240-3), it is aceptada CEDIDO.
+func TestPollsBounded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		holder, estado, codigo, event string
+	}{
+		{"", store.CesionRechazada, CodeNoReview, "dte.cesion_rechazada"},
+		{"96790240", store.CesionAceptada, CodeAdopted, "dte.cedido"},
+	} {
+		t.Run("holder="+tc.holder, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, backendtest.SQLite)
+			f.room.cfg.MaxPolls = 3
+			ctx := context.Background()
+			c := f.cede(t, params())
+			f.rtc.upload = func(int) (Outcome, error) { return Outcome{Kind: Pending, TrackID: "0000038940", Code: "0"}, nil }
+			statuses := 0
+			f.rtc.status = func() (Outcome, error) {
+				statuses++
+				return Outcome{Kind: Failure, Code: "HDR-2", Message: "error interno"}, nil
+			}
+			a := jobArgs{EmpresaID: f.empresa, CesionID: c.ID}
+			if err := f.room.upload(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				a.N = i
+				if err := f.room.poll(ctx, a); err != nil {
+					t.Fatal(err)
+				}
+				if got := f.get(t, c.ID); got.Estado != store.CesionEnviada || f.rtc.asked != 0 {
+					t.Fatalf("poll %d: %s %s, %d questions", i, got.Estado, got.Codigo, f.rtc.asked)
+				}
+			}
+			f.rtc.holder = tc.holder
+			a.N = 3
+			if err := f.room.poll(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			got := f.get(t, c.ID)
+			if got.Estado != tc.estado || got.Codigo != tc.codigo || statuses != 3 || f.rtc.asked != 1 {
+				t.Errorf("after the bound: %s %s, %d status queries, %d questions", got.Estado, got.Codigo, statuses, f.rtc.asked)
+			}
+			if ev := f.events(t); len(ev) != 1 || ev[0] != tc.event {
+				t.Errorf("events %v", ev)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dtekit/dtekit/internal/chile"
 	"github.com/dtekit/dtekit/store"
 	"github.com/dtekit/dtekit/webhook"
 )
@@ -29,7 +30,18 @@ const (
 	// CodeAdopted: an upload whose answer was lost turned out recorded:
 	// the registry shows the document held by the cesionario.
 	CodeAdopted = "CEDIDO"
+	// CodeNotSent: the registry's client refused the upload before
+	// sending it (ErrNotSent): the same file would be refused again.
+	CodeNotSent = "NO_ENVIADO"
+	// CodeNoReview: the upload's review never settled within MaxPolls
+	// queries, and the registry shows no cesión of the document to the
+	// cesionario.
+	CodeNoReview = "SIN_REVISION"
 )
+
+// ErrNotSent marks an error of RTC.Upload that refused the request before
+// it left (a field the registry would refuse): final, not retried.
+var ErrNotSent = errors.New("the upload was refused before it was sent")
 
 // jobArgs is one step of a cesión's journey. N counts the earlier runs of
 // the step and picks the pause before the next: waiting for the registry
@@ -150,7 +162,7 @@ func (r *Room) ours(ctx context.Context, rtc RTC, c *store.Cesion) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	return h.Ceded && (h.Holder == "" || sameRUT(h.Holder, c.RutCesionario)), nil
+	return h.Ceded && (h.Holder == "" || chile.SameRUT(h.Holder, c.RutCesionario)), nil
 }
 
 // upload runs the upload step: an earlier upload that may have arrived is
@@ -211,6 +223,9 @@ func (r *Room) upload(ctx context.Context, a jobArgs) error {
 		return err
 	}
 	o, err := rtc.Upload(ctx, req.RutEmisor, req.EmailNotificacion, c.AEC)
+	if errors.Is(err, ErrNotSent) {
+		return r.settle(ctx, a, Outcome{Kind: Rejected, Code: CodeNotSent, Message: err.Error()})
+	}
 	if err != nil {
 		return r.retryLater(ctx, a, stepUpload, err)
 	}
@@ -268,6 +283,25 @@ func (r *Room) poll(ctx context.Context, a jobArgs) error {
 	rtc, err := r.registry(ctx, c)
 	if err != nil {
 		return r.retryLater(ctx, a, stepPoll, err)
+	}
+	if a.N >= r.cfg.MaxPolls {
+		// The review never settled (an answer the client cannot read, a
+		// registry that keeps failing): the registry's holder decides,
+		// so that the document is not held active for ever.
+		ok, err := r.ours(ctx, rtc, c)
+		if err != nil {
+			if a.N >= 2*r.cfg.MaxPolls {
+				return r.settle(ctx, a, Outcome{Kind: Rejected, Code: CodeNoReview,
+					Message: fmt.Sprintf("the upload's review did not settle in %d queries, nor did the registry say whether the document is ceded: %v", a.N, err)})
+			}
+			return r.retryLater(ctx, a, stepPoll, err)
+		}
+		if ok {
+			return r.settle(ctx, a, Outcome{Kind: Accepted, Code: CodeAdopted,
+				Message: "the upload's review did not settle, but the registry shows the document held by the cesionario"})
+		}
+		return r.settle(ctx, a, Outcome{Kind: Rejected, Code: CodeNoReview,
+			Message: fmt.Sprintf("the upload's review did not settle in %d queries, and the registry shows no cesión of the document to the cesionario", a.N)})
 	}
 	o, err := rtc.Status(ctx, c.TrackID)
 	if err != nil {
