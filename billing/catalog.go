@@ -3,13 +3,12 @@ package billing
 import (
 	"context"
 	"fmt"
-
 	"strings"
 	"time"
 
 	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/dte"
-	"github.com/dtekit/dtekit/internal/chile"
+	"github.com/dtekit/dtekit/internal/mailaddr"
 	"github.com/dtekit/dtekit/store"
 )
 
@@ -56,7 +55,7 @@ func checkEmail(d []dte.FieldError, v string) []dte.FieldError { return checkEma
 
 // checkEmailField appends a problem when field's value v, not empty, is
 // not a bare e-mail address of at most 254 characters (RFC 5321's path)
-// that the SII takes (chile.CheckEmail: the documents and cesiones that
+// that the SII takes (mailaddr.CheckEmail: the documents and cesiones that
 // carry it reach the SII).
 func checkEmailField(d []dte.FieldError, field, v string) []dte.FieldError {
 	if v == "" {
@@ -65,7 +64,7 @@ func checkEmailField(d []dte.FieldError, field, v string) []dte.FieldError {
 	if len(v) > maxEmail {
 		return append(d, dte.FieldError{Field: field, Code: dte.CodeTooLong, Message: fmt.Sprintf("%s has %d characters; an e-mail address has at most %d", field, len(v), maxEmail)})
 	}
-	if err := chile.CheckEmail(v); err != nil {
+	if err := mailaddr.CheckEmail(v); err != nil {
 		return append(d, dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: field + " " + err.Error()})
 	}
 	return d

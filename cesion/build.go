@@ -11,6 +11,7 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	chilerules "github.com/dtekit/dtekit/internal/chile"
+	"github.com/dtekit/dtekit/internal/mailaddr"
 	"github.com/dtekit/dtekit/internal/xmlflat"
 	"github.com/dtekit/dtekit/internal/xmltree"
 	"github.com/dtekit/dtekit/signer"
@@ -36,8 +37,9 @@ const (
 )
 
 // Cedible reports whether documents of type t can be ceded: facturas 33
-// and 34, the liquidación-factura 43 and the factura de compra 46.
-func Cedible(t dte.TipoDTE) bool { return t == 33 || t == 34 || t == 43 || t == 46 }
+// and 34, the liquidación-factura 43 and the factura de compra 46
+// (dte.TipoDTE.Transferable, which the console reads too).
+func Cedible(t dte.TipoDTE) bool { return t.Transferable() }
 
 // Parte is a party of a cesión: the cedente or the cesionario.
 type Parte struct {
@@ -526,7 +528,7 @@ func checkParte(add func(*dte.FieldError), field string, p Parte) {
 }
 
 // checkEmail checks an e-mail address of the AEC: 6 to 40 characters, an
-// address the SII takes (chilerules.CheckEmail).
+// address the SII takes (mailaddr.CheckEmail).
 func checkEmail(field, s string, required bool) *dte.FieldError {
 	if fe := dte.CheckText(field, s, maxEmail, required, false); fe != nil {
 		return fe
@@ -538,7 +540,7 @@ func checkEmail(field, s string, required bool) *dte.FieldError {
 	if len(s) < minEmail {
 		return &dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: fmt.Sprintf("%q is not an e-mail address of 6 to %d characters", s, maxEmail)}
 	}
-	if err := chilerules.CheckEmail(s); err != nil {
+	if err := mailaddr.CheckEmail(s); err != nil {
 		return &dte.FieldError{Field: field, Code: dte.CodeInvalidFormat, Message: fmt.Sprintf("%q %v", s, err)}
 	}
 	return nil

@@ -150,6 +150,18 @@ func (t TipoDTE) IndServicioRange() (lo, hi int) {
 	return 1, 3
 }
 
+// Transferable reports whether a document of type t can be ceded through
+// the SII's registry of credit transfers (an AEC's DocumentoDTECedido
+// carries 33, 34, 43 or 46; the guía 52 has a cedible printed copy but is
+// ceded with its factura, not on its own).
+func (t TipoDTE) Transferable() bool {
+	switch t {
+	case 33, 34, 43, 46:
+		return true
+	}
+	return false
+}
+
 // HasCedible reports whether t has a transferable (cedible) printed copy
 // under Ley 19.983: 33, 34, 43, 46, and the guía 52 ("cedible con su factura").
 func (t TipoDTE) HasCedible() bool {

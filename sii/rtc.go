@@ -10,6 +10,7 @@ import (
 
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/chile"
+	"github.com/dtekit/dtekit/internal/mailaddr"
 	"github.com/dtekit/dtekit/internal/textclip"
 )
 
@@ -113,7 +114,7 @@ func (c *Client) UploadAEC(ctx context.Context, rutCedente, emailNotif string, a
 
 // checkEmail accepts one plain address within the registry's bound, by
 // the rule every dtekit check of an address for the SII shares
-// (chile.CheckEmail).
+// (mailaddr.CheckEmail).
 func checkEmail(s string) error {
 	switch {
 	case s == "":
@@ -121,7 +122,7 @@ func checkEmail(s string) error {
 	case len(s) > maxRTCEmail:
 		return fmt.Errorf("longer than %d characters", maxRTCEmail)
 	}
-	if err := chile.CheckEmail(s); err != nil {
+	if err := mailaddr.CheckEmail(s); err != nil {
 		return fmt.Errorf("%q %v", s, err)
 	}
 	return nil

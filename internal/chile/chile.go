@@ -1,8 +1,9 @@
 // Package chile holds the small Chilean facts that several dtekit packages
 // need and none may export: the America/Santiago time zone (with its data
 // compiled in), the RUT's spelling and módulo-11 check digit, the RUTs the
-// SII reserves, the six-month validity of CAFs, and the rule of an
-// e-mail address the SII takes.
+// SII reserves and the six-month validity of CAFs. (The rule of an
+// e-mail address the SII takes is internal/mailaddr's: it needs net/mail,
+// which the API's models, reaching this package through dte, must not link.)
 package chile
 
 import (

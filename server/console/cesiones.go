@@ -9,7 +9,6 @@ import (
 
 	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
-	"github.com/dtekit/dtekit/cesion"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/google/uuid"
 )
@@ -76,7 +75,7 @@ var cederFields = map[string]string{
 // nil for a type the registry does not take. form is the form as posted
 // (nil: a new one, its amount the document's total).
 func cesionesOf(q *request, d *api.DTE, form *cederForm) (*cesionesView, error) {
-	if !cesion.Cedible(d.TipoDTE) {
+	if !d.TipoDTE.Transferable() {
 		return nil, nil
 	}
 	page, err := q.c.b.Cesiones.List(q.r.Context(), q.p.EmpresaID, d.ID, api.CesionListParams{ListParams: api.ListParams{Limit: maxCesionesShown}})

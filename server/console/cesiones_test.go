@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/dtekit/dtekit/api"
-	"github.com/dtekit/dtekit/cesion"
 	"github.com/dtekit/dtekit/dte"
 	"github.com/dtekit/dtekit/internal/chile"
 )
@@ -257,8 +256,8 @@ func TestCedible(t *testing.T) {
 		t    dte.TipoDTE
 		want bool
 	}{{33, true}, {34, true}, {43, true}, {46, true}, {39, false}, {41, false}, {52, false}, {56, false}, {61, false}, {110, false}} {
-		if got := cesion.Cedible(c.t); got != c.want {
-			t.Errorf("cesion.Cedible(%d) = %v, want %v", c.t, got, c.want)
+		if got := c.t.Transferable(); got != c.want {
+			t.Errorf("TipoDTE(%d).Transferable() = %v, want %v", c.t, got, c.want)
 		}
 	}
 }

@@ -1,4 +1,8 @@
-package chile
+// Package mailaddr holds the one rule for an e-mail address a form field
+// of dtekit takes. It stands apart from internal/chile because it needs
+// net/mail, which the API's models (reaching chile through dte) must not
+// link.
+package mailaddr
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package chile
+package mailaddr
 
 import "testing"
 
