@@ -146,14 +146,18 @@ func (w *Worker) RetryDelay(attempt int) (time.Duration, bool) {
 	if len(w.Retry) == 0 {
 		return 0, false
 	}
-	i := attempt - 1
-	if i < 0 {
-		i = 0
+	return Pause(w.Retry, attempt-1), true
+}
+
+// Pause returns the n-th pause of a schedule (n from 0), its last one
+// repeating once n runs past it: the one reading of a retry or poll
+// schedule, which Worker.Retry and the rooms' step schedules share. It
+// returns 0 for an empty schedule.
+func Pause(schedule []time.Duration, n int) time.Duration {
+	if len(schedule) == 0 {
+		return 0
 	}
-	if i >= len(w.Retry) {
-		i = len(w.Retry) - 1
-	}
-	return w.Retry[i], true
+	return schedule[max(0, min(n, len(schedule)-1))]
 }
 
 // SnoozeError is the error Snooze returns.

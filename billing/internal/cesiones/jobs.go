@@ -101,14 +101,6 @@ func (r *Room) Register(j store.Jobs) error {
 	return nil
 }
 
-// after returns the pause before run n+1 of a step.
-func after(schedule []time.Duration, n int) time.Duration {
-	if n >= len(schedule) {
-		n = len(schedule) - 1
-	}
-	return schedule[n]
-}
-
 // next completes the running step and queues step (its run n) after its
 // pause, in tx.
 func (r *Room) next(ctx context.Context, tx store.Tx, a jobArgs, step string, n int) error {
@@ -120,7 +112,7 @@ func (r *Room) next(ctx context.Context, tx store.Tx, a jobArgs, step string, n 
 		schedule = r.cfg.UploadBackoff
 	}
 	var opts store.JobOpts
-	if d := after(schedule, n); d > 0 {
+	if d := store.Pause(schedule, n); d > 0 {
 		opts.ScheduledAt = r.now().Add(d)
 	}
 	_, err := tx.Enqueue(ctx, jobArgs{EmpresaID: a.EmpresaID, CesionID: a.CesionID, Step: step, N: n}, &opts)

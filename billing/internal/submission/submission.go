@@ -289,14 +289,6 @@ func ParseStatus(raw []byte) (api.SIIStatus, error) {
 	return s, err
 }
 
-// after returns the pause before run n+1 of a step.
-func after(schedule []time.Duration, n int) time.Duration {
-	if n >= len(schedule) {
-		n = len(schedule) - 1
-	}
-	return schedule[n]
-}
-
 // next enqueues the following step of a's envelope in tx (RejectedAt,
 // FAUAt and VOF carry over to the same step), and completes the running
 // step's job in it (stepDone).
@@ -305,7 +297,7 @@ func (sb *Submitter) next(ctx context.Context, tx store.Tx, a submitArgs, step s
 	if step == stepUpload {
 		schedule = sb.cfg.UploadBackoff
 	}
-	return sb.nextAt(ctx, tx, a, step, n, sb.now().Add(after(schedule, n)))
+	return sb.nextAt(ctx, tx, a, step, n, sb.now().Add(store.Pause(schedule, n)))
 }
 
 // nextAt is next at a chosen time (now or earlier: at once).
