@@ -558,12 +558,9 @@ func body(b []byte) []byte {
 	return bytes.TrimSpace(b)
 }
 
-func normRUT(s string) string {
-	if r, err := dte.ParseRUT(strings.TrimSpace(s)); err == nil {
-		return r.String()
-	}
-	return strings.TrimSpace(s)
-}
+// normRUT is a RUT as written in an AEC: the canonical form, or the
+// trimmed text when it is not a RUT.
+func normRUT(s string) string { return chilerules.CanonRUT(strings.TrimSpace(s)) }
 
 // sameRUT reports whether a and b are one RUT (chile.SameRUT).
 func sameRUT(a, b string) bool { return chilerules.SameRUT(a, b) }
