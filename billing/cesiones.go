@@ -84,6 +84,14 @@ func (r *CesionService) Create(ctx context.Context, empresaID, dteID string, p a
 	}
 	c, err := s.ces.Prepare(ctx, empresaID, d, p)
 	if err != nil {
+		// The same request sent twice at once: the first may record its
+		// cesión between this call's look at its key and Prepare's look
+		// at the document. The key then answers the first one.
+		if fe := fault.As(err); fe != nil && fe.Code == fault.AlreadyCeded {
+			if out, ok, rerr := s.cesionReplay(ctx, s.st, empresaID, emp.Ambiente, key, hash); ok && rerr == nil {
+				return out, true, nil
+			}
+		}
 		return nil, false, err
 	}
 	at := s.now().UTC().Truncate(time.Microsecond)

@@ -137,15 +137,10 @@ func ceder(q *request) error {
 	if len(f.Errores) > 0 {
 		return showDocumento(q, id, http.StatusBadRequest, f, "")
 	}
-	ctx := q.r.Context()
-	_, _, err = q.c.b.Cesiones.Create(ctx, q.p.EmpresaID, id, p)
-	if fe := fault.As(err); fe != nil && fe.Code == fault.AlreadyCeded {
-		// The same form sent twice at once: the second may find the
-		// first's cesión before its key. Asked again, the key answers
-		// the first one (without signing anything); another form's
-		// cesión is refused again.
-		_, _, err = q.c.b.Cesiones.Create(ctx, q.p.EmpresaID, id, p)
-	}
+	// The same form sent twice at once answers the first one's cesión:
+	// the form's key goes with it (Cesiones.Create looks the key up again
+	// before refusing a document already in cesión).
+	_, _, err = q.c.b.Cesiones.Create(q.r.Context(), q.p.EmpresaID, id, p)
 	if err != nil {
 		fe := fault.As(err)
 		if fe == nil {
