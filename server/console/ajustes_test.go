@@ -31,6 +31,8 @@ var (
 // no form; every form posted anyway is refused and changes nothing.
 func (f *fixture) testAjustesReadOnly(t *testing.T) {
 	t.Parallel()
+	f.keysA.Lock()
+	defer f.keysA.Unlock()
 	ctx := context.Background()
 	keys, _ := f.b.Keys.List(ctx, f.A.id)
 	b := f.session(t, f.A.readKey)
@@ -95,6 +97,8 @@ func (f *fixture) testAjustesEmpresa(t *testing.T) {
 // company's key gives 404 and keeps working.
 func (f *fixture) testAjustesClaves(t *testing.T) {
 	t.Parallel()
+	f.keysA.Lock()
+	defer f.keysA.Unlock()
 	ctx := context.Background()
 	// A write key cannot mint keys: one that could would outlive its own
 	// revocation.
@@ -339,6 +343,8 @@ func (f *fixture) testWebhookSecretAndResend(t *testing.T) {
 // refused with 403 and changes nothing.
 func (f *fixture) testNewFormsCSRF(t *testing.T) {
 	t.Parallel()
+	f.keysA.Lock()
+	defer f.keysA.Unlock()
 	ctx := context.Background()
 	wa, err := f.b.Webhooks.Create(ctx, f.A.id, api.WebhookInput{URL: "https://hooks.example.com/csrf", Events: []string{"dte.created"}})
 	if err != nil {

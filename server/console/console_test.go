@@ -584,10 +584,7 @@ func (f *fixture) testWebhooks(t *testing.T) {
 func (f *fixture) testRevoked(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	k, err := f.b.Keys.Create(ctx, f.A.id, api.APIKeyInput{Write: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := f.createKeyA(t, true)
 	b := f.session(t, k.Key)
 	wantStatus(t, "Resumen", b.get(Prefix+"resumen"), http.StatusOK)
 	if err := f.b.Keys.Revoke(ctx, f.A.id, k.ID); err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +53,24 @@ type fixture struct {
 	A, B    company
 	be      billingtest.Backend // the store's backend and database,
 	dsn     string              // for a second store on it
+
+	// keysA is held by every test that creates company A's API keys or
+	// counts them around a step that must create none: the subtests run
+	// in parallel, and a count taken while another test mints a key
+	// would blame the step under test.
+	keysA sync.Mutex
+}
+
+// createKeyA issues an API key for company A under keysA.
+func (f *fixture) createKeyA(t *testing.T, write bool) *api.APIKey {
+	t.Helper()
+	f.keysA.Lock()
+	defer f.keysA.Unlock()
+	k, err := f.b.Keys.Create(context.Background(), f.A.id, api.APIKeyInput{Write: write})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 func newUUID() string { return uuid.NewString() }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing"
 	"github.com/dtekit/dtekit/billing/billingtest"
 	"github.com/dtekit/dtekit/store"
@@ -47,10 +46,7 @@ func (f *fixture) testSharedSessions(t *testing.T) {
 
 	// Cookies are kept per host, not per port: one browser's session
 	// travels to both servers, and base says which one it asks.
-	k, err := f.b.Keys.Create(ctx, f.A.id, api.APIKeyInput{Write: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := f.createKeyA(t, true)
 	b := f.session(t, k.Key) // on the first
 	sid := sessionCookie(t, b, one)
 	b.base = two
@@ -141,10 +137,7 @@ func (f *fixture) testSharedSessions(t *testing.T) {
 
 	// A key revoked through the first ends its session on the second at
 	// its next request.
-	k2, err := f.b.Keys.Create(ctx, f.A.id, api.APIKeyInput{Write: false})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k2 := f.createKeyA(t, false)
 	br := f.session(t, k2.Key)
 	br.base = two
 	wantStatus(t, "the second session on the second", br.get(Prefix+"resumen"), http.StatusOK)
