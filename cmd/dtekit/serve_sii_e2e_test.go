@@ -246,8 +246,8 @@ func (h *hookCounter) byDTE() map[string]map[string][]string {
 
 // TestServeSubmitKill9 and TestServeSubmitKill9Postgres: the built "dtekit
 // serve --demo" (on a SQLite file, or on PostgreSQL), sending to a fake
-// SII in this process through DTEKIT_SII_URL with the production rescue
-// delay (store.DefaultRescueAfter), takes 200 documents of four types over
+// SII in this process through DTEKIT_SII_URL with a rescue delay of one
+// minute (DTEKIT_JOBS_RESCUE_AFTER), takes 200 documents of four types over
 // HTTP with a webhook on loopback subscribed to their events, and 12 more
 // held (auto_send false) and sent in two envelopes of several documents
 // (POST /envios: the facturas in one EnvioDTE, the boletas in one
@@ -276,7 +276,7 @@ func (h *hookCounter) byDTE() map[string]map[string][]string {
 // so that envelope (the same bytes) goes again after the safety delay.
 func TestServeSubmitKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary for about three minutes; skipped with -short")
+		t.Skip("builds and runs the binary for about two minutes; skipped with -short")
 	}
 	t.Parallel() // mostly waiting for the rescue, beside the PostgreSQL run
 	submitKill9(t, "")
@@ -284,7 +284,7 @@ func TestServeSubmitKill9(t *testing.T) {
 
 func TestServeSubmitKill9Postgres(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary on PostgreSQL for about three minutes; skipped with -short")
+		t.Skip("builds and runs the binary on PostgreSQL for about two minutes; skipped with -short")
 	}
 	t.Parallel()
 	submitKill9(t, pgtest.URL(t))
@@ -316,9 +316,15 @@ func submitKill9(t *testing.T, dbURL string) {
 	defer siiSrv.srv.Close()
 	hooks := newHookCounter(t)
 	defer hooks.srv.Close()
-	// No DTEKIT_JOBS_RESCUE_AFTER: a job the kill left running is rescued
-	// after the production delay.
-	env := []string{siiURLEnv + "=" + siiSrv.srv.URL}
+	// A job the kill left running is rescued once both the rescue delay
+	// and its kind's timeout have passed. DTEKIT_JOBS_RESCUE_AFTER=1m
+	// halves the production delay (store.DefaultRescueAfter, 2 min); a
+	// submission step's own timeout (eight exchanges of 5 s plus 10 s,
+	// 50 s) has passed by then, so the restarted process takes the step
+	// the kill cut short by the same rescue as in production, a minute
+	// sooner. With the production delay every document was final 145-165 s
+	// after the restart, the rescue being all of the wait.
+	env := []string{siiURLEnv + "=" + siiSrv.srv.URL, rescueAfterEnv + "=1m"}
 	if dbURL != "" {
 		env = append(env, "DTEKIT_DATABASE_URL="+dbURL, "DTEKIT_KEK="+hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
 	}
