@@ -12,6 +12,19 @@ import (
 	"github.com/dtekit/dtekit/dte/dtetest"
 )
 
+// cededAEC writes, with "cesion ceder", A's first cesión of the factura
+// of cesionFiles to F into the test's own folder, and returns the folder
+// of cesionFiles and the AEC's path.
+func cededAEC(t *testing.T) (dir, aec string) {
+	t.Helper()
+	dir = cesionFiles(t)
+	aec = filepath.Join(t.TempDir(), "AEC.xml")
+	if code, stdout, stderr := runCLI(t, "", nil, cederArgs(dir, "--out", aec)...); code != 0 {
+		t.Fatalf("ceder: exit %d\n%s%s", code, stdout, stderr)
+	}
+	return dir, aec
+}
+
 // TestVerifyAEC: "dtekit verify" recognises an AEC by its root and reads
 // it as "dtekit cesion leer" does. An AEC written by "cesion ceder"
 // verifies under both policies (with the test CAF authority trusted),
@@ -23,12 +36,8 @@ import (
 // leer --json"; --help names AEC and --policy.
 func TestVerifyAEC(t *testing.T) {
 	t.Parallel()
-	dir := cesionFiles(t)
+	dir, aec := cededAEC(t)
 	out := t.TempDir()
-	aec := filepath.Join(out, "AEC.xml")
-	if code, stdout, stderr := runCLI(t, "", nil, cederArgs(dir, "--out", aec)...); code != 0 {
-		t.Fatalf("ceder: exit %d\n%s%s", code, stdout, stderr)
-	}
 	trust := "--trust=" + filepath.Join(dir, "authority.pem")
 
 	for _, pol := range []string{"registry", "strict"} {
