@@ -487,11 +487,21 @@ func runCesionLeer(ctx context.Context, env *cmdEnv, args []string) int {
 	if err != nil {
 		return fail(newError(codeFileUnreadable, "", err))
 	}
+	return readAEC(env, cmd, file, data, vo, pol, *asJSON)
+}
+
+// readAEC verifies the AEC data read from file with cesion.Verify under
+// the signer policy vo and the signature policy pol, prints its summary
+// (printAEC) or, with asJSON, its report, and returns the exit code: 1
+// with one line on standard error (AEC_REFUSED, INVALID_AEC) naming cmd
+// when it is refused. "cesion leer" and "verify" both read an AEC with it.
+func readAEC(env *cmdEnv, cmd, file string, data []byte, vo dte.VerifyOptions, pol policyFlag, asJSON bool) int {
+	fail := func(e *cliError) int { return report(env, cmd, false, e) }
 	rep, verr := cesion.Verify(data, cesion.VerifyOptions{DTE: vo, Policy: pol.p})
 	if rep == nil {
 		return fail(aecError(file, "", verr))
 	}
-	if *asJSON {
+	if asJSON {
 		v := cesionLeida{File: file, OK: rep.OK(), Policy: pol.String(), Report: rep}
 		if d := rep.Documento; d != nil {
 			v.Documento = &documentoCedido{Tipo: d.Tipo, Folio: d.Folio, RutEmisor: d.Emisor.Rut, RutReceptor: d.Receptor.Rut,

@@ -345,7 +345,7 @@ func verifyForUse(data []byte, name string, n int, keys caf.TrustedKeys) *cliErr
 }
 
 const verifyUsage = `usage: dtekit verify [--trust KEY.pem]... [--signer EMISOR=RUT]... [--signer-is-rut-envia]
-                     [--valid-at-signing] [--json] FILE.xml...
+                     [--valid-at-signing] [--policy registry|strict] [--json] FILE.xml...
 
 Verifies a signed DTE, EnvioDTE or EnvioBOLETA: the shape of its signed parts,
 every XML signature (each over the element beside it), every TED (FRMT with the
@@ -355,13 +355,24 @@ totals recomputed from its lines. Prints a report per document with who signed
 it, and exits 1 when anything fails. A signed libro (LibroCompraVenta,
 LibroGuia) or RCOF (ConsumoFolios) is checked likewise: its shape, its one
 signature over EnvioLibro (DocumentoConsumoFolios) and the signer policy below,
-the emisor being the carátula's.
+the emisor being the carátula's. An Archivo Electrónico de Cesión (AEC, the
+file of a factura's cesión to a factoring company) is verified and summarized
+as "dtekit cesion leer" does: every signature, the ceded DTE (stamp, CAF,
+totals) and the chain of cesiones, under --policy (registry, the default,
+warns of an inner signature the SII's portal writes unverifiable; strict
+refuses it); a refused AEC prints its summary, then one line on standard
+error naming each problem and its code (AEC_REFUSED, INVALID_AEC).
 
 A signature proves the document is intact and was signed by the certificate
 beside it, not that its holder may sign for the emisor: state that with
 --signer (the RUTs authorized for an emisor), --signer-is-rut-envia (in an
 envelope, every signer is the Carátula's RutEnvia) and --valid-at-signing (each
-certificate valid at the signing time the document states).
+certificate valid at the signing time the document states). For an AEC,
+--signer names who may sign for each party: the emisor for the ceded
+document, each cedente for its cesión and the last cedente for the file.
+
+Exit status 0 when every file verified, 1 when one did not or could not be
+read, 2 on a wrong command line.
 `
 
 // runVerify implements "dtekit verify".
@@ -374,6 +385,8 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.Var(&trust, "trust", "extra trusted CAF-authority public key (PEM); repeatable")
 	var policy signerPolicy
 	policy.define(fs, "EMISOR", true)
+	var pol policyFlag
+	fs.Var(&pol, "policy", policyUsage+", for an AEC")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -401,8 +414,12 @@ func runVerify(ctx context.Context, env *cmdEnv, args []string) int {
 			code = 1
 			continue
 		}
-		if isLibro(rootElement(data)) {
+		switch root := rootElement(data); {
+		case isLibro(root):
 			code = max(code, verifyLibro(env, p, data, opts, *asJSON))
+			continue
+		case root == "AEC":
+			code = max(code, readAEC(env, "verify", p, data, opts, pol, *asJSON))
 			continue
 		}
 		rep, err := dte.VerifyWith(data, opts)

@@ -66,7 +66,7 @@ func commands() []command {
 		{name: "totals", usage: "totals REQUEST.json            compute line amounts and Totales", run: runTotals},
 		{name: "emit", usage: "emit [flags] REQUEST.json      emit a signed DTE", run: runEmit},
 		{name: "envio", usage: "envio [flags] DTE.xml...        pack signed DTEs into a signed envelope", run: runEnvio},
-		{name: "verify", usage: "verify FILE.xml...              verify DTEs and envelopes", run: runVerify, help: verifyUsage + verifyFlagsHelp},
+		{name: "verify", usage: "verify FILE.xml...              verify DTEs, envelopes, libros and AECs", run: runVerify, help: verifyUsage + verifyFlagsHelp},
 		{name: "caf", usage: "caf inspect CAF.xml             summarize and check a CAF", run: runCAF},
 		{name: "demo", usage: "demo [--out DIR]                emit and verify one document of each type", run: runDemo},
 		{name: "pdf", usage: "pdf DTE.xml [flags]             render the printed representation", run: runPDF},
@@ -89,6 +89,10 @@ const verifyFlagsHelp = `
 Flags:
   -json
     	print the report as JSON
+  -policy value
+    	for an AEC, the signature policy: registry (the default: an inner signature that does
+    	not verify as the file stands is a warning, as the SII's registry accepts) or strict
+    	(every signature must verify)
   -signer value
     	EMISOR_RUT=SIGNER_RUT authorized to sign the emisor's documents and envelopes; repeatable
   -signer-is-rut-envia

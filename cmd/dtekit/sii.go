@@ -29,7 +29,7 @@ Talks to the SII's web services (or to a test server), or runs a fake SII.
                                                             track id of the envelope that carried it
   dtekit sii dte-status [conn] --emisor RUT --receptor RUT --tipo N --folio N --fecha YYYY-MM-DD --monto N
   dtekit sii fake       [--addr 127.0.0.1:PORT] [--register SIGNER=COMPANY[,COMPANY]]...
-                                                            run a fake SII on loopback
+                        [--trust [IDK=]KEY.pem]...         run a fake SII on loopback
 
 Connection flags [conn]:
   --env certificacion|produccion   the SII's environment (default certificacion)
@@ -40,7 +40,16 @@ Connection flags [conn]:
   --timeout 30s                    bound on each HTTP exchange
 
 The fake also serves the registry of acceptances and claims ("dtekit rcv"),
-which knows the documents uploaded to it once their review accepted them.
+which knows the documents uploaded to it once their review accepted them,
+and the registry of credit transfers ("dtekit cesion enviar|estado"), which
+takes an AEC only of a document its review accepted. Without --trust, that
+acceptance vouches for the ceded DTE's stamp; with --trust (a CAF
+authority's PEM public key, in the form every --trust takes: trusted for
+certificación CAFs, IDK 100, unless IDK= names another), the registry also
+checks the stamp's CAF against the SII's keys and those given, as strictly
+as the SII does: a test CAF then needs its authority's key here
+(autoridad-prueba.pub.pem of "dtekit dev credenciales",
+test-sii-authority.pub.pem of "dtekit demo").
 
 upload --company defaults to the envelope's RutEmisor. Answers are printed as
 JSON with the contract state they map to; the exit status is 0 when the SII
@@ -285,12 +294,22 @@ func siiFake(ctx context.Context, env *cmdEnv, args []string) int {
 	var registers stringList
 	fs.Var(&registers, "register", "SIGNER=COMPANY[,COMPANY]: a certificate RUT and the companies it may send for (repeatable; none: any)")
 	anyUA := fs.Bool("any-user-agent", false, "accept uploads whatever their User-Agent")
+	var trust stringList
+	fs.Var(&trust, "trust", trustUsage+"; the registry of credit transfers then checks a ceded DTE's CAF with the SII's keys and these (default: not checked)")
 	pos, code, ok := parseFlags(env, fs, siiUsage, args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 0 {
 		return usageError(env, "sii fake", "unexpected arguments %q", pos)
+	}
+	opts := siitest.Options{AnySigner: len(registers) == 0, AnyUserAgent: *anyUA}
+	if len(trust) > 0 {
+		keys, cerr := loadTrust(trust)
+		if cerr != nil {
+			return report(env, "sii fake", false, cerr)
+		}
+		opts.CAFKeys = keys
 	}
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {
@@ -301,7 +320,7 @@ func siiFake(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "dtekit sii fake: --addr %q is not a loopback address; the fake is for local tests\n", *addr)
 		return 2
 	}
-	fake := siitest.New(siitest.Options{AnySigner: len(registers) == 0, AnyUserAgent: *anyUA})
+	fake := siitest.New(opts)
 	for _, r := range registers {
 		signer, companies, ok := strings.Cut(r, "=")
 		if !ok || signer == "" || companies == "" {

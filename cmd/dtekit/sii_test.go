@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,25 +139,33 @@ func startSIIFake(t *testing.T, bin string, registers ...string) (*exec.Cmd, str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fake.Process.Kill(); fake.Wait() })
-	lines := make(chan string, 10)
+	return fake, fakeURL(t, stdout)
+}
+
+// fakeURL reads the first line "dtekit sii fake" prints and returns the
+// base URL it names; the rest of its output is read and dropped.
+func fakeURL(t *testing.T, stdout io.Reader) string {
+	t.Helper()
+	first := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
+		if sc.Scan() {
+			first <- sc.Text()
 		}
-		close(lines)
+		close(first)
+		io.Copy(io.Discard, stdout)
 	}()
 	select {
-	case l := <-lines:
+	case l := <-first:
 		m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:[0-9]+)`).FindStringSubmatch(l)
 		if m == nil {
 			t.Fatalf("fake printed %q", l)
 		}
-		return fake, m[1]
+		return m[1]
 	case <-time.After(20 * time.Second):
 		t.Fatal("the fake did not start")
 	}
-	return nil, ""
+	return ""
 }
 
 // TestSIIBinary builds dtekit, runs "dtekit sii fake" as a process and
