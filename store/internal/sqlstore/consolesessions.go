@@ -41,7 +41,15 @@ func (t *tx) InsertConsoleSession(ctx context.Context, s *store.ConsoleSession, 
 		s.LastSeen = s.CreatedAt
 	}
 	s.LastSeen = normTime(s.LastSeen)
-	if err := t.lockEmpresa(ctx, s.EmpresaID); err != nil {
+	// Sign-ins take turns, every company's, for as long as the count and
+	// the insert below take: the total is the whole database's, so a
+	// company's own lock would keep only its own bound.
+	if t.d.LockConsoleSessions != "" {
+		if _, err := t.q.ExecContext(ctx, t.d.LockConsoleSessions); err != nil {
+			return t.errf(err, "waiting for the other console sign-ins")
+		}
+	}
+	if err := t.empresaExists(ctx, s.EmpresaID); err != nil {
 		return err
 	}
 	idle, life := t.sessionBound(b.IdleBefore), t.sessionBound(b.CreatedBefore)
