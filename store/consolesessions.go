@@ -79,6 +79,7 @@ type ConsoleSessionWriter interface {
 	// DeleteConsoleSession removes the session; none is no error.
 	DeleteConsoleSession(ctx context.Context, id string) error
 	// PurgeConsoleSessions deletes up to limit sessions last seen before
-	// idleBefore or created before createdBefore, and returns how many.
+	// idleBefore or created before createdBefore, and returns how many;
+	// it takes the same turn as InsertConsoleSession.
 	PurgeConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time, limit int) (int, error)
 }
