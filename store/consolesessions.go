@@ -63,11 +63,11 @@ type ConsoleSessionWriter interface {
 	// InsertConsoleSession records a new session (zero CreatedAt and
 	// LastSeen are set to now) within b: it first closes the company's
 	// oldest live sessions beyond PerCompany-1, then refuses with
-	// ErrConsoleSessionsFull when Total live sessions remain. Writers of
-	// one company are serialized (the company's row is locked), so its
-	// bound holds under concurrent sign-ins; the total may be passed by
-	// as many sessions as are opened at once by different companies. A
-	// company that does not exist is ErrNotFound; a used ID
+	// ErrConsoleSessionsFull when Total live sessions remain. Its
+	// callers take turns on the whole database until their transaction
+	// ends, so both bounds hold under concurrent sign-ins of one company
+	// or of many (on PostgreSQL they wait for each other and for no other
+	// write). A company that does not exist is ErrNotFound; a used ID
 	// ConstraintPrimaryKey.
 	InsertConsoleSession(ctx context.Context, s *ConsoleSession, b ConsoleSessionBounds) error
 	// TouchConsoleSession sets the session's LastSeen; ErrNotFound when
@@ -79,6 +79,7 @@ type ConsoleSessionWriter interface {
 	// DeleteConsoleSession removes the session; none is no error.
 	DeleteConsoleSession(ctx context.Context, id string) error
 	// PurgeConsoleSessions deletes up to limit sessions last seen before
-	// idleBefore or created before createdBefore, and returns how many.
+	// idleBefore or created before createdBefore, and returns how many;
+	// it takes the same turn as InsertConsoleSession.
 	PurgeConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time, limit int) (int, error)
 }

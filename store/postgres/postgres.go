@@ -151,4 +151,10 @@ var dialect = sqlstore.Dialect{
 	// 53100 is disk_full (class 53, insufficient resources).
 	IsStorageFull: func(err error) bool { return pgCode(err) == "53100" },
 	ReadTx:        &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+
+	// A transaction-level advisory lock: sign-ins wait for each other and
+	// for nothing else. Its key is "dtks" in the high half and the
+	// table's oid in the low one, so each schema's sessions have a lock
+	// of their own and no key falls on migrateLock.
+	LockConsoleSessions: "SELECT pg_advisory_xact_lock((1685351283::bigint << 32) | 'console_sesiones'::regclass::oid::bigint)",
 }

@@ -134,34 +134,102 @@ func (h *harness) testConsoleSession(t *testing.T) {
 	}
 }
 
-// testConsoleSessionConcurrent: sign-ins of one company at once keep its
-// bound.
+// testConsoleSessionConcurrent: sign-ins at once keep both bounds. Those
+// of one company keep its bound; those of different companies keep the
+// total, which on PostgreSQL each transaction would otherwise count
+// before any of the others commits (READ COMMITTED); and a mix of both
+// keeps both. Each round's sessions are idle for the next one's bounds,
+// so the rounds share one database.
 func (h *harness) testConsoleSessionConcurrent(t *testing.T) {
 	s, _ := h.open(t)
 	ctx := ctxT(t)
-	a := empresa(t, s, "78888888-8")
-	const n, bound = 8, 3
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			errs[i] = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
-				return tx.InsertConsoleSession(ctx, &store.ConsoleSession{ID: sessionID(100 + i), EmpresaID: a.ID, CSRF: "x"},
-					store.ConsoleSessionBounds{PerCompany: bound, Total: 100})
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	next := 100
+	// signIns opens, all at once, one session for each company listed
+	// (a company listed twice signs in twice), at the round's hour, and
+	// returns each one's ID and outcome.
+	signIns := func(round int, of []*store.Empresa, perCompany, total int) ([]string, []error) {
+		at := t0.Add(time.Duration(round) * time.Hour)
+		b := store.ConsoleSessionBounds{PerCompany: perCompany, Total: total, IdleBefore: at.Add(-30 * time.Minute)}
+		ids, errs := make([]string, len(of)), make([]error, len(of))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, e := range of {
+			ids[i] = sessionID(next)
+			next++
+			wg.Go(func() {
+				<-start
+				errs[i] = s.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+					return tx.InsertConsoleSession(ctx, &store.ConsoleSession{ID: ids[i], EmpresaID: e.ID, CSRF: "x", CreatedAt: at, LastSeen: at}, b)
+				})
 			})
-		})
-	}
-	wg.Wait()
-	live := 0
-	for i := range n {
-		if errs[i] != nil {
-			t.Errorf("sign-in %d: %v", i, errs[i])
 		}
-		if _, err := s.GetConsoleSession(ctx, sessionID(100+i)); err == nil {
+		close(start)
+		wg.Wait()
+		return ids, errs
+	}
+	// tally counts the stored sessions among ids, per company, and the
+	// sign-ins refused for the total; any other error fails the test.
+	tally := func(what string, of []*store.Empresa, ids []string, errs []error) (live int, per map[string]int, full int) {
+		t.Helper()
+		per = map[string]int{}
+		for i, id := range ids {
+			switch {
+			case errors.Is(errs[i], store.ErrConsoleSessionsFull):
+				full++
+			case errs[i] != nil:
+				t.Errorf("%s: sign-in %d: %v", what, i, errs[i])
+			}
+			got, err := s.GetConsoleSession(ctx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.EmpresaID != of[i].ID {
+				t.Errorf("%s: session %d belongs to %q, want %q", what, i, got.EmpresaID, of[i].ID)
+			}
 			live++
+			per[got.EmpresaID]++
 		}
+		return live, per, full
 	}
-	if live != bound {
-		t.Errorf("%d sign-ins at once left %d sessions, want %d", n, live, bound)
+
+	// One company, 8 sign-ins, its bound 3: the last three stay.
+	a := empresa(t, s, "78888888-8")
+	ids, errs := signIns(0, []*store.Empresa{a, a, a, a, a, a, a, a}, 3, 100)
+	if live, _, full := tally("one company", []*store.Empresa{a, a, a, a, a, a, a, a}, ids, errs); live != 3 || full != 0 {
+		t.Errorf("8 sign-ins of one company at once left %d sessions (%d refused), want 3 (0)", live, full)
+	}
+
+	// Ten companies, one sign-in each, the total 4: exactly 4 are stored
+	// and the other 6 refused.
+	var ten []*store.Empresa
+	for i := range 10 {
+		ten = append(ten, empresa(t, s, fmt.Sprintf("7710000%d-%d", i, i)))
+	}
+	ids, errs = signIns(1, ten, 2, 4)
+	if live, _, full := tally("ten companies", ten, ids, errs); live != 4 || full != 6 {
+		t.Errorf("10 companies signing in at once under a total of 4: %d stored, %d refused; want 4 and 6", live, full)
+	}
+
+	// Four companies, four sign-ins each, a company's bound 2 and the
+	// total 5. The total only grows (a company at its bound closes one
+	// for each it opens), and 8 sessions could be kept, so it reaches 5
+	// exactly; no company keeps more than 2.
+	var mix []*store.Empresa
+	for range 4 {
+		mix = append(mix, ten[:4]...)
+	}
+	ids, errs = signIns(2, mix, 2, 5)
+	live, per, _ := tally("four companies", mix, ids, errs)
+	if live != 5 {
+		t.Errorf("16 sign-ins of 4 companies at once under a total of 5 left %d sessions", live)
+	}
+	for id, n := range per {
+		if n > 2 {
+			t.Errorf("company %s kept %d sessions, its bound is 2", id, n)
+		}
 	}
 }

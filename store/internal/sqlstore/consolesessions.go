@@ -35,13 +35,30 @@ func (r *reader) GetConsoleSession(ctx context.Context, id string) (*store.Conso
 	return &s, nil
 }
 
+// lockConsoleSessions makes the transaction's writer of console sessions
+// wait for the others' transactions to end (the dialect's lock, held until
+// this one ends; none where the database has one writer).
+func (t *tx) lockConsoleSessions(ctx context.Context) error {
+	if t.d.LockConsoleSessions == "" {
+		return nil
+	}
+	_, err := t.q.ExecContext(ctx, t.d.LockConsoleSessions)
+	return t.errf(err, "waiting for the other console sign-ins")
+}
+
 func (t *tx) InsertConsoleSession(ctx context.Context, s *store.ConsoleSession, b store.ConsoleSessionBounds) error {
 	t.stamp(nil, &s.CreatedAt)
 	if s.LastSeen.IsZero() {
 		s.LastSeen = s.CreatedAt
 	}
 	s.LastSeen = normTime(s.LastSeen)
-	if err := t.lockEmpresa(ctx, s.EmpresaID); err != nil {
+	// Sign-ins take turns, every company's, for as long as the count and
+	// the insert below take: the total is the whole database's, so a
+	// company's own lock would keep only its own bound.
+	if err := t.lockConsoleSessions(ctx); err != nil {
+		return err
+	}
+	if err := t.empresaExists(ctx, s.EmpresaID); err != nil {
 		return err
 	}
 	idle, life := t.sessionBound(b.IdleBefore), t.sessionBound(b.CreatedBefore)
@@ -88,6 +105,13 @@ func (t *tx) DeleteConsoleSession(ctx context.Context, id string) error {
 func (t *tx) PurgeConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
+	}
+	// A sign-in purges before it inserts: taking the turn before the
+	// rows, it never holds a row that the sign-in before it, seeing it
+	// still live, would close while this one waits for the turn (a
+	// deadlock when bounds taken a moment apart disagree on the row).
+	if err := t.lockConsoleSessions(ctx); err != nil {
+		return 0, err
 	}
 	res, err := t.q.ExecContext(ctx, "DELETE FROM console_sesiones WHERE id IN (SELECT id FROM console_sesiones WHERE "+expiredSession+" LIMIT $3)",
 		t.sessionBound(idleBefore), t.sessionBound(createdBefore), limit)

@@ -27,6 +27,11 @@ type Dialect struct {
 	// serializes writers of one company's CAF ranges ("" when the
 	// database already serializes every write transaction).
 	LockEmpresa string
+	// LockConsoleSessions is a statement that serializes the writers of
+	// console sessions until their transaction ends, so that each one
+	// counts the live sessions the others committed ("" when the
+	// database already serializes every write transaction).
+	LockConsoleSessions string
 	// TimeArg converts a non-zero UTC time (truncated to microseconds) to
 	// the value bound as a parameter.
 	TimeArg func(time.Time) any
