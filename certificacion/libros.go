@@ -295,7 +295,7 @@ func (g *generator) facturasDeGuias(ctx context.Context, em *dte.Emitter, lg *Se
 	// No número de atención: the envelope is not declared in the avance.
 	set := &Set{Kind: SetFacturaGuias, Name: "FACTURAS DE LAS GUIAS FACTURADAS (" + lg.Name + ")"}
 	sr := &SetResult{Set: set}
-	xmls := [][]byte{}
+	var emitted []*dte.Emitted
 	for _, n := range lg.GuiasFacturadas {
 		var guia *Doc
 		for _, d := range src.Docs {
@@ -319,9 +319,9 @@ func (g *generator) facturasDeGuias(ctx context.Context, em *dte.Emitter, lg *Se
 		}
 		set.Cases = append(set.Cases, c)
 		sr.Docs = append(sr.Docs, &Doc{Case: c, Request: req, Emitted: out, Guia: guia})
-		xmls = append(xmls, out.XML)
+		emitted = append(emitted, out)
 	}
-	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: g.cfg.Emisor, At: g.at}, g.cfg.Cert, xmls...)
+	env, err := dte.BuildEnvioEmitted(dte.EnvioOptions{Emisor: g.cfg.Emisor, At: g.at}, g.cfg.Cert, emitted...)
 	if err != nil {
 		return nil, fmt.Errorf("certificacion: the envelope of the facturas of the guías: %w", err)
 	}

@@ -141,7 +141,7 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 	set := &Set{Kind: SetSimulacion, Name: "SIMULACION"}
 	sr := &SetResult{Set: set}
 	var last, lastExp *Doc // the latest factura and export factura, which a note modifies
-	xmls := make([][]byte, 0, n)
+	emitted := make([]*dte.Emitted, 0, n)
 	for i := range n {
 		t := tipos[i%len(tipos)]
 		if (t == dte.NotaCreditoElectronica || t == dte.NotaDebitoElectronica) && last == nil {
@@ -219,7 +219,7 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 		d := &Doc{Case: c, Request: req, Emitted: out}
 		set.Cases = append(set.Cases, c)
 		sr.Docs = append(sr.Docs, d)
-		xmls = append(xmls, out.XML)
+		emitted = append(emitted, out)
 		switch t {
 		case dte.FacturaElectronica, dte.FacturaNoAfectaOExenta:
 			last = d
@@ -227,7 +227,7 @@ func Simulacion(ctx context.Context, cfg SimulacionConfig) (*Result, error) {
 			lastExp = d
 		}
 	}
-	env, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: cfg.Emisor, At: at}, cfg.Cert, xmls...)
+	env, err := dte.BuildEnvioEmitted(dte.EnvioOptions{Emisor: cfg.Emisor, At: at}, cfg.Cert, emitted...)
 	if err != nil {
 		return nil, fmt.Errorf("certificacion: the simulación's envelope: %w", err)
 	}

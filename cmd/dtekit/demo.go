@@ -93,7 +93,10 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 		return err
 	}
 	refDate := dte.ChileTime(now).AddDate(0, 0, -3).Format("2006-01-02")
-	var boletas, others [][]byte
+	// The documents are packed as emitted (dte.BuildEnvioEmitted): this
+	// process wrote and sealed them, so the envelope steps over each
+	// without scanning it again.
+	var boletas, others []*dte.Emitted
 	fmt.Fprintf(env.stdout, "dtekit demo: writing to %s\n", dir)
 	for _, req := range demoRequests(refDate) {
 		reqJSON, _ := json.MarshalIndent(req, "", "  ")
@@ -115,16 +118,16 @@ func demo(ctx context.Context, env *cmdEnv, dir string, now time.Time) error {
 			return fmt.Errorf("printing tipo %d: %w", res.Tipo, err)
 		}
 		if res.Tipo.IsBoleta() {
-			boletas = append(boletas, res.XML)
+			boletas = append(boletas, res)
 		} else {
-			others = append(others, res.XML)
+			others = append(others, res)
 		}
 	}
 	for _, e := range []struct {
 		name string
-		docs [][]byte
+		docs []*dte.Emitted
 	}{{"EnvioDTE.xml", others}, {"EnvioBOLETA.xml", boletas}} {
-		xml, err := dte.BuildEnvio(dte.EnvioOptions{Emisor: creds.Emisor, At: now}, creds.Cert, e.docs...)
+		xml, err := dte.BuildEnvioEmitted(dte.EnvioOptions{Emisor: creds.Emisor, At: now}, creds.Cert, e.docs...)
 		if err != nil {
 			return fmt.Errorf("building %s: %w", e.name, err)
 		}
