@@ -401,9 +401,16 @@ func dteOwnBytes(d *store.DTE) {
 	d.XML, d.Intercambio = bytesOrNil(d.XML), bytesOrNil(d.Intercambio)
 }
 
+// dteCedido is true when the document of the row of dtes has a cesión
+// the registry recorded: the one expression by which a list both shows
+// (DTE.Cedido) and filters (DTEFilter.Cedido), on the index of cesiones
+// by company and document.
+const dteCedido = "EXISTS (SELECT 1 FROM cesiones c WHERE c.empresa_id = dtes.empresa_id AND c.dte_id = dtes.id AND c.estado = '" +
+	store.CesionAceptada + "')"
+
 func scanDTEList(s scanner) (store.DTE, error) {
 	var d store.DTE
-	err := s.Scan(dteFields(&d)...)
+	err := s.Scan(append(dteFields(&d), &d.Cedido)...)
 	dteOwnBytes(&d)
 	return d, err
 }
@@ -471,7 +478,10 @@ func (r *reader) ListDTEs(ctx context.Context, empresaID string, f store.DTEFilt
 	if f.Folio != 0 {
 		w.add("folio = ?", f.Folio)
 	}
-	return pageOf(ctx, r, listing{name: "dtes", table: "dtes", empresaID: empresaID, cols: dteListCols}, w, f.Cursor, f.Limit, scanDTEList)
+	if f.Cedido {
+		w.add(dteCedido)
+	}
+	return pageOf(ctx, r, listing{name: "dtes", table: "dtes", empresaID: empresaID, cols: dteListCols + ", " + dteCedido}, w, f.Cursor, f.Limit, scanDTEList)
 }
 
 func (t *tx) InsertDTE(ctx context.Context, d *store.DTE) error {
