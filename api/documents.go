@@ -190,8 +190,8 @@ type DTEListParams struct {
 	// Folio, when not 0, keeps the documents with that folio (a dtekit
 	// extension the console uses; the REST list does not take it yet).
 	Folio int64
-	// Cedido, when true, keeps the documents that are cedido (a dtekit
-	// extension the console uses; the REST list does not take it yet).
+	// Cedido, when true, keeps the documents that are cedido (GET /dte's
+	// cedido=true, an extension of the contract); false does not filter.
 	Cedido bool
 }
 
