@@ -40,9 +40,9 @@ type DTE struct {
 
 	// Cedido is true once the SII's registry recorded a cesión of the
 	// document made through the service: its holder is then Cesion's
-	// cesionario. Cesion is the document's cesión that is not rechazada
-	// (in flight or recorded); both omitted when there is none, and in
-	// lists.
+	// cesionario; lists show it too. Cesion is the document's cesión that
+	// is not rechazada (in flight or recorded); both omitted when there is
+	// none, and Cesion in lists.
 	Cedido bool    `json:"cedido,omitempty"`
 	Cesion *Cesion `json:"cesion,omitempty"`
 
@@ -190,6 +190,9 @@ type DTEListParams struct {
 	// Folio, when not 0, keeps the documents with that folio (a dtekit
 	// extension the console uses; the REST list does not take it yet).
 	Folio int64
+	// Cedido, when true, keeps the documents that are cedido (GET /dte's
+	// cedido=true, an extension of the contract); false does not filter.
+	Cedido bool
 }
 
 // PDFOptions chooses the printed form: the cedible copy and the paper

@@ -33,7 +33,8 @@ func apiEstado(s string) dte.Estado {
 func dteFromStore(d *store.DTE, includeXML bool) (*api.DTE, error) {
 	out := &api.DTE{ID: d.ID, Ambiente: d.Ambiente, TipoDTE: dte.TipoDTE(d.TipoDTE), Folio: d.Folio, Estado: apiEstado(d.Estado),
 		RutReceptor: d.RutReceptor, RazonSocialReceptor: d.RazonSocialReceptor, FechaEmision: d.FechaEmision,
-		Montos: api.Montos{MontoTotal: d.MontoTotal}, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{}}
+		Montos: api.Montos{MontoTotal: d.MontoTotal}, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Detalle: []dte.LineaDetalle{},
+		Cedido: d.Cedido}
 	// Only the request's lines, references and transport data are shown:
 	// its metadata has a column of its own (read below) and is not decoded
 	// twice.
@@ -186,7 +187,7 @@ func (r *DocumentService) List(ctx context.Context, empresaID string, f api.DTEL
 		return nil, err
 	}
 	page, err := s.st.ListDTEs(ctx, empresaID, store.DTEFilter{Ambiente: amb, TipoDTE: int(f.TipoDTE), Estado: string(f.Estado),
-		FechaDesde: f.FechaDesde, FechaHasta: f.FechaHasta, RutReceptor: rut, Folio: f.Folio, Cursor: f.Cursor, Limit: limit})
+		FechaDesde: f.FechaDesde, FechaHasta: f.FechaHasta, RutReceptor: rut, Folio: f.Folio, Cedido: f.Cedido, Cursor: f.Cursor, Limit: limit})
 	if err != nil {
 		return nil, storeErr(err, "listing DTEs", "empresa", empresaID)
 	}

@@ -69,7 +69,7 @@ func coverage(t *testing.T) []operation {
 	return []operation{
 		{"listDTE", "Documents.List", func(ctx context.Context, c *client.Client) error {
 			_, err := c.Documents.List(ctx, api.DTEListParams{ListParams: lp, TipoDTE: 33, Estado: dte.EstadoFirmado,
-				FechaDesde: "2026-01-01", FechaHasta: "2026-12-31", RutReceptor: "76086428-5", Ambiente: api.AmbienteTodos})
+				FechaDesde: "2026-01-01", FechaHasta: "2026-12-31", RutReceptor: "76086428-5", Ambiente: api.AmbienteTodos, Cedido: true})
 			return err
 		}},
 		{"listDTE", "Documents.All", func(ctx context.Context, c *client.Client) error {

@@ -170,6 +170,10 @@ func testDocuments(t *testing.T, e *env) {
 	if err != nil || p.TotalCount != 1 || len(p.Data) != 1 || p.Data[0].TipoDTE != 110 {
 		t.Errorf("the export facturas: %+v, %v", p, err)
 	}
+	// None of the 12 is ceded: the filter reaches the server (cedido=true).
+	if p, err = tn.r.Documents.List(ctx, api.DTEListParams{Cedido: true}); err != nil || p.TotalCount != 0 {
+		t.Errorf("the ceded documents: %+v, %v", p, err)
+	}
 	// A read-only key cannot emit: 403 WRITE_NOT_ALLOWED, typed.
 	_, err = tn.r.Documents.Emit(ctx, api.EmitParams{Request: held(t, "factura")})
 	var ce *client.Error

@@ -135,6 +135,9 @@ type dtePage struct {
 func (s *DocumentService) List(ctx context.Context, p api.DTEListParams) (*api.Page[api.DTE], error) {
 	q := paging(values("tipo_dte", itoa(p.TipoDTE), "estado", string(p.Estado), "fecha_desde", p.FechaDesde,
 		"fecha_hasta", p.FechaHasta, "rut_receptor", p.RutReceptor, "ambiente", p.Ambiente), p.ListParams)
+	if p.Cedido {
+		q.Set("cedido", "true")
+	}
 	var dp dtePage
 	if err := s.c.call(ctx, request{method: http.MethodGet, path: "/dte", query: q, out: &dp}); err != nil {
 		return nil, err

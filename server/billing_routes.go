@@ -92,6 +92,9 @@ func (s *Server) listDTE(w http.ResponseWriter, r *http.Request, p *api.Principa
 		return err
 	}
 	f.RutReceptor = r.URL.Query().Get("rut_receptor")
+	if f.Cedido, err = queryBool(r, "cedido"); err != nil {
+		return err
+	}
 	// billing checks the environment with the other filters.
 	f.Ambiente = r.URL.Query().Get("ambiente")
 	f.Cursor = r.URL.Query().Get("cursor")

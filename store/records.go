@@ -114,6 +114,13 @@ type DTE struct {
 	Intercambio []byte
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+
+	// Cedido is true when the document has a cesión the registry
+	// recorded (a Cesion of the company in state CesionAceptada). It is
+	// no column: ListDTEs reads it with each page, in the same query; the
+	// reads of one document leave it false (the service reads the
+	// document's cesión itself), and writes ignore it.
+	Cedido bool
 }
 
 // Cliente is a customer of a company's catalog. Rut is unique among the

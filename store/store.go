@@ -177,7 +177,10 @@ type DTEFilter struct {
 	RutReceptor string
 	// Folio, when not 0, keeps the documents with that folio (one per
 	// type and environment).
-	Folio  int64
+	Folio int64
+	// Cedido, when true, keeps the documents a cesión of which the
+	// registry recorded (DTE.Cedido).
+	Cedido bool
 	Cursor string
 	Limit  int
 }

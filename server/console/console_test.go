@@ -53,6 +53,7 @@ func TestConsole(t *testing.T) {
 	t.Run("Cesiones", f.testCesiones)
 	t.Run("CesionTenancy", f.testCesionTenancy)
 	t.Run("CesionRoles", f.testCesionRoles)
+	t.Run("ListaCedidas", f.testListaCedidas)
 	t.Run("SharedSessions", f.testSharedSessions)
 	t.Run("Browser", f.testBrowser)
 }
@@ -68,6 +69,7 @@ func TestConsolePostgres(t *testing.T) {
 	t.Run("Empresas", f.testEmpresas)
 	t.Run("CesionTenancy", f.testCesionTenancy)
 	t.Run("Cesiones", f.testCesiones)
+	t.Run("ListaCedidas", f.testListaCedidas)
 	t.Run("SharedSessions", f.testSharedSessions)
 }
 

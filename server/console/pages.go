@@ -278,14 +278,16 @@ type documentosView struct {
 	Siguiente string
 }
 
-// documentoFiltro is the list's filters as the form sent them.
+// documentoFiltro is the list's filters as the form sent them; Cedidas
+// is its checkbox ("si" keeps the facturas the registry recorded ceded).
 type documentoFiltro struct {
-	Tipo, Estado, Desde, Hasta, Receptor, Folio string
+	Tipo, Estado, Desde, Hasta, Receptor, Folio, Cedidas string
 }
 
 func (f documentoFiltro) query() url.Values {
 	v := url.Values{}
-	for k, s := range map[string]string{"tipo": f.Tipo, "estado": f.Estado, "desde": f.Desde, "hasta": f.Hasta, "receptor": f.Receptor, "folio": f.Folio} {
+	for k, s := range map[string]string{"tipo": f.Tipo, "estado": f.Estado, "desde": f.Desde, "hasta": f.Hasta, "receptor": f.Receptor, "folio": f.Folio,
+		"cedidas": f.Cedidas} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -307,7 +309,7 @@ func formValue(r *http.Request, name string) string {
 
 func documentos(q *request) error {
 	f := documentoFiltro{Tipo: formValue(q.r, "tipo"), Estado: formValue(q.r, "estado"), Desde: formValue(q.r, "desde"),
-		Hasta: formValue(q.r, "hasta"), Receptor: formValue(q.r, "receptor"), Folio: formValue(q.r, "folio")}
+		Hasta: formValue(q.r, "hasta"), Receptor: formValue(q.r, "receptor"), Folio: formValue(q.r, "folio"), Cedidas: formValue(q.r, "cedidas")}
 	p := api.DTEListParams{ListParams: api.ListParams{Limit: 50, Cursor: q.r.URL.Query().Get("cursor")},
 		Estado: dte.Estado(f.Estado), FechaDesde: f.Desde, FechaHasta: f.Hasta, RutReceptor: f.Receptor}
 	if f.Tipo != "" {
@@ -323,6 +325,13 @@ func documentos(q *request) error {
 			return fault.Invalid("folio", dte.CodeInvalidValue, "el folio debe ser un número positivo")
 		}
 		p.Folio = n
+	}
+	switch f.Cedidas {
+	case "":
+	case "si":
+		p.Cedido = true
+	default:
+		return fault.Invalid("cedidas", dte.CodeInvalidValue, `cedidas es "si" o se omite`)
 	}
 	page, err := q.c.b.Documents.List(q.r.Context(), q.p.EmpresaID, p)
 	if err != nil {

@@ -30,7 +30,7 @@ var Coverage = []Cover{
 	{reflect.TypeFor[store.EmpresaWriter](), []string{"Empresa", "EmpresaSettings", "Certificado", "TenantScoping"}},
 	{reflect.TypeFor[store.CAFReader](), []string{"CAF", "CAFPage", "CAFOverlapConcurrent", "TakeFolioConcurrent", "Ambientes", "AmbienteCAFOverlapConcurrent", "TenantScoping"}},
 	{reflect.TypeFor[store.CAFWriter](), []string{"CAF", "CAFPage", "CAFOverlapConcurrent", "TakeFolioConcurrent", "Ambientes", "AmbienteCAFOverlapConcurrent", "Sealed", "TenantScoping"}},
-	{reflect.TypeFor[store.DTEReader](), []string{"DTE", "DTEList", "PageBytes", "CursorConcurrentInserts", "Ambientes", "TenantScoping"}},
+	{reflect.TypeFor[store.DTEReader](), []string{"DTE", "DTEList", "PageBytes", "CursorConcurrentInserts", "Ambientes", "DTECedido", "TenantScoping"}},
 	{reflect.TypeFor[store.DTEWriter](), []string{"DTE", "DTEList", "Ambientes", "DTEIntercambio", "TenantScoping"}},
 	{reflect.TypeFor[store.CatalogReader](), []string{"Cliente", "Producto", "CatalogSearch", "CatalogSearchMigrates", "TenantScoping"}},
 	{reflect.TypeFor[store.CatalogWriter](), []string{"Cliente", "Producto", "CatalogSearch", "TenantScoping"}},

@@ -125,6 +125,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("DTEIntercambio", h.testDTEIntercambio)
 	t.Run("Cesion", h.testCesion)
 	t.Run("CesionConcurrent", h.testCesionConcurrent)
+	t.Run("DTECedido", h.testDTECedido)
 	t.Run("ConsoleSession", h.testConsoleSession)
 	t.Run("ConsoleSessionConcurrent", h.testConsoleSessionConcurrent)
 	t.Run("Contribuyentes", h.testContribuyentes)
