@@ -61,27 +61,9 @@ Run "dtekit cesion COMMAND --help" for a command's flags.
 
 // runCesion implements "dtekit cesion".
 func runCesion(ctx context.Context, env *cmdEnv, args []string) int {
-	if len(args) > 0 && (wantsHelp(args[:1]) || args[0] == "help") {
-		fmt.Fprint(env.stdout, cesionUsage)
-		return exitOK
-	}
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, cesionUsage)
-		return exitUsage
-	}
-	switch args[0] {
-	case "ceder":
-		return runCesionCeder(ctx, env, args[1:])
-	case "leer":
-		return runCesionLeer(ctx, env, args[1:])
-	case "enviar":
-		return runCesionEnviar(ctx, env, args[1:])
-	case "estado":
-		return runCesionEstado(ctx, env, args[1:])
-	}
-	fmt.Fprintf(env.stderr, "dtekit cesion: unknown command %q\n", args[0])
-	fmt.Fprint(env.stderr, cesionUsage)
-	return exitUsage
+	return runGroup(ctx, env, "cesion", cesionUsage, args, map[string]subcommand{
+		"ceder": runCesionCeder, "leer": runCesionLeer, "enviar": runCesionEnviar, "estado": runCesionEstado,
+	})
 }
 
 const cederUsage = `usage: dtekit cesion ceder DTE.xml --cesionario RUT --cesionario-nombre NOMBRE

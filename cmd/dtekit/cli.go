@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/dtekit/dtekit/api"
 	"io"
 	"io/fs"
 	"os"
@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dtekit/dtekit/api"
 	"github.com/dtekit/dtekit/billing/fault"
 	"github.com/dtekit/dtekit/caf"
 	"github.com/dtekit/dtekit/dte"
@@ -239,6 +240,30 @@ func wantsHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// subcommand runs one command of a group, such as "dtekit cesion ceder",
+// with the arguments after its name.
+type subcommand func(ctx context.Context, env *cmdEnv, args []string) int
+
+// runGroup dispatches a group of commands ("dtekit cesion", "dtekit sii"):
+// no command prints the group's usage on stderr (exit 2); "help", -h,
+// -help or --help prints it on stdout; an unknown command is named.
+func runGroup(ctx context.Context, env *cmdEnv, group, usage string, args []string, subs map[string]subcommand) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.stderr, usage)
+		return exitUsage
+	}
+	if args[0] == "help" || wantsHelp(args[:1]) {
+		fmt.Fprint(env.stdout, usage)
+		return exitOK
+	}
+	if run, ok := subs[args[0]]; ok {
+		return run(ctx, env, args[1:])
+	}
+	fmt.Fprintf(env.stderr, "dtekit %s: unknown command %q\n", group, args[0])
+	fmt.Fprint(env.stderr, usage)
+	return exitUsage
 }
 
 // parseInterspersed parses flags that may come before, between or after the

@@ -43,23 +43,9 @@ for their flags.
 
 // runIntercambio implements "dtekit intercambio".
 func runIntercambio(ctx context.Context, env *cmdEnv, args []string) int {
-	if len(args) > 0 && wantsHelp(args[:1]) {
-		fmt.Fprint(env.stdout, intercambioUsage)
-		return exitOK
-	}
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, intercambioUsage)
-		return exitUsage
-	}
-	switch args[0] {
-	case "responder":
-		return runResponder(ctx, env, args[1:])
-	case "leer":
-		return runLeer(ctx, env, args[1:])
-	}
-	fmt.Fprintf(env.stderr, "dtekit intercambio: unknown command %q\n", args[0])
-	fmt.Fprint(env.stderr, intercambioUsage)
-	return exitUsage
+	return runGroup(ctx, env, "intercambio", intercambioUsage, args, map[string]subcommand{
+		"responder": runResponder, "leer": runLeer,
+	})
 }
 
 const responderUsage = `usage: dtekit intercambio responder --empresa-rut RUT --cert CERT.p12 [--cert-password-file FILE]

@@ -64,20 +64,11 @@ var rcvMotivos = map[string]sii.RCVAction{
 
 // runRCV implements "dtekit rcv".
 func runRCV(ctx context.Context, env *cmdEnv, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, rcvUsage)
-		return exitUsage
+	subs := map[string]subcommand{}
+	for _, name := range []string{"aceptar", "reclamar", "recibo", "eventos", "fecha-recepcion", "cedible"} {
+		subs[name] = func(ctx context.Context, env *cmdEnv, args []string) int { return rcvCommand(ctx, env, name, args) }
 	}
-	switch args[0] {
-	case "aceptar", "reclamar", "recibo", "eventos", "fecha-recepcion", "cedible":
-		return rcvCommand(ctx, env, args[0], args[1:])
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(env.stdout, rcvUsage)
-		return exitOK
-	}
-	fmt.Fprintf(env.stderr, "dtekit rcv: unknown command %q\n", args[0])
-	fmt.Fprint(env.stderr, rcvUsage)
-	return exitUsage
+	return runGroup(ctx, env, "rcv", rcvUsage, args, subs)
 }
 
 // rcvCommand runs one rcv command.

@@ -58,22 +58,13 @@ answered (whatever it said), 1 on errors.
 
 // runSII implements "dtekit sii".
 func runSII(ctx context.Context, env *cmdEnv, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, siiUsage)
-		return 2
+	subs := map[string]subcommand{"fake": siiFake}
+	for _, name := range []string{"token", "upload", "status", "dte-status"} {
+		subs[name] = func(ctx context.Context, env *cmdEnv, args []string) int {
+			return siiClientCommand(ctx, env, name, args)
+		}
 	}
-	switch args[0] {
-	case "token", "upload", "status", "dte-status":
-		return siiClientCommand(ctx, env, args[0], args[1:])
-	case "fake":
-		return siiFake(ctx, env, args[1:])
-	case "help", "-h", "--help":
-		fmt.Fprint(env.stdout, siiUsage)
-		return 0
-	}
-	fmt.Fprintf(env.stderr, "dtekit sii: unknown command %q\n", args[0])
-	fmt.Fprint(env.stderr, siiUsage)
-	return 2
+	return runGroup(ctx, env, "sii", siiUsage, args, subs)
 }
 
 // siiClientCommand runs token, upload, status and dte-status.
